@@ -1,0 +1,208 @@
+/**
+ * Enforcement: the six checks of the spec, in the spec's order, as one readable pipeline.
+ *
+ *   1. global maintenance      2. service maintenance
+ *   3. global rate limit       4. service rate limit
+ *   5. route lifecycle state   6. route rate limit
+ *
+ * A rejection at one step ends processing, so later counters never move. Every step returns
+ * a {@link Decision} value; nothing here throws for an expected outcome. Rate-limit steps are
+ * delegated to a {@link RateLimitGate}, which may answer asynchronously (a Redis round trip);
+ * the pipeline stays synchronous whenever the gate does.
+ */
+import type { Clock } from './clock.js'
+import { NOT_FOUND, PASS, type BlockDecision, type Decision, type Header } from './decision.js'
+import { maintenanceBlocks, type CompiledMaintenance } from './maintenance.js'
+import type { Replica } from './replica.js'
+import type { RouteSlot } from './route-slot.js'
+import { toIso } from './time.js'
+
+/** Attributes an auth hook of the app sets on `request.state`. */
+export interface RequestState {
+  userId?: string | number | null
+  userRoles?: readonly string[] | ReadonlySet<string> | null
+  [attribute: string]: unknown
+}
+
+/** The framework-free view of a request that enforcement reads. */
+export interface RequestView {
+  readonly method: string
+  /** The request URL (path and query); the path is echoed in blocked bodies. */
+  readonly url: string
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>
+  /** The socket peer address. */
+  readonly ip: string
+  readonly state?: RequestState
+}
+
+/** A rate-limit step's answer: a decision, or undefined when no limit applies. */
+export type GateResult = Decision | undefined | Promise<Decision | undefined>
+
+/** The three rate-limit steps of the pipeline; filled by the rate-limiting module. */
+export interface RateLimitGate {
+  /** False when no limit of any scope exists, so the pipeline can skip all three steps. */
+  readonly active: boolean
+  global(slot: RouteSlot, request: RequestView): GateResult
+  service(slot: RouteSlot, request: RequestView): GateResult
+  route(slot: RouteSlot, request: RequestView): GateResult
+}
+
+/** The gate used until rate limiting is configured: nothing is limited. */
+export const NO_RATE_LIMITS: RateLimitGate = {
+  active: false,
+  global: () => undefined,
+  service: () => undefined,
+  route: () => undefined,
+}
+
+/** Runs the pipeline against the replica. */
+export class Enforcer {
+  /** The rate-limit steps; replaced when rate limiting is configured. */
+  rateLimits: RateLimitGate = NO_RATE_LIMITS
+
+  constructor(
+    private readonly replica: Replica,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Decides one request to the route of `slot`. */
+  decide(slot: RouteSlot, request: RequestView): Decision | Promise<Decision> {
+    const maintenance =
+      this.maintenanceStep(this.replica.global, 'global', slot, request) ??
+      this.maintenanceStep(this.replica.serviceMaintenance(slot.service), 'service', slot, request)
+    if (maintenance !== undefined) return maintenance
+    // force_active: "bypasses all checks" once maintenance (with include_force_active) passed.
+    if (slot.forceActive) return slot.passDecision
+    if (!this.rateLimits.active) return this.routeStateStep(slot, request)
+    return this.limitedSteps(slot, request)
+  }
+
+  /** Steps 3–6, continuing asynchronously only when the gate answers with a promise. */
+  private limitedSteps(slot: RouteSlot, request: RequestView): Decision | Promise<Decision> {
+    const gate = this.rateLimits
+    const steps: ((slot: RouteSlot, request: RequestView) => GateResult)[] = [
+      (s, r) => gate.global(s, r),
+      (s, r) => gate.service(s, r),
+      (s, r) => {
+        const state = this.routeStateStep(s, r)
+        return state === slot.passDecision ? undefined : state
+      },
+      (s, r) => gate.route(s, r),
+    ]
+    const headers: Header[] = []
+    const run = (index: number): Decision | Promise<Decision> => {
+      for (let i = index; i < steps.length; i++) {
+        const step = steps[i]
+        if (step === undefined) break
+        const result = step(slot, request)
+        if (result instanceof Promise) {
+          return result.then((resolved) => {
+            const final = this.collect(resolved, headers)
+            return final ?? run(i + 1)
+          })
+        }
+        const final = this.collect(result, headers)
+        if (final !== undefined) return final
+      }
+      const pass = slot.passDecision
+      if (headers.length === 0) return pass
+      return { action: 'pass', headers: pass.headers ? [...pass.headers, ...headers] : headers }
+    }
+    return run(0)
+  }
+
+  /** Keeps the headers of a passing step; returns a final (non-pass) decision. */
+  private collect(result: Decision | undefined, headers: Header[]): Decision | undefined {
+    if (result === undefined) return undefined
+    if (result.action === 'pass') {
+      if (result.headers) headers.push(...result.headers)
+      return undefined
+    }
+    if (result.action === 'block' && headers.length > 0) {
+      return { ...result, headers: [...headers, ...result.headers] }
+    }
+    return result
+  }
+
+  /** Steps 1 and 2: global or service maintenance. */
+  private maintenanceStep(
+    maintenance: CompiledMaintenance,
+    scope: 'global' | 'service',
+    slot: RouteSlot,
+    request: RequestView,
+  ): BlockDecision | undefined {
+    if (!maintenanceBlocks(maintenance, slot.method, slot.path, slot.forceActive)) return undefined
+    const message =
+      scope === 'global'
+        ? 'The service is down for maintenance.'
+        : `The ${slot.service} service is down for maintenance.`
+    return block(503, 'MAINTENANCE_MODE', message, {
+      reason: maintenance.config.reason,
+      path: requestPath(request),
+      scope,
+    })
+  }
+
+  /** Step 5: the route's own lifecycle state. */
+  private routeStateStep(slot: RouteSlot, request: RequestView): Decision {
+    const state = slot.state
+    switch (state.status) {
+      case 'active':
+      case 'deprecated':
+        return slot.passDecision
+      case 'env_gated':
+        return slot.envAllowed ? PASS : NOT_FOUND
+      case 'maintenance':
+      case 'disabled': {
+        const now = this.clock.now()
+        const status = slot.statusAt(now)
+        if (status === 'active') return PASS
+        if (status === 'maintenance') {
+          const end = slot.times.windowEnd
+          const timed = Number.isFinite(end)
+          return block(
+            503,
+            'MAINTENANCE_MODE',
+            'This route is temporarily unavailable for maintenance.',
+            {
+              reason: state.reason,
+              path: requestPath(request),
+              ...(timed ? { retry_after: toIso(end) } : {}),
+            },
+            timed ? [['Retry-After', retryAfterSeconds(end, now)]] : [],
+          )
+        }
+        const until = slot.times.until
+        const timed = Number.isFinite(until)
+        return block(
+          503,
+          'ROUTE_DISABLED',
+          'This route is disabled.',
+          { reason: state.reason, path: requestPath(request) },
+          timed ? [['Retry-After', retryAfterSeconds(until, now)]] : [],
+        )
+      }
+    }
+  }
+}
+
+function block(
+  statusCode: number,
+  code: string,
+  message: string,
+  members: Record<string, unknown>,
+  headers: Header[] = [],
+): BlockDecision {
+  return { action: 'block', statusCode, body: { error: { code, message, ...members } }, headers }
+}
+
+/** Whole seconds until `deadline`, rounded up, never negative. */
+function retryAfterSeconds(deadline: number, now: number): string {
+  return String(Math.max(0, Math.ceil((deadline - now) / 1000)))
+}
+
+/** The path of the request URL, without its query string. */
+function requestPath(request: RequestView): string {
+  const query = request.url.indexOf('?')
+  return query === -1 ? request.url : request.url.slice(0, query)
+}

@@ -1,0 +1,29 @@
+/**
+ * Operations: one record per state change made through the engine, with who made it and the
+ * statuses before and after. The audit log and webhooks are built on this stream.
+ */
+
+/** Who made a change, and through which client. */
+export interface ActorOptions {
+  /** Default `system`. */
+  actor?: string
+  /** `cli`, `dashboard`, `sdk`, `api`…; default empty. */
+  platform?: string
+}
+
+/** A state change made through the engine. */
+export interface Operation {
+  action: string
+  /** The route key, or a label such as `[Global Maintenance]` for changes not tied to one route. */
+  route: string
+  service: string | null
+  actor: string
+  platform: string
+  reason: string
+  /** A route status, or `on`/`off` for maintenance. */
+  previous_status: string | null
+  new_status: string | null
+}
+
+/** Receives every {@link Operation}. */
+export type OperationListener = (operation: Operation) => void

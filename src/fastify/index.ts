@@ -1,0 +1,18 @@
+/**
+ * `switchyard/fastify`: the plugin and the route decorators.
+ */
+export { switchyard, type SwitchyardPluginOptions } from './plugin.js'
+export {
+  maintenance,
+  disabled,
+  envOnly,
+  deprecated,
+  forceActive,
+  declarationOf,
+  type MaintenanceDecoratorOptions,
+  type DeprecatedDecoratorOptions,
+  type DeclaringHook,
+  type HookDeclaration,
+} from './declarations.js'
+export { setStandaloneEngine, standaloneEngine } from './standalone.js'
+export { applyDecision, enforceRequest } from './respond.js'

@@ -1,0 +1,53 @@
+/**
+ * The dependency form: a decorator hook used without the plugin enforces on its own.
+ *
+ * Such hooks share one process-wide standalone engine (memory store, `CTL_ENV`), created on
+ * first use; `setStandaloneEngine()` binds them to an engine of the app's choosing instead, so
+ * runtime changes and counters are shared with it. The route is registered with the engine on
+ * its first request, when Fastify tells the hook which route it belongs to.
+ */
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
+import { createEngine, type Engine } from '../core/engine.js'
+import type { RouteSlot } from '../core/route-slot.js'
+import type { HookDeclaration } from './declarations.js'
+import { enforceRequest } from './respond.js'
+
+let standalone: Engine | null = null
+
+/** The engine used by decorator hooks running without the plugin. */
+export function standaloneEngine(): Engine {
+  if (standalone === null) {
+    standalone = createEngine()
+    void standalone.start()
+  }
+  return standalone
+}
+
+/** Binds decorator hooks running without the plugin to `engine` (call before the first request). */
+export function setStandaloneEngine(engine: Engine): void {
+  standalone = engine
+  void engine.start()
+}
+
+/** Builds the enforcing body of a decorator hook for the dependency form. */
+export function standaloneHook(
+  declaration: HookDeclaration,
+): (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void {
+  const slots = new WeakMap<Engine, Map<string, RouteSlot>>()
+  return (request, reply, done) => {
+    const engine = standaloneEngine()
+    let byKey = slots.get(engine)
+    if (byKey === undefined) {
+      byKey = new Map()
+      slots.set(engine, byKey)
+    }
+    const path = request.routeOptions.url ?? request.url
+    const key = `${request.method}:${path}`
+    let slot = byKey.get(key)
+    if (slot === undefined) {
+      slot = engine.registerRoute(request.method, path, declaration.lifecycle ?? null)
+      byKey.set(key, slot)
+    }
+    enforceRequest(engine, slot, request, reply, done)
+  }
+}
