@@ -1,0 +1,159 @@
+import { describe, expect, it } from 'vitest'
+import {
+  createEngine,
+  PASS,
+  type Decision,
+  type RateLimitGate,
+  type RequestView,
+} from '../../src/index.js'
+import type { RouteSlot } from '../../src/core/route-slot.js'
+import { FakeClock } from '../helpers/clock.js'
+
+const request = (url: string): RequestView => ({ method: 'GET', url, headers: {}, ip: '127.0.0.1' })
+
+/** A gate that records which steps ran and blocks at a chosen one. */
+function recordingGate(
+  blockAt: 'global' | 'service' | 'route' | null,
+  calls: string[],
+  async = false,
+): RateLimitGate {
+  const step =
+    (name: 'global' | 'service' | 'route') =>
+    (): Decision | undefined | Promise<Decision | undefined> => {
+      calls.push(name)
+      const result: Decision | undefined =
+        blockAt === name
+          ? {
+              action: 'block',
+              statusCode: 429,
+              body: { error: { code: 'RATE_LIMITED', message: 'Too many requests' } },
+              headers: [['Retry-After', '1']],
+            }
+          : { action: 'pass', headers: [[`X-${name}`, '1']] }
+      return async ? Promise.resolve(result) : result
+    }
+  return { active: true, global: step('global'), service: step('service'), route: step('route') }
+}
+
+async function setup() {
+  const clock = new FakeClock()
+  const engine = createEngine({ store: 'memory', env: 'prod', clock })
+  const slot = engine.registerRoute('GET', '/x')
+  const health = engine.registerRoute('GET', '/health', { kind: 'force_active' })
+  await engine.start()
+  return { engine, slot, health, clock }
+}
+
+const decide = async (engine: ReturnType<typeof createEngine>, slot: RouteSlot, url = '/x') =>
+  engine.decide(slot, request(url))
+
+describe('enforcement pipeline order', () => {
+  it('returns the shared PASS decision for an active route with no limits', async () => {
+    const { engine, slot } = await setup()
+    expect(engine.decide(slot, request('/x'))).toBe(PASS)
+  })
+
+  for (const async of [false, true]) {
+    describe(async ? 'asynchronous gate' : 'synchronous gate', () => {
+      it('runs global, service, route state, route limit in order and merges pass headers', async () => {
+        const { engine, slot } = await setup()
+        const calls: string[] = []
+        engine.enforcer.rateLimits = recordingGate(null, calls, async)
+        const decision = await decide(engine, slot)
+        expect(calls).toEqual(['global', 'service', 'route'])
+        expect(decision).toEqual({
+          action: 'pass',
+          headers: [
+            ['X-global', '1'],
+            ['X-service', '1'],
+            ['X-route', '1'],
+          ],
+        })
+      })
+
+      it('global maintenance blocks before any counter moves', async () => {
+        const { engine, slot } = await setup()
+        const calls: string[] = []
+        engine.enforcer.rateLimits = recordingGate(null, calls, async)
+        await engine.enableGlobalMaintenance({ reason: 'x' })
+        expect(((await decide(engine, slot)) as { statusCode: number }).statusCode).toBe(503)
+        expect(calls).toEqual([])
+      })
+
+      it('service maintenance blocks before any counter moves', async () => {
+        const { engine, slot } = await setup()
+        const calls: string[] = []
+        engine.enforcer.rateLimits = recordingGate(null, calls, async)
+        await engine.enableServiceMaintenance('default', { reason: 'x' })
+        expect(await decide(engine, slot)).toMatchObject({
+          statusCode: 503,
+          body: { error: { scope: 'service' } },
+        })
+        expect(calls).toEqual([])
+      })
+
+      it('a global-limit rejection leaves the service and route counters untouched', async () => {
+        const { engine, slot } = await setup()
+        const calls: string[] = []
+        engine.enforcer.rateLimits = recordingGate('global', calls, async)
+        expect(await decide(engine, slot)).toMatchObject({ statusCode: 429 })
+        expect(calls).toEqual(['global'])
+      })
+
+      it('a route in maintenance consumes global and service quota but not the route quota', async () => {
+        const { engine, slot } = await setup()
+        const calls: string[] = []
+        engine.enforcer.rateLimits = recordingGate(null, calls, async)
+        await engine.setMaintenance('GET:/x')
+        const decision = await decide(engine, slot)
+        expect(decision).toMatchObject({
+          statusCode: 503,
+          body: { error: { code: 'MAINTENANCE_MODE' } },
+        })
+        expect(calls).toEqual(['global', 'service'])
+        // headers of the limits that counted the request are kept on the 503
+        expect((decision as { headers: unknown[] }).headers).toEqual([
+          ['X-global', '1'],
+          ['X-service', '1'],
+        ])
+      })
+
+      it('force-active routes bypass the limits', async () => {
+        const { engine, health } = await setup()
+        const calls: string[] = []
+        engine.enforcer.rateLimits = recordingGate('global', calls, async)
+        expect(await decide(engine, health, '/health')).toBe(PASS)
+        expect(calls).toEqual([])
+      })
+    })
+  }
+
+  it('deprecated routes keep their headers when limits add theirs', async () => {
+    const { engine } = await setup()
+    const slot = engine.registerRoute('GET', '/old', {
+      kind: 'deprecated',
+      sunset: null,
+      useInstead: '/new',
+      since: null,
+    })
+    const calls: string[] = []
+    engine.enforcer.rateLimits = recordingGate(null, calls)
+    const decision = await decide(engine, slot, '/old')
+    expect(decision).toEqual({
+      action: 'pass',
+      headers: [
+        ['Deprecation', 'true'],
+        ['Link', '</new>; rel="successor-version"'],
+        ['X-global', '1'],
+        ['X-service', '1'],
+        ['X-route', '1'],
+      ],
+    })
+  })
+
+  it('env-gated routes decide not_found outside their envs', async () => {
+    const { engine } = await setup()
+    const slot = engine.registerRoute('GET', '/debug', { kind: 'env_only', envs: ['dev'] })
+    expect(await decide(engine, slot, '/debug')).toEqual({ action: 'not_found' })
+  })
+})
