@@ -112,7 +112,7 @@ describe('enforcement pipeline order', () => {
         })
         expect(calls).toEqual(['global', 'service'])
         // headers of the limits that counted the request are kept on the 503
-        expect((decision as { headers: unknown[] }).headers).toEqual([
+        expect((decision as unknown as { headers: unknown[] }).headers).toEqual([
           ['X-global', '1'],
           ['X-service', '1'],
         ])

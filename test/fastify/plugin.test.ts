@@ -222,8 +222,9 @@ describe('plugin behaviour', () => {
     const engine = createEngine({ store: 'memory' })
     const app = Fastify()
     await app.register(switchyard, { engine })
-    app.addHook('onRequest', async (request) => {
+    app.addHook('onRequest', (request, _reply, done) => {
       request.state.userId = 'u1'
+      done()
     })
     app.get('/me', (request) => ({ user: request.state.userId, same: app.switchyard === engine }))
     expect((await app.inject('/me')).json()).toEqual({ user: 'u1', same: true })
@@ -239,12 +240,14 @@ describe('plugin behaviour', () => {
       '/x',
       {
         onRequest: [
-          async () => {
+          (_request, _reply, done) => {
             calls.push('first')
+            done()
           },
           disabled({ reason: 'r' }),
-          async () => {
+          (_request, _reply, done) => {
             calls.push('second')
+            done()
           },
         ],
       },

@@ -20,11 +20,15 @@ describe('over a real socket', () => {
     const maintenance = await fetch(`${base}/payments`)
     expect(maintenance.status).toBe(503)
     expect(Number(maintenance.headers.get('retry-after'))).toBeGreaterThan(0)
-    expect((await maintenance.json()).error.code).toBe('MAINTENANCE_MODE')
+    expect(((await maintenance.json()) as { error: { code: string } }).error.code).toBe(
+      'MAINTENANCE_MODE',
+    )
 
     const disabled = await fetch(`${base}/legacy`)
     expect(disabled.status).toBe(503)
-    expect((await disabled.json()).error.code).toBe('ROUTE_DISABLED')
+    expect(((await disabled.json()) as { error: { code: string } }).error.code).toBe(
+      'ROUTE_DISABLED',
+    )
 
     expect((await fetch(`${base}/debug`)).status).toBe(404)
 
@@ -41,7 +45,10 @@ describe('over a real socket', () => {
     await engine.setMaintenance('GET:/items/:id', { reason: 'reindex' })
     const res = await fetch(`${base}/items/5?debug=1`)
     expect(res.status).toBe(503)
-    expect((await res.json()).error).toMatchObject({ reason: 'reindex', path: '/items/5' })
+    expect(((await res.json()) as { error: unknown }).error).toMatchObject({
+      reason: 'reindex',
+      path: '/items/5',
+    })
     await engine.enable('GET:/items/:id')
     expect((await fetch(`${base}/items/5`)).status).toBe(200)
   })

@@ -48,9 +48,10 @@ export async function buildApp(
   app.post('/orders', ok)
   app.get('/items/:id', ok)
   await app.register(
-    async (child) => {
+    (child, _options, done) => {
       child.get('/status', ok)
       child.get('/secret', { onRequest: disabled({ reason: 'prefixed' }) }, ok)
+      done()
     },
     { prefix: '/api' },
   )

@@ -1,0 +1,28 @@
+/**
+ * Route-state overhead: bare Fastify vs Fastify + switchyard (states only, 50 routes), and,
+ * when its server script exists and Redis answers, the switchyard Redis store.
+ * Goal (PERF.md): ≥ 0.97× bare Fastify (issue target ≥ 0.95×).
+ */
+import { existsSync } from 'node:fs'
+import { runHttpBenchmark, type HttpCase } from './lib/http-harness.js'
+
+const quick = process.argv.includes('--quick')
+const cases: HttpCase[] = [
+  { name: 'fastify', script: 'bench/servers/bare.ts' },
+  { name: 'switchyard-memory', script: 'bench/servers/switchyard-memory.ts' },
+]
+if (existsSync('bench/servers/switchyard-redis.ts')) {
+  cases.push({
+    name: 'switchyard-redis',
+    script: 'bench/servers/switchyard-redis.ts',
+    env: { CTL_BACKEND: 'redis' },
+  })
+}
+
+await runHttpBenchmark('http-overhead', cases, {
+  rounds: quick ? 3 : 5,
+  duration: quick ? 3 : 5,
+  warmup: 2,
+  connections: 50,
+  baseline: 'fastify',
+})
