@@ -47,5 +47,25 @@ export type {
 } from './core/route-operations.js'
 export type { EnableMaintenanceOptions } from './core/maintenance-operations.js'
 export { RouteSlot } from './core/route-slot.js'
-export { createStore, memoryStore, BACKENDS, type Store } from './stores/index.js'
+export {
+  createStore,
+  memoryStore,
+  fileStore,
+  redisStore,
+  BACKENDS,
+  type BackendName,
+  type FileStoreOptions,
+  type RedisStoreOptions,
+} from './stores/index.js'
+export type * from './stores/types.js'
+export type { AuditEntry, AuditFilter } from './core/audit-entry.js'
+export { DEFAULT_MAX_AUDIT_ENTRIES, type AuditLogQuery } from './core/audit-log.js'
+export {
+  chatFormatter,
+  signBody,
+  SIGNATURE_HEADER,
+  type WebhookOptions,
+  type WebhookPayload,
+  type WebhookFormatter,
+} from './core/webhooks.js'
 export { toIso, parseDateTime } from './core/time.js'

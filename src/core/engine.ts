@@ -4,6 +4,8 @@
  * Each concern lives in its own module; this class wires them together and keeps the public
  * API in one place.
  */
+import type { AuditEntry } from './audit-entry.js'
+import { AuditLog, DEFAULT_MAX_AUDIT_ENTRIES, type AuditLogQuery } from './audit-log.js'
 import { systemClock, type Clock } from './clock.js'
 import { readEnvironment } from './config.js'
 import type { Decision } from './decision.js'
@@ -14,7 +16,7 @@ import { MaintenanceOperations, type EnableMaintenanceOptions } from './maintena
 import type { ActorOptions, Operation, OperationListener } from './operations.js'
 import type { Page } from './pagination.js'
 import { RouteRegistry } from './registry.js'
-import { Replica } from './replica.js'
+import { Replica, ReplicaSync } from './replica.js'
 import { parseMethod, validatePath } from './route-key.js'
 import {
   checkService,
@@ -27,6 +29,8 @@ import {
 } from './route-operations.js'
 import type { RouteDeclaration, RouteState } from './route-state.js'
 import type { RouteSlot } from './route-slot.js'
+import { TransitionScheduler } from './scheduler.js'
+import { WebhookDispatcher, type WebhookOptions } from './webhooks.js'
 import { createStore } from '../stores/index.js'
 import type { Store } from '../stores/types.js'
 
@@ -47,8 +51,12 @@ export interface EngineOptions {
   /** Time source; tests pass a fake clock. */
   clock?: Clock
   logger?: EngineLogger
-  /** Delay before retrying an unreachable store at startup, in seconds (default 2). */
+  /** Delay before the first retry of an unreachable store, in seconds (default 2); doubles per failure. */
   retryInterval?: number
+  /** Longest delay between two retries of an unreachable store, in seconds (default 30). */
+  maxRetryInterval?: number
+  /** Audit entries kept in the store; the oldest are evicted beyond it (default 10000). */
+  maxAuditEntries?: number
 }
 
 const consoleLogger: EngineLogger = {
@@ -73,12 +81,14 @@ export class Engine {
   readonly enforcer: Enforcer
   private readonly routes: RouteOperations
   private readonly maintenance: MaintenanceOperations
+  /** The audit log of every change made through this engine. */
+  readonly audit: AuditLog
+  /** Persists and audits automatic transitions (window start/end, `until` deadlines). */
+  readonly scheduler: TransitionScheduler
+  private readonly webhooks: WebhookDispatcher
+  private readonly sync: ReplicaSync
   private readonly operationListeners = new Set<OperationListener>()
   private started: Promise<void> | null = null
-  private retryTimer: NodeJS.Timeout | null = null
-  private unsubscribe: (() => void) | null = null
-  private closed = false
-  private readonly retryMs: number
 
   constructor(options: EngineOptions = {}) {
     const fromEnv = readEnvironment()
@@ -86,7 +96,6 @@ export class Engine {
     this.service = checkService(options.service) ?? 'default'
     this.clock = options.clock ?? systemClock
     this.logger = options.logger ?? consoleLogger
-    this.retryMs = (options.retryInterval ?? 2) * 1000
     const store = options.store ?? fromEnv.backend
     this.store = typeof store === 'string' ? createStore(store) : store
     this.registry = new RouteRegistry(this.env)
@@ -106,46 +115,52 @@ export class Engine {
       store: this.store.maintenance,
       report,
     })
+    this.audit = new AuditLog({
+      store: this.store.audit,
+      clock: this.clock,
+      maxEntries: options.maxAuditEntries ?? DEFAULT_MAX_AUDIT_ENTRIES,
+      logger: this.logger,
+    })
+    this.webhooks = new WebhookDispatcher(this.logger)
+    this.audit.onEntry((entry) => this.webhooks.dispatch(entry))
+    this.scheduler = new TransitionScheduler({
+      replica: this.replica,
+      routes: this.store.routes,
+      claims: this.store.claims,
+      clock: this.clock,
+      report,
+      logger: this.logger,
+    })
+    this.sync = new ReplicaSync({
+      replica: this.replica,
+      store: this.store,
+      logger: this.logger,
+      retryMs: seconds(options.retryInterval, 2, 'retryInterval'),
+      maxRetryMs: seconds(options.maxRetryInterval, 30, 'maxRetryInterval'),
+      onLoaded: () => this.scheduler.start(),
+      onEvent: (event) => {
+        if (event.type === 'route_state') this.scheduler.wake()
+      },
+    })
   }
 
   /**
-   * Connects the store and loads the replica. Never rejects: when the store is unreachable the
-   * engine logs it, lets requests through on declared states (fail-open) and keeps retrying.
+   * Connects the store and loads the replica. When the store is unreachable the engine logs
+   * it, lets requests through on declared states (fail-open) and keeps retrying in the
+   * background with capped exponential backoff; this never rejects for that. It rejects only
+   * for a configuration problem no retry can fix (a corrupt state file, a missing driver).
    */
   start(): Promise<void> {
-    this.started ??= this.load()
+    this.started ??= this.sync.start()
     return this.started
   }
 
-  private async load(): Promise<void> {
-    try {
-      await this.store.connect()
-      const [overrides, global, services] = await Promise.all([
-        this.store.routes.list(),
-        this.store.maintenance.getGlobal(),
-        this.store.maintenance.listServices(),
-      ])
-      this.replica.load({ overrides, global, services })
-      this.unsubscribe ??= this.store.changes.subscribe((event) => this.replica.apply(event))
-    } catch (error) {
-      if (this.closed) return
-      this.logger.error(
-        `store "${this.store.kind}" unavailable at startup; serving declared states and retrying in ${this.retryMs / 1000}s`,
-        toError(error),
-      )
-      this.retryTimer = setTimeout(() => {
-        this.retryTimer = null
-        this.started = this.load()
-      }, this.retryMs)
-      this.retryTimer.unref()
-    }
-  }
-
-  /** Stops background work and closes the store. */
+  /** Stops background work (scheduler, retries, webhook retries) and closes the store. */
   async close(): Promise<void> {
-    this.closed = true
-    if (this.retryTimer !== null) clearTimeout(this.retryTimer)
-    this.unsubscribe?.()
+    this.scheduler.stop()
+    this.sync.close()
+    this.webhooks.close()
+    await this.audit.flush()
     await this.store.close()
   }
 
@@ -188,6 +203,30 @@ export class Engine {
         this.logger.error('operation listener failed', toError(error))
       }
     }
+    this.audit.record(operation)
+  }
+
+  // ---- audit and webhooks -------------------------------------------------------------
+
+  /** One page of the audit log, newest first, optionally filtered by route and service. */
+  getAuditLog(query?: AuditLogQuery): Promise<Page<AuditEntry>> {
+    return this.audit.list(query)
+  }
+
+  /**
+   * Sends every audit entry this instance writes to `url` as an HTTP POST (CONTRACT.md §3);
+   * returns the function that removes the webhook.
+   *
+   * @example
+   * engine.addWebhook('https://hooks.example.com/x', { secret: 's3cret', formatter: chatFormatter })
+   */
+  addWebhook(url: string, options?: WebhookOptions): () => void {
+    return this.webhooks.add(url, options)
+  }
+
+  /** Resolves when every webhook delivery started so far has finished (tests, shutdown). */
+  webhooksIdle(): Promise<void> {
+    return this.webhooks.idle()
   }
 
   // ---- route states -------------------------------------------------------------------
@@ -302,6 +341,16 @@ export class Engine {
       options,
     )
   }
+}
+
+function seconds(value: number | undefined, fallback: number, field: string): number {
+  if (value === undefined) return fallback * 1000
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new ValidationError(`${field} must be a non-negative number of seconds.`, {
+      details: [{ field, message: 'expected a non-negative number of seconds' }],
+    })
+  }
+  return value * 1000
 }
 
 function requireService(service: string): string {

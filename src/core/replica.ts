@@ -3,8 +3,12 @@
  * held in memory so that the per-request check never waits on the store. It is loaded at
  * startup and kept current by the change feed (and by this engine's own writes, applied at
  * once so the very next request sees them).
+ *
+ * Versioned events (from the store) are applied only when newer than what the replica already
+ * holds for that record, so a change arriving late over pub/sub never rolls back a newer one.
  */
-import type { ChangeEvent } from './events.js'
+import { ConfigError, toError } from './errors.js'
+import { eventRecordKey, type ChangeEvent } from './events.js'
 import {
   compileMaintenance,
   MAINTENANCE_OFF,
@@ -14,6 +18,7 @@ import {
 import type { RouteRegistry } from './registry.js'
 import type { RouteState } from './route-state.js'
 import type { RouteSlot } from './route-slot.js'
+import type { Store } from '../stores/types.js'
 
 const overrideKey = (service: string, route: string) => `${service}\u0000${route}`
 
@@ -25,6 +30,15 @@ export class Replica {
   global: CompiledMaintenance = compileMaintenance(MAINTENANCE_OFF)
   /** Compiled per-service maintenance configurations. */
   readonly services = new Map<string, CompiledMaintenance>()
+  /** Highest version applied per record (see `eventRecordKey`). */
+  private readonly versions = new Map<string, number>()
+  /** Version of the last full load: every record is at least this recent. */
+  private loadedVersion = 0
+  /**
+   * True once the replica is loaded from the store and kept current by its change feed; until
+   * then (no store yet, fail-open) local writes are applied directly.
+   */
+  live = false
 
   constructor(private readonly registry: RouteRegistry) {}
 
@@ -33,7 +47,11 @@ export class Replica {
     overrides: RouteState[]
     global: MaintenanceConfig | null
     services: Map<string, MaintenanceConfig>
+    /** Feed position of the snapshot (0 when unknown). */
+    version?: number
   }): void {
+    this.versions.clear()
+    this.loadedVersion = snapshot.version ?? 0
     const previous = [...this.overrides.values()]
     this.overrides.clear()
     for (const state of snapshot.overrides)
@@ -51,23 +69,44 @@ export class Replica {
       this.services.set(service, compileMaintenance(config))
   }
 
-  /** Applies one change event (idempotent: applying the same event twice changes nothing). */
-  apply(event: ChangeEvent): void {
+  /**
+   * Applies one change event (idempotent: applying the same event twice changes nothing).
+   * Returns false when the event was older than the replica's copy and was dropped.
+   */
+  apply(event: ChangeEvent): boolean {
+    // Once fed by the store's feed, the feed delivers every local write (versioned) before the
+    // write resolves; the unversioned copy the operations apply afterwards could only be stale
+    // (a newer write of another instance may have arrived in between), so it is ignored.
+    if (event.version === undefined && this.live) return false
+    if (event.version !== undefined) {
+      const record = eventRecordKey(event)
+      if (record !== null) {
+        if (event.version <= (this.versions.get(record) ?? this.loadedVersion)) return false
+        this.versions.set(record, event.version)
+      }
+    }
     switch (event.type) {
       case 'route_state': {
         const key = overrideKey(event.service, event.route)
         if (event.state === null) this.overrides.delete(key)
         else this.overrides.set(key, event.state)
         this.registry.get(event.service, event.route)?.setOverride(event.state)
-        return
+        return true
       }
       case 'global_maintenance':
         this.global = compileMaintenance(event.config)
-        return
+        return true
       case 'service_maintenance':
         this.services.set(event.service, compileMaintenance(event.config))
-        return
+        return true
+      case 'audit':
+        return false
     }
+  }
+
+  /** Every runtime override known, including those of routes not registered here. */
+  overrideStates(): RouteState[] {
+    return [...this.overrides.values()]
   }
 
   /** Gives a newly registered slot the override already known for it. */
@@ -83,3 +122,142 @@ export class Replica {
 }
 
 const OFF = compileMaintenance(MAINTENANCE_OFF)
+
+/** What {@link ReplicaSync} needs. */
+export interface ReplicaSyncDeps {
+  replica: Replica
+  store: Store
+  logger: {
+    error(message: string, ...rest: unknown[]): void
+    warn(message: string, ...rest: unknown[]): void
+  }
+  /** First retry delay in ms; doubles after each failure up to `maxRetryMs`. */
+  retryMs: number
+  maxRetryMs: number
+  /** Called after every successful full load. */
+  onLoaded?: () => void
+  /** Called with every change event after the replica has seen it. */
+  onEvent?: (event: ChangeEvent) => void
+}
+
+/**
+ * Keeps a replica loaded from the store: the first full load at startup, a full reload after
+ * the change feed reports lost events, and retries with capped exponential backoff while the
+ * store is unreachable (requests keep passing on what the replica holds, fail-open).
+ *
+ * Why events are buffered during a load: an event can arrive between the snapshot read and
+ * its application; it is applied after the snapshot, and versions drop it if the snapshot
+ * already included it.
+ */
+export class ReplicaSync {
+  private buffer: ChangeEvent[] | null = null
+  private unsubscribers: (() => void)[] = []
+  private timer: NodeJS.Timeout | null = null
+  private failures = 0
+  private running: Promise<void> | null = null
+  private again = false
+  private closed = false
+  /** True once a full load succeeded. */
+  loaded = false
+
+  constructor(private readonly deps: ReplicaSyncDeps) {}
+
+  /**
+   * The first load. Resolves after the first attempt, whether it worked or a retry is
+   * scheduled; rejects only with a {@link ConfigError} (a corrupt file, a missing driver),
+   * which no retry can fix.
+   */
+  start(): Promise<void> {
+    return this.attempt('startup')
+  }
+
+  /** Reloads in full (after a pub/sub reconnect). */
+  resync(): void {
+    if (this.closed) return
+    void this.attempt('resync').catch((error: unknown) => {
+      this.deps.logger.error('replica resync failed', toError(error))
+    })
+  }
+
+  private attempt(reason: 'startup' | 'resync'): Promise<void> {
+    if (this.running !== null) {
+      // A load in progress may have read its snapshot before the events that were missed:
+      // run once more after it.
+      if (reason === 'resync') this.again = true
+      return this.running
+    }
+    this.running = this.load(reason).finally(() => {
+      this.running = null
+      if (this.again && !this.closed) {
+        this.again = false
+        this.resync()
+      }
+    })
+    return this.running
+  }
+
+  private async load(reason: 'startup' | 'resync'): Promise<void> {
+    const { store, replica } = this.deps
+    if (this.timer !== null) {
+      clearTimeout(this.timer)
+      this.timer = null
+    }
+    try {
+      await store.connect()
+      if (this.closed) return
+      this.buffer = []
+      if (this.unsubscribers.length === 0) {
+        this.unsubscribers.push(
+          store.changes.subscribe((event) => this.receive(event)),
+          store.changes.onResync(() => this.resync()),
+        )
+      }
+      replica.load(await store.changes.snapshot())
+      replica.live = true
+      const buffered = this.buffer
+      this.buffer = null
+      for (const event of buffered) this.deliver(event)
+      if (this.failures > 0)
+        this.deps.logger.warn(`store "${store.kind}" available again; replica loaded`)
+      this.failures = 0
+      if (!this.loaded || reason === 'resync') this.deps.onLoaded?.()
+      this.loaded = true
+    } catch (error) {
+      this.buffer = null
+      if (error instanceof ConfigError) throw error
+      if (this.closed) return
+      const delay = Math.min(this.deps.retryMs * 2 ** this.failures, this.deps.maxRetryMs)
+      this.failures += 1
+      const what = reason === 'startup' && !this.loaded ? 'unavailable at startup' : 'resync failed'
+      this.deps.logger.error(
+        `store "${store.kind}" ${what}; serving ${this.loaded ? 'the last known' : 'declared'} states and retrying in ${delay / 1000}s`,
+        toError(error),
+      )
+      this.timer = setTimeout(() => {
+        this.timer = null
+        void this.attempt(reason).catch((fatal: unknown) => {
+          this.deps.logger.error('store configuration error', toError(fatal))
+        })
+      }, delay)
+      this.timer.unref()
+    }
+  }
+
+  private receive(event: ChangeEvent): void {
+    if (this.buffer !== null) this.buffer.push(event)
+    else this.deliver(event)
+  }
+
+  private deliver(event: ChangeEvent): void {
+    this.deps.replica.apply(event)
+    this.deps.onEvent?.(event)
+  }
+
+  /** Stops retries and unsubscribes from the feed. */
+  close(): void {
+    this.closed = true
+    if (this.timer !== null) clearTimeout(this.timer)
+    for (const unsubscribe of this.unsubscribers) unsubscribe()
+    this.unsubscribers = []
+  }
+}

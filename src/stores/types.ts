@@ -1,11 +1,16 @@
 /**
  * The store ports of route control: one small interface per kind of record. Every
- * implementation (memory, and the file and Redis stores) passes the same conformance suite
+ * implementation (memory, file and Redis) passes the same conformance suite
  * (`test/stores/conformance.ts`), which is the executable form of the semantics written here.
  *
  * Writes notify the store's change feed after they are durable, so that every engine sharing
- * the store (other processes, with Redis) can update its replica.
+ * the store (other processes, with Redis) can update its replica. Record writes carry a
+ * `version` from one counter per store (see `core/events.ts` for why).
+ *
+ * Rate-limit policies and hits, flags and segments have their own ports, defined by their
+ * modules; they reach the backend through {@link Store.backend} (see docs/stores.md).
  */
+import type { AuditEntry, AuditFilter } from '../core/audit-entry.js'
 import type { ChangeListener } from '../core/events.js'
 import type { MaintenanceConfig } from '../core/maintenance.js'
 import type { RouteState } from '../core/route-state.js'
@@ -16,6 +21,12 @@ export interface RouteStateStore {
   list(): Promise<RouteState[]>
   /** Stores (creates or replaces) the override of `state.service` + `state.route`, then publishes `route_state`. */
   put(state: RouteState): Promise<void>
+  /**
+   * Stores `state` only if the stored override of the same route still has `since` equal to
+   * `expectedSince` (compare-and-set, atomic in every backend); resolves whether it was stored.
+   * The scheduler uses it so that a transition is persisted once, and never over a newer change.
+   */
+  replaceIf(state: RouteState, expectedSince: string): Promise<boolean>
   /** Removes an override; resolves true when one existed. Publishes `route_state` with `state: null`. */
   delete(service: string, route: string): Promise<boolean>
 }
@@ -32,10 +43,99 @@ export interface MaintenanceStore {
   putService(service: string, config: MaintenanceConfig): Promise<void>
 }
 
+/** Query of {@link AuditStore.list}. */
+export interface AuditQuery extends AuditFilter {
+  /** Entries to skip (newest first). */
+  offset: number
+  /** At most this many entries. */
+  limit: number
+}
+
+/** The audit log: newest first, capped. */
+export interface AuditStore {
+  /**
+   * Adds an entry as the newest, then evicts the oldest beyond `cap` entries, then publishes
+   * an `audit` event. Append and eviction are one atomic step.
+   */
+  append(entry: AuditEntry, cap: number): Promise<void>
+  /** Entries matching the filter, newest first, with the number of matches before paging. */
+  list(query: AuditQuery): Promise<{ items: AuditEntry[]; total: number }>
+}
+
+/** A stored admin session token (the token itself is never stored, only its hash). */
+export interface TokenRecord {
+  username: string
+  /** ISO 8601 expiry. */
+  expires_at: string
+}
+
+/** Admin session tokens, shared by every instance so that a logout holds everywhere. */
+export interface TokenStore {
+  /** Stores a token by its hash until `record.expires_at`. */
+  put(tokenHash: string, record: TokenRecord): Promise<void>
+  /** The record of a token hash, or null when unknown, revoked or expired. Read-only. */
+  get(tokenHash: string): Promise<TokenRecord | null>
+  /** Revokes a token; resolves true when it existed. */
+  revoke(tokenHash: string): Promise<boolean>
+}
+
+/** One-time claims: how several instances agree that exactly one of them does something. */
+export interface ClaimStore {
+  /**
+   * Resolves true for the first caller of `key` and false for every later caller, until
+   * `ttlMs` has passed (atomic across every instance sharing the store).
+   */
+  claim(key: string, ttlMs: number): Promise<boolean>
+}
+
+/** Everything the replica holds, read at one point of the change feed. */
+export interface StoreSnapshot {
+  overrides: RouteState[]
+  global: MaintenanceConfig | null
+  services: Map<string, MaintenanceConfig>
+  /** The feed position of the snapshot: events with a version ≤ this are already included. */
+  version: number
+}
+
 /** Delivery of change events from the store to every engine that shares it. */
 export interface ChangeFeedPort {
-  /** Adds a listener for changes (including this process's own writes); returns the unsubscriber. */
+  /**
+   * Adds a listener for changes, including this process's own writes (delivered once, right
+   * after the write); returns the unsubscriber.
+   */
   subscribe(listener: ChangeListener): () => void
+  /**
+   * Adds a listener called when events may have been missed (a pub/sub connection dropped
+   * and came back): the engine then reloads its replica in full. Returns the unsubscriber.
+   */
+  onResync(listener: () => void): () => void
+  /** A consistent read of every route override and maintenance configuration, with its version. */
+  snapshot(): Promise<StoreSnapshot>
+}
+
+/**
+ * The backend a store runs on, for ports defined by other modules (rate limits, flags):
+ * a module provides one implementation per kind and picks it from here.
+ */
+export type StoreBackend =
+  | { kind: 'memory' }
+  | { kind: 'file'; sections: FileSections }
+  | { kind: 'redis'; redis: RedisHandle }
+
+/** Named JSON sections of the file store's document, written with the same atomic write. */
+export interface FileSections {
+  /** The stored value of a section (a copy), or undefined. */
+  read(name: string): unknown
+  /** Replaces a section and resolves once the file is durable. */
+  write(name: string, value: unknown): Promise<void>
+}
+
+/** Access to the Redis store's connection, for other modules' Redis ports. */
+export interface RedisHandle {
+  /** The key prefix of this store, e.g. `switchyard:`; other modules add their own sub-prefix. */
+  readonly prefix: string
+  /** The command connection (an ioredis client); throws before `connect()`. */
+  client(): import('ioredis').Redis
 }
 
 /** A route-control store: its ports plus lifecycle. */
@@ -44,8 +144,17 @@ export interface Store {
   readonly kind: string
   readonly routes: RouteStateStore
   readonly maintenance: MaintenanceStore
+  readonly audit: AuditStore
+  readonly tokens: TokenStore
+  readonly claims: ClaimStore
   readonly changes: ChangeFeedPort
-  /** Opens connections or files; safe to call more than once. */
+  /** The backend, for ports defined outside this module. */
+  readonly backend: StoreBackend
+  /**
+   * Opens connections or files; safe to call more than once. Rejects with a `ConfigError`
+   * for problems a retry cannot fix (a corrupt state file, a missing driver), and with any
+   * other error for a backend that is unreachable for now.
+   */
   connect(): Promise<void>
   /** Releases connections, timers and files. */
   close(): Promise<void>

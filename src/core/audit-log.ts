@@ -1,0 +1,121 @@
+/**
+ * The audit log: turns every {@link Operation} reported by the engine into an
+ * {@link AuditEntry}, appends it to the store's audit port (capped, oldest evicted) and hands
+ * it to local listeners (webhooks). Only the instance that made a change writes its entry, so
+ * with several instances sharing a store each change is logged, and delivered, once.
+ *
+ * Why appends are not awaited by the change: the change is already stored and applied; the
+ * entry follows at once but must not delay or fail it. Reads of this instance wait for its
+ * pending appends, so a caller always sees the entries of its own changes.
+ */
+import { randomUUID } from 'node:crypto'
+import type { Clock } from './clock.js'
+import { toError, ValidationError } from './errors.js'
+import type { AuditEntry } from './audit-entry.js'
+import type { Operation } from './operations.js'
+import { paginate, type Page, type PageOptions } from './pagination.js'
+import { checkService } from './route-operations.js'
+import { toIso } from './time.js'
+import type { AuditStore } from '../stores/types.js'
+
+/** The default number of entries kept. */
+export const DEFAULT_MAX_AUDIT_ENTRIES = 10_000
+
+/** Query of {@link AuditLog.list}. */
+export interface AuditLogQuery extends PageOptions {
+  /** A route key, a bare path (every method) or a label such as `[Global Maintenance]`. */
+  route?: string
+  service?: string
+}
+
+/** What the audit log needs. */
+export interface AuditLogDeps {
+  store: AuditStore
+  clock: Clock
+  /** Entries kept; the oldest are evicted beyond it. */
+  maxEntries: number
+  logger: { error(message: string, ...rest: unknown[]): void }
+}
+
+/** Writes and reads audit entries. */
+export class AuditLog {
+  private readonly pending = new Set<Promise<void>>()
+  private readonly listeners = new Set<(entry: AuditEntry) => void>()
+
+  constructor(private readonly deps: AuditLogDeps) {
+    if (!Number.isInteger(deps.maxEntries) || deps.maxEntries < 1) {
+      throw new ValidationError(
+        `maxAuditEntries must be a positive integer, got ${String(deps.maxEntries)}.`,
+        { details: [{ field: 'maxAuditEntries', message: 'expected a positive integer' }] },
+      )
+    }
+  }
+
+  /** Records one operation: builds its entry, starts the append, notifies listeners. */
+  record(operation: Operation): AuditEntry {
+    const entry: AuditEntry = {
+      id: randomUUID(),
+      timestamp: toIso(this.deps.clock.now()),
+      route: operation.route,
+      service: operation.service,
+      action: operation.action,
+      actor: operation.actor,
+      platform: operation.platform,
+      reason: operation.reason,
+      previous_status: operation.previous_status,
+      new_status: operation.new_status,
+    }
+    const append = this.deps.store.append(entry, this.deps.maxEntries).catch((error: unknown) => {
+      this.deps.logger.error(
+        `audit entry ${entry.action} ${entry.route} not stored`,
+        toError(error),
+      )
+    })
+    this.pending.add(append)
+    void append.finally(() => this.pending.delete(append))
+    for (const listener of this.listeners) {
+      try {
+        listener(entry)
+      } catch (error) {
+        this.deps.logger.error('audit listener failed', toError(error))
+      }
+    }
+    return entry
+  }
+
+  /** Adds a listener for the entries this instance writes; returns the remover. */
+  onEntry(listener: (entry: AuditEntry) => void): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
+  /** Resolves once every append started so far has settled. */
+  async flush(): Promise<void> {
+    while (this.pending.size > 0) await Promise.all(this.pending)
+  }
+
+  /** One page of entries, newest first, optionally filtered by route and service. */
+  async list(query: AuditLogQuery = {}): Promise<Page<AuditEntry>> {
+    const { page, per_page } = paginate([], query)
+    const route = checkRouteFilter(query.route)
+    const service = checkService(query.service)
+    await this.flush()
+    const result = await this.deps.store.list({
+      ...(route === undefined ? {} : { route }),
+      ...(service === undefined ? {} : { service }),
+      offset: (page - 1) * per_page,
+      limit: per_page,
+    })
+    return { items: result.items, total: result.total, page, per_page }
+  }
+}
+
+function checkRouteFilter(route: unknown): string | undefined {
+  if (route === undefined || route === null || route === '') return undefined
+  if (typeof route !== 'string' || route.length > 2000) {
+    throw new ValidationError('The route filter must be a route key, a path or a label.', {
+      details: [{ field: 'route', message: 'expected a string of at most 2000 characters' }],
+    })
+  }
+  return route
+}

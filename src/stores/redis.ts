@@ -1,0 +1,273 @@
+/**
+ * The Redis store: shared by every instance and worker of an application. Records live under
+ * one key prefix (default `switchyard:`); every record write is numbered and published on the
+ * change channel in one Lua script, so all instances see the same order.
+ *
+ * Keys (after the prefix):
+ *
+ *   routes                 hash  `<service>\0<route>` → RouteState JSON
+ *   maintenance:global     string MaintenanceConfig JSON
+ *   maintenance:services   hash  service → MaintenanceConfig JSON
+ *   seq                    string write counter (versions)
+ *   audit                  list  AuditEntry JSON, newest first, trimmed to the cap
+ *   token:<hash>           string TokenRecord JSON, expiring with the token
+ *   claim:<key>            string one-time claims (SET NX PX)
+ *   changes                pub/sub channel: `<version>|<origin>|<event JSON>`
+ */
+import { randomUUID } from 'node:crypto'
+import type { ChainableCommander } from 'ioredis'
+import type { AuditEntry } from '../core/audit-entry.js'
+import { auditMatches } from '../core/audit-entry.js'
+import { ConfigError } from '../core/errors.js'
+import { LocalChangeFeed, type ChangeEvent } from '../core/events.js'
+import type { MaintenanceConfig } from '../core/maintenance.js'
+import type { RouteState } from '../core/route-state.js'
+import { RedisConnection } from './redis-connection.js'
+import type { Store, StoreSnapshot, TokenRecord } from './types.js'
+
+/** Options of {@link redisStore}. */
+export interface RedisStoreOptions {
+  /** `redis://` or `rediss://` URL; default `redis://127.0.0.1:6379`. */
+  url?: string
+  /** Prefix of every key and of the channel; default `switchyard:`. */
+  prefix?: string
+  /** Where connection faults are reported; default `console.error`. */
+  onFault?: (message: string, error?: Error) => void
+}
+
+/** The default Redis URL. */
+export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379'
+
+const fieldOf = (service: string, route: string) => `${service}\u0000${route}`
+
+/** Creates a {@link Store} on Redis. The driver is loaded on `connect()`. */
+export function redisStore(options: RedisStoreOptions = {}): Store {
+  const url = options.url ?? DEFAULT_REDIS_URL
+  if (!/^rediss?:\/\//i.test(url)) {
+    throw new ConfigError(
+      `Invalid Redis URL ${JSON.stringify(url)} (CTL_REDIS_URL): expected redis://host:port or rediss://…`,
+    )
+  }
+  const prefix = options.prefix ?? 'switchyard:'
+  const key = (name: string) => `${prefix}${name}`
+  const channel = key('changes')
+  const origin = randomUUID()
+  const onFault =
+    options.onFault ??
+    ((message: string, error?: Error) =>
+      console.error(`[switchyard] ${message}`, ...(error ? [error.message] : [])))
+  const feed = new LocalChangeFeed((error) => {
+    onFault('change listener failed', error instanceof Error ? error : undefined)
+  })
+  const connection = new RedisConnection(url, channel, {
+    message(message) {
+      const first = message.indexOf('|')
+      const second = message.indexOf('|', first + 1)
+      if (first < 0 || second < 0) return
+      if (message.slice(first + 1, second) === origin) return // delivered locally already
+      const version = Number(message.slice(0, first))
+      const event = JSON.parse(message.slice(second + 1)) as ChangeEvent
+      if (version > 0) event.version = version
+      feed.publish(event)
+    },
+    resubscribed: () => feed.requestResync(),
+    fault: onFault,
+  })
+
+  /** Runs write-record.lua and delivers the event locally with its version. */
+  async function writeRecord(
+    container: string,
+    operation: 'hset' | 'hdel' | 'set',
+    field: string,
+    value: unknown,
+    event: ChangeEvent,
+  ): Promise<boolean> {
+    const version = Number(
+      await connection.run(
+        'write-record',
+        [key(container), key('seq')],
+        [
+          operation,
+          field,
+          value === null ? '' : JSON.stringify(value),
+          channel,
+          origin,
+          JSON.stringify(event),
+        ],
+      ),
+    )
+    if (version === 0) return false
+    feed.publish({ ...structuredClone(event), version })
+    return true
+  }
+
+  const parseState = (text: string) => JSON.parse(text) as RouteState
+  const parseConfig = (text: string) => JSON.parse(text) as MaintenanceConfig
+  const parseEntry = (text: string) => JSON.parse(text) as AuditEntry
+
+  return {
+    kind: 'redis',
+    routes: {
+      async list() {
+        const all = await connection.client().hvals(key('routes'))
+        return all.map((text) => parseState(text))
+      },
+      async put(state) {
+        await writeRecord('routes', 'hset', fieldOf(state.service, state.route), state, {
+          type: 'route_state',
+          service: state.service,
+          route: state.route,
+          state,
+        })
+      },
+      async replaceIf(state, expectedSince) {
+        const event: ChangeEvent = {
+          type: 'route_state',
+          service: state.service,
+          route: state.route,
+          state,
+        }
+        const version = Number(
+          await connection.run(
+            'replace-if',
+            [key('routes'), key('seq')],
+            [
+              fieldOf(state.service, state.route),
+              expectedSince,
+              JSON.stringify(state),
+              channel,
+              origin,
+              JSON.stringify(event),
+            ],
+          ),
+        )
+        if (version === 0) return false
+        feed.publish({ ...structuredClone(event), version })
+        return true
+      },
+      delete(service, route) {
+        return writeRecord('routes', 'hdel', fieldOf(service, route), null, {
+          type: 'route_state',
+          service,
+          route,
+          state: null,
+        })
+      },
+    },
+    maintenance: {
+      async getGlobal() {
+        const text = await connection.client().get(key('maintenance:global'))
+        return text === null ? null : parseConfig(text)
+      },
+      async putGlobal(config) {
+        await writeRecord('maintenance:global', 'set', '', config, {
+          type: 'global_maintenance',
+          config,
+        })
+      },
+      async listServices() {
+        const all = await connection.client().hgetall(key('maintenance:services'))
+        return new Map(Object.entries(all).map(([name, text]) => [name, parseConfig(text)]))
+      },
+      async putService(service, config) {
+        await writeRecord('maintenance:services', 'hset', service, config, {
+          type: 'service_maintenance',
+          service,
+          config,
+        })
+      },
+    },
+    audit: {
+      async append(entry, cap) {
+        const event: ChangeEvent = { type: 'audit', entry }
+        await execAll(
+          connection
+            .client()
+            .multi()
+            .lpush(key('audit'), JSON.stringify(entry))
+            .ltrim(key('audit'), 0, Math.max(1, cap) - 1)
+            .publish(channel, `0|${origin}|${JSON.stringify(event)}`),
+        )
+        feed.publish(structuredClone(event))
+      },
+      async list(query) {
+        const client = connection.client()
+        if (query.route === undefined && query.service === undefined) {
+          const [total, texts] = (await execAll(
+            client
+              .multi()
+              .llen(key('audit'))
+              .lrange(key('audit'), query.offset, query.offset + query.limit - 1),
+          )) as [number, string[]]
+          return { items: texts.map((text) => parseEntry(text)), total }
+        }
+        const matching = (await client.lrange(key('audit'), 0, -1))
+          .map((text) => parseEntry(text))
+          .filter((entry) => auditMatches(entry, query))
+        return {
+          items: matching.slice(query.offset, query.offset + query.limit),
+          total: matching.length,
+        }
+      },
+    },
+    tokens: {
+      async put(hash, record) {
+        const ttl = Date.parse(record.expires_at) - Date.now()
+        if (!(ttl > 0)) return
+        await connection.client().set(key(`token:${hash}`), JSON.stringify(record), 'PX', ttl)
+      },
+      async get(hash) {
+        const text = await connection.client().get(key(`token:${hash}`))
+        if (text === null) return null
+        const record = JSON.parse(text) as TokenRecord
+        return Date.parse(record.expires_at) > Date.now() ? record : null
+      },
+      async revoke(hash) {
+        return (await connection.client().del(key(`token:${hash}`))) > 0
+      },
+    },
+    claims: {
+      async claim(name, ttlMs) {
+        const ttl = Math.max(1, Math.ceil(ttlMs))
+        const result = await connection.client().set(key(`claim:${name}`), '1', 'PX', ttl, 'NX')
+        return result === 'OK'
+      },
+    },
+    changes: {
+      subscribe: (listener) => feed.subscribe(listener),
+      onResync: (listener) => feed.onResync(listener),
+      async snapshot(): Promise<StoreSnapshot> {
+        const [routes, global, services, seq] = (await execAll(
+          connection
+            .client()
+            .multi()
+            .hvals(key('routes'))
+            .get(key('maintenance:global'))
+            .hgetall(key('maintenance:services'))
+            .get(key('seq')),
+        )) as [string[], string | null, Record<string, string>, string | null]
+        return {
+          overrides: routes.map((text) => parseState(text)),
+          global: global === null ? null : parseConfig(global),
+          services: new Map(
+            Object.entries(services).map(([name, text]) => [name, parseConfig(text)]),
+          ),
+          version: seq === null ? 0 : Number(seq),
+        }
+      },
+    },
+    backend: { kind: 'redis', redis: { prefix, client: () => connection.client() } },
+    connect: () => connection.connect(),
+    close: () => connection.close(),
+  }
+}
+
+/** Runs a MULTI transaction and returns its replies, throwing the first command error. */
+async function execAll(transaction: ChainableCommander): Promise<unknown[]> {
+  const replies = await transaction.exec()
+  if (replies === null) throw new Error('Redis transaction was aborted.')
+  return replies.map(([error, reply]) => {
+    if (error !== null) throw error
+    return reply
+  })
+}

@@ -1,0 +1,89 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { ConfigError } from '../../src/core/errors.js'
+import { fileStore } from '../../src/stores/file.js'
+import { runStoreConformance, routeState } from './conformance.js'
+
+const dir = mkdtempSync(join(tmpdir(), 'switchyard-file-store-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+let counter = 0
+let lastPath = ''
+
+runStoreConformance('file', {
+  create() {
+    lastPath = join(dir, `state-${++counter}.json`)
+    return fileStore({ path: lastPath })
+  },
+  reopen: () => fileStore({ path: lastPath }),
+})
+
+describe('file store specifics', () => {
+  it('writes one JSON document, atomically replaced, with no temp file left', async () => {
+    const path = join(dir, 'doc.json')
+    const store = fileStore({ path })
+    await store.connect()
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) => store.routes.put(routeState(`GET:/r${i}`))),
+    )
+    const document = JSON.parse(readFileSync(path, 'utf8'))
+    expect(document.format).toBe(1)
+    expect(document.routes).toHaveLength(20)
+    expect(document.version).toBe(20)
+    await store.close()
+    const { readdirSync } = await import('node:fs')
+    expect(readdirSync(dir).filter((name) => name.endsWith('.tmp'))).toEqual([])
+  })
+
+  it.each([
+    ['not JSON', '{"format": 1, "routes": ['],
+    ['a list', '[]'],
+    ['an unknown format', '{"format": 7, "version": 0, "routes": [], "audit": []}'],
+    ['routes that are not states', '{"format": 1, "version": 0, "routes": [1], "audit": []}'],
+  ])('refuses a corrupt file (%s) naming it, and leaves it untouched', async (_, content) => {
+    const path = join(dir, `corrupt-${counter++}.json`)
+    writeFileSync(path, content)
+    const store = fileStore({ path })
+    const error = await store.connect().then(
+      () => null,
+      (e: unknown) => e,
+    )
+    expect(error).toBeInstanceOf(ConfigError)
+    expect((error as Error).message).toContain(path)
+    expect((error as Error).message).toMatch(/corrupt/)
+    await expect(store.routes.put(routeState('GET:/x'))).rejects.toThrow(/not connected/)
+    expect(readFileSync(path, 'utf8')).toBe(content)
+  })
+
+  it('reports an unreadable path (a directory) as a startup error naming it', async () => {
+    const store = fileStore({ path: dir })
+    await expect(store.connect()).rejects.toThrow(new RegExp(`Cannot read the state file ${dir}`))
+  })
+
+  it('refuses to open the same file twice in one process', async () => {
+    const path = join(dir, 'twice.json')
+    const first = fileStore({ path })
+    await first.connect()
+    await expect(fileStore({ path }).connect()).rejects.toThrow(/already open in this process/)
+    await first.close()
+    const second = fileStore({ path })
+    await second.connect()
+    await second.close()
+  })
+
+  it('keeps named sections for ports of other modules', async () => {
+    const path = join(dir, 'sections.json')
+    const store = fileStore({ path })
+    await store.connect()
+    if (store.backend.kind !== 'file') throw new Error('expected the file backend')
+    await store.backend.sections.write('rate_limits', { policies: [1, 2] })
+    await store.close()
+    const again = fileStore({ path })
+    await again.connect()
+    if (again.backend.kind !== 'file') throw new Error('expected the file backend')
+    expect(again.backend.sections.read('rate_limits')).toEqual({ policies: [1, 2] })
+    expect(again.backend.sections.read('absent')).toBeUndefined()
+    await again.close()
+  })
+})

@@ -1,0 +1,58 @@
+import { afterAll, describe, expect, it } from 'vitest'
+import { ConfigError } from '../../src/core/errors.js'
+import { createStore } from '../../src/stores/index.js'
+import { redisStore } from '../../src/stores/redis.js'
+import { runStoreConformance } from './conformance.js'
+import { deleteKeys, redisTestsEnabled, TEST_REDIS_URL, testPrefix } from './redis-helper.js'
+
+const enabled = await redisTestsEnabled('test/stores/redis-store.test.ts')
+const prefixes: string[] = []
+let lastPrefix = ''
+afterAll(async () => {
+  if (enabled) await Promise.all(prefixes.map((prefix) => deleteKeys(prefix)))
+})
+
+if (enabled) {
+  runStoreConformance('redis', {
+    create() {
+      lastPrefix = testPrefix('conformance')
+      prefixes.push(lastPrefix)
+      return redisStore({ url: TEST_REDIS_URL, prefix: lastPrefix })
+    },
+    reopen: () => redisStore({ url: TEST_REDIS_URL, prefix: lastPrefix }),
+    shared: true,
+  })
+}
+
+describe('redis store configuration', () => {
+  it('rejects a URL that is not redis:// at creation', () => {
+    expect(() => redisStore({ url: 'http://127.0.0.1:6379' })).toThrow(ConfigError)
+    expect(() => createStore('redis', { CTL_REDIS_URL: 'localhost' })).toThrow(/CTL_REDIS_URL/)
+  })
+
+  it('selects backends by name and refuses unknown ones', () => {
+    expect(createStore('memory', {}).kind).toBe('memory')
+    expect(createStore('file', { CTL_FILE_PATH: '/tmp/x.json' }).kind).toBe('file')
+    expect(createStore('redis', {}).kind).toBe('redis')
+    expect(() => createStore('mongo', {})).toThrow(/Unknown backend "mongo".*memory, file, redis/)
+  })
+
+  it('fails to connect to a closed port with a retryable error naming the URL', async () => {
+    const store = redisStore({ url: 'redis://127.0.0.1:1', onFault: () => undefined })
+    const error = await store.connect().then(
+      () => null,
+      (e: unknown) => e,
+    )
+    expect(error).toBeInstanceOf(Error)
+    expect(error).not.toBeInstanceOf(ConfigError)
+    expect((error as Error).message).toMatch(/redis:\/\/127\.0\.0\.1:1.*unreachable/)
+    await store.close()
+  })
+
+  it('redacts the password from messages', async () => {
+    const store = redisStore({ url: 'redis://user:hunter2@127.0.0.1:1', onFault: () => undefined })
+    const error = (await store.connect().catch((e: unknown) => e)) as Error
+    expect(error.message).not.toContain('hunter2')
+    await store.close()
+  })
+})
