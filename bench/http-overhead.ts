@@ -1,6 +1,6 @@
 /**
  * Route-state overhead: bare Fastify vs Fastify + switchyard (states only, 50 routes), and,
- * when its server script exists and Redis answers, the switchyard Redis store.
+ * the switchyard Redis store with two server processes sharing Redis (one of them loaded).
  * Goal (PERF.md): ≥ 0.97× bare Fastify (issue target ≥ 0.95×).
  */
 import { existsSync } from 'node:fs'

@@ -17,6 +17,11 @@ export interface HttpCase {
   env?: Record<string, string>
   /** Path requested by the load generator. */
   path?: string
+  /**
+   * Server processes to start (default 1). Extra instances share the backend (e.g. Redis) and
+   * receive no load: they are there so the measured one runs as part of a cluster.
+   */
+  instances?: number
 }
 
 /** Harness settings (seconds). */
@@ -129,10 +134,13 @@ export async function runHttpBenchmark(
     `\n# ${name}: ${cases.length} cases, ${options.rounds} rounds × ${options.duration}s, ${options.connections} connections${canPin ? ', server on core 0, load on core 1' : ''}`,
   )
   const servers = new Map<string, Server>()
+  const companions: Server[] = []
   try {
     for (const testCase of cases) {
       const server = await startServer(testCase)
       servers.set(testCase.name, server)
+      for (let i = 1; i < (testCase.instances ?? 1); i++)
+        companions.push(await startServer(testCase))
       await load(server.port, testCase.path ?? '/r25', options.warmup, options.connections)
     }
     const samples = new Map<string, Sample[]>(cases.map((c) => [c.name, []]))
@@ -184,6 +192,6 @@ export async function runHttpBenchmark(
     )
     console.log(`\nwritten bench/results/${name}.json`)
   } finally {
-    for (const server of servers.values()) server.child.kill('SIGTERM')
+    for (const server of [...servers.values(), ...companions]) server.child.kill('SIGTERM')
   }
 }
