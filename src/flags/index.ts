@@ -1,0 +1,38 @@
+/**
+ * Feature flags and segments: models, validation, the evaluator, the flag service (operations
+ * and replica), the synchronous client, the OpenFeature provider and the evaluation stream.
+ *
+ * @example
+ * const flags = new FlagService({ store: memoryFlagStore(), report: (op) => audit(op) })
+ * await flags.start()
+ * await flags.saveFlag({ key: 'new-checkout', name: 'New checkout', type: 'boolean',
+ *   variations: [{ name: 'on', value: true }, { name: 'off', value: false }],
+ *   off_variation: 'off', fallthrough: 'on' })
+ * flags.sync.getBooleanValue('new-checkout', false, { targeting_key: 'user-1' }) // true
+ *
+ * The OpenFeature provider lives in `./openfeature.js` and is deliberately not re-exported
+ * here: `@openfeature/server-sdk` is an optional peer dependency, so it is loaded only by
+ * `engine.useOpenFeature()` (a dynamic import), never by importing `switchyard`.
+ */
+export * from './model.js'
+export * from './errors.js'
+export { bucketOf, pickRolloutIndex } from './bucketing.js'
+export { compileFlag, compileSegment, type CompiledFlag, type CompiledSegment } from './compile.js'
+export { evaluateFlag, isSegmentMember, type FlagSnapshot } from './evaluator.js'
+export { toEvaluationContext, fromFlatContext, type FlatContext } from './context.js'
+export { applyMergePatch } from './merge-patch.js'
+export type { FlagStore, FlagChangeEvent, FlagChangeListener } from './ports.js'
+export { memoryFlagStore } from './memory-store.js'
+export {
+  FlagService,
+  type FlagServiceOptions,
+  type FlagWriteOptions,
+  type AppliedScheduledChange,
+} from './service.js'
+export { SyncFlagClient, type SyncContext } from './sync-client.js'
+export {
+  EvaluationStream,
+  type EvaluationEvent,
+  type EvaluationListener,
+  type EvaluationStreamOptions,
+} from './stream.js'

@@ -1,0 +1,406 @@
+/**
+ * The flag service: the operations of the spec on flags and segments (save, get, list,
+ * delete, enable, disable, merge-patch, scheduled changes), the in-memory replica the
+ * evaluator reads, and evaluation itself.
+ *
+ * Writes are validated completely before anything is stored, then go to the {@link FlagStore},
+ * then are applied to this replica at once (so the very next evaluation here sees them) and
+ * reported as an audit {@link Operation}. Other instances sharing the store receive the
+ * store's change events and apply them with {@link FlagService.applyRemote}. Writes of one
+ * service run one at a time, so validation always sees the state the write will land on.
+ */
+import type { Clock } from '../core/clock.js'
+import { systemClock } from '../core/clock.js'
+import { toError } from '../core/errors.js'
+import type { ActorOptions, Operation } from '../core/operations.js'
+import { compileFlag, compileSegment } from './compile.js'
+import { toEvaluationContext, type FlatContext } from './context.js'
+import {
+  FlagExistsError,
+  FlagInUseError,
+  FlagNotFoundError,
+  SegmentInUseError,
+  SegmentNotFoundError,
+} from './errors.js'
+import { evaluateFlag, type FlagSnapshot } from './evaluator.js'
+import { memoryFlagStore } from './memory-store.js'
+import { applyMergePatch } from './merge-patch.js'
+import type { EvaluationContext, Flag, ResolutionDetails, Segment } from './model.js'
+import type { FlagChangeEvent, FlagChangeListener, FlagStore } from './ports.js'
+import { EvaluationStream, type EvaluationStreamOptions } from './stream.js'
+import { FlagReplica } from './replica.js'
+import { SyncFlagClient } from './sync-client.js'
+import {
+  checkImmutable,
+  checkPrerequisiteGraph,
+  checkReferences,
+  normalizeFlag,
+  normalizeSegment,
+} from './validate.js'
+
+/** Options of {@link FlagService}. */
+export interface FlagServiceOptions {
+  /** Persistence; default a fresh in-memory store. */
+  store?: FlagStore
+  clock?: Clock
+  /** Receives one {@link Operation} per audited change (the engine's audit log and webhooks). */
+  report?: (operation: Operation) => void
+  /** Receives faults the service recovers from (a remote record that does not compile, a listener that throws). */
+  onError?: (error: Error, what: string) => void
+  /** Options of the live evaluation stream. */
+  stream?: EvaluationStreamOptions
+}
+
+/** Options of every write. */
+export interface FlagWriteOptions extends ActorOptions {
+  /** Overrides the audit action (spec `action`); default by operation. */
+  action?: string | null
+  /** False skips the audit entry (spec `audit`, default true). */
+  audit?: boolean
+  /** Free text kept in the audit entry. */
+  reason?: string
+}
+
+/** A scheduled change that {@link FlagService.runDueScheduledChanges} applied (or dropped). */
+export interface AppliedScheduledChange {
+  flag_key: string
+  change_id: string
+  action: 'enable' | 'disable' | 'update'
+  /** False when the change no longer validated; it was removed and reported as `flag_schedule_failed`. */
+  applied: boolean
+}
+
+const statusOf = (flag: Flag | null | undefined): string | null =>
+  flag ? (flag.enabled ? 'enabled' : 'disabled') : null
+
+/** Feature flags and segments: operations, replica and evaluation. */
+export class FlagService {
+  /** The live evaluation stream (zero cost while nobody subscribes). */
+  readonly stream: EvaluationStream
+  /** The synchronous client (`engine.flags.sync`). */
+  readonly sync: SyncFlagClient
+  private readonly store: FlagStore
+  private readonly clock: Clock
+  private readonly report: (operation: Operation) => void
+  private readonly onError: (error: Error, what: string) => void
+  private readonly replica: FlagReplica
+  /** What the evaluator reads (the replica's compiled flags and segments). */
+  readonly snapshot: FlagSnapshot
+  private writes: Promise<unknown> = Promise.resolve()
+  private unsubscribe: (() => void) | null = null
+
+  constructor(options: FlagServiceOptions = {}) {
+    this.store = options.store ?? memoryFlagStore()
+    this.clock = options.clock ?? systemClock
+    this.report = options.report ?? (() => undefined)
+    this.onError = options.onError ?? (() => undefined)
+    this.stream = new EvaluationStream({
+      now: () => this.clock.now(),
+      onListenerError: (error) => this.onError(toError(error), 'evaluation stream listener'),
+      ...options.stream,
+    })
+    this.replica = new FlagReplica(this.onError)
+    this.snapshot = this.replica.snapshot
+    this.sync = new SyncFlagClient(this)
+  }
+
+  /** Loads every record from the store and follows its change feed. Safe to call again (reloads). */
+  async start(): Promise<void> {
+    this.unsubscribe ??= this.store.subscribe((event) => this.replica.apply(event))
+    const [flags, segments] = await Promise.all([this.store.listFlags(), this.store.listSegments()])
+    this.replica.load(flags, segments)
+  }
+
+  /** Stops following the store's change feed. */
+  close(): void {
+    this.unsubscribe?.()
+    this.unsubscribe = null
+  }
+
+  /** Adds a listener for every change applied to this replica (local or remote); returns the unsubscriber. */
+  onChange(listener: FlagChangeListener): () => void {
+    return this.replica.onChange(listener)
+  }
+
+  /**
+   * Applies a change received from another transport than this service's own store
+   * subscription (e.g. an SDK event stream). Idempotent; a record that does not compile is
+   * reported to `onError` and ignored.
+   */
+  applyRemote(event: FlagChangeEvent): void {
+    this.replica.apply(event)
+  }
+
+  /** Evaluates a flag. `defaultValue` replaces the null value of DEFAULT and ERROR results. */
+  evaluate(
+    key: string,
+    context?: EvaluationContext | FlatContext | null,
+    defaultValue?: unknown,
+  ): ResolutionDetails {
+    return this.evaluateContext(key, toEvaluationContext(context), defaultValue)
+  }
+
+  /** {@link evaluate} for a context already in the spec's shape (the providers' hot path). */
+  evaluateContext(
+    key: string,
+    context: EvaluationContext | null,
+    defaultValue?: unknown,
+  ): ResolutionDetails {
+    const result = evaluateFlag(this.snapshot, key, context)
+    if (this.stream.active) this.stream.record(key, context?.key, result.variation, result.reason)
+    if (defaultValue !== undefined && result.variation === null)
+      return { ...result, value: defaultValue }
+    return result
+  }
+
+  /** The flag, or null. */
+  getFlag(key: string): Promise<Flag | null> {
+    const flag = this.replica.flags.get(key)
+    return Promise.resolve(flag === undefined ? null : structuredClone(flag))
+  }
+
+  /** Every flag, sorted by key. */
+  listFlags(): Promise<Flag[]> {
+    return Promise.resolve(
+      sortByKey([...this.replica.flags.values()]).map((flag) => structuredClone(flag)),
+    )
+  }
+
+  /** The segment, or null. */
+  getSegment(key: string): Promise<Segment | null> {
+    const segment = this.replica.segments.get(key)
+    return Promise.resolve(segment === undefined ? null : structuredClone(segment))
+  }
+
+  /** Every segment, sorted by key. */
+  listSegments(): Promise<Segment[]> {
+    return Promise.resolve(
+      sortByKey([...this.replica.segments.values()]).map((s) => structuredClone(s)),
+    )
+  }
+
+  /** Keys of the flags whose rules name the segment. */
+  flagsUsingSegment(segmentKey: string): string[] {
+    return this.replica.flagsUsingSegment(segmentKey)
+  }
+
+  /** Creates or replaces a flag; audit `flag_created` or `flag_updated` by prior existence. */
+  saveFlag(input: unknown, options: FlagWriteOptions = {}): Promise<Flag> {
+    return this.exclusive(() => this.writeFlag(input, options))
+  }
+
+  /** Creates a flag; {@link FlagExistsError} when the key is taken. */
+  createFlag(input: unknown, options: FlagWriteOptions = {}): Promise<Flag> {
+    return this.exclusive(() => {
+      const key = keyOf(input)
+      if (key !== undefined && this.replica.flags.has(key))
+        throw new FlagExistsError(`Flag ${key} already exists.`, { key })
+      return this.writeFlag(input, options)
+    })
+  }
+
+  /** Applies a JSON merge patch (RFC 7396) to a flag, validated after merging; `key` and `type` cannot change. */
+  patchFlag(key: string, patch: unknown, options: FlagWriteOptions = {}): Promise<Flag> {
+    return this.exclusive(() => {
+      const existing = this.requireFlag(key)
+      const merged = applyMergePatch(existing, patch) as Record<string, unknown>
+      checkImmutable(existing, merged)
+      return this.writeFlag(merged, { ...options, action: options.action ?? 'flag_updated' })
+    })
+  }
+
+  /** Turns a flag on; audit `flag_enabled`. */
+  enableFlag(key: string, options: FlagWriteOptions = {}): Promise<Flag> {
+    return this.setEnabled(key, true, options)
+  }
+
+  /** Turns a flag off (every evaluation serves off_variation); audit `flag_disabled`. */
+  disableFlag(key: string, options: FlagWriteOptions = {}): Promise<Flag> {
+    return this.setEnabled(key, false, options)
+  }
+
+  /** Deletes a flag; {@link FlagInUseError} while another flag names it as a prerequisite. */
+  deleteFlag(key: string, options: FlagWriteOptions = {}): Promise<void> {
+    return this.exclusive(async () => {
+      const existing = this.requireFlag(key)
+      const dependents = this.replica.flagsRequiring(key)
+      if (dependents.length > 0)
+        throw new FlagInUseError(
+          `Flag ${key} is a prerequisite of ${dependents.join(', ')}; remove it there first.`,
+          { flags: dependents },
+        )
+      await this.store.deleteFlag(key)
+      this.replica.apply({ type: 'flag', key, flag: null })
+      this.audit(options, 'flag_deleted', `[Flag ${key}]`, statusOf(existing), null)
+    })
+  }
+
+  /** Creates or replaces a segment; audit `segment_created` or `segment_updated`. */
+  saveSegment(input: unknown, options: FlagWriteOptions = {}): Promise<Segment> {
+    return this.exclusive(async () => {
+      const key = keyOf(input)
+      const existing = key === undefined ? null : (this.replica.segments.get(key) ?? null)
+      const segment = normalizeSegment(input, this.stamp(options), existing)
+      compileSegment(segment)
+      await this.store.putSegment(segment)
+      this.replica.apply({ type: 'segment', key: segment.key, segment })
+      const action = existing === null ? 'segment_created' : 'segment_updated'
+      this.audit(options, action, `[Segment ${segment.key}]`, null, null)
+      return structuredClone(segment)
+    })
+  }
+
+  /** Deletes a segment; {@link SegmentInUseError} while a flag's rules name it. */
+  deleteSegment(key: string, options: FlagWriteOptions = {}): Promise<void> {
+    return this.exclusive(async () => {
+      if (!this.replica.segments.has(key))
+        throw new SegmentNotFoundError(`Segment ${key} does not exist.`, { key })
+      const users = this.replica.flagsUsingSegment(key)
+      if (users.length > 0)
+        throw new SegmentInUseError(
+          `Segment ${key} is used by ${users.join(', ')}; remove it there first.`,
+          { flags: users },
+        )
+      await this.store.deleteSegment(key)
+      this.replica.apply({ type: 'segment', key, segment: null })
+      this.audit(options, 'segment_deleted', `[Segment ${key}]`, null, null)
+    })
+  }
+
+  /**
+   * Applies every scheduled change due at `now` (epoch ms), oldest first, each removed from
+   * its flag as it is applied, audited with actor `system` and platform `scheduler`. A change
+   * that no longer validates is removed and reported as `flag_schedule_failed`. Call it from a
+   * scheduler that runs once per cluster.
+   */
+  async runDueScheduledChanges(now: number = this.clock.now()): Promise<AppliedScheduledChange[]> {
+    const due = [...this.replica.flags.values()]
+      .flatMap((flag) => flag.scheduled_changes.map((change) => ({ key: flag.key, change })))
+      .filter(({ change }) => Date.parse(change.at) <= now)
+      .sort((a, b) => a.change.at.localeCompare(b.change.at))
+    const applied: AppliedScheduledChange[] = []
+    for (const { key, change } of due) {
+      const outcome = await this.exclusive(() => this.applyScheduled(key, change.id))
+      if (outcome !== null) applied.push(outcome)
+    }
+    return applied
+  }
+
+  private async applyScheduled(
+    key: string,
+    changeId: string,
+  ): Promise<AppliedScheduledChange | null> {
+    const flag = this.replica.flags.get(key)
+    const change = flag?.scheduled_changes.find((item) => item.id === changeId)
+    if (flag === undefined || change === undefined) return null // applied or removed meanwhile
+    const remaining = flag.scheduled_changes.filter((item) => item.id !== changeId)
+    const options: FlagWriteOptions = {
+      actor: 'system',
+      platform: 'scheduler',
+      reason: `scheduled change ${change.id}`,
+    }
+    let next: Record<string, unknown> = { ...flag, scheduled_changes: remaining }
+    if (change.action === 'update')
+      next = applyMergePatch(next, change.patch ?? {}) as Record<string, unknown>
+    else next.enabled = change.action === 'enable'
+    const action =
+      change.action === 'update'
+        ? 'flag_updated'
+        : change.action === 'enable'
+          ? 'flag_enabled'
+          : 'flag_disabled'
+    try {
+      checkImmutable(flag, next)
+      await this.writeFlag({ ...next, scheduled_changes: remaining }, { ...options, action })
+      return { flag_key: key, change_id: change.id, action: change.action, applied: true }
+    } catch (error) {
+      this.onError(toError(error), `scheduled change ${change.id} of flag ${key}`)
+      await this.writeFlag({ ...flag, scheduled_changes: remaining }, { ...options, audit: false })
+      this.audit(
+        { ...options, reason: `${options.reason ?? ''}: ${toError(error).message}` },
+        'flag_schedule_failed',
+        `[Flag ${key}]`,
+        statusOf(flag),
+        statusOf(flag),
+      )
+      return { flag_key: key, change_id: change.id, action: change.action, applied: false }
+    }
+  }
+
+  private setEnabled(key: string, enabled: boolean, options: FlagWriteOptions): Promise<Flag> {
+    return this.exclusive(() => {
+      const existing = this.requireFlag(key)
+      const action = enabled ? 'flag_enabled' : 'flag_disabled'
+      return this.writeFlag(
+        { ...existing, enabled },
+        { ...options, action: options.action ?? action },
+      )
+    })
+  }
+
+  /** Validates and stores a flag; runs inside {@link exclusive}. */
+  private async writeFlag(input: unknown, options: FlagWriteOptions): Promise<Flag> {
+    const key = keyOf(input)
+    const existing = key === undefined ? null : (this.replica.flags.get(key) ?? null)
+    const flag = normalizeFlag(input, this.stamp(options), existing)
+    compileFlag(flag)
+    checkReferences(flag, this.replica.flags, new Set(this.replica.segments.keys()))
+    checkPrerequisiteGraph(flag, this.replica.flags)
+    await this.store.putFlag(flag)
+    this.replica.apply({ type: 'flag', key: flag.key, flag })
+    const action = existing === null ? 'flag_created' : 'flag_updated'
+    this.audit(options, action, `[Flag ${flag.key}]`, statusOf(existing), statusOf(flag))
+    return structuredClone(flag)
+  }
+
+  private requireFlag(key: string): Flag {
+    const flag = this.replica.flags.get(key)
+    if (flag === undefined) throw new FlagNotFoundError(`Flag ${key} does not exist.`, { key })
+    return flag
+  }
+
+  private stamp(options: FlagWriteOptions): { now: number; actor: string } {
+    return { now: this.clock.now(), actor: options.actor ?? 'system' }
+  }
+
+  private audit(
+    options: FlagWriteOptions,
+    defaultAction: string,
+    label: string,
+    previous: string | null,
+    next: string | null,
+  ): void {
+    if (options.audit === false) return
+    try {
+      this.report({
+        action: options.action ?? defaultAction,
+        route: label,
+        service: null,
+        actor: options.actor ?? 'system',
+        platform: options.platform ?? '',
+        reason: options.reason ?? '',
+        previous_status: previous,
+        new_status: next,
+      })
+    } catch (error) {
+      this.onError(toError(error), 'audit report')
+    }
+  }
+
+  /** Runs writes one at a time; a failed write does not block the next. */
+  private exclusive<T>(write: () => T | Promise<T>): Promise<T> {
+    const result = this.writes.then(write)
+    this.writes = result.catch(() => undefined)
+    return result
+  }
+}
+
+function keyOf(input: unknown): string | undefined {
+  if (input === null || typeof input !== 'object') return undefined
+  const key = (input as { key?: unknown }).key
+  return typeof key === 'string' ? key : undefined
+}
+
+function sortByKey<T extends { key: string }>(records: T[]): T[] {
+  return records.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+}

@@ -1,0 +1,19 @@
+import { expect, it } from 'vitest'
+import { memoryFlagStore } from '../../src/flags/index.js'
+import { storedFlag } from './helpers.js'
+import { runFlagStoreContract } from './store-contract.js'
+
+runFlagStoreContract('memory', () => Promise.resolve({ store: memoryFlagStore() }))
+
+it('isolates a throwing subscriber', async () => {
+  const errors: unknown[] = []
+  const store = memoryFlagStore((error) => errors.push(error))
+  const seen: string[] = []
+  store.subscribe(() => {
+    throw new Error('subscriber bug')
+  })
+  store.subscribe((event) => seen.push(event.key))
+  await store.putFlag(storedFlag('a'))
+  expect(seen).toEqual(['a'])
+  expect(errors).toHaveLength(1)
+})
