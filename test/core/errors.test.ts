@@ -2,19 +2,21 @@ import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { errorCatalogue, SwitchyardError, ValidationError } from '../../src/index.js'
 import { toError } from '../../src/core/errors.js'
+import { flagErrorCatalogue } from '../../src/flags/errors.js'
 
 describe('error catalogue', () => {
   const doc = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8')
 
-  it.each(errorCatalogue.map((ErrorClass) => [ErrorClass.name, ErrorClass] as const))(
-    '%s is documented with its code and status',
-    (_name, ErrorClass) => {
-      const error = new ErrorClass('m')
-      expect(error).toBeInstanceOf(SwitchyardError)
-      expect(error.name).toBe(ErrorClass.name)
-      expect(doc).toContain(`| \`${error.code}\` | \`${ErrorClass.name}\` | ${error.statusCode} |`)
-    },
-  )
+  it.each(
+    [...errorCatalogue, ...flagErrorCatalogue].map(
+      (ErrorClass) => [ErrorClass.name, ErrorClass] as const,
+    ),
+  )('%s is documented with its code and status', (_name, ErrorClass) => {
+    const error = new ErrorClass('m')
+    expect(error).toBeInstanceOf(SwitchyardError)
+    expect(error.name).toBe(ErrorClass.name)
+    expect(doc).toContain(`| \`${error.code}\` | \`${ErrorClass.name}\` | ${error.statusCode} |`)
+  })
 
   it('serialises to the shared JSON shape with details', () => {
     expect(new ValidationError('bad', { details: [{ field: 'x' }] }).toJSON()).toEqual({
