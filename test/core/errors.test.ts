@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { errorCatalogue, SwitchyardError, ValidationError } from '../../src/index.js'
 import { toError } from '../../src/core/errors.js'
-import { flagErrorCatalogue } from '../../src/flags/errors.js'
+import { FlagPrerequisiteCycleError, flagErrorCatalogue } from '../../src/flags/errors.js'
 
 describe('error catalogue', () => {
   const doc = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8')
