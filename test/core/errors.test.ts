@@ -12,7 +12,10 @@ describe('error catalogue', () => {
       (ErrorClass) => [ErrorClass.name, ErrorClass] as const,
     ),
   )('%s is documented with its code and status', (_name, ErrorClass) => {
-    const error = new ErrorClass('m')
+    const error =
+      ErrorClass === FlagPrerequisiteCycleError
+        ? new FlagPrerequisiteCycleError(['a', 'b', 'a'])
+        : new (ErrorClass as new (message: string) => SwitchyardError)('m')
     expect(error).toBeInstanceOf(SwitchyardError)
     expect(error.name).toBe(ErrorClass.name)
     expect(doc).toContain(`| \`${error.code}\` | \`${ErrorClass.name}\` | ${error.statusCode} |`)
