@@ -1,0 +1,94 @@
+/**
+ * Task context and `taskLog`.
+ *
+ * Task code (and any helper it calls, sync or async) reads its context through
+ * `AsyncLocalStorage`, in the parent process as well as inside thread and process workers, where
+ * the worker entry installs the same store and forwards log lines to the parent.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks'
+import { TaskValidationError } from './errors.js'
+import { LOG_LEVELS, type LogLevel } from './record.js'
+
+/** What running task code can learn about itself. Field names are the spec's. */
+export interface TaskContext {
+  readonly task_id: string
+  readonly func_name: string
+  /** 1 for the first attempt, 2 for the first retry, ... */
+  readonly attempt: number
+  readonly tags: Readonly<Record<string, string>>
+  /**
+   * Aborted when the task is cancelled or interrupted. Async tasks should pass it on to the I/O
+   * they start (fetch, timers) so that cancellation also stops the work.
+   */
+  readonly signal: AbortSignal
+}
+
+/**
+ * The running attempt as the context store holds it: the context fields plus the log sink. One
+ * object per attempt (the runner's attempt itself), so running a task allocates little.
+ */
+export interface ActiveTask extends TaskContext {
+  /** Receives the task code's `taskLog` calls. */
+  log(level: LogLevel, message: string, extra: Record<string, unknown>): void
+}
+
+const storage = new AsyncLocalStorage<ActiveTask>()
+
+/** The context of the task whose code is running, or undefined outside a managed task. */
+export function getTaskContext(): TaskContext | undefined {
+  const active = storage.getStore()
+  if (active === undefined) return undefined
+  return {
+    task_id: active.task_id,
+    func_name: active.func_name,
+    attempt: active.attempt,
+    tags: active.tags,
+    get signal() {
+      return active.signal
+    },
+  }
+}
+
+/** Options of {@link taskLog}: a level plus any extra fields, which observers get under `extra`. */
+export type TaskLogOptions = { level?: LogLevel } & Record<string, unknown>
+
+/**
+ * Adds `<timestamp> [<level>] <message>` to the running task's logs and sends a log event to the
+ * observers. Outside a managed task, writes to the console under the `switchyard.tasks` namespace
+ * at the same level.
+ *
+ * @example
+ * taskLog('resized', { level: 'info', width: 640 })
+ */
+export function taskLog(message: string, options: TaskLogOptions = {}): void {
+  const { level = 'info', ...extra } = options
+  if (!LOG_LEVELS.includes(level)) {
+    throw new TaskValidationError(
+      `Invalid log level ${JSON.stringify(level)}: expected one of ${LOG_LEVELS.join(', ')}.`,
+    )
+  }
+  const active = storage.getStore()
+  if (active !== undefined) {
+    active.log(level, message, extra)
+    return
+  }
+  const write = consoleByLevel[level]
+  if (Object.keys(extra).length > 0) write(`[switchyard.tasks] ${message}`, extra)
+  else write(`[switchyard.tasks] ${message}`)
+}
+
+const consoleByLevel: Readonly<Record<LogLevel, (...data: unknown[]) => void>> = {
+  debug: (...data) => console.debug(...data),
+  info: (...data) => console.info(...data),
+  warning: (...data) => console.warn(...data),
+  error: (...data) => console.error(...data),
+}
+
+/** Calls `fn(...args)` as the code of a task: `getTaskContext()` and `taskLog()` see `active`. */
+export function runInTaskContext<A extends unknown[], T>(
+  active: ActiveTask,
+  fn: (...args: A) => T,
+  ...args: A
+): T {
+  return storage.run(active, fn, ...args)
+}

@@ -1,0 +1,115 @@
+/**
+ * The error catalogue of the task half.
+ *
+ * The task half may not import route control, so it keeps its own small hierarchy with the same
+ * shape: every error has a stable `code` and the HTTP status the task admin answers with, and
+ * serialises to the shared `{error: {code, message, ...}}` body.
+ */
+
+/** Base class of every task error: a stable `code`, an HTTP status and optional details. */
+export abstract class TaskError extends Error {
+  /** Stable machine-readable code, e.g. `QUEUE_FULL`. */
+  abstract readonly code: string
+  /** HTTP status an HTTP layer answers with for this error. */
+  abstract readonly statusCode: number
+  /** Extra members copied into the JSON error body. */
+  readonly details: Readonly<Record<string, unknown>>
+
+  constructor(message: string, details: Record<string, unknown> = {}, options?: ErrorOptions) {
+    super(message, options)
+    this.name = new.target.name
+    this.details = details
+  }
+
+  /** The shared JSON error body: `{error: {code, message, ...details}}`. */
+  toJSON(): { error: Record<string, unknown> } {
+    return { error: { code: this.code, message: this.message, ...this.details } }
+  }
+}
+
+/** A bad option, argument or configuration value; nothing was changed. */
+export class TaskValidationError extends TaskError {
+  readonly code = 'VALIDATION_ERROR'
+  readonly statusCode = 400
+}
+
+/** `addTask` aimed at a queue whose waiting items already reach its `max_size`. */
+export class QueueFullError extends TaskError {
+  readonly code = 'QUEUE_FULL'
+  readonly statusCode = 429
+}
+
+/** Arguments that cannot be serialised for a thread/process executor or for encryption. */
+export class TaskArgumentError extends TaskError {
+  readonly code = 'TASK_ARGUMENT_ERROR'
+  readonly statusCode = 400
+}
+
+/** No task record with that id. */
+export class TaskNotFoundError extends TaskError {
+  readonly code = 'TASK_NOT_FOUND'
+  readonly statusCode = 404
+}
+
+/** Cancel on a task that is neither pending nor running. */
+export class TaskNotCancellableError extends TaskError {
+  readonly code = 'TASK_NOT_CANCELLABLE'
+  readonly statusCode = 400
+}
+
+/** Retry on a task whose status is not `failed` or `interrupted`. */
+export class TaskNotRetryableError extends TaskError {
+  readonly code = 'TASK_NOT_RETRYABLE'
+  readonly statusCode = 400
+}
+
+/** Retry of a task whose function is no longer registered in this process. */
+export class TaskNotRegisteredError extends TaskError {
+  readonly code = 'TASK_NOT_REGISTERED'
+  readonly statusCode = 409
+}
+
+/** `updateQueueConfig` on a queue name the manager does not know. */
+export class QueueNotFoundError extends TaskError {
+  readonly code = 'QUEUE_NOT_FOUND'
+  readonly statusCode = 404
+}
+
+/** `addTask` after `shutdown()`. */
+export class ManagerClosedError extends TaskError {
+  readonly code = 'MANAGER_CLOSED'
+  readonly statusCode = 503
+}
+
+/** A thread or process worker died (or was killed) while it ran a task attempt. */
+export class WorkerCrashedError extends TaskError {
+  readonly code = 'WORKER_CRASHED'
+  readonly statusCode = 500
+}
+
+/** Every error class of the task catalogue, for docs and tests that keep them in sync. */
+export const taskErrorCatalogue = [
+  TaskValidationError,
+  QueueFullError,
+  TaskArgumentError,
+  TaskNotFoundError,
+  TaskNotCancellableError,
+  TaskNotRetryableError,
+  TaskNotRegisteredError,
+  QueueNotFoundError,
+  ManagerClosedError,
+  WorkerCrashedError,
+] as const
+
+/** Normalises anything thrown (strings, plain objects) into an Error, keeping it as `cause`. */
+export function toError(thrown: unknown): Error {
+  if (thrown instanceof Error) return thrown
+  let text: string
+  try {
+    const json: string | undefined = JSON.stringify(thrown)
+    text = typeof thrown === 'string' ? thrown : typeof json === 'string' ? json : String(thrown)
+  } catch {
+    text = String(thrown)
+  }
+  return new Error(text, { cause: thrown })
+}

@@ -1,0 +1,96 @@
+/**
+ * The `process` executor: a pool of child processes (`child_process.fork`), each importing the
+ * task's module. Arguments and results travel by structured clone (`serialization: 'advanced'`);
+ * arguments that cannot are refused at `addTask` with TaskArgumentError.
+ *
+ * A child that dies during an attempt fails that attempt and is replaced. At shutdown the pool
+ * waits `processShutdownTimeout` seconds for running attempts, then kills the children.
+ * Cancelling a running process task stops the wait; the child finishes the call and is reused.
+ */
+import { fork, type ChildProcess } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { workerEntryUrl } from './thread.js'
+import { isTypeScript, tsxLoader } from './typescript-loader.js'
+import type { WorkerMessage } from './protocol.js'
+import { WorkerPool, type WorkerPort } from './worker-pool.js'
+import type { TaskExecutor } from './types.js'
+
+/** Options of the process executor. */
+export interface ProcessExecutorOptions {
+  /** Child processes in the pool. */
+  size: number
+  /** Whether children must load TypeScript (asked when the first child starts). */
+  needsTypeScript: () => boolean
+}
+
+/** Creates the child-process executor. */
+export function processExecutor(options: ProcessExecutorOptions): TaskExecutor {
+  const pool = new WorkerPool({
+    size: options.size,
+    label: 'process',
+    spawn: () => spawnProcess(options.needsTypeScript()),
+  })
+  return {
+    kind: 'process',
+    execute: (request) => pool.run(request),
+    drain: (timeoutMs) => pool.drain(timeoutMs),
+    close: () => pool.close(),
+  }
+}
+
+function spawnProcess(typescriptModules: boolean): WorkerPort {
+  const entry = workerEntryUrl()
+  const execArgv =
+    typescriptModules || isTypeScript(entry.href) ? ['--import', tsxLoader().importFlag] : []
+  const child: ChildProcess = fork(fileURLToPath(entry), [], {
+    execArgv,
+    serialization: 'advanced',
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  })
+  let exitListener: ((detail: string) => void) | null = null
+  let exited = false
+  const reportExit = (detail: string): void => {
+    if (exited) return
+    exited = true
+    exitListener?.(detail)
+  }
+  child.on('error', (error) => reportExit(`error: ${error.message}`))
+  child.on('exit', (code, signal) =>
+    reportExit(signal === null ? `exit code ${String(code)}` : `signal ${signal}`),
+  )
+  // The child and its IPC channel would keep the parent alive; only a busy child may.
+  const channel = child.channel as { ref?: () => void; unref?: () => void } | undefined | null
+  const keepAlive = (busy: boolean): void => {
+    if (busy) {
+      child.ref()
+      channel?.ref?.()
+    } else {
+      child.unref()
+      channel?.unref?.()
+    }
+  }
+  keepAlive(false)
+  return {
+    keepAlive,
+    send: (message) => {
+      child.send(message)
+    },
+    onMessage: (listener) => child.on('message', (message) => listener(message as WorkerMessage)),
+    onExit: (listener) => {
+      exitListener = listener
+    },
+    terminate: () =>
+      new Promise<void>((resolve) => {
+        if (exited || child.exitCode !== null || child.signalCode !== null) {
+          resolve()
+          return
+        }
+        const timer = setTimeout(() => child.kill('SIGKILL'), 2000)
+        child.once('exit', () => {
+          clearTimeout(timer)
+          resolve()
+        })
+        child.kill('SIGTERM')
+      }),
+  }
+}

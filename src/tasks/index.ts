@@ -1,0 +1,60 @@
+/**
+ * `switchyard/tasks`: the task manager, its records, queues, executors, observers and errors.
+ */
+export { TaskManager } from './manager.js'
+export type { TaskManagerOptions, AddTaskOptions, TaskManagerLogger } from './options.js'
+export {
+  isTaskHandle,
+  type TaskOptions,
+  type TaskDefinition,
+  type TaskHandle,
+  type TaskFunction,
+} from './registry.js'
+export { isTaskWorker } from './worker-registry.js'
+export { getTaskContext, taskLog, type TaskContext, type TaskLogOptions } from './context.js'
+export {
+  LOG_LEVELS,
+  formatLogLine,
+  retryMarker,
+  type TaskRecord,
+  type StoredTask,
+  type ExecutorKind,
+  type LogLevel,
+  type TaskSource,
+} from './record.js'
+export {
+  TASK_STATUSES,
+  TERMINAL_STATUSES,
+  RETRYABLE_STATUSES,
+  canTransition,
+  type TaskStatus,
+} from './status.js'
+export { memoryTaskStore, type TaskStore, type MaybePromise } from './store.js'
+export { DEFAULT_QUEUE } from './queues/queue-set.js'
+export type { QueueConfig, QueueStats } from './queues/queue.js'
+export { generateEncryptionKey, type EncryptionKeyInput } from './encryption.js'
+export { systemTaskClock, toIso, type TaskClock } from './time.js'
+export type { LifecycleHost } from './lifecycle.js'
+export type {
+  TaskObserver,
+  TaskLogEvent,
+  TaskLifecycleEvent,
+  TaskObserverEvent,
+} from './observers/types.js'
+export { MemoryObserver } from './observers/memory.js'
+export { StdoutObserver, type StdoutObserverOptions } from './observers/stdout.js'
+export { FileObserver, type FileObserverOptions } from './observers/file.js'
+export {
+  TaskError,
+  TaskValidationError,
+  QueueFullError,
+  TaskArgumentError,
+  TaskNotFoundError,
+  TaskNotCancellableError,
+  TaskNotRetryableError,
+  TaskNotRegisteredError,
+  QueueNotFoundError,
+  ManagerClosedError,
+  WorkerCrashedError,
+  taskErrorCatalogue,
+} from './errors.js'

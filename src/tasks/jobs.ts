@@ -1,0 +1,67 @@
+/**
+ * A live job: one enqueued task between `addTask` and its terminal status.
+ *
+ * The job is at once the queue item (priority, start), the runner's unit of work and the holder
+ * of the task's cancellation, so an enqueued task costs one object here. The cancellation token
+ * is created only if something asks for it (a cancel, an executor that waits, task code reading
+ * its signal).
+ */
+import type { AsyncResource } from 'node:async_hooks'
+import { Cancellation, type TaskAbort } from './cancellation.js'
+import type { QueueItem } from './queues/queue.js'
+import type { StoredTask } from './record.js'
+import type { TaskHandle } from './registry.js'
+
+/** Runs a job; returns a promise unless it finished synchronously (the runner). */
+export interface JobRunner {
+  run(job: RunJob): Promise<void> | undefined
+}
+
+/** One enqueued task. */
+export class RunJob implements QueueItem {
+  readonly task: StoredTask
+  readonly handle: TaskHandle
+  readonly priority: number
+  /** Set by the queue when the job has to wait: the caller's async context. */
+  scope: AsyncResource | undefined = undefined
+  /** Epoch ms when the first attempt started (0 before). */
+  startedAt = 0
+  readonly #runner: JobRunner
+  #cancellation: Cancellation | null = null
+
+  constructor(task: StoredTask, handle: TaskHandle, priority: number, runner: JobRunner) {
+    this.task = task
+    this.handle = handle
+    this.priority = priority
+    this.#runner = runner
+  }
+
+  get taskId(): string {
+    return this.task.record.task_id
+  }
+
+  /** The cancellation token (created on first use). */
+  get cancellation(): Cancellation {
+    return (this.#cancellation ??= new Cancellation())
+  }
+
+  /** Whether the job was aborted (cancelled or interrupted). */
+  get aborted(): boolean {
+    return this.#cancellation?.aborted ?? false
+  }
+
+  /** Why it was aborted, or null. */
+  get abortReason(): TaskAbort | null {
+    return this.#cancellation?.reason ?? null
+  }
+
+  /** Aborts the job. */
+  abort(reason: TaskAbort): void {
+    this.cancellation.abort(reason)
+  }
+
+  /** Runs the job (called by its queue when a slot is free). */
+  start(): Promise<void> | undefined {
+    return this.#runner.run(this)
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * Fans events out to observers with isolation: each observer is called on its own, and whatever
+ * it throws (synchronously or as a rejected promise) is reported and swallowed.
+ */
+import type { TaskLifecycleEvent, TaskLogEvent, TaskObserver } from './types.js'
+
+/** Reports an observer failure. */
+export type ObserverErrorReporter = (error: unknown, observer: TaskObserver) => void
+
+/** The manager's observer list. */
+export class ObserverDispatcher {
+  readonly #observers: readonly TaskObserver[]
+  readonly #report: ObserverErrorReporter
+
+  constructor(observers: readonly TaskObserver[], report: ObserverErrorReporter) {
+    this.#observers = observers
+    this.#report = report
+  }
+
+  /** Whether any observer is installed (lets callers skip building events). */
+  get active(): boolean {
+    return this.#observers.length > 0
+  }
+
+  /** Sends a log event to every observer. */
+  log(event: TaskLogEvent): void {
+    for (const observer of this.#observers) {
+      if (observer.onLog) this.#call(observer, () => observer.onLog?.(event))
+    }
+  }
+
+  /** Sends a lifecycle event to every observer. */
+  lifecycle(event: TaskLifecycleEvent): void {
+    for (const observer of this.#observers) {
+      if (observer.onLifecycle) this.#call(observer, () => observer.onLifecycle?.(event))
+    }
+  }
+
+  /** Opens every observer; failures are reported, not thrown. */
+  async open(): Promise<void> {
+    await Promise.all(
+      this.#observers.map((observer) => this.#settle(observer, () => observer.open?.())),
+    )
+  }
+
+  /** Closes every observer; failures are reported, not thrown. */
+  async close(): Promise<void> {
+    await Promise.all(
+      this.#observers.map((observer) => this.#settle(observer, () => observer.close?.())),
+    )
+  }
+
+  #call(observer: TaskObserver, fn: () => unknown): void {
+    try {
+      const result = fn()
+      if (result instanceof Promise) result.catch((error: unknown) => this.#report(error, observer))
+    } catch (error) {
+      this.#report(error, observer)
+    }
+  }
+
+  async #settle(observer: TaskObserver, fn: () => unknown): Promise<void> {
+    try {
+      await fn()
+    } catch (error) {
+      this.#report(error, observer)
+    }
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * Options of the task manager and of `addTask`, with their validation.
+ */
+import { TaskValidationError } from './errors.js'
+import type { EncryptionKeyInput } from './encryption.js'
+import type { TaskObserver } from './observers/types.js'
+import type { QueueConfig } from './queues/queue.js'
+import type { TaskSource } from './record.js'
+import type { TaskStore } from './store.js'
+import type { TaskClock } from './time.js'
+
+/** Where the manager reports warnings (unknown queue) and background faults. */
+export interface TaskManagerLogger {
+  warn(message: string): void
+  error(message: string, error?: unknown): void
+}
+
+/** Options of `new TaskManager(options)`. Durations are seconds. */
+export interface TaskManagerOptions {
+  /** Named queues: name → `{ concurrency, max_size }` (null or absent = unlimited). */
+  queues?: Record<string, Partial<QueueConfig>>
+  /** Shorthand for the default queue's max_size. */
+  maxSize?: number | null
+  /** Cap on simultaneous async tasks; null (default) = no cap. */
+  maxConcurrentTasks?: number | null
+  /** Size of the worker-thread pool; null (default) = available parallelism. */
+  maxSyncThreads?: number | null
+  /** Size of the child-process pool; null (default) = available parallelism. */
+  maxProcessWorkers?: number | null
+  /** Seconds process workers get to finish at shutdown before they are killed. Default 10. */
+  processShutdownTimeout?: number
+  /** AES-256-GCM key (32 bytes; Buffer, hex or base64) to encrypt task arguments at rest. */
+  encryptionKey?: EncryptionKeyInput | null
+  /** Log and lifecycle observers. */
+  observers?: readonly TaskObserver[]
+  /** Persistence and idempotency seam. Default: in memory. */
+  store?: TaskStore
+  /** Time source (tests inject a fake one). */
+  clock?: TaskClock
+  /** Default: the console. */
+  logger?: TaskManagerLogger
+}
+
+/** Per-call options of `addTask`; each overrides the task's registration. */
+export interface AddTaskOptions {
+  tags?: Record<string, string>
+  priority?: number | null
+  /** Recorded for the Fastify integration; `addTask` itself always dispatches at once. */
+  eager?: boolean
+  queue?: string
+  idempotencyKey?: string
+  /** `manual` (default) or `scheduled` (the scheduler). */
+  source?: TaskSource
+}
+
+/** The default logger: the console, under the `switchyard.tasks` namespace. */
+export const consoleLogger: TaskManagerLogger = {
+  warn: (message) => console.warn(`[switchyard.tasks] ${message}`),
+  error: (message, error) => console.error(`[switchyard.tasks] ${message}`, error ?? ''),
+}
+
+/** A positive integer or null (unlimited); throws {@link TaskValidationError} otherwise. */
+export function positiveOrNull(value: number | null | undefined, field: string): number | null {
+  if (value === undefined || value === null) return null
+  if (!Number.isInteger(value) || value < 1) {
+    throw new TaskValidationError(
+      `${field} must be a positive integer or null, got ${String(value)}.`,
+    )
+  }
+  return value
+}
+
+/** Validates `processShutdownTimeout` (seconds, default 10) and returns milliseconds. */
+export function shutdownTimeoutMs(seconds: number | undefined): number {
+  const timeout = seconds ?? 10
+  if (typeof timeout !== 'number' || !Number.isFinite(timeout) || timeout < 0) {
+    throw new TaskValidationError(
+      'processShutdownTimeout must be a non-negative number of seconds.',
+    )
+  }
+  return timeout * 1000
+}

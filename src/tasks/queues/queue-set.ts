@@ -1,0 +1,92 @@
+/**
+ * The manager's named queues. A default queue always exists; a task naming an unknown queue
+ * falls back to it with a warning (logged once per unknown name, so a hot path does not flood
+ * the log).
+ */
+import { QueueNotFoundError, TaskValidationError } from '../errors.js'
+import { TaskQueue, type QueueConfig, type QueueStats } from './queue.js'
+
+/** The queue used when a task names none. */
+export const DEFAULT_QUEUE = 'default'
+
+/** Queue options of the manager: a mapping name → config, plus the `maxSize` shorthand. */
+export interface QueueSetOptions {
+  /** Named queues; fields left out are unlimited (null). */
+  queues?: Record<string, Partial<QueueConfig>> | undefined
+  /** Shorthand for the default queue's max_size. */
+  maxSize?: number | null | undefined
+  /** Receives the unknown-queue warning. */
+  warn: (message: string) => void
+}
+
+/** Every queue of one manager. */
+export class QueueSet {
+  readonly #queues = new Map<string, TaskQueue>()
+  readonly #warnedUnknown = new Set<string>()
+  readonly #warn: (message: string) => void
+
+  constructor(options: QueueSetOptions) {
+    this.#warn = options.warn
+    const given = options.queues ?? {}
+    if (typeof given !== 'object') throw new TaskValidationError('queues must be an object.')
+    for (const [name, config] of Object.entries(given)) {
+      this.#queues.set(
+        name,
+        new TaskQueue(name, {
+          concurrency: config.concurrency ?? null,
+          max_size: config.max_size ?? null,
+        }),
+      )
+    }
+    const defaultQueue = this.#queues.get(DEFAULT_QUEUE)
+    const maxSize = options.maxSize ?? null
+    if (defaultQueue === undefined) {
+      this.#queues.set(
+        DEFAULT_QUEUE,
+        new TaskQueue(DEFAULT_QUEUE, { concurrency: null, max_size: maxSize }),
+      )
+    } else if (options.maxSize !== undefined && given[DEFAULT_QUEUE]?.max_size === undefined) {
+      defaultQueue.updateConfig({ max_size: maxSize })
+    }
+  }
+
+  /** The queue called `name`, or the default queue (with a warning) when there is none. */
+  resolve(name: string | null): TaskQueue {
+    if (name === null) return this.#default()
+    const queue = this.#queues.get(name)
+    if (queue !== undefined) return queue
+    if (!this.#warnedUnknown.has(name)) {
+      this.#warnedUnknown.add(name)
+      this.#warn(`Unknown queue ${JSON.stringify(name)}: using the ${DEFAULT_QUEUE} queue.`)
+    }
+    return this.#default()
+  }
+
+  /** The queue called exactly `name`. */
+  get(name: string): TaskQueue | undefined {
+    return this.#queues.get(name)
+  }
+
+  /** Changes one queue's config live. Throws {@link QueueNotFoundError} or a validation error. */
+  update(name: string, change: Partial<QueueConfig>): QueueConfig {
+    const queue = this.#queues.get(name)
+    if (queue === undefined) {
+      throw new QueueNotFoundError(`No queue named ${JSON.stringify(name)}.`, { queue: name })
+    }
+    return queue.updateConfig(change)
+  }
+
+  /** Stats of every queue, in declaration order (default last unless declared). */
+  stats(): QueueStats[] {
+    return [...this.#queues.values()].map((queue) => queue.stats())
+  }
+
+  /** Every queue. */
+  all(): TaskQueue[] {
+    return [...this.#queues.values()]
+  }
+
+  #default(): TaskQueue {
+    return this.#queues.get(DEFAULT_QUEUE) as TaskQueue
+  }
+}

@@ -1,0 +1,187 @@
+/**
+ * One named queue: admission (`max_size` counts waiting items, not running ones), order (higher
+ * priority first, FIFO among equals) and concurrency (never more running than the current
+ * `concurrency`, also right after it was lowered: running items finish, none start until the
+ * count is below the new limit).
+ */
+import { AsyncResource } from 'node:async_hooks'
+import { QueueFullError, TaskValidationError } from '../errors.js'
+import { PriorityLine } from './priority-line.js'
+
+/** A queue's configuration; null means unlimited. Field names are the spec's. */
+export interface QueueConfig {
+  concurrency: number | null
+  max_size: number | null
+}
+
+/** Per-queue counters plus the config (CONTRACT.md §5 `GET /queues`). */
+export interface QueueStats {
+  name: string
+  concurrency: number | null
+  max_size: number | null
+  /** Waiting to start. */
+  pending: number
+  running: number
+  /** Started here and completed (any terminal status). */
+  finished: number
+  rejected: number
+}
+
+/**
+ * A task waiting for (or holding) a slot in a queue. A parked item gets a `scope`: the async
+ * context of the `addTask` call that parked it, so that the task later starts inside the caller's
+ * AsyncLocalStorage stores (trace ids) rather than inside whatever task happened to free the
+ * slot. An item that starts at once needs none: it runs synchronously inside the caller's context.
+ */
+export interface QueueItem {
+  readonly taskId: string
+  readonly priority: number
+  scope: AsyncResource | undefined
+  /** Runs the task; returns a promise (that must not reject) unless it finished synchronously. */
+  start(): Promise<void> | undefined
+}
+
+/** A named queue with priority order, `max_size` admission and a concurrency limit. */
+export class TaskQueue {
+  readonly name: string
+  #config: QueueConfig
+  readonly #line = new PriorityLine<QueueItem>()
+  /** Items still waiting, by task id; the line drops entries missing here lazily. */
+  readonly #waiting = new Map<string, QueueItem>()
+  #running = 0
+  #finished = 0
+  #rejected = 0
+  #paused = false
+  #draining = false
+  readonly #onSettled = (): void => {
+    this.#running--
+    this.#finished++
+    this.#drain()
+  }
+
+  constructor(name: string, config: QueueConfig) {
+    this.name = name
+    this.#config = validateQueueConfig(config, name)
+  }
+
+  /** The current configuration (a copy). */
+  get config(): QueueConfig {
+    return { ...this.#config }
+  }
+
+  /** Throws {@link QueueFullError} (and counts a rejection) when waiting items reach `max_size`. */
+  admit(): void {
+    const max = this.#config.max_size
+    if (max !== null && this.#waiting.size >= max && !this.#canStartNow()) {
+      this.#rejected++
+      throw new QueueFullError(
+        `Queue ${JSON.stringify(this.name)} is full: ${this.#waiting.size} tasks waiting (max_size ${max}).`,
+        { queue: this.name, max_size: max },
+      )
+    }
+  }
+
+  /** Starts `item` now if a slot is free, else makes it wait. Call {@link admit} first. */
+  offer(item: QueueItem): void {
+    if (this.#canStartNow()) {
+      this.#start(item)
+      return
+    }
+    item.scope = new AsyncResource('switchyard.task')
+    this.#waiting.set(item.taskId, item)
+    this.#line.push(item)
+  }
+
+  /** Removes a waiting task (cancelled while pending). Returns whether it was waiting here. */
+  remove(taskId: string): boolean {
+    return this.#waiting.delete(taskId)
+  }
+
+  /** Changes the config live; fields left undefined keep their value. Throws on bad values, changing nothing. */
+  updateConfig(change: Partial<QueueConfig>): QueueConfig {
+    const next = validateQueueConfig({ ...this.#config, ...stripUndefined(change) }, this.name)
+    this.#config = next
+    this.#drain()
+    return { ...next }
+  }
+
+  /** Stops starting waiting items (shutdown). Running items are not touched. */
+  pause(): void {
+    this.#paused = true
+  }
+
+  /** Ids of the tasks still waiting. */
+  waitingIds(): string[] {
+    return [...this.#waiting.keys()]
+  }
+
+  /** Counters and config. */
+  stats(): QueueStats {
+    return {
+      name: this.name,
+      concurrency: this.#config.concurrency,
+      max_size: this.#config.max_size,
+      pending: this.#waiting.size,
+      running: this.#running,
+      finished: this.#finished,
+      rejected: this.#rejected,
+    }
+  }
+
+  #canStartNow(): boolean {
+    const limit = this.#config.concurrency
+    return !this.#paused && this.#waiting.size === 0 && (limit === null || this.#running < limit)
+  }
+
+  #start(item: QueueItem): void {
+    this.#running++
+    const pending = item.start()
+    if (pending === undefined) this.#onSettled()
+    else void pending.then(this.#onSettled, this.#onSettled)
+  }
+
+  #drain(): void {
+    // Tasks that finish synchronously call back into #drain; the outer loop does the work, so
+    // the stack stays flat however many of them are waiting.
+    if (this.#paused || this.#draining) return
+    this.#draining = true
+    try {
+      const limit = this.#config.concurrency
+      while (limit === null || this.#running < limit) {
+        const item = this.#line.pop()
+        if (item === undefined) return
+        if (this.#waiting.get(item.taskId) !== item) continue
+        this.#waiting.delete(item.taskId)
+        const scope = item.scope
+        item.scope = undefined
+        if (scope === undefined) this.#start(item)
+        else scope.runInAsyncScope(this.#start, this, item)
+      }
+    } finally {
+      this.#draining = false
+    }
+  }
+}
+
+function stripUndefined(change: Partial<QueueConfig>): Partial<QueueConfig> {
+  const result: Partial<QueueConfig> = {}
+  if (change.concurrency !== undefined) result.concurrency = change.concurrency
+  if (change.max_size !== undefined) result.max_size = change.max_size
+  return result
+}
+
+/** Validates a queue config: concurrency a positive integer or null, max_size ≥ 0 or null. */
+export function validateQueueConfig(config: QueueConfig, name: string): QueueConfig {
+  const { concurrency, max_size } = config
+  if (concurrency !== null && (!Number.isInteger(concurrency) || concurrency < 1)) {
+    throw new TaskValidationError(
+      `Queue ${JSON.stringify(name)}: concurrency must be a positive integer or null, got ${String(concurrency)}.`,
+    )
+  }
+  if (max_size !== null && (!Number.isInteger(max_size) || max_size < 0)) {
+    throw new TaskValidationError(
+      `Queue ${JSON.stringify(name)}: max_size must be a non-negative integer or null, got ${String(max_size)}.`,
+    )
+  }
+  return { concurrency, max_size }
+}

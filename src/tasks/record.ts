@@ -1,0 +1,68 @@
+/**
+ * The task record: the spec's serialized fields plus `executor` and `queue` (CONTRACT.md §5), and
+ * the stored form that also carries the arguments (plain or encrypted) and the idempotency key.
+ */
+import type { TaskStatus } from './status.js'
+import { toIso } from './time.js'
+
+/** Where a task runs. */
+export type ExecutorKind = 'async' | 'thread' | 'process'
+
+/** Log levels of `taskLog` and observers, lowest first. */
+export const LOG_LEVELS = ['debug', 'info', 'warning', 'error'] as const
+
+/** A log level. */
+export type LogLevel = (typeof LOG_LEVELS)[number]
+
+/** How a task was enqueued. */
+export type TaskSource = 'manual' | 'scheduled'
+
+/** The serialized task record (list, detail and stream). Field names are the spec's. */
+export interface TaskRecord {
+  task_id: string
+  func_name: string
+  status: TaskStatus
+  /** `2026-11-21T21:00:00.123+00:00` */
+  created_at: string
+  start_time: string | null
+  end_time: string | null
+  /** Seconds between start_time and end_time; 0 until the task has both. */
+  duration: number
+  retries_used: number
+  error: string | null
+  /** `<timestamp> [<level>] <message>` lines; retries separated by `--- retry <n> ---`. */
+  logs: string[]
+  stacktrace: string | null
+  tags: Record<string, string>
+  source: TaskSource
+  priority: number | null
+  executor: ExecutorKind
+  queue: string
+}
+
+/**
+ * A record as kept by the manager and a {@link TaskStore}: the serialized record plus what is
+ * needed to run or retry it. With an encryption key, `args` is null and `encrypted_args` holds
+ * the ciphertext, so a stored task never contains plaintext arguments.
+ */
+export interface StoredTask {
+  record: TaskRecord
+  args: unknown[] | null
+  encrypted_args: string | null
+  idempotency_key: string | null
+}
+
+/** Builds a `<timestamp> [<level>] <message>` log line. */
+export function formatLogLine(epochMs: number, level: LogLevel, message: string): string {
+  return `${toIso(epochMs)} [${level}] ${message}`
+}
+
+/** The marker line that separates retry attempts in `logs`. */
+export function retryMarker(retryNumber: number): string {
+  return `--- retry ${retryNumber} ---`
+}
+
+/** A deep-enough copy of a record for handing to callers (logs and tags are copied). */
+export function copyRecord(record: TaskRecord): TaskRecord {
+  return { ...record, logs: record.logs.slice(), tags: { ...record.tags } }
+}

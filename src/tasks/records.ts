@@ -1,0 +1,129 @@
+/**
+ * The record book: live task records of this manager, keyed by task_id.
+ *
+ * Every status change goes through {@link RecordBook.transition}, a compare-and-set against the
+ * transition table, so two parties racing (the queue starting a task, a user cancelling it) can
+ * never both win. Terminal records are frozen: late logs of a cancelled task are dropped.
+ */
+import { copyRecord, type StoredTask, type TaskRecord } from './record.js'
+import { canTransition, TERMINAL_STATUSES, type TaskStatus } from './status.js'
+
+/** Called with the record after it was created or changed status. */
+export type RecordListener = (record: TaskRecord) => void
+
+/** Live records plus change notification. */
+export class RecordBook {
+  readonly #tasks = new Map<string, StoredTask>()
+  readonly #listeners = new Set<RecordListener>()
+
+  /** Adds a new record and notifies listeners. */
+  add(task: StoredTask): void {
+    this.#tasks.set(task.record.task_id, task)
+    this.#notify(task.record)
+  }
+
+  /** The stored task (live object; callers must not mutate it). */
+  get(taskId: string): StoredTask | undefined {
+    return this.#tasks.get(taskId)
+  }
+
+  /** Every stored task, oldest first. */
+  all(): IterableIterator<StoredTask> {
+    return this.#tasks.values()
+  }
+
+  /** Number of records. */
+  get size(): number {
+    return this.#tasks.size
+  }
+
+  /**
+   * Moves `task` from `from` to `to` when, and only when, its status is still `from` and the
+   * table allows the move; applies `patch` in the same step. Returns whether it happened.
+   */
+  transition(
+    task: StoredTask,
+    from: TaskStatus,
+    to: TaskStatus,
+    patch?: Partial<Omit<TaskRecord, 'status' | 'task_id'>>,
+  ): boolean {
+    if (task.record.status !== from || !canTransition(from, to)) return false
+    if (patch !== undefined) Object.assign(task.record, patch)
+    task.record.status = to
+    this.#notify(task.record)
+    return true
+  }
+
+  /** `pending → running` with its start time (the hot-path form of {@link transition}). */
+  start(task: StoredTask, startTime: string): boolean {
+    const record = task.record
+    if (record.status !== 'pending') return false
+    record.start_time = startTime
+    record.status = 'running'
+    this.#notify(record)
+    return true
+  }
+
+  /** `running → success | failed | cancelled` with the end fields (hot-path {@link transition}). */
+  end(
+    task: StoredTask,
+    to: 'success' | 'failed' | 'cancelled',
+    endTime: string,
+    duration: number,
+    error: string | null,
+    stacktrace: string | null,
+  ): boolean {
+    const record = task.record
+    if (record.status !== 'running') return false
+    record.end_time = endTime
+    record.duration = duration
+    record.error = error
+    record.stacktrace = stacktrace
+    record.status = to
+    this.#notify(record)
+    return true
+  }
+
+  /** Updates fields other than the status of a non-terminal record (e.g. `retries_used`). */
+  update(task: StoredTask, patch: Partial<Omit<TaskRecord, 'status' | 'task_id'>>): void {
+    if (!TERMINAL_STATUSES.has(task.record.status)) {
+      Object.assign(task.record, patch)
+    }
+  }
+
+  /** Appends a log line unless the record is already terminal. Returns whether it was added. */
+  appendLog(task: StoredTask, line: string): boolean {
+    if (TERMINAL_STATUSES.has(task.record.status)) return false
+    task.record.logs.push(line)
+    return true
+  }
+
+  /** Removes records (history deletion). Returns how many existed. */
+  delete(taskIds: Iterable<string>): number {
+    let deleted = 0
+    for (const id of taskIds) if (this.#tasks.delete(id)) deleted++
+    return deleted
+  }
+
+  /** Subscribes to record creation and status changes; returns the unsubscribe function. */
+  subscribe(listener: RecordListener): () => void {
+    this.#listeners.add(listener)
+    return () => this.#listeners.delete(listener)
+  }
+
+  #notify(record: TaskRecord): void {
+    if (this.#listeners.size === 0) return
+    this.#broadcast(record)
+  }
+
+  #broadcast(record: TaskRecord): void {
+    const copy = copyRecord(record)
+    for (const listener of this.#listeners) {
+      try {
+        listener(copy)
+      } catch (error) {
+        console.error('[switchyard.tasks] record listener failed', error)
+      }
+    }
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * Task statuses and the only transitions between them (spec "States and transitions").
+ *
+ * The table is data, not scattered `if`s, so the record book can refuse every other move with a
+ * compare-and-set: a task can only go from `pending` to `running` if it is still `pending`, which
+ * is what guarantees that a cancelled task never starts.
+ */
+
+/** Every status a task record can hold. */
+export const TASK_STATUSES = [
+  'pending',
+  'running',
+  'success',
+  'failed',
+  'cancelled',
+  'interrupted',
+  'rejected',
+] as const
+
+/** A task record's status. */
+export type TaskStatus = (typeof TASK_STATUSES)[number]
+
+/** Statuses a new record may be created in. */
+export const INITIAL_STATUSES: readonly TaskStatus[] = ['pending', 'rejected']
+
+/** Statuses that never change again. */
+export const TERMINAL_STATUSES: ReadonlySet<TaskStatus> = new Set<TaskStatus>([
+  'success',
+  'failed',
+  'cancelled',
+  'interrupted',
+  'rejected',
+])
+
+/**
+ * Allowed moves. `running → pending` exists only for shutdown with `requeueOnInterrupt`: the
+ * record is saved as pending so that a later startup can run it again.
+ */
+const transitions: Readonly<Record<TaskStatus, readonly TaskStatus[]>> = {
+  pending: ['running', 'cancelled'],
+  running: ['success', 'failed', 'cancelled', 'interrupted', 'pending'],
+  success: [],
+  failed: [],
+  cancelled: [],
+  interrupted: [],
+  rejected: [],
+}
+
+/** Whether a record may move from `from` to `to`. */
+export function canTransition(from: TaskStatus, to: TaskStatus): boolean {
+  return transitions[from].includes(to)
+}
+
+/** Statuses from which the retry operation creates a new record. */
+export const RETRYABLE_STATUSES: ReadonlySet<TaskStatus> = new Set<TaskStatus>([
+  'failed',
+  'interrupted',
+])

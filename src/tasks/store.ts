@@ -1,0 +1,57 @@
+/**
+ * The persistence seam of the task manager.
+ *
+ * The manager keeps live records in its {@link RecordBook}; a `TaskStore` is where records go to
+ * outlive the process and where idempotency keys are claimed. Only the in-memory implementation
+ * lives here; SQL and Redis stores implement the same interface, so that an idempotency key
+ * claimed on one instance is seen by every other instance sharing the store.
+ */
+import type { StoredTask } from './record.js'
+
+/** A value or a promise of it: the in-memory store answers synchronously on the hot path. */
+export type MaybePromise<T> = T | Promise<T>
+
+/** Where task records and idempotency keys are kept beyond one process. */
+export interface TaskStore {
+  /** Inserts or replaces tasks (by `task_id`). Called for persisted tasks on completion. */
+  saveTasks(tasks: readonly StoredTask[]): MaybePromise<void>
+  /** Every stored task, for history loading at startup. Read-only. */
+  loadTasks(): MaybePromise<StoredTask[]>
+  /**
+   * Atomically claims `key` for `taskId`. When another task already holds the key (a task that is
+   * not failed), returns that task's id and changes nothing; otherwise records `taskId` as the
+   * holder and returns null.
+   */
+  claimIdempotencyKey(key: string, taskId: string): MaybePromise<string | null>
+  /** Frees `key` if (and only if) `taskId` holds it; called when that task fails or is rejected. */
+  releaseIdempotencyKey(key: string, taskId: string): MaybePromise<void>
+  /** Releases connections; the store is not used afterwards. */
+  close(): MaybePromise<void>
+}
+
+/** A process-local store: saved tasks and idempotency keys live in maps. */
+export function memoryTaskStore(): TaskStore {
+  const tasks = new Map<string, StoredTask>()
+  const keys = new Map<string, string>()
+  return {
+    saveTasks(batch) {
+      for (const task of batch) tasks.set(task.record.task_id, structuredClone(task))
+    },
+    loadTasks() {
+      return [...tasks.values()].map((task) => structuredClone(task))
+    },
+    claimIdempotencyKey(key, taskId) {
+      const holder = keys.get(key)
+      if (holder !== undefined) return holder
+      keys.set(key, taskId)
+      return null
+    },
+    releaseIdempotencyKey(key, taskId) {
+      if (keys.get(key) === taskId) keys.delete(key)
+    },
+    close() {
+      tasks.clear()
+      keys.clear()
+    },
+  }
+}

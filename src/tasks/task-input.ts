@@ -1,0 +1,98 @@
+/**
+ * Validation of `addTask` input and the construction of a new stored task. Everything here
+ * throws before anything is stored.
+ */
+import { TaskValidationError } from './errors.js'
+import type { AddTaskOptions } from './options.js'
+import type { StoredTask, TaskSource } from './record.js'
+import { assertInteger, assertQueueName, type TaskDefinition } from './registry.js'
+
+/** `addTask` options after validation, with the registration's defaults applied. */
+export interface ResolvedAddOptions {
+  readonly tags: Record<string, string>
+  readonly priority: number | null
+  readonly queue: string | null
+  readonly idempotencyKey: string | null
+  readonly source: TaskSource
+}
+
+/** Validates per-call options against the task's registration. */
+export function resolveAddOptions(
+  definition: TaskDefinition,
+  options: AddTaskOptions,
+): ResolvedAddOptions {
+  const tags = validateTags(options.tags)
+  const priority = options.priority === undefined ? definition.priority : options.priority
+  if (priority !== null) assertInteger(priority, 'priority')
+  if (options.queue !== undefined) assertQueueName(options.queue)
+  const key = options.idempotencyKey
+  if (key !== undefined && (typeof key !== 'string' || key === '')) {
+    throw new TaskValidationError('idempotencyKey must be a non-empty string.')
+  }
+  const source: unknown = options.source ?? 'manual'
+  if (source !== 'manual' && source !== 'scheduled') {
+    throw new TaskValidationError('source must be "manual" or "scheduled".')
+  }
+  return {
+    tags,
+    priority,
+    queue: options.queue ?? definition.queue,
+    idempotencyKey: key ?? null,
+    source,
+  }
+}
+
+/** A new pending task with the spec's record fields. */
+export function newStoredTask(
+  taskId: string,
+  definition: TaskDefinition,
+  resolved: ResolvedAddOptions,
+  queue: string,
+  createdAt: string,
+  args: unknown[] | null,
+  encryptedArgs: string | null,
+): StoredTask {
+  return {
+    record: {
+      task_id: taskId,
+      func_name: definition.name,
+      status: 'pending',
+      created_at: createdAt,
+      start_time: null,
+      end_time: null,
+      duration: 0,
+      retries_used: 0,
+      error: null,
+      logs: [],
+      stacktrace: null,
+      tags: resolved.tags,
+      source: resolved.source,
+      priority: resolved.priority,
+      executor: definition.executor,
+      queue,
+    },
+    args,
+    encrypted_args: encryptedArgs,
+    idempotency_key: resolved.idempotencyKey,
+  }
+}
+
+/** Shared by every record without tags; records are never mutated in place by callers. */
+const NO_TAGS: Record<string, string> = Object.freeze({})
+
+function validateTags(tags: unknown): Record<string, string> {
+  if (tags === undefined) return NO_TAGS
+  if (typeof tags !== 'object' || tags === null || Array.isArray(tags)) {
+    throw new TaskValidationError('tags must be an object of string values.')
+  }
+  const result: Record<string, string> = {}
+  for (const [key, value] of Object.entries(tags)) {
+    if (typeof value !== 'string') {
+      throw new TaskValidationError(
+        `tag ${JSON.stringify(key)} must be a string, got ${typeof value}.`,
+      )
+    }
+    result[key] = value
+  }
+  return result
+}

@@ -1,0 +1,56 @@
+/**
+ * Time for the task manager. Everything that reads "now" or waits (retry backoff) goes through a
+ * {@link TaskClock}, so tests drive time instead of sleeping.
+ */
+
+/** A source of the current time and of cancellable waits. */
+export interface TaskClock {
+  /** Current time in epoch milliseconds. */
+  now(): number
+  /**
+   * Resolves after `ms` milliseconds, or rejects with the signal's reason as soon as `signal`
+   * aborts (also when it is already aborted).
+   */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>
+}
+
+/** The real clock: `Date.now()` and `setTimeout`. */
+export const systemTaskClock: TaskClock = {
+  now: () => Date.now(),
+  sleep: (ms, signal) =>
+    new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(abortReason(signal))
+        return
+      }
+      const onAbort = (): void => {
+        clearTimeout(timer)
+        reject(abortReason(signal))
+      }
+      const timer = setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort)
+        resolve()
+      }, ms)
+      signal?.addEventListener('abort', onAbort, { once: true })
+    }),
+}
+
+function abortReason(signal: AbortSignal | undefined): Error {
+  const reason: unknown = signal?.reason
+  return reason instanceof Error ? reason : new Error('aborted')
+}
+
+let lastMs = Number.NaN
+let lastText = ''
+
+/**
+ * Formats epoch milliseconds as `YYYY-MM-DDTHH:mm:ss.sss+00:00` (CONTRACT.md). Busy managers
+ * stamp many records within one millisecond, so the last result is reused.
+ */
+export function toIso(epochMs: number): string {
+  if (epochMs !== lastMs) {
+    lastText = new Date(epochMs).toISOString().replace('Z', '+00:00')
+    lastMs = epochMs
+  }
+  return lastText
+}

@@ -1,0 +1,95 @@
+/**
+ * Test helpers for the task manager: a fake clock that records waits instead of sleeping, a
+ * deferred, and a wait for a task's status driven by the manager's change notifications.
+ */
+import type { TaskClock, TaskManager, TaskRecord, TaskStatus } from '../../src/tasks/index.js'
+
+/** A clock whose `sleep` returns at once, advancing time and recording the requested waits. */
+export interface FakeClock extends TaskClock {
+  readonly sleeps: number[]
+  advance(ms: number): void
+}
+
+/** 2026-11-21T21:00:00.123Z */
+export const FAKE_START = Date.parse('2026-11-21T21:00:00.123Z')
+
+export function fakeClock(start = FAKE_START): FakeClock {
+  let now = start
+  const sleeps: number[] = []
+  return {
+    sleeps,
+    now: () => now,
+    advance(ms) {
+      now += ms
+    },
+    sleep(ms, signal) {
+      sleeps.push(ms)
+      now += ms
+      if (signal?.aborted) return Promise.reject(signal.reason as Error)
+      return Promise.resolve()
+    },
+  }
+}
+
+export interface Deferred<T> {
+  promise: Promise<T>
+  resolve(value: T): void
+  reject(error: unknown): void
+}
+
+export function deferred<T = void>(): Deferred<T> {
+  let resolve!: (value: T) => void
+  let reject!: (error: unknown) => void
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res
+    reject = rej
+  })
+  return { promise, resolve, reject }
+}
+
+/** Resolves with the record once `taskId` has one of `statuses` (default: any terminal one). */
+export function waitForStatus(
+  manager: TaskManager,
+  taskId: string,
+  statuses: readonly TaskStatus[] = ['success', 'failed', 'cancelled', 'interrupted', 'rejected'],
+  timeoutMs = 10_000,
+): Promise<TaskRecord> {
+  return new Promise((resolve, reject) => {
+    const check = (): boolean => {
+      const record = manager.getTask(taskId)
+      if (record !== undefined && statuses.includes(record.status)) {
+        clearTimeout(timer)
+        unsubscribe()
+        resolve(record)
+        return true
+      }
+      return false
+    }
+    const timer = setTimeout(() => {
+      unsubscribe()
+      reject(
+        new Error(
+          `task ${taskId} did not reach ${statuses.join('/')}; it is ${manager.getTask(taskId)?.status ?? 'missing'}`,
+        ),
+      )
+    }, timeoutMs)
+    const unsubscribe = manager.subscribe((record) => {
+      if (record.task_id === taskId) check()
+    })
+    check()
+  })
+}
+
+/** Lets queued microtasks and immediate callbacks run. */
+export function flush(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve))
+}
+
+/** Polls `predicate` on every turn of the event loop until it holds. */
+export async function until(predicate: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time')
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+}

@@ -1,0 +1,364 @@
+import { describe, expect, it, vi } from 'vitest'
+import {
+  canTransition,
+  ManagerClosedError,
+  TASK_STATUSES,
+  TaskManager,
+  TaskNotCancellableError,
+  TaskNotFoundError,
+  TaskNotRegisteredError,
+  TaskNotRetryableError,
+  TaskValidationError,
+  type TaskStatus,
+} from '../../src/tasks/index.js'
+import { deferred, fakeClock, flush, until, waitForStatus } from './helpers.js'
+
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+00:00$/
+const LOG_LINE =
+  /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+00:00 \[(debug|info|warning|error)\] /
+
+describe('task records', () => {
+  it('runs a task and records exactly the spec fields plus executor and queue', async () => {
+    const manager = new TaskManager()
+    const add = manager.task({ name: 'add' }, (a: number, b: number) => a + b)
+    const id = await manager.addTask(add, [1, 2], { tags: { user: '42' }, priority: 3 })
+    expect(id).toMatch(/^[0-9a-f-]{36}$/)
+    const record = await waitForStatus(manager, id)
+    expect(Object.keys(record).sort()).toEqual(
+      [
+        'task_id',
+        'func_name',
+        'status',
+        'created_at',
+        'start_time',
+        'end_time',
+        'duration',
+        'retries_used',
+        'error',
+        'logs',
+        'stacktrace',
+        'tags',
+        'source',
+        'priority',
+        'executor',
+        'queue',
+      ].sort(),
+    )
+    expect(record).toMatchObject({
+      task_id: id,
+      func_name: 'add',
+      status: 'success',
+      retries_used: 0,
+      error: null,
+      stacktrace: null,
+      tags: { user: '42' },
+      source: 'manual',
+      priority: 3,
+      executor: 'async',
+      queue: 'default',
+    })
+    expect(record.created_at).toMatch(ISO)
+    expect(record.start_time).toMatch(ISO)
+    expect(record.end_time).toMatch(ISO)
+    expect(record.duration).toBeGreaterThanOrEqual(0)
+    const scheduled = await manager.addTask(add, [2, 2], { source: 'scheduled' })
+    expect((await waitForStatus(manager, scheduled)).source).toBe('scheduled')
+  })
+
+  it('formats timestamps in UTC with milliseconds and an explicit offset', async () => {
+    const clock = fakeClock()
+    const manager = new TaskManager({ clock })
+    const noop = manager.task({ name: 'noop' }, () => undefined)
+    const id = await manager.addTask(noop, [])
+    const record = await waitForStatus(manager, id)
+    expect(record.created_at).toBe('2026-11-21T21:00:00.123+00:00')
+    expect(record.start_time).toBe('2026-11-21T21:00:00.123+00:00')
+  })
+
+  it('defaults: retries 0, delay 0, backoff 1, persist false, async executor', () => {
+    const manager = new TaskManager()
+    const handle = manager.task({}, function named() {})
+    expect(handle.name).toBe('named')
+    expect(handle.definition).toMatchObject({
+      retries: 0,
+      delay: 0,
+      backoff: 1,
+      persist: false,
+      executor: 'async',
+      priority: null,
+      eager: false,
+      requeueOnInterrupt: false,
+    })
+  })
+
+  it('allows only the spec transitions', () => {
+    const allowed: Record<TaskStatus, TaskStatus[]> = {
+      pending: ['running', 'cancelled'],
+      running: ['success', 'failed', 'cancelled', 'interrupted', 'pending'],
+      success: [],
+      failed: [],
+      cancelled: [],
+      interrupted: [],
+      rejected: [],
+    }
+    for (const from of TASK_STATUSES) {
+      for (const to of TASK_STATUSES) {
+        expect(canTransition(from, to), `${from} -> ${to}`).toBe(allowed[from].includes(to))
+      }
+    }
+  })
+})
+
+describe('retries', () => {
+  it('waits delay, delay·backoff, delay·backoff² between attempts and records each retry', async () => {
+    const clock = fakeClock()
+    const manager = new TaskManager({ clock })
+    let calls = 0
+    const flaky = manager.task({ name: 'flaky', retries: 3, delay: 1, backoff: 2 }, () => {
+      calls++
+      throw new TypeError(`boom ${calls}`)
+    })
+    const id = await manager.addTask(flaky, [])
+    const record = await waitForStatus(manager, id)
+    expect(calls).toBe(4)
+    expect(clock.sleeps).toEqual([1000, 2000, 4000])
+    expect(record.status).toBe('failed')
+    expect(record.retries_used).toBe(3)
+    expect(record.error).toBe('TypeError: boom 4')
+    expect(record.stacktrace).toContain('TypeError: boom 4')
+    expect(record.stacktrace).toContain('manager.test.ts')
+    expect(record.logs.filter((line) => line.startsWith('--- retry'))).toEqual([
+      '--- retry 1 ---',
+      '--- retry 2 ---',
+      '--- retry 3 ---',
+    ])
+    for (const line of record.logs.filter((l) => !l.startsWith('---')))
+      expect(line).toMatch(LOG_LINE)
+    expect(record.logs[0]).toMatch(/\[error\] attempt 1 failed: TypeError: boom 1$/)
+  })
+
+  it('succeeds on a later attempt with retries_used counting the retries', async () => {
+    const clock = fakeClock()
+    const manager = new TaskManager({ clock })
+    let calls = 0
+    const flaky = manager.task({ name: 'flaky2', retries: 5, delay: 0.5 }, async () => {
+      calls++
+      await Promise.resolve()
+      if (calls < 3) throw new Error('not yet')
+      return 'ok'
+    })
+    const id = await manager.addTask(flaky, [])
+    const record = await waitForStatus(manager, id)
+    expect(record.status).toBe('success')
+    expect(record.retries_used).toBe(2)
+    expect(record.error).toBeNull()
+    expect(clock.sleeps).toEqual([500, 500])
+  })
+
+  it('cancelling during the backoff wait ends the task as cancelled without another attempt', async () => {
+    const manager = new TaskManager()
+    let calls = 0
+    const slowRetry = manager.task({ name: 'slowRetry', retries: 2, delay: 3600 }, () => {
+      calls++
+      throw new Error('fail')
+    })
+    const id = await manager.addTask(slowRetry, [])
+    await until(() => manager.getTask(id)?.logs.includes('--- retry 1 ---') === true)
+    manager.cancel(id)
+    const record = await waitForStatus(manager, id)
+    expect(record.status).toBe('cancelled')
+    expect(calls).toBe(1)
+  })
+})
+
+describe('cancel', () => {
+  it('cancels a pending task, which then never runs', async () => {
+    const manager = new TaskManager({ queues: { one: { concurrency: 1 } } })
+    const gate = deferred()
+    const ran: string[] = []
+    const job = manager.task({ name: 'job', queue: 'one' }, async (label: string) => {
+      ran.push(label)
+      if (label === 'first') await gate.promise
+    })
+    const first = await manager.addTask(job, ['first'])
+    const second = await manager.addTask(job, ['second'])
+    expect(manager.getTask(second)?.status).toBe('pending')
+    const cancelled = manager.cancel(second)
+    expect(cancelled.status).toBe('cancelled')
+    expect(cancelled.end_time).toMatch(ISO)
+    expect(manager.queueStats().find((q) => q.name === 'one')?.pending).toBe(0)
+    gate.resolve()
+    await waitForStatus(manager, first)
+    await flush()
+    expect(ran).toEqual(['first'])
+    expect(manager.getTask(second)?.status).toBe('cancelled')
+    expect(manager.getTask(second)?.start_time).toBeNull()
+  })
+
+  it('cancels a running async task asynchronously and aborts its signal', async () => {
+    const manager = new TaskManager()
+    const started = deferred()
+    let aborted = false
+    const { getTaskContext } = await import('../../src/tasks/index.js')
+    const long = manager.task({ name: 'long' }, async () => {
+      const signal = getTaskContext()!.signal
+      signal.addEventListener('abort', () => (aborted = true))
+      started.resolve()
+      await new Promise(() => {})
+    })
+    const id = await manager.addTask(long, [])
+    await started.promise
+    const response = manager.cancel(id)
+    expect(response.status).toBe('running')
+    const record = await waitForStatus(manager, id)
+    expect(record.status).toBe('cancelled')
+    expect(aborted).toBe(true)
+  })
+
+  it('refuses to cancel a finished task or an unknown id, changing nothing', async () => {
+    const manager = new TaskManager()
+    const noop = manager.task({ name: 'noop' }, () => 1)
+    const id = await manager.addTask(noop, [])
+    await waitForStatus(manager, id)
+    expect(() => manager.cancel(id)).toThrow(TaskNotCancellableError)
+    expect(manager.getTask(id)?.status).toBe('success')
+    expect(() => manager.cancel('nope')).toThrow(TaskNotFoundError)
+  })
+})
+
+describe('validation', () => {
+  it('rejects bad registrations with a clear error', () => {
+    const manager = new TaskManager()
+    expect(() => manager.task({ retries: -1, name: 'a' }, () => 1)).toThrow(/retries must be/)
+    expect(() => manager.task({ retries: 1.5, name: 'a' }, () => 1)).toThrow(/integer/)
+    expect(() => manager.task({ delay: Number.NaN, name: 'a' }, () => 1)).toThrow(/delay/)
+    expect(() => manager.task({ name: 'a', executor: 'gpu' as never }, () => 1)).toThrow(/executor/)
+    expect(() => manager.task({ name: 'a', executor: 'thread' }, () => 1)).toThrow(/module/)
+    expect(() => manager.task({}, () => 1)).toThrow(TaskValidationError)
+    manager.task({ name: 'dup' }, () => 1)
+    expect(() => manager.task({ name: 'dup' }, () => 2)).toThrow(/already registered/)
+    expect(manager.registeredTasks().map((t) => t.name)).toEqual(['dup'])
+  })
+
+  it('rejects bad addTask input and stores nothing', async () => {
+    const manager = new TaskManager()
+    const other = new TaskManager()
+    const task = manager.task({ name: 't' }, (x: number) => x)
+    const foreign = other.task({ name: 't' }, (x: number) => x)
+    await expect(manager.addTask(foreign, [1])).rejects.toThrow(TaskValidationError)
+    await expect(manager.addTask(task, [1], { tags: { a: 1 as never } })).rejects.toThrow(/tag "a"/)
+    await expect(manager.addTask(task, [1], { priority: 1.5 })).rejects.toThrow(/priority/)
+    await expect(manager.addTask(task, [1], { idempotencyKey: '' })).rejects.toThrow(
+      /idempotencyKey/,
+    )
+    await expect(manager.addTask(task, 1 as never)).rejects.toThrow(/array/)
+    await expect(manager.addTask(task, [1], { source: 'cron' as never })).rejects.toThrow(/source/)
+    expect(manager.listTasks()).toEqual([])
+  })
+
+  it('validates manager options', () => {
+    expect(() => new TaskManager({ maxConcurrentTasks: 0 })).toThrow(/maxConcurrentTasks/)
+    expect(() => new TaskManager({ processShutdownTimeout: -1 })).toThrow(/processShutdownTimeout/)
+    expect(() => new TaskManager({ queues: { q: { concurrency: 0 } } })).toThrow(/concurrency/)
+    expect(() => new TaskManager({ encryptionKey: 'short' })).toThrow(/32 bytes/)
+  })
+})
+
+describe('retryTask', () => {
+  it('re-enqueues a failed task as a new record and leaves the original unchanged', async () => {
+    const manager = new TaskManager()
+    let fail = true
+    const seen: unknown[] = []
+    const job = manager.task({ name: 'job' }, (value: string) => {
+      seen.push(value)
+      if (fail) throw new Error('first time')
+    })
+    const id = await manager.addTask(job, ['x'], { tags: { k: 'v' } })
+    const failed = await waitForStatus(manager, id)
+    expect(failed.status).toBe('failed')
+    fail = false
+    const newId = await manager.retryTask(id)
+    expect(newId).not.toBe(id)
+    const retried = await waitForStatus(manager, newId)
+    expect(retried).toMatchObject({ status: 'success', tags: { k: 'v' } })
+    expect(seen).toEqual(['x', 'x'])
+    expect(manager.getTask(id)).toEqual(failed)
+    await expect(manager.retryTask(newId)).rejects.toThrow(TaskNotRetryableError)
+    await expect(manager.retryTask('missing')).rejects.toThrow(TaskNotFoundError)
+  })
+
+  it('refuses a retry when the function is not registered in this process', async () => {
+    const { memoryTaskStore } = await import('../../src/tasks/index.js')
+    const store = memoryTaskStore()
+    const first = new TaskManager({ store })
+    const job = first.task({ name: 'gone', persist: true }, () => {
+      throw new Error('x')
+    })
+    const id = await first.addTask(job, [])
+    await waitForStatus(first, id)
+    await until(() => (store.loadTasks() as unknown[]).length === 1)
+    // A second process sharing the store loads the history but never registered 'gone'.
+    const second = new TaskManager({ store })
+    await second.startup()
+    expect(second.getTask(id)?.status).toBe('failed')
+    await expect(second.retryTask(id)).rejects.toThrow(TaskNotRegisteredError)
+    expect(second.listTasks()).toHaveLength(1)
+  })
+})
+
+describe('shutdown', () => {
+  it('marks running tasks interrupted, requeues those with requeueOnInterrupt, refuses new tasks', async () => {
+    const manager = new TaskManager()
+    const started = deferred()
+    let count = 0
+    const block = manager.task({ name: 'block' }, async () => {
+      if (++count === 2) started.resolve()
+      await new Promise(() => {})
+    })
+    const again = manager.task({ name: 'again', requeueOnInterrupt: true }, async () => {
+      await new Promise(() => {})
+    })
+    const a = await manager.addTask(block, [])
+    const b = await manager.addTask(block, [])
+    const c = await manager.addTask(again, [])
+    await started.promise
+    await manager.shutdown()
+    expect(manager.getTask(a)?.status).toBe('interrupted')
+    expect(manager.getTask(b)?.status).toBe('interrupted')
+    expect(manager.getTask(a)?.end_time).toMatch(ISO)
+    expect(manager.getTask(c)?.status).toBe('pending')
+    expect(manager.getTask(c)?.start_time).toBeNull()
+    await expect(manager.addTask(block, [])).rejects.toThrow(ManagerClosedError)
+    await manager.shutdown()
+  })
+
+  it('saves requeued tasks to the store so a later startup can run them again', async () => {
+    const { memoryTaskStore } = await import('../../src/tasks/index.js')
+    const store = memoryTaskStore()
+    const manager = new TaskManager({ store })
+    const started = deferred()
+    const again = manager.task({ name: 'again', requeueOnInterrupt: true }, async () => {
+      started.resolve()
+      await new Promise(() => {})
+    })
+    const id = await manager.addTask(again, ['arg'] as never)
+    await started.promise
+    await manager.shutdown()
+    const saved = (await store.loadTasks()).find((task) => task.record.task_id === id)
+    expect(saved?.record.status).toBe('pending')
+    expect(saved?.args).toEqual(['arg'])
+  })
+
+  it('initApp registers onReady/onClose once per app', () => {
+    const manager = new TaskManager()
+    const hooks: string[] = []
+    const app = {
+      addHook: vi.fn((name: string) => {
+        hooks.push(name)
+      }),
+    }
+    manager.initApp(app)
+    manager.initApp(app)
+    expect(hooks).toEqual(['onReady', 'onClose'])
+  })
+})
