@@ -38,13 +38,26 @@ export interface RequestView {
 /** A rate-limit step's answer: a decision, or undefined when no limit applies. */
 export type GateResult = Decision | undefined | Promise<Decision | undefined>
 
-/** The three rate-limit steps of the pipeline; filled by the rate-limiting module. */
+/**
+ * The rate-limit steps of the pipeline (3, 4 and 6), filled by the rate-limiting module.
+ *
+ * A gate may answer step by step (`global`, `service`, `route`), or — when it implements
+ * `check` — all at once, so that every applicable counter is checked and counted in one call
+ * (one Redis round trip): global, then service, then (when `routeOpen`) the route limit,
+ * counting each that allows and stopping at the first that blocks. The outcome is the same.
+ */
 export interface RateLimitGate {
   /** False when no limit of any scope exists, so the pipeline can skip all three steps. */
   readonly active: boolean
   global(slot: RouteSlot, request: RequestView): GateResult
   service(slot: RouteSlot, request: RequestView): GateResult
   route(slot: RouteSlot, request: RequestView): GateResult
+  /**
+   * Steps 3, 4 and 6 in one call. `routeOpen` is false when step 5 (route state) will reject
+   * the request: the route limit is then not consulted, so a route in maintenance consumes no
+   * route quota. Answers a 429 block, a pass carrying rate-limit headers, or undefined.
+   */
+  check?(slot: RouteSlot, request: RequestView, routeOpen: boolean): GateResult
 }
 
 /** The gate used until rate limiting is configured: nothing is limited. */
@@ -80,6 +93,14 @@ export class Enforcer {
   /** Steps 3–6, continuing asynchronously only when the gate answers with a promise. */
   private limitedSteps(slot: RouteSlot, request: RequestView): Decision | Promise<Decision> {
     const gate = this.rateLimits
+    if (gate.check !== undefined) {
+      // Step 5 reads only in-memory state, so it is decided first (without effects) and the
+      // gate counts steps 3, 4 and (only when step 5 lets the request through) 6 in one call.
+      const state = this.routeStateStep(slot, request)
+      const limited = gate.check(slot, request, state.action === 'pass')
+      if (limited instanceof Promise) return limited.then((result) => combine(result, state))
+      return combine(limited, state)
+    }
     const steps: ((slot: RouteSlot, request: RequestView) => GateResult)[] = [
       (s, r) => gate.global(s, r),
       (s, r) => gate.service(s, r),
@@ -183,6 +204,26 @@ export class Enforcer {
         )
       }
     }
+  }
+}
+
+/**
+ * Merges the rate-limit answer with step 5's: a 429 wins (its steps come first or the route
+ * was open); otherwise the route-state decision stands, carrying the rate-limit headers of the
+ * limits that counted the request (but never on the app's own not-found response).
+ */
+function combine(limited: Decision | undefined, state: Decision): Decision {
+  if (limited === undefined) return state
+  if (limited.action !== 'pass') return limited
+  if (limited.headers === null) return state
+  switch (state.action) {
+    case 'pass':
+      if (state.headers === null) return limited
+      return { action: 'pass', headers: [...state.headers, ...limited.headers] }
+    case 'block':
+      return { ...state, headers: [...limited.headers, ...state.headers] }
+    case 'not_found':
+      return state
   }
 }
 

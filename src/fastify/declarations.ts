@@ -17,6 +17,7 @@ import type {
 import { ConfigError, SwitchyardError } from '../core/errors.js'
 import type { RouteDeclaration } from '../core/route-state.js'
 import { parseHttpDate, parseOptionalDateTime, toIso } from '../core/time.js'
+import type { RateLimitDeclaration } from './rate-limit.js'
 import { standaloneHook } from './standalone.js'
 
 /** Symbol under which a decorator hook carries what it declares. */
@@ -25,6 +26,8 @@ export const kDeclaration = Symbol.for('switchyard.declaration')
 /** What a decorator hook declares about its route. */
 export interface HookDeclaration {
   lifecycle?: RouteDeclaration
+  /** A `rateLimit()` decorator's policy and custom response. */
+  rateLimit?: RateLimitDeclaration
 }
 
 /** A decorator's `onRequest` hook, with its declaration attached. */

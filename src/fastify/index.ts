@@ -16,3 +16,10 @@ export {
 } from './declarations.js'
 export { setStandaloneEngine, standaloneEngine } from './standalone.js'
 export { applyDecision, enforceRequest } from './respond.js'
+export {
+  rateLimit,
+  type RateLimitDecoratorOptions,
+  type RateLimitResponse,
+  type RateLimitResponseFactory,
+  type RateLimitDeclaration,
+} from './rate-limit.js'

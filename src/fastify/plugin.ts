@@ -26,7 +26,14 @@ import { ConfigError } from '../core/errors.js'
 import { isHttpMethod, type HttpMethod } from '../core/route-key.js'
 import type { RouteDeclaration } from '../core/route-state.js'
 import type { RouteSlot } from '../core/route-slot.js'
+import {
+  hasRateLimiting,
+  rateLimitingFor,
+  type RateLimitingOptions,
+} from '../rate-limit/binding.js'
+import type { RateLimitService } from '../rate-limit/service.js'
 import { declarationOf } from './declarations.js'
+import type { RateLimitDeclaration, RateLimitResponseFactory } from './rate-limit.js'
 import { enforceRequest } from './respond.js'
 
 declare module 'fastify' {
@@ -44,6 +51,10 @@ declare module 'fastify' {
 export interface SwitchyardPluginOptions {
   /** The engine to use; by default one is created from the environment and closed with the app. */
   engine?: Engine
+  /** Rate-limit counters, stores, `trustedProxies`, `maxRlHitEntries` (default: memory). */
+  rateLimit?: RateLimitingOptions
+  /** App-wide custom responses; `rate_limited` replaces the built-in 429 (after a route's own). */
+  responses?: { rate_limited?: RateLimitResponseFactory | null }
 }
 
 const kState = Symbol('switchyard.requestState')
@@ -60,6 +71,16 @@ async function switchyardPlugin(
   }
   const engine = options.engine ?? createEngine()
   const owned = options.engine === undefined
+  const createdLimits = !hasRateLimiting(engine)
+  const limits = rateLimitingFor(engine, options.rateLimit)
+  // Counters the plugin set up (timers, a Redis connection made from a URL) close with the app.
+  if (createdLimits)
+    app.addHook('onClose', async () => {
+      await limits.close()
+    })
+  const rateLimited = options.responses?.rate_limited ?? null
+  if (rateLimited !== null && typeof rateLimited !== 'function')
+    throw new ConfigError('responses.rate_limited must be a function (request, error) => response.')
   app.decorate('switchyard', engine)
   if (!app.hasRequestDecorator('state')) {
     app.decorateRequest('state', {
@@ -73,7 +94,7 @@ async function switchyardPlugin(
   }
   const getSlots = new Map<string, RouteSlot>()
   app.addHook('onRoute', (route) => {
-    attachRoute(engine, route, getSlots)
+    attachRoute(engine, limits, rateLimited, route, getSlots)
   })
   if (owned)
     app.addHook('onClose', async () => {
@@ -83,15 +104,29 @@ async function switchyardPlugin(
 }
 
 /** Registers a route with the engine and installs its enforcing hook. */
-function attachRoute(engine: Engine, route: RouteOptions, getSlots: Map<string, RouteSlot>): void {
+function attachRoute(
+  engine: Engine,
+  limits: RateLimitService,
+  rateLimited: RateLimitResponseFactory | null,
+  route: RouteOptions,
+  getSlots: Map<string, RouteSlot>,
+): void {
   const hooks = toArray(route.onRequest)
   const declarations: RouteDeclaration[] = []
-  const kept: onRequestHookHandler[] = []
+  const rateLimits: RateLimitDeclaration[] = []
+  const kept: typeof hooks = []
   for (const hook of hooks) {
     const declaration = declarationOf(hook)
     if (declaration === undefined) kept.push(hook)
     else if (declaration.lifecycle !== undefined) declarations.push(declaration.lifecycle)
+    else if (declaration.rateLimit !== undefined) rateLimits.push(declaration.rateLimit)
   }
+  if (rateLimits.length > 1) {
+    throw new ConfigError(
+      `Route ${String(route.method)} ${route.url} has ${rateLimits.length} rateLimit decorators; a route takes at most one.`,
+    )
+  }
+  const rateLimit = rateLimits[0]
   if (declarations.length > 1) {
     throw new ConfigError(
       `Route ${String(route.method)} ${route.url} has ${declarations.length} lifecycle decorators; a route takes at most one.`,
@@ -105,14 +140,20 @@ function attachRoute(engine: Engine, route: RouteOptions, getSlots: Map<string, 
     // Fastify adds a HEAD route for every GET route; it follows the GET route's state.
     const twin = method === 'HEAD' ? getSlots.get(route.url) : undefined
     const slot = twin ?? engine.registerRoute(method, route.url, declaration)
+    if (twin === undefined && rateLimit !== undefined) limits.declare(slot, rateLimit.policy)
     if (method === 'GET') getSlots.set(route.url, slot)
     slots.set(method, slot)
   }
   if (slots.size === 0) return
-  route.onRequest = [routeHook(engine, slots as Map<HttpMethod, RouteSlot>), ...kept]
+  const response = rateLimit?.response ?? rateLimited
+  route.onRequest = [routeHook(engine, slots as Map<HttpMethod, RouteSlot>, response), ...kept]
 }
 
-function routeHook(engine: Engine, slots: Map<HttpMethod, RouteSlot>): onRequestHookHandler {
+function routeHook(
+  engine: Engine,
+  slots: Map<HttpMethod, RouteSlot>,
+  response: RateLimitResponseFactory | null,
+): onRequestHookHandler {
   if (slots.size === 1) {
     const slot = slots.values().next().value as RouteSlot
     return function switchyardEnforce(
@@ -120,7 +161,7 @@ function routeHook(engine: Engine, slots: Map<HttpMethod, RouteSlot>): onRequest
       reply: FastifyReply,
       done: HookHandlerDoneFunction,
     ) {
-      enforceRequest(engine, slot, request, reply, done)
+      enforceRequest(engine, slot, request, reply, done, response)
     }
   }
   return function switchyardEnforce(
@@ -133,7 +174,7 @@ function routeHook(engine: Engine, slots: Map<HttpMethod, RouteSlot>): onRequest
       done()
       return
     }
-    enforceRequest(engine, slot, request, reply, done)
+    enforceRequest(engine, slot, request, reply, done, response)
   }
 }
 

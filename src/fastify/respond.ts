@@ -6,14 +6,21 @@ import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fast
 import { PASS, type Decision } from '../core/decision.js'
 import type { Engine } from '../core/engine.js'
 import type { RouteSlot } from '../core/route-slot.js'
+import { toError } from '../core/errors.js'
+import { isRateLimitBlock, type RateLimitBlockDecision } from '../rate-limit/exceeded.js'
+import type { RateLimitResponse, RateLimitResponseFactory } from './rate-limit.js'
 
-/** Decides a request through `engine` and applies the decision to the reply. */
+/**
+ * Decides a request through `engine` and applies the decision to the reply; a 429 goes through
+ * `rateLimited` (the route's or the plugin's custom response factory) when one is given.
+ */
 export function enforceRequest(
   engine: Engine,
   slot: RouteSlot,
   request: FastifyRequest,
   reply: FastifyReply,
   done: HookHandlerDoneFunction,
+  rateLimited: RateLimitResponseFactory | null = null,
 ): void {
   let decision: Decision | Promise<Decision>
   try {
@@ -28,12 +35,12 @@ export function enforceRequest(
   }
   if (decision instanceof Promise) {
     decision.then(
-      (resolved) => applyDecision(resolved, reply, done),
+      (resolved) => applyDecision(resolved, reply, done, rateLimited),
       (error: unknown) => failOpen(request, error, done),
     )
     return
   }
-  applyDecision(decision, reply, done)
+  applyDecision(decision, reply, done, rateLimited)
 }
 
 /** Applies a resolved decision: continue (with headers), answer now, or answer not-found. */
@@ -41,6 +48,7 @@ export function applyDecision(
   decision: Decision,
   reply: FastifyReply,
   done: HookHandlerDoneFunction,
+  rateLimited: RateLimitResponseFactory | null = null,
 ): void {
   switch (decision.action) {
     case 'pass':
@@ -49,6 +57,10 @@ export function applyDecision(
       done()
       return
     case 'block':
+      if (rateLimited !== null && isRateLimitBlock(decision)) {
+        sendRateLimited(decision, reply, rateLimited)
+        return
+      }
       for (const [name, value] of decision.headers) reply.header(name, value)
       reply.code(decision.statusCode).type('application/json; charset=utf-8').send(decision.body)
       return
@@ -64,4 +76,43 @@ function failOpen(request: FastifyRequest, error: unknown, done: HookHandlerDone
     'switchyard: enforcement failed; letting the request through (fail-open)',
   )
   done()
+}
+
+/**
+ * Sends a 429 through a custom factory (spec rule 11); the rate-limit headers are set first so
+ * the factory's own headers may override them. A factory that throws, rejects or returns
+ * something unusable is logged and the built-in 429 is sent instead.
+ */
+function sendRateLimited(
+  decision: RateLimitBlockDecision,
+  reply: FastifyReply,
+  factory: RateLimitResponseFactory,
+): void {
+  for (const [name, value] of decision.headers) reply.header(name, value)
+  const builtIn = () => {
+    reply.code(decision.statusCode).type('application/json; charset=utf-8').send(decision.body)
+  }
+  const send = (response: RateLimitResponse) => {
+    if (typeof response !== 'object' || (response as unknown) === null || !('body' in response)) {
+      throw new TypeError(
+        'a rate-limit response factory must return { statusCode?, body, headers? }',
+      )
+    }
+    for (const [name, value] of Object.entries(response.headers ?? {})) reply.header(name, value)
+    reply.code(response.statusCode ?? 429).send(response.body)
+  }
+  const failed = (error: unknown) => {
+    reply.request.log.error(
+      { err: toError(error) },
+      'switchyard: rate-limit response factory failed',
+    )
+    builtIn()
+  }
+  try {
+    const result = factory(reply.request, decision.exceeded)
+    if (result instanceof Promise) result.then(send).catch(failed)
+    else send(result)
+  } catch (error) {
+    failed(error)
+  }
 }

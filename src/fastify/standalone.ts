@@ -5,12 +5,21 @@
  * first use; `setStandaloneEngine()` binds them to an engine of the app's choosing instead, so
  * runtime changes and counters are shared with it. The route is registered with the engine on
  * its first request, when Fastify tells the hook which route it belongs to.
+ *
+ * A request is enforced once however many switchyard hooks its route carries: the first hook
+ * runs the whole pipeline, the others only contribute their declarations. (Without the plugin,
+ * the first request of a route is decided before later hooks have declared anything, so a
+ * route combining decorators should use the plugin.)
  */
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import { createEngine, type Engine } from '../core/engine.js'
 import type { RouteSlot } from '../core/route-slot.js'
 import type { HookDeclaration } from './declarations.js'
 import { enforceRequest } from './respond.js'
+import { rateLimitingFor } from '../rate-limit/binding.js'
+
+const kEnforced = Symbol('switchyard.enforced')
+type MaybeEnforced = FastifyRequest & { [kEnforced]?: true }
 
 let standalone: Engine | null = null
 
@@ -34,6 +43,7 @@ export function standaloneHook(
   declaration: HookDeclaration,
 ): (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void {
   const slots = new WeakMap<Engine, Map<string, RouteSlot>>()
+  const response = declaration.rateLimit?.response ?? null
   return (request, reply, done) => {
     const engine = standaloneEngine()
     let byKey = slots.get(engine)
@@ -46,8 +56,16 @@ export function standaloneHook(
     let slot = byKey.get(key)
     if (slot === undefined) {
       slot = engine.registerRoute(request.method, path, declaration.lifecycle ?? null)
+      if (declaration.rateLimit !== undefined)
+        rateLimitingFor(engine).declare(slot, declaration.rateLimit.policy)
       byKey.set(key, slot)
     }
-    enforceRequest(engine, slot, request, reply, done)
+    const seen = request as MaybeEnforced
+    if (seen[kEnforced] === true) {
+      done()
+      return
+    }
+    seen[kEnforced] = true
+    enforceRequest(engine, slot, request, reply, done, response)
   }
 }

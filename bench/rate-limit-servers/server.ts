@@ -1,0 +1,90 @@
+/**
+ * One server of bench/rate-limit.ts, chosen by RL_VARIANT. Every variant serves the 50
+ * benchmark routes; the limited ones put a limit high enough that nothing is blocked, keyed by
+ * client IP, on every request:
+ *
+ * - `bare`                  Fastify alone
+ * - `switchyard`            switchyard plugin, route limit on /r25 + global limit, memory counters
+ * - `fastify-rate-limit`    @fastify/rate-limit, global, memory store
+ * - `flexible`              rate-limiter-flexible RateLimiterMemory in an onRequest hook
+ * - `switchyard-redis`      as `switchyard`, Redis counters (one EVALSHA per request)
+ * - `fastify-rate-limit-redis`  @fastify/rate-limit with its Redis store
+ */
+import Fastify from 'fastify'
+import { Redis } from 'ioredis'
+import { createEngine } from '../../src/index.js'
+import { rateLimit, switchyard } from '../../src/fastify/index.js'
+import { rateLimitingFor } from '../../src/rate-limit/binding.js'
+import { redisCounters } from '../../src/rate-limit/counters/redis.js'
+import { addRoutes, listen } from '../servers/routes.js'
+
+const HIGH = 100_000_000
+const variant = process.env.RL_VARIANT ?? 'bare'
+const redisUrl = process.env.CTL_REDIS_URL ?? 'redis://127.0.0.1:6379'
+const app = Fastify({ logger: false })
+
+switch (variant) {
+  case 'bare':
+    addRoutes(app)
+    break
+  case 'switchyard':
+  case 'switchyard-redis': {
+    const engine = createEngine({ store: 'memory', service: 'bench' })
+    const counters =
+      variant === 'switchyard-redis'
+        ? redisCounters({ url: redisUrl, prefix: `bench:rl:${process.pid}:` })
+        : undefined
+    await app.register(switchyard, { engine, rateLimit: counters ? { counters } : {} })
+    await rateLimitingFor(engine).setGlobalRateLimit({ limit: `${HIGH}/minute` })
+    // /r25 (the measured route) gets its own limit on top of the global one
+    app.get('/r25', { onRequest: rateLimit({ limit: `${HIGH}/minute` }) }, () => ({
+      hello: 'world',
+      route: 25,
+    }))
+    addRoutes(withoutR25(app))
+    break
+  }
+  case 'fastify-rate-limit':
+  case 'fastify-rate-limit-redis': {
+    const { default: fastifyRateLimit } = await import('@fastify/rate-limit')
+    await app.register(fastifyRateLimit, {
+      max: HIGH,
+      timeWindow: 60_000,
+      ...(variant === 'fastify-rate-limit-redis'
+        ? { redis: new Redis(redisUrl), nameSpace: `bench:frl:${process.pid}:` }
+        : {}),
+    })
+    addRoutes(app)
+    break
+  }
+  case 'flexible': {
+    const { RateLimiterMemory, RateLimiterRes } = await import('rate-limiter-flexible')
+    const limiter = new RateLimiterMemory({ points: HIGH, duration: 60 })
+    app.addHook('onRequest', async (request, reply) => {
+      try {
+        await limiter.consume(request.ip)
+      } catch (rejection) {
+        if (!(rejection instanceof RateLimiterRes)) throw rejection
+        return reply.code(429).send({ error: 'Too many requests' })
+      }
+    })
+    addRoutes(app)
+    break
+  }
+  default:
+    throw new Error(`unknown RL_VARIANT ${variant}`)
+}
+await listen(app)
+
+/** The app, registering every benchmark route except /r25 (already registered with its limit). */
+function withoutR25(target: typeof app): typeof app {
+  return new Proxy(target, {
+    get(object, property, receiver) {
+      if (property === 'get') {
+        return (path: string, handler: () => unknown) =>
+          path === '/r25' ? object : object.get(path, handler)
+      }
+      return Reflect.get(object, property, receiver) as unknown
+    },
+  })
+}

@@ -1,0 +1,65 @@
+/**
+ * Rate-limit overhead (PERF.md): every request counted by a limit that never blocks.
+ *
+ * 1. memory: bare Fastify vs switchyard (route + global limit, memory counters) vs
+ *    @fastify/rate-limit (memory) vs rate-limiter-flexible (memory) in a hook.
+ *    Targets: switchyard ≥ 0.90× bare (PERF.md goal 0.95×) and ≥ 1.2× @fastify/rate-limit.
+ * 2. Redis (when 127.0.0.1:6379 answers): switchyard Redis (one EVALSHA per request for both
+ *    limits) vs @fastify/rate-limit with its Redis store, bare Fastify for reference.
+ *    Target: ≥ 1.2× @fastify/rate-limit+Redis.
+ *
+ * Each server runs in its own process (pinned to core 0 when taskset exists), autocannon here;
+ * interleaved rounds, medians and per-round ratios; total well under 3 minutes.
+ */
+import { createConnection } from 'node:net'
+import { runHttpBenchmark, type HttpCase } from './lib/http-harness.js'
+
+const quick = process.argv.includes('--quick')
+// `--memory` or `--redis` runs one group only
+const onlyRedis = process.argv.includes('--redis')
+const onlyMemory = process.argv.includes('--memory')
+const server = 'bench/rate-limit-servers/server.ts'
+const variant = (name: string): HttpCase => ({
+  name,
+  script: server,
+  env: { RL_VARIANT: name },
+  path: '/r25',
+})
+const settings = {
+  rounds: quick ? 2 : 3,
+  duration: quick ? 2 : 4,
+  warmup: 2,
+  connections: 50,
+}
+
+if (!onlyRedis)
+  await runHttpBenchmark(
+    'rate-limit-memory',
+    ['bare', 'switchyard', 'fastify-rate-limit', 'flexible'].map(variant),
+    { ...settings, baseline: 'bare' },
+  )
+
+const redisUp = await new Promise<boolean>((resolve) => {
+  const socket = createConnection({ host: '127.0.0.1', port: 6379 })
+  socket.setTimeout(500)
+  socket.once('connect', () => {
+    socket.destroy()
+    resolve(true)
+  })
+  socket.once('error', () => resolve(false))
+  socket.once('timeout', () => {
+    socket.destroy()
+    resolve(false)
+  })
+})
+if (onlyMemory) {
+  // memory group only
+} else if (redisUp) {
+  await runHttpBenchmark(
+    'rate-limit-redis',
+    ['bare', 'switchyard-redis', 'fastify-rate-limit-redis'].map(variant),
+    { ...settings, baseline: 'fastify-rate-limit-redis' },
+  )
+} else {
+  console.warn('Redis at 127.0.0.1:6379 unreachable: skipping the Redis comparison')
+}

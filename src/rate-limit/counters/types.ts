@@ -1,0 +1,40 @@
+/**
+ * The counter port: where counter states live. Every implementation evaluates a request's
+ * counters in order and atomically — each allowed counter is counted, the first that blocks
+ * stops the evaluation and leaves it and every later counter untouched — so that a request
+ * costs one call (one round trip on Redis) however many limits apply to it.
+ */
+import type { CounterOutcome, CounterRule } from '../algorithms.js'
+
+/** One counter to check for a request. */
+export interface CounterCheck {
+  /** The counter's scope: a route, a service or the global policy; resets address it exactly. */
+  readonly scope: string
+  /** The bucket inside the scope: the client IP, user id, API key, route pattern… */
+  readonly bucket: string
+  readonly rule: CounterRule
+}
+
+/** A counter backend. */
+export interface CounterStore {
+  /** Backend name (`memory`, `file`, `redis`). */
+  readonly kind: string
+  /**
+   * Evaluates `checks` in order at `now`: counts every allowed one and stops at the first that
+   * blocks. Returns one outcome per evaluated check (the last is the blocking one, if any).
+   * Implementations answer synchronously when they can (memory), so the hot path stays sync.
+   */
+  consume(
+    checks: readonly CounterCheck[],
+    now: number,
+  ): CounterOutcome[] | Promise<CounterOutcome[]>
+  /** Clears every counter of exactly `scope` (never a prefix or substring match). */
+  reset(scope: string): Promise<void>
+  /** Releases timers and connections. */
+  close(): Promise<void>
+}
+
+/** The namespaced counter key shown in rate-limit exceptions and blocked-request records. */
+export function counterKey(scope: string, bucket: string): string {
+  return `rl:${scope}:${bucket}`
+}

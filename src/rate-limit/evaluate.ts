@@ -1,0 +1,244 @@
+/**
+ * Evaluation of the limits that apply to one request, in enforcement order (global, service,
+ * route): exemptions and tiers first, then the keys, then every counter in one call to the
+ * counter store — which counts each allowed counter and stops at the first that blocks, so a
+ * rejection leaves every later counter untouched. The result is a {@link Decision}: a pass
+ * carrying the `X-RateLimit-*` headers of the limit with the fewest remaining, or a 429.
+ *
+ * Everything stays synchronous while the counters and keys are (memory counters, built-in
+ * strategies); a Redis counter or an async custom key makes the answer a promise.
+ */
+import type { Clock } from '../core/clock.js'
+import type { Decision, Header, PassDecision } from '../core/decision.js'
+import type { RequestView } from '../core/enforcement.js'
+import { toError } from '../core/errors.js'
+import type { RouteSlot } from '../core/route-slot.js'
+import { toIso } from '../core/time.js'
+import type { CounterOutcome } from './algorithms.js'
+import type { ClientIpResolver } from './client-ip.js'
+import { counterKey, type CounterCheck, type CounterStore } from './counters/types.js'
+import { RateLimitExceededError, rateLimitDecision, type RateLimitHit } from './exceeded.js'
+import { apiKey, hasExemptRole, userKey } from './keys.js'
+import type { CompiledLimit, CompiledPolicy } from './policy.js'
+
+/** Where the evaluator reports 429s and faults. */
+export interface EvaluatorHooks {
+  /** Called once per 429 with its blocked-request record. */
+  blocked(record: RateLimitHit): void
+  /** A counter backend failed: the request was let through (fail-open). */
+  fault(error: Error): void
+}
+
+/** One limit that applies to the request. */
+interface Plan {
+  readonly policy: CompiledPolicy
+  readonly limit: CompiledLimit
+  readonly tier: string | null
+}
+
+type Bucket = string | null
+const MISSING = '(missing)'
+
+/** Evaluates compiled policies against requests. */
+export class LimitEvaluator {
+  constructor(
+    private readonly counters: CounterStore,
+    private readonly ips: ClientIpResolver,
+    private readonly clock: Clock,
+    private readonly hooks: EvaluatorHooks,
+  ) {}
+
+  /** Checks and counts `policies` (in enforcement order) for one request. */
+  evaluate(
+    policies: readonly CompiledPolicy[],
+    slot: RouteSlot,
+    request: RequestView,
+  ): Decision | undefined | Promise<Decision | undefined> {
+    const plans: Plan[] = []
+    const buckets: (Bucket | Promise<Bucket>)[] = []
+    let asyncKeys = false
+    for (const policy of policies) {
+      if (policy.exemptIps !== null && policy.exemptIps.has(this.ips.resolve(request))) continue
+      if (policy.exemptRoles !== null && hasExemptRole(request, policy.exemptRoles)) continue
+      const plan = planFor(policy, request)
+      if (plan === null) continue
+      const bucket = this.bucketOf(policy, slot, request)
+      if (bucket instanceof Promise) asyncKeys = true
+      plans.push(plan)
+      buckets.push(bucket)
+    }
+    if (plans.length === 0) return undefined
+    if (!asyncKeys) return this.count(plans, buckets as Bucket[], slot, request)
+    return Promise.all(buckets.map(async (bucket) => bucket)).then((resolved) =>
+      this.count(plans, resolved, slot, request),
+    )
+  }
+
+  /** Resolves missing keys, then counts every plan up to the first missing-key block. */
+  private count(
+    plans: Plan[],
+    buckets: readonly Bucket[],
+    slot: RouteSlot,
+    request: RequestView,
+  ): Decision | undefined | Promise<Decision | undefined> {
+    // `counted` stays `plans` (no copy) unless a missing key drops or stops a plan.
+    let counted: Plan[] = plans
+    const checks: CounterCheck[] = []
+    let stop: Plan | null = null
+    for (let i = 0; i < plans.length; i++) {
+      const plan = plans[i] as Plan
+      let bucket = buckets[i] ?? null
+      if (bucket === null) {
+        const behaviour = plan.policy.onMissingKey
+        if (behaviour !== 'fallback_ip') {
+          if (counted === plans) counted = plans.slice(0, i)
+          if (behaviour === 'exempt') continue
+          stop = plan
+          break
+        }
+        bucket = `ip:${this.ips.resolve(request)}`
+      }
+      if (counted !== plans) counted.push(plan)
+      checks.push({ scope: plan.policy.scope, bucket, rule: plan.limit.rule })
+    }
+    if (checks.length === 0) return stop === null ? undefined : this.missingKeyBlock(stop, slot)
+    const now = this.clock.now()
+    let outcomes: CounterOutcome[] | Promise<CounterOutcome[]>
+    try {
+      outcomes = this.counters.consume(checks, now)
+    } catch (error) {
+      this.hooks.fault(toError(error))
+      return undefined
+    }
+    if (outcomes instanceof Promise) {
+      return outcomes.then(
+        (resolved) => this.conclude(resolved, counted, checks, stop, slot, now),
+        (error: unknown) => {
+          this.hooks.fault(toError(error))
+          return undefined
+        },
+      )
+    }
+    return this.conclude(outcomes, counted, checks, stop, slot, now)
+  }
+
+  private conclude(
+    outcomes: readonly CounterOutcome[],
+    plans: readonly Plan[],
+    checks: readonly CounterCheck[],
+    stop: Plan | null,
+    slot: RouteSlot,
+    now: number,
+  ): Decision | undefined {
+    const last = outcomes[outcomes.length - 1]
+    if (last !== undefined && !last.allowed) {
+      const index = outcomes.length - 1
+      const plan = plans[index] as Plan
+      const check = checks[index] as CounterCheck
+      const retryAfterSeconds = Math.max(1, Math.ceil(last.retryAfterMs / 1000))
+      const exceeded = new RateLimitExceededError({
+        limit: plan.limit.limit.text,
+        retryAfterSeconds,
+        resetAt: new Date(last.resetAt),
+        key: counterKey(check.scope, check.bucket),
+        tier: plan.tier,
+      })
+      this.record(exceeded, slot, now)
+      return rateLimitDecision(exceeded, [
+        ...limitHeaders(last, plan),
+        ['Retry-After', String(retryAfterSeconds)],
+      ])
+    }
+    if (stop !== null) return this.missingKeyBlock(stop, slot)
+    let fewest = -1
+    for (let i = 0; i < outcomes.length; i++) {
+      const remaining = (outcomes[i] as CounterOutcome).remaining
+      if (fewest === -1 || remaining < (outcomes[fewest] as CounterOutcome).remaining) fewest = i
+    }
+    if (fewest === -1) return undefined
+    return {
+      action: 'pass',
+      headers: limitHeaders(outcomes[fewest] as CounterOutcome, plans[fewest] as Plan),
+    } satisfies PassDecision
+  }
+
+  /** `on_missing_key: block`: 429 at once, nothing counted. */
+  private missingKeyBlock(plan: Plan, slot: RouteSlot): Decision {
+    const now = this.clock.now()
+    const exceeded = new RateLimitExceededError({
+      limit: plan.limit.limit.text,
+      retryAfterSeconds: 0,
+      resetAt: new Date(now),
+      key: counterKey(plan.policy.scope, MISSING),
+      tier: plan.tier,
+    })
+    this.record(exceeded, slot, now)
+    return rateLimitDecision(exceeded, [['Retry-After', '0']])
+  }
+
+  private record(exceeded: RateLimitExceededError, slot: RouteSlot, now: number): void {
+    this.hooks.blocked({
+      id: crypto.randomUUID(),
+      timestamp: toIso(now),
+      path: slot.path,
+      method: slot.method,
+      key: exceeded.key,
+      limit: exceeded.limit,
+      tier: exceeded.tier,
+      reset_at: toIso(exceeded.resetAt.getTime()),
+    })
+  }
+
+  private bucketOf(
+    policy: CompiledPolicy,
+    slot: RouteSlot,
+    request: RequestView,
+  ): Bucket | Promise<Bucket> {
+    switch (policy.strategy) {
+      case 'ip':
+        return `ip:${this.ips.resolve(request)}`
+      case 'global':
+        return `route:${slot.route}`
+      case 'user':
+        return prefixed('user:', userKey(request))
+      case 'api_key':
+        return prefixed('api_key:', apiKey(request))
+      case 'custom': {
+        const keyFunction = policy.keyFunction
+        if (keyFunction === null) return null
+        const key = keyFunction(request)
+        if (key instanceof Promise) return key.then((value) => prefixed('custom:', value ?? null))
+        return prefixed('custom:', key ?? null)
+      }
+    }
+  }
+}
+
+/** The limit that applies to the caller (its tier's), or null when unlimited. */
+function planFor(policy: CompiledPolicy, request: RequestView): Plan | null {
+  if (policy.tiers === null) {
+    if (policy.base === null) return null
+    return (policy.basePlan ??= { policy, limit: policy.base, tier: null })
+  }
+  const value = request.state?.[policy.tierResolver]
+  if (typeof value === 'string' && policy.tiers.has(value)) {
+    const limit = policy.tiers.get(value) ?? null
+    return limit === null ? null : { policy, limit, tier: value }
+  }
+  // CONTRACT.md §2: absent or unknown tier → the default (or first) tier, reported as null.
+  return policy.base === null ? null : { policy, limit: policy.base, tier: null }
+}
+
+function prefixed(prefix: string, key: string | null): Bucket {
+  return key === null || key === '' ? null : prefix + key
+}
+
+/** The last `X-RateLimit-Reset` header built: windows share reset times, so it is reused. */
+let lastReset: Header = ['X-RateLimit-Reset', '0']
+
+/** `X-RateLimit-Limit` (effective), `-Remaining` and `-Reset` (Unix seconds). */
+function limitHeaders(outcome: CounterOutcome, plan: Plan): Header[] {
+  const reset = String(Math.ceil(outcome.resetAt / 1000))
+  if (lastReset[1] !== reset) lastReset = ['X-RateLimit-Reset', reset]
+  return [plan.limit.limitHeader, ['X-RateLimit-Remaining', String(outcome.remaining)], lastReset]
+}

@@ -1,0 +1,65 @@
+/**
+ * Rate limiting: limit strings, algorithms, key strategies, policies, counters and the
+ * service that holds them. Framework-free; the Fastify decorator lives in `switchyard/fastify`.
+ */
+export { parseLimit, parseTierLimit, LIMIT_FORM, UNLIMITED, type Limit } from './limit.js'
+export {
+  ALGORITHMS,
+  step,
+  effectiveLimit,
+  parseAlgorithm,
+  type Algorithm,
+  type CounterRule,
+  type CounterState,
+  type CounterOutcome,
+} from './algorithms.js'
+export {
+  KEY_STRATEGIES,
+  MISSING_KEY_BEHAVIOURS,
+  type KeyStrategy,
+  type KeyFunction,
+  type MissingKeyBehaviour,
+} from './keys.js'
+export { ClientIpResolver, AddressSet, DEFAULT_TRUSTED_PROXIES } from './client-ip.js'
+export {
+  buildRoutePolicy,
+  buildScopePolicy,
+  type RateLimitPolicy,
+  type ScopeRateLimitPolicy,
+  type RateLimitTier,
+  type RoutePolicyOptions,
+  type ScopePolicyOptions,
+} from './policy.js'
+export {
+  RateLimitExceededError,
+  isRateLimitBlock,
+  type RateLimitBlockDecision,
+  type RateLimitHit,
+} from './exceeded.js'
+export type { CounterStore, CounterCheck } from './counters/types.js'
+export { memoryCounters, MemoryCounters, type MemoryCounterOptions } from './counters/memory.js'
+export {
+  MemoryPolicyStore,
+  MemoryHitStore,
+  type RateLimitPolicyStore,
+  type RateLimitHitStore,
+} from './ports.js'
+export type { RateLimitChangeEvent } from './events.js'
+export {
+  RateLimitService,
+  type RateLimitServiceOptions,
+  type SetRateLimitPolicyInput,
+  type RouteAddressOptions,
+} from './service.js'
+export { rateLimitingFor, type RateLimitingOptions } from './binding.js'
+export {
+  redisCounters,
+  RedisCounters,
+  type RedisCounterClient,
+  type RedisCounterOptions,
+} from './counters/redis.js'
+export {
+  snapshotCounters,
+  SnapshotCounters,
+  type SnapshotCounterOptions,
+} from './counters/snapshot.js'

@@ -1,0 +1,86 @@
+/**
+ * Limit strings, parsed once: `<count>/<period>` or `<count>/<n> <period>`, periods `second`,
+ * `minute`, `hour`, `day` with the short forms `s`/`sec`, `m`/`min`, `h`, `d` and plurals,
+ * case-insensitive (CONTRACT.md §2). `unlimited` is accepted only as a tier value. Parsing
+ * happens when a policy is defined, never per request, and a bad string is rejected with a
+ * message that shows the accepted form, so nothing invalid is ever stored.
+ */
+import { ValidationError } from '../core/errors.js'
+
+/** A parsed limit: `count` requests per `periodMs`. */
+export interface Limit {
+  /** The limit string as given (trimmed), echoed in 429 bodies and headers. */
+  readonly text: string
+  readonly count: number
+  readonly periodMs: number
+}
+
+/** The tier value that skips counting. */
+export const UNLIMITED = 'unlimited'
+
+const SECOND = 1000
+const unitMs: Readonly<Record<string, number>> = {
+  s: SECOND,
+  sec: SECOND,
+  secs: SECOND,
+  second: SECOND,
+  seconds: SECOND,
+  m: 60 * SECOND,
+  min: 60 * SECOND,
+  mins: 60 * SECOND,
+  minute: 60 * SECOND,
+  minutes: 60 * SECOND,
+  h: 3600 * SECOND,
+  hr: 3600 * SECOND,
+  hrs: 3600 * SECOND,
+  hour: 3600 * SECOND,
+  hours: 3600 * SECOND,
+  d: 86400 * SECOND,
+  day: 86400 * SECOND,
+  days: 86400 * SECOND,
+}
+
+const form = /^(\d+)\s*\/\s*(?:(\d+)\s*)?([a-z]+)$/i
+
+/** The accepted form, quoted in every rejection. */
+export const LIMIT_FORM =
+  '"<count>/<period>" or "<count>/<n> <period>" with period second, minute, hour or day (short forms s, sec, m, min, h, d; plurals allowed), e.g. "100/minute" or "10/5 seconds"'
+
+/**
+ * Parses a limit string; throws {@link ValidationError} (field `limit`) on anything else.
+ *
+ * @example
+ * parseLimit('100/minute')   // { text: '100/minute', count: 100, periodMs: 60000 }
+ * parseLimit('10/5 seconds') // { text: '10/5 seconds', count: 10, periodMs: 5000 }
+ */
+export function parseLimit(input: unknown, field = 'limit'): Limit {
+  const text = typeof input === 'string' ? input.trim() : ''
+  const match = form.exec(text)
+  const unit = match?.[3] === undefined ? undefined : unitMs[match[3].toLowerCase()]
+  const count = match === null ? Number.NaN : Number(match[1])
+  const multiplier = match?.[2] === undefined ? 1 : Number(match[2])
+  if (
+    match === null ||
+    unit === undefined ||
+    !Number.isSafeInteger(count) ||
+    count < 1 ||
+    !Number.isSafeInteger(multiplier) ||
+    multiplier < 1
+  ) {
+    const note =
+      typeof input === 'string' && input.trim().toLowerCase() === UNLIMITED
+        ? ' ("unlimited" is accepted only as a tier value)'
+        : ''
+    throw new ValidationError(
+      `Invalid ${field} ${JSON.stringify(input)}${note}: expected ${LIMIT_FORM}.`,
+      { details: [{ field, message: `expected ${LIMIT_FORM}` }] },
+    )
+  }
+  return { text, count, periodMs: unit * multiplier }
+}
+
+/** Parses a tier value: a limit string, or `unlimited` (returned as null). */
+export function parseTierLimit(input: unknown, field: string): Limit | null {
+  if (typeof input === 'string' && input.trim().toLowerCase() === UNLIMITED) return null
+  return parseLimit(input, field)
+}

@@ -1,0 +1,154 @@
+/**
+ * The global and per-service rate-limit operations of the spec's table: set (replace), get,
+ * delete, reset (counters only), enable and disable (pause without forgetting the policy).
+ * Audit labels: `[Global Rate Limit]`, `[<service> Rate Limit]`; actions `global_rl_*` and
+ * `svc_rl_*`.
+ */
+import type { ActorOptions, Operation } from '../core/operations.js'
+import type { CounterStore } from './counters/types.js'
+import type { PolicyGate } from './gate.js'
+import {
+  buildScopePolicy,
+  compileScopePolicy,
+  type ScopePolicyOptions,
+  type ScopeRateLimitPolicy,
+} from './policy.js'
+import type { RateLimitPolicyStore } from './ports.js'
+
+/** Which scope an operation addresses. */
+export type RateLimitScope = { kind: 'global' } | { kind: 'service'; service: string }
+
+/** What the scope operations need. */
+export interface ScopeOperationDeps {
+  gate: PolicyGate
+  counters: CounterStore
+  store: RateLimitPolicyStore
+  report(operation: Operation): void
+}
+
+/** Global and per-service policies: the live copy and its operations. */
+export class ScopeOperations {
+  private globalPolicy: ScopeRateLimitPolicy | null = null
+  private readonly services = new Map<string, ScopeRateLimitPolicy>()
+
+  constructor(private readonly deps: ScopeOperationDeps) {}
+
+  /** The policy of a scope, or null. */
+  get(scope: RateLimitScope): ScopeRateLimitPolicy | null {
+    const policy = scope.kind === 'global' ? this.globalPolicy : this.services.get(scope.service)
+    return policy === undefined || policy === null ? null : structuredClone(policy)
+  }
+
+  /** Every per-service policy, by service. */
+  listServices(): Map<string, ScopeRateLimitPolicy> {
+    return new Map([...this.services].map(([k, v]) => [k, structuredClone(v)]))
+  }
+
+  /** Creates or replaces a scope's policy (enabled unless `enabled: false`). */
+  async set(
+    scope: RateLimitScope,
+    options: ScopePolicyOptions & ActorOptions,
+  ): Promise<ScopeRateLimitPolicy> {
+    const policy = buildScopePolicy(options)
+    const previous = this.get(scope)
+    await this.write(scope, policy)
+    this.report(scope, previous === null ? 'set' : 'updated', options, previous, policy)
+    return structuredClone(policy)
+  }
+
+  /** Removes a scope's policy; resolves false (and records nothing) when there was none. */
+  async delete(scope: RateLimitScope, options: ActorOptions = {}): Promise<boolean> {
+    const previous = this.get(scope)
+    if (previous === null) return false
+    await this.write(scope, null)
+    this.report(scope, 'deleted', options, previous, null)
+    return true
+  }
+
+  /** Clears the scope's counters; the policy is unchanged. */
+  async reset(scope: RateLimitScope, options: ActorOptions = {}): Promise<void> {
+    await this.deps.counters.reset(counterScope(scope))
+    const policy = this.get(scope)
+    this.report(scope, 'reset', options, policy, policy)
+  }
+
+  /** Pauses (`enabled` false) or resumes a policy; a no-op without a policy or without change. */
+  async setEnabled(
+    scope: RateLimitScope,
+    enabled: boolean,
+    options: ActorOptions = {},
+  ): Promise<ScopeRateLimitPolicy | null> {
+    const previous = this.get(scope)
+    if (previous === null || previous.enabled === enabled) return previous
+    const policy = { ...previous, enabled }
+    await this.write(scope, policy)
+    this.report(scope, enabled ? 'enabled' : 'disabled', options, previous, policy)
+    return structuredClone(policy)
+  }
+
+  /** Replaces the live copy from the store. */
+  async load(): Promise<void> {
+    const [global, services] = await Promise.all([
+      this.deps.store.getGlobal(),
+      this.deps.store.listServices(),
+    ])
+    this.apply({ kind: 'global' }, global)
+    for (const service of [...this.services.keys()])
+      if (!services.has(service)) this.apply({ kind: 'service', service }, null)
+    for (const [service, policy] of services) this.apply({ kind: 'service', service }, policy)
+  }
+
+  /** Applies a policy (from this instance or another) to the live copy and the gate. */
+  apply(scope: RateLimitScope, policy: ScopeRateLimitPolicy | null): void {
+    const compiled = policy === null ? null : compileScopePolicy(policy, scopeService(scope))
+    if (scope.kind === 'global') {
+      this.globalPolicy = policy
+      this.deps.gate.setGlobal(compiled)
+    } else {
+      if (policy === null) this.services.delete(scope.service)
+      else this.services.set(scope.service, policy)
+      this.deps.gate.setService(scope.service, compiled)
+    }
+  }
+
+  private async write(scope: RateLimitScope, policy: ScopeRateLimitPolicy | null): Promise<void> {
+    if (scope.kind === 'global') await this.deps.store.putGlobal(policy)
+    else await this.deps.store.putService(scope.service, policy)
+    this.apply(scope, policy)
+  }
+
+  private report(
+    scope: RateLimitScope,
+    verb: string,
+    options: ActorOptions,
+    previous: ScopeRateLimitPolicy | null,
+    next: ScopeRateLimitPolicy | null,
+  ): void {
+    const global = scope.kind === 'global'
+    this.deps.report({
+      action: `${global ? 'global_rl' : 'svc_rl'}_${verb}`,
+      route: global ? '[Global Rate Limit]' : `[${scope.service} Rate Limit]`,
+      service: global ? null : scope.service,
+      actor: options.actor ?? 'system',
+      platform: options.platform ?? '',
+      reason: '',
+      previous_status: describe(previous),
+      new_status: describe(next),
+    })
+  }
+}
+
+/** The counter scope of a global or service policy. */
+export function counterScope(scope: RateLimitScope): string {
+  return scope.kind === 'global' ? 'global' : `service:${scope.service}`
+}
+
+function scopeService(scope: RateLimitScope): string | null {
+  return scope.kind === 'global' ? null : scope.service
+}
+
+/** A policy as an audit status: its limit, and `(paused)` when disabled. */
+function describe(policy: ScopeRateLimitPolicy | null): string | null {
+  if (policy === null) return null
+  return policy.enabled ? policy.limit : `${policy.limit} (paused)`
+}

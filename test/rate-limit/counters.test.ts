@@ -1,0 +1,109 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { CounterRule } from '../../src/rate-limit/algorithms.js'
+import { MemoryCounters } from '../../src/rate-limit/counters/memory.js'
+import { snapshotCounters } from '../../src/rate-limit/counters/snapshot.js'
+import { rateLimit } from '../../src/fastify/index.js'
+import { limitedApp, statuses } from './helpers.js'
+
+const rule: CounterRule = { algorithm: 'fixed_window', count: 2, periodMs: 60_000, burst: 0 }
+const T0 = 1_800_000_000_000
+const dirs: string[] = []
+const tempFile = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-rl-'))
+  dirs.push(dir)
+  return join(dir, 'counters.json')
+}
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
+})
+
+describe('memory counters', () => {
+  it('forget expired entries and stay within maxEntries', () => {
+    const counters = new MemoryCounters({ maxEntries: 100, sweepInterval: 0 })
+    for (let i = 0; i < 250; i++)
+      counters.consume([{ scope: 'global', bucket: `ip:${i}`, rule }], T0)
+    expect(counters.entryCount).toBeLessThanOrEqual(100)
+    counters.sweep(T0 + 60_000)
+    expect(counters.entryCount).toBe(0)
+  })
+
+  it('an expired entry counts as fresh', () => {
+    const counters = new MemoryCounters({ sweepInterval: 0 })
+    const check = [{ scope: 'global', bucket: 'ip:a', rule: { ...rule, count: 1 } }]
+    expect(counters.consume(check, T0)[0]?.allowed).toBe(true)
+    expect(counters.consume(check, T0 + 1)[0]?.allowed).toBe(false)
+    expect(counters.consume(check, T0 + 60_000)[0]?.allowed).toBe(true)
+  })
+})
+
+describe('file-snapshot counters', () => {
+  it('restore the counters of the previous process at startup', async () => {
+    const path = tempFile()
+    const now = () => T0 + 1000
+    const first = snapshotCounters({ path, interval: 0, sweepInterval: 0, now })
+    const check = [{ scope: 'route:default:GET:/x', bucket: 'ip:a', rule }]
+    first.consume(check, T0 + 1000)
+    await first.snapshot()
+    first.consume(check, T0 + 1000)
+    await first.close() // final snapshot holds both requests
+    const saved = JSON.parse(readFileSync(path, 'utf8')) as { counters: unknown[] }
+    expect(saved.counters).toHaveLength(1)
+    const second = snapshotCounters({ path, interval: 0, sweepInterval: 0, now })
+    expect(second.consume(check, T0 + 2000)[0]?.allowed).toBe(false)
+    await second.close()
+    // once the window has passed, the restored entry is dropped
+    const third = snapshotCounters({ path, interval: 0, sweepInterval: 0, now: () => T0 + 60_000 })
+    expect(third.entryCount).toBe(0)
+    await third.close()
+  })
+
+  it('a corrupt snapshot is reported and ignored', async () => {
+    const path = tempFile()
+    writeFileSync(path, '{not json')
+    const errors: unknown[] = []
+    const counters = snapshotCounters({
+      path,
+      interval: 0,
+      sweepInterval: 0,
+      onError: (e) => errors.push(e),
+    })
+    expect(errors).toHaveLength(1)
+    expect(counters.entryCount).toBe(0)
+    writeFileSync(path, JSON.stringify({ version: 9, counters: [] }))
+    const other = snapshotCounters({
+      path,
+      interval: 0,
+      sweepInterval: 0,
+      onError: (e) => errors.push(e),
+    })
+    expect(errors).toHaveLength(2)
+    await counters.close()
+    await other.close()
+  })
+
+  it('a restarted app keeps its quota through the snapshot', async () => {
+    const path = tempFile()
+    const build = async () => {
+      const counters = snapshotCounters({
+        path,
+        interval: 0,
+        sweepInterval: 0,
+        now: () => Date.parse('2026-11-21T12:00:00Z'), // the apps' fake clock
+      })
+      const built = await limitedApp([{ path: '/x', hooks: [rateLimit({ limit: '2/minute' })] }], {
+        rateLimit: { counters },
+      })
+      return { ...built, counters }
+    }
+    const first = await build()
+    expect(await statuses(first.app, 1)).toEqual([200])
+    await first.counters.close()
+    const second = await build()
+    // the fake clock of both apps is the same instant: one request left
+    expect(await statuses(second.app, 2)).toEqual([200, 429])
+    await second.counters.close()
+  })
+})

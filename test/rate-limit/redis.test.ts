@@ -1,0 +1,227 @@
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import { Redis } from 'ioredis'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ALGORITHMS, type Algorithm, type CounterRule } from '../../src/rate-limit/algorithms.js'
+import { MemoryCounters } from '../../src/rate-limit/counters/memory.js'
+import { RedisCounters, redisCounters } from '../../src/rate-limit/counters/redis.js'
+import type { CounterCheck } from '../../src/rate-limit/counters/types.js'
+import { rateLimit } from '../../src/fastify/index.js'
+import { limitedApp, statuses } from './helpers.js'
+
+const url = process.env.CTL_REDIS_URL ?? 'redis://127.0.0.1:6379'
+const prefix = `test:rl:${process.pid}:`
+const run = promisify(execFile)
+
+async function reachable(): Promise<boolean> {
+  const probe = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  })
+  try {
+    await probe.connect()
+    await probe.ping()
+    return true
+  } catch {
+    return false
+  } finally {
+    probe.disconnect()
+  }
+}
+
+const available = await reachable()
+if (!available && process.env.CI)
+  throw new Error(`Redis is required in CI but ${url} is unreachable`)
+if (!available)
+  console.warn(`\n!!! Redis at ${url} unreachable: SKIPPING Redis rate-limit tests !!!\n`)
+
+describe.skipIf(!available)('Redis counters', () => {
+  let client: Redis
+  beforeAll(() => {
+    client = new Redis(url)
+  })
+  afterAll(async () => {
+    const keys = await client.keys(`${prefix}*`)
+    if (keys.length > 0) await client.del(...keys)
+    await client.quit()
+  })
+
+  it('match the memory counters outcome for outcome, for every algorithm', async () => {
+    const t0 = 1_800_000_000_000
+    // 5 requests per 10 s with burst 2, at irregular times across three windows
+    const offsets = [
+      0, 1, 2, 3, 4, 5, 6, 7, 2500, 4000, 9999, 10_000, 10_001, 12_000, 15_000, 15_001, 19_999,
+      21_000, 26_000, 26_001, 40_000,
+    ]
+    for (const algorithm of ALGORITHMS) {
+      const memory = new MemoryCounters({ sweepInterval: 0 })
+      const redis = redisCounters({ client, prefix: `${prefix}parity:` })
+      const rule: CounterRule = { algorithm, count: 5, periodMs: 10_000, burst: 2 }
+      const checks: CounterCheck[] = [
+        { scope: 'global', bucket: `ip:${algorithm}`, rule: { ...rule, count: 8, burst: 0 } },
+        { scope: 'route:default:GET:/p', bucket: `ip:${algorithm}`, rule },
+      ]
+      for (const offset of offsets) {
+        const expected = memory.consume(checks, t0 + offset)
+        expect({ algorithm, offset, outcomes: await redis.consume(checks, t0 + offset) }).toEqual({
+          algorithm,
+          offset,
+          outcomes: expected,
+        })
+      }
+    }
+  })
+
+  it('a blocked limit stops evaluation: later counters are not touched', async () => {
+    const redis = redisCounters({ client, prefix: `${prefix}order:` })
+    const rule = (count: number): CounterRule => ({
+      algorithm: 'fixed_window',
+      count,
+      periodMs: 60_000,
+      burst: 0,
+    })
+    const checks = [
+      { scope: 'global', bucket: 'ip:a', rule: rule(1) },
+      { scope: 'route:default:GET:/o', bucket: 'ip:a', rule: rule(5) },
+    ]
+    const now = 1_800_000_000_000
+    expect((await redis.consume(checks, now)).map((o) => o.allowed)).toEqual([true, true])
+    expect((await redis.consume(checks, now)).map((o) => o.allowed)).toEqual([false])
+    // the route counter saw only the first request: 5 - 2 = 3 left after one more
+    expect((await redis.consume(checks.slice(1), now))[0]?.remaining).toBe(3)
+  })
+
+  it('keys expire with their window', async () => {
+    const redis = redisCounters({ client, prefix: `${prefix}ttl:` })
+    const now = Date.now()
+    await redis.consume(
+      [
+        {
+          scope: 'global',
+          bucket: 'ip:t',
+          rule: { algorithm: 'moving_window', count: 3, periodMs: 5000, burst: 0 },
+        },
+      ],
+      now,
+    )
+    const ttl = await client.pttl(redis.keyOf('global', 'ip:t'))
+    expect(ttl).toBeGreaterThan(0)
+    expect(ttl).toBeLessThanOrEqual(5000)
+  })
+
+  it('resets exactly one scope, never a prefix or substring of another', async () => {
+    const redis = redisCounters({ client, prefix: `${prefix}reset:` })
+    const rule: CounterRule = { algorithm: 'fixed_window', count: 1, periodMs: 60_000, burst: 0 }
+    const scopes = [
+      'route:default:GET:/a',
+      'route:default:GET:/a/b',
+      'route:default:GET:/ab',
+      'route:default:GET:/a*',
+    ]
+    const now = 1_800_000_000_000
+    for (const scope of scopes) await redis.consume([{ scope, bucket: 'ip:x', rule }], now)
+    await redis.reset('route:default:GET:/a')
+    const allowed = async (scope: string) =>
+      (await redis.consume([{ scope, bucket: 'ip:x', rule }], now))[0]?.allowed
+    expect(await allowed('route:default:GET:/a')).toBe(true)
+    expect(await allowed('route:default:GET:/a/b')).toBe(false)
+    expect(await allowed('route:default:GET:/ab')).toBe(false)
+    await redis.reset('route:default:GET:/a*')
+    expect(await allowed('route:default:GET:/a/b')).toBe(false)
+    expect(await allowed('route:default:GET:/a*')).toBe(true)
+  })
+
+  it('recovers when Redis lost the script (NOSCRIPT)', async () => {
+    const redis = redisCounters({ client, prefix: `${prefix}noscript:` })
+    await client.script('FLUSH')
+    const outcomes = await redis.consume(
+      [
+        {
+          scope: 'global',
+          bucket: 'ip:n',
+          rule: { algorithm: 'token_bucket', count: 2, periodMs: 1000, burst: 0 },
+        },
+      ],
+      Date.now(),
+    )
+    expect(outcomes[0]?.allowed).toBe(true)
+  })
+
+  for (const algorithm of [
+    'fixed_window',
+    'moving_window',
+    'token_bucket',
+    'sliding_window',
+  ] as Algorithm[]) {
+    it(`two processes sharing ${algorithm} counters allow exactly the limit in total`, async () => {
+      const shared = `${prefix}procs:${algorithm}:`
+      const now = String(1_800_000_000_000 + 12_345)
+      const args = (n: number) => [
+        '--import',
+        'tsx',
+        'test/rate-limit/fixtures/redis-consumer.ts',
+        url,
+        shared,
+        algorithm,
+        String(n),
+        now,
+      ]
+      const [a, b] = await Promise.all([
+        run(process.execPath, args(40)),
+        run(process.execPath, args(40)),
+      ])
+      const total =
+        (JSON.parse(a.stdout) as { allowed: number }).allowed +
+        (JSON.parse(b.stdout) as { allowed: number }).allowed
+      expect(total).toBe(55) // 50 + burst 5, out of 80
+    })
+  }
+
+  it('end to end: one round trip per request for route + global limits', async () => {
+    let calls = 0
+    const counting = new Proxy(client, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver) as unknown
+        if (property === 'evalsha' || property === 'eval') {
+          return (...args: unknown[]) => {
+            calls++
+            return (value as (...a: unknown[]) => Promise<unknown>).apply(target, args)
+          }
+        }
+        return typeof value === 'function'
+          ? (value as (...a: unknown[]) => unknown).bind(target)
+          : value
+      },
+    })
+    const counters = new RedisCounters({ client: counting, prefix: `${prefix}e2e:` })
+    const { app, limits } = await limitedApp(
+      [{ path: '/x', hooks: [rateLimit({ limit: '3/minute' })] }],
+      {
+        rateLimit: { counters },
+      },
+    )
+    await limits.setGlobalRateLimit({ limit: '100/minute' })
+    calls = 0
+    expect(await statuses(app, 4)).toEqual([200, 200, 200, 429])
+    expect(calls).toBe(4)
+    const res = await app.inject('/x')
+    expect(res.json()).toMatchObject({ error: { code: 'RATE_LIMITED', limit: '3/minute' } })
+    await limits.resetRateLimit('/x')
+    expect(await statuses(app, 1)).toEqual([200])
+  })
+
+  it('fails open when Redis is unreachable', async () => {
+    const broken = new Redis('redis://127.0.0.1:1', {
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+      enableOfflineQueue: false,
+    })
+    const { app } = await limitedApp([{ path: '/x', hooks: [rateLimit({ limit: '1/minute' })] }], {
+      rateLimit: { counters: redisCounters({ client: broken, prefix }) },
+    })
+    expect(await statuses(app, 3)).toEqual([200, 200, 200])
+    broken.disconnect()
+  })
+})

@@ -1,0 +1,252 @@
+import { describe, expect, it } from 'vitest'
+import { rateLimit } from '../../src/fastify/index.js'
+import type { Operation } from '../../src/core/operations.js'
+import { limitedApp, statuses, times } from './helpers.js'
+
+describe('global and service policies in the pipeline', () => {
+  it('global policy keyed by ip counts each IP once across all routes', async () => {
+    const { app, limits } = await limitedApp([{ path: '/a' }, { path: '/b' }])
+    await limits.setGlobalRateLimit({ limit: '3/minute' })
+    expect(await statuses(app, 2, '/a')).toEqual([200, 200])
+    expect(await statuses(app, 2, '/b')).toEqual([200, 429])
+    expect((await app.inject({ url: '/a', remoteAddress: '192.0.2.1' })).statusCode).toBe(200)
+  })
+
+  it('global key: one counter per route pattern', async () => {
+    const { app, limits } = await limitedApp([{ path: '/a' }, { path: '/b' }])
+    await limits.setGlobalRateLimit({ limit: '1/minute', keyStrategy: 'global' })
+    expect((await app.inject({ url: '/a', remoteAddress: '192.0.2.1' })).statusCode).toBe(200)
+    expect((await app.inject({ url: '/a', remoteAddress: '192.0.2.2' })).statusCode).toBe(429)
+    expect((await app.inject('/b')).statusCode).toBe(200)
+  })
+
+  it('order: a global rejection leaves service and route counters untouched', async () => {
+    const { app, limits } = await limitedApp([
+      { path: '/x', hooks: [rateLimit({ limit: '3/minute' })] },
+    ])
+    await limits.setGlobalRateLimit({ limit: '2/minute' })
+    await limits.setServiceRateLimit('default', { limit: '3/minute' })
+    expect(await statuses(app, 3)).toEqual([200, 200, 429])
+    const blocked = await app.inject('/x')
+    expect(blocked.json().error.limit).toBe('2/minute')
+    await limits.deleteGlobalRateLimit()
+    // service and route counted two requests each: one more fits
+    expect(await statuses(app, 2)).toEqual([200, 429])
+    expect((await app.inject('/x')).json().error.limit).toBe('3/minute')
+  })
+
+  it('order: a service rejection leaves the route counter untouched, and the global one counted', async () => {
+    const { app, limits } = await limitedApp([
+      { path: '/x', hooks: [rateLimit({ limit: '2/minute' })] },
+    ])
+    await limits.setServiceRateLimit('default', { limit: '1/minute' })
+    expect(await statuses(app, 3)).toEqual([200, 429, 429])
+    await limits.deleteServiceRateLimit('default')
+    expect(await statuses(app, 2)).toEqual([200, 429])
+  })
+
+  it('a route in maintenance counts global quota but not route quota', async () => {
+    const { app, engine, limits } = await limitedApp([
+      { path: '/x', hooks: [rateLimit({ limit: '2/minute' })] },
+    ])
+    await limits.setGlobalRateLimit({ limit: '10/minute' })
+    await engine.disable('GET:/x', { reason: 'off' })
+    const res = await app.inject('/x')
+    expect(res.statusCode).toBe(503)
+    expect(res.headers['x-ratelimit-remaining']).toBe('9')
+    await engine.enable('GET:/x')
+    expect(await statuses(app, 3)).toEqual([200, 200, 429])
+  })
+
+  it('global maintenance blocks before any counter moves', async () => {
+    const { app, engine, limits } = await limitedApp([
+      { path: '/x', hooks: [rateLimit({ limit: '1/minute' })] },
+    ])
+    await limits.setGlobalRateLimit({ limit: '1/minute' })
+    await engine.enableGlobalMaintenance({ reason: 'upgrade' })
+    expect(await statuses(app, 3)).toEqual(times(3, 503))
+    await engine.disableGlobalMaintenance()
+    expect(await statuses(app, 2)).toEqual([200, 429])
+  })
+
+  it('headers describe the limit with the fewest remaining', async () => {
+    const { app, limits } = await limitedApp([
+      { path: '/x', hooks: [rateLimit({ limit: '3/minute' })] },
+    ])
+    await limits.setGlobalRateLimit({ limit: '100/minute' })
+    const res = await app.inject('/x')
+    expect(res.headers['x-ratelimit-limit']).toBe('3')
+    expect(res.headers['x-ratelimit-remaining']).toBe('2')
+  })
+
+  it('exempt_routes: bare path for every method, METHOD: for one', async () => {
+    const { app, limits } = await limitedApp([
+      { path: '/a' },
+      { method: 'POST', path: '/a' },
+      { path: '/b' },
+      { method: 'POST', path: '/b' },
+    ])
+    await limits.setGlobalRateLimit({
+      limit: '1/minute',
+      keyStrategy: 'global',
+      exemptRoutes: ['/a', 'POST:/b'],
+    })
+    expect(await statuses(app, 3, '/a')).toEqual(times(3, 200))
+    expect(await statuses(app, 3, { method: 'POST', url: '/a' })).toEqual(times(3, 200))
+    expect(await statuses(app, 3, { method: 'POST', url: '/b' })).toEqual(times(3, 200))
+    expect(await statuses(app, 2, '/b')).toEqual([200, 429])
+  })
+
+  it('service policy applies only to its service', async () => {
+    const { app, limits } = await limitedApp([{ path: '/x' }], { service: 'payments' })
+    await limits.setServiceRateLimit('search', { limit: '1/minute' })
+    expect(await statuses(app, 3)).toEqual(times(3, 200))
+    await limits.setServiceRateLimit('payments', { limit: '1/minute' })
+    expect(await statuses(app, 2)).toEqual([200, 429])
+  })
+
+  it('disable pauses (no counting, no blocking), enable resumes', async () => {
+    const { app, limits } = await limitedApp([{ path: '/x' }])
+    await limits.setGlobalRateLimit({ limit: '1/minute' })
+    expect(await statuses(app, 2)).toEqual([200, 429])
+    await limits.disableGlobalRateLimit()
+    expect(limits.getGlobalRateLimit()?.enabled).toBe(false)
+    const paused = await app.inject('/x')
+    expect(paused.statusCode).toBe(200)
+    expect(paused.headers['x-ratelimit-limit']).toBeUndefined()
+    await limits.resetGlobalRateLimit()
+    await limits.enableGlobalRateLimit()
+    expect(await statuses(app, 2)).toEqual([200, 429])
+  })
+
+  it('reset clears only the addressed scope', async () => {
+    const { app, limits } = await limitedApp([
+      { path: '/x', hooks: [rateLimit({ limit: '1/minute' })] },
+    ])
+    await limits.setServiceRateLimit('default', { limit: '2/minute' })
+    expect(await statuses(app, 2)).toEqual([200, 429])
+    await limits.resetServiceRateLimit('default')
+    expect(await statuses(app, 1)).toEqual([429])
+    await limits.resetRateLimit('/x', { method: 'GET' })
+    expect(await statuses(app, 2)).toEqual([200, 429])
+  })
+})
+
+describe('global and service operations', () => {
+  it('report audit operations with their labels', async () => {
+    const operations: Operation[] = []
+    const { limits } = await limitedApp([{ path: '/x' }], {
+      rateLimit: { report: (op) => operations.push(op) },
+    })
+    await limits.setGlobalRateLimit({ limit: '10/minute', actor: 'ann', platform: 'cli' })
+    await limits.setGlobalRateLimit({ limit: '20/minute' })
+    await limits.disableGlobalRateLimit()
+    await limits.disableGlobalRateLimit() // no-op
+    await limits.enableGlobalRateLimit()
+    await limits.resetGlobalRateLimit()
+    await limits.deleteGlobalRateLimit()
+    expect(await limits.enableGlobalRateLimit()).toBeNull() // no policy: no-op
+    await limits.setServiceRateLimit('pay', { limit: '5/s' })
+    await limits.disableServiceRateLimit('pay')
+    await limits.enableServiceRateLimit('pay')
+    await limits.resetServiceRateLimit('pay')
+    await limits.deleteServiceRateLimit('pay')
+    expect(operations.map((op) => [op.action, op.route])).toEqual([
+      ['global_rl_set', '[Global Rate Limit]'],
+      ['global_rl_updated', '[Global Rate Limit]'],
+      ['global_rl_disabled', '[Global Rate Limit]'],
+      ['global_rl_enabled', '[Global Rate Limit]'],
+      ['global_rl_reset', '[Global Rate Limit]'],
+      ['global_rl_deleted', '[Global Rate Limit]'],
+      ['svc_rl_set', '[pay Rate Limit]'],
+      ['svc_rl_disabled', '[pay Rate Limit]'],
+      ['svc_rl_enabled', '[pay Rate Limit]'],
+      ['svc_rl_reset', '[pay Rate Limit]'],
+      ['svc_rl_deleted', '[pay Rate Limit]'],
+    ])
+    expect(operations[0]).toMatchObject({
+      actor: 'ann',
+      platform: 'cli',
+      new_status: '10/minute',
+      previous_status: null,
+    })
+    expect(operations[1]).toMatchObject({
+      previous_status: '10/minute',
+      new_status: '20/minute',
+      actor: 'system',
+    })
+  })
+
+  it('bad input changes nothing', async () => {
+    const operations: Operation[] = []
+    const { limits } = await limitedApp([{ path: '/x' }], {
+      rateLimit: { report: (op) => operations.push(op) },
+    })
+    await limits.setGlobalRateLimit({ limit: '10/minute' })
+    const bad = [
+      { limit: '10/fortnight' },
+      { limit: 'unlimited' },
+      { limit: { free: '1/m' } as never },
+      { limit: '1/m', algorithm: 'nope' as never },
+      { limit: '1/m', keyStrategy: 'custom' as never },
+      { limit: '1/m', burst: -3 },
+      { limit: '1/m', exemptRoutes: ['not a route'] },
+      { limit: '1/m', enabled: 'yes' as never },
+      { limit: '1/m', onMissingKey: 'maybe' as never },
+    ]
+    for (const options of bad) {
+      await expect(limits.setGlobalRateLimit(options)).rejects.toMatchObject({
+        code: 'VALIDATION_ERROR',
+      })
+      await expect(limits.setServiceRateLimit('pay', options)).rejects.toMatchObject({
+        code: 'VALIDATION_ERROR',
+      })
+    }
+    await expect(limits.setServiceRateLimit('', { limit: '1/m' })).rejects.toMatchObject({
+      code: 'VALIDATION_ERROR',
+    })
+    expect(limits.getGlobalRateLimit()?.limit).toBe('10/minute')
+    expect(limits.getServiceRateLimit('pay')).toBeNull()
+    expect(operations).toHaveLength(1)
+  })
+})
+
+describe('the gate step by step', () => {
+  it('global(), service() and route() each evaluate only their own scope', async () => {
+    const { engine, limits } = await limitedApp([
+      { path: '/x', hooks: [rateLimit({ limit: '1/minute' })] },
+    ])
+    await limits.setGlobalRateLimit({ limit: '2/minute' })
+    const slot = engine.registry.get('default', 'GET:/x')!
+    const request = { method: 'GET', url: '/x', headers: {}, ip: '192.0.2.1' }
+    expect(limits.gate.service(slot, request)).toBeUndefined()
+    expect(limits.gate.route(slot, request)).toMatchObject({ action: 'pass' })
+    expect(limits.gate.route(slot, request)).toMatchObject({ action: 'block', statusCode: 429 })
+    expect(limits.gate.global(slot, request)).toMatchObject({ action: 'pass' })
+    expect(limits.gate.global(slot, request)).toMatchObject({ action: 'pass' })
+    expect(limits.gate.global(slot, request)).toMatchObject({ action: 'block' })
+  })
+})
+
+describe('missing keys between scopes', () => {
+  it('an exempt route key still lets the global limit count; block stops after the global count', async () => {
+    const { app, limits } = await limitedApp([
+      { path: '/exempt', hooks: [rateLimit({ limit: '1/minute', key: 'user' })] },
+      {
+        path: '/block',
+        hooks: [rateLimit({ limit: '1/minute', key: 'user', onMissingKey: 'block' })],
+      },
+    ])
+    await limits.setGlobalRateLimit({ limit: '3/minute' })
+    const exempt = await app.inject('/exempt')
+    expect(exempt.statusCode).toBe(200)
+    expect(exempt.headers['x-ratelimit-limit']).toBe('3')
+    expect(exempt.headers['x-ratelimit-remaining']).toBe('2')
+    const blocked = await app.inject('/block')
+    expect(blocked.statusCode).toBe(429)
+    expect(blocked.json().error.retry_after).toBe(0)
+    // the global limit counted both requests (it comes first); one left
+    expect(await statuses(app, 2, '/exempt')).toEqual([200, 429])
+    expect((await app.inject('/exempt')).json().error.limit).toBe('3/minute')
+  })
+})
