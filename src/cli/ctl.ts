@@ -1,9 +1,13 @@
 #!/usr/bin/env node
 /**
- * `ctl`, the command-line client of the admin API. The admin API it talks to is not part of
- * this version yet, so the command says so instead of pretending to work.
+ * `ctl`, the command-line client of the switchyard admin API. See docs/cli.md.
  */
-process.stderr.write(
-  'error: ctl needs the switchyard admin API, which this version does not include yet.\n',
-)
-process.exitCode = 1
+import { processEnvironment } from './config.js'
+import { processOutput } from './output.js'
+import { runCtl } from './program.js'
+
+process.exitCode = await runCtl(process.argv.slice(2), {
+  environment: processEnvironment(),
+  output: processOutput(),
+  now: () => Date.now(),
+})

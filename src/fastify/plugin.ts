@@ -20,6 +20,7 @@ import type {
   RouteOptions,
 } from 'fastify'
 import fp from 'fastify-plugin'
+import { adminApp, type AdminAppOptions } from '../admin/index.js'
 import { createEngine, type Engine } from '../core/engine.js'
 import type { RequestState } from '../core/enforcement.js'
 import { ConfigError } from '../core/errors.js'
@@ -55,6 +56,11 @@ export interface SwitchyardPluginOptions {
   rateLimit?: RateLimitingOptions
   /** App-wide custom responses; `rate_limited` replaces the built-in 429 (after a route's own). */
   responses?: { rate_limited?: RateLimitResponseFactory | null }
+  /**
+   * Mounts the admin app (REST API, auth, event stream) with these options; its routes are not
+   * route-controlled, so maintenance can always be turned off through it.
+   */
+  admin?: Omit<AdminAppOptions, 'engine'>
 }
 
 const kState = Symbol('switchyard.requestState')
@@ -64,11 +70,6 @@ async function switchyardPlugin(
   app: FastifyInstance,
   options: SwitchyardPluginOptions,
 ): Promise<void> {
-  if ('admin' in options && (options as Record<string, unknown>).admin !== undefined) {
-    throw new ConfigError(
-      'The `admin` option needs the admin app, which this version does not include yet.',
-    )
-  }
   const engine = options.engine ?? createEngine()
   const owned = options.engine === undefined
   const createdLimits = !hasRateLimiting(engine)
@@ -94,8 +95,12 @@ async function switchyardPlugin(
   }
   const getSlots = new Map<string, RouteSlot>()
   app.addHook('onRoute', (route) => {
+    // The admin API stays reachable whatever the state of the app's routes.
+    if ((route.config as { switchyardAdmin?: boolean } | undefined)?.switchyardAdmin === true)
+      return
     attachRoute(engine, limits, rateLimited, route, getSlots)
   })
+  if (options.admin !== undefined) await app.register(adminApp, { ...options.admin, engine })
   if (owned)
     app.addHook('onClose', async () => {
       await engine.close()

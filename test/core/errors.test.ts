@@ -3,12 +3,13 @@ import { describe, expect, it } from 'vitest'
 import { errorCatalogue, SwitchyardError, ValidationError } from '../../src/index.js'
 import { toError } from '../../src/core/errors.js'
 import { FlagPrerequisiteCycleError, flagErrorCatalogue } from '../../src/flags/errors.js'
+import { adminErrorCatalogue } from '../../src/admin/errors.js'
 
 describe('error catalogue', () => {
   const doc = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8')
 
   it.each(
-    [...errorCatalogue, ...flagErrorCatalogue].map(
+    [...errorCatalogue, ...flagErrorCatalogue, ...adminErrorCatalogue].map(
       (ErrorClass) => [ErrorClass.name, ErrorClass] as const,
     ),
   )('%s is documented with its code and status', (_name, ErrorClass) => {

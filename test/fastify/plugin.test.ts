@@ -316,11 +316,39 @@ describe('plugin behaviour', () => {
     expect((await app.inject('/x')).statusCode).toBe(200)
   })
 
-  it('refuses the admin option until the admin app exists', async () => {
+  it('mounts the admin app, whose routes stay reachable during global maintenance', async () => {
+    const engine = createEngine({ store: 'memory' })
     const app = Fastify()
-    await expect(app.register(switchyard, { admin: { path: '/x' } } as never)).rejects.toThrow(
-      /admin app/,
-    )
+    await app.register(switchyard, {
+      engine,
+      admin: { path: '/switchyard', auth: { username: 'admin', password: 's3cret' } },
+    })
+    app.get('/x', () => 'ok')
+    await app.ready()
+    expect(engine.listRoutes({ perPage: 500 }).items.map((s) => s.route)).toEqual(['GET:/x'])
+    const login = await app.inject({
+      method: 'POST',
+      url: '/switchyard/api/auth/login',
+      payload: { username: 'admin', password: 's3cret' },
+    })
+    const token = (login.json() as { token: string }).token
+    const auth = { authorization: `Bearer ${token}` }
+    await app.inject({
+      method: 'POST',
+      url: '/switchyard/api/global-maintenance/enable',
+      headers: auth,
+      payload: { reason: 'upgrade' },
+    })
+    expect((await app.inject('/x')).statusCode).toBe(503)
+    const off = await app.inject({
+      method: 'POST',
+      url: '/switchyard/api/global-maintenance/disable',
+      headers: auth,
+      payload: {},
+    })
+    expect(off.statusCode).toBe(200)
+    expect((await app.inject('/x')).statusCode).toBe(200)
+    await app.close()
   })
 
   it('closes an engine it created with the app', async () => {

@@ -1,0 +1,217 @@
+/**
+ * The admin app: the REST API of CONTRACT.md §3 and its event stream, as an encapsulated
+ * Fastify plugin mounted under a path (default `/switchyard`).
+ *
+ * @example
+ * await app.register(adminApp, { engine, path: '/switchyard', auth: { username: 'admin', password: 's3cret' } })
+ *
+ * Every error leaves through one handler and has one shape, `{error: {code, message, ...}}`:
+ * engine errors keep their code and status, schema violations and malformed JSON are a 400
+ * `VALIDATION_ERROR`, and only a bug can produce a 500.
+ */
+import fastifyCookie from '@fastify/cookie'
+import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Engine } from '../core/engine.js'
+import type { FlagService } from '../flags/service.js'
+import { ConfigError, SwitchyardError, toError, ValidationError } from '../core/errors.js'
+import { prepareCredentials, type AdminAuthOption } from './auth/credentials.js'
+import { authenticationHook } from './auth/guard.js'
+import { DEFAULT_TOKEN_EXPIRY, SessionManager } from './auth/sessions.js'
+import { LoginThrottle, type LoginThrottleOptions } from './auth/throttle.js'
+import { ADMIN_ROUTE, flagServiceOf, type AdminContext, type AdminInstance } from './context.js'
+import { BadRequestError, EndpointNotFoundError } from './errors.js'
+import { EventHub, toStreamEvent, type EventHubOptions } from './events/hub.js'
+import { buildOpenApi, endpointRecords, type EndpointRecord } from './openapi.js'
+import { auditRoutes } from './routes/audit.js'
+import { authRoutes } from './routes/auth.js'
+import { eventRoutes } from './routes/events.js'
+import { flagRoutes } from './routes/flags.js'
+import { maintenanceRoutes } from './routes/maintenance.js'
+import { rateLimitRoutes } from './routes/rate-limits.js'
+import { routeStateRoutes } from './routes/route-states.js'
+
+/** Options of {@link adminApp}. */
+export interface AdminAppOptions extends EventHubOptions {
+  /** The engine the API drives. */
+  engine: Engine
+  /** Mount path; default `/switchyard`. */
+  path?: string
+  /**
+   * Credentials: `{username, password}`, a list of them, a `[username, password]` pair, or
+   * `authenticate(username, password)` (sync or async). Without it the admin app is open
+   * (a warning is logged at startup).
+   */
+  auth?: AdminAuthOption | null
+  /** Token lifetime in seconds; default 24 h. */
+  tokenExpiry?: number
+  /** Login throttling per client address. */
+  loginThrottle?: LoginThrottleOptions
+  /**
+   * The flag service behind the flag and segment endpoints; default the engine's `flags` once
+   * the flag subsystem is activated. Without either, those endpoints answer 404.
+   */
+  flags?: FlagService
+}
+
+/** The default mount path. */
+export const DEFAULT_ADMIN_PATH = '/switchyard'
+
+/** Normalises a mount path: leading slash, no trailing slash (`/` mounts at the root). */
+export function normaliseMountPath(path: string | undefined): string {
+  const raw = path ?? DEFAULT_ADMIN_PATH
+  if (typeof raw !== 'string' || !/^\/[A-Za-z0-9._~\-/]*$/.test(raw) || raw.includes('//')) {
+    throw new ConfigError(`Invalid admin path ${JSON.stringify(raw)}: expected e.g. "/switchyard".`)
+  }
+  return raw.replace(/\/+$/, '')
+}
+
+async function adminPlugin(app: FastifyInstance, options: AdminAppOptions): Promise<void> {
+  if (typeof (options as Partial<AdminAppOptions>).engine !== 'object') {
+    throw new ConfigError('adminApp needs the `engine` option.')
+  }
+  const mountPath = normaliseMountPath(options.path)
+  const expiry = options.tokenExpiry ?? DEFAULT_TOKEN_EXPIRY
+  if (!Number.isFinite(expiry) || expiry <= 0) {
+    throw new ConfigError('tokenExpiry must be a positive number of seconds.')
+  }
+  const { engine } = options
+  const credentials = prepareCredentials(options.auth)
+  const context: AdminContext = {
+    engine,
+    credentials,
+    sessions:
+      credentials === null ? null : new SessionManager(engine.store.tokens, engine.clock, expiry),
+    throttle: new LoginThrottle(engine.clock, options.loginThrottle),
+    mountPath: mountPath === '' ? '/' : mountPath,
+    flags: options.flags,
+  }
+  if (credentials === null) {
+    app.log.warn(
+      `switchyard admin app at ${context.mountPath} has no credentials: it is open to anyone who can reach it. Pass \`auth\` to protect it.`,
+    )
+  }
+  const hub = new EventHub(options)
+  const unsubscribe = engine.store.changes.subscribe((event) => {
+    hub.publish(toStreamEvent(event))
+  })
+  const flagService = flagServiceOf(context)
+  const unsubscribeFlags = flagService?.onChange((event) => {
+    hub.publish(
+      event.type === 'flag'
+        ? { type: 'flag', data: { key: event.key, flag: event.flag } }
+        : { type: 'segment', data: { key: event.key, segment: event.segment } },
+    )
+  })
+  app.addHook('preClose', (done) => {
+    unsubscribe()
+    unsubscribeFlags?.()
+    hub.close()
+    done()
+  })
+  await app.register(
+    (admin, _opts, done) => {
+      registerAdmin(admin, context, hub, mountPath)
+      done()
+    },
+    { prefix: mountPath },
+  )
+}
+
+function registerAdmin(
+  app: AdminInstance,
+  context: AdminContext,
+  hub: EventHub,
+  prefix: string,
+): void {
+  if (!app.hasRequestDecorator('cookies')) void app.register(fastifyCookie)
+  app.setValidatorCompiler(TypeBoxValidatorCompiler)
+  app.decorateRequest('switchyardAdmin', null)
+  app.setErrorHandler(handleError)
+  const endpoints: EndpointRecord[] = []
+  app.addHook('onRoute', (route) => {
+    endpoints.push(...endpointRecords(route, prefix))
+  })
+  app.addHook('onRequest', authenticationHook(context.sessions))
+  // Bodiless POSTs (`disable`, `logout`) validate as an empty object.
+  app.addHook('preValidation', (request, _reply, done) => {
+    if (request.body === undefined || request.body === null) request.body = {}
+    done()
+  })
+  app.setNotFoundHandler((request) => {
+    throw new EndpointNotFoundError(`No admin endpoint ${request.method} ${request.url}.`)
+  })
+
+  authRoutes(app, context)
+  routeStateRoutes(app, context)
+  maintenanceRoutes(app, context)
+  auditRoutes(app, context)
+  rateLimitRoutes(app, context)
+  flagRoutes(app, () => flagServiceOf(context))
+  eventRoutes(app, hub)
+  app.get(
+    '/api/openapi.json',
+    {
+      config: ADMIN_ROUTE,
+      schema: { summary: 'This OpenAPI document', tags: ['meta'] },
+    },
+    () => buildOpenApi(endpoints, context.mountPath),
+  )
+}
+
+/** The one error handler of the admin app. */
+function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const answer = toAdminError(error)
+  if (answer === null) {
+    request.log.error({ err: toError(error) }, 'switchyard admin: unexpected error')
+    void reply.status(500).send({
+      error: { code: 'INTERNAL_ERROR', message: 'Internal error; see the server log.' },
+    })
+    return
+  }
+  void reply.status(answer.statusCode).send(answer.toJSON())
+}
+
+/** Maps anything thrown in the admin app to a {@link SwitchyardError}, or null for a bug (500). */
+export function toAdminError(error: unknown): SwitchyardError | null {
+  if (error instanceof SwitchyardError) return error.statusCode >= 500 ? null : error
+  const fastifyError = error as Partial<FastifyError>
+  if (Array.isArray(fastifyError.validation)) {
+    const part = fastifyError.validationContext ?? 'body'
+    const details = fastifyError.validation.map((issue) => ({
+      field: issue.instancePath === '' ? part : issue.instancePath.slice(1).replaceAll('/', '.'),
+      message: issue.message ?? 'invalid',
+    }))
+    return new ValidationError(
+      `Invalid request ${part}: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}`,
+      { details },
+    )
+  }
+  switch (fastifyError.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ValidationError(`Malformed JSON body: ${fastifyError.message ?? ''}`, {
+        details: [{ field: 'body', message: 'malformed JSON' }],
+      })
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new BadRequestError(
+        415,
+        'UNSUPPORTED_MEDIA_TYPE',
+        'Send JSON (Content-Type: application/json).',
+      )
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new BadRequestError(413, 'BODY_TOO_LARGE', 'The request body is too large.')
+  }
+  const status = fastifyError.statusCode
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return new BadRequestError(status, 'BAD_REQUEST', fastifyError.message ?? 'Bad request.')
+  }
+  return null
+}
+
+/**
+ * The admin app as a Fastify plugin (encapsulated: its hooks, error handler and parsers do not
+ * leak into the host app). Routes carry `config.switchyardAdmin = true`, so the main plugin
+ * can leave them out of route control.
+ */
+export const adminApp = adminPlugin

@@ -1,0 +1,111 @@
+/**
+ * Authentication of admin requests. A request is authenticated by a bearer token
+ * (`Authorization: Bearer <token>`, used by `ctl` and scripts) or by the session cookie (the
+ * dashboard). Cookie-authenticated writes must also carry `X-CSRF-Token`, because a browser
+ * sends cookies on cross-site requests too; bearer tokens need no such check.
+ *
+ * Which endpoints are public is a property of the route itself (`config.public`), never a
+ * prefix, suffix or substring rule on the URL, so no crafted path can reach a protected
+ * handler without credentials.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { ValidationError } from '../../core/errors.js'
+import { CsrfError, UnauthenticatedError } from '../errors.js'
+import { csrfMatches, type Session, type SessionManager } from './sessions.js'
+
+/** Name of the dashboard's session cookie. */
+export const SESSION_COOKIE = 'switchyard_session'
+
+/** Who made a request. */
+export interface AdminPrincipal {
+  /** The logged-in user, or `anonymous` in open mode. */
+  username: string
+  /** How the request was authenticated. */
+  via: 'bearer' | 'cookie' | 'open'
+  /** The session (absent in open mode). */
+  session: Session | null
+  /** The raw token (absent in open mode); needed to derive the CSRF token. */
+  token: string | null
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated caller of an admin endpoint (null on public endpoints). */
+    switchyardAdmin: AdminPrincipal | null
+  }
+  interface FastifyContextConfig {
+    /** Marks a route of the switchyard admin app (the main plugin does not register them). */
+    switchyardAdmin?: boolean
+    /** An admin endpoint reachable without credentials (only login). */
+    public?: boolean
+  }
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
+
+/** Reads the bearer token of a request: undefined when absent; throws when malformed. */
+export function bearerToken(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization
+  if (header === undefined) return undefined
+  const match = /^Bearer ([A-Za-z0-9._~+/=-]+)$/i.exec(header.trim())
+  if (match === null) {
+    throw new UnauthenticatedError('Malformed Authorization header: expected "Bearer <token>".')
+  }
+  return match[1]
+}
+
+/** Builds the `onRequest` hook that authenticates every non-public admin request. */
+export function authenticationHook(sessions: SessionManager | null) {
+  return async function authenticate(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+    if (request.routeOptions.config.public === true) return
+    if (sessions === null) {
+      request.switchyardAdmin = { username: 'anonymous', via: 'open', session: null, token: null }
+      return
+    }
+    const bearer = bearerToken(request)
+    const cookie = bearer === undefined ? request.cookies[SESSION_COOKIE] : undefined
+    const token = bearer ?? cookie
+    if (token === undefined || token === '') {
+      throw new UnauthenticatedError(
+        'Authentication required: log in with POST /api/auth/login (or `ctl login <username>`).',
+      )
+    }
+    const session = await sessions.resolve(token)
+    if (session === null) {
+      throw new UnauthenticatedError('The token is invalid, expired or revoked: log in again.')
+    }
+    if (bearer === undefined && !SAFE_METHODS.has(request.method)) {
+      const header = request.headers['x-csrf-token']
+      if (!csrfMatches(token, typeof header === 'string' ? header : undefined)) {
+        throw new CsrfError('Cookie-authenticated writes need the X-CSRF-Token header.')
+      }
+    }
+    request.switchyardAdmin = {
+      username: session.username,
+      via: bearer === undefined ? 'cookie' : 'bearer',
+      session,
+      token,
+    }
+  }
+}
+
+const PLATFORM = /^[A-Za-z0-9._-]{1,32}$/
+
+/**
+ * The actor and platform of a write: the authenticated user (or `anonymous`) and the
+ * `X-Ctl-Platform` header (`cli`, `dashboard`, `sdk`…), default `api`.
+ */
+export function actorOf(request: FastifyRequest): { actor: string; platform: string } {
+  const header = request.headers['x-ctl-platform']
+  let platform = 'api'
+  if (header !== undefined) {
+    if (typeof header !== 'string' || !PLATFORM.test(header)) {
+      throw new ValidationError(
+        'Invalid X-Ctl-Platform header: use letters, digits, ".", "_" or "-" (at most 32).',
+        { details: [{ field: 'X-Ctl-Platform', message: 'invalid platform name' }] },
+      )
+    }
+    platform = header.toLowerCase()
+  }
+  return { actor: request.switchyardAdmin?.username ?? 'anonymous', platform }
+}

@@ -1,0 +1,54 @@
+/**
+ * What every group of admin endpoints receives: the Fastify instance of the admin app (typed
+ * by the TypeBox provider, so handler inputs are typed from their schemas), the engine and
+ * the auth services.
+ */
+// Brings `summary` and `tags` into FastifySchema (the OpenAPI description of each endpoint).
+import type {} from '@fastify/swagger'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify'
+import type { Engine } from '../core/engine.js'
+import type { FlagService } from '../flags/service.js'
+import type { SessionManager } from './auth/sessions.js'
+import type { CredentialCheck } from './auth/credentials.js'
+import type { LoginThrottle } from './auth/throttle.js'
+
+/** The admin app's Fastify instance, with TypeBox type inference. */
+export type AdminInstance = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>
+
+/** Shared dependencies of the endpoint groups. */
+export interface AdminContext {
+  engine: Engine
+  /** Null in open mode. */
+  credentials: CredentialCheck | null
+  /** Null in open mode. */
+  sessions: SessionManager | null
+  throttle: LoginThrottle
+  /** The mount path, e.g. `/switchyard` (cookie path). */
+  mountPath: string
+  /** The flag service given at mount, if any (else the engine's, see `flagServiceOf`). */
+  flags: FlagService | undefined
+}
+
+/** The flag service of the admin app: the `flags` option, else the engine's `flags`, if any. */
+export function flagServiceOf(context: AdminContext): FlagService | undefined {
+  return context.flags ?? (context.engine as unknown as { flags?: FlagService }).flags
+}
+
+/** Route config of every admin endpoint (the main plugin skips routes marked so). */
+export const ADMIN_ROUTE = { switchyardAdmin: true } as const
+
+/** Route config of the public endpoints. */
+export const PUBLIC_ROUTE = { switchyardAdmin: true, public: true } as const

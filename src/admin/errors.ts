@@ -1,0 +1,72 @@
+/**
+ * Errors of the admin app that the engine's catalogue (core/errors.ts) does not hold, because
+ * they belong to HTTP concerns: authentication, login throttling, CSRF and unknown endpoints.
+ * They share the engine's base class, so one error handler turns every one of them into the
+ * shared JSON shape `{error: {code, message, ...}}`.
+ */
+import { SwitchyardError } from '../core/errors.js'
+
+/** No valid credentials: missing, unknown, expired or revoked token, or a wrong password. */
+export class UnauthenticatedError extends SwitchyardError {
+  readonly code = 'UNAUTHENTICATED'
+  readonly statusCode = 401
+}
+
+/** `POST /api/auth/login` on an admin app mounted without credentials (open mode). */
+export class AuthNotConfiguredError extends SwitchyardError {
+  readonly code = 'AUTH_NOT_CONFIGURED'
+  readonly statusCode = 400
+}
+
+/** Too many failed logins from one address; `retry_after` says when to try again. */
+export class LoginThrottledError extends SwitchyardError {
+  readonly code = 'TOO_MANY_LOGIN_ATTEMPTS'
+  readonly statusCode = 429
+}
+
+/** A cookie-authenticated write without the matching `X-CSRF-Token` header. */
+export class CsrfError extends SwitchyardError {
+  readonly code = 'CSRF_TOKEN_INVALID'
+  readonly statusCode = 403
+}
+
+/** An admin API path that does not exist. */
+export class EndpointNotFoundError extends SwitchyardError {
+  readonly code = 'NOT_FOUND'
+  readonly statusCode = 404
+}
+
+/** A request the HTTP layer rejected before a handler ran (unsupported media type, body too large). */
+export class BadRequestError extends SwitchyardError {
+  readonly code: string
+  readonly statusCode: number
+
+  constructor(statusCode: number, code: string, message: string) {
+    super(message)
+    this.statusCode = statusCode
+    this.code = code
+  }
+}
+
+/** Flag or segment endpoints on an admin app whose engine has no flag subsystem. */
+export class FlagsNotEnabledError extends SwitchyardError {
+  readonly code = 'FLAGS_NOT_ENABLED'
+  readonly statusCode = 404
+}
+
+/** `POST /api/segments` with a key that is taken (use `PUT` to replace). */
+export class SegmentExistsError extends SwitchyardError {
+  readonly code = 'SEGMENT_EXISTS'
+  readonly statusCode = 409
+}
+
+/** Every error class of the admin app, for docs and tests that keep them in sync. */
+export const adminErrorCatalogue = [
+  UnauthenticatedError,
+  AuthNotConfiguredError,
+  LoginThrottledError,
+  CsrfError,
+  EndpointNotFoundError,
+  FlagsNotEnabledError,
+  SegmentExistsError,
+] as const

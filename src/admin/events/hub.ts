@@ -1,0 +1,134 @@
+/**
+ * The event stream behind `GET /api/events` (server-sent events).
+ *
+ * Every change of the store's change feed (route states, maintenance, audit entries; with
+ * Redis also those made by other instances) becomes one frame `id: <n>`, `event: <type>`,
+ * `data: <json>`. The last frames are kept in a bounded ring so that a client that reconnects
+ * with `Last-Event-ID` receives what it missed.
+ *
+ * Why clients are dropped rather than waited for: a frame is written to every client at once;
+ * a client that does not read lets its socket buffer grow. Waiting for it would stall every
+ * other client, and buffering without bound would exhaust memory, so a client whose unsent
+ * bytes pass `clientBufferBytes` is disconnected (it can reconnect and resume by id).
+ */
+import type { ServerResponse } from 'node:http'
+import type { ChangeEvent } from '../../core/events.js'
+import { ConfigError } from '../../core/errors.js'
+
+/** Options of {@link EventHub}. */
+export interface EventHubOptions {
+  /** Frames kept for `Last-Event-ID` resume (default 1000). */
+  eventBufferSize?: number
+  /** Unsent bytes after which a slow client is dropped (default 1 MiB). */
+  clientBufferBytes?: number
+  /** Seconds between `: keepalive` comments (default 15). */
+  keepaliveInterval?: number
+}
+
+interface Frame {
+  id: number
+  text: string
+}
+
+/** One event of the stream before framing. */
+export interface StreamEvent {
+  type: string
+  data: unknown
+}
+
+/**
+ * Converts a change-feed event into a stream event: an audit event carries the entry itself;
+ * every other event its members without `type` and the store's internal `version` (so event
+ * types added to the change feed later reach the stream unchanged).
+ */
+export function toStreamEvent(event: ChangeEvent): StreamEvent {
+  if (event.type === 'audit') return { type: event.type, data: event.entry }
+  const { type, version: _version, ...data } = event
+  return { type, data }
+}
+
+/** Fans stream events out to connected SSE clients. */
+export class EventHub {
+  private nextId = 1
+  private readonly ring: Frame[] = []
+  private readonly clients = new Set<ServerResponse>()
+  private readonly bufferSize: number
+  private readonly clientBufferBytes: number
+  private readonly timer: NodeJS.Timeout
+
+  constructor(options: EventHubOptions = {}) {
+    this.bufferSize = positiveInteger(options.eventBufferSize, 1000, 'eventBufferSize')
+    this.clientBufferBytes = positiveInteger(
+      options.clientBufferBytes,
+      1 << 20,
+      'clientBufferBytes',
+    )
+    const keepalive = options.keepaliveInterval ?? 15
+    if (!Number.isFinite(keepalive) || keepalive <= 0) {
+      throw new ConfigError('keepaliveInterval must be a positive number of seconds.')
+    }
+    this.timer = setInterval(() => this.broadcast(': keepalive\n\n'), keepalive * 1000)
+    this.timer.unref()
+  }
+
+  /** Number of connected clients. */
+  get clientCount(): number {
+    return this.clients.size
+  }
+
+  /** Frames and sends one event to every client, and keeps it for resume. */
+  publish(event: StreamEvent): void {
+    const id = this.nextId++
+    const text = `id: ${id}\nevent: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`
+    this.ring.push({ id, text })
+    if (this.ring.length > this.bufferSize) this.ring.shift()
+    this.broadcast(text)
+  }
+
+  /**
+   * Adds a client whose SSE headers are written; replays the kept frames after `lastEventId`.
+   * Returns the function that removes it.
+   */
+  connect(response: ServerResponse, lastEventId: number | null): () => void {
+    this.clients.add(response)
+    response.write('retry: 3000\n\n')
+    if (lastEventId !== null) {
+      for (const frame of this.ring) {
+        if (frame.id > lastEventId) this.send(response, frame.text)
+      }
+    }
+    return () => this.clients.delete(response)
+  }
+
+  /** Ends every stream and stops the keepalive timer. */
+  close(): void {
+    clearInterval(this.timer)
+    for (const client of this.clients) client.end()
+    this.clients.clear()
+  }
+
+  private broadcast(text: string): void {
+    for (const client of this.clients) this.send(client, text)
+  }
+
+  private send(client: ServerResponse, text: string): void {
+    if (client.destroyed || client.writableEnded) {
+      this.clients.delete(client)
+      return
+    }
+    if (client.writableLength > this.clientBufferBytes) {
+      this.clients.delete(client)
+      client.destroy()
+      return
+    }
+    client.write(text)
+  }
+}
+
+function positiveInteger(value: number | undefined, fallback: number, field: string): number {
+  if (value === undefined) return fallback
+  if (!Number.isInteger(value) || value < 1) {
+    throw new ConfigError(`${field} must be a positive integer.`)
+  }
+  return value
+}

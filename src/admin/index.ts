@@ -1,0 +1,18 @@
+/**
+ * The admin app: REST API, authentication and event stream (CONTRACT.md §3).
+ */
+export { adminApp, DEFAULT_ADMIN_PATH, toAdminError, type AdminAppOptions } from './app.js'
+export type { AdminAuthOption, AdminUser, Authenticate } from './auth/credentials.js'
+export type { AdminPrincipal } from './auth/guard.js'
+export { SESSION_COOKIE } from './auth/guard.js'
+export { DEFAULT_TOKEN_EXPIRY, hashToken } from './auth/sessions.js'
+export type { LoginThrottleOptions } from './auth/throttle.js'
+export type { EventHubOptions } from './events/hub.js'
+export {
+  UnauthenticatedError,
+  AuthNotConfiguredError,
+  LoginThrottledError,
+  CsrfError,
+  EndpointNotFoundError,
+  adminErrorCatalogue,
+} from './errors.js'

@@ -1,0 +1,90 @@
+/**
+ * The admin API's own OpenAPI 3 document, built from the schemas its routes were registered
+ * with, so the description cannot drift from the validation. Served at `GET /api/openapi.json`.
+ */
+import type { FastifySchema, RouteOptions } from 'fastify'
+
+/** A registered admin endpoint, as collected at `onRoute`. */
+export interface EndpointRecord {
+  method: string
+  /** Path relative to the mount, Fastify style (`/api/services/:service/maintenance`). */
+  url: string
+  schema: FastifySchema | undefined
+  public: boolean
+}
+
+/** Collects endpoint records from route options (used in the admin app's `onRoute` hook). */
+export function endpointRecords(route: RouteOptions, prefix: string): EndpointRecord[] {
+  const methods = Array.isArray(route.method) ? route.method : [route.method]
+  const url = route.url.startsWith(prefix) ? route.url.slice(prefix.length) : route.url
+  return methods
+    .filter((method) => method !== 'HEAD')
+    .map((method) => ({
+      method,
+      url: url === '' ? '/' : url,
+      schema: route.schema,
+      public: route.config?.public === true,
+    }))
+}
+
+/** Builds the OpenAPI document of the collected endpoints. */
+export function buildOpenApi(endpoints: readonly EndpointRecord[], mountPath: string): object {
+  const paths: Record<string, Record<string, unknown>> = {}
+  for (const endpoint of endpoints) {
+    const path = endpoint.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}')
+    const schema = (endpoint.schema ?? {}) as Record<string, unknown>
+    const operation: Record<string, unknown> = {
+      summary: schema.summary,
+      tags: schema.tags,
+      parameters: [
+        ...parameters(schema.params, 'path'),
+        ...parameters(schema.querystring, 'query'),
+      ],
+      responses: responses(schema.response),
+      ...(endpoint.public ? { security: [] } : {}),
+    }
+    if (schema.body !== undefined) {
+      operation.requestBody = {
+        required: true,
+        content: { 'application/json': { schema: schema.body } },
+      }
+    }
+    ;(paths[path] ??= {})[endpoint.method.toLowerCase()] = operation
+  }
+  return {
+    openapi: '3.0.3',
+    info: { title: 'switchyard admin API', version: '1' },
+    servers: [{ url: mountPath }],
+    components: {
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer' },
+        cookie: { type: 'apiKey', in: 'cookie', name: 'switchyard_session' },
+      },
+    },
+    security: [{ bearer: [] }, { cookie: [] }],
+    paths,
+  }
+}
+
+function parameters(schema: unknown, where: 'path' | 'query'): object[] {
+  const object = schema as { properties?: Record<string, unknown>; required?: string[] } | undefined
+  if (object?.properties === undefined) return []
+  return Object.entries(object.properties).map(([name, property]) => ({
+    name,
+    in: where,
+    required: where === 'path' || (object.required ?? []).includes(name),
+    schema: property,
+  }))
+}
+
+function responses(schema: unknown): Record<string, object> {
+  const result: Record<string, object> = {}
+  for (const [status, body] of Object.entries((schema ?? {}) as Record<string, unknown>)) {
+    result[status] = {
+      description: status.startsWith('2') ? 'OK' : 'Error',
+      content: { 'application/json': { schema: body } },
+    }
+  }
+  if (Object.keys(result).length === 0) result['200'] = { description: 'OK' }
+  return result
+}

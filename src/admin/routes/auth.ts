@@ -1,0 +1,100 @@
+/**
+ * `POST /api/auth/login`, `POST /api/auth/logout`, `GET /api/auth/me`.
+ */
+import { SESSION_COOKIE } from '../auth/guard.js'
+import { csrfTokenFor } from '../auth/sessions.js'
+import { ADMIN_ROUTE, PUBLIC_ROUTE, type AdminContext, type AdminInstance } from '../context.js'
+import { AuthNotConfiguredError, LoginThrottledError, UnauthenticatedError } from '../errors.js'
+import { ErrorBody, LoginBody, LoginResult, LogoutResult, MeResult } from '../schemas.js'
+
+/** Registers the auth endpoints. */
+export function authRoutes(app: AdminInstance, context: AdminContext): void {
+  const { credentials, sessions, throttle } = context
+
+  app.post(
+    '/api/auth/login',
+    {
+      config: PUBLIC_ROUTE,
+      schema: {
+        summary: 'Log in; returns a bearer token and sets the dashboard session cookie',
+        tags: ['auth'],
+        body: LoginBody,
+        response: { 200: LoginResult, 400: ErrorBody, 401: ErrorBody, 429: ErrorBody },
+      },
+    },
+    async (request, reply) => {
+      if (credentials === null || sessions === null) {
+        throw new AuthNotConfiguredError(
+          'No credentials are configured on this admin app: it is open and needs no login.',
+        )
+      }
+      const address = request.ip
+      const wait = throttle.waitSeconds(address)
+      if (wait > 0) {
+        void reply.header('retry-after', String(wait))
+        throw new LoginThrottledError(
+          `Too many failed logins from this address: try again in ${wait} s.`,
+          { retry_after: wait },
+        )
+      }
+      const { username, password } = request.body
+      if (!(await credentials.verify(username, password))) {
+        throttle.fail(address)
+        request.log.warn({ username, address }, 'switchyard admin: failed login')
+        throw new UnauthenticatedError('Invalid username or password.')
+      }
+      throttle.succeed(address)
+      const session = await sessions.issue(username)
+      void reply.setCookie(SESSION_COOKIE, session.token, {
+        httpOnly: true,
+        sameSite: 'strict',
+        secure: request.protocol === 'https',
+        path: context.mountPath,
+        expires: new Date(session.expires_at),
+      })
+      return { ...session, csrf_token: csrfTokenFor(session.token) }
+    },
+  )
+
+  app.post(
+    '/api/auth/logout',
+    {
+      config: ADMIN_ROUTE,
+      schema: {
+        summary: 'Revoke the current token on the server (every instance)',
+        tags: ['auth'],
+        response: { 200: LogoutResult, 401: ErrorBody },
+      },
+    },
+    async (request, reply) => {
+      const principal = request.switchyardAdmin
+      void reply.clearCookie(SESSION_COOKIE, { path: context.mountPath })
+      if (sessions === null || principal?.session == null) return { revoked: false }
+      return { revoked: await sessions.revoke(principal.session) }
+    },
+  )
+
+  app.get(
+    '/api/auth/me',
+    {
+      config: ADMIN_ROUTE,
+      schema: {
+        summary: 'The authenticated user',
+        tags: ['auth'],
+        response: { 200: MeResult, 401: ErrorBody },
+      },
+    },
+    (request) => {
+      const principal = request.switchyardAdmin
+      return {
+        username: principal?.username ?? 'anonymous',
+        authenticated: principal?.session != null,
+        expires_at: principal?.session?.expires_at ?? null,
+        auth_required: sessions !== null,
+        ...(principal?.via === 'cookie' && principal.token !== null
+          ? { csrf_token: csrfTokenFor(principal.token) }
+          : {}),
+      }
+    },
+  )
+}

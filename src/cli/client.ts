@@ -1,0 +1,99 @@
+/**
+ * The HTTP client of `ctl`: JSON requests to the admin API with the stored bearer token and
+ * `X-Ctl-Platform: cli` (so audit entries say where a change came from).
+ */
+import { ApiError, UnreachableError } from './errors.js'
+
+/** Options of {@link AdminClient}. */
+export interface AdminClientOptions {
+  /** Admin base URL, e.g. `http://localhost:8000/switchyard`. */
+  baseUrl: string
+  token?: string | undefined
+  /** Per-request timeout in ms (default 15000). */
+  timeoutMs?: number
+}
+
+type Query = Record<string, string | number | undefined>
+
+/** A thin JSON client of the admin API. */
+export class AdminClient {
+  readonly baseUrl: string
+  private readonly token: string | undefined
+  private readonly timeoutMs: number
+
+  constructor(options: AdminClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '')
+    this.token = options.token
+    this.timeoutMs = options.timeoutMs ?? 15_000
+  }
+
+  /** `GET <base><path>?query`. */
+  get<T>(path: string, query: Query = {}): Promise<T> {
+    return this.request<T>('GET', path, undefined, query)
+  }
+
+  /** `POST <base><path>` with a JSON body. */
+  post<T>(path: string, body: object = {}): Promise<T> {
+    return this.request<T>('POST', path, body)
+  }
+
+  /** `PUT <base><path>` with a JSON body. */
+  put<T>(path: string, body: object): Promise<T> {
+    return this.request<T>('PUT', path, body)
+  }
+
+  /** `PATCH <base><path>` with a JSON body. */
+  patch<T>(path: string, body: object): Promise<T> {
+    return this.request<T>('PATCH', path, body)
+  }
+
+  /** `DELETE <base><path>?query`. */
+  delete<T>(path: string, query: Query = {}): Promise<T> {
+    return this.request<T>('DELETE', path, undefined, query)
+  }
+
+  private async request<T>(
+    method: string,
+    path: string,
+    body?: object,
+    query: Query = {},
+  ): Promise<T> {
+    const url = new URL(`${this.baseUrl}${path}`)
+    for (const [key, value] of Object.entries(query)) {
+      if (value !== undefined) url.searchParams.set(key, String(value))
+    }
+    const headers: Record<string, string> = { accept: 'application/json', 'x-ctl-platform': 'cli' }
+    if (body !== undefined) headers['content-type'] = 'application/json'
+    if (this.token !== undefined) headers.authorization = `Bearer ${this.token}`
+    let response: Response
+    try {
+      response = await fetch(url, {
+        method,
+        headers,
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        signal: AbortSignal.timeout(this.timeoutMs),
+      })
+    } catch (error) {
+      throw new UnreachableError(this.baseUrl, error)
+    }
+    const text = await response.text()
+    let parsed: unknown = undefined
+    if (text !== '') {
+      try {
+        parsed = JSON.parse(text)
+      } catch {
+        parsed = text
+      }
+    }
+    if (!response.ok) {
+      const error = (parsed as { error?: { code?: unknown; message?: unknown } } | undefined)?.error
+      const code = typeof error?.code === 'string' ? error.code : `HTTP_${response.status}`
+      const message =
+        typeof error?.message === 'string'
+          ? error.message
+          : `${method} ${url.pathname} answered ${response.status}${response.status === 404 ? ' (is the server URL right?)' : ''}`
+      throw new ApiError(response.status, code, message, parsed)
+    }
+    return parsed as T
+  }
+}

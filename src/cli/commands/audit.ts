@@ -1,0 +1,65 @@
+/**
+ * `ctl log`: the audit log, newest first. The Status column shows `OLD > NEW` for changes with
+ * statuses (routes, maintenance) and a coloured action label for the others (rate limits,
+ * flags).
+ */
+import type { Command } from 'commander'
+import type { AuditEntry } from '../../core/audit-entry.js'
+import {
+  actionBadge,
+  pageFooter,
+  paint,
+  printTable,
+  statusBadge,
+  type Output,
+  type PageInfo,
+} from '../output.js'
+import { clientFor, positiveInteger, printedJson, type Runtime } from '../runtime.js'
+
+/** The Status column of one entry. */
+export function auditStatus(output: Output, entry: AuditEntry): string {
+  // Rate-limit, flag and segment entries carry limits or values, not statuses: a label says more.
+  const labelled = /^(rl_|global_rl_|svc_rl_|flag_|segment_)/.test(entry.action)
+  if (!labelled && entry.previous_status !== null && entry.new_status !== null) {
+    return `${statusBadge(output, entry.previous_status)} > ${statusBadge(output, entry.new_status)}`
+  }
+  return actionBadge(output, entry.action)
+}
+
+/** Registers `log`. */
+export function auditCommands(program: Command, runtime: Runtime): void {
+  const { output } = runtime
+  program
+    .command('log')
+    .description('audit log, newest first')
+    .option('--route <route>', 'route key, bare path, or label such as "[Global Maintenance]"')
+    .option('--page <n>', 'page number', positiveInteger, 1)
+    .option('--per-page <n>', 'rows per page', positiveInteger, 20)
+    .action(
+      async (options: { route?: string; page: number; perPage: number }, command: Command) => {
+        const page = await clientFor(runtime).get<PageInfo<AuditEntry>>('/api/audit', {
+          route: options.route,
+          page: options.page,
+          per_page: options.perPage,
+        })
+        if (printedJson(runtime, command, page)) return
+        if (page.items.length > 0) {
+          printTable(
+            output,
+            ['Time', 'Route', 'Action', 'Status', 'Actor', 'Reason'],
+            page.items.map((entry) => [
+              entry.timestamp.replace('T', ' ').replace(/\.\d+\+00:00$/, 'Z'),
+              entry.route,
+              entry.action,
+              auditStatus(output, entry),
+              entry.platform === '' ? entry.actor : `${entry.actor} (${entry.platform})`,
+              entry.reason,
+            ]),
+          )
+        } else if (page.total === 0) {
+          output.out('No audit entries.')
+        }
+        output.out(paint(output, 'gray', pageFooter(page)))
+      },
+    )
+}

@@ -1,0 +1,160 @@
+/**
+ * Auth and context commands: `login`, `logout`, `services`, `current-service`,
+ * `config set-url`, `config show`.
+ */
+import type { Command } from 'commander'
+import { ApiError } from '../errors.js'
+import {
+  checkServerUrl,
+  configPath,
+  describeSource,
+  readConfig,
+  resolveServerUrl,
+  writeConfig,
+} from '../config.js'
+import { AdminClient } from '../client.js'
+import { paint } from '../output.js'
+import { readPassword } from '../prompt.js'
+import { clientFor, printedJson, type Runtime } from '../runtime.js'
+
+interface LoginAnswer {
+  token: string
+  username: string
+  expires_at: string
+}
+
+/** Registers the auth and context commands. */
+export function sessionCommands(program: Command, runtime: Runtime): void {
+  const { output } = runtime
+
+  program
+    .command('login')
+    .description('log in to the admin API and store the token locally')
+    .argument('<username>', 'admin username')
+    .option('--password <password>', 'password (prompted without echo when omitted)')
+    .action(async (username: string, options: { password?: string }, command: Command) => {
+      const password = options.password ?? (await readPassword(`Password for ${username}: `))
+      const { url } = resolveServerUrl(runtime.environment)
+      const answer = await new AdminClient({ baseUrl: url }).post<LoginAnswer>('/api/auth/login', {
+        username,
+        password,
+      })
+      const config = readConfig(runtime.environment)
+      writeConfig(runtime.environment, {
+        ...config,
+        token: answer.token,
+        username: answer.username,
+        expires_at: answer.expires_at,
+      })
+      if (
+        printedJson(runtime, command, { username: answer.username, expires_at: answer.expires_at })
+      )
+        return
+      output.out(`Logged in to ${url} as ${answer.username} (token expires ${answer.expires_at}).`)
+    })
+
+  program
+    .command('logout')
+    .description('revoke the token on the server and clear local credentials')
+    .action(async (_options: object, command: Command) => {
+      const config = readConfig(runtime.environment)
+      let revoked = false
+      if (config.token !== undefined) {
+        try {
+          revoked = (await clientFor(runtime).post<{ revoked: boolean }>('/api/auth/logout'))
+            .revoked
+        } catch (error) {
+          // An expired or already revoked token is as logged out as it gets.
+          if (!(error instanceof ApiError && error.status === 401)) throw error
+        }
+      }
+      const { token: _t, username: _u, expires_at: _e, ...rest } = config
+      writeConfig(runtime.environment, rest)
+      if (printedJson(runtime, command, { revoked })) return
+      output.out(
+        config.token === undefined
+          ? 'Not logged in; nothing to revoke.'
+          : `Logged out${config.username ? ` ${config.username}` : ''}; the token is revoked on the server.`,
+      )
+    })
+
+  program
+    .command('services')
+    .description('list the service names registered with the server')
+    .action(async (_options: object, command: Command) => {
+      const services = await clientFor(runtime).get<string[]>('/api/services')
+      if (printedJson(runtime, command, services)) return
+      if (services.length === 0) output.out('No services registered.')
+      for (const service of services) output.out(service)
+    })
+
+  program
+    .command('current-service')
+    .description('print the active service (from CTL_SERVICE)')
+    .action((_options: object, command: Command) => {
+      const service = runtime.environment.env.CTL_SERVICE?.trim() || null
+      if (printedJson(runtime, command, { service })) return
+      if (service === null) {
+        output.out('No active service: CTL_SERVICE is not set.')
+        output.out('Set one with: export CTL_SERVICE=<service>')
+      } else {
+        output.out(`Active service: ${service} (from CTL_SERVICE)`)
+      }
+    })
+
+  const config = program.command('config').description('show or change where ctl connects')
+
+  config
+    .command('set-url')
+    .description('save the server URL to the config file')
+    .argument('<url>', 'admin base URL, e.g. http://localhost:8000/switchyard')
+    .action((url: string, _options: object, command: Command) => {
+      const checked = checkServerUrl(url)
+      const path = writeConfig(runtime.environment, {
+        ...readConfig(runtime.environment),
+        server_url: checked,
+      })
+      if (printedJson(runtime, command, { server_url: checked, path })) return
+      output.out(`Server URL saved to ${path}: ${checked}`)
+      const resolved = resolveServerUrl(runtime.environment)
+      if (resolved.source.kind === 'env' || resolved.source.kind === 'project') {
+        output.out(
+          paint(
+            output,
+            'yellow',
+            `note: ${describeSource(resolved.source)} takes precedence (${resolved.url}).`,
+          ),
+        )
+      }
+    })
+
+  config
+    .command('show')
+    .description('print the resolved server URL, its source and the auth status')
+    .action((_options: object, command: Command) => {
+      const { url, source } = resolveServerUrl(runtime.environment)
+      const stored = readConfig(runtime.environment)
+      const expired =
+        stored.expires_at !== undefined && Date.parse(stored.expires_at) <= runtime.now()
+      const auth =
+        stored.token === undefined
+          ? 'not logged in'
+          : expired
+            ? `session expired (${stored.username ?? 'unknown user'}, ${stored.expires_at ?? ''}); run \`ctl login ${stored.username ?? '<username>'}\``
+            : `logged in as ${stored.username ?? 'unknown user'} (expires ${stored.expires_at ?? 'unknown'})`
+      if (
+        printedJson(runtime, command, {
+          server_url: url,
+          source: describeSource(source),
+          config_file: configPath(runtime.environment),
+          username: stored.username ?? null,
+          expires_at: stored.expires_at ?? null,
+          logged_in: stored.token !== undefined && !expired,
+        })
+      )
+        return
+      output.out(`Server URL: ${url}`)
+      output.out(`Source: ${describeSource(source)}`)
+      output.out(`Auth: ${auth}`)
+    })
+}

@@ -1,0 +1,89 @@
+/**
+ * The `ctl` program: every command of the spec's tables, and the mapping of failures to exit
+ * codes (0 success, 1 error, 2 bad usage) and messages (`error: ...` on stderr, a login hint
+ * after a 401, the URL tried when the server is unreachable).
+ */
+import { Command, CommanderError } from 'commander'
+import { auditCommands } from './commands/audit.js'
+import { flagCommands } from './commands/flags.js'
+import { maintenanceCommands } from './commands/maintenance.js'
+import { rateLimitCommands } from './commands/rate-limits.js'
+import { routeCommands } from './commands/routes.js'
+import { sessionCommands } from './commands/session.js'
+import { readConfig } from './config.js'
+import { ApiError, UnreachableError, UsageError } from './errors.js'
+import type { Runtime } from './runtime.js'
+
+/** Builds the commander program for one run. */
+export function buildProgram(runtime: Runtime): Command {
+  const program = new Command('ctl')
+    .description('command-line client of the switchyard admin API')
+    .option('--json', 'print the raw JSON answer')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => process.stdout.write(text),
+      writeErr: (text) => process.stderr.write(text),
+    })
+  sessionCommands(program, runtime)
+  routeCommands(program, runtime)
+  maintenanceCommands(program, runtime)
+  rateLimitCommands(program, runtime)
+  flagCommands(program, runtime)
+  auditCommands(program, runtime)
+  return program
+}
+
+/** Runs `ctl` with `argv` (user arguments only); resolves the exit code. */
+export async function runCtl(argv: string[], runtime: Runtime): Promise<number> {
+  const program = buildProgram(runtime)
+  try {
+    await program.parseAsync(argv, { from: 'user' })
+    return 0
+  } catch (error) {
+    return report(error, runtime)
+  }
+}
+
+function report(error: unknown, runtime: Runtime): number {
+  const { output } = runtime
+  if (error instanceof CommanderError) {
+    // Commander has printed its message already.
+    if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return 0
+    if (error.code === 'commander.help' || error.exitCode === 0) return 0
+    return 2
+  }
+  if (error instanceof UsageError) {
+    output.err(`error: ${error.message}`)
+    return 2
+  }
+  if (error instanceof ApiError) {
+    output.err(`error: ${error.message} (${error.code})`)
+    const details = (error.body as { error?: { details?: unknown } } | undefined)?.error?.details
+    if (Array.isArray(details)) {
+      for (const detail of details as { field?: unknown; message?: unknown }[]) {
+        output.err(`  - ${text(detail.field)}: ${text(detail.message)}`)
+      }
+    }
+    if (error.status === 401 && error.code !== 'AUTH_NOT_CONFIGURED') {
+      let username = '<username>'
+      try {
+        username = readConfig(runtime.environment).username ?? username
+      } catch {
+        // A broken config file is reported by the commands that read it.
+      }
+      output.err(`hint: run \`ctl login ${username}\` to authenticate.`)
+    }
+    return 1
+  }
+  if (error instanceof UnreachableError) {
+    output.err(`error: ${error.message}`)
+    return 1
+  }
+  output.err(`error: ${error instanceof Error ? error.message : String(error)}`)
+  return 1
+}
+
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value ?? '')
+}

@@ -1,0 +1,218 @@
+import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { FastifyInstance } from 'fastify'
+import { afterEach, describe, expect, it } from 'vitest'
+import { EventHub } from '../../src/admin/events/hub.js'
+import { FlagService } from '../../src/flags/service.js'
+import { booleanFlag } from '../flags/helpers.js'
+import { ADMIN, buildAdmin, login } from './helpers.js'
+
+let apps: FastifyInstance[] = []
+afterEach(async () => {
+  await Promise.all(apps.map((app) => app.close()))
+  apps = []
+})
+
+interface Frame {
+  id?: string
+  event?: string
+  data?: string
+  comment?: string
+}
+
+/** Opens the SSE stream and collects parsed frames. */
+function openStream(url: string, headers: Record<string, string>) {
+  const frames: Frame[] = []
+  let buffer = ''
+  let response: IncomingMessage | undefined
+  const waiters: (() => void)[] = []
+  const request = httpRequest(url, { headers })
+  const ready = new Promise<IncomingMessage>((resolve, reject) => {
+    request.on('response', (res) => {
+      response = res
+      res.setEncoding('utf8')
+      res.on('data', (chunk: string) => {
+        buffer += chunk
+        let index
+        while ((index = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, index)
+          buffer = buffer.slice(index + 2)
+          const frame: Frame = {}
+          for (const line of block.split('\n')) {
+            if (line.startsWith(':')) frame.comment = line.slice(1).trim()
+            else {
+              const [key, ...rest] = line.split(': ')
+              if (key === 'id' || key === 'event' || key === 'data') frame[key] = rest.join(': ')
+            }
+          }
+          frames.push(frame)
+          for (const waiter of waiters.splice(0)) waiter()
+        }
+      })
+      resolve(res)
+    })
+    request.on('error', reject)
+  })
+  request.end()
+  const until = async (predicate: (frames: Frame[]) => boolean) => {
+    while (!predicate(frames)) await new Promise<void>((resolve) => waiters.push(resolve))
+  }
+  return { frames, ready, until, close: () => (response ? response.destroy() : request.destroy()) }
+}
+
+async function listening(options: Parameters<typeof buildAdmin>[0] = {}) {
+  const built = await buildAdmin({ auth: ADMIN, ...options })
+  apps.push(built.app)
+  const address = await built.app.listen({ host: '127.0.0.1', port: 0 })
+  const token = await login(built.app)
+  return { ...built, url: `${address}/switchyard/api/events`, token }
+}
+
+describe('GET /api/events', () => {
+  it('needs authentication', async () => {
+    const { url } = await listening()
+    const stream = openStream(url, {})
+    const response = await stream.ready
+    expect(response.statusCode).toBe(401)
+    stream.close()
+  })
+
+  it('streams changes with ids and types, and resumes after a reconnect with Last-Event-ID', async () => {
+    const { url, token, engine } = await listening()
+    const auth = { authorization: `Bearer ${token}` }
+    const first = openStream(url, auth)
+    const response = await first.ready
+    expect(response.statusCode).toBe(200)
+    expect(response.headers['content-type']).toMatch(/^text\/event-stream/)
+
+    await engine.disable('GET:/payments', { reason: 'x', actor: 'admin', platform: 'cli' })
+    await first.until((frames) => frames.some((f) => f.event === 'audit'))
+    const routeFrame = first.frames.find((f) => f.event === 'route_state')!
+    expect(JSON.parse(routeFrame.data!)).toMatchObject({
+      service: 'default',
+      route: 'GET:/payments',
+      state: { status: 'disabled', reason: 'x' },
+    })
+    const auditFrame = first.frames.find((f) => f.event === 'audit')!
+    expect(JSON.parse(auditFrame.data!)).toMatchObject({ action: 'disable', actor: 'admin' })
+    expect(Number(auditFrame.id)).toBeGreaterThan(Number(routeFrame.id))
+    const lastSeen = auditFrame.id!
+    first.close()
+
+    // Changes while disconnected are replayed on resume, and nothing seen before.
+    await engine.enableGlobalMaintenance({ reason: 'upgrade' })
+    await engine.enableServiceMaintenance('billing', { reason: 'inv' })
+    await engine.audit.flush()
+    const second = openStream(url, { ...auth, 'last-event-id': lastSeen })
+    await second.ready
+    await second.until(
+      (frames) =>
+        frames.filter((f) => f.event === 'audit').length >= 2 &&
+        frames.some((f) => f.event === 'service_maintenance'),
+    )
+    const ids = second.frames.filter((f) => f.id !== undefined).map((f) => Number(f.id))
+    expect(Math.min(...ids)).toBe(Number(lastSeen) + 1)
+    expect(ids).toEqual([...ids].sort((a, b) => a - b))
+    const types = second.frames.map((f) => f.event).filter(Boolean)
+    expect(types).toContain('global_maintenance')
+    expect(types).toContain('service_maintenance')
+    const global = second.frames.find((f) => f.event === 'global_maintenance')!
+    expect(JSON.parse(global.data!).config).toMatchObject({ active: true, reason: 'upgrade' })
+    second.close()
+  })
+
+  it('ends open streams when the app closes', async () => {
+    const { app, url, token } = await listening()
+    const stream = openStream(url, { authorization: `Bearer ${token}` })
+    const response = await stream.ready
+    const ended = new Promise<void>((resolve) => response.once('end', resolve))
+    await app.close()
+    await ended
+  })
+
+  it('rejects a malformed Last-Event-ID', async () => {
+    const { app, token } = await listening()
+    const response = await app.inject({
+      url: '/switchyard/api/events',
+      headers: { authorization: `Bearer ${token}`, 'last-event-id': 'abc' },
+    })
+    expect(response.statusCode).toBe(400)
+    expect(response.json().error.code).toBe('VALIDATION_ERROR')
+  })
+
+  it('sends keepalive comments at the configured interval', async () => {
+    const { url, token } = await listening({ keepaliveInterval: 0.02 })
+    const stream = openStream(url, { authorization: `Bearer ${token}` })
+    await stream.ready
+    await stream.until((frames) => frames.some((f) => f.comment === 'keepalive'))
+    stream.close()
+  })
+})
+
+describe('flag events', () => {
+  it('streams flag and segment changes', async () => {
+    const flags = new FlagService()
+    await flags.start()
+    const { url, token } = await listening({ flags })
+    const stream = openStream(url, { authorization: `Bearer ${token}` })
+    await stream.ready
+    await flags.saveSegment({ key: 'beta', name: 'Beta' })
+    await flags.saveFlag(booleanFlag('checkout'))
+    await stream.until((frames) => frames.some((f) => f.event === 'flag'))
+    const segment = stream.frames.find((f) => f.event === 'segment')!
+    expect(JSON.parse(segment.data!)).toMatchObject({ key: 'beta', segment: { name: 'Beta' } })
+    const flag = stream.frames.find((f) => f.event === 'flag')!
+    expect(JSON.parse(flag.data!)).toMatchObject({ key: 'checkout', flag: { enabled: true } })
+    expect(Number(flag.id)).toBeGreaterThan(Number(segment.id))
+    stream.close()
+  })
+})
+
+describe('EventHub', () => {
+  function fakeClient(writableLength = 0) {
+    const written: string[] = []
+    const client = {
+      writableLength,
+      destroyed: false,
+      writableEnded: false,
+      write: (text: string) => written.push(text),
+      destroy() {
+        this.destroyed = true
+      },
+      end() {
+        this.writableEnded = true
+      },
+    }
+    return { client, written, response: client as unknown as ServerResponse }
+  }
+
+  it('drops a slow client without affecting the others', () => {
+    const hub = new EventHub({ clientBufferBytes: 100 })
+    const slow = fakeClient(0)
+    const fast = fakeClient(0)
+    hub.connect(slow.response, null)
+    hub.connect(fast.response, null)
+    hub.publish({ type: 'audit', data: { n: 1 } })
+    slow.client.writableLength = 1000
+    hub.publish({ type: 'audit', data: { n: 2 } })
+    expect(slow.client.destroyed).toBe(true)
+    expect(hub.clientCount).toBe(1)
+    hub.publish({ type: 'audit', data: { n: 3 } })
+    expect(fast.written.filter((t) => t.startsWith('id:'))).toHaveLength(3)
+    hub.close()
+    expect(fast.client.writableEnded).toBe(true)
+  })
+
+  it('keeps a bounded buffer for resume', () => {
+    const hub = new EventHub({ eventBufferSize: 3 })
+    for (let n = 1; n <= 5; n++) hub.publish({ type: 'audit', data: { n } })
+    const late = fakeClient()
+    hub.connect(late.response, 0)
+    expect(late.written.filter((t) => t.startsWith('id:')).map((t) => t.split('\n')[0])).toEqual([
+      'id: 3',
+      'id: 4',
+      'id: 5',
+    ])
+    hub.close()
+    expect(() => new EventHub({ eventBufferSize: 0 })).toThrow(/eventBufferSize/)
+  })
+})

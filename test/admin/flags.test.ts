@@ -1,0 +1,170 @@
+import type { FastifyInstance } from 'fastify'
+import { afterEach, describe, expect, it } from 'vitest'
+import { FlagService } from '../../src/flags/service.js'
+import { booleanFlag } from '../flags/helpers.js'
+import { ADMIN, buildAdmin, login } from './helpers.js'
+
+const base = '/switchyard/api'
+let apps: FastifyInstance[] = []
+afterEach(async () => {
+  await Promise.all(apps.map((app) => app.close()))
+  apps = []
+})
+
+async function authed(withFlags = true) {
+  const flags = new FlagService()
+  await flags.start()
+  const built = await buildAdmin({ auth: ADMIN, ...(withFlags ? { flags } : {}) })
+  apps.push(built.app)
+  const token = await login(built.app)
+  const call = (
+    method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+    url: string,
+    payload?: unknown,
+  ) =>
+    built.app.inject({
+      method,
+      url: `${base}${url}`,
+      headers: { authorization: `Bearer ${token}`, 'x-ctl-platform': 'dashboard' },
+      ...(payload === undefined ? {} : { payload: payload as object }),
+    })
+  return { ...built, flags, call }
+}
+
+describe('flag endpoints', () => {
+  it('creates, reads, replaces, patches, toggles, evaluates and deletes flags', async () => {
+    const { call } = await authed()
+    const created = await call('POST', '/flags', booleanFlag('checkout'))
+    expect(created.statusCode).toBe(201)
+    expect(created.json()).toMatchObject({ key: 'checkout', enabled: true, created_by: 'admin' })
+    expect((await call('POST', '/flags', booleanFlag('checkout'))).json().error.code).toBe(
+      'FLAG_EXISTS',
+    )
+    expect((await call('GET', '/flags')).json().map((f: { key: string }) => f.key)).toEqual([
+      'checkout',
+    ])
+    expect((await call('GET', '/flags/checkout')).json().name).toBe('checkout')
+    expect((await call('GET', '/flags/nope')).json().error.code).toBe('FLAG_NOT_FOUND')
+
+    const replaced = await call(
+      'PUT',
+      '/flags/checkout',
+      booleanFlag('checkout', { name: 'Checkout v2' }),
+    )
+    expect(replaced.statusCode).toBe(200)
+    const createdByPut = await call('PUT', '/flags/search', booleanFlag('search'))
+    expect(createdByPut.statusCode).toBe(201)
+    const mismatch = await call('PUT', '/flags/search', booleanFlag('other'))
+    expect(mismatch.statusCode).toBe(400)
+
+    const patched = await call('PATCH', '/flags/checkout', {
+      description: 'patched',
+      tags: ['web'],
+    })
+    expect(patched.json()).toMatchObject({
+      description: 'patched',
+      tags: ['web'],
+      name: 'Checkout v2',
+    })
+    expect((await call('PATCH', '/flags/checkout', { type: 'string' })).statusCode).toBe(400)
+
+    expect((await call('POST', '/flags/checkout/disable')).json().enabled).toBe(false)
+    const off = (await call('POST', '/flags/checkout/evaluate', { context: { key: 'u1' } })).json()
+    expect(off).toMatchObject({
+      flag_key: 'checkout',
+      value: false,
+      variation: 'off',
+      reason: 'OFF',
+    })
+    expect((await call('POST', '/flags/checkout/enable')).json().enabled).toBe(true)
+    const on = (await call('POST', '/flags/checkout/evaluate', { context: { key: 'u1' } })).json()
+    expect(on).toMatchObject({ value: true, variation: 'on', reason: 'FALLTHROUGH', rule_id: null })
+    expect(
+      (await call('POST', '/flags/nope/evaluate', { context: { key: 'u1' } })).statusCode,
+    ).toBe(404)
+
+    const deleted = await call('DELETE', '/flags/search')
+    expect(deleted.statusCode).toBe(204)
+    expect(deleted.body).toBe('')
+    expect((await call('GET', '/flags/search')).statusCode).toBe(404)
+  })
+
+  it('rejects invalid flags and prerequisite cycles with nothing stored', async () => {
+    const { call, flags } = await authed()
+    await call('POST', '/flags', booleanFlag('a'))
+    await call(
+      'POST',
+      '/flags',
+      booleanFlag('b', { prerequisites: [{ flag_key: 'a', variation: 'on' }] }),
+    )
+    const cycle = await call(
+      'PUT',
+      '/flags/a',
+      booleanFlag('a', { prerequisites: [{ flag_key: 'b', variation: 'on' }] }),
+    )
+    expect(cycle.statusCode).toBe(409)
+    expect(cycle.json().error).toMatchObject({ code: 'FLAG_PREREQUISITE_CYCLE' })
+    expect(cycle.json().error.cycle).toEqual(expect.arrayContaining(['a', 'b']))
+    expect(
+      (
+        await call(
+          'POST',
+          '/flags',
+          booleanFlag('c', { variations: [{ name: 'on', value: true }] }),
+        )
+      ).statusCode,
+    ).toBe(400)
+    expect((await call('POST', '/flags', { key: 'd' })).statusCode).toBe(400)
+    expect((await call('DELETE', '/flags/a')).json().error.code).toBe('FLAG_IN_USE')
+    expect((await flags.listFlags()).map((f) => f.key)).toEqual(['a', 'b'])
+    expect((await flags.getFlag('a'))?.prerequisites).toEqual([])
+  })
+
+  it('answers 404 FLAGS_NOT_ENABLED without a flag subsystem', async () => {
+    const { call } = await authed(false)
+    const response = await call('GET', '/flags')
+    expect(response.statusCode).toBe(404)
+    expect(response.json().error.code).toBe('FLAGS_NOT_ENABLED')
+  })
+})
+
+describe('segment endpoints', () => {
+  it('creates, reads, replaces and deletes segments; refuses to delete one in use', async () => {
+    const { call } = await authed()
+    const segment = { key: 'beta', name: 'Beta users', included: ['u1'] }
+    expect((await call('POST', '/segments', segment)).statusCode).toBe(201)
+    expect((await call('POST', '/segments', segment)).json().error.code).toBe('SEGMENT_EXISTS')
+    expect((await call('GET', '/segments')).json()).toHaveLength(1)
+    expect((await call('GET', '/segments/beta')).json()).toMatchObject({
+      key: 'beta',
+      included: ['u1'],
+    })
+    expect((await call('GET', '/segments/nope')).json().error.code).toBe('SEGMENT_NOT_FOUND')
+    expect((await call('PUT', '/segments/beta', { ...segment, excluded: ['u2'] })).statusCode).toBe(
+      200,
+    )
+    expect((await call('PUT', '/segments/gamma', { key: 'gamma', name: 'G' })).statusCode).toBe(201)
+    await call(
+      'POST',
+      '/flags',
+      booleanFlag('beta-ui', {
+        rules: [
+          {
+            clauses: [{ attribute: 'key', operator: 'in_segment', values: ['beta'] }],
+            variation: 'on',
+          },
+        ],
+        fallthrough: 'off',
+      }),
+    )
+    const evaluated = (
+      await call('POST', '/flags/beta-ui/evaluate', { context: { key: 'u1' } })
+    ).json()
+    expect(evaluated).toMatchObject({ value: true, reason: 'RULE_MATCH' })
+    expect(evaluated.rule_id).toEqual(expect.any(String))
+    expect((await call('DELETE', '/segments/beta')).json().error.code).toBe('SEGMENT_IN_USE')
+    expect((await call('DELETE', '/segments/gamma')).statusCode).toBe(204)
+    expect((await call('DELETE', '/segments/gamma')).statusCode).toBe(404)
+    expect((await call('POST', '/segments', { key: 'bad key!', name: 'x' })).statusCode).toBe(400)
+  })
+})

@@ -1,0 +1,59 @@
+import Fastify, { type FastifyInstance } from 'fastify'
+import { createEngine, type Engine, type Store } from '../../src/index.js'
+import { adminApp, type AdminAppOptions } from '../../src/admin/index.js'
+import { rateLimitingFor } from '../../src/rate-limit/binding.js'
+import { FakeClock } from '../helpers/clock.js'
+
+/** Registers a few routes of two services with the engine. */
+export function registerRoutes(engine: Engine): void {
+  engine.registerRoute('GET', '/payments')
+  engine.registerRoute('POST', '/payments')
+  engine.registerRoute('GET', '/orders')
+  engine.registerRoute('GET', '/health', forceActiveDeclaration())
+  engine.registerRoute('GET', '/invoices', null, { service: 'billing' })
+}
+
+function forceActiveDeclaration() {
+  return { kind: 'force_active' } as const
+}
+
+/** An admin app on a memory engine (or the given store), ready for `inject`. */
+export async function buildAdmin(
+  options: Partial<AdminAppOptions> & { store?: Store | string; clock?: FakeClock | null } = {},
+): Promise<{ app: FastifyInstance; engine: Engine; clock: FakeClock | null }> {
+  const clock = options.clock === undefined ? new FakeClock(Date.now()) : options.clock
+  const engine = createEngine({
+    store: options.store ?? 'memory',
+    env: 'prod',
+    ...(clock === null ? {} : { clock }),
+    logger: { warn: () => undefined, error: () => undefined },
+  })
+  registerRoutes(engine)
+  await engine.start()
+  // As the main plugin does at startup: set up rate limiting before any request, and let it
+  // load its stored policies (a write racing that first load would be lost).
+  rateLimitingFor(engine)
+  await new Promise((resolve) => setImmediate(resolve))
+  const app = Fastify()
+  const { store: _store, clock: _clock, ...adminOptions } = options
+  await app.register(adminApp, { engine, path: '/switchyard', ...adminOptions })
+  app.addHook('onClose', async () => {
+    await engine.close()
+  })
+  await app.ready()
+  return { app, engine, clock }
+}
+
+/** Credentials used by the tests. */
+export const ADMIN = { username: 'admin', password: 's3cret' }
+
+/** Logs in and returns the bearer token. */
+export async function login(app: FastifyInstance, user = ADMIN): Promise<string> {
+  const response = await app.inject({
+    method: 'POST',
+    url: '/switchyard/api/auth/login',
+    payload: user,
+  })
+  if (response.statusCode !== 200) throw new Error(`login failed: ${response.body}`)
+  return response.json<{ token: string }>().token
+}

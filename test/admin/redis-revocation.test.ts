@@ -1,0 +1,66 @@
+import { randomUUID } from 'node:crypto'
+import { createConnection } from 'node:net'
+import type { FastifyInstance } from 'fastify'
+import { afterAll, describe, expect, it } from 'vitest'
+import { redisStore } from '../../src/stores/index.js'
+import { ADMIN, buildAdmin, login } from './helpers.js'
+
+const reachable = await new Promise<boolean>((resolve) => {
+  const socket = createConnection({ host: '127.0.0.1', port: 6379 })
+  socket.once('connect', () => {
+    socket.destroy()
+    resolve(true)
+  })
+  socket.once('error', () => resolve(false))
+})
+if (!reachable && process.env.CI === undefined) {
+  console.warn(
+    '\n!!! Redis is not reachable on 127.0.0.1:6379: skipping the admin revocation test !!!\n',
+  )
+}
+
+const prefix = `switchyard-test-admin-${randomUUID()}:`
+const apps: FastifyInstance[] = []
+afterAll(async () => {
+  await Promise.all(apps.map((app) => app.close()))
+  if (!reachable) return
+  const { Redis } = await import('ioredis')
+  const client = new Redis()
+  const keys = await client.keys(`${prefix}*`)
+  if (keys.length > 0) await client.del(...keys)
+  client.disconnect()
+})
+
+async function instance(): Promise<FastifyInstance> {
+  const { app } = await buildAdmin({ auth: ADMIN, store: redisStore({ prefix }), clock: null })
+  apps.push(app)
+  return app
+}
+
+describe.skipIf(!reachable && process.env.CI === undefined)('tokens shared through Redis', () => {
+  it('a logout on one instance revokes the token on every instance and after a restart', async () => {
+    const a = await instance()
+    const b = await instance()
+    const token = await login(a)
+    const me = (app: FastifyInstance) =>
+      app.inject({ url: '/switchyard/api/auth/me', headers: { authorization: `Bearer ${token}` } })
+    expect((await me(b)).statusCode).toBe(200)
+    const logout = await b.inject({
+      method: 'POST',
+      url: '/switchyard/api/auth/logout',
+      headers: { authorization: `Bearer ${token}` },
+    })
+    expect(logout.json()).toEqual({ revoked: true })
+    expect((await me(a)).statusCode).toBe(401)
+    expect((await me(b)).statusCode).toBe(401)
+    const restarted = await instance()
+    expect((await me(restarted)).statusCode).toBe(401)
+    // A token issued on one instance works on a fresh one: nothing is kept in process memory.
+    const second = await login(a)
+    const fresh = await restarted.inject({
+      url: '/switchyard/api/auth/me',
+      headers: { authorization: `Bearer ${second}` },
+    })
+    expect(fresh.json()).toMatchObject({ username: 'admin', authenticated: true })
+  })
+})

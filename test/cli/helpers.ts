@@ -1,0 +1,75 @@
+import { execFile } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { FastifyInstance } from 'fastify'
+import type { AdminAppOptions } from '../../src/admin/index.js'
+import type { Engine } from '../../src/index.js'
+import { ADMIN, buildAdmin } from '../admin/helpers.js'
+
+const ctlPath = fileURLToPath(new URL('../../src/cli/ctl.ts', import.meta.url))
+const tsx = import.meta.resolve('tsx')
+
+/** The outcome of one `ctl` run. */
+export interface CtlResult {
+  code: number
+  stdout: string
+  stderr: string
+}
+
+/** Runs the real `ctl` as a subprocess. */
+export function ctl(
+  args: string[],
+  options: { env?: Record<string, string | undefined>; cwd?: string; input?: string } = {},
+): Promise<CtlResult> {
+  return new Promise((resolve) => {
+    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, NO_COLOR: '1' }
+    for (const [key, value] of Object.entries(options.env ?? {})) {
+      if (value !== undefined) env[key] = value
+    }
+    const child = execFile(
+      process.execPath,
+      ['--import', tsx, ctlPath, ...args],
+      { env, cwd: options.cwd ?? process.cwd(), timeout: 20_000 },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1
+        resolve({ code, stdout, stderr })
+      },
+    )
+    child.stdin?.end(options.input ?? '')
+  })
+}
+
+/** A real admin app on a loopback port plus a temporary HOME for the config file. */
+export async function ctlServer(
+  auth: boolean | undefined = true,
+  extra: Partial<AdminAppOptions> = {},
+): Promise<{
+  app: FastifyInstance
+  engine: Engine
+  url: string
+  home: string
+  env: Record<string, string>
+  close(): Promise<void>
+}> {
+  const { app, engine } = await buildAdmin({
+    ...(auth ? { auth: ADMIN } : {}),
+    clock: null,
+    ...extra,
+  })
+  const address = await app.listen({ host: '127.0.0.1', port: 0 })
+  const home = mkdtempSync(join(tmpdir(), 'ctl-home-'))
+  const url = `${address}/switchyard`
+  return {
+    app,
+    engine,
+    url,
+    home,
+    env: { HOME: home, CTL_SERVER_URL: url },
+    async close() {
+      await app.close()
+      rmSync(home, { recursive: true, force: true })
+    },
+  }
+}

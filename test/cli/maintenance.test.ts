@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ctl, ctlServer } from './helpers.js'
+
+let server: Awaited<ReturnType<typeof ctlServer>>
+beforeAll(async () => {
+  // Open mode: these tests are about the commands, the auth flow has its own file.
+  server = await ctlServer(false)
+  for (let n = 0; n < 40; n++)
+    server.engine.registerRoute('GET', `/bulk/${String(n).padStart(2, '0')}`)
+})
+afterAll(async () => {
+  await server.close()
+})
+
+const run = (args: string[], env: Record<string, string> = {}) =>
+  ctl(args, { env: { ...server.env, ...env } })
+
+describe('ctl maintenance commands', () => {
+  it('drives global maintenance', async () => {
+    const enabled = await run([
+      'global',
+      'enable',
+      '--reason',
+      'upgrade',
+      '--exempt',
+      '/health',
+      '--exempt',
+      'GET:/orders',
+      '--include-force-active',
+    ])
+    expect(enabled.stdout).toBe(
+      'Global maintenance: ON\nReason: upgrade\nInclude force_active: yes\nExempt paths:\n  • /health\n  • GET:/orders\n',
+    )
+    await run(['global', 'exempt-add', '/status'])
+    const removed = await run(['global', 'exempt-remove', '/health', '--json'])
+    expect(JSON.parse(removed.stdout)).toEqual({
+      active: true,
+      reason: 'upgrade',
+      include_force_active: true,
+      exempt_paths: ['GET:/orders', '/status'],
+    })
+    const disabled = await run(['global', 'disable'])
+    expect(disabled.stdout.split('\n')[0]).toBe('Global maintenance: OFF')
+    const status = await run(['global', 'status'])
+    expect(status.stdout).toContain('Global maintenance: OFF')
+    const bad = await run(['global', 'exempt-add', 'no-slash'])
+    expect(bad.code).toBe(1)
+  })
+
+  it('drives service maintenance with sm and its alias', async () => {
+    const enabled = await run([
+      'sm',
+      'enable',
+      'billing',
+      '--reason',
+      'invoices',
+      '--exempt',
+      '/invoices',
+    ])
+    expect(enabled.stdout).toBe(
+      'Service maintenance (billing): ON\nReason: invoices\nInclude force_active: no\nExempt paths:\n  • /invoices\n',
+    )
+    const status = await run(['service-maintenance', 'status', 'billing'])
+    expect(status.stdout).toBe(enabled.stdout)
+    const other = await run(['sm', 'status', 'default', '--json'])
+    expect(JSON.parse(other.stdout).active).toBe(false)
+    const disabled = await run(['sm', 'disable', 'billing'])
+    expect(disabled.stdout.split('\n')[0]).toBe('Service maintenance (billing): OFF')
+    const missing = await run(['sm', 'status'])
+    expect(missing.code).toBe(2)
+  })
+
+  it('shows the audit log with old > new statuses, filters and pages', async () => {
+    expect((await run(['disable', 'GET:/payments'])).code).toBe(0)
+    const [log, filtered, json] = await Promise.all([
+      run(['log', '--per-page', '3']),
+      run(['log', '--route', '[billing Maintenance]']),
+      run(['log', '--json', '--route', '/payments']),
+    ])
+    const lines = log.stdout.trimEnd().split('\n')
+    expect(lines[0]).toMatch(/^Time\s+Route\s+Action\s+Status\s+Actor\s+Reason$/)
+    expect(lines).toHaveLength(5)
+    expect(lines.at(-1)).toMatch(/^Showing 1–3 of \d+ · next: --page 2$/)
+    expect(filtered.stdout).toContain('service_maintenance_on')
+    expect(filtered.stdout).toContain('OFF > ON')
+    expect(filtered.stdout).toContain('anonymous (cli)')
+    const envelope = JSON.parse(json.stdout)
+    expect(envelope.items.length).toBeGreaterThan(0)
+    expect(envelope.items.every((e: { route: string }) => e.route.endsWith(':/payments'))).toBe(
+      true,
+    )
+    const disable = envelope.items.find((e: { action: string }) => e.action === 'disable')
+    expect(disable).toMatchObject({
+      previous_status: 'active',
+      new_status: 'disabled',
+      platform: 'cli',
+    })
+  })
+})
