@@ -96,8 +96,7 @@ async function switchyardPlugin(
   const getSlots = new Map<string, RouteSlot>()
   app.addHook('onRoute', (route) => {
     // The admin API stays reachable whatever the state of the app's routes.
-    if ((route.config as { switchyardAdmin?: boolean } | undefined)?.switchyardAdmin === true)
-      return
+    if (route.config?.switchyardAdmin === true) return
     attachRoute(engine, limits, rateLimited, route, getSlots)
   })
   if (options.admin !== undefined) await app.register(adminApp, { ...options.admin, engine })

@@ -331,7 +331,7 @@ describe('plugin behaviour', () => {
       url: '/switchyard/api/auth/login',
       payload: { username: 'admin', password: 's3cret' },
     })
-    const token = (login.json() as { token: string }).token
+    const token = login.json<{ token: string }>().token
     const auth = { authorization: `Bearer ${token}` }
     await app.inject({
       method: 'POST',
