@@ -69,3 +69,20 @@ export {
   type WebhookFormatter,
 } from './core/webhooks.js'
 export { toIso, parseDateTime } from './core/time.js'
+export * from './flags/index.js'
+export { fileFlagStore, FLAG_SECTIONS } from './flags/file-store.js'
+export {
+  redisFlagStore,
+  type RedisFlagStore,
+  type RedisFlagStoreOptions,
+  type ManagedFlagStore,
+} from './flags/redis-store.js'
+export { flagStoreFor, type FlagStoreForOptions } from './flags/store-for.js'
+export type { SwitchyardProvider, UseOpenFeatureOptions } from './flags/openfeature.js'
+export {
+  flagScheduleJob,
+  FLAG_SCHEDULE_SLOT_MS,
+  type ScheduledJob,
+  type FlagScheduleDeps,
+} from './core/scheduler.js'
+export * from './rate-limit/index.js'

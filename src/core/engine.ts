@@ -10,7 +10,7 @@ import { systemClock, type Clock } from './clock.js'
 import { readEnvironment } from './config.js'
 import type { Decision } from './decision.js'
 import { Enforcer, type RequestView } from './enforcement.js'
-import { toError, ValidationError } from './errors.js'
+import { ConfigError, toError, ValidationError } from './errors.js'
 import type { MaintenanceConfig } from './maintenance.js'
 import { MaintenanceOperations, type EnableMaintenanceOptions } from './maintenance-operations.js'
 import type { ActorOptions, Operation, OperationListener } from './operations.js'
@@ -29,8 +29,13 @@ import {
 } from './route-operations.js'
 import type { RouteDeclaration, RouteState } from './route-state.js'
 import type { RouteSlot } from './route-slot.js'
-import { TransitionScheduler } from './scheduler.js'
+import { flagScheduleJob, TransitionScheduler } from './scheduler.js'
 import { WebhookDispatcher, type WebhookOptions } from './webhooks.js'
+import type { Flag, Segment } from '../flags/model.js'
+// Type-only: the provider module (and its optional peer dependency) loads on useOpenFeature().
+import type { SwitchyardProvider, UseOpenFeatureOptions } from '../flags/openfeature.js'
+import { FlagService, type FlagWriteOptions } from '../flags/service.js'
+import { flagStoreFor, type ManagedFlagStore } from '../flags/store-for.js'
 import { createStore } from '../stores/index.js'
 import type { Store } from '../stores/types.js'
 
@@ -89,6 +94,21 @@ export class Engine {
   private readonly sync: ReplicaSync
   private readonly operationListeners = new Set<OperationListener>()
   private started: Promise<void> | null = null
+  /**
+   * Feature flags and segments (docs/feature-flags.md), kept in the same backend as the rest of
+   * the engine's state. `flags.onChange` is the hook for flag and segment changes (local or
+   * replicated); `flags.sync` the synchronous client; `flags.stream` the evaluation stream.
+   */
+  readonly flags: FlagService
+  private readonly flagStore: ManagedFlagStore
+  private readonly retryMs: number
+  private readonly maxRetryMs: number
+  private flagsLoading: Promise<void> | null = null
+  private flagsFatal: Error | null = null
+  private flagRetry: NodeJS.Timeout | null = null
+  private flagFailures = 0
+  private openFeature: Promise<SwitchyardProvider> | null = null
+  private closed = false
 
   constructor(options: EngineOptions = {}) {
     const fromEnv = readEnvironment()
@@ -123,6 +143,15 @@ export class Engine {
     })
     this.webhooks = new WebhookDispatcher(this.logger)
     this.audit.onEntry((entry) => this.webhooks.dispatch(entry))
+    const onFlagError = (error: Error, what: string) =>
+      this.logger.error(`flags: ${what} failed`, error)
+    this.flagStore = flagStoreFor(this.store, { onError: onFlagError })
+    this.flags = new FlagService({
+      store: this.flagStore,
+      clock: this.clock,
+      report,
+      onError: onFlagError,
+    })
     this.scheduler = new TransitionScheduler({
       replica: this.replica,
       routes: this.store.routes,
@@ -130,14 +159,32 @@ export class Engine {
       clock: this.clock,
       report,
       logger: this.logger,
+      jobs: [
+        flagScheduleJob({
+          flags: this.flags,
+          claims: this.store.claims,
+          reload: () => this.flags.start(),
+        }),
+      ],
     })
+    // A flag that gained scheduled changes may be due sooner than the planned wake-up.
+    this.flags.onChange((event) => {
+      if (event.type === 'flag' && (event.flag?.scheduled_changes.length ?? 0) > 0)
+        this.scheduler.wake()
+    })
+    this.flagStore.onResync(() => void this.loadFlags())
+    this.retryMs = seconds(options.retryInterval, 2, 'retryInterval')
+    this.maxRetryMs = seconds(options.maxRetryInterval, 30, 'maxRetryInterval')
     this.sync = new ReplicaSync({
       replica: this.replica,
       store: this.store,
       logger: this.logger,
-      retryMs: seconds(options.retryInterval, 2, 'retryInterval'),
-      maxRetryMs: seconds(options.maxRetryInterval, 30, 'maxRetryInterval'),
-      onLoaded: () => this.scheduler.start(),
+      retryMs: this.retryMs,
+      maxRetryMs: this.maxRetryMs,
+      onLoaded: () => {
+        void this.loadFlags()
+        this.scheduler.start()
+      },
       onEvent: (event) => {
         if (event.type === 'route_state') this.scheduler.wake()
       },
@@ -149,19 +196,138 @@ export class Engine {
    * it, lets requests through on declared states (fail-open) and keeps retrying in the
    * background with capped exponential backoff; this never rejects for that. It rejects only
    * for a configuration problem no retry can fix (a corrupt state file, a missing driver).
+   * Flags and segments are loaded as soon as the store is reachable (with the store on the
+   * first attempt, before this resolves); until then every flag evaluates to its default.
    */
   start(): Promise<void> {
-    this.started ??= this.sync.start()
+    this.started ??= (async () => {
+      await this.sync.start()
+      await this.flagsLoading
+      if (this.flagsFatal !== null) throw this.flagsFatal
+    })()
     return this.started
   }
 
   /** Stops background work (scheduler, retries, webhook retries) and closes the store. */
   async close(): Promise<void> {
+    this.closed = true
     this.scheduler.stop()
     this.sync.close()
+    if (this.flagRetry !== null) clearTimeout(this.flagRetry)
+    this.flagRetry = null
+    this.flags.close()
     this.webhooks.close()
     await this.audit.flush()
+    await this.flagStore.close()
     await this.store.close()
+  }
+
+  /**
+   * Connects the flag store and (re)loads every flag and segment: after each successful load
+   * of the route replica and after the flag feed reports lost events. While it fails, the
+   * flags last loaded stay in force and it retries with the store's backoff; never rejects.
+   */
+  private loadFlags(): Promise<void> {
+    if (this.flagRetry !== null) clearTimeout(this.flagRetry)
+    this.flagRetry = null
+    this.flagsLoading = (async () => {
+      try {
+        await this.flagStore.connect()
+        if (this.closed) return
+        await this.flags.start()
+        if (this.flagFailures > 0) this.logger.warn('flags available again; reloaded')
+        this.flagFailures = 0
+      } catch (error) {
+        if (this.closed) return
+        if (error instanceof ConfigError) {
+          this.flagsFatal = error
+          this.logger.error('flag store configuration error', error)
+          return
+        }
+        const delay = Math.min(this.retryMs * 2 ** this.flagFailures, this.maxRetryMs)
+        this.flagFailures += 1
+        this.logger.error(
+          `flags could not be loaded; serving the last known flags and retrying in ${delay / 1000}s`,
+          toError(error),
+        )
+        this.flagRetry = setTimeout(() => void this.loadFlags(), delay)
+        this.flagRetry.unref()
+      }
+    })()
+    return this.flagsLoading
+  }
+
+  // ---- feature flags ------------------------------------------------------------------
+
+  /**
+   * Registers a switchyard provider for this engine's flags with OpenFeature, so that
+   * `OpenFeature.getClient()` evaluates them; resolves with the provider once it is ready.
+   * Loads `@openfeature/server-sdk` (an optional peer dependency) only now. Once per engine:
+   * later calls return the first registration.
+   *
+   * @example
+   * await engine.useOpenFeature()
+   * await OpenFeature.getClient().getBooleanValue('new-checkout', false, { targetingKey: 'u1' })
+   */
+  useOpenFeature(options?: UseOpenFeatureOptions): Promise<SwitchyardProvider> {
+    if (this.openFeature === null) {
+      const registration = import('../flags/openfeature.js').then(
+        (module) => module.useOpenFeature(this.flags, options),
+        (error: unknown) => {
+          throw new ConfigError(
+            'engine.useOpenFeature() needs the "@openfeature/server-sdk" package: install it (npm install @openfeature/server-sdk).',
+            {},
+            { cause: error },
+          )
+        },
+      )
+      this.openFeature = registration
+      // A failed registration (missing package) may be tried again.
+      registration.catch(() => {
+        if (this.openFeature === registration) this.openFeature = null
+      })
+    }
+    return this.openFeature
+  }
+
+  /** Creates or replaces a flag (spec `save_flag`); see {@link FlagService.saveFlag}. */
+  saveFlag(flag: unknown, options?: FlagWriteOptions): Promise<Flag> {
+    return this.flags.saveFlag(flag, options)
+  }
+
+  /** The flag, or null (spec `get_flag`). */
+  getFlag(key: string): Promise<Flag | null> {
+    return this.flags.getFlag(key)
+  }
+
+  /** Every flag, sorted by key (spec `list_flags`). */
+  listFlags(): Promise<Flag[]> {
+    return this.flags.listFlags()
+  }
+
+  /** Deletes a flag (spec `delete_flag`); refused while another flag requires it. */
+  deleteFlag(key: string, options?: FlagWriteOptions): Promise<void> {
+    return this.flags.deleteFlag(key, options)
+  }
+
+  /** Creates or replaces a segment (spec `save_segment`). */
+  saveSegment(segment: unknown, options?: FlagWriteOptions): Promise<Segment> {
+    return this.flags.saveSegment(segment, options)
+  }
+
+  /** The segment, or null (spec `get_segment`). */
+  getSegment(key: string): Promise<Segment | null> {
+    return this.flags.getSegment(key)
+  }
+
+  /** Every segment, sorted by key (spec `list_segments`). */
+  listSegments(): Promise<Segment[]> {
+    return this.flags.listSegments()
+  }
+
+  /** Deletes a segment (spec `delete_segment`); refused while a flag's rules use it. */
+  deleteSegment(key: string, options?: FlagWriteOptions): Promise<void> {
+    return this.flags.deleteSegment(key, options)
   }
 
   /**

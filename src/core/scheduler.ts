@@ -16,6 +16,9 @@
  *
  * Automatic entries have actor `system` and platform `scheduler`. Windows and deadlines that
  * passed while every instance was down are applied at the first tick after startup.
+ *
+ * Other timed work runs on the same ticks as {@link ScheduledJob}s: the flags' scheduled
+ * changes ({@link flagScheduleJob}), once per cluster through a claim per time slot.
  */
 import type { Clock } from './clock.js'
 import { toError } from './errors.js'
@@ -24,6 +27,21 @@ import type { Replica } from './replica.js'
 import { stateTimes, type RouteState } from './route-state.js'
 import { toIso } from './time.js'
 import type { ClaimStore, RouteStateStore } from '../stores/types.js'
+import type { FlagService } from '../flags/service.js'
+
+/**
+ * Other timed work the scheduler runs at each tick (the flags' scheduled changes), so every
+ * instance has one timer and one place that decides what is due. A job makes its own
+ * once-per-cluster arrangement (a claim).
+ */
+export interface ScheduledJob {
+  /** Names the job in log lines. */
+  readonly name: string
+  /** The next instant after `now` at which the job has something to do, or null. */
+  nextDue(now: number): number | null
+  /** Does what is due at `now`; resolves with the number of changes this instance applied. */
+  runDue(now: number): Promise<number>
+}
 
 /** What the scheduler needs. */
 export interface SchedulerDeps {
@@ -35,6 +53,8 @@ export interface SchedulerDeps {
   logger: { error(message: string, ...rest: unknown[]): void }
   /** Longest sleep between two checks, in ms (default 30 s), a safety net for clock jumps. */
   maxSleepMs?: number
+  /** Further jobs run at every tick, after the route transitions. */
+  jobs?: readonly ScheduledJob[]
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000
@@ -101,6 +121,13 @@ export class TransitionScheduler {
       }
     }
     for (const key of this.claimed) if (!seen.has(key)) this.claimed.delete(key)
+    for (const job of this.deps.jobs ?? []) {
+      try {
+        applied += await job.runDue(now)
+      } catch (error) {
+        this.deps.logger.error(`scheduled ${job.name} failed`, toError(error))
+      }
+    }
     return applied
   }
 
@@ -167,6 +194,10 @@ export class TransitionScheduler {
         if (at > now && at < next) next = at
       }
     }
+    for (const job of this.deps.jobs ?? []) {
+      const at = job.nextDue(now)
+      if (at !== null && at > now && at < next) next = at
+    }
     return Number.isFinite(next) ? next : null
   }
 
@@ -204,5 +235,65 @@ function operation(
     reason,
     previous_status: previous,
     new_status: next,
+  }
+}
+
+/**
+ * How long one instance owns the flag schedule once it claimed it (ms). Claims are per slot of
+ * this length: the first instance to claim a slot applies every change due during it.
+ */
+export const FLAG_SCHEDULE_SLOT_MS = 5000
+
+/** What {@link flagScheduleJob} needs. */
+export interface FlagScheduleDeps {
+  flags: FlagService
+  claims: ClaimStore
+  /** Reloads the flags from the store (so the claimant sees every earlier claimant's writes). */
+  reload(): Promise<void>
+}
+
+/**
+ * The flags' scheduled changes as a {@link ScheduledJob}, applied once per cluster.
+ *
+ * Why a claim per time slot rather than per change: the flag service applies every change due
+ * at a time in one call, and a claim per slot also heals by itself — if the instance that
+ * claimed a slot dies before applying, another one claims the next slot and applies the change
+ * then. The claimant reloads the flags first, so a change an earlier claimant already applied
+ * (and removed from its flag) is never applied twice, however late pub/sub delivered it here.
+ * Instances that lost the slot look again at the start of the next one.
+ */
+export function flagScheduleJob(deps: FlagScheduleDeps): ScheduledJob {
+  let ownedSlot = Number.NaN
+  const changeTimes = function* (): Generator<number> {
+    for (const compiled of deps.flags.snapshot.flags.values())
+      for (const change of compiled.flag.scheduled_changes) yield Date.parse(change.at)
+  }
+  const anyDue = (now: number): boolean => {
+    for (const at of changeTimes()) if (at <= now) return true
+    return false
+  }
+  return {
+    name: 'flag changes',
+    nextDue(now) {
+      let next = Number.POSITIVE_INFINITY
+      for (const at of changeTimes()) {
+        // A change already due is pending on another instance's slot: look at the next slot.
+        const candidate =
+          at > now ? at : (Math.floor(now / FLAG_SCHEDULE_SLOT_MS) + 1) * FLAG_SCHEDULE_SLOT_MS
+        if (candidate < next) next = candidate
+      }
+      return Number.isFinite(next) ? next : null
+    },
+    async runDue(now) {
+      if (!anyDue(now)) return 0
+      const slot = Math.floor(now / FLAG_SCHEDULE_SLOT_MS)
+      if (slot !== ownedSlot) {
+        // Twice the slot: instances whose clocks differ a little still agree on the claimant.
+        if (!(await deps.claims.claim(`flag_schedule:${slot}`, 2 * FLAG_SCHEDULE_SLOT_MS))) return 0
+        ownedSlot = slot
+        await deps.reload()
+      }
+      return (await deps.flags.runDueScheduledChanges(now)).length
+    },
   }
 }

@@ -120,11 +120,12 @@ describe('flag endpoints', () => {
     expect((await flags.getFlag('a'))?.prerequisites).toEqual([])
   })
 
-  it('answers 404 FLAGS_NOT_ENABLED without a flag subsystem', async () => {
-    const { call } = await authed(false)
+  it("serves the engine's own flag service when no `flags` option is given", async () => {
+    const { call, engine } = await authed(false)
+    await engine.saveFlag(booleanFlag('from-engine'))
     const response = await call('GET', '/flags')
-    expect(response.statusCode).toBe(404)
-    expect(response.json().error.code).toBe('FLAGS_NOT_ENABLED')
+    expect(response.statusCode).toBe(200)
+    expect(response.json().map((flag: { key: string }) => flag.key)).toEqual(['from-engine'])
   })
 })
 

@@ -61,9 +61,7 @@ export function flagRoutes(app: AdminInstance, source: FlagServiceSource): void 
   const flags = (): FlagService => {
     const service = source()
     if (service === undefined) {
-      throw new FlagsNotEnabledError(
-        'The flag subsystem is not activated on this server (call engine.useOpenFeature()).',
-      )
+      throw new FlagsNotEnabledError('The flag subsystem is not available on this server.')
     }
     return service
   }
