@@ -19,6 +19,37 @@ describe('the demo app', () => {
     await app.close()
   })
 
+  it('shows rate limits, flags, background tasks and the admin API', async () => {
+    const app = await buildDemoApp()
+    const codes: number[] = []
+    for (let i = 0; i < 8; i++) codes.push((await app.inject('/search')).statusCode)
+    expect(codes).toEqual([200, 200, 200, 200, 200, 200, 200, 429])
+    const ada = await app.inject({ url: '/checkout', headers: { 'x-user': 'ada' } })
+    expect(ada.json()).toEqual({ user: 'ada', new_checkout: true, reason: 'TARGET_MATCH' })
+    const order = await app.inject({ method: 'POST', url: '/orders', payload: { id: 'o-1' } })
+    expect(order.statusCode).toBe(202)
+    const taskId = order.json<{ task_id: string }>().task_id
+    await expect
+      .poll(
+        async () => (await app.inject(`/_demo/tasks/${taskId}`)).json<{ status: string }>().status,
+      )
+      .toBe('success')
+    const login = await app.inject({
+      method: 'POST',
+      url: '/switchyard/api/auth/login',
+      payload: { username: 'admin', password: 'switchyard' },
+    })
+    expect(login.statusCode).toBe(200)
+    const routes = await app.inject({
+      url: '/switchyard/api/routes?per_page=100',
+      headers: { authorization: `Bearer ${login.json<{ token: string }>().token}` },
+    })
+    expect(routes.json<{ items: { route: string }[] }>().items.map((r) => r.route)).toContain(
+      'GET:/search',
+    )
+    await app.close()
+  })
+
   it('npm start listens on PORT and prints what to try', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'examples/demo/server.ts'], {
       env: { ...process.env, PORT: '0' },

@@ -36,6 +36,8 @@ import type { Flag, Segment } from '../flags/model.js'
 import type { SwitchyardProvider, UseOpenFeatureOptions } from '../flags/openfeature.js'
 import { FlagService, type FlagWriteOptions } from '../flags/service.js'
 import { flagStoreFor, type ManagedFlagStore } from '../flags/store-for.js'
+import { rateLimitingFor } from '../rate-limit/binding.js'
+import type { RateLimitService } from '../rate-limit/service.js'
 import { createStore } from '../stores/index.js'
 import type { Store } from '../stores/types.js'
 
@@ -69,6 +71,14 @@ const consoleLogger: EngineLogger = {
   error: (message, ...rest) => console.error(`[switchyard] ${message}`, ...rest),
 }
 
+/** A module that keeps state on the engine's store and follows its lifecycle (see {@link Engine.attach}). */
+export interface EngineExtension {
+  /** Called once the engine has started; must not reject for an unreachable store (fail-open). */
+  start(): Promise<void>
+  /** Called when the engine closes, before the store. */
+  close(): Promise<void>
+}
+
 /** The route-control engine. Create it with {@link createEngine}. */
 export class Engine {
   /** Environment name (env gating). */
@@ -92,6 +102,7 @@ export class Engine {
   readonly scheduler: TransitionScheduler
   private readonly webhooks: WebhookDispatcher
   private readonly sync: ReplicaSync
+  private readonly extensions: EngineExtension[] = []
   private readonly operationListeners = new Set<OperationListener>()
   private started: Promise<void> | null = null
   /**
@@ -204,13 +215,42 @@ export class Engine {
       await this.sync.start()
       await this.flagsLoading
       if (this.flagsFatal !== null) throw this.flagsFatal
+      for (const extension of this.extensions) await extension.start()
     })()
     return this.started
+  }
+
+  /**
+   * Attaches a module that keeps its own state on this engine's store (rate limiting): it is
+   * started once the engine has started (at once if it already has) and closed before the
+   * store. Returns a promise of its start when the engine is already running.
+   */
+  attach(extension: EngineExtension): Promise<void> {
+    this.extensions.push(extension)
+    return this.started === null ? Promise.resolve() : this.started.then(() => extension.start())
+  }
+
+  /**
+   * Rate limiting of this engine: the spec's rate-limit operations (`setRateLimitPolicy`,
+   * `deleteRateLimitPolicy`, `resetRateLimit`, `getRateLimitHits`, `listRateLimitPolicies`, and
+   * the global and service families), with policies kept on this engine's store.
+   */
+  get rateLimits(): RateLimitService {
+    return rateLimitingFor(this)
+  }
+
+  /**
+   * Records a state change made by a module that extends the engine (rate-limit policies): it
+   * reaches the operation listeners, the audit log and the webhooks like the engine's own.
+   */
+  recordOperation(operation: Operation): void {
+    this.report(operation)
   }
 
   /** Stops background work (scheduler, retries, webhook retries) and closes the store. */
   async close(): Promise<void> {
     this.closed = true
+    for (const extension of [...this.extensions].reverse()) await extension.close()
     this.scheduler.stop()
     this.sync.close()
     if (this.flagRetry !== null) clearTimeout(this.flagRetry)

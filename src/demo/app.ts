@@ -11,8 +11,14 @@ import {
   envOnly,
   forceActive,
   maintenance,
+  rateLimit,
   switchyard,
 } from '../fastify/index.js'
+import { TaskManager, taskLog } from '../tasks/index.js'
+import { tasksPlugin } from '../tasks/fastify/index.js'
+
+/** Credentials of the demo's admin app (`ctl login admin --password switchyard`). */
+export const DEMO_ADMIN = { username: 'admin', password: 'switchyard' } as const
 
 /** Options of {@link buildDemoApp}. */
 export interface DemoOptions {
@@ -24,7 +30,8 @@ export interface DemoOptions {
 export async function buildDemoApp(options: DemoOptions = {}): Promise<FastifyInstance> {
   const engine = options.engine ?? createEngine({ store: 'memory', service: 'demo' })
   const app = Fastify({ logger: options.logger ?? false })
-  await app.register(switchyard, { engine })
+  await app.register(switchyard, { engine, admin: { path: '/switchyard', auth: DEMO_ADMIN } })
+  await registerTasks(app)
 
   const hello = (name: string) => () => ({ route: name, at: new Date().toISOString() })
   const inAnHour = new Date(Date.now() + 3_600_000)
@@ -50,9 +57,82 @@ export async function buildDemoApp(options: DemoOptions = {}): Promise<FastifyIn
   app.get('/health', { onRequest: forceActive() }, () => ({ status: 'ok' }))
   app.get('/orders', hello('orders'))
   app.get('/orders/:id', hello('one order'))
+  app.get(
+    '/search',
+    { onRequest: rateLimit({ limit: '5/minute', key: 'ip', burst: 2 }) },
+    hello('search'),
+  )
+  app.get(
+    '/reports',
+    {
+      onRequest: rateLimit({
+        limit: { free: '3/minute', pro: '30/minute', enterprise: 'unlimited' },
+        key: 'ip',
+      }),
+    },
+    hello('reports'),
+  )
+  app.addHook('onRequest', (request, _reply, done) => {
+    // A stand-in for the app's auth hook: the caller's plan and id come from headers here.
+    const plan = request.headers['x-plan']
+    if (typeof plan === 'string') request.state.plan = plan
+    const user = request.headers['x-user']
+    if (typeof user === 'string') request.state.userId = user
+    done()
+  })
+
+  await engine.saveFlag(
+    {
+      key: 'new-checkout',
+      name: 'New checkout',
+      type: 'boolean',
+      variations: [
+        { name: 'on', value: true },
+        { name: 'off', value: false },
+      ],
+      off_variation: 'off',
+      fallthrough: [
+        { variation: 'on', weight: 50_000 },
+        { variation: 'off', weight: 50_000 },
+      ],
+      targets: { on: ['ada'] },
+    },
+    { audit: false },
+  )
+  app.get('/checkout', (request) => {
+    const user = typeof request.state.userId === 'string' ? request.state.userId : 'anonymous'
+    const details = engine.flags.evaluate('new-checkout', { key: user })
+    return { user, new_checkout: details.value, reason: details.reason }
+  })
 
   registerDemoControls(app, engine)
   return app
+}
+
+/** A task manager with one task, dispatched after the response by `POST /orders`. */
+async function registerTasks(app: FastifyInstance): Promise<void> {
+  const manager = new TaskManager({ queues: { receipts: { concurrency: 2, max_size: 100 } } })
+  const sendReceipt = manager.task(
+    { name: 'sendReceipt', retries: 2, delay: 1, queue: 'receipts' },
+    async (orderId: string) => {
+      taskLog(`rendering the receipt of order ${orderId}`)
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      taskLog('receipt sent')
+      return { orderId }
+    },
+  )
+  await app.register(tasksPlugin, { taskManager: manager })
+  app.post<{ Body: { id?: string } | undefined }>('/orders', async (request, reply) => {
+    const id = request.body?.id ?? String(Date.now())
+    const taskId = await manager.addTask(sendReceipt, [id])
+    return reply.code(202).send({ order: id, task_id: taskId })
+  })
+  app.get<{ Params: { taskId: string } }>('/_demo/tasks/:taskId', (request, reply) => {
+    const record = manager.getTask(request.params.taskId)
+    return record === undefined
+      ? reply.code(404).send({ error: { code: 'TASK_NOT_FOUND', message: 'No such task.' } })
+      : record
+  })
 }
 
 /**
@@ -114,5 +194,20 @@ export function demoInstructions(base: string): string {
     `  curl -X POST '${base}/_demo/enable?route=GET:/payments'`,
     `  curl -X POST '${base}/_demo/global-on?reason=upgrade'   # everything but /health answers 503`,
     `  curl -X POST '${base}/_demo/global-off'`,
+    '',
+    'Rate limits, feature flags, background tasks:',
+    `  for i in 1 2 3 4 5 6 7 8; do curl -s -o /dev/null -w '%{http_code} ' ${base}/search; done   # 7 × 200, then 429`,
+    `  curl -i -H 'x-plan: free' ${base}/reports     # tiers: free 3/minute, pro 30/minute, enterprise unlimited`,
+    `  curl -s -H 'x-user: ada' ${base}/checkout     # flag new-checkout: ada is targeted, others 50/50`,
+    `  curl -s -X POST ${base}/orders                # 202 + task_id; then:`,
+    `  curl -s ${base}/_demo/tasks/<task_id>          # the task record (logs, status, duration)`,
+    '',
+    `The admin API and ctl (user ${DEMO_ADMIN.username}, password ${DEMO_ADMIN.password}):`,
+    `  export CTL_SERVER_URL=${base}/switchyard`,
+    `  npm run ctl -- login admin --password ${DEMO_ADMIN.password}`,
+    '  npm run ctl -- status',
+    '  npm run ctl -- disable GET:/orders/:id --reason hotfix --until 30m',
+    '  npm run ctl -- rl set GET:/orders/:id 10/minute',
+    '  npm run ctl -- log',
   ].join('\n')
 }

@@ -1,0 +1,181 @@
+/**
+ * Picks the rate-limit stores and counters for a route-control store's backend, so policies,
+ * the blocked-request log and counters live wherever the rest of the engine's state lives:
+ *
+ *   memory → memory policy and hit stores, {@link memoryCounters} (this process only)
+ *   file   → the `rl_*` sections of the same document, {@link snapshotCounters} in a file next
+ *            to it (`<state file>.rl-counters.json`)
+ *   redis  → hashes and a list under `<prefix>rl:`, its own change channel, and
+ *            {@link redisCounters} under `<prefix>rl:counters:` on the store's connection
+ *
+ * Every result has the same lifecycle: `connect()` after the route store's `connect()`,
+ * `close()` before the route store's; `subscribe` delivers other instances' changes (only
+ * Redis has any) and `onResync` asks for a full reload after changes may have been missed.
+ */
+import { resolve } from 'node:path'
+import type { RedisHandle, Store } from '../../stores/types.js'
+import { memoryCounters } from '../counters/memory.js'
+import { redisCounters, type RedisCounterClient } from '../counters/redis.js'
+import { snapshotCounters } from '../counters/snapshot.js'
+import type { CounterStore } from '../counters/types.js'
+import type { RateLimitChangeEvent } from '../events.js'
+import {
+  MemoryHitStore,
+  MemoryPolicyStore,
+  type RateLimitHitStore,
+  type RateLimitPolicyStore,
+} from '../ports.js'
+import { fileHitStore, filePolicyStore } from './file.js'
+import { redisHitStore, redisPolicyStore } from './redis.js'
+
+/** The rate-limit persistence of one engine, on its store's backend. */
+export interface RateLimitStores {
+  readonly policies: RateLimitPolicyStore
+  readonly hits: RateLimitHitStore
+  /** Made on first access, so an application that brings its own counters opens none here. */
+  readonly counters: CounterStore
+  /** Adds a listener for policy changes made by other instances; returns the unsubscriber. */
+  subscribe(listener: (event: RateLimitChangeEvent) => void): () => void
+  /** Adds a listener called when changes may have been missed; returns the unsubscriber. */
+  onResync(listener: () => void): () => void
+  /** Opens what these stores need beyond the route store's connection. Idempotent. */
+  connect(): Promise<void>
+  /** Releases what {@link connect} opened (counters close with the service). */
+  close(): Promise<void>
+}
+
+/** Options of {@link rateLimitStoresFor}. */
+export interface RateLimitStoresForOptions {
+  /** Capacity of the blocked-request log (default 10 000). */
+  maxRlHitEntries?: number
+  /**
+   * Counter snapshot file of the file backend. Default: `<state file>.rl-counters.json`, the
+   * state file being the backend's `path` when it exposes one, else `CTL_FILE_PATH` or the
+   * default state file.
+   */
+  counterSnapshotPath?: string
+  /** Time source of the memory and snapshot counters' sweeper. */
+  now?: () => number
+  /** Receives faults the stores recover from. */
+  onError?: (error: Error, what: string) => void
+}
+
+/** The rate-limit stores and counters on the backend of `store`. */
+export function rateLimitStoresFor(
+  store: Pick<Store, 'backend'>,
+  options: RateLimitStoresForOptions = {},
+): RateLimitStores {
+  const capacity = options.maxRlHitEntries ?? 10_000
+  const timing = options.now === undefined ? {} : { now: options.now }
+  const backend = store.backend
+  switch (backend.kind) {
+    case 'memory':
+      return local(new MemoryPolicyStore(), new MemoryHitStore(capacity), () =>
+        memoryCounters(timing),
+      )
+    case 'file':
+      return local(
+        filePolicyStore(backend.sections),
+        fileHitStore(backend.sections, capacity),
+        () =>
+          snapshotCounters({
+            ...timing,
+            path: options.counterSnapshotPath ?? `${stateFilePath(backend)}.rl-counters.json`,
+            ...(options.onError === undefined
+              ? {}
+              : {
+                  onError: (error: unknown) =>
+                    options.onError?.(
+                      error instanceof Error ? error : new Error(String(error)),
+                      'counter snapshot',
+                    ),
+                }),
+          }),
+      )
+    case 'redis': {
+      const policies = redisPolicyStore(backend.redis, { ...pick(options) })
+      const redis = backend.redis
+      const counters = once(() =>
+        redisCounters({ client: lazyClient(redis), prefix: `${redis.prefix}rl:counters:` }),
+      )
+      return {
+        policies,
+        hits: redisHitStore(redis, capacity),
+        get counters() {
+          return counters()
+        },
+        subscribe: (listener) => policies.subscribe(listener),
+        onResync: (listener) => policies.onResync(listener),
+        connect: () => policies.connect(),
+        close: () => policies.close(),
+      }
+    }
+  }
+}
+
+/** `make`, called on first use only. */
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | null = null
+  return () => (made ??= { value: make() }).value
+}
+
+function pick(options: RateLimitStoresForOptions) {
+  return options.onError === undefined ? {} : { onError: options.onError }
+}
+
+/** Stores of one process: no change feed, nothing to open. */
+function local(
+  policies: RateLimitPolicyStore,
+  hits: RateLimitHitStore,
+  makeCounters: () => CounterStore,
+): RateLimitStores {
+  const counters = once(makeCounters)
+  return {
+    policies,
+    hits,
+    get counters() {
+      return counters()
+    },
+    subscribe: () => () => undefined,
+    onResync: () => () => undefined,
+    connect: () => Promise.resolve(),
+    close: () => Promise.resolve(),
+  }
+}
+
+/**
+ * The state file of a file backend. `FileSections` does not carry the path today; a backend
+ * that exposes `path` is used as is, otherwise the path `createStore('file')` would use.
+ */
+/** The file store's default document (`DEFAULT_FILE_PATH`; rate limiting may not import stores). */
+const DEFAULT_FILE_PATH = 'switchyard-state.json'
+
+function stateFilePath(backend: object): string {
+  const path = (backend as { path?: unknown }).path
+  if (typeof path === 'string' && path !== '') return resolve(path)
+  return resolve(process.env.CTL_FILE_PATH?.trim() || DEFAULT_FILE_PATH)
+}
+
+/**
+ * The store's command connection for the counters, looked up per call: the counters are made
+ * before the store connects, and the connection only exists afterwards. A call before that
+ * rejects (the evaluator then fails open), never throws.
+ */
+function lazyClient(redis: RedisHandle): RedisCounterClient {
+  const call = <T>(run: (client: ReturnType<RedisHandle['client']>) => Promise<T>): Promise<T> => {
+    try {
+      return run(redis.client())
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)))
+    }
+  }
+  return {
+    evalsha: (sha, numKeys, ...args) => call((client) => client.evalsha(sha, numKeys, ...args)),
+    eval: (script, numKeys, ...args) => call((client) => client.eval(script, numKeys, ...args)),
+    scan: (cursor, match, pattern, count, size) =>
+      call((client) => client.scan(cursor, match, pattern, count, size)),
+    unlink: (...keys) => call((client) => client.unlink(...keys)),
+    // The store owns the connection and closes it.
+    quit: () => Promise.resolve(),
+  }
+}
