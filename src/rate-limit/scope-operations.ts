@@ -4,6 +4,7 @@
  * Audit labels: `[Global Rate Limit]`, `[<service> Rate Limit]`; actions `global_rl_*` and
  * `svc_rl_*`.
  */
+import type { RateLimitChangeEvent } from './events.js'
 import type { ActorOptions, Operation } from '../core/operations.js'
 import type { CounterStore } from './counters/types.js'
 import type { PolicyGate } from './gate.js'
@@ -24,6 +25,8 @@ export interface ScopeOperationDeps {
   counters: CounterStore
   store: RateLimitPolicyStore
   report(operation: Operation): void
+  /** Told of every policy applied to the live copy (own writes, other instances', loads). */
+  changed?(event: RateLimitChangeEvent): void
 }
 
 /** Global and per-service policies: the live copy and its operations. */
@@ -109,6 +112,11 @@ export class ScopeOperations {
       else this.services.set(scope.service, policy)
       this.deps.gate.setService(scope.service, compiled)
     }
+    this.deps.changed?.(
+      scope.kind === 'global'
+        ? { type: 'global_rl_policy', policy }
+        : { type: 'service_rl_policy', service: scope.service, policy },
+    )
   }
 
   private async write(scope: RateLimitScope, policy: ScopeRateLimitPolicy | null): Promise<void> {

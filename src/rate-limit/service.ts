@@ -81,7 +81,10 @@ interface DeclaredPolicy {
 
 const routeId = (service: string, route: string) => `${service}\u0000${route}`
 
-/** Rate limiting of one engine. */
+/** What {@link RateLimitService.onEvent} delivers: policy changes and blocked requests. */
+export type RateLimitStreamEvent = RateLimitChangeEvent | { type: 'rl_hit'; hit: RateLimitHit }
+
+/** Rate limiting of one engine: policies, counters, the blocked-request log and their operations. */
 export class RateLimitService {
   /** The gate to install as `engine.enforcer.rateLimits`. */
   readonly gate: PolicyGate
@@ -95,6 +98,7 @@ export class RateLimitService {
   private readonly declared = new Map<string, DeclaredPolicy>()
   private readonly overrides = new Map<string, RateLimitPolicy>()
   private readonly scopes: ScopeOperations
+  private readonly listeners = new Set<(event: RateLimitStreamEvent) => void>()
 
   constructor(options: RateLimitServiceOptions) {
     this.registry = options.registry
@@ -107,6 +111,7 @@ export class RateLimitService {
     const ips = new ClientIpResolver(options.trustedProxies ?? DEFAULT_TRUSTED_PROXIES)
     const evaluator = new LimitEvaluator(this.counters, ips, options.clock ?? systemClock, {
       blocked: (record) => {
+        this.emit({ type: 'rl_hit', hit: record })
         this.hits.add(record).catch((error: unknown) => {
           this.logError('switchyard: could not record a blocked request', toError(error))
         })
@@ -121,7 +126,28 @@ export class RateLimitService {
       counters: this.counters,
       store: this.policies,
       report: (operation) => this.report(operation),
+      changed: (event) => this.emit(event),
     })
+  }
+
+  /**
+   * Subscribes to policy changes as they reach the live copy (this instance's writes, other
+   * instances', reloads) and to blocked requests (`rl_hit`); returns the unsubscriber. The
+   * admin event stream is built on it.
+   */
+  onEvent(listener: (event: RateLimitStreamEvent) => void): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
+  private emit(event: RateLimitStreamEvent): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(event)
+      } catch (error) {
+        this.logError('switchyard: rate-limit event listener failed', toError(error))
+      }
+    }
   }
 
   /** Loads stored policies (route overrides, global, services). Call at startup. */
@@ -356,6 +382,7 @@ export class RateLimitService {
   }
 
   private applyRoute(service: string, route: string, policy: RateLimitPolicy | null): void {
+    this.emit({ type: 'rl_policy', service, route, policy })
     const id = routeId(service, route)
     const declared = this.declared.get(id)
     if (policy === null) this.overrides.delete(id)

@@ -120,6 +120,43 @@ describe('GET /api/events', () => {
     second.close()
   })
 
+  it('streams rate-limit policy changes, blocked requests and live flag evaluations', async () => {
+    const { url, token, engine } = await listening()
+    const stream = openStream(url, { authorization: `Bearer ${token}` })
+    await stream.ready
+    await engine.rateLimits.setRateLimitPolicy({
+      path: '/orders',
+      method: 'GET',
+      limit: '1/minute',
+    })
+    await engine.rateLimits.setGlobalRateLimit({ limit: '100/minute' })
+    const slot = engine.registry.get('default', 'GET:/orders')!
+    const request = { method: 'GET', url: '/orders', headers: {}, ip: '10.0.0.1' }
+    await engine.decide(slot, request)
+    expect(await engine.decide(slot, request)).toMatchObject({ statusCode: 429 })
+    await engine.saveFlag(booleanFlag('beta'))
+    engine.flags.evaluate('beta', { key: 'u1' })
+    await stream.until((frames) =>
+      ['rl_policy', 'global_rl_policy', 'rl_hit', 'flag_evaluation'].every((type) =>
+        frames.some((f) => f.event === type),
+      ),
+    )
+    const policy = stream.frames.find((f) => f.event === 'rl_policy')!
+    expect(JSON.parse(policy.data!)).toMatchObject({
+      route: 'GET:/orders',
+      policy: { limit: '1/minute' },
+    })
+    const hit = stream.frames.find((f) => f.event === 'rl_hit')!
+    expect(JSON.parse(hit.data!)).toMatchObject({
+      path: '/orders',
+      method: 'GET',
+      limit: '1/minute',
+    })
+    const evaluation = stream.frames.find((f) => f.event === 'flag_evaluation')!
+    expect(JSON.parse(evaluation.data!)).toMatchObject({ flag_key: 'beta', context_key: 'u1' })
+    stream.close()
+  })
+
   it('ends open streams when the app closes', async () => {
     const { app, url, token } = await listening()
     const stream = openStream(url, { authorization: `Bearer ${token}` })
