@@ -1,0 +1,547 @@
+/**
+ * The SQL task store: one implementation of {@link DurableTaskStore} for SQLite, PostgreSQL and
+ * MySQL/MariaDB through Kysely. Dialect differences are confined to upserts and
+ * insert-if-absent (`ON CONFLICT` vs `ON DUPLICATE KEY` / `INSERT IGNORE`).
+ *
+ * Claims are optimistic compare-and-set updates: pick candidates, then one `UPDATE ... WHERE
+ * <still free>` that stamps a fresh claim token, then read back the rows carrying that token.
+ * Every database re-checks the WHERE clause of an UPDATE against the row's current version
+ * under its row lock, so two racing instances can never both stamp the same row.
+ */
+import { randomUUID } from 'node:crypto'
+import { sql, type CompiledQuery, type ExpressionBuilder, type Kysely } from 'kysely'
+import type { StoredTask } from '../../record.js'
+import { TaskValidationError } from '../../errors.js'
+import type { TaskStatus } from '../../status.js'
+import {
+  PRUNABLE_STATUSES,
+  type AuditPage,
+  type ClaimedOneOff,
+  type ClaimedTask,
+  type ClaimPendingRequest,
+  type DurableTaskStore,
+  type LeaseRequest,
+  type OneOffEntry,
+  type StoredQueueConfig,
+  type TaskAggregate,
+  type TaskAuditEntry,
+  type TaskListQuery,
+  type TaskPage,
+} from '../port.js'
+import {
+  checkLease,
+  checkListQuery,
+  parseTask,
+  taskColumns,
+  toNumber,
+  toNumberOrNull,
+} from '../rows.js'
+import { openSqlBackend, type SqlBackend, type SqlConnectionSpec } from './backend.js'
+import * as adminData from './admin-data.js'
+import { CURRENT_SCHEMA_VERSION } from './migrations.js'
+import * as oneOff from './one-off.js'
+import { StoreError } from '../errors.js'
+import type { TaskDatabase } from './schema.js'
+
+/** Options shared by the SQL store factories. */
+export interface SqlStoreOptions {
+  /** Prefix of every table name (letters, digits, `_`); default `switchyard_`. */
+  tablePrefix?: string
+  /** Migrate only up to this schema version (for upgrade tests); default: the current one. */
+  schemaVersion?: number
+  /**
+   * How long (ms) the total of a list query may be reused for the same filters; default 5000
+   * (the spec's cached backend read), 0 to count every time. Items are always read fresh:
+   * only `total` may lag by up to this long. Counting a million rows costs tens of ms.
+   */
+  totalCacheMs?: number
+  /** Current time for migration records; default `Date.now`. */
+  now?: () => number
+}
+
+/** Columns of a task row, in the order of the prepared single-row upsert's parameters. */
+const TASK_COLUMNS = [
+  'task_id',
+  'func_name',
+  'status',
+  'queue',
+  'created_ms',
+  'finished_ms',
+  'duration',
+  'body',
+  'claimed_by',
+  'lease_until',
+  'claim_token',
+] as const
+
+/** Rows per multi-row INSERT (well under every dialect's bound-parameter limit). */
+const INSERT_CHUNK = 400
+
+type Db = Kysely<TaskDatabase>
+
+/** A {@link DurableTaskStore} over SQLite, PostgreSQL or MySQL/MariaDB. */
+export class SqlTaskStore implements DurableTaskStore {
+  readonly kind: string
+  readonly supportsOneOff = true
+  #backend: SqlBackend | null = null
+  /** Prepared single-row upserts: [without claim, with claim]. */
+  readonly #rowUpserts: [string | null, string | null] = [null, null]
+  /** Totals of recent list queries by filter (the spec's cached backend read). */
+  readonly #totals = new Map<string, { total: number; at: number }>()
+  #opening: Promise<SqlBackend> | null = null
+  readonly #prefix: string
+
+  constructor(
+    private readonly spec: SqlConnectionSpec,
+    private readonly options: SqlStoreOptions = {},
+  ) {
+    this.kind = spec.dialect
+    this.#prefix = options.tablePrefix ?? 'switchyard_'
+  }
+
+  async init(): Promise<void> {
+    await this.#open()
+  }
+
+  #open(): Promise<SqlBackend> {
+    if (this.#backend !== null) return Promise.resolve(this.#backend)
+    this.#opening ??= (async () => {
+      const backend = await openSqlBackend(this.spec, this.#prefix)
+      try {
+        const now = (this.options.now ?? Date.now)()
+        await backend.migrate(this.options.schemaVersion ?? CURRENT_SCHEMA_VERSION, now)
+      } catch (error) {
+        await backend.close().catch(() => undefined)
+        throw error
+      }
+      this.#backend = backend
+      return backend
+    })().finally(() => {
+      this.#opening = null
+    })
+    return this.#opening
+  }
+
+  async #db(): Promise<Db> {
+    return (await this.#open()).db
+  }
+
+  // ---- records -------------------------------------------------------------------------
+
+  async saveTasks(tasks: readonly StoredTask[]): Promise<void> {
+    await this.#writeTasks(tasks, null)
+  }
+
+  async #writeTasks(
+    tasks: readonly StoredTask[],
+    claim: { owner: string; leaseUntil: number } | null,
+  ): Promise<void> {
+    if (tasks.length === 0) return
+    const rows = tasks.map((task) => ({
+      ...taskColumns(task),
+      claimed_by: claim?.owner ?? null,
+      lease_until: claim?.leaseUntil ?? null,
+      claim_token: null,
+    }))
+    const backend = await this.#open()
+    const db = backend.db
+    if (backend.batchRows !== undefined) {
+      // One prepared single-row upsert per row in one native transaction: no per-batch SQL
+      // building, which is what keeps SQLite near its raw write rate.
+      const variant = claim === null ? 0 : 1
+      const text = (this.#rowUpserts[variant] ??= this.#compileRowUpsert(db, claim !== null))
+      await backend.batchRows(
+        text,
+        rows.map((row) => TASK_COLUMNS.map((column) => row[column])),
+      )
+      return
+    }
+    const queries: CompiledQuery[] = []
+    for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+      const chunk = rows.slice(i, i + INSERT_CHUNK)
+      const insert = db.insertInto('tasks').values(chunk)
+      if (backend.dialect === 'mysql') {
+        queries.push(
+          insert
+            .onDuplicateKeyUpdate({
+              func_name: sql`values(func_name)`,
+              status: sql`values(status)`,
+              queue: sql`values(queue)`,
+              created_ms: sql`values(created_ms)`,
+              finished_ms: sql`values(finished_ms)`,
+              duration: sql`values(duration)`,
+              body: sql`values(body)`,
+              ...(claim === null
+                ? {}
+                : { claimed_by: sql`values(claimed_by)`, lease_until: sql`values(lease_until)` }),
+            })
+            .compile(),
+        )
+      } else {
+        queries.push(
+          insert
+            .onConflict((oc) =>
+              oc.column('task_id').doUpdateSet((eb) => ({
+                func_name: eb.ref('excluded.func_name'),
+                status: eb.ref('excluded.status'),
+                queue: eb.ref('excluded.queue'),
+                created_ms: eb.ref('excluded.created_ms'),
+                finished_ms: eb.ref('excluded.finished_ms'),
+                duration: eb.ref('excluded.duration'),
+                body: eb.ref('excluded.body'),
+                ...(claim === null
+                  ? {}
+                  : {
+                      claimed_by: eb.ref('excluded.claimed_by'),
+                      lease_until: eb.ref('excluded.lease_until'),
+                    }),
+              })),
+            )
+            .compile(),
+        )
+      }
+    }
+    await backend.batch(queries)
+  }
+
+  #compileRowUpsert(db: Db, withClaim: boolean): string {
+    const template = Object.fromEntries(TASK_COLUMNS.map((column) => [column, null])) as never
+    const compiled = db
+      .insertInto('tasks')
+      .values(template)
+      .onConflict((oc) =>
+        oc.column('task_id').doUpdateSet((eb) => ({
+          func_name: eb.ref('excluded.func_name'),
+          status: eb.ref('excluded.status'),
+          queue: eb.ref('excluded.queue'),
+          created_ms: eb.ref('excluded.created_ms'),
+          finished_ms: eb.ref('excluded.finished_ms'),
+          duration: eb.ref('excluded.duration'),
+          body: eb.ref('excluded.body'),
+          ...(withClaim
+            ? {
+                claimed_by: eb.ref('excluded.claimed_by'),
+                lease_until: eb.ref('excluded.lease_until'),
+              }
+            : {}),
+        })),
+      )
+      .compile()
+    if (compiled.parameters.length !== TASK_COLUMNS.length) {
+      throw new StoreError('Unexpected shape of the compiled task upsert.')
+    }
+    return compiled.sql
+  }
+
+  async loadTasks(): Promise<StoredTask[]> {
+    const db = await this.#db()
+    const rows = await db.selectFrom('tasks').select('body').orderBy('created_ms').execute()
+    return rows.map((row) => parseTask(row.body))
+  }
+
+  async getTask(taskId: string): Promise<StoredTask | null> {
+    const db = await this.#db()
+    const row = await db
+      .selectFrom('tasks')
+      .select('body')
+      .where('task_id', '=', taskId)
+      .executeTakeFirst()
+    return row === undefined ? null : parseTask(row.body)
+  }
+
+  async listTasks(query: TaskListQuery): Promise<TaskPage> {
+    checkListQuery(query)
+    const db = await this.#db()
+    const filtered = (eb: ExpressionBuilder<TaskDatabase, 'tasks'>) => {
+      const parts = []
+      if (query.status !== undefined) parts.push(eb('status', '=', query.status))
+      if (query.funcName !== undefined) parts.push(eb('func_name', '=', query.funcName))
+      if (query.queue !== undefined) parts.push(eb('queue', '=', query.queue))
+      if (query.since !== undefined) parts.push(eb('created_ms', '>=', query.since))
+      return eb.and(parts)
+    }
+    const totalKey = JSON.stringify([query.status, query.funcName, query.queue, query.since])
+    const cacheMs = this.options.totalCacheMs ?? 5000
+    const cached = this.#totals.get(totalKey)
+    const now = Date.now()
+    const [rows, count] = await Promise.all([
+      db
+        .selectFrom('tasks')
+        .select('body')
+        .where(filtered)
+        .orderBy('created_ms', 'desc')
+        .orderBy('task_id', 'desc')
+        .limit(query.perPage)
+        .offset((query.page - 1) * query.perPage)
+        .execute(),
+      cached !== undefined && now - cached.at < cacheMs
+        ? cached.total
+        : db
+            .selectFrom('tasks')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .where(filtered)
+            .executeTakeFirstOrThrow()
+            .then((row) => toNumber(row.n)),
+    ])
+    if (cacheMs > 0 && (cached === undefined || now - cached.at >= cacheMs)) {
+      if (this.#totals.size > 1000) this.#totals.clear()
+      this.#totals.set(totalKey, { total: count, at: now })
+    }
+    return {
+      items: rows.map((row) => parseTask(row.body)),
+      total: count,
+      page: query.page,
+      per_page: query.perPage,
+    }
+  }
+
+  async aggregateTasks(): Promise<TaskAggregate[]> {
+    const db = await this.#db()
+    const rows = await db
+      .selectFrom('tasks')
+      .select((eb) => [
+        'func_name',
+        'status',
+        eb.fn.countAll().as('n'),
+        eb.fn.sum<number>('duration').as('total'),
+      ])
+      .groupBy(['func_name', 'status'])
+      .execute()
+    return rows.map((row) => ({
+      func_name: row.func_name,
+      status: row.status as TaskStatus,
+      count: toNumber(row.n),
+      total_duration: toNumber(row.total),
+    }))
+  }
+
+  async deleteTerminalBefore(cutoff: number): Promise<number> {
+    if (!Number.isFinite(cutoff)) throw new TaskValidationError('cutoff must be epoch ms.')
+    const db = await this.#db()
+    const result = await db
+      .deleteFrom('tasks')
+      .where('status', 'in', PRUNABLE_STATUSES)
+      .where('finished_ms', '<', cutoff)
+      .executeTakeFirst()
+    return Number(result.numDeletedRows)
+  }
+
+  // ---- the pending queue ---------------------------------------------------------------
+
+  async enqueuePending(
+    tasks: readonly StoredTask[],
+    lease: Omit<LeaseRequest, 'now'>,
+  ): Promise<void> {
+    checkLease(lease.owner, lease.leaseUntil)
+    for (const task of tasks) {
+      if (task.record.status !== 'pending') {
+        throw new TaskValidationError(`enqueuePending got a ${task.record.status} task.`)
+      }
+    }
+    await this.#writeTasks(tasks, { owner: lease.owner, leaseUntil: lease.leaseUntil })
+  }
+
+  claimPending(request: ClaimPendingRequest): Promise<ClaimedTask[]> {
+    if (request.funcNames.length === 0) return Promise.resolve([])
+    return this.#claimTasks('pending', request, request.funcNames)
+  }
+
+  claimOrphans(request: LeaseRequest & { limit: number }): Promise<ClaimedTask[]> {
+    return this.#claimTasks('running', request, null)
+  }
+
+  async #claimTasks(
+    status: TaskStatus,
+    request: LeaseRequest & { limit: number },
+    funcNames: readonly string[] | null,
+  ): Promise<ClaimedTask[]> {
+    checkLease(request.owner, request.leaseUntil)
+    if (!Number.isInteger(request.limit) || request.limit < 1) return []
+    const db = await this.#db()
+    const free = (eb: ExpressionBuilder<TaskDatabase, 'tasks'>) =>
+      eb.and([
+        eb('status', '=', status),
+        eb.or([eb('claimed_by', 'is', null), eb('lease_until', '<', request.now)]),
+        ...(funcNames === null ? [] : [eb('func_name', 'in', funcNames)]),
+      ])
+    const candidates = await db
+      .selectFrom('tasks')
+      .select('task_id')
+      .where(free)
+      .orderBy('created_ms')
+      .limit(request.limit)
+      .execute()
+    if (candidates.length === 0) return []
+    const ids = candidates.map((row) => row.task_id)
+    const token = randomUUID()
+    await db
+      .updateTable('tasks')
+      .set({ claimed_by: request.owner, lease_until: request.leaseUntil, claim_token: token })
+      .where('task_id', 'in', ids)
+      .where(free)
+      .execute()
+    const rows = await db
+      .selectFrom('tasks')
+      .select(['body', 'claimed_by', 'lease_until'])
+      .where('task_id', 'in', ids)
+      .where('claim_token', '=', token)
+      .orderBy('created_ms')
+      .execute()
+    return rows.map((row) => ({
+      task: parseTask(row.body),
+      claimed_by: row.claimed_by ?? request.owner,
+      lease_until: toNumberOrNull(row.lease_until) ?? request.leaseUntil,
+    }))
+  }
+
+  async renewLeases(owner: string, leaseUntil: number): Promise<number> {
+    checkLease(owner, leaseUntil)
+    const db = await this.#db()
+    const result = await db
+      .updateTable('tasks')
+      .set({ lease_until: leaseUntil })
+      .where('claimed_by', '=', owner)
+      .where('status', 'in', ['pending', 'running'])
+      .executeTakeFirst()
+    return Number(result.numUpdatedRows)
+  }
+
+  async releaseTasks(taskIds: readonly string[], owner: string): Promise<void> {
+    if (taskIds.length === 0) return
+    const db = await this.#db()
+    await db
+      .updateTable('tasks')
+      .set({ claimed_by: null, lease_until: null, claim_token: null })
+      .where('task_id', 'in', taskIds)
+      .where('claimed_by', '=', owner)
+      .execute()
+  }
+
+  // ---- idempotency -----------------------------------------------------------------------
+
+  async claimIdempotencyKey(key: string, taskId: string): Promise<string | null> {
+    const backend = await this.#open()
+    for (let attempt = 0; attempt < 5; attempt++) {
+      if (
+        await this.#insertIfAbsent(backend, 'idempotency_keys', { idem_key: key, task_id: taskId })
+      ) {
+        return null
+      }
+      const holder = await backend.db
+        .selectFrom('idempotency_keys')
+        .select('task_id')
+        .where('idem_key', '=', key)
+        .executeTakeFirst()
+      // The holder released the key between our insert and our read: try again.
+      if (holder !== undefined) return holder.task_id
+    }
+    throw new TaskValidationError(`The idempotency key "${key}" is contended; try again.`)
+  }
+
+  async #insertIfAbsent<T extends 'idempotency_keys' | 'schedule_slots'>(
+    backend: SqlBackend,
+    table: T,
+    values: TaskDatabase[T],
+  ): Promise<boolean> {
+    const insert = backend.db.insertInto(table).values(values as never)
+    const result =
+      backend.dialect === 'mysql'
+        ? await insert.ignore().executeTakeFirst()
+        : await insert.onConflict((oc) => oc.doNothing()).executeTakeFirst()
+    return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0
+  }
+
+  async releaseIdempotencyKey(key: string, taskId: string): Promise<void> {
+    const db = await this.#db()
+    await db
+      .deleteFrom('idempotency_keys')
+      .where('idem_key', '=', key)
+      .where('task_id', '=', taskId)
+      .execute()
+  }
+
+  // ---- periodic schedule slots -----------------------------------------------------------
+
+  async claimScheduleSlot(scheduleName: string, slotTime: number, owner: string): Promise<boolean> {
+    if (!Number.isSafeInteger(slotTime)) {
+      throw new TaskValidationError('slotTime must be epoch milliseconds (an integer).')
+    }
+    const backend = await this.#open()
+    return this.#insertIfAbsent(backend, 'schedule_slots', {
+      schedule_name: scheduleName,
+      slot_ms: slotTime,
+      claimed_by: owner,
+    })
+  }
+
+  async pruneScheduleSlots(before: number): Promise<number> {
+    const db = await this.#db()
+    const result = await db
+      .deleteFrom('schedule_slots')
+      .where('slot_ms', '<', before)
+      .executeTakeFirst()
+    return Number(result.numDeletedRows)
+  }
+
+  // ---- one-off schedules -------------------------------------------------------------------
+  async upsertOneOff(entry: OneOffEntry): Promise<void> {
+    return oneOff.upsertOneOff(await this.#open(), entry)
+  }
+
+  async cancelOneOff(runKey: string): Promise<boolean> {
+    return oneOff.cancelOneOff(await this.#open(), runKey)
+  }
+
+  async listOneOff(before?: number): Promise<OneOffEntry[]> {
+    return oneOff.listOneOff(await this.#open(), before)
+  }
+
+  async countOneOff(): Promise<number> {
+    return oneOff.countOneOff(await this.#open())
+  }
+
+  async fetchOneOffWindow(until: number, now: number, limit: number): Promise<OneOffEntry[]> {
+    return oneOff.fetchOneOffWindow(await this.#open(), until, now, limit)
+  }
+
+  async claimOneOff(runKey: string, lease: LeaseRequest): Promise<ClaimedOneOff | null> {
+    return oneOff.claimOneOff(await this.#open(), runKey, lease)
+  }
+
+  async completeOneOff(runKey: string, claimToken: string): Promise<boolean> {
+    return oneOff.completeOneOff(await this.#open(), runKey, claimToken)
+  }
+
+  // ---- queue configs, audit, revocations -------------------------------------------------
+  async getQueueConfigs(): Promise<StoredQueueConfig[]> {
+    return adminData.getQueueConfigs(await this.#open())
+  }
+
+  async putQueueConfig(config: StoredQueueConfig): Promise<void> {
+    return adminData.putQueueConfig(await this.#open(), config)
+  }
+
+  async appendAudit(entry: Omit<TaskAuditEntry, 'id'>): Promise<TaskAuditEntry> {
+    return adminData.appendAudit(await this.#open(), entry)
+  }
+
+  async listAudit(page: number, perPage: number): Promise<AuditPage> {
+    return adminData.listAudit(await this.#open(), page, perPage)
+  }
+
+  async revokeSession(tokenId: string, expiresAt: number): Promise<void> {
+    return adminData.revokeSession(await this.#open(), tokenId, expiresAt)
+  }
+
+  async isSessionRevoked(tokenId: string, now: number): Promise<boolean> {
+    return adminData.isSessionRevoked(await this.#open(), tokenId, now)
+  }
+
+  async close(): Promise<void> {
+    const opening = this.#opening
+    if (opening !== null) await opening.catch(() => undefined)
+    const backend = this.#backend
+    this.#backend = null
+    if (backend !== null) await backend.close()
+  }
+}

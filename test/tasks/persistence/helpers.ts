@@ -1,0 +1,85 @@
+/**
+ * Real servers for the store tests: PostgreSQL (127.0.0.1:5432, db `test`, trust), MariaDB
+ * (127.0.0.1:3306, root, db `test`) and Redis (127.0.0.1:6379). A suite skips only when `CI`
+ * is unset and its server is unreachable, with a loud warning. Every file uses its own prefix.
+ */
+import { randomUUID } from 'node:crypto'
+import { createConnection } from 'node:net'
+import type { StoredTask } from '../../../src/tasks/record.js'
+
+export const PG_URL = process.env.SY_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+export const MYSQL_URL = process.env.SY_TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test'
+export const REDIS_URL = process.env.SY_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
+
+/** The tables of the SQL schema (for cleanup). */
+export const TABLES = [
+  'tasks',
+  'idempotency_keys',
+  'schedule_slots',
+  'queue_configs',
+  'task_audit',
+  'revoked_sessions',
+  'one_off_schedules',
+  'task_migrations',
+]
+
+function reachable(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host, port })
+    const done = (ok: boolean) => {
+      socket.destroy()
+      resolve(ok)
+    }
+    socket.setTimeout(1000, () => done(false))
+    socket.once('connect', () => done(true))
+    socket.once('error', () => done(false))
+  })
+}
+
+/** Whether the server at `url` is usable; warns loudly when its tests are skipped. */
+export async function serverEnabled(url: string, file: string): Promise<boolean> {
+  const { hostname, port } = new URL(url)
+  if (await reachable(hostname, Number(port))) return true
+  if (process.env.CI !== undefined) return true
+  console.warn(`\n!!! ${file}: ${url} is unreachable — SKIPPING these tests (set CI to fail) !!!\n`)
+  return false
+}
+
+/** A unique table or key prefix. */
+export function uniquePrefix(name: string): string {
+  return `t_${name}_${randomUUID().slice(0, 8)}_`
+}
+
+let sequence = 0
+
+/** A stored task for tests. */
+export function makeTask(
+  overrides: Partial<StoredTask['record']> & { created?: number } = {},
+): StoredTask {
+  const created = overrides.created ?? Date.parse('2026-11-21T12:00:00Z') + sequence++
+  const { created: _c, ...record } = overrides
+  return {
+    record: {
+      task_id: randomUUID(),
+      func_name: 'work',
+      status: 'pending',
+      created_at: new Date(created).toISOString().replace('Z', '+00:00'),
+      start_time: null,
+      end_time: null,
+      duration: 0,
+      retries_used: 0,
+      error: null,
+      logs: [],
+      stacktrace: null,
+      tags: {},
+      source: 'manual',
+      priority: null,
+      executor: 'async',
+      queue: 'default',
+      ...record,
+    },
+    args: [1, 'two'],
+    encrypted_args: null,
+    idempotency_key: null,
+  }
+}

@@ -1,0 +1,37 @@
+import mysql from 'mysql2/promise'
+import { mysqlStore } from '../../../src/tasks/persistence/index.js'
+import { afterAll } from 'vitest'
+import { storeConformance } from './conformance.js'
+import { MYSQL_URL, serverEnabled, TABLES, uniquePrefix } from './helpers.js'
+import { migrationUpgrade } from './migration-upgrade.js'
+
+const prefix = uniquePrefix('my')
+const upgradePrefix = uniquePrefix('myup')
+const enabled = () => serverEnabled(MYSQL_URL, 'mysql.test.ts')
+
+async function dropTables(): Promise<void> {
+  const connection = await mysql.createConnection(MYSQL_URL)
+  try {
+    for (const p of [prefix, upgradePrefix]) {
+      for (const table of TABLES) await connection.query(`drop table if exists \`${p}${table}\``)
+    }
+  } finally {
+    await connection.end()
+  }
+}
+
+// The upgrade suite runs after the conformance suite's cleanup: drop everything at the end too.
+afterAll(async () => {
+  if (await enabled()) await dropTables()
+})
+
+storeConformance({
+  name: 'MariaDB',
+  enabled,
+  open: () => mysqlStore({ uri: MYSQL_URL, poolSize: 4 }, { tablePrefix: prefix }),
+  cleanup: dropTables,
+})
+
+migrationUpgrade('MariaDB', enabled, (options) =>
+  mysqlStore({ uri: MYSQL_URL, poolSize: 2 }, { ...options, tablePrefix: upgradePrefix }),
+)

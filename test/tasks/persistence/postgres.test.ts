@@ -1,0 +1,41 @@
+import pg from 'pg'
+import { postgresStore } from '../../../src/tasks/persistence/index.js'
+import { afterAll } from 'vitest'
+import { storeConformance } from './conformance.js'
+import { PG_URL, serverEnabled, TABLES, uniquePrefix } from './helpers.js'
+import { migrationUpgrade } from './migration-upgrade.js'
+
+const prefix = uniquePrefix('pg')
+const upgradePrefix = uniquePrefix('pgup')
+const enabled = () => serverEnabled(PG_URL, 'postgres.test.ts')
+
+async function dropTables(): Promise<void> {
+  const client = new pg.Client({ connectionString: PG_URL })
+  await client.connect()
+  try {
+    for (const p of [prefix, upgradePrefix]) {
+      for (const table of TABLES) await client.query(`drop table if exists "${p}${table}"`)
+    }
+  } finally {
+    await client.end()
+  }
+}
+
+// The upgrade suite runs after the conformance suite's cleanup: drop everything at the end too.
+afterAll(async () => {
+  if (await enabled()) await dropTables()
+})
+
+storeConformance({
+  name: 'PostgreSQL',
+  enabled,
+  open: () => postgresStore({ connectionString: PG_URL, poolSize: 4 }, { tablePrefix: prefix }),
+  cleanup: dropTables,
+})
+
+migrationUpgrade('PostgreSQL', enabled, (options) =>
+  postgresStore(
+    { connectionString: PG_URL, poolSize: 2 },
+    { ...options, tablePrefix: upgradePrefix },
+  ),
+)

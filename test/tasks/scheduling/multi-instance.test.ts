@@ -1,0 +1,194 @@
+import { afterAll, describe, expect, it } from 'vitest'
+import {
+  OneOffScheduler,
+  ScheduleError,
+  ScheduleOnceUnsupportedError,
+  SchedulerLoop,
+} from '../../../src/tasks/scheduling/index.js'
+import type { DurableTaskStore, OneOffEntry } from '../../../src/tasks/persistence/index.js'
+import { manualTimer, ManualClock } from './fakes.js'
+import { removeSqliteFiles, storeKinds } from './stores.js'
+
+const T0 = Date.parse('2026-11-21T12:00:00Z')
+
+function entry(runKey: string, runAt: number): OneOffEntry {
+  return {
+    run_key: runKey,
+    func_name: 'report',
+    run_at: runAt,
+    args: [runKey],
+    encrypted_args: null,
+    tags: {},
+    priority: null,
+    queue: null,
+    idempotency_key: null,
+    created_at: T0,
+  }
+}
+
+afterAll(() => removeSqliteFiles())
+
+describe('one-off scheduling needs a capable store', () => {
+  it('throws ScheduleOnceUnsupportedError without one', () => {
+    const make = (store: unknown) => () =>
+      new OneOffScheduler({
+        store: store as DurableTaskStore,
+        owner: 'a',
+        clock: new ManualClock(T0),
+        fire: () => undefined,
+        timer: manualTimer,
+      })
+    expect(make(null)).toThrow(ScheduleOnceUnsupportedError)
+    expect(make({ supportsOneOff: false })).toThrow(/one-off schedule support/)
+  })
+
+  it('refuses a claim lease under one second', () => {
+    const store = { supportsOneOff: true } as unknown as DurableTaskStore
+    const make = (leaseMs: number) => () =>
+      new OneOffScheduler({
+        store,
+        owner: 'a',
+        clock: new ManualClock(T0),
+        fire: () => undefined,
+        timer: manualTimer,
+        leaseMs,
+      })
+    expect(make(999)).toThrow(ScheduleError)
+    expect(make(1000)).not.toThrow()
+  })
+})
+
+for (const kind of storeKinds('sched')) {
+  describe(`scheduling on ${kind.name}`, async () => {
+    const test = (await kind.enabled()) ? it : it.skip
+    const stores: DurableTaskStore[] = []
+    const open = () => {
+      const store = kind.open()
+      stores.push(store)
+      return store
+    }
+    afterAll(async () => {
+      for (const store of stores) await store.close()
+      if (await kind.enabled()) await kind.cleanup()
+    })
+
+    test('two loops fire a 1-second schedule for 10 s: no duplicate, no missing slot', async () => {
+      const clock = new ManualClock(T0 + 137)
+      const fired: number[] = []
+      const name = `every-second-${kind.name}`
+      const loops = [open(), open()].map((store, i) => {
+        const loop = new SchedulerLoop({
+          store,
+          owner: `instance-${i}`,
+          clock,
+          timer: manualTimer,
+          fire: (_name, slot) => {
+            fired.push(slot)
+          },
+        })
+        loop.add(name, { every: 1 })
+        loop.start()
+        return loop
+      })
+      // Uneven ticks, sometimes both loops at once, sometimes one lagging behind the other.
+      const steps = [250, 400, 350, 1000, 90, 910, 1500, 500, 700, 300, 1000, 1000, 1000, 1005]
+      let turn = 0
+      for (const step of steps) {
+        clock.time += step
+        if (turn % 3 === 0) await Promise.all(loops.map((loop) => loop.tick()))
+        else await loops[turn % 2]!.tick()
+        turn++
+      }
+      await Promise.all(loops.map((loop) => loop.tick()))
+      const expected = Array.from({ length: 10 }, (_, i) => T0 + (i + 1) * 1000)
+      expect(clock.time - T0).toBeGreaterThanOrEqual(10_000)
+      expect(fired.filter((slot) => slot <= T0 + 10_000).sort()).toEqual(expected)
+      expect(new Set(fired).size).toBe(fired.length)
+      await Promise.all(loops.map((loop) => loop.stop()))
+    })
+
+    test('one-off entries fire exactly once across instances, from a horizon window', async () => {
+      const a = open()
+      const b = open()
+      const clock = new ManualClock(T0)
+      const fired: string[] = []
+      const schedulers = [a, b].map(
+        (store, i) =>
+          new OneOffScheduler({
+            store,
+            owner: `s${i}`,
+            clock,
+            timer: manualTimer,
+            fire: (e) => {
+              fired.push(e.run_key)
+            },
+          }),
+      )
+      await a.upsertOneOff(entry('soon', T0 + 2_000))
+      await a.upsertOneOff(entry('replaced', T0 + 3_000))
+      await b.upsertOneOff(entry('replaced', T0 + 4_000))
+      await a.upsertOneOff(entry('far', T0 + 400_000))
+      await a.upsertOneOff(entry('cancelled', T0 + 1_000))
+      expect(await b.cancelOneOff('cancelled')).toBe(true)
+      await Promise.all(schedulers.map((s) => s.tick()))
+      // The far entry is beyond the 300 s horizon: not held in memory yet.
+      expect(schedulers[0]!.windowSize).toBe(2)
+      for (let t = 1; t <= 10; t++) {
+        clock.time = T0 + t * 1000
+        await Promise.all(schedulers.map((s) => s.tick()))
+      }
+      expect(fired.sort()).toEqual(['replaced', 'soon'])
+      // Refills every 150 s bring the far entry into the window; it fires once at its time.
+      for (let t = 150; t <= 450; t += 150) {
+        clock.time = T0 + t * 1000
+        await Promise.all(schedulers.map((s) => s.tick()))
+      }
+      expect(fired.sort()).toEqual(['far', 'replaced', 'soon'])
+      expect(await a.countOneOff()).toBe(0)
+    })
+
+    test('a crash between claim and run loses nothing; a restarted scheduler re-arms', async () => {
+      const store = open()
+      const clock = new ManualClock(T0)
+      await store.upsertOneOff(entry('crashy', T0 + 1_000))
+      await store.upsertOneOff(entry('after-restart', T0 + 5_000))
+      const crashing = new OneOffScheduler({
+        store,
+        owner: 'crasher',
+        clock,
+        timer: manualTimer,
+        leaseMs: 30_000,
+        fire: () => {
+          throw new Error('process died')
+        },
+        onError: () => undefined,
+      })
+      await crashing.tick()
+      clock.time = T0 + 1_000
+      await crashing.tick()
+      await crashing.stop()
+      expect(await store.countOneOff()).toBe(2)
+      // A fresh scheduler (a new process) refills from the store at its first tick.
+      const fired: string[] = []
+      const fresh = new OneOffScheduler({
+        store: open(),
+        owner: 'fresh',
+        clock,
+        timer: manualTimer,
+        fire: (e) => {
+          fired.push(e.run_key)
+        },
+      })
+      fresh.start()
+      clock.time = T0 + 5_000
+      await fresh.tick()
+      expect(fired).toEqual(['after-restart'])
+      // The crashed claim's lease ends; the next refill claims and fires it.
+      clock.time = T0 + 160_000
+      await fresh.tick()
+      expect(fired).toEqual(['after-restart', 'crashy'])
+      expect(await store.countOneOff()).toBe(0)
+      await fresh.stop()
+    })
+  })
+}
