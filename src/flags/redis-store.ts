@@ -22,9 +22,8 @@
  * again just after it (the replica applies them idempotently), so a reload can never overwrite
  * a newer change with the older snapshot.
  */
-import { createHash, randomUUID } from 'node:crypto'
-import { readFile } from 'node:fs/promises'
-import { ConfigError, toError } from '../core/errors.js'
+import { randomUUID } from 'node:crypto'
+import { toError } from '../core/errors.js'
 import type { RedisHandle } from '../stores/types.js'
 import type { Flag, Segment } from './model.js'
 import type { FlagChangeEvent, FlagChangeListener, FlagStore } from './ports.js'
@@ -53,32 +52,6 @@ export interface RedisFlagStoreOptions {
 
 /** The interface of a {@link redisFlagStore}. */
 export type RedisFlagStore = ManagedFlagStore
-
-interface Script {
-  text: string
-  sha: string
-}
-
-let scriptPromise: Promise<Script> | null = null
-
-/** The route store's write-record script, shared by every flag store of the process. */
-function writeRecordScript(): Promise<Script> {
-  scriptPromise ??= (async () => {
-    const url = new URL('../stores/lua/write-record.lua', import.meta.url)
-    try {
-      const text = await readFile(url, 'utf8')
-      return { text, sha: createHash('sha1').update(text).digest('hex') }
-    } catch (error) {
-      scriptPromise = null
-      throw new ConfigError(
-        `The Redis store script ${url.pathname} is missing; the package was built without its lua/ files.`,
-        {},
-        { cause: error },
-      )
-    }
-  })()
-  return scriptPromise
-}
 
 /** The client name of the pub/sub connection of a flag store under `prefix`. */
 export function subscriberName(prefix: string): string {
@@ -137,8 +110,6 @@ export function redisFlagStore(
     event: FlagChangeEvent,
     record: Flag | Segment | null,
   ): Promise<boolean> {
-    const script = await writeRecordScript()
-    const client = redis.client()
     const keys = [key(container), key('seq')]
     const args = [
       operation,
@@ -148,13 +119,7 @@ export function redisFlagStore(
       origin,
       JSON.stringify(event),
     ]
-    let reply: unknown
-    try {
-      reply = await client.evalsha(script.sha, keys.length, ...keys, ...args)
-    } catch (error) {
-      if (!toError(error).message.includes('NOSCRIPT')) throw error
-      reply = await client.eval(script.text, keys.length, ...keys, ...args)
-    }
+    const reply = await redis.writeRecord(keys, args)
     const version = Number(reply)
     if (version === 0) return false
     deliver(event, version)

@@ -256,7 +256,14 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
         }
       },
     },
-    backend: { kind: 'redis', redis: { prefix, client: () => connection.client() } },
+    backend: {
+      kind: 'redis',
+      redis: {
+        prefix,
+        client: () => connection.client(),
+        writeRecord: (keys, args) => connection.run('write-record', keys, args),
+      },
+    },
     connect: () => connection.connect(),
     close: () => connection.close(),
   }

@@ -136,6 +136,13 @@ export interface RedisHandle {
   readonly prefix: string
   /** The command connection (an ioredis client); throws before `connect()`. */
   client(): import('ioredis').Redis
+  /**
+   * Runs the store's `write-record.lua` (a record's HSET/HDEL, the version INCR and the PUBLISH
+   * of its change, atomically) — see its header for KEYS and ARGV — and resolves its reply: the
+   * new version, or 0 when nothing changed. Other modules' Redis ports write through it so
+   * every change is versioned and published the same way.
+   */
+  writeRecord(keys: string[], args: (string | number)[]): Promise<unknown>
 }
 
 /** A route-control store: its ports plus lifecycle. */

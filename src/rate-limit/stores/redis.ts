@@ -16,9 +16,8 @@
  * module's own. Versions are tracked per record so that a late message never rolls back a
  * newer change; after the pub/sub connection comes back, `onResync` asks for a full reload.
  */
-import { createHash, randomUUID } from 'node:crypto'
-import { readFile } from 'node:fs/promises'
-import { ConfigError, toError } from '../../core/errors.js'
+import { randomUUID } from 'node:crypto'
+import { toError } from '../../core/errors.js'
 import type { RedisHandle } from '../../stores/types.js'
 import type { RateLimitChangeEvent } from '../events.js'
 import type { RateLimitHit } from '../exceeded.js'
@@ -43,32 +42,6 @@ export interface SharedPolicyStore extends RateLimitPolicyStore {
 export interface RedisPolicyStoreOptions {
   /** Receives faults recovered from (a throwing listener, a malformed message). */
   onError?: (error: Error, what: string) => void
-}
-
-interface Script {
-  text: string
-  sha: string
-}
-
-let scriptPromise: Promise<Script> | null = null
-
-/** The route store's write-record script, shared by every store of the process. */
-function writeRecordScript(): Promise<Script> {
-  scriptPromise ??= (async () => {
-    const url = new URL('../../stores/lua/write-record.lua', import.meta.url)
-    try {
-      const text = await readFile(url, 'utf8')
-      return { text, sha: createHash('sha1').update(text).digest('hex') }
-    } catch (error) {
-      scriptPromise = null
-      throw new ConfigError(
-        `The Redis store script ${url.pathname} is missing; the package was built without its lua/ files.`,
-        {},
-        { cause: error },
-      )
-    }
-  })()
-  return scriptPromise
 }
 
 /** The client name of the rate-limit pub/sub connection under `prefix`. */
@@ -148,8 +121,6 @@ export function redisPolicyStore(
     value: RateLimitPolicy | ScopeRateLimitPolicy | null,
     event: RateLimitChangeEvent,
   ): Promise<boolean> {
-    const script = await writeRecordScript()
-    const client = redis.client()
     const keys = [key(container), key('seq')]
     const args = [
       value === null ? 'hdel' : 'hset',
@@ -159,13 +130,7 @@ export function redisPolicyStore(
       origin,
       JSON.stringify(event),
     ]
-    let reply: unknown
-    try {
-      reply = await client.evalsha(script.sha, keys.length, ...keys, ...args)
-    } catch (error) {
-      if (!toError(error).message.includes('NOSCRIPT')) throw error
-      reply = await client.eval(script.text, keys.length, ...keys, ...args)
-    }
+    const reply = await redis.writeRecord(keys, args)
     const version = Number(reply)
     if (version === 0) return false
     advance(event, version)

@@ -67,7 +67,11 @@ describe('bad input', () => {
       expect(() => fileHitStore(sections, capacity)).toThrow(/maxRlHitEntries/)
       expect(() =>
         redisHitStore(
-          { prefix: 'x:', client: () => Promise.reject(new Error('unused')) as never },
+          {
+            prefix: 'x:',
+            client: () => Promise.reject(new Error('unused')) as never,
+            writeRecord: () => Promise.reject(new Error('unused')),
+          },
           capacity,
         ),
       ).toThrow(/maxRlHitEntries/)
