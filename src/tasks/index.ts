@@ -3,6 +3,8 @@
  */
 export { TaskManager } from './manager.js'
 export type { TaskManagerOptions, AddTaskOptions, TaskManagerLogger } from './options.js'
+export type { ScheduleOptions, ScheduleInfo } from './schedules.js'
+export type { ScheduleOnceOptions } from './one-offs.js'
 export {
   isTaskHandle,
   type TaskOptions,
@@ -58,3 +60,24 @@ export {
   WorkerCrashedError,
   taskErrorCatalogue,
 } from './errors.js'
+export {
+  sqliteStore,
+  postgresStore,
+  mysqlStore,
+  redisStore,
+  StoreError,
+  StoreDriverMissingError,
+  type DurableTaskStore,
+  type TaskListQuery,
+  type TaskPage,
+  type OneOffEntry,
+} from './persistence/index.js'
+export {
+  PeriodicTrigger,
+  ScheduleError,
+  OneOffNextRunError,
+  ScheduleOnceUnsupportedError,
+  type ScheduleTrigger,
+  type LoopTimer,
+  type LoopClock,
+} from './scheduling/index.js'

@@ -2,9 +2,11 @@
  * Startup and shutdown of a manager (spec "Startup and shutdown order"), and `initApp`, which
  * wires them to an application's `onReady` / `onClose` hooks once per application.
  *
- * Shutdown: queues stop starting tasks; process workers get `processShutdownTimeout` to finish
+ * Shutdown: schedulers stop; queues stop starting tasks; process workers get `processShutdownTimeout` to finish
  * what they run; every task still running becomes `interrupted` (or is saved as `pending` when
- * its task has `requeueOnInterrupt`); thread workers stop; observers close.
+ * its task has `requeueOnInterrupt`); thread workers stop; on a durable store every queued write
+ * is flushed, the claims of pending tasks are given up (another instance takes them at once) and
+ * the store is closed; observers close.
  */
 import type { ExecutorSet } from './executors/executor-set.js'
 import type { ObserverDispatcher } from './observers/dispatcher.js'
@@ -15,7 +17,11 @@ import { TaskAbort } from './cancellation.js'
 import type { RunJob } from './jobs.js'
 import { TERMINAL_STATUSES, type TaskStatus } from './status.js'
 import type { TaskStore } from './store.js'
+import type { DurableLink } from './durable-link.js'
 import { toIso, type TaskClock } from './time.js'
+
+/** Newest records a manager on a durable store loads into memory at startup. */
+const HISTORY_PAGE = 500
 
 /** The part of an application `initApp` needs (a Fastify instance fits). */
 export interface LifecycleHost {
@@ -37,6 +43,12 @@ export interface LifecycleDeps {
   readonly lifecycle: (task: StoredTask, previous: TaskStatus | null, attempt: number) => void
   /** Jobs not yet terminal, by task id. */
   readonly live: Map<string, RunJob>
+  /** The durable-store link, when the store is durable (see durable-link.ts). */
+  readonly durable: DurableLink | null
+  /** Schedulers: started last at startup, stopped first at shutdown. */
+  readonly scheduling: { start(): void; stop(): Promise<void> }
+  /** Whether a task's records go to the store (`persist`, or the manager's `requeuePending`). */
+  readonly persistent: (job: RunJob) => boolean
 }
 
 /** Startup/shutdown state machine of one manager. */
@@ -55,17 +67,27 @@ export class ManagerLifecycle {
     return this.#stopped !== null
   }
 
-  /** Loads completed history from the store, then opens observers. Idempotent. */
+  /**
+   * Initialises a durable store, loads recent completed history, claims stored pending work and
+   * starts lease renewal, opens observers, then starts the schedulers. Idempotent.
+   */
   startup(): Promise<void> {
     this.#started ??= this.#startup()
     return this.#started
   }
 
   async #startup(): Promise<void> {
-    const { book, store } = this.#deps
+    const { book, store, durable } = this.#deps
+    if (durable !== null) await durable.store.init()
     // Only finished records: re-running stored pending tasks (requeuePending) belongs to the
     // persistence layer, which must claim each one so exactly one instance runs it.
-    for (const task of await store.loadTasks()) {
+    // A durable store is queried by page: only the newest records are kept in memory, so
+    // memory does not grow with the history.
+    const history =
+      durable === null
+        ? await store.loadTasks()
+        : (await durable.store.listTasks({ page: 1, perPage: HISTORY_PAGE })).items.reverse()
+    for (const task of history) {
       if (
         TERMINAL_STATUSES.has(task.record.status) &&
         book.get(task.record.task_id) === undefined
@@ -73,7 +95,10 @@ export class ManagerLifecycle {
         book.add(task)
       }
     }
+    // Claims pending work (ours after a crash, or of dead instances) and starts lease renewal.
+    if (durable !== null) await durable.start()
     await this.#deps.observers.open()
+    this.#deps.scheduling.start()
   }
 
   /** Stops the manager. Idempotent; later calls return the same promise. */
@@ -92,6 +117,7 @@ export class ManagerLifecycle {
 
   async #shutdown(): Promise<void> {
     const deps = this.#deps
+    await deps.scheduling.stop()
     for (const queue of deps.queues.all()) queue.pause()
     await deps.executors.peek('process')?.drain(deps.processShutdownTimeoutMs)
     const toSave: StoredTask[] = []
@@ -108,7 +134,14 @@ export class ManagerLifecycle {
           })
       if (!moved) continue
       deps.lifecycle(task, 'running', task.record.retries_used + 1)
-      if (requeue || job.handle.definition.persist) toSave.push(task)
+      if (requeue || deps.persistent(job)) toSave.push(task)
+    }
+    // Pending persistent tasks stay in the store; their claims are given up below.
+    const release: string[] = []
+    for (const job of deps.live.values()) {
+      if (job.task.record.status === 'pending' && deps.persistent(job)) {
+        release.push(job.task.record.task_id)
+      }
     }
     for (const job of deps.live.values()) job.abort(new TaskAbort('interrupt'))
     deps.live.clear()
@@ -117,7 +150,16 @@ export class ManagerLifecycle {
         (kind) => deps.executors.peek(kind)?.close() ?? Promise.resolve(),
       ),
     )
-    if (toSave.length > 0) await deps.store.saveTasks(toSave)
+    if (deps.durable === null) {
+      if (toSave.length > 0) await deps.store.saveTasks(toSave)
+    } else {
+      for (const task of toSave) void deps.durable.save(task)
+      for (const task of toSave) {
+        if (task.record.status === 'pending') release.push(task.record.task_id)
+      }
+      await deps.durable.stop(release)
+      await deps.store.close()
+    }
     await deps.observers.close()
   }
 }

@@ -49,7 +49,13 @@ import { TaskAbort } from './cancellation.js'
 import { RunJob } from './jobs.js'
 import { describe, TaskRunner } from './runner.js'
 import { RETRYABLE_STATUSES, TERMINAL_STATUSES, type TaskStatus } from './status.js'
-import { memoryTaskStore, type TaskStore } from './store.js'
+import type { TaskStore } from './store.js'
+import type { DurableLink } from './durable-link.js'
+import { ManagerBackground, resolveStore } from './background.js'
+import type { ScheduleInfo, ScheduleOptions } from './schedules.js'
+import type { ScheduleOnceOptions } from './one-offs.js'
+import type { ScheduleTrigger } from './scheduling/trigger.js'
+import type { OneOffEntry } from './persistence/port.js'
 import { systemTaskClock, toIso, type TaskClock } from './time.js'
 
 /** Runs and tracks background tasks. */
@@ -67,15 +73,31 @@ export class TaskManager {
   readonly #logger: TaskManagerLogger
   /** Jobs between addTask and their terminal status, by task id. */
   readonly #live = new Map<string, RunJob>()
+  /** Write-behind and claims on a durable store; null with the in-memory seam. */
+  readonly #durable: DurableLink | null
+  readonly #requeuePending: boolean
+  readonly #background: ManagerBackground
 
   constructor(options: TaskManagerOptions = {}) {
     this.#logger = options.logger ?? consoleLogger
     this.#clock = options.clock ?? systemTaskClock
-    this.#store = options.store ?? memoryTaskStore()
+    this.#store = resolveStore(options.store)
+    this.#requeuePending = options.requeuePending === true
     this.#cipher =
       options.encryptionKey === undefined || options.encryptionKey === null
         ? null
         : new ArgumentCipher(options.encryptionKey)
+    this.#background = new ManagerBackground(options, {
+      store: this.#store,
+      registry: this.#registry,
+      book: this.#book,
+      clock: this.#clock,
+      logger: this.#logger,
+      cipher: this.#cipher,
+      addTask: (handle, args, addOptions) => this.addTask(handle, args, addOptions),
+      adopt: (task) => this.#adopt(task),
+    })
+    this.#durable = this.#background.durable
     this.#queues = new QueueSet({
       queues: options.queues,
       maxSize: options.maxSize,
@@ -112,7 +134,19 @@ export class TaskManager {
       processShutdownTimeoutMs,
       lifecycle,
       live: this.#live,
+      durable: this.#durable,
+      scheduling: this.#background,
+      persistent: (job) => this.#isPersistent(job.handle),
     })
+    if (this.#durable !== null) {
+      const durable = this.#durable
+      // A persistent task's start is written too, so a crash mid-run is seen as an orphan.
+      this.#book.subscribe((record) => {
+        if (record.status !== 'running') return
+        const job = this.#live.get(record.task_id)
+        if (job !== undefined && this.#isPersistent(job.handle)) void durable.save(job.task)
+      })
+    }
   }
 
   /**
@@ -123,6 +157,57 @@ export class TaskManager {
    */
   task<A extends unknown[], R>(options: TaskOptions, fn: TaskFunction<A, R>): TaskHandle<A, R> {
     return this.#registry.register(options, fn)
+  }
+
+  /**
+   * Runs `fn` periodically: `{ every: seconds }` or `{ cron, timezone }` (five fields, default
+   * UTC). Each slot fires once across every instance sharing the store; runs are records with
+   * `source: "scheduled"` and a `slot` tag. Throws `ScheduleError` for an invalid trigger or a
+   * duplicate name (nothing is registered). Returns the task handle.
+   *
+   * @example
+   * manager.schedule({ cron: '0 9 * * 1', timezone: 'Europe/Paris' }, sendReport, { retries: 2 })
+   */
+  schedule(
+    trigger: ScheduleTrigger,
+    fn: TaskFunction<[]>,
+    options?: ScheduleOptions,
+  ): TaskHandle<[]> {
+    if (this.#lifecycle.closed) throw new ManagerClosedError('The task manager was shut down.')
+    return this.#background.schedules.add(trigger, fn, options)
+  }
+
+  /** The periodic schedules with their next slot. */
+  listSchedules(): ScheduleInfo[] {
+    return this.#background.schedules.list()
+  }
+
+  /**
+   * Runs `task` once at `runAt` (stored; survives restarts; exactly one instance runs it).
+   * Scheduling again with the same `runKey` replaces the entry. Returns the run key. Throws
+   * `ScheduleOnceUnsupportedError` without a durable store, `TaskValidationError` for bad input.
+   *
+   * @example
+   * await manager.scheduleOnce(sendReminder, { args: [userId], runAt: tomorrow, runKey: `remind:${userId}` })
+   */
+  scheduleOnce<A extends unknown[]>(
+    task: TaskHandle<A>,
+    options: ScheduleOnceOptions<NoInfer<A>>,
+  ): Promise<string> {
+    if (this.#lifecycle.closed) {
+      return Promise.reject(new ManagerClosedError('The task manager was shut down.'))
+    }
+    return this.#background.oneOffs.schedule(task as unknown as TaskHandle, options)
+  }
+
+  /** Cancels a one-off entry by run key; true when one existed. */
+  cancelScheduled(runKey: string): Promise<boolean> {
+    return this.#background.oneOffs.cancel(runKey)
+  }
+
+  /** One-off entries not yet run, earliest first (only those due before `before` when given). */
+  listScheduled(options: { before?: Date | number | string } = {}): Promise<OneOffEntry[]> {
+    return this.#background.oneOffs.list(options.before)
   }
 
   /** The handle registered under `name`. */
@@ -193,8 +278,29 @@ export class TaskManager {
     this.#book.add(stored)
     const job = new RunJob(stored, handle, resolved.priority ?? 0, this.#runner)
     this.#live.set(taskId, job)
+    const written =
+      this.#durable !== null && this.#isPersistent(handle) ? this.#durable.enqueue(stored) : null
     queue.offer(job)
+    if (written !== null) await written
     return taskId
+  }
+
+  /** Dispatches a pending task this instance claimed from the store (startup or takeover). */
+  #adopt(task: StoredTask): void {
+    const id = task.record.task_id
+    const handle = this.#registry.get(task.record.func_name)
+    if (handle === undefined || this.#live.has(id) || this.#lifecycle.closed) return
+    const existing = this.#book.get(id)
+    if (existing !== undefined && existing.record.status !== 'pending') return
+    if (existing === undefined) this.#book.add(task)
+    const stored = existing ?? task
+    const job = new RunJob(stored, handle, stored.record.priority ?? 0, this.#runner)
+    this.#live.set(id, job)
+    this.#queues.resolve(stored.record.queue).offer(job)
+  }
+
+  #isPersistent(handle: TaskHandle): boolean {
+    return handle.definition.persist || this.#requeuePending
   }
 
   /**
@@ -329,11 +435,14 @@ export class TaskManager {
     this.#live.delete(task.record.task_id)
     const status = task.record.status
     if (status === 'failed' || status === 'rejected') this.#releaseKey(task)
-    if (handle?.definition.persist === true) {
-      this.#storeCall(`could not save task ${task.record.task_id}`, () =>
-        this.#store.saveTasks([task]),
-      )
+    if (handle === undefined || !this.#isPersistent(handle)) return
+    if (this.#durable !== null) {
+      void this.#durable.save(task)
+      return
     }
+    this.#storeCall(`could not save task ${task.record.task_id}`, () =>
+      this.#store.saveTasks([task]),
+    )
   }
 
   #releaseKey(task: StoredTask): void {

@@ -8,6 +8,7 @@ import type { QueueConfig } from './queues/queue.js'
 import type { TaskSource } from './record.js'
 import type { TaskStore } from './store.js'
 import type { TaskClock } from './time.js'
+import type { LoopTimer } from './scheduling/timer.js'
 
 /** Where the manager reports warnings (unknown queue) and background faults. */
 export interface TaskManagerLogger {
@@ -33,8 +34,25 @@ export interface TaskManagerOptions {
   encryptionKey?: EncryptionKeyInput | null
   /** Log and lifecycle observers. */
   observers?: readonly TaskObserver[]
-  /** Persistence and idempotency seam. Default: in memory. */
-  store?: TaskStore
+  /**
+   * Persistence and idempotency: a durable store (`sqliteStore`, `postgresStore`, `mysqlStore`,
+   * `redisStore`), a path (→ `sqliteStore(path)`), or the small seam. Default: in memory.
+   */
+  store?: TaskStore | string
+  /** Persist every task (as if each had `persist: true`) so pending work survives a restart. */
+  requeuePending?: boolean
+  /**
+   * Days to keep terminal records (success, failed, cancelled, interrupted, rejected); older ones
+   * are pruned at startup and about every 6 hours. Default: kept forever.
+   */
+  retentionDays?: number | null
+  /** Claim lease on a durable store, in seconds (default 30); renewed every third of it. */
+  leaseSeconds?: number
+  /**
+   * Repeating timer of the background loops (schedulers, lease renewal, retention); tests inject
+   * a fake one. Default: Node's, unref'd.
+   */
+  timer?: LoopTimer
   /** Time source (tests inject a fake one). */
   clock?: TaskClock
   /** Default: the console. */

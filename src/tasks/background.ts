@@ -1,0 +1,140 @@
+/**
+ * What a manager runs besides tasks: the durable-store link (write-behind, claims, leases), the
+ * periodic and one-off schedulers and retention. Built from the manager's options in one place,
+ * started at the end of startup and stopped first at shutdown.
+ */
+import { randomUUID } from 'node:crypto'
+import { DurableLink, isDurableStore } from './durable-link.js'
+import type { ArgumentCipher } from './encryption.js'
+import { TaskValidationError } from './errors.js'
+import { ManagerOneOffs } from './one-offs.js'
+import type { AddTaskOptions, TaskManagerLogger, TaskManagerOptions } from './options.js'
+import { sqliteStore } from './persistence/index.js'
+import type { StoredTask } from './record.js'
+import type { RecordBook } from './records.js'
+import type { TaskHandle, TaskRegistry } from './registry.js'
+import { RetentionLoop, retentionMs } from './retention.js'
+import { ManagerSchedules } from './schedules.js'
+import { systemLoopTimer } from './scheduling/timer.js'
+import { memoryTaskStore, type TaskStore } from './store.js'
+import type { TaskClock } from './time.js'
+
+/** What the background services need of the manager. */
+export interface BackgroundDeps {
+  store: TaskStore
+  registry: TaskRegistry
+  book: RecordBook
+  clock: TaskClock
+  logger: TaskManagerLogger
+  cipher: ArgumentCipher | null
+  addTask(handle: TaskHandle, args: unknown[], options: AddTaskOptions): Promise<string>
+  /** Dispatches a pending task claimed from the store. */
+  adopt(task: StoredTask): void
+}
+
+/** The background services of one manager. */
+export class ManagerBackground {
+  /** Write-behind and claims on a durable store; null with the small seam. */
+  readonly durable: DurableLink | null
+  readonly schedules: ManagerSchedules
+  readonly oneOffs: ManagerOneOffs
+  readonly #retention: RetentionLoop | null
+
+  constructor(options: TaskManagerOptions, deps: BackgroundDeps) {
+    const { registry, clock, logger } = deps
+    const error = (message: string, cause: unknown): void => logger.error(message, cause)
+    const lease = leaseMs(options.leaseSeconds)
+    const maxAgeMs = retentionMs(options.retentionDays)
+    this.durable = isDurableStore(deps.store)
+      ? new DurableLink({
+          store: deps.store,
+          clock,
+          leaseMs: lease,
+          timer: options.timer,
+          sink: {
+            funcNames: () => registry.all().map((task) => task.definition.name),
+            requeuesOnInterrupt: (name) =>
+              registry.get(name)?.definition.requeueOnInterrupt === true,
+            dispatch: (task) => deps.adopt(task),
+            warn: (message) => logger.warn(message),
+            error,
+          },
+        })
+      : null
+    const store = this.durable?.store ?? null
+    const owner = this.durable?.owner ?? `tasks-${randomUUID()}`
+    this.schedules = new ManagerSchedules({
+      host: {
+        register: (taskOptions, fn) => registry.register(taskOptions, fn),
+        enqueue: (handle, tags) => deps.addTask(handle, [], { source: 'scheduled', tags }),
+        error,
+      },
+      store,
+      owner,
+      clock,
+      timer: options.timer,
+    })
+    this.oneOffs = new ManagerOneOffs({
+      store,
+      owner,
+      clock,
+      timer: options.timer,
+      host: {
+        owns: (handle) => registry.owns(handle),
+        handle: (name) => registry.get(name),
+        cipher: deps.cipher,
+        enqueue: (handle, args, entry) =>
+          deps.addTask(handle, args, {
+            source: 'scheduled',
+            tags: entry.tags,
+            priority: entry.priority,
+            ...(entry.queue === null ? {} : { queue: entry.queue }),
+            ...(entry.idempotency_key === null ? {} : { idempotencyKey: entry.idempotency_key }),
+          }),
+        error,
+      },
+    })
+    this.#retention =
+      maxAgeMs === null
+        ? null
+        : new RetentionLoop({
+            maxAgeMs,
+            book: deps.book,
+            store,
+            clock,
+            timer: options.timer ?? systemLoopTimer,
+            error,
+          })
+  }
+
+  /** Starts the schedulers and retention (the last step of startup). */
+  start(): void {
+    this.schedules.start()
+    this.oneOffs.start()
+    this.#retention?.start()
+  }
+
+  /** Stops them and waits for ticks in progress (the first step of shutdown). */
+  async stop(): Promise<void> {
+    await Promise.all([this.schedules.stop(), this.oneOffs.stop(), this.#retention?.stop()])
+  }
+}
+
+/** The manager's store: the given seam, a SQLite file for a path, or the in-memory default. */
+export function resolveStore(store: TaskStore | string | undefined): TaskStore {
+  if (store === undefined) return memoryTaskStore()
+  if (typeof store === 'string') {
+    if (store === '') throw new TaskValidationError('store path must not be empty.')
+    return sqliteStore(store)
+  }
+  return store
+}
+
+/** Validates `leaseSeconds` (default 30, at least 1) and returns milliseconds. */
+function leaseMs(seconds: number | undefined): number {
+  const lease = seconds ?? 30
+  if (typeof lease !== 'number' || !Number.isFinite(lease) || lease < 1) {
+    throw new TaskValidationError('leaseSeconds must be a number of seconds ≥ 1.')
+  }
+  return lease * 1000
+}

@@ -1,0 +1,253 @@
+/**
+ * The manager's link to a {@link DurableTaskStore}: write-behind of persistent tasks (pending at
+ * `addTask`, running at start, terminal at the end) through one ordered chain of batches, and
+ * the claims that let several instances share one store — leases renewed while this instance
+ * lives, pending tasks of dead instances adopted, orphaned running tasks interrupted or requeued.
+ *
+ * Why one ordered chain: a task's pending, running and terminal writes must reach the store in
+ * that order, or a late pending write could overwrite a finished record. Why batches: one
+ * transaction per `addTask` would cap throughput at the database's commit rate.
+ */
+import { randomUUID } from 'node:crypto'
+import type { DurableTaskStore } from './persistence/port.js'
+import type { StoredTask } from './record.js'
+import { TERMINAL_STATUSES } from './status.js'
+import type { TaskStore } from './store.js'
+import type { TaskClock } from './time.js'
+import { systemLoopTimer, type LoopTimer } from './scheduling/timer.js'
+
+/** Most records per store call. */
+const BATCH_SIZE = 500
+
+type WriteKind = 'enqueue' | 'save'
+
+/** Whether `store` is a durable store (the port), not only the small seam. */
+export function isDurableStore(store: TaskStore): store is DurableTaskStore {
+  const candidate = store as Partial<DurableTaskStore>
+  return (
+    typeof candidate.init === 'function' &&
+    typeof candidate.enqueuePending === 'function' &&
+    typeof candidate.claimPending === 'function'
+  )
+}
+
+/** What adoption hands back to the manager for dispatch. */
+export interface AdoptionSink {
+  /** Registered function names: only their tasks are claimed. */
+  funcNames(): string[]
+  /** Whether the function of `funcName` wants orphans put back to pending. */
+  requeuesOnInterrupt(funcName: string): boolean
+  /** Dispatches a claimed pending task (already held by this instance). */
+  dispatch(task: StoredTask): void
+  warn(message: string): void
+  error(message: string, error: unknown): void
+}
+
+/** Options of {@link DurableLink}. */
+export interface DurableLinkOptions {
+  store: DurableTaskStore
+  clock: TaskClock
+  sink: AdoptionSink
+  /** Lease length in ms (default 30 000); renewed every third of it. */
+  leaseMs?: number
+  /** Timer of the renewal loop; default Node's, unref'd. */
+  timer?: LoopTimer
+}
+
+/** Write-behind and claims of one manager instance on a durable store. */
+export class DurableLink {
+  /** This instance's claim owner id. */
+  readonly owner = `tasks-${randomUUID()}`
+  readonly #options: DurableLinkOptions
+  readonly #leaseMs: number
+  #buffer: { kind: WriteKind; task: StoredTask; id: string }[] = []
+  #scheduled: Promise<void> | null = null
+  #chain: Promise<void> = Promise.resolve()
+  #timer: unknown = null
+  #maintaining: Promise<void> | null = null
+  readonly #warnedUnregistered = new Set<string>()
+
+  constructor(options: DurableLinkOptions) {
+    this.#options = options
+    this.#leaseMs = options.leaseMs ?? 30_000
+  }
+
+  get store(): DurableTaskStore {
+    return this.#options.store
+  }
+
+  /** Queues a new pending record (claimed by this instance); resolves once it is stored. */
+  enqueue(task: StoredTask): Promise<void> {
+    // A snapshot: the task may start before the batch goes out, and the store takes only
+    // pending records here (the running/terminal writes follow in order).
+    return this.#push('enqueue', { ...task, record: { ...task.record } })
+  }
+
+  /** Queues a replace of the record (running or terminal); resolves once it is stored. */
+  save(task: StoredTask): Promise<void> {
+    return this.#push('save', task)
+  }
+
+  /** Resolves once everything queued so far is written (failures were already logged). */
+  async flush(): Promise<void> {
+    this.#drain()
+    await this.#chain
+  }
+
+  #push(kind: WriteKind, task: StoredTask): Promise<void> {
+    this.#buffer.push({ kind, task, id: task.record.task_id })
+    // Every write of one tick goes out in the same batch: callers awaiting addTask in parallel
+    // share one transaction.
+    this.#scheduled ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      this.#scheduled = null
+      this.#drain()
+      return this.#chain
+    })
+    return this.#scheduled
+  }
+
+  /**
+   * Moves the buffer onto the chain as runs of same-kind batches, in order. Within one drain a
+   * task's saves all write its current state, so only the last is kept; a task already terminal
+   * needs no pending write first (claims mean nothing on terminal records).
+   */
+  #drain(): void {
+    const ops = this.#buffer
+    if (ops.length === 0) return
+    this.#buffer = []
+    const lastSave = new Map<string, number>()
+    ops.forEach((op, index) => {
+      if (op.kind === 'save') lastSave.set(op.id, index)
+    })
+    const runs: { kind: WriteKind; tasks: StoredTask[] }[] = []
+    ops.forEach((op, index) => {
+      const saveAt = lastSave.get(op.id)
+      if (op.kind === 'save' && saveAt !== index) return
+      if (op.kind === 'enqueue' && saveAt !== undefined) {
+        const status = ops[saveAt]?.task.record.status
+        if (status !== undefined && TERMINAL_STATUSES.has(status)) return
+      }
+      const last = runs.at(-1)
+      if (last?.kind === op.kind && last.tasks.length < BATCH_SIZE) last.tasks.push(op.task)
+      else runs.push({ kind: op.kind, tasks: [op.task] })
+    })
+    this.#chain = this.#chain.then(async () => {
+      for (const run of runs) {
+        try {
+          if (run.kind === 'enqueue') {
+            await this.store.enqueuePending(run.tasks, {
+              owner: this.owner,
+              leaseUntil: this.#leaseUntil(),
+            })
+          } else await this.store.saveTasks(run.tasks)
+        } catch (error) {
+          this.#options.sink.error(
+            `could not write ${run.tasks.length} task(s) to the store`,
+            error,
+          )
+        }
+      }
+    })
+  }
+
+  #leaseUntil(): number {
+    return Math.round(this.#options.clock.now() + this.#leaseMs)
+  }
+
+  /** Startup: adopts orphans and pending tasks, then renews and re-adopts every third lease. */
+  async start(): Promise<void> {
+    await this.maintain()
+    const timer = this.#options.timer ?? systemLoopTimer
+    this.#timer ??= timer.setInterval(
+      () => void this.maintain(),
+      Math.max(1000, Math.round(this.#leaseMs / 3)),
+    )
+  }
+
+  /** One maintenance round (startup and the periodic timer); rounds never overlap. */
+  maintain(): Promise<void> {
+    this.#maintaining ??= this.#maintain()
+      .catch((error: unknown) => this.#options.sink.error('task store maintenance failed', error))
+      .finally(() => {
+        this.#maintaining = null
+      })
+    return this.#maintaining
+  }
+
+  async #maintain(): Promise<void> {
+    const { store, clock, sink } = this.#options
+    await store.renewLeases(this.owner, this.#leaseUntil())
+    // Running records whose lease ran out belong to a dead instance.
+    for (;;) {
+      const now = clock.now()
+      const orphans = await store.claimOrphans({
+        owner: this.owner,
+        leaseUntil: this.#leaseUntil(),
+        now,
+        limit: BATCH_SIZE,
+      })
+      if (orphans.length === 0) break
+      const requeued: StoredTask[] = []
+      const interrupted: StoredTask[] = []
+      for (const { task } of orphans) {
+        if (sink.requeuesOnInterrupt(task.record.func_name)) {
+          task.record.status = 'pending'
+          task.record.start_time = null
+          requeued.push(task)
+        } else {
+          task.record.status = 'interrupted'
+          task.record.end_time = new Date(now).toISOString().replace('Z', '+00:00')
+          interrupted.push(task)
+        }
+      }
+      if (interrupted.length > 0) await store.saveTasks(interrupted)
+      // Put back as pending, still held by us; the pending sweep below dispatches them.
+      if (requeued.length > 0) {
+        await store.enqueuePending(requeued, { owner: this.owner, leaseUntil: this.#leaseUntil() })
+        await store.releaseTasks(
+          requeued.map((task) => task.record.task_id),
+          this.owner,
+        )
+      }
+    }
+    const funcNames = sink.funcNames()
+    if (funcNames.length > 0) {
+      for (;;) {
+        const claimed = await store.claimPending({
+          owner: this.owner,
+          leaseUntil: this.#leaseUntil(),
+          now: clock.now(),
+          limit: BATCH_SIZE,
+          funcNames,
+        })
+        for (const { task } of claimed) sink.dispatch(task)
+        if (claimed.length < BATCH_SIZE) break
+      }
+    }
+    await this.#warnUnregistered(new Set(funcNames))
+  }
+
+  /** Pending tasks nobody here can run stay in the store; say so once per function. */
+  async #warnUnregistered(registered: Set<string>): Promise<void> {
+    const page = await this.store.listTasks({ status: 'pending', page: 1, perPage: 100 })
+    for (const task of page.items) {
+      const name = task.record.func_name
+      if (registered.has(name) || this.#warnedUnregistered.has(name)) continue
+      this.#warnedUnregistered.add(name)
+      this.#options.sink.warn(
+        `Pending tasks of ${JSON.stringify(name)} are in the store but the function is not registered here; they are left for an instance that registers it.`,
+      )
+    }
+  }
+
+  /** Shutdown: stops maintenance, flushes writes, gives up the claims of `pendingIds`. */
+  async stop(pendingIds: readonly string[]): Promise<void> {
+    if (this.#timer !== null) (this.#options.timer ?? systemLoopTimer).clearInterval(this.#timer)
+    this.#timer = null
+    await this.#maintaining
+    await this.flush()
+    for (let i = 0; i < pendingIds.length; i += BATCH_SIZE) {
+      await this.store.releaseTasks(pendingIds.slice(i, i + BATCH_SIZE), this.owner)
+    }
+  }
+}

@@ -1,0 +1,168 @@
+/**
+ * The manager's periodic schedules: `manager.schedule(trigger, fn, options)` registers `fn` as a
+ * task and a {@link SchedulerLoop} entry; each slot this instance wins in the store becomes an
+ * `addTask` with `source: "scheduled"` and the slot time in the `slot` tag.
+ *
+ * Why the slot store falls back to memory: without a durable store there is only this instance,
+ * and a set of claimed slots gives it the same never-twice rule.
+ */
+import { TaskValidationError } from './errors.js'
+import type { ExecutorKind } from './record.js'
+import type { TaskFunction, TaskHandle, TaskOptions } from './registry.js'
+import { ScheduleError } from './scheduling/errors.js'
+import { SchedulerLoop, type SlotStore } from './scheduling/scheduler-loop.js'
+import type { LoopClock, LoopTimer } from './scheduling/timer.js'
+import { PeriodicTrigger, type ScheduleTrigger } from './scheduling/trigger.js'
+import { toIso } from './time.js'
+
+/** Options of `manager.schedule(trigger, fn, options)`. Durations are seconds. */
+export interface ScheduleOptions {
+  /** Schedule and task name; default: the function's name. Unique per manager. */
+  name?: string
+  /** Also run once when the manager starts (on this instance, outside any slot). */
+  runOnStartup?: boolean
+  retries?: number
+  delay?: number
+  backoff?: number
+  executor?: ExecutorKind
+  queue?: string
+  /** Thread/process tasks: the declaring module (see `TaskOptions.module`). */
+  module?: string | URL
+}
+
+/** A periodic schedule as the manager lists it. */
+export interface ScheduleInfo {
+  name: string
+  /** e.g. `every 5s` or `cron 0 9 * * 1 (UTC)`. */
+  trigger: string
+  /** Next slot (epoch ms), or null when the cron never runs again. */
+  next_run: number | null
+}
+
+/** What the schedules need of the manager. */
+export interface ScheduleHost {
+  register(options: TaskOptions, fn: TaskFunction<[]>): TaskHandle<[]>
+  enqueue(handle: TaskHandle<[]>, tags: Record<string, string>): Promise<unknown>
+  error(message: string, error: unknown): void
+}
+
+/** An in-process slot store: for a manager without a durable store (one instance). */
+function memorySlotStore(): SlotStore {
+  const claimed = new Set<string>()
+  return {
+    claimScheduleSlot(name, slot) {
+      const key = `${name}\u0000${String(slot)}`
+      if (claimed.has(key)) return Promise.resolve(false)
+      claimed.add(key)
+      return Promise.resolve(true)
+    },
+  }
+}
+
+/** The periodic schedules of one manager. */
+export class ManagerSchedules {
+  readonly #loop: SchedulerLoop
+  readonly #host: ScheduleHost
+  readonly #entries = new Map<
+    string,
+    { handle: TaskHandle<[]>; trigger: PeriodicTrigger; runOnStartup: boolean }
+  >()
+  #started = false
+
+  constructor(options: {
+    host: ScheduleHost
+    store: SlotStore | null
+    owner: string
+    clock: LoopClock
+    timer?: LoopTimer
+  }) {
+    this.#host = options.host
+    this.#loop = new SchedulerLoop({
+      store: options.store ?? memorySlotStore(),
+      owner: options.owner,
+      clock: options.clock,
+      timer: options.timer,
+      fire: (name, slot) => this.#fire(name, slot),
+      onError: (error, name) => options.host.error(`schedule ${name} failed`, error),
+    })
+  }
+
+  /**
+   * Registers a periodic schedule. Throws {@link ScheduleError} for an invalid trigger or a
+   * duplicate name, `TaskValidationError` for bad task options; nothing is registered then.
+   */
+  add(
+    trigger: ScheduleTrigger,
+    fn: TaskFunction<[]>,
+    options: ScheduleOptions = {},
+  ): TaskHandle<[]> {
+    if (typeof fn !== 'function') throw new TaskValidationError('schedule needs a function.')
+    if (typeof trigger !== 'object' || (trigger as unknown) === null) {
+      throw new ScheduleError('schedule needs { every } or { cron, timezone }.')
+    }
+    const periodic = new PeriodicTrigger(trigger)
+    const name = options.name ?? fn.name
+    if (typeof name !== 'string' || name === '') {
+      throw new ScheduleError('A schedule needs a name (options.name or a named function).')
+    }
+    if (this.#entries.has(name)) throw new ScheduleError(`A schedule named "${name}" exists.`)
+    const handle = this.#host.register(
+      {
+        name,
+        retries: options.retries,
+        delay: options.delay,
+        backoff: options.backoff,
+        executor: options.executor,
+        queue: options.queue,
+        module: options.module,
+      },
+      fn,
+    )
+    this.#loop.add(name, periodic)
+    this.#entries.set(name, {
+      handle,
+      trigger: periodic,
+      runOnStartup: options.runOnStartup === true,
+    })
+    if (this.#started && options.runOnStartup === true) void this.#run(name, {})
+    return handle
+  }
+
+  /** Every periodic schedule with its next slot. */
+  list(): ScheduleInfo[] {
+    return [...this.#entries].map(([name, entry]) => ({
+      name,
+      trigger: entry.trigger.description,
+      next_run: this.#loop.nextRun(name),
+    }))
+  }
+
+  /** Starts the loop and fires `runOnStartup` schedules. */
+  start(): void {
+    if (this.#started) return
+    this.#started = true
+    this.#loop.start()
+    for (const [name, entry] of this.#entries) {
+      if (entry.runOnStartup) void this.#run(name, {})
+    }
+  }
+
+  /** Stops the loop and waits for a tick in progress. */
+  async stop(): Promise<void> {
+    await this.#loop.stop()
+  }
+
+  #fire(name: string, slot: number): Promise<void> {
+    return this.#run(name, { slot: toIso(slot) })
+  }
+
+  async #run(name: string, tags: Record<string, string>): Promise<void> {
+    const entry = this.#entries.get(name)
+    if (entry === undefined) return
+    try {
+      await this.#host.enqueue(entry.handle, tags)
+    } catch (error) {
+      this.#host.error(`schedule ${name} could not enqueue its task`, error)
+    }
+  }
+}

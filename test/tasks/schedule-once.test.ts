@@ -1,0 +1,121 @@
+/**
+ * `manager.scheduleOnce` on a SQLite store with a fake clock and timer: replace by run key,
+ * cancel, re-arm after a restart, and the error without a durable store.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import {
+  ScheduleOnceUnsupportedError,
+  TaskManager,
+  TaskValidationError,
+  type LoopTimer,
+} from '../../src/tasks/index.js'
+import { fakeClock, type FakeClock } from './helpers.js'
+
+const dir = mkdtempSync(join(tmpdir(), 'sy-schedule-once-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+function fakeTimer(): LoopTimer & { fire(): void } {
+  const callbacks = new Map<number, () => void>()
+  let next = 1
+  return {
+    setInterval(callback) {
+      callbacks.set(next, callback)
+      return next++
+    },
+    clearInterval(handle) {
+      callbacks.delete(handle as number)
+    },
+    fire() {
+      for (const callback of callbacks.values()) callback()
+    },
+  }
+}
+
+const quiet = { warn: () => undefined, error: (message: string) => console.error(message) }
+const START = Date.parse('2026-11-21T21:00:00.000Z')
+
+function setup(path: string, clock: FakeClock) {
+  const timer = fakeTimer()
+  const manager = new TaskManager({ store: path, clock, timer, logger: quiet })
+  const seen: string[] = []
+  const remind = manager.task({ name: 'remind' }, (who: string) => {
+    seen.push(who)
+  })
+  return { manager, timer, seen, remind }
+}
+
+describe('manager.scheduleOnce', () => {
+  it('replaces by run key, cancels, and runs once when due', async () => {
+    const clock = fakeClock(START)
+    const { manager, timer, seen, remind } = setup(join(dir, 'once.db'), clock)
+    await manager.startup()
+    await manager.scheduleOnce(remind, { args: ['ada'], runAt: START + 5000, runKey: 'r1' })
+    await manager.scheduleOnce(remind, {
+      args: ['grace'],
+      runAt: new Date(START + 3000),
+      runKey: 'r1',
+      tags: { kind: 'reminder' },
+    })
+    await manager.scheduleOnce(remind, { args: ['linus'], runAt: START + 4000, runKey: 'r2' })
+    expect((await manager.listScheduled()).map((entry) => entry.run_key)).toEqual(['r1', 'r2'])
+    expect(await manager.listScheduled({ before: START + 3500 })).toHaveLength(1)
+    expect(await manager.cancelScheduled('r2')).toBe(true)
+    expect(await manager.cancelScheduled('r2')).toBe(false)
+
+    clock.advance(2000)
+    timer.fire()
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(seen).toEqual([])
+    clock.advance(2000)
+    timer.fire()
+    await expect.poll(() => seen).toEqual(['grace'])
+    const record = manager.listTasks()[0]!
+    expect(record.source).toBe('scheduled')
+    expect(record.tags).toEqual({ kind: 'reminder' })
+    await expect.poll(async () => (await manager.listScheduled()).length).toBe(0)
+    clock.advance(10_000)
+    timer.fire()
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(seen).toEqual(['grace'])
+    await manager.shutdown()
+  })
+
+  it('re-arms stored entries after a restart', async () => {
+    const path = join(dir, 'restart.db')
+    const clock = fakeClock(START)
+    const first = setup(path, clock)
+    await first.manager.startup()
+    await first.manager.scheduleOnce(first.remind, { args: ['ada'], runAt: START + 60_000 })
+    await first.manager.shutdown()
+
+    const second = setup(path, clock)
+    await second.manager.startup()
+    clock.advance(61_000)
+    second.timer.fire()
+    await expect.poll(() => second.seen).toEqual(['ada'])
+    await second.manager.shutdown()
+  })
+
+  it('rejects bad input and managers without a durable store, storing nothing', async () => {
+    const clock = fakeClock(START)
+    const { manager, remind } = setup(join(dir, 'bad.db'), clock)
+    await expect(manager.scheduleOnce(remind, { args: ['x'], runAt: 'soon' })).rejects.toThrow(
+      TaskValidationError,
+    )
+    const other = new TaskManager({ logger: quiet })
+    const foreign = other.task({ name: 'remind' }, (_who: string) => undefined)
+    await expect(manager.scheduleOnce(foreign, { args: ['x'], runAt: START })).rejects.toThrow(
+      TaskValidationError,
+    )
+    expect(await manager.listScheduled()).toEqual([])
+    await expect(other.scheduleOnce(foreign, { args: ['x'], runAt: START })).rejects.toThrow(
+      ScheduleOnceUnsupportedError,
+    )
+    await expect(other.cancelScheduled('r')).rejects.toThrow(ScheduleOnceUnsupportedError)
+    await expect(other.listScheduled()).rejects.toThrow(ScheduleOnceUnsupportedError)
+    await manager.shutdown()
+  })
+})
