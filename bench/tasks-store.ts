@@ -11,8 +11,14 @@
  *    with a mix of status / func_name / queue / since filters, pages 1–5, 50 per page, with the
  *    total count), p50/p95/max. Goal: p95 < 20 ms. Process RSS is reported before and after to
  *    show memory does not follow history size.
+ * 3. End to end through the TaskManager: persistent no-op tasks (`persist: true`) added in a loop
+ *    to a manager on a fresh SQLite file (default queue, concurrency 50) until every one reaches
+ *    `success`, tasks/s; also until shutdown has flushed every record to the file (checked by
+ *    counting `success` rows). Peer: the same manager with no store (in-memory records),
+ *    interleaved rounds, medians, ratio. Bounded to ~20 s; the whole file stays < 90 s.
  *
- * Usage: `tsx bench/tasks-store.ts [--quick]`. Prints tables; writes bench/results/tasks-store.json.
+ * Usage: `tsx bench/tasks-store.ts [--quick] [--e2e-only]`. Prints tables; writes
+ * bench/results/tasks-store.json (`--e2e-only` writes bench/results/tasks-store-e2e.json).
  */
 import { randomUUID } from 'node:crypto'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -21,6 +27,7 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { Redis } from 'ioredis'
 import pg from 'pg'
+import { TaskManager } from '../src/tasks/index.js'
 import type { StoredTask } from '../src/tasks/record.js'
 import {
   postgresStore,
@@ -30,11 +37,15 @@ import {
 } from '../src/tasks/persistence/index.js'
 
 const quick = process.argv.includes('--quick')
+const e2eOnly = process.argv.includes('--e2e-only')
 const ROUNDS = quick ? 2 : 3
 const TASKS_PER_ROUND = quick ? 10_000 : 20_000
 const BATCH = 500
 const RECORDS = quick ? 200_000 : 1_000_000
 const PAGE_QUERIES = 200
+const E2E_ROUNDS = quick ? 3 : 5
+const E2E_TASKS = quick ? 5_000 : 20_000
+const E2E_BUDGET_MS = 20_000
 const DEADLINE = Date.now() + 55_000
 const PG_URL = process.env.SY_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const REDIS_URL = process.env.SY_BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379'
@@ -320,11 +331,125 @@ async function listBench(): Promise<Record<string, number>> {
   return result
 }
 
+const quietLogger = { warn: () => undefined, error: (message: string) => console.error(message) }
+const nextTick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
+
+interface ManagerRound {
+  /** Added → every task `success` in the manager. */
+  successPerSecond: number
+  /** Added → shutdown finished (every record flushed to the store); null without a store. */
+  flushedPerSecond: number | null
+}
+
+/** One round: `count` no-op tasks through a fresh manager, durable on SQLite or in memory. */
+async function managerRound(count: number, round: number, durable: boolean): Promise<ManagerRound> {
+  const path = join(dir, `e2e-${String(round)}.db`)
+  const manager = new TaskManager({
+    store: durable ? path : undefined,
+    queues: { default: { concurrency: 50 } },
+    logger: quietLogger,
+  })
+  const noop = manager.task({ name: 'noop', persist: durable }, async () => {})
+  await manager.startup()
+  const started = performance.now()
+  const adds: Promise<string>[] = []
+  for (let index = 0; index < count; index++) adds.push(manager.addTask(noop, []))
+  const ids = await Promise.all(adds)
+  for (let done = 0; done < ids.length;) {
+    const status = manager.getTask(ids[done]!)?.status
+    if (status === 'success') done++
+    else if (status === 'pending' || status === 'running') await nextTick()
+    else throw new Error(`a benchmark task ended as ${String(status)}`)
+  }
+  const successSeconds = (performance.now() - started) / 1000
+  await manager.shutdown()
+  const flushedSeconds = (performance.now() - started) / 1000
+  if (!durable) return { successPerSecond: count / successSeconds, flushedPerSecond: null }
+  const check = sqliteStore(path)
+  try {
+    const page = await check.listTasks({ status: 'success', page: 1, perPage: 1 })
+    if (page.total !== count) {
+      throw new Error(`expected ${String(count)} success rows, found ${String(page.total)}`)
+    }
+  } finally {
+    await check.close()
+  }
+  return { successPerSecond: count / successSeconds, flushedPerSecond: count / flushedSeconds }
+}
+
+async function managerBench(): Promise<Record<string, number | number[]>> {
+  const deadline = Date.now() + E2E_BUDGET_MS
+  // Warm up both paths (module load, schema, JIT).
+  await managerRound(500, -1, true)
+  await managerRound(500, -2, false)
+  const durable: ManagerRound[] = []
+  const memory: ManagerRound[] = []
+  for (let round = 0; round < E2E_ROUNDS && Date.now() < deadline; round++) {
+    if (round % 2 === 0) {
+      durable.push(await managerRound(E2E_TASKS, round, true))
+      memory.push(await managerRound(E2E_TASKS, round, false))
+    } else {
+      memory.push(await managerRound(E2E_TASKS, round, false))
+      durable.push(await managerRound(E2E_TASKS, round, true))
+    }
+  }
+  const durableSuccess = durable.map((r) => r.successPerSecond)
+  const durableFlushed = durable.map((r) => r.flushedPerSecond ?? Number.NaN)
+  const memorySuccess = memory.map((r) => r.successPerSecond)
+  const peer = median(memorySuccess)
+  const result = {
+    tasks_per_round: E2E_TASKS,
+    sqlite_success_per_s: Math.round(median(durableSuccess)),
+    sqlite_success_rounds: durableSuccess.map(Math.round),
+    sqlite_flushed_per_s: Math.round(median(durableFlushed)),
+    sqlite_flushed_rounds: durableFlushed.map(Math.round),
+    memory_success_per_s: Math.round(peer),
+    memory_success_rounds: memorySuccess.map(Math.round),
+    ratio_sqlite_to_memory: Math.round((median(durableSuccess) / peer) * 100) / 100,
+  }
+  console.log(
+    `\nTaskManager end to end: ${E2E_TASKS.toLocaleString()} no-op tasks added in a loop → success (queue concurrency 50), tasks/s`,
+  )
+  console.log(
+    'case'.padEnd(50),
+    'median'.padStart(10),
+    'min–max'.padStart(20),
+    'vs peer'.padStart(9),
+  )
+  const rows: [string, number[]][] = [
+    ['peer: TaskManager, no store (memory)', memorySuccess],
+    ['TaskManager on SQLite, persist: true', durableSuccess],
+    ['  …until shutdown flushed every record', durableFlushed],
+  ]
+  for (const [name, rounds] of rows) {
+    const m = median(rounds)
+    console.log(
+      name.padEnd(50),
+      String(Math.round(m)).padStart(10),
+      `${String(Math.round(Math.min(...rounds)))}–${String(Math.round(Math.max(...rounds)))}`.padStart(
+        20,
+      ),
+      `${(m / peer).toFixed(2)}×`.padStart(9),
+    )
+  }
+  return result
+}
+
 try {
+  if (e2eOnly) {
+    const e2e = await managerBench()
+    mkdirSync('bench/results', { recursive: true })
+    writeFileSync('bench/results/tasks-store-e2e.json', JSON.stringify({ e2e, quick }, null, 2))
+    process.exit(0)
+  }
   const enqueue = await enqueueBench()
   const list = await listBench()
+  const e2e = await managerBench()
   mkdirSync('bench/results', { recursive: true })
-  writeFileSync('bench/results/tasks-store.json', JSON.stringify({ enqueue, list, quick }, null, 2))
+  writeFileSync(
+    'bench/results/tasks-store.json',
+    JSON.stringify({ enqueue, list, e2e, quick }, null, 2),
+  )
   const sqlite = enqueue['switchyard SQLite']?.median ?? 0
   console.log(
     `\nGoals: SQLite enqueue ≥ 20,000/s → ${sqlite >= 20_000 ? 'met' : 'NOT met'}; list p95 < 20 ms → ${list.p95_ms! < 20 ? 'met' : 'NOT met'}`,
