@@ -136,18 +136,30 @@ export class WebhookDispatcher {
     for (let attempt = 0; ; attempt++) {
       if (this.abort.signal.aborted) return
       let problem: string
+      // One controller per attempt, aborted by a plain timer or by close(). Not
+      // AbortSignal.any(AbortSignal.timeout(…)): on Node 20 such a combined signal can be
+      // garbage-collected before it fires, and the request then hangs forever.
+      const attemptAbort = new AbortController()
+      const timer = setTimeout(() => {
+        attemptAbort.abort(new Error(`timed out after ${hook.timeoutMs} ms`))
+      }, hook.timeoutMs)
+      const stop = () => attemptAbort.abort(this.abort.signal.reason)
+      this.abort.signal.addEventListener('abort', stop, { once: true })
       try {
         const response = await fetch(hook.url, {
           method: 'POST',
           headers,
           body,
-          signal: AbortSignal.any([this.abort.signal, AbortSignal.timeout(hook.timeoutMs)]),
+          signal: attemptAbort.signal,
         })
         await response.body?.cancel()
         if (response.ok) return
         problem = `HTTP ${response.status}`
       } catch (error) {
         problem = toError(error).message
+      } finally {
+        clearTimeout(timer)
+        this.abort.signal.removeEventListener('abort', stop)
       }
       if (attempt >= hook.retries) {
         this.logger.error(
