@@ -11,7 +11,7 @@
  *   `InMemoryProvider` whose `contextEvaluator` hand-codes the same flag (node:crypto SHA-1);
  * - the same SDK client with its no-op provider: the client's own cost, a ceiling for any provider.
  *
- * Usage: `tsx bench/flags-eval.ts [--quick]`. Prints a table; writes bench/results/flags-eval.json.
+ * Usage: `npm run bench -- flags-eval [--quick]`. Prints a table; writes bench/results/flags-eval.json.
  */
 import { createHash } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'

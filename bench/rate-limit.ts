@@ -4,6 +4,8 @@
  * 1. memory: bare Fastify vs switchyard (route + global limit, memory counters) vs
  *    @fastify/rate-limit (memory) vs rate-limiter-flexible (memory) in a hook.
  *    Targets: switchyard ≥ 0.90× bare (PERF.md goal 0.95×) and ≥ 1.2× @fastify/rate-limit.
+ *    Two reference cases: `headers-floor` (a hook that only sets the three X-RateLimit headers:
+ *    the cost of the headers alone) and `switchyard-429-headers` (headers on 429s only).
  * 2. Redis (when 127.0.0.1:6379 answers): switchyard Redis (one EVALSHA per request for both
  *    limits) vs @fastify/rate-limit with its Redis store, bare Fastify for reference.
  *    Target: ≥ 1.2× @fastify/rate-limit+Redis.
@@ -35,7 +37,14 @@ const settings = {
 if (!onlyRedis)
   await runHttpBenchmark(
     'rate-limit-memory',
-    ['bare', 'switchyard', 'fastify-rate-limit', 'flexible'].map(variant),
+    [
+      'bare',
+      'headers-floor',
+      'switchyard',
+      'switchyard-429-headers',
+      'fastify-rate-limit',
+      'flexible',
+    ].map(variant),
     { ...settings, baseline: 'bare' },
   )
 

@@ -1,9 +1,11 @@
 /**
  * `npm run bench`: runs every benchmark script in bench/ one after the other, each in its own
  * process (bounded in time). Pass names to run a subset: `npm run bench -- http-overhead`.
+ * The scripts run compiled (bench/.out, see lib/compiled.ts), never through tsx.
  */
 import { spawnSync } from 'node:child_process'
 import { readdirSync } from 'node:fs'
+import { nodeArgsFor } from './lib/compiled.js'
 
 const only = process.argv.slice(2).filter((arg) => !arg.startsWith('--'))
 const flags = process.argv.slice(2).filter((arg) => arg.startsWith('--'))
@@ -14,7 +16,7 @@ const scripts = readdirSync('bench')
 
 let failed = 0
 for (const script of scripts) {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', `bench/${script}`, ...flags], {
+  const result = spawnSync(process.execPath, [...nodeArgsFor(`bench/${script}`), ...flags], {
     stdio: 'inherit',
     timeout: 10 * 60_000,
   })

@@ -17,7 +17,7 @@
  *    counting `success` rows). Peer: the same manager with no store (in-memory records),
  *    interleaved rounds, medians, ratio. Bounded to ~20 s; the whole file stays < 90 s.
  *
- * Usage: `tsx bench/tasks-store.ts [--quick] [--e2e-only]`. Prints tables; writes
+ * Usage: `npm run bench -- tasks-store [--quick] [--e2e-only]`. Prints tables; writes
  * bench/results/tasks-store.json (`--e2e-only` writes bench/results/tasks-store-e2e.json).
  */
 import { randomUUID } from 'node:crypto'

@@ -7,7 +7,7 @@
  * - a small CPU-bound task (fib(20)) on the thread and process executors, with the same work
  *   done inline on the event loop as a reference.
  *
- * Usage: `tsx bench/tasks-throughput.ts [--quick]`. Prints a table; writes
+ * Usage: `npm run bench -- tasks-throughput [--quick]`. Prints a table; writes
  * bench/results/tasks-throughput.json. Bounded to well under 60 s.
  *
  * This file is also the module the thread/process workers load `fib` from: its benchmark code

@@ -1,8 +1,11 @@
 // Copies the non-TypeScript files the code reads at run time (Lua scripts, SQL migrations,
-// templates, stylesheets) from src/ to dist/, next to the modules that load them.
+// templates, stylesheets) from src/ to dist/ (or to the folder given as the first argument,
+// e.g. the compiled benchmarks' copy of src), next to the modules that load them.
 import { cpSync, readdirSync, statSync, mkdirSync } from 'node:fs'
+import process from 'node:process'
 import { dirname, extname, join, relative } from 'node:path'
 
+const targetRoot = process.argv[2] ?? 'dist'
 const assetExtensions = new Set(['.lua', '.sql', '.html', '.css', '.svg'])
 
 function walk(dir) {
@@ -10,7 +13,7 @@ function walk(dir) {
     const path = join(dir, name)
     if (statSync(path).isDirectory()) walk(path)
     else if (assetExtensions.has(extname(name))) {
-      const target = join('dist', relative('src', path))
+      const target = join(targetRoot, relative('src', path))
       mkdirSync(dirname(target), { recursive: true })
       cpSync(path, target)
     }

@@ -8,6 +8,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus } from 'node:os'
 import autocannon from 'autocannon'
+import { nodeArgsFor } from './compiled.js'
 
 /** One server variant to measure. */
 export interface HttpCase {
@@ -50,7 +51,7 @@ const canPin = spawnSync('taskset', ['--version']).status === 0 && cpus().length
 
 async function startServer(testCase: HttpCase): Promise<Server> {
   const command = canPin ? 'taskset' : process.execPath
-  const args = ['--import', 'tsx', testCase.script]
+  const args = nodeArgsFor(testCase.script)
   const child = spawn(command, canPin ? ['-c', '0', process.execPath, ...args] : args, {
     env: { ...process.env, ...testCase.env, PORT: '0', NODE_ENV: 'production' },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -4,7 +4,10 @@
  * client IP, on every request:
  *
  * - `bare`                  Fastify alone
+ * - `headers-floor`         Fastify + a hook that only sets three `x-ratelimit-*` headers: what
+ *                           any limiter that sends the headers pays before it counts anything
  * - `switchyard`            switchyard plugin, route limit on /r25 + global limit, memory counters
+ * - `switchyard-429-headers` as `switchyard`, with `headers: 'blocked'` (headers on 429s only)
  * - `fastify-rate-limit`    @fastify/rate-limit, global, memory store
  * - `flexible`              rate-limiter-flexible RateLimiterMemory in an onRequest hook
  * - `switchyard-redis`      as `switchyard`, Redis counters (one EVALSHA per request)
@@ -27,14 +30,32 @@ switch (variant) {
   case 'bare':
     addRoutes(app)
     break
+  case 'headers-floor': {
+    let remaining = HIGH
+    app.addHook('onRequest', (_request, reply, done) => {
+      reply.header('x-ratelimit-limit', '100000000')
+      reply.header('x-ratelimit-remaining', String(--remaining))
+      reply.header('x-ratelimit-reset', '1800000000')
+      done()
+    })
+    addRoutes(app)
+    break
+  }
   case 'switchyard':
+  case 'switchyard-429-headers':
   case 'switchyard-redis': {
     const engine = createEngine({ store: 'memory', service: 'bench' })
     const counters =
       variant === 'switchyard-redis'
         ? redisCounters({ url: redisUrl, prefix: `bench:rl:${process.pid}:` })
         : undefined
-    await app.register(switchyard, { engine, rateLimit: counters ? { counters } : {} })
+    await app.register(switchyard, {
+      engine,
+      rateLimit: {
+        ...(counters ? { counters } : {}),
+        ...(variant === 'switchyard-429-headers' ? { headers: 'blocked' as const } : {}),
+      },
+    })
     await rateLimitingFor(engine).setGlobalRateLimit({ limit: `${HIGH}/minute` })
     // /r25 (the measured route) gets its own limit on top of the global one
     app.get('/r25', { onRequest: rateLimit({ limit: `${HIGH}/minute` }) }, () => ({

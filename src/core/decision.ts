@@ -4,7 +4,10 @@
  * allocates nothing when a request simply passes.
  */
 
-/** A response header as a name/value pair. */
+/**
+ * A response header as a name/value pair. Names are lower case, as Fastify sends them, so that
+ * setting one costs no case conversion per request.
+ */
 export type Header = readonly [name: string, value: string]
 
 /** The JSON body of every blocked response: `{error: {code, message, ...}}`. */

@@ -190,7 +190,7 @@ export class Enforcer {
               path: requestPath(request),
               ...(timed ? { retry_after: toIso(end) } : {}),
             },
-            timed ? [['Retry-After', retryAfterSeconds(end, now)]] : [],
+            timed ? [['retry-after', retryAfterSeconds(end, now)]] : [],
           )
         }
         const until = slot.times.until
@@ -200,7 +200,7 @@ export class Enforcer {
           'ROUTE_DISABLED',
           'This route is disabled.',
           { reason: state.reason, path: requestPath(request) },
-          timed ? [['Retry-After', retryAfterSeconds(until, now)]] : [],
+          timed ? [['retry-after', retryAfterSeconds(until, now)]] : [],
         )
       }
     }

@@ -82,8 +82,8 @@ export class RouteSlot {
 export function deprecationHeaders(state: RouteState): Header[] {
   const headers: Header[] = []
   const since = state.deprecated_since ? Date.parse(state.deprecated_since) : Number.NaN
-  headers.push(['Deprecation', Number.isNaN(since) ? 'true' : `@${Math.floor(since / 1000)}`])
-  if (state.sunset) headers.push(['Sunset', state.sunset])
-  if (state.use_instead) headers.push(['Link', `<${state.use_instead}>; rel="successor-version"`])
+  headers.push(['deprecation', Number.isNaN(since) ? 'true' : `@${Math.floor(since / 1000)}`])
+  if (state.sunset) headers.push(['sunset', state.sunset])
+  if (state.use_instead) headers.push(['link', `<${state.use_instead}>; rel="successor-version"`])
   return headers
 }

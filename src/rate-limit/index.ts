@@ -52,6 +52,7 @@ export {
   type RouteAddressOptions,
 } from './service.js'
 export { rateLimitingFor, type RateLimitingOptions } from './binding.js'
+export type { RateLimitHeaderMode } from './evaluate.js'
 export {
   redisCounters,
   RedisCounters,

@@ -241,7 +241,7 @@ function compileLimit(
     periodMs: limit.periodMs,
     burst: policy.burst,
   }
-  return { limit, rule, limitHeader: ['X-RateLimit-Limit', String(effectiveLimit(rule))] }
+  return { limit, rule, limitHeader: ['x-ratelimit-limit', String(effectiveLimit(rule))] }
 }
 
 function parseLimitOption(

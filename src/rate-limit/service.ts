@@ -16,7 +16,7 @@ import type { RouteSlot } from '../core/route-slot.js'
 import { ClientIpResolver, DEFAULT_TRUSTED_PROXIES } from './client-ip.js'
 import { memoryCounters } from './counters/memory.js'
 import type { CounterStore } from './counters/types.js'
-import { LimitEvaluator } from './evaluate.js'
+import { LimitEvaluator, parseHeaderMode, type RateLimitHeaderMode } from './evaluate.js'
 import type { RateLimitChangeEvent } from './events.js'
 import type { RateLimitHit } from './exceeded.js'
 import { PolicyGate } from './gate.js'
@@ -54,6 +54,11 @@ export interface RateLimitServiceOptions {
   maxRlHitEntries?: number
   /** Proxies whose `X-Forwarded-For` / `X-Real-IP` are believed (default loopback + private). */
   trustedProxies?: readonly string[]
+  /**
+   * `all` (default, the spec): `X-RateLimit-*` on every counted response; `blocked`: only on
+   * 429s, saving three headers per allowed response.
+   */
+  headers?: RateLimitHeaderMode
   /** Receives one operation per change (audit log, webhooks). */
   report?: (operation: Operation) => void
   /** Receives faults the service recovered from. */
@@ -109,17 +114,24 @@ export class RateLimitService {
     this.report = options.report ?? (() => undefined)
     this.logError = options.logError ?? ((message, error) => console.error(message, error))
     const ips = new ClientIpResolver(options.trustedProxies ?? DEFAULT_TRUSTED_PROXIES)
-    const evaluator = new LimitEvaluator(this.counters, ips, options.clock ?? systemClock, {
-      blocked: (record) => {
-        this.emit({ type: 'rl_hit', hit: record })
-        this.hits.add(record).catch((error: unknown) => {
-          this.logError('switchyard: could not record a blocked request', toError(error))
-        })
+    const headers = parseHeaderMode(options.headers)
+    const evaluator = new LimitEvaluator(
+      this.counters,
+      ips,
+      options.clock ?? systemClock,
+      {
+        blocked: (record) => {
+          this.emit({ type: 'rl_hit', hit: record })
+          this.hits.add(record).catch((error: unknown) => {
+            this.logError('switchyard: could not record a blocked request', toError(error))
+          })
+        },
+        fault: (error) => {
+          this.logError('switchyard: rate-limit counters unavailable; request let through', error)
+        },
       },
-      fault: (error) => {
-        this.logError('switchyard: rate-limit counters unavailable; request let through', error)
-      },
-    })
+      headers,
+    )
     this.gate = new PolicyGate(evaluator)
     this.scopes = new ScopeOperations({
       gate: this.gate,

@@ -27,7 +27,7 @@ function recordingGate(
               action: 'block',
               statusCode: 429,
               body: { error: { code: 'RATE_LIMITED', message: 'Too many requests' } },
-              headers: [['Retry-After', '1']],
+              headers: [['retry-after', '1']],
             }
           : { action: 'pass', headers: [[`X-${name}`, '1']] }
       return async ? Promise.resolve(result) : result
@@ -142,8 +142,8 @@ describe('enforcement pipeline order', () => {
     expect(decision).toEqual({
       action: 'pass',
       headers: [
-        ['Deprecation', 'true'],
-        ['Link', '</new>; rel="successor-version"'],
+        ['deprecation', 'true'],
+        ['link', '</new>; rel="successor-version"'],
         ['X-global', '1'],
         ['X-service', '1'],
         ['X-route', '1'],

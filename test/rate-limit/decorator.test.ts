@@ -41,6 +41,31 @@ describe('rateLimit() decorator with the plugin', () => {
     expect(res.headers['retry-after']).toBeUndefined()
   })
 
+  it("with headers: 'blocked', only 429s carry the X-RateLimit headers", async () => {
+    const { app } = await limitedApp([{ path: '/x', hooks: [rateLimit({ limit: '2/minute' })] }], {
+      rateLimit: { headers: 'blocked' },
+    })
+    const allowed = await app.inject('/x')
+    expect(allowed.statusCode).toBe(200)
+    expect(Object.keys(allowed.headers).filter((name) => name.startsWith('x-ratelimit'))).toEqual(
+      [],
+    )
+    expect((await app.inject('/x')).statusCode).toBe(200)
+    const blocked = await app.inject('/x')
+    expect(blocked.statusCode).toBe(429)
+    expect(blocked.headers['x-ratelimit-limit']).toBe('2')
+    expect(blocked.headers['x-ratelimit-remaining']).toBe('0')
+    expect(blocked.headers['retry-after']).toBe('60')
+  })
+
+  it('rejects an unknown headers mode at registration, before any route is counted', async () => {
+    await expect(
+      limitedApp([{ path: '/x', hooks: [rateLimit({ limit: '2/minute' })] }], {
+        rateLimit: { headers: 'none' as 'all' },
+      }),
+    ).rejects.toThrow(/Invalid rate-limit headers option "none": expected "all" or "blocked"/)
+  })
+
   it('rolls the window over with the clock', async () => {
     const { app, clock } = await limitedApp([
       { path: '/x', hooks: [rateLimit({ limit: '2/minute' })] },

@@ -4,7 +4,7 @@ import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ALGORITHMS, type Algorithm, type CounterRule } from '../../src/rate-limit/algorithms.js'
 import { MemoryCounters } from '../../src/rate-limit/counters/memory.js'
-import { RedisCounters, redisCounters } from '../../src/rate-limit/counters/redis.js'
+import { MAX_BATCH, RedisCounters, redisCounters } from '../../src/rate-limit/counters/redis.js'
 import type { CounterCheck } from '../../src/rate-limit/counters/types.js'
 import { rateLimit } from '../../src/fastify/index.js'
 import { limitedApp, statuses } from './helpers.js'
@@ -209,6 +209,117 @@ describe.skipIf(!available)('Redis counters', () => {
     expect(res.json()).toMatchObject({ error: { code: 'RATE_LIMITED', limit: '3/minute' } })
     await limits.resetRateLimit('/x')
     expect(await statuses(app, 1)).toEqual([200])
+  })
+
+  /** A client that counts its EVALSHA/EVAL calls. */
+  function countingClient(): { client: Redis; calls: () => number } {
+    let calls = 0
+    const counting = new Proxy(client, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver) as unknown
+        if (property === 'evalsha' || property === 'eval') {
+          return (...args: unknown[]) => {
+            calls++
+            return (value as (...a: unknown[]) => Promise<unknown>).apply(target, args)
+          }
+        }
+        return typeof value === 'function'
+          ? (value as (...a: unknown[]) => unknown).bind(target)
+          : value
+      },
+    })
+    return { client: counting, calls: () => calls }
+  }
+
+  it('requests of one event-loop turn share one EVALSHA, with exactly the outcomes of separate calls', async () => {
+    const { client: counting, calls } = countingClient()
+    const batched = redisCounters({ client: counting, prefix: `${prefix}batch:` })
+    const separate = new MemoryCounters({ sweepInterval: 0 })
+    const now = 1_800_000_000_000 + 777
+    const checks = (i: number): CounterCheck[] => [
+      {
+        scope: 'global',
+        bucket: 'ip:shared',
+        rule: { algorithm: 'sliding_window', count: 40, periodMs: 60_000, burst: 0 },
+      },
+      {
+        scope: 'route:default:GET:/b',
+        bucket: `ip:${i % 3}`,
+        rule: { algorithm: 'fixed_window', count: 10, periodMs: 60_000, burst: 0 },
+      },
+    ]
+    // 60 requests issued in the same turn: 3 clients × 10 on the route, 40 in total globally
+    const outcomes = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => batched.consume(checks(i), now)),
+    )
+    expect(calls()).toBe(1)
+    const expected = Array.from({ length: 60 }, (_, i) => separate.consume(checks(i), now))
+    expect(outcomes).toEqual(expected)
+    expect(outcomes.filter((o) => o.length === 2 && o.every((x) => x.allowed))).toHaveLength(30)
+  })
+
+  it(`splits a turn of more than ${MAX_BATCH} requests into several EVALSHA, counting exactly`, async () => {
+    const { client: counting, calls } = countingClient()
+    const batched = redisCounters({ client: counting, prefix: `${prefix}split:` })
+    const rule: CounterRule = { algorithm: 'token_bucket', count: 250, periodMs: 60_000, burst: 0 }
+    const check: CounterCheck[] = [{ scope: 'global', bucket: 'ip:s', rule }]
+    const now = Date.now()
+    const outcomes = await Promise.all(
+      Array.from({ length: 300 }, () => batched.consume(check, now)),
+    )
+    expect(calls()).toBe(Math.ceil(300 / MAX_BATCH))
+    expect(outcomes.filter((o) => o[0]?.allowed === true)).toHaveLength(250)
+    expect(outcomes.at(-1)?.[0]).toMatchObject({ allowed: false, remaining: 0 })
+  })
+
+  it('a failed batch rejects every request in it, and the next turn works again', async () => {
+    let failing = true
+    const flaky = new Proxy(client, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver) as unknown
+        if (property === 'evalsha' && failing)
+          return () => Promise.reject(new Error('connection lost'))
+        return typeof value === 'function'
+          ? (value as (...a: unknown[]) => unknown).bind(target)
+          : value
+      },
+    })
+    const counters = redisCounters({ client: flaky, prefix: `${prefix}flaky:` })
+    const check: CounterCheck[] = [
+      {
+        scope: 'global',
+        bucket: 'ip:f',
+        rule: { algorithm: 'fixed_window', count: 5, periodMs: 60_000, burst: 0 },
+      },
+    ]
+    const results = await Promise.allSettled([
+      counters.consume(check, Date.now()),
+      counters.consume(check, Date.now()),
+    ])
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected'])
+    failing = false
+    expect((await counters.consume(check, Date.now()))[0]).toMatchObject({
+      allowed: true,
+      remaining: 4,
+    })
+  })
+
+  it('close() still answers the requests of the current turn', async () => {
+    const own = new Redis(url)
+    const counters = redisCounters({ client: own, prefix: `${prefix}close:` })
+    const pending = counters.consume(
+      [
+        {
+          scope: 'global',
+          bucket: 'ip:c',
+          rule: { algorithm: 'fixed_window', count: 5, periodMs: 60_000, burst: 0 },
+        },
+      ],
+      Date.now(),
+    )
+    await counters.close()
+    expect((await pending)[0]?.allowed).toBe(true)
+    await own.quit()
   })
 
   it('fails open when Redis is unreachable', async () => {

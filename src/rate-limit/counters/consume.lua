@@ -1,40 +1,52 @@
 --[[
-  consume.lua — check and count every rate limit of one request, atomically, in one round trip.
-  Mirrors src/rate-limit/algorithms.ts (the tests hold both to the same outcomes).
+  consume.lua — check and count the rate limits of a batch of requests, atomically, in one
+  round trip. Mirrors src/rate-limit/algorithms.ts (the tests hold both to the same outcomes).
 
-  KEYS[i]   the counter key of the i-th limit, in enforcement order (global, service, route);
-            for fixed_window it ends with `:<window start ms>` (one key per window)
-  ARGV[1]   now, epoch milliseconds (the engine's clock)
-  ARGV[1 + i]  the i-th limit's rule, packed as "<algorithm>,<count>,<period>,<burst>":
-            algorithm  1 fixed_window | 2 sliding_window | 3 moving_window | 4 token_bucket
-            count      requests per period (integer ≥ 1)
-            period     period in milliseconds
-            burst      extra requests / extra bucket capacity (integer ≥ 0)
-            (one packed argument per limit keeps the command short on the client side)
+  The client batches the requests that arrive in the same event-loop turn; the requests are
+  evaluated one after the other, in arrival order, exactly as separate calls would be.
 
-  Limits are evaluated in order: each allowed one is counted; the first that blocks is left
-  untouched and ends the evaluation (later ones are neither read nor written).
+  KEYS      the counter keys of every request, request after request; within a request in
+            enforcement order (global, service, route); a fixed_window key ends with
+            `:<window start ms>` (one key per window)
+  ARGV[1]   the number of requests R
+  then, per request:
+            now       epoch milliseconds (the engine's clock at the request)
+            n         the number of its limits (its next n KEYS)
+            n rules   each packed as "<algorithm>,<count>,<period>,<burst>":
+                      algorithm  1 fixed_window | 2 sliding_window | 3 moving_window | 4 token_bucket
+                      count      requests per period (integer >= 1)
+                      period     period in milliseconds
+                      burst      extra requests / extra bucket capacity (integer >= 0)
 
-  Returns a flat array, 5 integers per evaluated limit:
-            allowed (1|0), effective limit, remaining, reset_at (epoch ms), retry_after_ms
+  A request's limits are evaluated in order: each allowed one is counted; the first that blocks
+  is left untouched and ends that request's evaluation (its later limits are neither read nor
+  written).
 
-  Storage (every key expires with its window; TTLs are relative to ARGV[1], so clock skew
-  between the application and Redis cannot expire a live counter early):
+  Returns one string of comma-separated integers, 2 per evaluated limit, request after request:
+            remaining (>= 0) when allowed, or -retry_after_ms (< 0) when blocked; reset_at (ms)
+  (the effective limit is count + burst, known to the client, so it is not sent back). One bulk
+  string rather than an array of integers: the client decodes it in one pass instead of one
+  protocol element per number.
+
+  Storage (every key expires with its window; TTLs are relative to the request's now, so clock
+  skew between the application and Redis cannot expire a live counter early):
     fixed_window    string: the count of the window the key names
     sliding_window  hash s = window start, c = count, p = previous window's count
     moving_window   list of request timestamps, newest first
     token_bucket    hash t = tokens, u = last update (ms)
 ]]
 
-local now = tonumber(ARGV[1])
+local now = 0
 local out = {}
 
 local function emit(allowed, effective, remaining, reset_at, retry)
-  out[#out + 1] = allowed
-  out[#out + 1] = effective
-  out[#out + 1] = remaining
-  out[#out + 1] = reset_at
-  out[#out + 1] = retry
+  -- %d: exact integers whatever their size (tostring would switch to exponents past 14 digits)
+  if allowed == 1 then
+    out[#out + 1] = string.format('%d', remaining)
+  else
+    out[#out + 1] = string.format('%d', -retry)
+  end
+  out[#out + 1] = string.format('%d', reset_at)
   return allowed == 1
 end
 
@@ -128,11 +140,33 @@ end
 
 local algorithms = { fixed_window, sliding_window, moving_window, token_bucket }
 
-for i = 1, #KEYS do
-  local algorithm, count, period, burst = string.match(ARGV[1 + i], '^(%d+),(%d+),(%d+),(%d+)$')
-  local run = algorithms[tonumber(algorithm)]
-  local allowed = run(KEYS[i], tonumber(count), tonumber(period), tonumber(burst))
-  if not allowed then break end
+-- rules repeat across the requests of a batch: each packed rule is parsed once
+local parsed = {}
+local function rule_of(text)
+  local rule = parsed[text]
+  if not rule then
+    local algorithm, count, period, burst = string.match(text, '^(%d+),(%d+),(%d+),(%d+)$')
+    rule = { algorithms[tonumber(algorithm)], tonumber(count), tonumber(period), tonumber(burst) }
+    parsed[text] = rule
+  end
+  return rule
 end
 
-return out
+local key_index = 1
+local arg_index = 2
+for _ = 1, tonumber(ARGV[1]) do
+  now = tonumber(ARGV[arg_index])
+  local n = tonumber(ARGV[arg_index + 1])
+  arg_index = arg_index + 2
+  local blocked = false
+  for i = 0, n - 1 do
+    if not blocked then
+      local rule = rule_of(ARGV[arg_index + i])
+      blocked = not rule[1](KEYS[key_index + i], rule[2], rule[3], rule[4])
+    end
+  end
+  key_index = key_index + n
+  arg_index = arg_index + n
+end
+
+return table.concat(out, ',')

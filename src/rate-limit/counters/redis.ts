@@ -1,8 +1,14 @@
 /**
  * Redis counters: shared by every process and instance that uses the same Redis and prefix
- * (spec rule 9). One request costs one round trip: `consume.lua` checks and counts every
+ * (spec rule 9). A request costs at most one round trip: `consume.lua` checks and counts every
  * applicable limit atomically (EVALSHA; the script is sent once more only after a Redis
  * restart flushed it). Keys expire with their window, so Redis holds only live counters.
+ *
+ * Requests that arrive in the same event-loop turn share one EVALSHA (up to
+ * {@link MAX_BATCH}): the script evaluates them one after the other, in arrival order, so the
+ * outcome is exactly that of separate calls, while Node pays one command, one socket write and
+ * one reply for the whole batch instead of one per request. A request waits for the end of the
+ * current turn (`setImmediate`) — microseconds — before its command is sent.
  *
  * The client is typed structurally, so switchyard has no hard dependency on a driver: pass an
  * ioredis client (or anything with the same methods), or a URL, and ioredis is loaded lazily.
@@ -49,6 +55,17 @@ const algorithmCodes: Readonly<Record<Algorithm, number>> = {
   token_bucket: 4,
 }
 
+/** Most requests evaluated by one EVALSHA (keeps each script run short for Redis). */
+export const MAX_BATCH = 128
+
+/** A request waiting for the batch it is part of. */
+interface Waiting {
+  readonly checks: readonly CounterCheck[]
+  readonly now: number
+  readonly resolve: (outcomes: CounterOutcome[]) => void
+  readonly reject: (error: unknown) => void
+}
+
 /** Counters in Redis. */
 export class RedisCounters implements CounterStore {
   readonly kind = 'redis'
@@ -79,30 +96,63 @@ export class RedisCounters implements CounterStore {
     }
   }
 
+  /** Requests of the current event-loop turn, sent together when it ends. */
+  private waiting: Waiting[] = []
+
   consume(checks: readonly CounterCheck[], now: number): Promise<CounterOutcome[]> {
-    const client = this.client
-    if (client instanceof Promise) return client.then((ready) => this.run(ready, checks, now))
-    return this.run(client, checks, now)
+    return new Promise((resolve, reject) => {
+      if (this.waiting.push({ checks, now, resolve, reject }) === 1) setImmediate(this.flush)
+    })
   }
 
-  /** One EVALSHA (plus one EVAL only when Redis lost the script). */
-  private run(
-    client: RedisCounterClient,
-    checks: readonly CounterCheck[],
-    now: number,
-  ): Promise<CounterOutcome[]> {
-    const argv: (string | number)[] = []
-    for (const check of checks) {
-      const key = this.keyOf(check.scope, check.bucket)
-      const period = check.rule.periodMs
-      // A fixed window's key names its window, so the script needs one INCR and no hash.
-      argv.push(check.rule.algorithm === 'fixed_window' ? `${key}:${now - (now % period)}` : key)
+  /** Sends the waiting requests, at most {@link MAX_BATCH} per EVALSHA. */
+  private readonly flush = (): void => {
+    const waiting = this.waiting
+    this.waiting = []
+    for (let start = 0; start < waiting.length; start += MAX_BATCH) {
+      const batch =
+        start === 0 && waiting.length <= MAX_BATCH
+          ? waiting
+          : waiting.slice(start, start + MAX_BATCH)
+      const client = this.client
+      if (client instanceof Promise)
+        client.then(
+          (ready) => this.send(ready, batch),
+          (error: unknown) => fail(batch, error),
+        )
+      else this.send(client, batch)
     }
-    argv.push(now)
-    for (const check of checks) argv.push(packedRule(check.rule))
-    return client.evalsha(sha, checks.length, ...argv).then(parseReply, (error: unknown) => {
-      if (!(error instanceof Error) || !error.message.includes('NOSCRIPT')) throw error
-      return client.eval(script, checks.length, ...argv).then(parseReply)
+  }
+
+  /** One EVALSHA for a batch (plus one EVAL only when Redis lost the script). */
+  private send(client: RedisCounterClient, batch: readonly Waiting[]): void {
+    const keys: string[] = []
+    const args: (string | number)[] = [batch.length]
+    for (const { checks, now } of batch) {
+      args.push(now, checks.length)
+      for (const check of checks) {
+        const key = this.keyOf(check.scope, check.bucket)
+        const period = check.rule.periodMs
+        // A fixed window's key names its window, so the script needs one INCR and no hash.
+        keys.push(check.rule.algorithm === 'fixed_window' ? `${key}:${now - (now % period)}` : key)
+        args.push(packedRule(check.rule))
+      }
+    }
+    const settle = (reply: unknown) => {
+      try {
+        distribute(batch, reply)
+      } catch (error) {
+        fail(batch, error)
+      }
+    }
+    client.evalsha(sha, keys.length, ...keys, ...args).then(settle, (error: unknown) => {
+      if (!(error instanceof Error) || !error.message.includes('NOSCRIPT')) {
+        fail(batch, error)
+        return
+      }
+      client.eval(script, keys.length, ...keys, ...args).then(settle, (retryError: unknown) => {
+        fail(batch, retryError)
+      })
     })
   }
 
@@ -118,6 +168,8 @@ export class RedisCounters implements CounterStore {
   }
 
   async close(): Promise<void> {
+    // Requests of the current turn still get their answer (or their error) before the quit.
+    if (this.waiting.length > 0) this.flush()
     if (!this.owned) return
     const client = await this.client
     await client.quit()
@@ -173,20 +225,59 @@ function packedRule(rule: CounterRule): string {
   return text
 }
 
-function parseReply(reply: unknown): CounterOutcome[] {
-  if (!Array.isArray(reply)) throw new Error('unexpected reply from the rate-limit script')
-  const values = reply as number[]
-  const outcomes: CounterOutcome[] = []
-  for (let i = 0; i + 4 < values.length; i += 5) {
-    outcomes.push({
-      allowed: values[i] === 1,
-      effective: Number(values[i + 1]),
-      remaining: Number(values[i + 2]),
-      resetAt: Number(values[i + 3]),
-      retryAfterMs: Number(values[i + 4]),
-    })
+/**
+ * Hands each request of a batch its outcomes. The reply is one string of comma-separated
+ * integers, two per evaluated limit, request after request: remaining (≥ 0) or minus the retry
+ * delay (< 0, blocked: that request's evaluation stopped there), and the reset time.
+ */
+function distribute(batch: readonly Waiting[], reply: unknown): void {
+  if (typeof reply !== 'string') throw new Error('unexpected reply from the rate-limit script')
+  const reader = new IntegerReader(reply)
+  for (const waiting of batch) {
+    const outcomes: CounterOutcome[] = []
+    for (const check of waiting.checks) {
+      const value = reader.next()
+      const resetAt = reader.next()
+      const effective = check.rule.count + check.rule.burst
+      if (value >= 0) {
+        outcomes.push({ allowed: true, effective, remaining: value, resetAt, retryAfterMs: 0 })
+        continue
+      }
+      outcomes.push({ allowed: false, effective, remaining: 0, resetAt, retryAfterMs: -value })
+      break
+    }
+    waiting.resolve(outcomes)
   }
-  return outcomes
+}
+
+/** Reads the comma-separated integers of a script reply, one after the other, allocating nothing. */
+class IntegerReader {
+  private at = 0
+
+  constructor(private readonly text: string) {}
+
+  next(): number {
+    const text = this.text
+    let at = this.at
+    const negative = text.charCodeAt(at) === 45 // '-'
+    if (negative) at++
+    let value = 0
+    let digits = 0
+    for (; at < text.length; at++) {
+      const code = text.charCodeAt(at)
+      if (code === 44) break // ','
+      if (code < 48 || code > 57) throw new Error('malformed reply from the rate-limit script')
+      value = value * 10 + (code - 48)
+      digits++
+    }
+    if (digits === 0) throw new Error('short reply from the rate-limit script')
+    this.at = at + 1
+    return negative ? -value : value
+  }
+}
+
+function fail(batch: readonly Waiting[], error: unknown): void {
+  for (const waiting of batch) waiting.reject(error)
 }
 
 /** URI-encodes a scope: the result holds no `:`, so it ends exactly where the bucket begins. */
