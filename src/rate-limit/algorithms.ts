@@ -85,9 +85,12 @@ export interface CounterOutcome {
   readonly retryAfterMs: number
 }
 
-/** An outcome with the state to store when the request is allowed, and when it may be forgotten. */
-export interface CounterStep {
-  readonly outcome: CounterOutcome
+/**
+ * An outcome with the state to store when the request is allowed, and when it may be forgotten.
+ * One object rather than an outcome wrapped in another: it is created for every counted
+ * request, and the outcome handed back to the evaluator is this object itself.
+ */
+export interface CounterStep extends CounterOutcome {
   /** The state after counting this request; absent when blocked (nothing changes). */
   readonly next?: CounterState
   /** Epoch ms after which the state holds nothing worth keeping. */
@@ -123,13 +126,11 @@ function fixedWindow(rule: CounterRule, state: FixedWindowState | undefined, now
     return blocked(effective, resetAt, resetAt - now, resetAt)
   }
   return {
-    outcome: {
-      allowed: true,
-      effective,
-      remaining: effective - count - 1,
-      resetAt,
-      retryAfterMs: 0,
-    },
+    allowed: true,
+    effective,
+    remaining: effective - count - 1,
+    resetAt,
+    retryAfterMs: 0,
     next: { kind: 'fixed_window', start, count: count + 1 },
     expiresAt: resetAt,
   } satisfies CounterStep
@@ -161,13 +162,11 @@ function slidingWindow(rule: CounterRule, state: SlidingWindowState | undefined,
     return blocked(effective, now + retry, retry, start + 2 * period)
   }
   return {
-    outcome: {
-      allowed: true,
-      effective,
-      remaining: effective - weighted - 1,
-      resetAt,
-      retryAfterMs: 0,
-    },
+    allowed: true,
+    effective,
+    remaining: effective - weighted - 1,
+    resetAt,
+    retryAfterMs: 0,
     next: { kind: 'sliding_window', start, count: count + 1, previous },
     expiresAt: start + 2 * period,
   } satisfies CounterStep
@@ -191,13 +190,11 @@ function movingWindow(rule: CounterRule, state: MovingWindowState | undefined, n
   stamps.push(now)
   const oldest = stamps[0] ?? now
   return {
-    outcome: {
-      allowed: true,
-      effective,
-      remaining: effective - stamps.length,
-      resetAt: oldest + rule.periodMs,
-      retryAfterMs: 0,
-    },
+    allowed: true,
+    effective,
+    remaining: effective - stamps.length,
+    resetAt: oldest + rule.periodMs,
+    retryAfterMs: 0,
     next: { kind: 'moving_window', stamps },
     expiresAt: now + rule.periodMs,
   } satisfies CounterStep
@@ -217,13 +214,11 @@ function tokenBucket(rule: CounterRule, state: TokenBucketState | undefined, now
   const left = tokens - 1
   const fullAt = now + Math.ceil((capacity - left) / ratePerMs)
   return {
-    outcome: {
-      allowed: true,
-      effective: capacity,
-      remaining: Math.floor(left),
-      resetAt: fullAt,
-      retryAfterMs: 0,
-    },
+    allowed: true,
+    effective: capacity,
+    remaining: Math.floor(left),
+    resetAt: fullAt,
+    retryAfterMs: 0,
     next: { kind: 'token_bucket', tokens: left, updated: now },
     expiresAt: fullAt,
   } satisfies CounterStep
@@ -235,8 +230,5 @@ function blocked(
   retryAfterMs: number,
   expiresAt: number,
 ): CounterStep {
-  return {
-    outcome: { allowed: false, effective, remaining: 0, resetAt, retryAfterMs },
-    expiresAt,
-  }
+  return { allowed: false, effective, remaining: 0, resetAt, retryAfterMs, expiresAt }
 }

@@ -72,8 +72,11 @@ export class LimitEvaluator {
     slot: RouteSlot,
     request: RequestView,
   ): Decision | undefined | Promise<Decision | undefined> {
-    const plans: Plan[] = []
-    const buckets: (Bucket | Promise<Bucket>)[] = []
+    // Sized once: growing an empty array by push allocates room for 16 elements, and the bytes
+    // a request allocates set how often the young-generation collector has to run.
+    const plans = new Array<Plan>(policies.length)
+    const buckets = new Array<Bucket | Promise<Bucket>>(policies.length)
+    let planned = 0
     let asyncKeys = false
     // The client address is resolved at most once per request, and only when a policy needs it.
     let ip: string | null = null
@@ -88,10 +91,11 @@ export class LimitEvaluator {
           ? this.ipBucket((ip ??= this.ips.resolve(request)))
           : this.bucketOf(policy, slot, request)
       if (bucket instanceof Promise) asyncKeys = true
-      plans.push(plan)
-      buckets.push(bucket)
+      plans[planned] = plan
+      buckets[planned++] = bucket
     }
-    if (plans.length === 0) return undefined
+    if (planned === 0) return undefined
+    if (planned < policies.length) plans.length = buckets.length = planned
     if (!asyncKeys) return this.count(plans, buckets as Bucket[], slot, request)
     return Promise.all(buckets.map(async (bucket) => bucket)).then((resolved) =>
       this.count(plans, resolved, slot, request),
@@ -122,7 +126,8 @@ export class LimitEvaluator {
   ): Decision | undefined | Promise<Decision | undefined> {
     // `counted` stays `plans` (no copy) unless a missing key drops or stops a plan.
     let counted: Plan[] = plans
-    const checks: CounterCheck[] = []
+    const checks = new Array<CounterCheck>(plans.length)
+    let checked = 0
     let stop: Plan | null = null
     for (let i = 0; i < plans.length; i++) {
       const plan = plans[i] as Plan
@@ -138,9 +143,10 @@ export class LimitEvaluator {
         bucket = this.ipBucket(this.ips.resolve(request))
       }
       if (counted !== plans) counted.push(plan)
-      checks.push({ scope: plan.policy.scope, bucket, rule: plan.limit.rule })
+      checks[checked++] = { scope: plan.policy.scope, bucket, rule: plan.limit.rule }
     }
-    if (checks.length === 0) return stop === null ? undefined : this.missingKeyBlock(stop, slot)
+    if (checked === 0) return stop === null ? undefined : this.missingKeyBlock(stop, slot)
+    if (checked < checks.length) checks.length = checked
     const now = this.clock.now()
     let outcomes: CounterOutcome[] | Promise<CounterOutcome[]>
     try {

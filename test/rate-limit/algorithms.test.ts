@@ -12,7 +12,7 @@ function run(rule: CounterRule, times: number[]) {
   return times.map((now) => {
     const result = step(rule, state, now)
     if (result.next !== undefined) state = result.next
-    return result.outcome
+    return result
   })
 }
 
@@ -62,12 +62,12 @@ describe('sliding_window', () => {
     const rule = minute('sliding_window', 10)
     let state: CounterState | undefined
     for (let i = 0; i < 10; i++) state = step(rule, state, T0 + i).next ?? state
-    expect(step(rule, state, T0 + 100).outcome.allowed).toBe(false)
+    expect(step(rule, state, T0 + 100).allowed).toBe(false)
     // 30 s into the next window, the previous 10 weigh floor(10 * 0.5) = 5: five more fit.
     const outcomes: boolean[] = []
     for (let i = 0; i < 6; i++) {
       const result = step(rule, state, T0 + 90_000)
-      outcomes.push(result.outcome.allowed)
+      outcomes.push(result.allowed)
       state = result.next ?? state
     }
     expect(outcomes).toEqual([true, true, true, true, true, false])
@@ -117,14 +117,14 @@ describe('token_bucket', () => {
     const rule = minute('token_bucket', 6)
     let state: CounterState | undefined
     for (let i = 0; i < 6; i++) state = step(rule, state, T0).next ?? state
-    expect(step(rule, state, T0 + 9_999).outcome.allowed).toBe(false)
+    expect(step(rule, state, T0 + 9_999).allowed).toBe(false)
     const refilled = step(rule, state, T0 + 10_000)
-    expect(refilled.outcome).toMatchObject({ allowed: true, remaining: 0 })
+    expect(refilled).toMatchObject({ allowed: true, remaining: 0 })
     state = refilled.next
-    expect(step(rule, state, T0 + 10_001).outcome.allowed).toBe(false)
+    expect(step(rule, state, T0 + 10_001).allowed).toBe(false)
     // after a long idle time the bucket holds at most its capacity
     const idle = step(rule, state, T0 + 10 * 60_000)
-    expect(idle.outcome.remaining).toBe(5)
+    expect(idle.remaining).toBe(5)
   })
 
   it('differs from moving_window: it refills gradually', () => {
@@ -145,7 +145,7 @@ describe('algorithm names', () => {
 
   it('a state of another algorithm counts as fresh', () => {
     const fixed = step(minute('fixed_window', 1), undefined, T0).next
-    expect(step(minute('token_bucket', 1), fixed, T0).outcome.allowed).toBe(true)
+    expect(step(minute('token_bucket', 1), fixed, T0).allowed).toBe(true)
   })
 })
 
@@ -172,10 +172,10 @@ describe('retry_after is exact', () => {
           state = result.next
           continue
         }
-        const retry = result.outcome.retryAfterMs
+        const retry = result.retryAfterMs
         expect(retry).toBeGreaterThan(0)
-        expect(step(rule, state, now + retry).outcome.allowed).toBe(true)
-        if (retry > 1) expect(step(rule, state, now + retry - 1).outcome.allowed).toBe(false)
+        expect(step(rule, state, now + retry).allowed).toBe(true)
+        if (retry > 1) expect(step(rule, state, now + retry - 1).allowed).toBe(false)
         checked++
       }
       expect(checked).toBeGreaterThan(50)

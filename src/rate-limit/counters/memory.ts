@@ -41,7 +41,8 @@ export class MemoryCounters implements CounterStore {
   }
 
   consume(checks: readonly CounterCheck[], now: number): CounterOutcome[] {
-    const outcomes: CounterOutcome[] = []
+    const outcomes = new Array<CounterOutcome>(checks.length)
+    let evaluated = 0
     for (const check of checks) {
       let buckets = this.scopes.get(check.scope)
       const entry = buckets?.get(check.bucket)
@@ -50,7 +51,7 @@ export class MemoryCounters implements CounterStore {
         entry !== undefined && entry.expiresAt > now ? entry.state : undefined,
         now,
       )
-      outcomes.push(result.outcome)
+      outcomes[evaluated++] = result
       if (result.next === undefined) break
       if (entry !== undefined) {
         entry.state = result.next
@@ -64,6 +65,7 @@ export class MemoryCounters implements CounterStore {
       buckets.set(check.bucket, { state: result.next, expiresAt: result.expiresAt })
       if (++this.size > this.maxEntries) this.evict(now)
     }
+    if (evaluated < outcomes.length) outcomes.length = evaluated
     return outcomes
   }
 
