@@ -7,8 +7,8 @@
  *
  * A rejection at one step ends processing, so later counters never move. Every step returns
  * a {@link Decision} value; nothing here throws for an expected outcome. Rate-limit steps are
- * delegated to a {@link RateLimitGate}, which may answer asynchronously (a Redis round trip);
- * the pipeline stays synchronous whenever the gate does.
+ * delegated to a {@link RateLimitGate}, which counts them in one call and may answer
+ * asynchronously (a Redis round trip); the pipeline stays synchronous whenever the gate does.
  */
 import type { Clock } from './clock.js'
 import { NOT_FOUND, PASS, type BlockDecision, type Decision, type Header } from './decision.js'
@@ -35,37 +35,31 @@ export interface RequestView {
   readonly state?: RequestState
 }
 
-/** A rate-limit step's answer: a decision, or undefined when no limit applies. */
+/** The rate-limit answer: a decision, or undefined when no limit applies. */
 export type GateResult = Decision | undefined | Promise<Decision | undefined>
 
 /**
  * The rate-limit steps of the pipeline (3, 4 and 6), filled by the rate-limiting module.
  *
- * A gate may answer step by step (`global`, `service`, `route`), or — when it implements
- * `check` — all at once, so that every applicable counter is checked and counted in one call
- * (one Redis round trip): global, then service, then (when `routeOpen`) the route limit,
- * counting each that allows and stopping at the first that blocks. The outcome is the same.
+ * One call checks and counts every applicable counter (one Redis round trip at most): global,
+ * then service, then — when `routeOpen` — the route limit, counting each that allows and
+ * stopping at the first that blocks, so a rejection leaves every later counter untouched.
  */
 export interface RateLimitGate {
   /** False when no limit of any scope exists, so the pipeline can skip all three steps. */
   readonly active: boolean
-  global(slot: RouteSlot, request: RequestView): GateResult
-  service(slot: RouteSlot, request: RequestView): GateResult
-  route(slot: RouteSlot, request: RequestView): GateResult
   /**
-   * Steps 3, 4 and 6 in one call. `routeOpen` is false when step 5 (route state) will reject
-   * the request: the route limit is then not consulted, so a route in maintenance consumes no
-   * route quota. Answers a 429 block, a pass carrying rate-limit headers, or undefined.
+   * Steps 3, 4 and 6. `routeOpen` is false when step 5 (route state) will reject the request:
+   * the route limit is then not consulted, so a route in maintenance consumes no route quota.
+   * Answers a 429 block, a pass carrying rate-limit headers, or undefined (nothing applied).
    */
-  check?(slot: RouteSlot, request: RequestView, routeOpen: boolean): GateResult
+  check(slot: RouteSlot, request: RequestView, routeOpen: boolean): GateResult
 }
 
 /** The gate used until rate limiting is configured: nothing is limited. */
 export const NO_RATE_LIMITS: RateLimitGate = {
   active: false,
-  global: () => undefined,
-  service: () => undefined,
-  route: () => undefined,
+  check: () => undefined,
 }
 
 /** Runs the pipeline against the replica. */
@@ -90,59 +84,16 @@ export class Enforcer {
     return this.limitedSteps(slot, request)
   }
 
-  /** Steps 3–6, continuing asynchronously only when the gate answers with a promise. */
+  /**
+   * Steps 3–6. Step 5 reads only in-memory state, so it is decided first (without effects) and
+   * the gate counts steps 3, 4 and (only when step 5 lets the request through) 6 in one call;
+   * the answer is asynchronous only when the gate's is.
+   */
   private limitedSteps(slot: RouteSlot, request: RequestView): Decision | Promise<Decision> {
-    const gate = this.rateLimits
-    if (gate.check !== undefined) {
-      // Step 5 reads only in-memory state, so it is decided first (without effects) and the
-      // gate counts steps 3, 4 and (only when step 5 lets the request through) 6 in one call.
-      const state = this.routeStateStep(slot, request)
-      const limited = gate.check(slot, request, state.action === 'pass')
-      if (limited instanceof Promise) return limited.then((result) => combine(result, state))
-      return combine(limited, state)
-    }
-    const steps: ((slot: RouteSlot, request: RequestView) => GateResult)[] = [
-      (s, r) => gate.global(s, r),
-      (s, r) => gate.service(s, r),
-      (s, r) => {
-        const state = this.routeStateStep(s, r)
-        return state === slot.passDecision ? undefined : state
-      },
-      (s, r) => gate.route(s, r),
-    ]
-    const headers: Header[] = []
-    const run = (index: number): Decision | Promise<Decision> => {
-      for (let i = index; i < steps.length; i++) {
-        const step = steps[i]
-        if (step === undefined) break
-        const result = step(slot, request)
-        if (result instanceof Promise) {
-          return result.then((resolved) => {
-            const final = this.collect(resolved, headers)
-            return final ?? run(i + 1)
-          })
-        }
-        const final = this.collect(result, headers)
-        if (final !== undefined) return final
-      }
-      const pass = slot.passDecision
-      if (headers.length === 0) return pass
-      return { action: 'pass', headers: pass.headers ? [...pass.headers, ...headers] : headers }
-    }
-    return run(0)
-  }
-
-  /** Keeps the headers of a passing step; returns a final (non-pass) decision. */
-  private collect(result: Decision | undefined, headers: Header[]): Decision | undefined {
-    if (result === undefined) return undefined
-    if (result.action === 'pass') {
-      if (result.headers) headers.push(...result.headers)
-      return undefined
-    }
-    if (result.action === 'block' && headers.length > 0) {
-      return { ...result, headers: [...headers, ...result.headers] }
-    }
-    return result
+    const state = this.routeStateStep(slot, request)
+    const limited = this.rateLimits.check(slot, request, state.action === 'pass')
+    if (limited instanceof Promise) return limited.then((result) => combine(result, state))
+    return combine(limited, state)
   }
 
   /** Steps 1 and 2: global or service maintenance. */

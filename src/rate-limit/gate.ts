@@ -38,30 +38,6 @@ export class PolicyGate implements RateLimitGate {
     return this.evaluator.evaluate(policies, slot, request)
   }
 
-  /** Step 3 alone (the pipeline prefers {@link check}, which counts all steps in one call). */
-  global(slot: RouteSlot, request: RequestView): GateResult {
-    return this.step(slot, request, (policy) => policy.scope === 'global')
-  }
-
-  /** Step 4 alone. */
-  service(slot: RouteSlot, request: RequestView): GateResult {
-    return this.step(slot, request, (policy) => policy.scope.startsWith('service:'))
-  }
-
-  /** Step 6 alone. */
-  route(slot: RouteSlot, request: RequestView): GateResult {
-    return this.step(slot, request, (policy) => policy.scope.startsWith('route:'))
-  }
-
-  private step(
-    slot: RouteSlot,
-    request: RequestView,
-    inScope: (policy: CompiledPolicy) => boolean,
-  ): GateResult {
-    const policies = this.policiesOf(slot).filter(inScope)
-    return policies.length === 0 ? undefined : this.evaluator.evaluate(policies, slot, request)
-  }
-
   /** Replaces (or removes, with null) the global policy. */
   setGlobal(policy: CompiledPolicy | null): void {
     this.globalPolicy = policy

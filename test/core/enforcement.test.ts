@@ -3,6 +3,7 @@ import {
   createEngine,
   PASS,
   type Decision,
+  type Header,
   type RateLimitGate,
   type RequestView,
 } from '../../src/index.js'
@@ -11,28 +12,36 @@ import { FakeClock } from '../helpers/clock.js'
 
 const request = (url: string): RequestView => ({ method: 'GET', url, headers: {}, ip: '127.0.0.1' })
 
-/** A gate that records which steps ran and blocks at a chosen one. */
+/**
+ * A gate that records which limits it counted — global, service, then the route's only when the
+ * route is open — stopping at the one chosen to block, as the real gate does.
+ */
 function recordingGate(
   blockAt: 'global' | 'service' | 'route' | null,
   calls: string[],
   async = false,
 ): RateLimitGate {
-  const step =
-    (name: 'global' | 'service' | 'route') =>
-    (): Decision | undefined | Promise<Decision | undefined> => {
-      calls.push(name)
-      const result: Decision | undefined =
-        blockAt === name
-          ? {
-              action: 'block',
-              statusCode: 429,
-              body: { error: { code: 'RATE_LIMITED', message: 'Too many requests' } },
-              headers: [['retry-after', '1']],
-            }
-          : { action: 'pass', headers: [[`X-${name}`, '1']] }
+  return {
+    active: true,
+    check(_slot, _request, routeOpen) {
+      const headers: Header[] = []
+      let result: Decision = { action: 'pass', headers }
+      for (const name of routeOpen ? ['global', 'service', 'route'] : ['global', 'service']) {
+        calls.push(name)
+        if (blockAt === name) {
+          result = {
+            action: 'block',
+            statusCode: 429,
+            body: { error: { code: 'RATE_LIMITED', message: 'Too many requests' } },
+            headers: [['retry-after', '1']],
+          }
+          break
+        }
+        headers.push([`X-${name}`, '1'])
+      }
       return async ? Promise.resolve(result) : result
-    }
-  return { active: true, global: step('global'), service: step('service'), route: step('route') }
+    },
+  }
 }
 
 async function setup() {
@@ -55,7 +64,7 @@ describe('enforcement pipeline order', () => {
 
   for (const async of [false, true]) {
     describe(async ? 'asynchronous gate' : 'synchronous gate', () => {
-      it('runs global, service, route state, route limit in order and merges pass headers', async () => {
+      it('asks the gate for every limit when the route is open and passes its headers on', async () => {
         const { engine, slot } = await setup()
         const calls: string[] = []
         engine.enforcer.rateLimits = recordingGate(null, calls, async)
@@ -92,7 +101,7 @@ describe('enforcement pipeline order', () => {
         expect(calls).toEqual([])
       })
 
-      it('a global-limit rejection leaves the service and route counters untouched', async () => {
+      it("the gate's 429 is the decision", async () => {
         const { engine, slot } = await setup()
         const calls: string[] = []
         engine.enforcer.rateLimits = recordingGate('global', calls, async)

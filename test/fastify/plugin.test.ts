@@ -291,11 +291,9 @@ describe('plugin behaviour', () => {
     app.get('/x', () => 'ok')
     engine.enforcer.rateLimits = {
       active: true,
-      global: () => {
+      check: () => {
         throw new Error('counter backend down')
       },
-      service: () => undefined,
-      route: () => undefined,
     }
     const res = await app.inject('/x')
     expect(res.statusCode).toBe(200)
@@ -309,9 +307,7 @@ describe('plugin behaviour', () => {
     app.get('/x', () => 'ok')
     engine.enforcer.rateLimits = {
       active: true,
-      global: () => Promise.reject(new Error('redis timeout')),
-      service: () => undefined,
-      route: () => undefined,
+      check: () => Promise.reject(new Error('redis timeout')),
     }
     expect((await app.inject('/x')).statusCode).toBe(200)
   })

@@ -211,42 +211,32 @@ describe('global and service operations', () => {
   })
 })
 
-describe('the gate step by step', () => {
-  it('global(), service() and route() each evaluate only their own scope', async () => {
+describe('the gate', () => {
+  it('check() counts the global limit, and the route limit only while the route is open', async () => {
     const { engine, limits } = await limitedApp([
       { path: '/x', hooks: [rateLimit({ limit: '1/minute' })] },
     ])
-    await limits.setGlobalRateLimit({ limit: '2/minute' })
+    await limits.setGlobalRateLimit({ limit: '5/minute' })
     const slot = engine.registry.get('default', 'GET:/x')!
     const request = { method: 'GET', url: '/x', headers: {}, ip: '192.0.2.1' }
-    expect(limits.gate.service(slot, request)).toBeUndefined()
-    expect(limits.gate.route(slot, request)).toMatchObject({ action: 'pass' })
-    expect(limits.gate.route(slot, request)).toMatchObject({ action: 'block', statusCode: 429 })
-    expect(limits.gate.global(slot, request)).toMatchObject({ action: 'pass' })
-    expect(limits.gate.global(slot, request)).toMatchObject({ action: 'pass' })
-    expect(limits.gate.global(slot, request)).toMatchObject({ action: 'block' })
-  })
-})
-
-describe('missing keys between scopes', () => {
-  it('an exempt route key still lets the global limit count; block stops after the global count', async () => {
-    const { app, limits } = await limitedApp([
-      { path: '/exempt', hooks: [rateLimit({ limit: '1/minute', key: 'user' })] },
-      {
-        path: '/block',
-        hooks: [rateLimit({ limit: '1/minute', key: 'user', onMissingKey: 'block' })],
-      },
-    ])
-    await limits.setGlobalRateLimit({ limit: '3/minute' })
-    const exempt = await app.inject('/exempt')
-    expect(exempt.statusCode).toBe(200)
-    expect(exempt.headers['x-ratelimit-limit']).toBe('3')
-    expect(exempt.headers['x-ratelimit-remaining']).toBe('2')
-    const blocked = await app.inject('/block')
-    expect(blocked.statusCode).toBe(429)
-    expect(blocked.json().error.retry_after).toBe(0)
-    // the global limit counted both requests (it comes first); one left
-    expect(await statuses(app, 2, '/exempt')).toEqual([200, 429])
-    expect((await app.inject('/exempt')).json().error.limit).toBe('3/minute')
+    // a closed route (step 5 rejects) consumes global quota only
+    expect(limits.gate.check(slot, request, false)).toMatchObject({ action: 'pass' })
+    expect(limits.gate.check(slot, request, false)).toMatchObject({ action: 'pass' })
+    expect(limits.gate.check(slot, request, true)).toMatchObject({
+      action: 'pass',
+      headers: [['x-ratelimit-limit', '1'], ['x-ratelimit-remaining', '0'], expect.anything()],
+    })
+    expect(limits.gate.check(slot, request, true)).toMatchObject({
+      action: 'block',
+      statusCode: 429,
+      body: { error: { limit: '1/minute' } },
+    })
+    // the global limit counted all four (it comes before the route's): the fifth passes, the
+    // sixth is blocked there
+    expect(limits.gate.check(slot, request, false)).toMatchObject({ action: 'pass' })
+    expect(limits.gate.check(slot, request, false)).toMatchObject({
+      action: 'block',
+      body: { error: { limit: '5/minute' } },
+    })
   })
 })
