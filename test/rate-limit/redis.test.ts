@@ -13,27 +13,11 @@ import { MAX_BATCH, RedisCounters, redisCounters } from '../../src/rate-limit/co
 import type { CounterCheck } from '../../src/rate-limit/counters/types.js'
 import { rateLimit } from '../../src/fastify/index.js'
 import { limitedApp, statuses } from './helpers.js'
+import { redisAvailable, redisUrl } from './stores/redis-available.js'
 
-const url = process.env.CTL_REDIS_URL ?? 'redis://127.0.0.1:6379'
+const url = redisUrl
 const prefix = `test:rl:${process.pid}:`
 const run = promisify(execFile)
-
-async function reachable(): Promise<boolean> {
-  const probe = new Redis(url, {
-    lazyConnect: true,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-  })
-  try {
-    await probe.connect()
-    await probe.ping()
-    return true
-  } catch {
-    return false
-  } finally {
-    probe.disconnect()
-  }
-}
 
 /** The outcome fields alone (memory counters hand back their algorithm steps, which carry more). */
 const verdicts = (outcomes: readonly CounterOutcome[]): CounterOutcome[] =>
@@ -45,11 +29,37 @@ const verdicts = (outcomes: readonly CounterOutcome[]): CounterOutcome[] =>
     retryAfterMs,
   }))
 
-const available = await reachable()
-if (!available && process.env.CI)
-  throw new Error(`Redis is required in CI but ${url} is unreachable`)
-if (!available)
-  console.warn(`\n!!! Redis at ${url} unreachable: SKIPPING Redis rate-limit tests !!!\n`)
+type Method = (...args: unknown[]) => unknown
+
+/** `target` with its methods bound, where `replace` may swap one (by name) for another. */
+function intercepted(
+  target: Redis,
+  replace: (property: string | symbol, method: Method) => Method,
+): Redis {
+  return new Proxy(target, {
+    get(object, property, receiver) {
+      const value = Reflect.get(object, property, receiver) as unknown
+      if (typeof value !== 'function') return value
+      return replace(property, (value as Method).bind(object))
+    },
+  })
+}
+
+/** A client over `target` that counts its EVALSHA and EVAL calls. */
+function countingClient(target: Redis) {
+  let calls = 0
+  const client = intercepted(target, (property, method) =>
+    property === 'evalsha' || property === 'eval'
+      ? (...args) => {
+          calls++
+          return method(...args)
+        }
+      : method,
+  )
+  return { client, calls: () => calls, resetCalls: () => (calls = 0) }
+}
+
+const available = await redisAvailable('Redis rate-limit tests')
 
 describe.skipIf(!available)('Redis counters', () => {
   let client: Redis
@@ -194,21 +204,7 @@ describe.skipIf(!available)('Redis counters', () => {
   }
 
   it('end to end: one round trip per request for route + global limits', async () => {
-    let calls = 0
-    const counting = new Proxy(client, {
-      get(target, property, receiver) {
-        const value = Reflect.get(target, property, receiver) as unknown
-        if (property === 'evalsha' || property === 'eval') {
-          return (...args: unknown[]) => {
-            calls++
-            return (value as (...a: unknown[]) => Promise<unknown>).apply(target, args)
-          }
-        }
-        return typeof value === 'function'
-          ? (value as (...a: unknown[]) => unknown).bind(target)
-          : value
-      },
-    })
+    const { client: counting, calls, resetCalls } = countingClient(client)
     const counters = new RedisCounters({ client: counting, prefix: `${prefix}e2e:` })
     const { app, limits } = await limitedApp(
       [{ path: '/x', hooks: [rateLimit({ limit: '3/minute' })] }],
@@ -217,37 +213,17 @@ describe.skipIf(!available)('Redis counters', () => {
       },
     )
     await limits.setGlobalRateLimit({ limit: '100/minute' })
-    calls = 0
+    resetCalls()
     expect(await statuses(app, 4)).toEqual([200, 200, 200, 429])
-    expect(calls).toBe(4)
+    expect(calls()).toBe(4)
     const res = await app.inject('/x')
     expect(res.json()).toMatchObject({ error: { code: 'RATE_LIMITED', limit: '3/minute' } })
     await limits.resetRateLimit('/x')
     expect(await statuses(app, 1)).toEqual([200])
   })
 
-  /** A client that counts its EVALSHA/EVAL calls. */
-  function countingClient(): { client: Redis; calls: () => number } {
-    let calls = 0
-    const counting = new Proxy(client, {
-      get(target, property, receiver) {
-        const value = Reflect.get(target, property, receiver) as unknown
-        if (property === 'evalsha' || property === 'eval') {
-          return (...args: unknown[]) => {
-            calls++
-            return (value as (...a: unknown[]) => Promise<unknown>).apply(target, args)
-          }
-        }
-        return typeof value === 'function'
-          ? (value as (...a: unknown[]) => unknown).bind(target)
-          : value
-      },
-    })
-    return { client: counting, calls: () => calls }
-  }
-
   it('requests of one event-loop turn share one EVALSHA, with exactly the outcomes of separate calls', async () => {
-    const { client: counting, calls } = countingClient()
+    const { client: counting, calls } = countingClient(client)
     const batched = redisCounters({ client: counting, prefix: `${prefix}batch:` })
     const separate = new MemoryCounters({ sweepInterval: 0 })
     const now = 1_800_000_000_000 + 777
@@ -276,7 +252,7 @@ describe.skipIf(!available)('Redis counters', () => {
   })
 
   it(`splits a turn of more than ${MAX_BATCH} requests into several EVALSHA, counting exactly`, async () => {
-    const { client: counting, calls } = countingClient()
+    const { client: counting, calls } = countingClient(client)
     const batched = redisCounters({ client: counting, prefix: `${prefix}split:` })
     const rule: CounterRule = { algorithm: 'token_bucket', count: 250, periodMs: 60_000, burst: 0 }
     const check: CounterCheck[] = [{ scope: 'global', bucket: 'ip:s', rule }]
@@ -291,16 +267,11 @@ describe.skipIf(!available)('Redis counters', () => {
 
   it('a failed batch rejects every request in it, and the next turn works again', async () => {
     let failing = true
-    const flaky = new Proxy(client, {
-      get(target, property, receiver) {
-        const value = Reflect.get(target, property, receiver) as unknown
-        if (property === 'evalsha' && failing)
-          return () => Promise.reject(new Error('connection lost'))
-        return typeof value === 'function'
-          ? (value as (...a: unknown[]) => unknown).bind(target)
-          : value
-      },
-    })
+    const flaky = intercepted(client, (property, method) =>
+      property === 'evalsha' && failing
+        ? () => Promise.reject(new Error('connection lost'))
+        : method,
+    )
     const counters = redisCounters({ client: flaky, prefix: `${prefix}flaky:` })
     const check: CounterCheck[] = [
       {
