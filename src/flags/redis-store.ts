@@ -7,11 +7,9 @@
  *   <prefix>flags:seq        string write counter (versions)
  *   <prefix>flags:changes    pub/sub channel: `<version>|<origin>|<FlagChangeEvent JSON>`
  *
- * A write, its version and its message are one Lua script — the route store's
- * `write-record.lua`, which has exactly the semantics needed (HSET/HDEL, INCR, PUBLISH) — so
- * every instance sees the writes in one order. Commands go over the route store's command
- * connection; messages arrive on a pub/sub connection of this store's own (a duplicate of it,
- * opened by {@link RedisFlagStore.connect}).
+ * Writes, versions, messages and the pub/sub connection are the shared {@link RecordFeed} of
+ * the `flags` namespace (one Lua script per write: HSET/HDEL, INCR, PUBLISH), so every instance
+ * sees the writes in one order. Commands go over the route store's command connection.
  *
  * Ordering, as the flag replica keeps no versions: the writing instance delivers its own change
  * right after the script returns and ignores its own message, while other instances' changes
@@ -22,14 +20,11 @@
  * again just after it (the replica applies them idempotently), so a reload can never overwrite
  * a newer change with the older snapshot.
  */
-import { randomUUID } from 'node:crypto'
 import { toError } from '../core/errors.js'
+import { feedSubscriberName, redisRecordFeed } from '../stores/record-feed.js'
 import type { RedisHandle } from '../stores/types.js'
 import type { Flag, Segment } from './model.js'
 import type { FlagChangeEvent, FlagChangeListener, FlagStore } from './ports.js'
-
-/** The driver's client type, taken from the handle (this layer does not import drivers). */
-type RedisClient = ReturnType<RedisHandle['client']>
 
 /** A {@link FlagStore} with a lifecycle and a resync signal (the Redis one). */
 export interface ManagedFlagStore extends FlagStore {
@@ -55,7 +50,7 @@ export type RedisFlagStore = ManagedFlagStore
 
 /** The client name of the pub/sub connection of a flag store under `prefix`. */
 export function subscriberName(prefix: string): string {
-  return `${prefix}flags:subscriber`.replace(/[^\x21-\x7e]/g, '_')
+  return feedSubscriberName(prefix, 'flags')
 }
 
 const recordId = (event: FlagChangeEvent) => `${event.type}\u0000${event.key}`
@@ -66,20 +61,17 @@ export function redisFlagStore(
   options: RedisFlagStoreOptions = {},
 ): RedisFlagStore {
   const onError = options.onError ?? (() => undefined)
-  const key = (name: string) => `${redis.prefix}flags:${name}`
-  const channel = key('changes')
-  const origin = randomUUID()
+  const feed = redisRecordFeed<FlagChangeEvent>(redis, {
+    namespace: 'flags',
+    label: 'flag',
+    recordOf: recordId,
+    onError,
+  })
   const listeners = new Set<FlagChangeListener>()
-  const resyncListeners = new Set<() => void>()
-  /** Highest version delivered per record, with that event (for replays after a list). */
+  /** The newest event delivered per record, with its version (replayed after a list). */
   const delivered = new Map<string, { version: number; event: FlagChangeEvent }>()
-  let subscriber: RedisClient | null = null
-  let connecting: Promise<void> | null = null
 
-  function deliver(event: FlagChangeEvent, version: number): void {
-    const id = recordId(event)
-    if (version <= (delivered.get(id)?.version ?? 0)) return
-    delivered.set(id, { version, event })
+  function emit(event: FlagChangeEvent): void {
     for (const listener of listeners) {
       try {
         listener(structuredClone(event))
@@ -89,20 +81,14 @@ export function redisFlagStore(
     }
   }
 
-  function receive(message: string): void {
-    const first = message.indexOf('|')
-    const second = message.indexOf('|', first + 1)
-    if (first < 0 || second < 0) return
-    if (message.slice(first + 1, second) === origin) return // delivered locally already
-    try {
-      deliver(
-        JSON.parse(message.slice(second + 1)) as FlagChangeEvent,
-        Number(message.slice(0, first)),
-      )
-    } catch (error) {
-      onError(toError(error), 'flag change message')
-    }
+  function deliver(event: FlagChangeEvent, version: number): void {
+    delivered.set(recordId(event), { version, event })
+    emit(event)
   }
+
+  feed.subscribe(deliver)
+  // Versions start over when Redis restarted empty: the feed forgot its own, forget ours.
+  feed.onResync(() => delivered.clear())
 
   async function write(
     container: 'flags' | 'segments',
@@ -110,27 +96,24 @@ export function redisFlagStore(
     event: FlagChangeEvent,
     record: Flag | Segment | null,
   ): Promise<boolean> {
-    const keys = [key(container), key('seq')]
-    const args = [
-      operation,
-      event.key,
-      record === null ? '' : JSON.stringify(record),
-      channel,
-      origin,
-      JSON.stringify(event),
-    ]
-    const reply = await redis.writeRecord(keys, args)
-    const version = Number(reply)
-    if (version === 0) return false
-    deliver(event, version)
-    return true
+    const value = record === null ? '' : JSON.stringify(record)
+    const { version, fresh } = await feed.write(container, operation, event.key, value, event)
+    // The replica keeps no versions: the writer delivers its own change (unless a later one
+    // from another instance already arrived).
+    if (fresh) deliver(event, version)
+    return version > 0
   }
 
   /** Reads both hashes and the counter at one point; replays newer events afterwards. */
   async function list<T>(container: 'flags' | 'segments'): Promise<T[]> {
     let snapshotVersion = Number.POSITIVE_INFINITY
     try {
-      const replies = await redis.client().multi().hvals(key(container)).get(key('seq')).exec()
+      const replies = await redis
+        .client()
+        .multi()
+        .hvals(feed.key(container))
+        .get(feed.versionKey)
+        .exec()
       if (replies === null) throw new Error('Redis transaction was aborted.')
       const [[valuesError, values], [seqError, seq]] = replies as [
         [Error | null, string[]],
@@ -148,56 +131,7 @@ export function redisFlagStore(
   }
 
   function replayAfter(version: number): void {
-    for (const { version: seen, event } of delivered.values()) {
-      if (seen <= version) continue
-      for (const listener of listeners) {
-        try {
-          listener(structuredClone(event))
-        } catch (error) {
-          onError(toError(error), 'flag change listener')
-        }
-      }
-    }
-  }
-
-  async function open(): Promise<void> {
-    // Named, so that an operator can tell it apart in CLIENT LIST (and a test can drop it).
-    const next = redis
-      .client()
-      .duplicate({ lazyConnect: true, connectionName: subscriberName(redis.prefix) })
-    next.on('error', () => undefined) // reported by the route store's own connections
-    try {
-      await next.connect()
-      await next.subscribe(channel)
-    } catch (error) {
-      next.disconnect()
-      throw error
-    }
-    next.on('message', (_channel: string, message: string) => receive(message))
-    let dropped = false
-    next.on('close', () => {
-      dropped = true
-    })
-    next.on('ready', () => {
-      if (!dropped) return
-      dropped = false
-      // Subscribe explicitly: its reply proves the subscription is active before the reload.
-      next.subscribe(channel).then(
-        () => {
-          // Redis may have restarted empty, its counter starting over: forget old versions.
-          delivered.clear()
-          for (const listener of resyncListeners) {
-            try {
-              listener()
-            } catch (error) {
-              onError(toError(error), 'flag resync listener')
-            }
-          }
-        },
-        (error: unknown) => onError(toError(error), 'flag pub/sub resubscribe'),
-      )
-    })
-    subscriber = next
+    for (const { version: seen, event } of delivered.values()) if (seen > version) emit(event)
   }
 
   return {
@@ -219,27 +153,8 @@ export function redisFlagStore(
       listeners.add(listener)
       return () => listeners.delete(listener)
     },
-    onResync(listener) {
-      resyncListeners.add(listener)
-      return () => resyncListeners.delete(listener)
-    },
-    connect() {
-      if (subscriber !== null) return Promise.resolve()
-      connecting ??= open().finally(() => {
-        connecting = null
-      })
-      return connecting
-    },
-    async close() {
-      await connecting?.catch(() => undefined)
-      const current = subscriber
-      subscriber = null
-      if (current === null) return
-      try {
-        await current.quit()
-      } catch {
-        current.disconnect()
-      }
-    },
+    onResync: (listener) => feed.onResync(listener),
+    connect: () => feed.connect(),
+    close: () => feed.close(),
   }
 }

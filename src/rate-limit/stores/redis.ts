@@ -9,22 +9,19 @@
  *   <prefix>rl:hits       list   RateLimitHit JSON, newest first, trimmed to the cap
  *   <prefix>rl:changes    pub/sub channel: `<version>|<origin>|<RateLimitChangeEvent JSON>`
  *
- * A policy write, its version and its message are one Lua script (the route store's
- * `write-record.lua`: HSET/HDEL, INCR, PUBLISH), so the change is never stored without being
- * announced. The writing instance applies its own change at once (the service does that) and
- * ignores its own message; other instances receive it over a pub/sub connection of this
- * module's own. Versions are tracked per record so that a late message never rolls back a
- * newer change; after the pub/sub connection comes back, `onResync` asks for a full reload.
+ * Writes, versions, messages and the pub/sub connection are the shared {@link RecordFeed} of
+ * the `rl` namespace: a policy write, its version and its message are one Lua script, so the
+ * change is never stored without being announced. The writing instance applies its own change
+ * at once (the service does that); other instances receive it over the feed's pub/sub
+ * connection. Versions are tracked per record so that a late message never rolls back a newer
+ * change; after the pub/sub connection comes back, `onResync` asks for a full reload.
  */
-import { randomUUID } from 'node:crypto'
-import { toError } from '../../core/errors.js'
+import { feedSubscriberName, redisRecordFeed } from '../../stores/record-feed.js'
 import type { RedisHandle } from '../../stores/types.js'
 import type { RateLimitChangeEvent } from '../events.js'
 import type { RateLimitHit } from '../exceeded.js'
 import type { RateLimitPolicy, ScopeRateLimitPolicy } from '../policy.js'
 import type { RateLimitHitStore, RateLimitPolicyStore } from '../ports.js'
-
-type RedisClient = ReturnType<RedisHandle['client']>
 
 /** A policy store whose changes reach every instance, with its own lifecycle. */
 export interface SharedPolicyStore extends RateLimitPolicyStore {
@@ -46,7 +43,7 @@ export interface RedisPolicyStoreOptions {
 
 /** The client name of the rate-limit pub/sub connection under `prefix`. */
 export function rateLimitSubscriberName(prefix: string): string {
-  return `${prefix}rl:subscriber`.replace(/[^\x21-\x7e]/g, '_')
+  return feedSubscriberName(prefix, 'rl')
 }
 
 const routeId = (service: string, route: string) => `${service}\u0000${route}`
@@ -68,52 +65,12 @@ export function redisPolicyStore(
   redis: RedisHandle,
   options: RedisPolicyStoreOptions = {},
 ): SharedPolicyStore {
-  const onError = options.onError ?? (() => undefined)
-  const key = (name: string) => `${redis.prefix}rl:${name}`
-  const channel = key('changes')
-  const origin = randomUUID()
-  const listeners = new Set<(event: RateLimitChangeEvent) => void>()
-  const resyncListeners = new Set<() => void>()
-  /** Highest version seen per record (own writes included). */
-  const versions = new Map<string, number>()
-  let subscriber: RedisClient | null = null
-  let connecting: Promise<void> | null = null
-
-  const notify = <A extends unknown[]>(
-    set: Set<(...args: A) => void>,
-    what: string,
-    ...args: A
-  ) => {
-    for (const listener of set) {
-      try {
-        listener(...args)
-      } catch (error) {
-        onError(toError(error), what)
-      }
-    }
-  }
-
-  /** True when `version` is newer than anything seen for the record (and remembers it). */
-  function advance(event: RateLimitChangeEvent, version: number): boolean {
-    const id = recordOf(event)
-    if (version <= (versions.get(id) ?? 0)) return false
-    versions.set(id, version)
-    return true
-  }
-
-  function receive(message: string): void {
-    const first = message.indexOf('|')
-    const second = message.indexOf('|', first + 1)
-    if (first < 0 || second < 0) return
-    if (message.slice(first + 1, second) === origin) return // applied locally already
-    try {
-      const event = JSON.parse(message.slice(second + 1)) as RateLimitChangeEvent
-      if (advance(event, Number(message.slice(0, first))))
-        notify(listeners, 'rate-limit change listener', event)
-    } catch (error) {
-      onError(toError(error), 'rate-limit change message')
-    }
-  }
+  const feed = redisRecordFeed<RateLimitChangeEvent>(redis, {
+    namespace: 'rl',
+    label: 'rate-limit',
+    recordOf,
+    ...(options.onError === undefined ? {} : { onError: options.onError }),
+  })
 
   async function write(
     container: 'routes' | 'global' | 'services',
@@ -121,54 +78,14 @@ export function redisPolicyStore(
     value: RateLimitPolicy | ScopeRateLimitPolicy | null,
     event: RateLimitChangeEvent,
   ): Promise<boolean> {
-    const keys = [key(container), key('seq')]
-    const args = [
-      value === null ? 'hdel' : 'hset',
-      field,
-      value === null ? '' : JSON.stringify(value),
-      channel,
-      origin,
-      JSON.stringify(event),
-    ]
-    const reply = await redis.writeRecord(keys, args)
-    const version = Number(reply)
-    if (version === 0) return false
-    advance(event, version)
-    return true
+    const operation = value === null ? 'hdel' : 'hset'
+    const text = value === null ? '' : JSON.stringify(value)
+    return (await feed.write(container, operation, field, text, event)).version > 0
   }
 
   async function values<T>(container: 'routes' | 'global' | 'services'): Promise<Map<string, T>> {
-    const all = await redis.client().hgetall(key(container))
+    const all = await redis.client().hgetall(feed.key(container))
     return new Map(Object.entries(all).map(([field, text]) => [field, JSON.parse(text) as T]))
-  }
-
-  async function open(): Promise<void> {
-    const next = redis
-      .client()
-      .duplicate({ lazyConnect: true, connectionName: rateLimitSubscriberName(redis.prefix) })
-    next.on('error', () => undefined) // reported by the route store's own connections
-    try {
-      await next.connect()
-      await next.subscribe(channel)
-    } catch (error) {
-      next.disconnect()
-      throw error
-    }
-    next.on('message', (_channel: string, message: string) => receive(message))
-    let dropped = false
-    next.on('close', () => {
-      dropped = true
-    })
-    next.on('ready', () => {
-      if (!dropped) return
-      dropped = false
-      // Subscribe explicitly: its reply proves the subscription is live before the reload.
-      next.subscribe(channel).then(
-        () => notify(resyncListeners, 'rate-limit resync listener'),
-        (error: unknown) => onError(toError(error), 'rate-limit pub/sub resubscribe'),
-      )
-    })
-    subscriber = next
   }
 
   return {
@@ -198,32 +115,10 @@ export function redisPolicyStore(
     async putService(service, policy) {
       await write('services', service, policy, { type: 'service_rl_policy', service, policy })
     },
-    subscribe(listener) {
-      listeners.add(listener)
-      return () => listeners.delete(listener)
-    },
-    onResync(listener) {
-      resyncListeners.add(listener)
-      return () => resyncListeners.delete(listener)
-    },
-    connect() {
-      if (subscriber !== null) return Promise.resolve()
-      connecting ??= open().finally(() => {
-        connecting = null
-      })
-      return connecting
-    },
-    async close() {
-      await connecting?.catch(() => undefined)
-      const current = subscriber
-      subscriber = null
-      if (current === null) return
-      try {
-        await current.quit()
-      } catch {
-        current.disconnect()
-      }
-    },
+    subscribe: (listener) => feed.subscribe((event) => listener(event)),
+    onResync: (listener) => feed.onResync(listener),
+    connect: () => feed.connect(),
+    close: () => feed.close(),
   }
 }
 

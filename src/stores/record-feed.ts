@@ -1,0 +1,187 @@
+/**
+ * A versioned record feed on the route store's Redis: the protocol that modules keeping their
+ * own records on that Redis (flags, rate-limit policies) share with the route store.
+ *
+ * - A write is the store's `write-record.lua`: the record's HSET/HDEL, the namespace's version
+ *   INCR and the PUBLISH of `<version>|<origin>|<event JSON>` on the namespace's channel, in one
+ *   atomic step — a change is never stored without being announced, and every instance sees
+ *   the changes in one order.
+ * - Messages arrive on a pub/sub connection of the feed's own (a named duplicate of the command
+ *   connection). A message from this instance is ignored: the writer already has its change.
+ * - Versions are tracked per record, so a late message never rolls a record back.
+ * - When the pub/sub connection comes back after a drop, changes may have been missed: the
+ *   feed forgets its versions (Redis may have restarted empty, its counter starting over) and
+ *   calls the resync listeners, which reload in full.
+ *
+ * The module needs no driver: it only uses the {@link RedisHandle} it is given.
+ */
+import { randomUUID } from 'node:crypto'
+import { toError } from '../core/errors.js'
+import type { RedisHandle } from './types.js'
+
+/** What a feed needs to know about its events. */
+export interface RecordFeedOptions<E> {
+  /** Sub-prefix of the feed's keys and channel, e.g. `flags` → `<prefix>flags:changes`. */
+  namespace: string
+  /** How faults name the feed, e.g. `flag` → "flag change message". */
+  label: string
+  /** The record an event changes (versions are tracked per record). */
+  recordOf(event: E): string
+  /** Receives faults recovered from (a throwing listener, a malformed message). */
+  onError?: (error: Error, what: string) => void
+}
+
+/** A change and its version, as delivered to listeners. */
+export type FeedListener<E> = (event: E, version: number) => void
+
+/** The versioned change feed of one namespace. */
+export interface RecordFeed<E> {
+  /** `<prefix><namespace>:<name>`: the namespace's keys. */
+  key(name: string): string
+  /**
+   * Writes one record of the hash `container` (`hset` with `value`, or `hdel`) and announces
+   * `event`. Resolves the new version (0 when nothing changed: an `hdel` of a missing field)
+   * and whether it is still the newest seen for the record — false when another instance's
+   * later change to it has already arrived, so the writer must not apply its own over it.
+   */
+  write(
+    container: string,
+    operation: 'hset' | 'hdel',
+    field: string,
+    value: string,
+    event: E,
+  ): Promise<{ version: number; fresh: boolean }>
+  /** The key of the namespace's version counter (snapshots read it with the records). */
+  readonly versionKey: string
+  /** Adds a listener for changes made by OTHER instances; returns the unsubscriber. */
+  subscribe(listener: FeedListener<E>): () => void
+  /** Adds a listener called when changes may have been missed; returns the unsubscriber. */
+  onResync(listener: () => void): () => void
+  /** Opens the pub/sub connection; call after the route store's `connect()`. Idempotent. */
+  connect(): Promise<void>
+  /** Closes the pub/sub connection. */
+  close(): Promise<void>
+}
+
+/** The client name of a namespace's pub/sub connection under `prefix` (seen in CLIENT LIST). */
+export function feedSubscriberName(prefix: string, namespace: string): string {
+  return `${prefix}${namespace}:subscriber`.replace(/[^\x21-\x7e]/g, '_')
+}
+
+/** Creates the feed of `options.namespace` on the route store's Redis. */
+export function redisRecordFeed<E>(
+  redis: RedisHandle,
+  options: RecordFeedOptions<E>,
+): RecordFeed<E> {
+  const onError = options.onError ?? (() => undefined)
+  const key = (name: string) => `${redis.prefix}${options.namespace}:${name}`
+  const channel = key('changes')
+  const origin = randomUUID()
+  const listeners = new Set<FeedListener<E>>()
+  const resyncListeners = new Set<() => void>()
+  /** Highest version seen per record (own writes included). */
+  const versions = new Map<string, number>()
+  let subscriber: ReturnType<RedisHandle['client']> | null = null
+  let connecting: Promise<void> | null = null
+
+  function advance(event: E, version: number): boolean {
+    const id = options.recordOf(event)
+    if (version <= (versions.get(id) ?? 0)) return false
+    versions.set(id, version)
+    return true
+  }
+
+  function notify<A extends unknown[]>(set: Set<(...args: A) => void>, what: string, ...args: A) {
+    for (const listener of set) {
+      try {
+        listener(...args)
+      } catch (error) {
+        onError(toError(error), what)
+      }
+    }
+  }
+
+  function receive(message: string): void {
+    const first = message.indexOf('|')
+    const second = message.indexOf('|', first + 1)
+    if (first < 0 || second < 0) return
+    if (message.slice(first + 1, second) === origin) return // the writer has it already
+    try {
+      const event = JSON.parse(message.slice(second + 1)) as E
+      const version = Number(message.slice(0, first))
+      if (advance(event, version))
+        notify(listeners, `${options.label} change listener`, event, version)
+    } catch (error) {
+      onError(toError(error), `${options.label} change message`)
+    }
+  }
+
+  async function open(): Promise<void> {
+    const next = redis.client().duplicate({
+      lazyConnect: true,
+      connectionName: feedSubscriberName(redis.prefix, options.namespace),
+    })
+    next.on('error', () => undefined) // reported by the route store's own connections
+    try {
+      await next.connect()
+      await next.subscribe(channel)
+    } catch (error) {
+      next.disconnect()
+      throw error
+    }
+    next.on('message', (_channel: string, message: string) => receive(message))
+    let dropped = false
+    next.on('close', () => {
+      dropped = true
+    })
+    next.on('ready', () => {
+      if (!dropped) return
+      dropped = false
+      // Subscribe explicitly: its reply proves the subscription is live before the reload.
+      next.subscribe(channel).then(
+        () => {
+          versions.clear()
+          notify(resyncListeners, `${options.label} resync listener`)
+        },
+        (error: unknown) => onError(toError(error), `${options.label} pub/sub resubscribe`),
+      )
+    })
+    subscriber = next
+  }
+
+  return {
+    key,
+    versionKey: key('seq'),
+    async write(container, operation, field, value, event) {
+      const args = [operation, field, value, channel, origin, JSON.stringify(event)]
+      const version = Number(await redis.writeRecord([key(container), key('seq')], args))
+      return { version, fresh: version > 0 && advance(event, version) }
+    },
+    subscribe(listener) {
+      listeners.add(listener)
+      return () => listeners.delete(listener)
+    },
+    onResync(listener) {
+      resyncListeners.add(listener)
+      return () => resyncListeners.delete(listener)
+    },
+    connect() {
+      if (subscriber !== null) return Promise.resolve()
+      connecting ??= open().finally(() => {
+        connecting = null
+      })
+      return connecting
+    },
+    async close() {
+      await connecting?.catch(() => undefined)
+      const current = subscriber
+      subscriber = null
+      if (current === null) return
+      try {
+        await current.quit()
+      } catch {
+        current.disconnect()
+      }
+    },
+  }
+}
