@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url'
 import { workerEntryUrl } from './thread.js'
 import { isTypeScript, tsxLoader } from './typescript-loader.js'
 import type { WorkerMessage } from './protocol.js'
-import { WorkerPool, type WorkerPort } from './worker-pool.js'
+import { exitReport, pooledExecutor, type WorkerPort } from './worker-pool.js'
 import type { TaskExecutor } from './types.js'
 
 /** Options of the process executor. */
@@ -25,17 +25,7 @@ export interface ProcessExecutorOptions {
 
 /** Creates the child-process executor. */
 export function processExecutor(options: ProcessExecutorOptions): TaskExecutor {
-  const pool = new WorkerPool({
-    size: options.size,
-    label: 'process',
-    spawn: () => spawnProcess(options.needsTypeScript()),
-  })
-  return {
-    kind: 'process',
-    execute: (request) => pool.run(request),
-    drain: (timeoutMs) => pool.drain(timeoutMs),
-    close: () => pool.close(),
-  }
+  return pooledExecutor('process', options.size, () => spawnProcess(options.needsTypeScript()))
 }
 
 function spawnProcess(typescriptModules: boolean): WorkerPort {
@@ -47,16 +37,10 @@ function spawnProcess(typescriptModules: boolean): WorkerPort {
     serialization: 'advanced',
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   })
-  let exitListener: ((detail: string) => void) | null = null
-  let exited = false
-  const reportExit = (detail: string): void => {
-    if (exited) return
-    exited = true
-    exitListener?.(detail)
-  }
-  child.on('error', (error) => reportExit(`error: ${error.message}`))
+  const exit = exitReport()
+  child.on('error', (error) => exit.report(`error: ${error.message}`))
   child.on('exit', (code, signal) =>
-    reportExit(signal === null ? `exit code ${String(code)}` : `signal ${signal}`),
+    exit.report(signal === null ? `exit code ${String(code)}` : `signal ${signal}`),
   )
   // The child and its IPC channel would keep the parent alive; only a busy child may.
   const channel = child.channel as { ref?: () => void; unref?: () => void } | undefined | null
@@ -76,12 +60,10 @@ function spawnProcess(typescriptModules: boolean): WorkerPort {
       child.send(message)
     },
     onMessage: (listener) => child.on('message', (message) => listener(message as WorkerMessage)),
-    onExit: (listener) => {
-      exitListener = listener
-    },
+    onExit: exit.onExit,
     terminate: () =>
       new Promise<void>((resolve) => {
-        if (exited || child.exitCode !== null || child.signalCode !== null) {
+        if (exit.exited || child.exitCode !== null || child.signalCode !== null) {
           resolve()
           return
         }

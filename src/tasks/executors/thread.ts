@@ -8,7 +8,7 @@
 import { Worker } from 'node:worker_threads'
 import { isTypeScript, tsxLoader } from './typescript-loader.js'
 import type { WorkerMessage } from './protocol.js'
-import { WorkerPool, type WorkerPort } from './worker-pool.js'
+import { exitReport, pooledExecutor, type WorkerPort } from './worker-pool.js'
 import type { TaskExecutor } from './types.js'
 
 /** The worker entry next to this file: `.ts` when running from sources, `.js` when built. */
@@ -27,17 +27,7 @@ export interface ThreadExecutorOptions {
 
 /** Creates the worker-thread executor. */
 export function threadExecutor(options: ThreadExecutorOptions): TaskExecutor {
-  const pool = new WorkerPool({
-    size: options.size,
-    label: 'thread',
-    spawn: () => spawnThread(options.needsTypeScript()),
-  })
-  return {
-    kind: 'thread',
-    execute: (request) => pool.run(request),
-    drain: (timeoutMs) => pool.drain(timeoutMs),
-    close: () => pool.close(),
-  }
+  return pooledExecutor('thread', options.size, () => spawnThread(options.needsTypeScript()))
 }
 
 function spawnThread(typescriptModules: boolean): WorkerPort {
@@ -52,15 +42,9 @@ function spawnThread(typescriptModules: boolean): WorkerPort {
   } else {
     worker = new Worker(entry)
   }
-  let exitListener: ((detail: string) => void) | null = null
-  let exited = false
-  const reportExit = (detail: string): void => {
-    if (exited) return
-    exited = true
-    exitListener?.(detail)
-  }
-  worker.on('error', (error) => reportExit(`error: ${error.message}`))
-  worker.on('exit', (code) => reportExit(`exit code ${code}`))
+  const exit = exitReport()
+  worker.on('error', (error) => exit.report(`error: ${error.message}`))
+  worker.on('exit', (code) => exit.report(`exit code ${code}`))
   worker.unref()
   return {
     keepAlive: (busy) => {
@@ -69,9 +53,7 @@ function spawnThread(typescriptModules: boolean): WorkerPort {
     },
     send: (message) => worker.postMessage(message),
     onMessage: (listener) => worker.on('message', (message: WorkerMessage) => listener(message)),
-    onExit: (listener) => {
-      exitListener = listener
-    },
+    onExit: exit.onExit,
     terminate: async () => {
       await worker.terminate()
     },

@@ -16,6 +16,7 @@ import {
   SKIPPED,
   type ExecutionOutcome,
   type ExecutionRequest,
+  type TaskExecutor,
 } from './types.js'
 
 /** One worker as the pool sees it, whatever its runtime. */
@@ -31,6 +32,50 @@ export interface WorkerPort {
    * thread task must not exit early), idle ones do not (an idle pool never holds a process open).
    */
   keepAlive(busy: boolean): void
+}
+
+/**
+ * The executor of a pool of `size` workers started by `spawn` (the thread and process
+ * executors differ only in how a worker is started and spoken to).
+ */
+export function pooledExecutor(
+  kind: 'thread' | 'process',
+  size: number,
+  spawn: () => WorkerPort,
+): TaskExecutor {
+  const pool = new WorkerPool({ size, label: kind, spawn })
+  return {
+    kind,
+    execute: (request) => pool.run(request),
+    drain: (timeoutMs) => pool.drain(timeoutMs),
+    close: () => pool.close(),
+  }
+}
+
+/**
+ * The one-shot exit report of a worker: the first of its error/exit events is reported to the
+ * listener the pool installs with `onExit`; later ones are ignored.
+ */
+export function exitReport(): {
+  report: (detail: string) => void
+  onExit: (listener: (detail: string) => void) => void
+  readonly exited: boolean
+} {
+  let listener: ((detail: string) => void) | null = null
+  let exited = false
+  return {
+    report: (detail) => {
+      if (exited) return
+      exited = true
+      listener?.(detail)
+    },
+    onExit: (next) => {
+      listener = next
+    },
+    get exited() {
+      return exited
+    },
+  }
 }
 
 /** Options of a {@link WorkerPool}. */
