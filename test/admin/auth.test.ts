@@ -1,29 +1,12 @@
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify from 'fastify'
 import { afterEach, describe, expect, it } from 'vitest'
 import { adminApp } from '../../src/admin/index.js'
 import { createEngine } from '../../src/index.js'
-import { ADMIN, buildAdmin, login } from './helpers.js'
+import { ADMIN, API, authedAdmin, buildAdmin, closeAdmins, closeLater, login } from './helpers.js'
 
-const base = '/switchyard/api'
-let apps: FastifyInstance[] = []
-afterEach(async () => {
-  await Promise.all(apps.map((app) => app.close()))
-  apps = []
-})
+afterEach(closeAdmins)
 
-async function authed(options: Parameters<typeof buildAdmin>[0] = {}) {
-  const built = await buildAdmin({ auth: ADMIN, ...options })
-  apps.push(built.app)
-  const token = await login(built.app)
-  const call = (method: 'GET' | 'POST', url: string, payload?: unknown, headers = {}) =>
-    built.app.inject({
-      method,
-      url: `${base}${url}`,
-      headers: { authorization: `Bearer ${token}`, ...headers },
-      ...(payload === undefined ? {} : { payload: payload as object }),
-    })
-  return { ...built, token, call }
-}
+const authed = (options: Parameters<typeof authedAdmin>[0] = {}) => authedAdmin(options)
 
 describe('authentication', () => {
   it('logs in, reports me, and logout revokes the token', async () => {
@@ -33,7 +16,7 @@ describe('authentication', () => {
     expect(Date.parse(me.expires_at)).toBeGreaterThan(Date.now() + 23 * 3600_000)
     expect((await call('POST', '/auth/logout')).json()).toEqual({ revoked: true })
     const after = await app.inject({
-      url: `${base}/auth/me`,
+      url: `${API}/auth/me`,
       headers: { authorization: `Bearer ${token}` },
     })
     expect(after.statusCode).toBe(401)
@@ -46,18 +29,18 @@ describe('authentication', () => {
       { username: 'admin', password: 'wrong' },
       { username: 'nobody', password: 's3cret' },
     ]) {
-      const response = await app.inject({ method: 'POST', url: `${base}/auth/login`, payload })
+      const response = await app.inject({ method: 'POST', url: `${API}/auth/login`, payload })
       expect(response.statusCode).toBe(401)
       expect(response.json().error.code).toBe('UNAUTHENTICATED')
     }
     const missing = await app.inject({
       method: 'POST',
-      url: `${base}/auth/login`,
+      url: `${API}/auth/login`,
       payload: { username: 'admin' },
     })
     expect(missing.statusCode).toBe(400)
     for (const authorization of ['Basic YWRtaW46czNjcmV0', 'Bearer', 'Bearer unknown-token']) {
-      const response = await app.inject({ url: `${base}/routes`, headers: { authorization } })
+      const response = await app.inject({ url: `${API}/routes`, headers: { authorization } })
       expect(response.statusCode, authorization).toBe(401)
     }
   })
@@ -74,7 +57,7 @@ describe('authentication', () => {
     const attempt = (password: string) =>
       app.inject({
         method: 'POST',
-        url: `${base}/auth/login`,
+        url: `${API}/auth/login`,
         payload: { username: 'admin', password },
       })
     for (let i = 0; i < 3; i++) expect((await attempt('wrong')).statusCode).toBe(401)
@@ -97,7 +80,7 @@ describe('authentication', () => {
     const { app } = await authed()
     const loginResponse = await app.inject({
       method: 'POST',
-      url: `${base}/auth/login`,
+      url: `${API}/auth/login`,
       payload: ADMIN,
     })
     const setCookie = String(loginResponse.headers['set-cookie'])
@@ -108,11 +91,11 @@ describe('authentication', () => {
     expect(setCookie).not.toMatch(/Secure/)
     const cookie = setCookie.split(';')[0]!
     const csrf = loginResponse.json().csrf_token as string
-    const read = await app.inject({ url: `${base}/auth/me`, headers: { cookie } })
+    const read = await app.inject({ url: `${API}/auth/me`, headers: { cookie } })
     expect(read.json()).toMatchObject({ username: 'admin', csrf_token: csrf })
     const noCsrf = await app.inject({
       method: 'POST',
-      url: `${base}/routes/enable`,
+      url: `${API}/routes/enable`,
       headers: { cookie },
       payload: { route: '/orders' },
     })
@@ -120,21 +103,21 @@ describe('authentication', () => {
     expect(noCsrf.json().error.code).toBe('CSRF_TOKEN_INVALID')
     const wrongCsrf = await app.inject({
       method: 'POST',
-      url: `${base}/routes/enable`,
+      url: `${API}/routes/enable`,
       headers: { cookie, 'x-csrf-token': 'x' },
       payload: { route: '/orders' },
     })
     expect(wrongCsrf.statusCode).toBe(403)
     const ok = await app.inject({
       method: 'POST',
-      url: `${base}/routes/enable`,
+      url: `${API}/routes/enable`,
       headers: { cookie, 'x-csrf-token': csrf, 'x-ctl-platform': 'dashboard' },
       payload: { route: '/orders' },
     })
     expect(ok.statusCode).toBe(200)
     const secure = await app.inject({
       method: 'POST',
-      url: `${base}/auth/login`,
+      url: `${API}/auth/login`,
       headers: { 'x-forwarded-proto': 'https' },
       payload: ADMIN,
     })
@@ -150,7 +133,7 @@ describe('authentication', () => {
         return username === 'ldap' && password === 'bind'
       },
     })
-    apps.push(list.app, pair.app, fn.app)
+    closeLater(list.app, pair.app, fn.app)
     expect(await login(list.app, { username: 'ops', password: 'pw2' })).toBeTypeOf('string')
     expect(await login(pair.app, { username: 'root', password: 'toor' })).toBeTypeOf('string')
     expect(await login(fn.app, { username: 'ldap', password: 'bind' })).toBeTypeOf('string')
@@ -162,20 +145,20 @@ describe('authentication', () => {
 
   it('works in open mode: no login needed, actor anonymous, login answers AUTH_NOT_CONFIGURED', async () => {
     const { app } = await buildAdmin({})
-    apps.push(app)
-    const login400 = await app.inject({ method: 'POST', url: `${base}/auth/login`, payload: ADMIN })
+    closeLater(app)
+    const login400 = await app.inject({ method: 'POST', url: `${API}/auth/login`, payload: ADMIN })
     expect(login400.statusCode).toBe(400)
     expect(login400.json().error.code).toBe('AUTH_NOT_CONFIGURED')
     const enable = await app.inject({
       method: 'POST',
-      url: `${base}/routes/disable`,
+      url: `${API}/routes/disable`,
       headers: { 'x-ctl-platform': 'sdk' },
       payload: { route: 'GET:/orders' },
     })
     expect(enable.statusCode).toBe(200)
-    const audit = (await app.inject({ url: `${base}/audit` })).json()
+    const audit = (await app.inject({ url: `${API}/audit` })).json()
     expect(audit.items[0]).toMatchObject({ actor: 'anonymous', platform: 'sdk' })
-    expect((await app.inject({ url: `${base}/auth/me` })).json()).toMatchObject({
+    expect((await app.inject({ url: `${API}/auth/me` })).json()).toMatchObject({
       username: 'anonymous',
       authenticated: false,
       auth_required: false,
@@ -208,9 +191,9 @@ describe('authentication', () => {
     }
     // No suffix or substring rule makes another path public.
     for (const url of [
-      `${base}/auth/login/../../routes`,
-      `${base}/routes/api/auth/login`,
-      `${base}/auth/loginx`,
+      `${API}/auth/login/../../routes`,
+      `${API}/routes/api/auth/login`,
+      `${API}/auth/loginx`,
     ]) {
       const response = await app.inject({ method: 'GET', url })
       expect(response.statusCode, url).toBe(401)
@@ -224,7 +207,7 @@ describe('startup', () => {
     const stream = { write: (line: string) => lines.push(line) }
     for (const auth of [undefined, ADMIN]) {
       const app = Fastify({ logger: { level: 'warn', stream } })
-      apps.push(app)
+      closeLater(app)
       const engine = createEngine({ store: 'memory' })
       await app.register(adminApp, { engine, ...(auth ? { auth } : {}) })
       await app.ready()

@@ -1,34 +1,15 @@
-import type { FastifyInstance } from 'fastify'
 import { afterEach, describe, expect, it } from 'vitest'
 import { FlagService } from '../../src/flags/service.js'
 import { booleanFlag } from '../flags/helpers.js'
-import { ADMIN, buildAdmin, login } from './helpers.js'
+import { authedAdmin, closeAdmins } from './helpers.js'
 
-const base = '/switchyard/api'
-let apps: FastifyInstance[] = []
-afterEach(async () => {
-  await Promise.all(apps.map((app) => app.close()))
-  apps = []
-})
+afterEach(closeAdmins)
 
 async function authed(withFlags = true) {
   const flags = new FlagService()
   await flags.start()
-  const built = await buildAdmin({ auth: ADMIN, ...(withFlags ? { flags } : {}) })
-  apps.push(built.app)
-  const token = await login(built.app)
-  const call = (
-    method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
-    url: string,
-    payload?: unknown,
-  ) =>
-    built.app.inject({
-      method,
-      url: `${base}${url}`,
-      headers: { authorization: `Bearer ${token}`, 'x-ctl-platform': 'dashboard' },
-      ...(payload === undefined ? {} : { payload: payload as object }),
-    })
-  return { ...built, flags, call }
+  const built = await authedAdmin(withFlags ? { flags } : {}, { 'x-ctl-platform': 'dashboard' })
+  return { ...built, flags }
 }
 
 describe('flag endpoints', () => {

@@ -57,3 +57,44 @@ export async function login(app: FastifyInstance, user = ADMIN): Promise<string>
   if (response.statusCode !== 200) throw new Error(`login failed: ${response.body}`)
   return response.json<{ token: string }>().token
 }
+
+/** Where the tests mount the admin API. */
+export const API = '/switchyard/api'
+
+const opened: FastifyInstance[] = []
+
+/** Has {@link closeAdmins} close `apps` too (apps a test built itself). */
+export function closeLater(...apps: FastifyInstance[]): void {
+  opened.push(...apps)
+}
+
+/** Closes every app {@link authedAdmin} opened (and {@link closeLater} got); register it with `afterEach`. */
+export async function closeAdmins(): Promise<void> {
+  await Promise.all(opened.splice(0).map((app) => app.close()))
+}
+
+/**
+ * An admin app (see {@link buildAdmin}, with `ADMIN` credentials) and a logged-in caller: `call`
+ * sends a request to the API with the bearer token and `headers`.
+ */
+export async function authedAdmin(
+  options: Parameters<typeof buildAdmin>[0] = {},
+  headers: Readonly<Record<string, string>> = {},
+) {
+  const built = await buildAdmin({ auth: ADMIN, ...options })
+  opened.push(built.app)
+  const token = await login(built.app)
+  const call = (
+    method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+    url: string,
+    payload?: unknown,
+    extra: Readonly<Record<string, string>> = {},
+  ) =>
+    built.app.inject({
+      method,
+      url: `${API}${url}`,
+      headers: { authorization: `Bearer ${token}`, ...headers, ...extra },
+      ...(payload === undefined ? {} : { payload: payload as object }),
+    })
+  return { ...built, token, call }
+}

@@ -1,27 +1,9 @@
-import type { FastifyInstance } from 'fastify'
 import { afterEach, describe, expect, it } from 'vitest'
-import { ADMIN, buildAdmin, login } from './helpers.js'
+import { authedAdmin, closeAdmins } from './helpers.js'
 
-const base = '/switchyard/api'
-let apps: FastifyInstance[] = []
-afterEach(async () => {
-  await Promise.all(apps.map((app) => app.close()))
-  apps = []
-})
+afterEach(closeAdmins)
 
-async function authed() {
-  const built = await buildAdmin({ auth: ADMIN })
-  apps.push(built.app)
-  const token = await login(built.app)
-  const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object) =>
-    built.app.inject({
-      method,
-      url: `${base}${url}`,
-      headers: { authorization: `Bearer ${token}` },
-      ...(payload === undefined ? {} : { payload }),
-    })
-  return { ...built, call }
-}
+const authed = () => authedAdmin()
 
 describe('route rate-limit endpoints', () => {
   it('creates (201), replaces (200), lists, resets and deletes route policies', async () => {

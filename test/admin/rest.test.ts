@@ -1,29 +1,11 @@
 import { readFileSync } from 'node:fs'
-import type { FastifyInstance } from 'fastify'
 import { afterEach, describe, expect, it } from 'vitest'
 import { adminErrorCatalogue } from '../../src/admin/index.js'
-import { ADMIN, buildAdmin, login } from './helpers.js'
+import { authedAdmin, closeAdmins } from './helpers.js'
 
-const base = '/switchyard/api'
-let apps: FastifyInstance[] = []
-afterEach(async () => {
-  await Promise.all(apps.map((app) => app.close()))
-  apps = []
-})
+afterEach(closeAdmins)
 
-async function authed(options: Parameters<typeof buildAdmin>[0] = {}) {
-  const built = await buildAdmin({ auth: ADMIN, ...options })
-  apps.push(built.app)
-  const token = await login(built.app)
-  const call = (method: 'GET' | 'POST', url: string, payload?: unknown, headers = {}) =>
-    built.app.inject({
-      method,
-      url: `${base}${url}`,
-      headers: { authorization: `Bearer ${token}`, ...headers },
-      ...(payload === undefined ? {} : { payload: payload as object }),
-    })
-  return { ...built, token, call }
-}
+const authed = (options: Parameters<typeof authedAdmin>[0] = {}) => authedAdmin(options)
 
 describe('route endpoints', () => {
   it('lists routes in the envelope, filtered by service and paged', async () => {
