@@ -67,6 +67,10 @@ export class TransitionScheduler {
   private started = false
   /** Window-start claims this instance already tried (won or lost): no round trip per tick. */
   private readonly claimed = new Set<string>()
+  /** The instant the last tick applied transitions at: anything due later is still to do. */
+  private coveredUntil: number | null = null
+  /** When the next check is planned (epoch ms), or null when not started (diagnostics). */
+  plannedAt: number | null = null
 
   constructor(private readonly deps: SchedulerDeps) {}
 
@@ -79,6 +83,7 @@ export class TransitionScheduler {
   /** Stops the timer; a tick in progress finishes. */
   stop(): void {
     this.started = false
+    this.plannedAt = null
     if (this.timer !== null) clearTimeout(this.timer)
     this.timer = null
   }
@@ -111,6 +116,7 @@ export class TransitionScheduler {
 
   private async applyDue(): Promise<number> {
     const now = this.deps.clock.now()
+    this.coveredUntil = now
     let applied = 0
     const seen = new Set<string>()
     for (const state of this.deps.replica.overrideStates()) {
@@ -206,8 +212,12 @@ export class TransitionScheduler {
     if (this.timer !== null) clearTimeout(this.timer)
     const maxSleep = this.deps.maxSleepMs ?? 30_000
     const now = this.deps.clock.now()
-    const due = this.nextDue(now)
+    // Planned from what the last tick covered, not from now: a deadline that fell between the
+    // two (a timer may fire a millisecond before the clock shows the deadline, and the tick
+    // takes time) is due at once instead of being skipped until the safety-net wake-up.
+    const due = this.nextDue(this.coveredUntil ?? now)
     const delay = Math.min(due === null ? maxSleep : due - now, maxSleep)
+    this.plannedAt = now + Math.max(0, delay)
     this.timer = setTimeout(
       () => {
         this.timer = null

@@ -71,6 +71,7 @@ describe('scheduler with a fake clock', () => {
     const store = memoryStore()
     const engine = await engineOn(store, clock)
     await engine.disable('GET:/payments', { until: clock.iso(HOUR) })
+    await engine.scheduler.tick() // the wake-up the change asked for, out of the way
     clock.advance(HOUR - 1)
     expect(await engine.scheduler.tick()).toBe(0)
     clock.advance(1)
@@ -116,6 +117,30 @@ describe('scheduler with a fake clock', () => {
     await engine.schedule('GET:/payments', { start: clock.iso(2 * HOUR), end: clock.iso(3 * HOUR) })
     await engine.disable('GET:/orders', { until: clock.iso(HOUR) })
     expect(engine.scheduler.nextDue()).toBe(clock.time + HOUR)
+  })
+})
+
+describe('scheduler planning', () => {
+  it('a deadline that passes while a tick runs is due at once, not at the safety-net wake-up', async () => {
+    const clock = new FakeClock()
+    const engine = await engineOn(memoryStore(), clock)
+    await engine.disable('GET:/payments', { until: clock.iso(HOUR) })
+    await engine.scheduler.tick() // the wake-up the change asked for, out of the way
+    clock.advance(HOUR - 1)
+    // The tick reads the clock 1 ms before the deadline; by the time it plans, it has passed
+    // (a timer may fire a millisecond before the clock shows the deadline).
+    const read = clock.now.bind(clock)
+    let reads = 0
+    clock.now = () => {
+      const time = read()
+      if (++reads === 1) clock.advance(1)
+      return time
+    }
+    expect(await engine.scheduler.tick()).toBe(0)
+    expect(engine.scheduler.plannedAt).toBe(clock.time)
+    clock.now = read
+    expect(await engine.scheduler.tick()).toBe(1)
+    expect(engine.getState('GET:/payments')[0]!.status).toBe('active')
   })
 })
 
