@@ -41,12 +41,7 @@ local out = {}
 
 local function emit(allowed, effective, remaining, reset_at, retry)
   -- %d: exact integers whatever their size (tostring would switch to exponents past 14 digits)
-  if allowed == 1 then
-    out[#out + 1] = string.format('%d', remaining)
-  else
-    out[#out + 1] = string.format('%d', -retry)
-  end
-  out[#out + 1] = string.format('%d', reset_at)
+  out[#out + 1] = string.format('%d,%d', allowed == 1 and remaining or -retry, reset_at)
   return allowed == 1
 end
 
