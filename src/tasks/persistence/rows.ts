@@ -5,7 +5,7 @@
 import { TaskValidationError } from '../errors.js'
 import type { StoredTask } from '../record.js'
 import { TASK_STATUSES, TERMINAL_STATUSES, type TaskStatus } from '../status.js'
-import { MAX_PER_PAGE, type OneOffEntry, type TaskListQuery } from './port.js'
+import { MAX_PER_PAGE, type LeaseRequest, type OneOffEntry, type TaskListQuery } from './port.js'
 
 /** The indexed columns of a task plus its JSON body. */
 export interface TaskColumns {
@@ -97,6 +97,28 @@ export function checkLease(owner: string, leaseUntil: number): void {
   if (!Number.isSafeInteger(leaseUntil)) {
     throw new TaskValidationError('leaseUntil must be epoch milliseconds (an integer).')
   }
+}
+
+/** Validates an `enqueuePending` call: a well-formed lease, and pending tasks only. */
+export function checkPendingBatch(
+  tasks: readonly StoredTask[],
+  lease: Omit<LeaseRequest, 'now'>,
+): void {
+  checkLease(lease.owner, lease.leaseUntil)
+  for (const task of tasks) {
+    if (task.record.status !== 'pending') {
+      throw new TaskValidationError(`enqueuePending got a ${task.record.status} task.`)
+    }
+  }
+}
+
+/**
+ * Whether a claim asks for anything: throws for a malformed lease, false for a limit below 1
+ * (nothing to claim).
+ */
+export function claimWanted(request: LeaseRequest & { limit: number }): boolean {
+  checkLease(request.owner, request.leaseUntil)
+  return Number.isInteger(request.limit) && request.limit >= 1
 }
 
 /** A database integer (PostgreSQL returns BIGINT as a string) as a number. */

@@ -27,7 +27,15 @@ import type {
   TaskListQuery,
   TaskPage,
 } from '../port.js'
-import { checkLease, checkListQuery, checkOneOff, parseTask, taskColumns } from '../rows.js'
+import {
+  checkLease,
+  checkListQuery,
+  checkOneOff,
+  checkPendingBatch,
+  claimWanted,
+  parseTask,
+  taskColumns,
+} from '../rows.js'
 import { loadScripts, type LuaScript, type ScriptName } from './scripts.js'
 
 /** The commands the store needs from a Redis client (ioredis satisfies it). */
@@ -223,12 +231,7 @@ export class RedisTaskStore implements DurableTaskStore {
     tasks: readonly StoredTask[],
     lease: Omit<LeaseRequest, 'now'>,
   ): Promise<void> {
-    checkLease(lease.owner, lease.leaseUntil)
-    for (const task of tasks) {
-      if (task.record.status !== 'pending') {
-        throw new TaskValidationError(`enqueuePending got a ${task.record.status} task.`)
-      }
-    }
+    checkPendingBatch(tasks, lease)
     await this.#save(tasks, lease.owner, String(lease.leaseUntil))
   }
 
@@ -246,8 +249,7 @@ export class RedisTaskStore implements DurableTaskStore {
     request: LeaseRequest & { limit: number },
     funcNames: readonly string[] | null,
   ): Promise<ClaimedTask[]> {
-    checkLease(request.owner, request.leaseUntil)
-    if (!Number.isInteger(request.limit) || request.limit < 1) return []
+    if (!claimWanted(request)) return []
     const bodies = (await this.#run(
       'claim-tasks',
       [],

@@ -30,6 +30,8 @@ import {
 } from '../port.js'
 import {
   checkLease,
+  checkPendingBatch,
+  claimWanted,
   checkListQuery,
   parseTask,
   taskColumns,
@@ -332,12 +334,7 @@ export class SqlTaskStore implements DurableTaskStore {
     tasks: readonly StoredTask[],
     lease: Omit<LeaseRequest, 'now'>,
   ): Promise<void> {
-    checkLease(lease.owner, lease.leaseUntil)
-    for (const task of tasks) {
-      if (task.record.status !== 'pending') {
-        throw new TaskValidationError(`enqueuePending got a ${task.record.status} task.`)
-      }
-    }
+    checkPendingBatch(tasks, lease)
     await this.#writeTasks(tasks, { owner: lease.owner, leaseUntil: lease.leaseUntil })
   }
 
@@ -355,8 +352,7 @@ export class SqlTaskStore implements DurableTaskStore {
     request: LeaseRequest & { limit: number },
     funcNames: readonly string[] | null,
   ): Promise<ClaimedTask[]> {
-    checkLease(request.owner, request.leaseUntil)
-    if (!Number.isInteger(request.limit) || request.limit < 1) return []
+    if (!claimWanted(request)) return []
     const db = await this.#db()
     const free = (eb: ExpressionBuilder<TaskDatabase, 'tasks'>) =>
       eb.and([
