@@ -6,27 +6,13 @@
  * answers with. Expected outcomes of a request (a 503 for maintenance, a 429) are *decisions*,
  * never errors: these classes are for bad input and misconfiguration only.
  */
+import { CodedError } from '../common/errors.js'
 
-/** Base class: a stable machine-readable `code`, an HTTP status and optional details. */
-export abstract class SwitchyardError extends Error {
-  /** Stable code, e.g. `VALIDATION_ERROR`; documented in docs/errors.md. */
-  abstract readonly code: string
-  /** HTTP status the admin API answers with for this error. */
-  abstract readonly statusCode: number
-  /** Extra members copied into the JSON error body (e.g. `details`, `cycle`). */
-  readonly details: Readonly<Record<string, unknown>>
+/** Normalises anything thrown into an Error (re-exported for route control's modules). */
+export { toError } from '../common/errors.js'
 
-  constructor(message: string, details: Record<string, unknown> = {}, options?: ErrorOptions) {
-    super(message, options)
-    this.name = new.target.name
-    this.details = details
-  }
-
-  /** The JSON body shared by the admin API and the task admin: `{error: {code, message, ...}}`. */
-  toJSON(): { error: Record<string, unknown> } {
-    return { error: { code: this.code, message: this.message, ...this.details } }
-  }
-}
+/** Base class of route control's errors: a stable `code`, an HTTP status and optional details. */
+export abstract class SwitchyardError extends CodedError {}
 
 /** Input that does not satisfy the documented form (bad route key, bad datetime, bad option). */
 export class ValidationError extends SwitchyardError {
@@ -59,9 +45,3 @@ export const errorCatalogue = [
   RouteProtectedError,
   ConfigError,
 ] as const
-
-/** Normalises anything thrown (strings, plain objects) into an Error, keeping the original as `cause`. */
-export function toError(thrown: unknown): Error {
-  if (thrown instanceof Error) return thrown
-  return new Error(typeof thrown === 'string' ? thrown : JSON.stringify(thrown), { cause: thrown })
-}

@@ -3,29 +3,15 @@
  *
  * The task half may not import route control, so it keeps its own small hierarchy with the same
  * shape: every error has a stable `code` and the HTTP status the task admin answers with, and
- * serialises to the shared `{error: {code, message, ...}}` body.
+ * serialises to the shared `{error: {code, message, ...}}` body (the base in `common/errors.ts`).
  */
+import { CodedError } from '../common/errors.js'
+
+/** Normalises anything thrown into an Error (re-exported for the task half's modules). */
+export { toError } from '../common/errors.js'
 
 /** Base class of every task error: a stable `code`, an HTTP status and optional details. */
-export abstract class TaskError extends Error {
-  /** Stable machine-readable code, e.g. `QUEUE_FULL`. */
-  abstract readonly code: string
-  /** HTTP status an HTTP layer answers with for this error. */
-  abstract readonly statusCode: number
-  /** Extra members copied into the JSON error body. */
-  readonly details: Readonly<Record<string, unknown>>
-
-  constructor(message: string, details: Record<string, unknown> = {}, options?: ErrorOptions) {
-    super(message, options)
-    this.name = new.target.name
-    this.details = details
-  }
-
-  /** The shared JSON error body: `{error: {code, message, ...details}}`. */
-  toJSON(): { error: Record<string, unknown> } {
-    return { error: { code: this.code, message: this.message, ...this.details } }
-  }
-}
+export abstract class TaskError extends CodedError {}
 
 /** A bad option, argument or configuration value; nothing was changed. */
 export class TaskValidationError extends TaskError {
@@ -100,16 +86,3 @@ export const taskErrorCatalogue = [
   ManagerClosedError,
   WorkerCrashedError,
 ] as const
-
-/** Normalises anything thrown (strings, plain objects) into an Error, keeping it as `cause`. */
-export function toError(thrown: unknown): Error {
-  if (thrown instanceof Error) return thrown
-  let text: string
-  try {
-    const json: string | undefined = JSON.stringify(thrown)
-    text = typeof thrown === 'string' ? thrown : typeof json === 'string' ? json : String(thrown)
-  } catch {
-    text = String(thrown)
-  }
-  return new Error(text, { cause: thrown })
-}
