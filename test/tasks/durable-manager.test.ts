@@ -10,12 +10,11 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import { sqliteStore, systemTaskClock, TaskManager } from '../../src/tasks/index.js'
 import { appendFileSync } from 'node:fs'
+import { quietLogger } from './helpers.js'
 import { makeTask } from './persistence/helpers.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'sy-durable-manager-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
-
-const quiet = { warn: () => undefined, error: (message: string) => console.error(message) }
 
 function lines(file: string): string[] {
   return readFileSync(file, 'utf8').split('\n').filter(Boolean)
@@ -69,7 +68,7 @@ describe('TaskManager on a durable store', () => {
       now: () => Date.now() + 3_600_000,
       sleep: (ms: number, signal?: AbortSignal) => systemTaskClock.sleep(ms, signal),
     }
-    const manager = new TaskManager({ store: path, clock: later, logger: quiet })
+    const manager = new TaskManager({ store: path, clock: later, logger: quietLogger })
     manager.task({ name: 'durable', persist: true, requeueOnInterrupt: true }, (id: number) => {
       appendFileSync(sideEffects, `${String(id)}\n`)
       return id
@@ -103,7 +102,7 @@ describe('TaskManager on a durable store', () => {
     await seed.close()
 
     const warnings: string[] = []
-    const logger = { warn: (m: string) => warnings.push(m), error: quiet.error }
+    const logger = { warn: (m: string) => warnings.push(m), error: quietLogger.error }
     const a = new TaskManager({ store: path, logger })
     const b = new TaskManager({ store: path, logger })
     const runs: string[] = []
@@ -138,7 +137,7 @@ describe('TaskManager on a durable store', () => {
 
   it('has the record in the store when addTask resolves, and the result when it ends', async () => {
     const path = join(dir, 'write.db')
-    const manager = new TaskManager({ store: path, logger: quiet })
+    const manager = new TaskManager({ store: path, logger: quietLogger })
     let release = (): void => undefined
     const gate = new Promise<void>((resolve) => {
       release = resolve

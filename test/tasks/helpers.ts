@@ -1,8 +1,15 @@
 /**
  * Test helpers for the task manager: a fake clock that records waits instead of sleeping, a
- * deferred, and a wait for a task's status driven by the manager's change notifications.
+ * deferred, a wait for a task's status driven by the manager's change notifications, and a
+ * loop timer fired by hand for the schedule tests.
  */
-import type { TaskClock, TaskManager, TaskRecord, TaskStatus } from '../../src/tasks/index.js'
+import type {
+  LoopTimer,
+  TaskClock,
+  TaskManager,
+  TaskRecord,
+  TaskStatus,
+} from '../../src/tasks/index.js'
 
 /** A clock whose `sleep` returns at once, advancing time and recording the requested waits. */
 export interface FakeClock extends TaskClock {
@@ -93,3 +100,30 @@ export async function until(predicate: () => boolean, timeoutMs = 10_000): Promi
     await new Promise((resolve) => setTimeout(resolve, 5))
   }
 }
+
+/** A loop timer whose callbacks run only when the test calls `fire()`. */
+export function fakeTimer(): LoopTimer & { fire(): void } {
+  const callbacks = new Map<number, () => void>()
+  let next = 1
+  return {
+    setInterval(callback) {
+      callbacks.set(next, callback)
+      return next++
+    },
+    clearInterval(handle) {
+      callbacks.delete(handle as number)
+    },
+    fire() {
+      for (const callback of callbacks.values()) callback()
+    },
+  }
+}
+
+/** A task-manager logger that drops warnings and prints errors. */
+export const quietLogger = {
+  warn: () => undefined,
+  error: (message: string) => console.error(message),
+}
+
+/** A tick-aligned start time (whole seconds) for the schedule tests. */
+export const SCHEDULE_START = Date.parse('2026-11-21T21:00:00.000Z')

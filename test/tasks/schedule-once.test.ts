@@ -10,36 +10,15 @@ import {
   ScheduleOnceUnsupportedError,
   TaskManager,
   TaskValidationError,
-  type LoopTimer,
 } from '../../src/tasks/index.js'
-import { fakeClock, type FakeClock } from './helpers.js'
+import { type FakeClock, fakeClock, fakeTimer, quietLogger, SCHEDULE_START } from './helpers.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'sy-schedule-once-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
-function fakeTimer(): LoopTimer & { fire(): void } {
-  const callbacks = new Map<number, () => void>()
-  let next = 1
-  return {
-    setInterval(callback) {
-      callbacks.set(next, callback)
-      return next++
-    },
-    clearInterval(handle) {
-      callbacks.delete(handle as number)
-    },
-    fire() {
-      for (const callback of callbacks.values()) callback()
-    },
-  }
-}
-
-const quiet = { warn: () => undefined, error: (message: string) => console.error(message) }
-const START = Date.parse('2026-11-21T21:00:00.000Z')
-
 function setup(path: string, clock: FakeClock) {
   const timer = fakeTimer()
-  const manager = new TaskManager({ store: path, clock, timer, logger: quiet })
+  const manager = new TaskManager({ store: path, clock, timer, logger: quietLogger })
   const seen: string[] = []
   const remind = manager.task({ name: 'remind' }, (who: string) => {
     seen.push(who)
@@ -49,19 +28,27 @@ function setup(path: string, clock: FakeClock) {
 
 describe('manager.scheduleOnce', () => {
   it('replaces by run key, cancels, and runs once when due', async () => {
-    const clock = fakeClock(START)
+    const clock = fakeClock(SCHEDULE_START)
     const { manager, timer, seen, remind } = setup(join(dir, 'once.db'), clock)
     await manager.startup()
-    await manager.scheduleOnce(remind, { args: ['ada'], runAt: START + 5000, runKey: 'r1' })
+    await manager.scheduleOnce(remind, {
+      args: ['ada'],
+      runAt: SCHEDULE_START + 5000,
+      runKey: 'r1',
+    })
     await manager.scheduleOnce(remind, {
       args: ['grace'],
-      runAt: new Date(START + 3000),
+      runAt: new Date(SCHEDULE_START + 3000),
       runKey: 'r1',
       tags: { kind: 'reminder' },
     })
-    await manager.scheduleOnce(remind, { args: ['linus'], runAt: START + 4000, runKey: 'r2' })
+    await manager.scheduleOnce(remind, {
+      args: ['linus'],
+      runAt: SCHEDULE_START + 4000,
+      runKey: 'r2',
+    })
     expect((await manager.listScheduled()).map((entry) => entry.run_key)).toEqual(['r1', 'r2'])
-    expect(await manager.listScheduled({ before: START + 3500 })).toHaveLength(1)
+    expect(await manager.listScheduled({ before: SCHEDULE_START + 3500 })).toHaveLength(1)
     expect(await manager.cancelScheduled('r2')).toBe(true)
     expect(await manager.cancelScheduled('r2')).toBe(false)
 
@@ -85,10 +72,13 @@ describe('manager.scheduleOnce', () => {
 
   it('re-arms stored entries after a restart', async () => {
     const path = join(dir, 'restart.db')
-    const clock = fakeClock(START)
+    const clock = fakeClock(SCHEDULE_START)
     const first = setup(path, clock)
     await first.manager.startup()
-    await first.manager.scheduleOnce(first.remind, { args: ['ada'], runAt: START + 60_000 })
+    await first.manager.scheduleOnce(first.remind, {
+      args: ['ada'],
+      runAt: SCHEDULE_START + 60_000,
+    })
     await first.manager.shutdown()
 
     const second = setup(path, clock)
@@ -100,20 +90,20 @@ describe('manager.scheduleOnce', () => {
   })
 
   it('rejects bad input and managers without a durable store, storing nothing', async () => {
-    const clock = fakeClock(START)
+    const clock = fakeClock(SCHEDULE_START)
     const { manager, remind } = setup(join(dir, 'bad.db'), clock)
     await expect(manager.scheduleOnce(remind, { args: ['x'], runAt: 'soon' })).rejects.toThrow(
       TaskValidationError,
     )
-    const other = new TaskManager({ logger: quiet })
+    const other = new TaskManager({ logger: quietLogger })
     const foreign = other.task({ name: 'remind' }, (_who: string) => undefined)
-    await expect(manager.scheduleOnce(foreign, { args: ['x'], runAt: START })).rejects.toThrow(
-      TaskValidationError,
-    )
+    await expect(
+      manager.scheduleOnce(foreign, { args: ['x'], runAt: SCHEDULE_START }),
+    ).rejects.toThrow(TaskValidationError)
     expect(await manager.listScheduled()).toEqual([])
-    await expect(other.scheduleOnce(foreign, { args: ['x'], runAt: START })).rejects.toThrow(
-      ScheduleOnceUnsupportedError,
-    )
+    await expect(
+      other.scheduleOnce(foreign, { args: ['x'], runAt: SCHEDULE_START }),
+    ).rejects.toThrow(ScheduleOnceUnsupportedError)
     await expect(other.cancelScheduled('r')).rejects.toThrow(ScheduleOnceUnsupportedError)
     await expect(other.listScheduled()).rejects.toThrow(ScheduleOnceUnsupportedError)
     await manager.shutdown()

@@ -6,39 +6,11 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import {
-  ScheduleError,
-  TaskManager,
-  toIso,
-  type LoopTimer,
-  type TaskRecord,
-} from '../../src/tasks/index.js'
-import { fakeClock } from './helpers.js'
+import { ScheduleError, TaskManager, toIso, type TaskRecord } from '../../src/tasks/index.js'
+import { fakeClock, fakeTimer, quietLogger, SCHEDULE_START } from './helpers.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'sy-schedule-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
-
-/** A timer that runs its callbacks only when the test says so. */
-function fakeTimer(): LoopTimer & { fire(): void } {
-  const callbacks = new Map<number, () => void>()
-  let next = 1
-  return {
-    setInterval(callback) {
-      callbacks.set(next, callback)
-      return next++
-    },
-    clearInterval(handle) {
-      callbacks.delete(handle as number)
-    },
-    fire() {
-      for (const callback of callbacks.values()) callback()
-    },
-  }
-}
-
-const quiet = { warn: () => undefined, error: (message: string) => console.error(message) }
-/** Whole seconds, so slots fall on exact ticks. */
-const START = Date.parse('2026-11-21T21:00:00.000Z')
 
 function scheduled(manager: TaskManager): TaskRecord[] {
   return manager.listTasks().filter((record) => record.source === 'scheduled')
@@ -46,9 +18,9 @@ function scheduled(manager: TaskManager): TaskRecord[] {
 
 describe('manager.schedule', () => {
   it('fires every slot as a scheduled record, and runOnStartup once at startup', async () => {
-    const clock = fakeClock(START)
+    const clock = fakeClock(SCHEDULE_START)
     const timer = fakeTimer()
-    const manager = new TaskManager({ clock, timer, logger: quiet })
+    const manager = new TaskManager({ clock, timer, logger: quietLogger })
     let runs = 0
     manager.schedule(
       { every: 2 },
@@ -58,7 +30,7 @@ describe('manager.schedule', () => {
       { runOnStartup: true, retries: 1 },
     )
     expect(manager.listSchedules()).toEqual([
-      { name: 'heartbeat', trigger: 'every 2s', next_run: START + 2000 },
+      { name: 'heartbeat', trigger: 'every 2s', next_run: SCHEDULE_START + 2000 },
     ])
     await manager.startup()
     await expect.poll(() => runs).toBe(1)
@@ -71,15 +43,15 @@ describe('manager.schedule', () => {
     const records = scheduled(manager)
     expect(records.every((record) => record.func_name === 'heartbeat')).toBe(true)
     expect(records.map((record) => record.tags.slot).filter(Boolean)).toEqual([
-      toIso(START + 2000),
-      toIso(START + 4000),
-      toIso(START + 6000),
+      toIso(SCHEDULE_START + 2000),
+      toIso(SCHEDULE_START + 4000),
+      toIso(SCHEDULE_START + 6000),
     ])
     await manager.shutdown()
   })
 
   it('rejects invalid triggers and duplicate names, registering nothing', () => {
-    const manager = new TaskManager({ logger: quiet })
+    const manager = new TaskManager({ logger: quietLogger })
     const job = (): void => undefined
     expect(() => manager.schedule({ cron: '61 * * * *' }, job, { name: 'a' })).toThrow(
       ScheduleError,
@@ -98,10 +70,10 @@ describe('manager.schedule', () => {
 
   it('two managers on one SQLite file fire a 1-second schedule once per slot', async () => {
     const path = join(dir, 'slots.db')
-    const clock = fakeClock(START)
+    const clock = fakeClock(SCHEDULE_START)
     const timers = [fakeTimer(), fakeTimer()]
     const managers = timers.map(
-      (timer) => new TaskManager({ store: path, clock, timer, logger: quiet }),
+      (timer) => new TaskManager({ store: path, clock, timer, logger: quietLogger }),
     )
     for (const manager of managers) {
       manager.schedule({ every: 1 }, () => undefined, { name: 'tick' })
@@ -114,7 +86,7 @@ describe('manager.schedule', () => {
     }
     const slots = managers.flatMap(scheduled).map((record) => record.tags.slot)
     expect(slots.sort()).toEqual(
-      Array.from({ length: 10 }, (_, i) => toIso(START + (i + 1) * 1000)),
+      Array.from({ length: 10 }, (_, i) => toIso(SCHEDULE_START + (i + 1) * 1000)),
     )
     for (const manager of managers) await manager.shutdown()
   })
