@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { FastifyInstance } from 'fastify'
+import { afterAll, beforeAll } from 'vitest'
 import type { AdminAppOptions } from '../../src/admin/index.js'
 import type { Engine } from '../../src/index.js'
 import { ADMIN, buildAdmin } from '../admin/helpers.js'
@@ -72,4 +73,37 @@ export async function ctlServer(
       rmSync(home, { recursive: true, force: true })
     },
   }
+}
+
+/** A {@link ctlServer} for one test file. */
+export type CtlServer = Awaited<ReturnType<typeof ctlServer>>
+
+/**
+ * An open-mode {@link ctlServer} started before the file's tests (then `prepare` runs on it) and
+ * closed after them, and `run(args, env)`: `ctl` against it. Open mode: these files are about the
+ * commands; the auth flow has its own file.
+ */
+export function ctlServerForFile(prepare: (server: CtlServer) => void = () => undefined): {
+  server: () => CtlServer
+  run: (args: string[], env?: Record<string, string>) => Promise<CtlResult>
+} {
+  let current: CtlServer | null = null
+  const server = (): CtlServer => {
+    if (current === null) throw new Error('the ctl server starts in beforeAll')
+    return current
+  }
+  beforeAll(async () => {
+    current = await ctlServer(false)
+    prepare(current)
+  })
+  afterAll(async () => {
+    await current?.close()
+  })
+  return { server, run: (args, env = {}) => ctl(args, { env: { ...server().env, ...env } }) }
+}
+
+/** Registers GET /bulk/00 … /bulk/39: enough routes for two pages and a footer. */
+export function bulkRoutes(server: CtlServer): void {
+  for (let n = 0; n < 40; n++)
+    server.engine.registerRoute('GET', `/bulk/${String(n).padStart(2, '0')}`)
 }

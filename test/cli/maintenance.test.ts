@@ -1,19 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ctl, ctlServer } from './helpers.js'
+import { describe, expect, it } from 'vitest'
+import { bulkRoutes, ctlServerForFile } from './helpers.js'
 
-let server: Awaited<ReturnType<typeof ctlServer>>
-beforeAll(async () => {
-  // Open mode: these tests are about the commands, the auth flow has its own file.
-  server = await ctlServer(false)
-  for (let n = 0; n < 40; n++)
-    server.engine.registerRoute('GET', `/bulk/${String(n).padStart(2, '0')}`)
-})
-afterAll(async () => {
-  await server.close()
-})
-
-const run = (args: string[], env: Record<string, string> = {}) =>
-  ctl(args, { env: { ...server.env, ...env } })
+const { run } = ctlServerForFile(bulkRoutes)
 
 describe('ctl maintenance commands', () => {
   it('drives global maintenance', async () => {

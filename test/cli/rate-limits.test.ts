@@ -1,17 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { rateLimitingFor } from '../../src/rate-limit/binding.js'
-import { ctl, ctlServer } from './helpers.js'
+import { ctlServerForFile } from './helpers.js'
 
-let server: Awaited<ReturnType<typeof ctlServer>>
-beforeAll(async () => {
-  server = await ctlServer(false)
-})
-afterAll(async () => {
-  await server.close()
-})
-
-const run = (args: string[], env: Record<string, string> = {}) =>
-  ctl(args, { env: { ...server.env, ...env } })
+const { server, run } = ctlServerForFile()
 
 describe('ctl rl', () => {
   it('sets (every method of a bare path), lists, resets, deletes, and shows hits', async () => {
@@ -54,7 +45,7 @@ describe('ctl rl', () => {
     expect(reset.stdout).toBe('Counters of GET:/orders reset.\n')
     const deleted = await run(['rl', 'delete', '/payments'])
     expect(deleted.stdout).toBe('Deleted 2 policy overrides of /payments.\n')
-    expect(rateLimitingFor(server.engine).listRateLimitPolicies()).toHaveLength(1)
+    expect(rateLimitingFor(server().engine).listRateLimitPolicies()).toHaveLength(1)
 
     const [badLimit, unknownRoute] = await Promise.all([
       run(['rl', 'set', 'GET:/orders', 'lots']),

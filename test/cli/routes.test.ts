@@ -1,19 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ctl, ctlServer } from './helpers.js'
+import { describe, expect, it } from 'vitest'
+import { bulkRoutes, ctlServerForFile } from './helpers.js'
 
-let server: Awaited<ReturnType<typeof ctlServer>>
-beforeAll(async () => {
-  // Open mode: these tests are about the commands, the auth flow has its own file.
-  server = await ctlServer(false)
-  for (let n = 0; n < 40; n++)
-    server.engine.registerRoute('GET', `/bulk/${String(n).padStart(2, '0')}`)
-})
-afterAll(async () => {
-  await server.close()
-})
-
-const run = (args: string[], env: Record<string, string> = {}) =>
-  ctl(args, { env: { ...server.env, ...env } })
+const { server, run } = ctlServerForFile(bulkRoutes)
 
 describe('ctl route commands', () => {
   it('lists routes with the table and the pagination footers, and --json gives the envelope', async () => {
@@ -83,7 +71,7 @@ describe('ctl route commands', () => {
     })
     expect(explicitWins.code).toBe(0)
 
-    const before = (await server.engine.getAuditLog({ perPage: 500 })).total
+    const before = (await server().engine.getAuditLog({ perPage: 500 })).total
     const bad = await Promise.all([
       run(['disable', 'GET:/payments', '--until', '2 hours']),
       run(['disable', 'GET:/payments', '--until', '0h']),
@@ -94,8 +82,8 @@ describe('ctl route commands', () => {
     expect(bad.map((r) => r.code)).toEqual([2, 2, 2, 2, 2])
     expect(bad[0].stderr).toMatch(/^error: Invalid --until "2 hours"/)
     expect(bad[2].stderr).toMatch(/^error: Invalid --start/)
-    expect((await server.engine.getAuditLog({ perPage: 500 })).total).toBe(before)
-    expect(server.engine.getState('GET:/payments')[0]!.status).toBe('active')
+    expect((await server().engine.getAuditLog({ perPage: 500 })).total).toBe(before)
+    expect(server().engine.getState('GET:/payments')[0]!.status).toBe('active')
   })
 
   it('reports server-side errors with exit 1 and the error code', async () => {
