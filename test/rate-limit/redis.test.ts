@@ -292,6 +292,25 @@ describe.skipIf(!available)('Redis counters', () => {
     })
   })
 
+  it('a client that throws instead of rejecting fails the batch, not the process', async () => {
+    const throwing = intercepted(client, (property, method) =>
+      property === 'evalsha'
+        ? () => {
+            throw new Error('not connected')
+          }
+        : method,
+    )
+    const counters = redisCounters({ client: throwing, prefix: `${prefix}throwing:` })
+    const check: CounterCheck[] = [
+      {
+        scope: 'global',
+        bucket: 'ip:t',
+        rule: { algorithm: 'fixed_window', count: 5, periodMs: 60_000, burst: 0 },
+      },
+    ]
+    await expect(counters.consume(check, Date.now())).rejects.toThrow('not connected')
+  })
+
   it('close() still answers the requests of the current turn', async () => {
     const own = new Redis(url)
     const counters = redisCounters({ client: own, prefix: `${prefix}close:` })

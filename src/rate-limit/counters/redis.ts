@@ -145,7 +145,7 @@ export class RedisCounters implements CounterStore {
         fail(batch, error)
       }
     }
-    client.evalsha(sha, keys.length, ...keys, ...args).then(settle, (error: unknown) => {
+    const retry = (error: unknown) => {
       if (!(error instanceof Error) || !error.message.includes('NOSCRIPT')) {
         fail(batch, error)
         return
@@ -153,7 +153,14 @@ export class RedisCounters implements CounterStore {
       client.eval(script, keys.length, ...keys, ...args).then(settle, (retryError: unknown) => {
         fail(batch, retryError)
       })
-    })
+    }
+    try {
+      client.evalsha(sha, keys.length, ...keys, ...args).then(settle, retry)
+    } catch (error) {
+      // A client that throws instead of rejecting: this runs outside any request's call stack,
+      // so the error must reach the batch (fail-open), never the event loop.
+      fail(batch, error)
+    }
   }
 
   async reset(scope: string): Promise<void> {
