@@ -3,12 +3,10 @@
  * MySQL/MariaDB through Kysely. Dialect differences are confined to upserts and
  * insert-if-absent (`ON CONFLICT` vs `ON DUPLICATE KEY` / `INSERT IGNORE`).
  *
- * Claims are optimistic compare-and-set updates: pick candidates, then one `UPDATE ... WHERE
- * <still free>` that stamps a fresh claim token, then read back the rows carrying that token.
- * Every database re-checks the WHERE clause of an UPDATE against the row's current version
- * under its row lock, so two racing instances can never both stamp the same row.
+ * The pending queue's claims (`pending-queue.ts`), the one-off schedules (`one-off.ts`) and the
+ * admin data (`admin-data.ts`) live in modules of their own; this class ties them to one
+ * connection and its migrations.
  */
-import { randomUUID } from 'node:crypto'
 import { sql, type CompiledQuery, type ExpressionBuilder, type Kysely } from 'kysely'
 import type { StoredTask } from '../../record.js'
 import { TaskValidationError } from '../../errors.js'
@@ -28,20 +26,12 @@ import {
   type TaskListQuery,
   type TaskPage,
 } from '../port.js'
-import {
-  checkLease,
-  checkPendingBatch,
-  claimWanted,
-  checkListQuery,
-  parseTask,
-  taskColumns,
-  toNumber,
-  toNumberOrNull,
-} from '../rows.js'
+import { checkPendingBatch, checkListQuery, parseTask, taskColumns, toNumber } from '../rows.js'
 import { openSqlBackend, type SqlBackend, type SqlConnectionSpec } from './backend.js'
 import * as adminData from './admin-data.js'
 import { CURRENT_SCHEMA_VERSION } from './migrations.js'
 import * as oneOff from './one-off.js'
+import * as pendingQueue from './pending-queue.js'
 import { StoreError } from '../errors.js'
 import type { TaskDatabase } from './schema.js'
 
@@ -340,77 +330,21 @@ export class SqlTaskStore implements DurableTaskStore {
 
   claimPending(request: ClaimPendingRequest): Promise<ClaimedTask[]> {
     if (request.funcNames.length === 0) return Promise.resolve([])
-    return this.#claimTasks('pending', request, request.funcNames)
+    return this.#db().then((db) =>
+      pendingQueue.claimTasks(db, 'pending', request, request.funcNames),
+    )
   }
 
   claimOrphans(request: LeaseRequest & { limit: number }): Promise<ClaimedTask[]> {
-    return this.#claimTasks('running', request, null)
-  }
-
-  async #claimTasks(
-    status: TaskStatus,
-    request: LeaseRequest & { limit: number },
-    funcNames: readonly string[] | null,
-  ): Promise<ClaimedTask[]> {
-    if (!claimWanted(request)) return []
-    const db = await this.#db()
-    const free = (eb: ExpressionBuilder<TaskDatabase, 'tasks'>) =>
-      eb.and([
-        eb('status', '=', status),
-        eb.or([eb('claimed_by', 'is', null), eb('lease_until', '<', request.now)]),
-        ...(funcNames === null ? [] : [eb('func_name', 'in', funcNames)]),
-      ])
-    const candidates = await db
-      .selectFrom('tasks')
-      .select('task_id')
-      .where(free)
-      .orderBy('created_ms')
-      .limit(request.limit)
-      .execute()
-    if (candidates.length === 0) return []
-    const ids = candidates.map((row) => row.task_id)
-    const token = randomUUID()
-    await db
-      .updateTable('tasks')
-      .set({ claimed_by: request.owner, lease_until: request.leaseUntil, claim_token: token })
-      .where('task_id', 'in', ids)
-      .where(free)
-      .execute()
-    const rows = await db
-      .selectFrom('tasks')
-      .select(['body', 'claimed_by', 'lease_until'])
-      .where('task_id', 'in', ids)
-      .where('claim_token', '=', token)
-      .orderBy('created_ms')
-      .execute()
-    return rows.map((row) => ({
-      task: parseTask(row.body),
-      claimed_by: row.claimed_by ?? request.owner,
-      lease_until: toNumberOrNull(row.lease_until) ?? request.leaseUntil,
-    }))
+    return this.#db().then((db) => pendingQueue.claimTasks(db, 'running', request, null))
   }
 
   async renewLeases(owner: string, leaseUntil: number): Promise<number> {
-    checkLease(owner, leaseUntil)
-    const db = await this.#db()
-    const result = await db
-      .updateTable('tasks')
-      .set({ lease_until: leaseUntil })
-      .where('claimed_by', '=', owner)
-      .where('status', 'in', ['pending', 'running'])
-      .executeTakeFirst()
-    return Number(result.numUpdatedRows)
+    return pendingQueue.renewLeases(await this.#db(), owner, leaseUntil)
   }
 
   async releaseTasks(taskIds: readonly string[], owner: string): Promise<void> {
-    if (taskIds.length === 0) return
-    const db = await this.#db()
-    await db
-      .updateTable('tasks')
-      .set({ claimed_by: null, lease_until: null, claim_token: null })
-      .where('task_id', 'in', taskIds)
-      .where('claimed_by', '=', owner)
-      .execute()
+    await pendingQueue.releaseTasks(await this.#db(), taskIds, owner)
   }
 
   // ---- idempotency -----------------------------------------------------------------------
