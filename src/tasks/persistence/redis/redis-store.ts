@@ -30,12 +30,14 @@ import type {
 import {
   checkLease,
   checkListQuery,
-  checkOneOff,
   checkPendingBatch,
   claimWanted,
   parseTask,
   taskColumns,
 } from '../rows.js'
+import * as adminData from './admin-data.js'
+import * as oneOff from './one-off.js'
+import type { RedisOps } from './ops.js'
 import { loadScripts, type LuaScript, type ScriptName } from './scripts.js'
 
 /** The commands the store needs from a Redis client (ioredis satisfies it). */
@@ -62,6 +64,12 @@ export class RedisTaskStore implements DurableTaskStore {
   #client: RedisCommandClient | null = null
   #scripts: Map<ScriptName, LuaScript> | null = null
   #opening: Promise<RedisCommandClient> | null = null
+  /** The store's keys, scripts and commands, for the modules it delegates to. */
+  readonly #ops: RedisOps = {
+    key: (...parts) => this.#key(...parts),
+    run: (name, keys, args) => this.#run(name, keys, args),
+    call: (command, ...args) => this.#call(command, ...args),
+  }
 
   constructor(
     private readonly connection: { url: string } | { client: RedisCommandClient },
@@ -324,159 +332,60 @@ export class RedisTaskStore implements DurableTaskStore {
     return members.length
   }
 
-  // ---- one-off schedules -----------------------------------------------------------------
+  // ---- one-off schedules (one-off.ts) ---------------------------------------------------
 
-  async upsertOneOff(entry: OneOffEntry): Promise<void> {
-    checkOneOff(entry)
-    await this.#run(
-      'upsert-one-off',
-      [this.#key('once:', entry.run_key), this.#key('once-due')],
-      [entry.run_key, entry.run_at, JSON.stringify(entry)],
-    )
+  upsertOneOff(entry: OneOffEntry): Promise<void> {
+    return oneOff.upsertOneOff(this.#ops, entry)
   }
 
-  async cancelOneOff(runKey: string): Promise<boolean> {
-    const deleted = Number(await this.#call('DEL', this.#key('once:', runKey)))
-    await this.#call('ZREM', this.#key('once-due'), runKey)
-    return deleted > 0
+  cancelOneOff(runKey: string): Promise<boolean> {
+    return oneOff.cancelOneOff(this.#ops, runKey)
   }
 
-  async listOneOff(before?: number): Promise<OneOffEntry[]> {
-    const max = before === undefined ? '+inf' : `(${before}`
-    const keys = (await this.#call(
-      'ZRANGE',
-      this.#key('once-due'),
-      '-inf',
-      max,
-      'BYSCORE',
-    )) as string[]
-    const entries: OneOffEntry[] = []
-    for (const runKey of keys) {
-      const body = (await this.#call('HGET', this.#key('once:', runKey), 'body')) as string | null
-      if (body !== null) entries.push(JSON.parse(body) as OneOffEntry)
-    }
-    return entries
+  listOneOff(before?: number): Promise<OneOffEntry[]> {
+    return oneOff.listOneOff(this.#ops, before)
   }
 
-  async countOneOff(): Promise<number> {
-    return Number(await this.#call('ZCARD', this.#key('once-due')))
+  countOneOff(): Promise<number> {
+    return oneOff.countOneOff(this.#ops)
   }
 
-  async fetchOneOffWindow(until: number, now: number, limit: number): Promise<OneOffEntry[]> {
-    const entries: OneOffEntry[] = []
-    let offset = 0
-    while (entries.length < limit) {
-      const keys = (await this.#call(
-        'ZRANGE',
-        this.#key('once-due'),
-        '-inf',
-        until,
-        'BYSCORE',
-        'LIMIT',
-        offset,
-        200,
-      )) as string[]
-      if (keys.length === 0) break
-      offset += keys.length
-      for (const runKey of keys) {
-        const [claimedBy, leaseUntil, body] = (await this.#call(
-          'HMGET',
-          this.#key('once:', runKey),
-          'claimed_by',
-          'lease_until',
-          'body',
-        )) as (string | null)[]
-        if (body === null || body === undefined) continue
-        if (claimedBy !== null && Number(leaseUntil) >= now) continue
-        entries.push(JSON.parse(body) as OneOffEntry)
-        if (entries.length >= limit) break
-      }
-    }
-    return entries
+  fetchOneOffWindow(until: number, now: number, limit: number): Promise<OneOffEntry[]> {
+    return oneOff.fetchOneOffWindow(this.#ops, until, now, limit)
   }
 
-  async claimOneOff(runKey: string, lease: LeaseRequest): Promise<ClaimedOneOff | null> {
-    checkLease(lease.owner, lease.leaseUntil)
-    const token = randomUUID()
-    const body = (await this.#run(
-      'claim-one-off',
-      [this.#key('once:', runKey)],
-      [lease.owner, lease.leaseUntil, lease.now, token],
-    )) as string | null
-    return body === null ? null : { entry: JSON.parse(body) as OneOffEntry, claim_token: token }
+  claimOneOff(runKey: string, lease: LeaseRequest): Promise<ClaimedOneOff | null> {
+    return oneOff.claimOneOff(this.#ops, runKey, lease)
   }
 
-  async completeOneOff(runKey: string, claimToken: string): Promise<boolean> {
-    const done = await this.#run(
-      'complete-one-off',
-      [this.#key('once:', runKey), this.#key('once-due')],
-      [runKey, claimToken],
-    )
-    return Number(done) === 1
+  completeOneOff(runKey: string, claimToken: string): Promise<boolean> {
+    return oneOff.completeOneOff(this.#ops, runKey, claimToken)
   }
 
-  // ---- queue configs, audit, revocations -------------------------------------------------
+  // ---- queue configs, audit, revocations (admin-data.ts) --------------------------------
 
-  async getQueueConfigs(): Promise<StoredQueueConfig[]> {
-    const flat = (await this.#call('HGETALL', this.#key('queues'))) as string[]
-    const configs: StoredQueueConfig[] = []
-    for (let i = 1; i < flat.length; i += 2) {
-      configs.push(JSON.parse(flat[i] as string) as StoredQueueConfig)
-    }
-    return configs.sort((x, y) => x.name.localeCompare(y.name))
+  getQueueConfigs(): Promise<StoredQueueConfig[]> {
+    return adminData.getQueueConfigs(this.#ops)
   }
 
-  async putQueueConfig(config: StoredQueueConfig): Promise<void> {
-    for (const value of [config.concurrency, config.max_size]) {
-      if (value !== null && (!Number.isInteger(value) || value < 0)) {
-        throw new TaskValidationError('concurrency and max_size must be null or integers ≥ 0.')
-      }
-    }
-    const stored = { name: config.name, concurrency: config.concurrency, max_size: config.max_size }
-    await this.#call('HSET', this.#key('queues'), config.name, JSON.stringify(stored))
+  putQueueConfig(config: StoredQueueConfig): Promise<void> {
+    return adminData.putQueueConfig(this.#ops, config)
   }
 
-  async appendAudit(entry: Omit<TaskAuditEntry, 'id'>): Promise<TaskAuditEntry> {
-    const id = Number(await this.#call('INCR', this.#key('audit:seq')))
-    const full: TaskAuditEntry = { id, ...entry }
-    await this.#call('HSET', this.#key('audit'), id, JSON.stringify(full))
-    await this.#call('ZADD', this.#key('audit:idx'), id, id)
-    return full
+  appendAudit(entry: Omit<TaskAuditEntry, 'id'>): Promise<TaskAuditEntry> {
+    return adminData.appendAudit(this.#ops, entry)
   }
 
-  async listAudit(page: number, perPage: number): Promise<AuditPage> {
-    checkListQuery({ page, perPage })
-    const start = (page - 1) * perPage
-    const ids = (await this.#call(
-      'ZRANGE',
-      this.#key('audit:idx'),
-      start,
-      start + perPage - 1,
-      'REV',
-    )) as string[]
-    const items: TaskAuditEntry[] = []
-    for (const id of ids) {
-      const json = (await this.#call('HGET', this.#key('audit'), id)) as string | null
-      if (json !== null) items.push(JSON.parse(json) as TaskAuditEntry)
-    }
-    const total = Number(await this.#call('ZCARD', this.#key('audit:idx')))
-    return { items, total, page, per_page: perPage }
+  listAudit(page: number, perPage: number): Promise<AuditPage> {
+    return adminData.listAudit(this.#ops, page, perPage)
   }
 
-  async revokeSession(tokenId: string, expiresAt: number): Promise<void> {
-    // The value is the expiry, compared with the caller's clock; PXAT only collects garbage.
-    await this.#call(
-      'SET',
-      this.#key('revoked:', tokenId),
-      expiresAt,
-      'PXAT',
-      Math.max(expiresAt, Date.now() + 60_000),
-    )
+  revokeSession(tokenId: string, expiresAt: number): Promise<void> {
+    return adminData.revokeSession(this.#ops, tokenId, expiresAt)
   }
 
-  async isSessionRevoked(tokenId: string, now: number): Promise<boolean> {
-    const value = (await this.#call('GET', this.#key('revoked:', tokenId))) as string | null
-    return value !== null && Number(value) > now
+  isSessionRevoked(tokenId: string, now: number): Promise<boolean> {
+    return adminData.isSessionRevoked(this.#ops, tokenId, now)
   }
 
   async close(): Promise<void> {
