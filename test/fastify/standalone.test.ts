@@ -5,38 +5,18 @@ import {
   deprecated,
   disabled,
   envOnly,
-  forceActive,
   maintenance,
   setStandaloneEngine,
 } from '../../src/fastify/index.js'
-import { buildApp } from '../helpers/app.js'
+import { addDecoratedRoutes, buildApp } from '../helpers/app.js'
 import { FakeClock } from '../helpers/clock.js'
 
-/** The same routes as test/helpers/app.ts, without the plugin (the spec's dependency form). */
+/** The decorated routes of test/helpers/app.ts, without the plugin (the spec's dependency form). */
 async function buildStandalone(clock: FakeClock) {
   const engine = createEngine({ store: 'memory', env: 'prod', clock })
   setStandaloneEngine(engine)
   const app = Fastify()
-  const ok = () => ({ ok: true })
-  app.get(
-    '/payments',
-    { onRequest: maintenance({ reason: 'DB migration', end: new Date(clock.time + 90_500) }) },
-    ok,
-  )
-  app.get('/legacy', { onRequest: disabled({ reason: 'Replaced by /v2' }) }, ok)
-  app.get('/debug', { onRequest: envOnly('dev', 'staging') }, ok)
-  app.get(
-    '/v1/users',
-    {
-      onRequest: deprecated({
-        sunset: 'Sat, 01 Jan 2028 00:00:00 GMT',
-        useInstead: '/v2/users',
-        since: '2026-01-01T00:00:00Z',
-      }),
-    },
-    ok,
-  )
-  app.get('/health', { onRequest: forceActive() }, ok)
+  addDecoratedRoutes(app, clock)
   await app.ready()
   return { app, engine }
 }

@@ -10,19 +10,12 @@ import {
 } from '../../src/fastify/index.js'
 import { FakeClock } from './clock.js'
 
-/** An app with one route per decorator, an undecorated route and a parameterised route. */
-export async function buildApp(
-  options: { env?: string; service?: string; clock?: FakeClock; plugin?: boolean } = {},
-): Promise<{ app: FastifyInstance; engine: Engine; clock: FakeClock }> {
-  const clock = options.clock ?? new FakeClock()
-  const engine = createEngine({
-    store: 'memory',
-    env: options.env ?? 'prod',
-    service: options.service,
-    clock,
-  })
-  const app = Fastify()
-  await app.register(switchyard, { engine })
+/**
+ * One route per lifecycle decorator — /payments (maintenance window ending 90.5 s after the
+ * clock's time), /legacy, /debug (dev and staging only), /v1/users (deprecated), /health — with
+ * or without the plugin registered on `app`.
+ */
+export function addDecoratedRoutes(app: FastifyInstance, clock: FakeClock): void {
   const ok = () => ({ ok: true })
   app.get(
     '/payments',
@@ -42,8 +35,25 @@ export async function buildApp(
     },
     ok,
   )
-  app.get('/v0/users', { onRequest: deprecated() }, ok)
   app.get('/health', { onRequest: forceActive() }, ok)
+}
+
+/** An app with one route per decorator, an undecorated route and a parameterised route. */
+export async function buildApp(
+  options: { env?: string; service?: string; clock?: FakeClock } = {},
+): Promise<{ app: FastifyInstance; engine: Engine; clock: FakeClock }> {
+  const clock = options.clock ?? new FakeClock()
+  const engine = createEngine({
+    store: 'memory',
+    env: options.env ?? 'prod',
+    service: options.service,
+    clock,
+  })
+  const app = Fastify()
+  await app.register(switchyard, { engine })
+  const ok = () => ({ ok: true })
+  addDecoratedRoutes(app, clock)
+  app.get('/v0/users', { onRequest: deprecated() }, ok)
   app.get('/orders', ok)
   app.post('/orders', ok)
   app.get('/items/:id', ok)
