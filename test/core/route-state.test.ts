@@ -1,23 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import { effectiveStatus, type RouteState } from '../../src/index.js'
-import { stateTimes } from '../../src/core/route-state.js'
+import { declaredState, stateTimes } from '../../src/core/route-state.js'
 
-const base: RouteState = {
-  route: 'GET:/x',
-  method: 'GET',
-  path: '/x',
-  service: 'default',
-  status: 'active',
-  reason: '',
-  since: 'startup',
-  window: null,
-  until: null,
-  envs: [],
-  force_active: false,
-  sunset: null,
-  use_instead: null,
-  deprecated_since: null,
-}
+/** An active route with no override: the state effective-status rules start from. */
+const base: RouteState = declaredState(
+  { route: 'GET:/x', method: 'GET', path: '/x', service: 'default' },
+  null,
+)
 const at = (iso: string) => Date.parse(iso)
 const status = (state: RouteState, iso: string) =>
   effectiveStatus(state, stateTimes(state), at(iso))
