@@ -3,13 +3,13 @@
  * (`/api/services/{service}/maintenance`), plus the service list. Both scopes have the same
  * five endpoints, built from one table so that they cannot drift apart.
  */
-import type { FastifyRequest } from 'fastify'
 import type { Engine } from '../../core/engine.js'
 import type { MaintenanceConfig } from '../../core/maintenance.js'
 import type { EnableMaintenanceOptions } from '../../core/maintenance-operations.js'
 import type { ActorOptions } from '../../core/operations.js'
 import { actorOf } from '../auth/guard.js'
 import { ADMIN_ROUTE, type AdminContext, type AdminInstance } from '../context.js'
+import { globalAndServiceScopes } from './scopes.js'
 import {
   EmptyBody,
   ErrorBody,
@@ -17,7 +17,6 @@ import {
   MaintenanceConfigSchema,
   MaintenanceEnableBody,
   ServiceList,
-  ServiceParams,
 } from '../schemas.js'
 
 /** The engine operations of one maintenance scope; `scope` is the service, or null for global. */
@@ -64,25 +63,15 @@ const errors = { 400: ErrorBody, 401: ErrorBody }
 
 /** Registers the maintenance endpoints of both scopes and `GET /api/services`. */
 export function maintenanceRoutes(app: AdminInstance, { engine }: AdminContext): void {
-  const scopes = [
-    {
-      base: '/api/global-maintenance',
-      tag: 'global maintenance',
-      ops: globalOperations(engine),
-      perService: false,
-    },
+  const scopes = globalAndServiceScopes(
+    { base: '/api/global-maintenance', tag: 'global maintenance', ops: globalOperations(engine) },
     {
       base: '/api/services/:service/maintenance',
       tag: 'service maintenance',
       ops: serviceOperations(engine),
-      perService: true,
     },
-  ]
-  for (const { base, tag, ops, perService } of scopes) {
-    const params = perService ? { params: ServiceParams } : {}
-    const serviceOf = (request: FastifyRequest): string | null =>
-      perService ? (request.params as { service: string }).service : null
-
+  )
+  for (const { base, tag, ops, params, serviceOf } of scopes) {
     app.get(
       base,
       {

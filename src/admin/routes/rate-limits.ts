@@ -6,7 +6,6 @@
  * plugin sets it up (with its counters) when it is registered, and looking it up earlier would
  * create one with default settings.
  */
-import type { FastifyRequest } from 'fastify'
 import type { Engine } from '../../core/engine.js'
 import type { ActorOptions } from '../../core/operations.js'
 import { paginate } from '../../core/pagination.js'
@@ -16,6 +15,7 @@ import type { ScopePolicyOptions, ScopeRateLimitPolicy } from '../../rate-limit/
 import type { RateLimitService, SetRateLimitPolicyInput } from '../../rate-limit/service.js'
 import { actorOf } from '../auth/guard.js'
 import { ADMIN_ROUTE, type AdminContext, type AdminInstance } from '../context.js'
+import { globalAndServiceScopes } from './scopes.js'
 import {
   DeletedCount,
   DeletedFlag,
@@ -30,7 +30,7 @@ import {
   SetRoutePolicyBody,
   SetScopePolicyBody,
 } from '../rate-limit-schemas.js'
-import { Envelope, ErrorBody, ServiceParams } from '../schemas.js'
+import { Envelope, ErrorBody } from '../schemas.js'
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody }
 
@@ -193,20 +193,11 @@ export function rateLimitRoutes(app: AdminInstance, { engine }: AdminContext): v
     },
   )
 
-  const scopes = [
-    { base: '/api/global-rate-limit', tag: 'global rate limit', ops: globalOps, perService: false },
-    {
-      base: '/api/services/:service/rate-limit',
-      tag: 'service rate limit',
-      ops: serviceOps,
-      perService: true,
-    },
-  ]
-  for (const { base, tag, ops, perService } of scopes) {
-    const params = perService ? { params: ServiceParams } : {}
-    const serviceOf = (request: FastifyRequest): string | null =>
-      perService ? (request.params as { service: string }).service : null
-
+  const scopes = globalAndServiceScopes(
+    { base: '/api/global-rate-limit', tag: 'global rate limit', ops: globalOps },
+    { base: '/api/services/:service/rate-limit', tag: 'service rate limit', ops: serviceOps },
+  )
+  for (const { base, tag, ops, params, serviceOf } of scopes) {
     app.get(
       base,
       {
