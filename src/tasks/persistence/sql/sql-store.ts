@@ -7,7 +7,14 @@
  * admin data (`admin-data.ts`) live in modules of their own; this class ties them to one
  * connection and its migrations.
  */
-import { sql, type CompiledQuery, type ExpressionBuilder, type Kysely } from 'kysely'
+import {
+  sql,
+  type CompiledQuery,
+  type ExpressionBuilder,
+  type InsertQueryBuilder,
+  type InsertResult,
+  type Kysely,
+} from 'kysely'
 import type { StoredTask } from '../../record.js'
 import { TaskValidationError } from '../../errors.js'
 import type { TaskStatus } from '../../status.js'
@@ -65,6 +72,43 @@ const TASK_COLUMNS = [
   'lease_until',
   'claim_token',
 ] as const
+
+/** Columns an upsert overwrites on an existing row (the claim columns only with a claim). */
+const RECORD_COLUMNS = [
+  'func_name',
+  'status',
+  'queue',
+  'created_ms',
+  'finished_ms',
+  'duration',
+  'body',
+] as const
+const CLAIM_COLUMNS = ['claimed_by', 'lease_until'] as const
+
+/**
+ * `insert` made an upsert on `task_id` in the dialect's form (`ON DUPLICATE KEY UPDATE` on MySQL,
+ * `ON CONFLICT ... DO UPDATE` elsewhere), overwriting the record columns and, `withClaim`, the
+ * claim columns with the inserted values.
+ */
+function taskUpsert(
+  insert: InsertQueryBuilder<TaskDatabase, 'tasks', InsertResult>,
+  dialect: SqlBackend['dialect'],
+  withClaim: boolean,
+): InsertQueryBuilder<TaskDatabase, 'tasks', InsertResult> {
+  const columns = withClaim ? [...RECORD_COLUMNS, ...CLAIM_COLUMNS] : RECORD_COLUMNS
+  if (dialect === 'mysql') {
+    return insert.onDuplicateKeyUpdate(
+      Object.fromEntries(columns.map((column) => [column, sql`values(${sql.ref(column)})`])),
+    )
+  }
+  return insert.onConflict((oc) =>
+    oc
+      .column('task_id')
+      .doUpdateSet((eb) =>
+        Object.fromEntries(columns.map((column) => [column, eb.ref(`excluded.${column}`)])),
+      ),
+  )
+}
 
 /** Rows per multi-row INSERT (well under every dialect's bound-parameter limit). */
 const INSERT_CHUNK = 400
@@ -150,75 +194,16 @@ export class SqlTaskStore implements DurableTaskStore {
     }
     const queries: CompiledQuery[] = []
     for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-      const chunk = rows.slice(i, i + INSERT_CHUNK)
-      const insert = db.insertInto('tasks').values(chunk)
-      if (backend.dialect === 'mysql') {
-        queries.push(
-          insert
-            .onDuplicateKeyUpdate({
-              func_name: sql`values(func_name)`,
-              status: sql`values(status)`,
-              queue: sql`values(queue)`,
-              created_ms: sql`values(created_ms)`,
-              finished_ms: sql`values(finished_ms)`,
-              duration: sql`values(duration)`,
-              body: sql`values(body)`,
-              ...(claim === null
-                ? {}
-                : { claimed_by: sql`values(claimed_by)`, lease_until: sql`values(lease_until)` }),
-            })
-            .compile(),
-        )
-      } else {
-        queries.push(
-          insert
-            .onConflict((oc) =>
-              oc.column('task_id').doUpdateSet((eb) => ({
-                func_name: eb.ref('excluded.func_name'),
-                status: eb.ref('excluded.status'),
-                queue: eb.ref('excluded.queue'),
-                created_ms: eb.ref('excluded.created_ms'),
-                finished_ms: eb.ref('excluded.finished_ms'),
-                duration: eb.ref('excluded.duration'),
-                body: eb.ref('excluded.body'),
-                ...(claim === null
-                  ? {}
-                  : {
-                      claimed_by: eb.ref('excluded.claimed_by'),
-                      lease_until: eb.ref('excluded.lease_until'),
-                    }),
-              })),
-            )
-            .compile(),
-        )
-      }
+      const insert = db.insertInto('tasks').values(rows.slice(i, i + INSERT_CHUNK))
+      queries.push(taskUpsert(insert, backend.dialect, claim !== null).compile())
     }
     await backend.batch(queries)
   }
 
   #compileRowUpsert(db: Db, withClaim: boolean): string {
     const template = Object.fromEntries(TASK_COLUMNS.map((column) => [column, null])) as never
-    const compiled = db
-      .insertInto('tasks')
-      .values(template)
-      .onConflict((oc) =>
-        oc.column('task_id').doUpdateSet((eb) => ({
-          func_name: eb.ref('excluded.func_name'),
-          status: eb.ref('excluded.status'),
-          queue: eb.ref('excluded.queue'),
-          created_ms: eb.ref('excluded.created_ms'),
-          finished_ms: eb.ref('excluded.finished_ms'),
-          duration: eb.ref('excluded.duration'),
-          body: eb.ref('excluded.body'),
-          ...(withClaim
-            ? {
-                claimed_by: eb.ref('excluded.claimed_by'),
-                lease_until: eb.ref('excluded.lease_until'),
-              }
-            : {}),
-        })),
-      )
-      .compile()
+    const insert = db.insertInto('tasks').values(template)
+    const compiled = taskUpsert(insert, 'sqlite', withClaim).compile()
     if (compiled.parameters.length !== TASK_COLUMNS.length) {
       throw new StoreError('Unexpected shape of the compiled task upsert.')
     }
