@@ -69,7 +69,7 @@ export function redisPolicyStore(
     namespace: 'rl',
     label: 'rate-limit',
     recordOf,
-    ...(options.onError === undefined ? {} : { onError: options.onError }),
+    onError: options.onError,
   })
 
   async function write(
@@ -115,7 +115,7 @@ export function redisPolicyStore(
     async putService(service, policy) {
       await write('services', service, policy, { type: 'service_rl_policy', service, policy })
     },
-    subscribe: (listener) => feed.subscribe((event) => listener(event)),
+    subscribe: (listener) => feed.subscribe(listener),
     onResync: (listener) => feed.onResync(listener),
     connect: () => feed.connect(),
     close: () => feed.close(),
