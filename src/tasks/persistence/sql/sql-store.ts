@@ -58,21 +58,6 @@ export interface SqlStoreOptions {
   now?: () => number
 }
 
-/** Columns of a task row, in the order of the prepared single-row upsert's parameters. */
-const TASK_COLUMNS = [
-  'task_id',
-  'func_name',
-  'status',
-  'queue',
-  'created_ms',
-  'finished_ms',
-  'duration',
-  'body',
-  'claimed_by',
-  'lease_until',
-  'claim_token',
-] as const
-
 /** Columns an upsert overwrites on an existing row (the claim columns only with a claim). */
 const RECORD_COLUMNS = [
   'func_name',
@@ -84,6 +69,9 @@ const RECORD_COLUMNS = [
   'body',
 ] as const
 const CLAIM_COLUMNS = ['claimed_by', 'lease_until'] as const
+
+/** Columns of a task row, in the order of the prepared single-row upsert's parameters. */
+const TASK_COLUMNS = ['task_id', ...RECORD_COLUMNS, ...CLAIM_COLUMNS, 'claim_token'] as const
 
 /**
  * `insert` made an upsert on `task_id` in the dialect's form (`ON DUPLICATE KEY UPDATE` on MySQL,
