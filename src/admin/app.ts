@@ -18,10 +18,11 @@ import { ConfigError, SwitchyardError, toError, ValidationError } from '../core/
 import { prepareCredentials, type AdminAuthOption } from './auth/credentials.js'
 import { authenticationHook } from './auth/guard.js'
 import { DEFAULT_TOKEN_EXPIRY, SessionManager } from './auth/sessions.js'
-import { LoginThrottle, type LoginThrottleOptions } from './auth/throttle.js'
+import { LoginThrottle, type LoginThrottleOptions } from '../common/login-throttle.js'
 import { ADMIN_ROUTE, flagServiceOf, type AdminContext, type AdminInstance } from './context.js'
 import { BadRequestError, EndpointNotFoundError } from './errors.js'
-import { EventHub, toStreamEvent, type EventHubOptions } from './events/hub.js'
+import { EventHub, type EventHubOptions } from '../common/sse-hub.js'
+import { toStreamEvent } from './events/stream-event.js'
 import { buildOpenApi, endpointRecords, type EndpointRecord } from './openapi.js'
 import { auditRoutes } from './routes/audit.js'
 import { authRoutes } from './routes/auth.js'
@@ -82,7 +83,7 @@ async function adminPlugin(app: FastifyInstance, options: AdminAppOptions): Prom
     credentials,
     sessions:
       credentials === null ? null : new SessionManager(engine.store.tokens, engine.clock, expiry),
-    throttle: new LoginThrottle(engine.clock, options.loginThrottle),
+    throttle: new LoginThrottle(engine.clock, options.loginThrottle, configError),
     mountPath: mountPath === '' ? '/' : mountPath,
     flags: options.flags,
   }
@@ -91,7 +92,7 @@ async function adminPlugin(app: FastifyInstance, options: AdminAppOptions): Prom
       `switchyard admin app at ${context.mountPath} has no credentials: it is open to anyone who can reach it. Pass \`auth\` to protect it.`,
     )
   }
-  const hub = new EventHub(options)
+  const hub = new EventHub(options, configError)
   const unsubscribe = engine.store.changes.subscribe((event) => {
     hub.publish(toStreamEvent(event))
   })
@@ -170,6 +171,8 @@ function registerAdmin(
     () => buildOpenApi(endpoints, context.mountPath),
   )
 }
+
+const configError = (message: string) => new ConfigError(message)
 
 /** The one error handler of the admin app. */
 function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {

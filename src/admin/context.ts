@@ -17,7 +17,7 @@ import type { Engine } from '../core/engine.js'
 import type { FlagService } from '../flags/service.js'
 import type { SessionManager } from './auth/sessions.js'
 import type { CredentialCheck } from './auth/credentials.js'
-import type { LoginThrottle } from './auth/throttle.js'
+import type { LoginThrottle } from '../common/login-throttle.js'
 
 /** The admin app's Fastify instance, with TypeBox type inference. */
 export type AdminInstance = FastifyInstance<

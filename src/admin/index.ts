@@ -6,8 +6,8 @@ export type { AdminAuthOption, AdminUser, Authenticate } from './auth/credential
 export type { AdminPrincipal } from './auth/guard.js'
 export { SESSION_COOKIE } from './auth/guard.js'
 export { DEFAULT_TOKEN_EXPIRY, hashToken } from './auth/sessions.js'
-export type { LoginThrottleOptions } from './auth/throttle.js'
-export type { EventHubOptions } from './events/hub.js'
+export type { LoginThrottleOptions } from '../common/login-throttle.js'
+export type { EventHubOptions } from '../common/sse-hub.js'
 export {
   UnauthenticatedError,
   AuthNotConfiguredError,

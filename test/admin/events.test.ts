@@ -1,7 +1,7 @@
 import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 import { afterEach, describe, expect, it } from 'vitest'
-import { EventHub } from '../../src/admin/events/hub.js'
+import { EventHub } from '../../src/common/sse-hub.js'
 import { FlagService } from '../../src/flags/service.js'
 import { booleanFlag } from '../flags/helpers.js'
 import { ADMIN, buildAdmin, login } from './helpers.js'

@@ -1,10 +1,10 @@
 /**
- * `GET /api/events`: the server-sent event stream (see events/hub.ts). Authenticated like every
+ * `GET /api/events`: the server-sent event stream (see common/sse-hub.ts). Authenticated like every
  * other endpoint; a browser's EventSource sends the session cookie.
  */
 import { ValidationError } from '../../core/errors.js'
 import { ADMIN_ROUTE, type AdminInstance } from '../context.js'
-import type { EventHub } from '../events/hub.js'
+import type { EventHub } from '../../common/sse-hub.js'
 import { ErrorBody } from '../schemas.js'
 
 /** Registers the event-stream endpoint. */

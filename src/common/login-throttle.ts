@@ -5,10 +5,15 @@
  * success clears the address. Failures are forgotten after `resetAfter` seconds of quiet.
  *
  * Kept in process memory: it slows down guessing against one instance, which is its job; the
- * table is bounded so that a flood of addresses cannot grow it without limit.
+ * table is bounded so that a flood of addresses cannot grow it without limit. Shared by the
+ * admin app and the task admin, which is why it lives where both halves may import it.
  */
-import type { Clock } from '../../core/clock.js'
-import { ConfigError } from '../../core/errors.js'
+import type { InvalidOption } from './sse-hub.js'
+
+/** The time source the throttle reads (epoch milliseconds). */
+export interface ThrottleClock {
+  now(): number
+}
 
 /** Options of {@link LoginThrottle}. */
 export interface LoginThrottleOptions {
@@ -38,15 +43,19 @@ export class LoginThrottle {
   private readonly resetAfterMs: number
   private readonly maxAddresses: number
 
+  /** Throws `invalid(message)` for a bad option. */
   constructor(
-    private readonly clock: Clock,
+    private readonly clock: ThrottleClock,
     options: LoginThrottleOptions = {},
+    invalid: InvalidOption = (m) => new RangeError(m),
   ) {
-    this.freeAttempts = positive(options.freeAttempts, 5, 'freeAttempts', true)
-    this.baseDelayMs = positive(options.baseDelay, 1, 'baseDelay') * 1000
-    this.maxDelayMs = positive(options.maxDelay, 900, 'maxDelay') * 1000
-    this.resetAfterMs = positive(options.resetAfter, 3600, 'resetAfter') * 1000
-    this.maxAddresses = positive(options.maxAddresses, 10_000, 'maxAddresses', true)
+    const option = (value: number | undefined, fallback: number, field: string, int = false) =>
+      positive(value, fallback, field, invalid, int)
+    this.freeAttempts = option(options.freeAttempts, 5, 'freeAttempts', true)
+    this.baseDelayMs = option(options.baseDelay, 1, 'baseDelay') * 1000
+    this.maxDelayMs = option(options.maxDelay, 900, 'maxDelay') * 1000
+    this.resetAfterMs = option(options.resetAfter, 3600, 'resetAfter') * 1000
+    this.maxAddresses = option(options.maxAddresses, 10_000, 'maxAddresses', true)
   }
 
   /** Seconds the address must still wait before its next attempt (0 = may try now). */
@@ -91,11 +100,12 @@ function positive(
   value: number | undefined,
   fallback: number,
   field: string,
+  invalid: InvalidOption,
   integer = false,
 ): number {
   if (value === undefined) return fallback
   if (!Number.isFinite(value) || value < 0 || (integer && !Number.isInteger(value))) {
-    throw new ConfigError(
+    throw invalid(
       `loginThrottle.${field} must be a non-negative ${integer ? 'integer' : 'number'}.`,
     )
   }

@@ -1,10 +1,10 @@
 /**
- * The event stream behind `GET /api/events` (server-sent events).
+ * A server-sent event hub, shared by the admin app's `GET /api/events` and the task admin's
+ * `GET {tasks}/dashboard/stream`.
  *
- * Every change of the store's change feed (route states, maintenance, audit entries; with
- * Redis also those made by other instances) becomes one frame `id: <n>`, `event: <type>`,
- * `data: <json>`. The last frames are kept in a bounded ring so that a client that reconnects
- * with `Last-Event-ID` receives what it missed.
+ * Every published event becomes one frame `id: <n>`, `event: <type>`, `data: <json>`. The last
+ * frames are kept in a bounded ring so that a client that reconnects with `Last-Event-ID`
+ * receives what it missed.
  *
  * Why clients are dropped rather than waited for: a frame is written to every client at once;
  * a client that does not read lets its socket buffer grow. Waiting for it would stall every
@@ -12,8 +12,6 @@
  * bytes pass `clientBufferBytes` is disconnected (it can reconnect and resume by id).
  */
 import type { ServerResponse } from 'node:http'
-import type { ChangeEvent } from '../../core/events.js'
-import { ConfigError } from '../../core/errors.js'
 
 /** Options of {@link EventHub}. */
 export interface EventHubOptions {
@@ -36,16 +34,8 @@ export interface StreamEvent {
   data: unknown
 }
 
-/**
- * Converts a change-feed event into a stream event: an audit event carries the entry itself;
- * every other event its members without `type` and the store's internal `version` (so event
- * types added to the change feed later reach the stream unchanged).
- */
-export function toStreamEvent(event: ChangeEvent): StreamEvent {
-  if (event.type === 'audit') return { type: event.type, data: event.entry }
-  const { type, version: _version, ...data } = event
-  return { type, data }
-}
+/** Builds the error thrown for an invalid option (each half passes its own error class). */
+export type InvalidOption = (message: string) => Error
 
 /** Fans stream events out to connected SSE clients. */
 export class EventHub {
@@ -56,16 +46,18 @@ export class EventHub {
   private readonly clientBufferBytes: number
   private readonly timer: NodeJS.Timeout
 
-  constructor(options: EventHubOptions = {}) {
-    this.bufferSize = positiveInteger(options.eventBufferSize, 1000, 'eventBufferSize')
+  /** Throws `invalid(message)` for a bad option. */
+  constructor(options: EventHubOptions = {}, invalid: InvalidOption = (m) => new RangeError(m)) {
+    this.bufferSize = positiveInteger(options.eventBufferSize, 1000, 'eventBufferSize', invalid)
     this.clientBufferBytes = positiveInteger(
       options.clientBufferBytes,
       1 << 20,
       'clientBufferBytes',
+      invalid,
     )
     const keepalive = options.keepaliveInterval ?? 15
     if (!Number.isFinite(keepalive) || keepalive <= 0) {
-      throw new ConfigError('keepaliveInterval must be a positive number of seconds.')
+      throw invalid('keepaliveInterval must be a positive number of seconds.')
     }
     this.timer = setInterval(() => this.broadcast(': keepalive\n\n'), keepalive * 1000)
     this.timer.unref()
@@ -125,10 +117,15 @@ export class EventHub {
   }
 }
 
-function positiveInteger(value: number | undefined, fallback: number, field: string): number {
+function positiveInteger(
+  value: number | undefined,
+  fallback: number,
+  field: string,
+  invalid: InvalidOption,
+): number {
   if (value === undefined) return fallback
   if (!Number.isInteger(value) || value < 1) {
-    throw new ConfigError(`${field} must be a positive integer.`)
+    throw invalid(`${field} must be a positive integer.`)
   }
   return value
 }
