@@ -174,8 +174,12 @@ describe.skipIf(!enabled)('flags on Redis', () => {
     )
     expect(local.flags.sync.getBooleanValue('live', false, { targeting_key: 'u1' })).toBe(true)
     await local.audit.flush()
-    const actions = (await local.getAuditLog()).items.map((entry) => entry.action)
-    expect(actions).toEqual(['flag_enabled', 'flag_disabled', 'flag_created'])
+    // The child's audit entry is written after its flag change is published: wait for it.
+    await expect
+      .poll(async () => (await local.getAuditLog()).items.map((entry) => entry.action), {
+        timeout: 5000,
+      })
+      .toEqual(['flag_enabled', 'flag_disabled', 'flag_created'])
   })
 
   it('reloads after its flag pub/sub connection dropped', async () => {
