@@ -1,6 +1,5 @@
 import swagger, { type FastifyDynamicSwaggerOptions, type SwaggerOptions } from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import { compileErrors, validate } from '@readme/openapi-parser'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { parse } from 'yaml'
 import { createEngine, type Engine } from '../../src/index.js'
@@ -14,6 +13,7 @@ import {
   type SwitchyardPluginOptions,
 } from '../../src/fastify/index.js'
 import { FakeClock } from '../helpers/clock.js'
+import { expectValidOpenApi } from '../helpers/openapi.js'
 
 /** An OpenAPI / Swagger document as served. */
 export type Doc = {
@@ -150,7 +150,7 @@ export async function fetchJson(app: FastifyInstance): Promise<Doc> {
   const response = await app.inject('/docs/json')
   if (response.statusCode !== 200) throw new Error(`/docs/json answered ${response.statusCode}`)
   const doc = response.json<Doc>()
-  await expectValid(doc)
+  await expectValidOpenApi(doc)
   return doc
 }
 
@@ -159,12 +159,6 @@ export async function fetchYaml(app: FastifyInstance): Promise<Doc> {
   const response = await app.inject('/docs/yaml')
   if (response.statusCode !== 200) throw new Error(`/docs/yaml answered ${response.statusCode}`)
   return parse(response.body) as Doc
-}
-
-/** Fails with the validator's messages unless `doc` is a valid OpenAPI 3 / Swagger 2 document. */
-export async function expectValid(doc: object): Promise<void> {
-  const result = await validate(structuredClone(doc) as Parameters<typeof validate>[0])
-  if (!result.valid) throw new Error(compileErrors(result))
 }
 
 /** `METHOD path` of every operation of a document, sorted. */

@@ -5,10 +5,10 @@ import { ConfigError, createEngine } from '../../src/index.js'
 import { disabled, switchyard } from '../../src/fastify/index.js'
 import { openApiFilterOf } from '../../src/fastify/openapi.js'
 import { FakeClock } from '../helpers/clock.js'
+import { expectValidOpenApi } from '../helpers/openapi.js'
 import {
   addDocumentedRoutes,
   buildDocsApp,
-  expectValid,
   fetchJson,
   operation,
   operations,
@@ -63,7 +63,7 @@ describe('where @fastify/swagger is registered', () => {
       plugin: { openapi: { decorator: 'apiDoc' } },
     })
     const apiDoc = (app as unknown as { apiDoc: () => Doc }).apiDoc
-    await expectValid(apiDoc())
+    await expectValidOpenApi(apiDoc())
     expect(apiDoc().paths['/legacy']).toBeUndefined()
     await engine.disable('GET:/orders')
     expect(operations(apiDoc())).not.toContain('GET /orders')
