@@ -36,12 +36,15 @@ const OPERATION_FIELDS = [
   'query',
 ]
 
-/** The routes of the app by path template, for matching the document's operations. */
+/**
+ * The routes of the app by path template, for matching the document's operations. A route
+ * added as `null` is never documented (the switchyard admin API: it has its own document).
+ */
 export class RouteTable {
-  private readonly byTemplate = new Map<string, Map<string, RouteSlot>>()
+  private readonly byTemplate = new Map<string, Map<string, RouteSlot | null>>()
 
   /** Adds one method of a route, `url` as registered with Fastify (`/items/:id`). */
-  add(url: string, method: string, slot: RouteSlot): void {
+  add(url: string, method: string, slot: RouteSlot | null): void {
     const template = templateKey(formatParamUrl(url))
     let methods = this.byTemplate.get(template)
     if (methods === undefined) {
@@ -53,9 +56,9 @@ export class RouteTable {
 
   /**
    * The route an operation describes: its path as written, else with one of the document's
-   * base paths in front (the prefix `@fastify/swagger` strips).
+   * base paths in front (the prefix `@fastify/swagger` strips). Undefined when none matches.
    */
-  lookup(path: string, method: string, bases: readonly string[]): RouteSlot | undefined {
+  lookup(path: string, method: string, bases: readonly string[]): RouteSlot | null | undefined {
     const template = templateKey(path)
     const direct = this.byTemplate.get(template)?.get(method)
     if (direct !== undefined) return direct

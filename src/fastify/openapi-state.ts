@@ -34,7 +34,8 @@ export type OperationView =
       readonly deprecated: { sunset: string | null; useInstead: string | null } | null
     }
 
-const HIDDEN: OperationView = Object.freeze({ hidden: true })
+/** The view of an operation the document does not show. */
+export const HIDDEN: OperationView = Object.freeze({ hidden: true })
 const AS_DECLARED: OperationView = Object.freeze({
   hidden: false,
   maintenance: null,

@@ -31,7 +31,7 @@ import {
   type ApiDocument,
   type RouteTable,
 } from './openapi-document.js'
-import { operationView, stableInterval, type MaintenanceState } from './openapi-state.js'
+import { HIDDEN, operationView, stableInterval, type MaintenanceState } from './openapi-state.js'
 
 /** The `openapi` option of the switchyard plugin (`false` turns the filtering off). */
 export interface OpenApiFilterOptions {
@@ -45,8 +45,8 @@ export interface OpenApiFilterOptions {
 /** How the source document's operations map to routes (built once per source document). */
 interface SourceIndex {
   source: ApiDocument
-  /** `METHOD path` → slot, for the operations that describe a route of the app. */
-  operations: Map<string, RouteSlot>
+  /** `METHOD path` → slot, for the operations that describe a route of the app (null: never shown). */
+  operations: Map<string, RouteSlot | null>
   /** The distinct slots of those operations, and their services. */
   slots: RouteSlot[]
   services: string[]
@@ -106,6 +106,7 @@ export class OpenApiFilter {
     }
     const document = rewriteDocument(source, (path, method) => {
       const slot = index.operations.get(`${method} ${path}`)
+      if (slot === null) return HIDDEN
       return slot === undefined ? undefined : operationView(slot, maintenance, now)
     })
     const { from, until } = stableInterval(index.slots, now)
@@ -139,12 +140,12 @@ export class OpenApiFilter {
   private indexOf(source: ApiDocument): SourceIndex {
     if (this.index?.source === source) return this.index
     const bases = basePathsOf(source)
-    const operations = new Map<string, RouteSlot>()
+    const operations = new Map<string, RouteSlot | null>()
     forEachOperation(source, (path, method) => {
       const slot = this.routes.lookup(path, method, bases)
       if (slot !== undefined) operations.set(`${method} ${path}`, slot)
     })
-    const slots = [...new Set(operations.values())]
+    const slots = [...new Set(operations.values())].filter((slot) => slot !== null)
     this.index = {
       source,
       operations,

@@ -116,8 +116,12 @@ async function switchyardPlugin(
     )
   }
   app.addHook('onRoute', (route) => {
-    // The admin API stays reachable whatever the state of the app's routes.
-    if (route.config?.switchyardAdmin === true) return
+    // The admin API stays reachable whatever the state of the app's routes, and stays out of
+    // the app's API description (it serves its own at {admin}/api/openapi.json).
+    if (route.config?.switchyardAdmin === true) {
+      for (const method of toArray(route.method)) documented?.add(route.url, method, null)
+      return
+    }
     attachRoute(engine, limits, rateLimited, route, getSlots, documented)
   })
   if (options.admin !== undefined) await app.register(adminApp, { ...options.admin, engine })

@@ -56,6 +56,16 @@ describe('where @fastify/swagger is registered', () => {
     expect(operation(doc, 'GET', '/payments')).not.toHaveProperty('x-switchyard-status')
   })
 
+  it("the switchyard admin API stays out of the app's document (it has its own)", async () => {
+    const admin = { path: '/switchyard', auth: { username: 'a', password: 'b' } }
+    const { app } = await docsApp({ plugin: { admin } })
+    const doc = await fetchJson(app)
+    expect(operations(doc)).toContain('GET /orders')
+    expect(Object.keys(doc.paths).filter((path) => path.startsWith('/switchyard'))).toEqual([])
+    const { app: unfiltered } = await docsApp({ plugin: { admin, openapi: false } })
+    expect(operations(await fetchJson(unfiltered))).toContain('GET /switchyard/api/routes')
+  })
+
   it('a renamed decorator is filtered when named in the openapi option', async () => {
     const { app, engine } = await docsApp({
       swagger: { ...OPENAPI, decorator: 'apiDoc' },
