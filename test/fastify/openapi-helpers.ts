@@ -105,9 +105,21 @@ export const OPENAPI: FastifyDynamicSwaggerOptions = {
   openapi: { openapi: '3.0.3', info: { title: 'shop', version: '1.0.0' }, tags: TAGS },
 }
 
+const opened: FastifyInstance[] = []
+
+/** Has {@link closeDocsApps} close `app` (an app a test built itself). */
+export function closeLater(app: FastifyInstance): void {
+  opened.push(app)
+}
+
+/** Closes every app {@link buildDocsApp} built (and {@link closeLater} got); use in `afterEach`. */
+export async function closeDocsApps(): Promise<void> {
+  await Promise.all(opened.splice(0).map((app) => app.close()))
+}
+
 /**
  * An app with @fastify/swagger (+ swagger-ui at /docs), the switchyard plugin and the documented
- * routes, on a memory engine with a fake clock; ready.
+ * routes, on a memory engine with a fake clock; ready, and closed by {@link closeDocsApps}.
  */
 export async function buildDocsApp(
   options: DocsAppOptions = {},
@@ -121,6 +133,7 @@ export async function buildDocsApp(
     logger: { warn: () => undefined, error: () => undefined },
   })
   const app = Fastify()
+  closeLater(app)
   const docs = async (scope: FastifyInstance) => {
     await scope.register(swagger, options.swagger ?? OPENAPI)
     if (options.ui !== false) await scope.register(swaggerUi, { routePrefix: '/docs' })

@@ -1,5 +1,5 @@
 import swagger, { type FastifyStaticSwaggerOptions } from '@fastify/swagger'
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify from 'fastify'
 import { afterEach, describe, expect, it } from 'vitest'
 import { ConfigError, createEngine } from '../../src/index.js'
 import { disabled, switchyard } from '../../src/fastify/index.js'
@@ -9,6 +9,8 @@ import { expectValidOpenApi } from '../helpers/openapi.js'
 import {
   addDocumentedRoutes,
   buildDocsApp,
+  closeDocsApps,
+  closeLater,
   fetchJson,
   operation,
   operations,
@@ -16,22 +18,13 @@ import {
   type Doc,
 } from './openapi-helpers.js'
 
-const apps: FastifyInstance[] = []
-afterEach(async () => {
-  await Promise.all(apps.splice(0).map((app) => app.close()))
-})
-
-async function docsApp(...args: Parameters<typeof buildDocsApp>) {
-  const built = await buildDocsApp(...args)
-  apps.push(built.app)
-  return built
-}
+afterEach(closeDocsApps)
 
 const silent = { warn: () => undefined, error: () => undefined }
 
 describe('where @fastify/swagger is registered', () => {
   it('after the plugin: wrapped when the app is ready, filtered all the same', async () => {
-    const { app, engine } = await docsApp({ order: 'after' })
+    const { app, engine } = await buildDocsApp({ order: 'after' })
     expect(openApiFilterOf(app.swagger)).toBeDefined()
     const doc = await fetchJson(app)
     expect(doc.paths['/legacy']).toBeUndefined()
@@ -40,7 +33,7 @@ describe('where @fastify/swagger is registered', () => {
   })
 
   it('in a plugin context below the plugin: that context’s decorator is wrapped', async () => {
-    const { app, engine } = await docsApp({ order: 'child' })
+    const { app, engine } = await buildDocsApp({ order: 'child' })
     const doc = await fetchJson(app)
     expect(doc.paths['/debug']).toBeUndefined()
     expect(operation(doc, 'GET', '/payments')['x-switchyard-status']).toBe('maintenance')
@@ -49,7 +42,7 @@ describe('where @fastify/swagger is registered', () => {
   })
 
   it('openapi: false serves the document exactly as @fastify/swagger builds it', async () => {
-    const { app } = await docsApp({ plugin: { openapi: false } })
+    const { app } = await buildDocsApp({ plugin: { openapi: false } })
     expect(openApiFilterOf(app.swagger)).toBeUndefined()
     const doc = await fetchJson(app)
     expect(operations(doc)).toContain('GET /legacy')
@@ -58,16 +51,16 @@ describe('where @fastify/swagger is registered', () => {
 
   it("the switchyard admin API stays out of the app's document (it has its own)", async () => {
     const admin = { path: '/switchyard', auth: { username: 'a', password: 'b' } }
-    const { app } = await docsApp({ plugin: { admin } })
+    const { app } = await buildDocsApp({ plugin: { admin } })
     const doc = await fetchJson(app)
     expect(operations(doc)).toContain('GET /orders')
     expect(Object.keys(doc.paths).filter((path) => path.startsWith('/switchyard'))).toEqual([])
-    const { app: unfiltered } = await docsApp({ plugin: { admin, openapi: false } })
+    const { app: unfiltered } = await buildDocsApp({ plugin: { admin, openapi: false } })
     expect(operations(await fetchJson(unfiltered))).toContain('GET /switchyard/api/routes')
   })
 
   it('a renamed decorator is filtered when named in the openapi option', async () => {
-    const { app, engine } = await docsApp({
+    const { app, engine } = await buildDocsApp({
       swagger: { ...OPENAPI, decorator: 'apiDoc' },
       ui: false,
       plugin: { openapi: { decorator: 'apiDoc' } },
@@ -82,7 +75,7 @@ describe('where @fastify/swagger is registered', () => {
   it('a decorator named in the openapi option that nobody registers fails the start', async () => {
     const engine = createEngine({ store: 'memory', logger: silent })
     const app = Fastify()
-    apps.push(app)
+    closeLater(app)
     app.addHook('onClose', () => engine.close())
     await app.register(swagger, OPENAPI)
     await app.register(switchyard, { engine, openapi: { decorator: 'apiDocs' } })
@@ -99,7 +92,7 @@ describe('where @fastify/swagger is registered', () => {
   it('an openapi option of the wrong type is a ConfigError at registration', async () => {
     const engine = createEngine({ store: 'memory', logger: silent })
     const app = Fastify()
-    apps.push(app)
+    closeLater(app)
     app.addHook('onClose', () => engine.close())
     const options = { engine, openapi: 'yes' } as unknown as Parameters<typeof switchyard>[1]
     await expect(app.register(switchyard, options)).rejects.toThrow(ConfigError)
@@ -111,7 +104,7 @@ describe('document forms', () => {
     const clock = new FakeClock()
     const engine = createEngine({ store: 'memory', env: 'prod', service: 'shop', clock })
     const app = Fastify()
-    apps.push(app)
+    closeLater(app)
     app.addHook('onClose', () => engine.close())
     await app.register(swagger, OPENAPI)
     const unfiltered = app.swagger
@@ -129,7 +122,7 @@ describe('document forms', () => {
   })
 
   it('Swagger 2 (swagger mode): filtered the same way, still a valid Swagger 2.0 document', async () => {
-    const { app, engine } = await docsApp({
+    const { app, engine } = await buildDocsApp({
       swagger: { swagger: { info: { title: 'shop', version: '1.0.0' } } },
     })
     const doc = await fetchJson(app)
@@ -162,7 +155,7 @@ describe('document forms', () => {
       },
     }
     const source = structuredClone(specification)
-    const { app, engine } = await docsApp({
+    const { app, engine } = await buildDocsApp({
       swagger: { mode: 'static', specification },
       routes: (scope) =>
         scope.register(
@@ -183,7 +176,7 @@ describe('document forms', () => {
   })
 
   it('OpenAPI 3.1 from dynamic mode stays valid', async () => {
-    const { app } = await docsApp({
+    const { app } = await buildDocsApp({
       swagger: { openapi: { openapi: '3.1.0', info: { title: 'shop', version: '1.0.0' } } },
     })
     const doc = await fetchJson(app)
@@ -192,7 +185,7 @@ describe('document forms', () => {
   })
 
   it('served over real HTTP: /docs/json and /docs/yaml', async () => {
-    const { app, engine } = await docsApp()
+    const { app, engine } = await buildDocsApp()
     const base = await app.listen({ host: '127.0.0.1', port: 0 })
     await engine.disable('GET:/orders')
     const json = (await (await fetch(`${base}/docs/json`)).json()) as Doc

@@ -1,8 +1,8 @@
-import type { FastifyInstance } from 'fastify'
 import { afterEach, describe, expect, it } from 'vitest'
 import { openApiFilterOf } from '../../src/fastify/openapi.js'
 import {
   buildDocsApp,
+  closeDocsApps,
   fetchJson,
   fetchYaml,
   HOUR,
@@ -11,16 +11,7 @@ import {
   type Doc,
 } from './openapi-helpers.js'
 
-const apps: FastifyInstance[] = []
-afterEach(async () => {
-  await Promise.all(apps.splice(0).map((app) => app.close()))
-})
-
-async function docsApp(...args: Parameters<typeof buildDocsApp>) {
-  const built = await buildDocsApp(...args)
-  apps.push(built.app)
-  return built
-}
+afterEach(closeDocsApps)
 
 const DECLARED = [
   'GET /health',
@@ -35,7 +26,7 @@ const DECLARED = [
 
 describe('the served document follows the declared states', () => {
   it('hides disabled and env-gated operations, keeps every other one, stays valid', async () => {
-    const { app } = await docsApp()
+    const { app } = await buildDocsApp()
     const doc = await fetchJson(app)
     expect(operations(doc)).toEqual(DECLARED)
     expect(doc.paths['/legacy']).toBeUndefined()
@@ -45,13 +36,13 @@ describe('the served document follows the declared states', () => {
   })
 
   it('drops the tags only hidden operations used and keeps the others, unused ones included', async () => {
-    const { app } = await docsApp()
+    const { app } = await buildDocsApp()
     const doc = await fetchJson(app)
     expect(doc.tags?.map((tag) => tag.name)).toEqual(['orders', 'payments', 'users', 'unused'])
   })
 
   it('maintenance without a window: a banner in the description and x-switchyard-status', async () => {
-    const { app } = await docsApp()
+    const { app } = await buildDocsApp()
     const payments = operation(await fetchJson(app), 'GET', '/payments')
     expect(payments['x-switchyard-status']).toBe('maintenance')
     expect(payments.description).toBe(
@@ -61,7 +52,7 @@ describe('the served document follows the declared states', () => {
   })
 
   it('a window not started yet shows nothing; once started, the banner with its end', async () => {
-    const { app, clock } = await docsApp()
+    const { app, clock } = await buildDocsApp()
     const before = operation(await fetchJson(app), 'GET', '/reports')
     expect(before).not.toHaveProperty('x-switchyard-status')
     expect(before).not.toHaveProperty('description')
@@ -79,7 +70,7 @@ describe('the served document follows the declared states', () => {
   })
 
   it('deprecated: deprecated true, the sunset date and a link to the successor', async () => {
-    const { app } = await docsApp()
+    const { app } = await buildDocsApp()
     const users = operation(await fetchJson(app), 'GET', '/v1/users')
     expect(users.deprecated).toBe(true)
     expect(users['x-switchyard-status']).toBe('deprecated')
@@ -89,9 +80,9 @@ describe('the served document follows the declared states', () => {
   })
 
   it('active, env-allowed and force-active operations are served exactly as generated', async () => {
-    const { app } = await docsApp({ plugin: { openapi: false } })
+    const { app } = await buildDocsApp({ plugin: { openapi: false } })
     const unfiltered = await fetchJson(app)
-    const { app: filteredApp } = await docsApp()
+    const { app: filteredApp } = await buildDocsApp()
     const filtered = await fetchJson(filteredApp)
     for (const [method, path] of [
       ['GET', '/orders'],
@@ -105,14 +96,14 @@ describe('the served document follows the declared states', () => {
   })
 
   it('the YAML route serves the same filtered document', async () => {
-    const { app } = await docsApp()
+    const { app } = await buildDocsApp()
     expect(await fetchYaml(app)).toEqual(await fetchJson(app))
   })
 })
 
 describe('runtime changes show on the next call', () => {
   it('disable → gone from app.swagger(), /json and /yaml; enable → back as generated', async () => {
-    const { app, engine } = await docsApp()
+    const { app, engine } = await buildDocsApp()
     const before = await fetchJson(app)
     await engine.disable('GET:/orders/:id', { reason: 'hotfix' })
     for (const doc of [app.swagger() as Doc, await fetchJson(app), await fetchYaml(app)]) {
@@ -125,7 +116,7 @@ describe('runtime changes show on the next call', () => {
   })
 
   it('a path keeps its other methods when one is disabled; the last one takes the path away', async () => {
-    const { app, engine } = await docsApp()
+    const { app, engine } = await buildDocsApp()
     await engine.disable('POST:/orders')
     expect(Object.keys((await fetchJson(app)).paths['/orders'] ?? {})).toEqual(['get'])
     await engine.disable('GET:/orders')
@@ -136,7 +127,7 @@ describe('runtime changes show on the next call', () => {
   })
 
   it('route maintenance set and ended at runtime, a disabled route enabled', async () => {
-    const { app, engine } = await docsApp()
+    const { app, engine } = await buildDocsApp()
     await engine.setMaintenance('GET:/orders', { reason: 'reindex' })
     await engine.enable('GET:/legacy')
     const doc = await fetchJson(app)
@@ -148,7 +139,7 @@ describe('runtime changes show on the next call', () => {
   })
 
   it('a disable --until deadline passing brings the operation back', async () => {
-    const { app, engine, clock } = await docsApp()
+    const { app, engine, clock } = await buildDocsApp()
     await engine.disable('GET:/orders', { until: new Date(clock.time + HOUR) })
     expect(operations(await fetchJson(app))).not.toContain('GET /orders')
     clock.advance(HOUR)
@@ -156,7 +147,7 @@ describe('runtime changes show on the next call', () => {
   })
 
   it('global maintenance: a banner on every operation but exempt and force-active ones', async () => {
-    const { app, engine } = await docsApp()
+    const { app, engine } = await buildDocsApp()
     await engine.enableGlobalMaintenance({
       reason: 'Upgrade',
       exemptPaths: ['GET:/orders', '/v1/users'],
@@ -196,7 +187,7 @@ describe('runtime changes show on the next call', () => {
   })
 
   it("service maintenance marks this service's operations; another service's changes nothing", async () => {
-    const { app, engine } = await docsApp()
+    const { app, engine } = await buildDocsApp()
     await engine.enableServiceMaintenance('billing', { reason: 'elsewhere' })
     expect(operation(await fetchJson(app), 'GET', '/orders')).not.toHaveProperty('description')
     await engine.enableServiceMaintenance('shop', {
@@ -213,7 +204,7 @@ describe('runtime changes show on the next call', () => {
   })
 
   it('operator text is escaped: no markup reaches the description', async () => {
-    const { app, engine } = await docsApp()
+    const { app, engine } = await buildDocsApp()
     await engine.setMaintenance('GET:/orders', {
       reason: '<img src=x onerror=alert(1)> [click](javascript:alert(1))\nsecond line',
     })
@@ -226,7 +217,7 @@ describe('runtime changes show on the next call', () => {
 
 describe('the filtered document is cached per state', () => {
   it('reuses the same object and YAML text while nothing changes, rebuilds once after a change', async () => {
-    const { app, engine } = await docsApp()
+    const { app, engine } = await buildDocsApp()
     const filter = openApiFilterOf(app.swagger)
     if (filter === undefined) throw new Error('app.swagger is not wrapped')
     const first = app.swagger()
@@ -247,7 +238,7 @@ describe('the filtered document is cached per state', () => {
   })
 
   it('a change of a maintenance configuration or of the clock past a transition rebuilds', async () => {
-    const { app, engine, clock } = await docsApp()
+    const { app, engine, clock } = await buildDocsApp()
     const filter = openApiFilterOf(app.swagger)
     if (filter === undefined) throw new Error('app.swagger is not wrapped')
     app.swagger()
@@ -268,7 +259,7 @@ describe('the filtered document is cached per state', () => {
   })
 
   it('once every change is undone, the document is exactly the first one again', async () => {
-    const { app, engine } = await docsApp({ plugin: { openapi: { decorator: 'swagger' } } })
+    const { app, engine } = await buildDocsApp({ plugin: { openapi: { decorator: 'swagger' } } })
     const source = structuredClone(await fetchJson(app))
     await engine.disable('GET:/orders')
     await engine.enableGlobalMaintenance({ reason: 'z' })
