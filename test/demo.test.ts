@@ -50,6 +50,24 @@ describe('the demo app', () => {
     await app.close()
   })
 
+  it('serves its API description at /docs, following the route states', async () => {
+    const app = await buildDemoApp()
+    const page = await app.inject('/docs/')
+    expect(page.statusCode).toBe(200)
+    expect(page.headers['content-type']).toContain('text/html')
+    type Doc = { paths: Record<string, Record<string, { 'x-switchyard-status'?: string }>> }
+    const doc = (await app.inject('/docs/json')).json<Doc>()
+    expect(doc.paths['/legacy']).toBeUndefined()
+    expect(doc.paths['/payments']?.get?.['x-switchyard-status']).toBe('maintenance')
+    expect(doc.paths['/orders/{id}']?.get).toBeDefined()
+    expect(Object.keys(doc.paths).some((path) => path.startsWith('/switchyard'))).toBe(false)
+    await app.inject({ method: 'POST', url: '/_demo/disable?route=/orders/:id' })
+    expect((await app.inject('/docs/json')).json<Doc>().paths['/orders/{id}']).toBeUndefined()
+    await app.inject({ method: 'POST', url: '/_demo/enable?route=/orders/:id' })
+    expect((await app.inject('/docs/json')).json<Doc>().paths['/orders/{id}']?.get).toBeDefined()
+    await app.close()
+  })
+
   it('npm start listens on PORT and prints what to try', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'examples/demo/server.ts'], {
       env: { ...process.env, PORT: '0' },
@@ -70,6 +88,7 @@ describe('the demo app', () => {
       })
       expect(output).toMatch(/switchyard demo listening on http:\/\/127\.0\.0\.1:[1-9]\d*/)
       expect(output).toContain('curl -i')
+      expect(output).toMatch(/open http:\/\/127\.0\.0\.1:\d+\/docs/)
     } finally {
       child.kill('SIGTERM')
     }

@@ -1,6 +1,10 @@
 /**
  * The admin API's own OpenAPI 3 document, built from the schemas its routes were registered
  * with, so the description cannot drift from the validation. Served at `GET /api/openapi.json`.
+ *
+ * Why OpenAPI 3.1: its Schema Object is JSON Schema 2020-12, which is what TypeBox emits
+ * (`type: "null"` in nullable unions, `const` for literals); OpenAPI 3.0 rejects both.
+ * A route schema may name its 2xx media types in `produces` (the event stream does).
  */
 import type { FastifySchema, RouteOptions } from 'fastify'
 
@@ -40,7 +44,7 @@ export function buildOpenApi(endpoints: readonly EndpointRecord[], mountPath: st
         ...parameters(schema.params, 'path'),
         ...parameters(schema.querystring, 'query'),
       ],
-      responses: responses(schema.response),
+      responses: responses(schema.response, schema.produces),
       ...(endpoint.public ? { security: [] } : {}),
     }
     if (schema.body !== undefined) {
@@ -52,7 +56,7 @@ export function buildOpenApi(endpoints: readonly EndpointRecord[], mountPath: st
     ;(paths[path] ??= {})[endpoint.method.toLowerCase()] = operation
   }
   return {
-    openapi: '3.0.3',
+    openapi: '3.1.0',
     info: { title: 'switchyard admin API', version: '1' },
     servers: [{ url: mountPath }],
     components: {
@@ -77,13 +81,21 @@ function parameters(schema: unknown, where: 'path' | 'query'): object[] {
   }))
 }
 
-function responses(schema: unknown): Record<string, object> {
+function responses(schema: unknown, produces: unknown): Record<string, object> {
   const result: Record<string, object> = {}
+  const types = Array.isArray(produces) ? (produces as string[]) : ['application/json']
   for (const [status, body] of Object.entries((schema ?? {}) as Record<string, unknown>)) {
-    result[status] = {
-      description: status.startsWith('2') ? 'OK' : 'Error',
-      content: { 'application/json': { schema: body } },
-    }
+    const success = status.startsWith('2')
+    // A 204 has no body to describe.
+    result[status] =
+      status === '204'
+        ? { description: 'No content' }
+        : {
+            description: success ? 'OK' : 'Error',
+            content: Object.fromEntries(
+              (success ? types : ['application/json']).map((type) => [type, { schema: body }]),
+            ),
+          }
   }
   if (Object.keys(result).length === 0) result['200'] = { description: 'OK' }
   return result

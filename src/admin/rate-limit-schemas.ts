@@ -4,10 +4,22 @@
  * messages; these schemas fix the shape of the JSON.
  */
 import { Type, type TSchema } from 'typebox'
+import { ALGORITHMS } from '../rate-limit/algorithms.js'
+import { KEY_STRATEGIES, MISSING_KEY_BEHAVIOURS } from '../rate-limit/keys.js'
 import { PageQuery } from './schemas.js'
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
 const Name = (description: string) => Type.String({ minLength: 1, maxLength: 100, description })
+/** `a, b or c`: the values a field takes, from the list the rate-limit module checks against. */
+const oneOf = (values: readonly string[]) =>
+  `${values.slice(0, -1).join(', ')} or ${values[values.length - 1] ?? ''}`
+const AlgorithmName = Name(`${oneOf(ALGORITHMS)}; default ${ALGORITHMS[0]}`)
+const KeyStrategyName = Name(
+  `${oneOf(KEY_STRATEGIES.filter((strategy) => strategy !== 'custom'))}; default ip (custom needs a key function, so only the decorator sets it)`,
+)
+const OnMissingKey = Name(
+  `${oneOf(MISSING_KEY_BEHAVIOURS)}; null or absent: the key strategy's default (user: exempt, api_key: fallback_ip)`,
+)
 const LimitString = Type.String({
   minLength: 1,
   maxLength: 100,
@@ -54,9 +66,9 @@ export const SetRoutePolicyBody = Type.Object(
     path: Type.String({ minLength: 1, maxLength: 2000 }),
     method: Type.String({ minLength: 1, maxLength: 10 }),
     limit: LimitString,
-    algorithm: Type.Optional(Name('fixed_window (default), sliding_window, moving_window, …')),
-    key_strategy: Type.Optional(Name('ip (default), user, api_key, global')),
-    on_missing_key: Type.Optional(Nullable(Name('allow, block, …'))),
+    algorithm: Type.Optional(AlgorithmName),
+    key_strategy: Type.Optional(KeyStrategyName),
+    on_missing_key: Type.Optional(Nullable(OnMissingKey)),
     burst: Type.Optional(Type.Integer({ minimum: 0, description: 'Extra requests allowed' })),
     service: Type.Optional(Name('Service of the route')),
   },
@@ -67,9 +79,9 @@ export const SetRoutePolicyBody = Type.Object(
 export const SetScopePolicyBody = Type.Object(
   {
     limit: LimitString,
-    algorithm: Type.Optional(Name('fixed_window (default), …')),
-    key_strategy: Type.Optional(Name('ip (default), user, api_key, global')),
-    on_missing_key: Type.Optional(Nullable(Name('allow, block, …'))),
+    algorithm: Type.Optional(AlgorithmName),
+    key_strategy: Type.Optional(KeyStrategyName),
+    on_missing_key: Type.Optional(Nullable(OnMissingKey)),
     burst: Type.Optional(Type.Integer({ minimum: 0 })),
     exempt_routes: Type.Optional(
       Type.Array(Type.String({ minLength: 1, maxLength: 2000 }), {

@@ -15,6 +15,7 @@ import {
   switchyard,
 } from '../fastify/index.js'
 import { TaskManager, taskLog } from '../tasks/index.js'
+import { docsInstructions, registerDocs } from './docs.js'
 import { tasksPlugin } from '../tasks/fastify/index.js'
 
 /** Credentials of the demo's admin app (`ctl login admin --password switchyard`). */
@@ -30,6 +31,7 @@ export interface DemoOptions {
 export async function buildDemoApp(options: DemoOptions = {}): Promise<FastifyInstance> {
   const engine = options.engine ?? createEngine({ store: 'memory', service: 'demo' })
   const app = Fastify({ logger: options.logger ?? false })
+  await registerDocs(app)
   await app.register(switchyard, { engine, admin: { path: '/switchyard', auth: DEMO_ADMIN } })
   await registerTasks(app)
 
@@ -186,6 +188,8 @@ export function demoInstructions(base: string): string {
     `  curl -i ${base}/v1/users        # 200 with Deprecation, Sunset and Link headers`,
     `  curl -i ${base}/health          # force-active: always 200`,
     `  curl -i ${base}/orders/42       # undecorated route`,
+    '',
+    ...docsInstructions(base),
     '',
     'Change states at runtime (demo shortcuts over the engine API):',
     `  curl -s ${base}/_demo/routes`,

@@ -2,6 +2,7 @@
  * `switchyard/fastify`: the plugin and the route decorators.
  */
 export { switchyard, type SwitchyardPluginOptions } from './plugin.js'
+export type { OpenApiFilterOptions } from './openapi.js'
 export {
   maintenance,
   disabled,

@@ -8,6 +8,7 @@
  *   `userId`, `userRoles` and the tier attribute.
  * - lifecycle: the engine's replica is loaded at registration; an engine the plugin created is
  *   closed with the app.
+ * - OpenAPI: the `@fastify/swagger` document follows the route states (openapi.ts).
  *
  * Register it before the routes: routes added earlier are not seen by `onRoute`.
  */
@@ -35,6 +36,8 @@ import {
 import type { RateLimitService } from '../rate-limit/service.js'
 import { declarationOf } from './declarations.js'
 import type { RateLimitDeclaration, RateLimitResponseFactory } from './rate-limit.js'
+import { RouteTable } from './openapi-document.js'
+import { installOpenApiFilter, OpenApiFilter, type OpenApiFilterOptions } from './openapi.js'
 import { enforceRequest } from './respond.js'
 
 declare module 'fastify' {
@@ -61,6 +64,12 @@ export interface SwitchyardPluginOptions {
    * route-controlled, so maintenance can always be turned off through it.
    */
   admin?: Omit<AdminAppOptions, 'engine'>
+  /**
+   * The API description follows the route states (docs/openapi.md): when `@fastify/swagger` is
+   * registered, `app.swagger()` and the swagger-ui routes serve the filtered document. Default
+   * on; `false` serves the document unfiltered.
+   */
+  openapi?: boolean | OpenApiFilterOptions
 }
 
 const kState = Symbol('switchyard.requestState')
@@ -94,10 +103,26 @@ async function switchyardPlugin(
     })
   }
   const getSlots = new Map<string, RouteSlot>()
+  const openapi: unknown = options.openapi ?? true
+  if (typeof openapi !== 'boolean' && (typeof openapi !== 'object' || openapi === null))
+    throw new ConfigError('openapi must be true, false or { decorator }.')
+  let documented: RouteTable | null = null
+  if (openapi !== false) {
+    documented = new RouteTable()
+    installOpenApiFilter(
+      app,
+      new OpenApiFilter(engine, documented),
+      openapi === true ? {} : openapi,
+    )
+  }
   app.addHook('onRoute', (route) => {
-    // The admin API stays reachable whatever the state of the app's routes.
-    if (route.config?.switchyardAdmin === true) return
-    attachRoute(engine, limits, rateLimited, route, getSlots)
+    // The admin API stays reachable whatever the state of the app's routes, and stays out of
+    // the app's API description (it serves its own at {admin}/api/openapi.json).
+    if (route.config?.switchyardAdmin === true) {
+      for (const method of toArray(route.method)) documented?.add(route.url, method, null)
+      return
+    }
+    attachRoute(engine, limits, rateLimited, route, getSlots, documented)
   })
   if (options.admin !== undefined) await app.register(adminApp, { ...options.admin, engine })
   if (owned)
@@ -114,6 +139,7 @@ function attachRoute(
   rateLimited: RateLimitResponseFactory | null,
   route: RouteOptions,
   getSlots: Map<string, RouteSlot>,
+  documented: RouteTable | null,
 ): void {
   const hooks = toArray(route.onRequest)
   const declarations: RouteDeclaration[] = []
@@ -147,6 +173,7 @@ function attachRoute(
     if (twin === undefined && rateLimit !== undefined) limits.declare(slot, rateLimit.policy)
     if (method === 'GET') getSlots.set(route.url, slot)
     slots.set(method, slot)
+    documented?.add(route.url, method, slot)
   }
   if (slots.size === 0) return
   const response = rateLimit?.response ?? rateLimited

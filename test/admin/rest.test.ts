@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { afterEach, describe, expect, it } from 'vitest'
 import { adminErrorCatalogue } from '../../src/admin/index.js'
+import { expectValidOpenApi } from '../helpers/openapi.js'
 import { authedAdmin, closeAdmins } from './helpers.js'
 
 afterEach(closeAdmins)
@@ -258,7 +259,8 @@ describe('OpenAPI document', () => {
   it('describes every endpoint with its schemas', async () => {
     const { call } = await authed()
     const doc = (await call('GET', '/openapi.json')).json()
-    expect(doc.openapi).toBe('3.0.3')
+    expect(doc.openapi).toBe('3.1.0')
+    await expectValidOpenApi(doc)
     expect(Object.keys(doc.paths)).toEqual(
       expect.arrayContaining([
         '/api/routes',
@@ -275,6 +277,36 @@ describe('OpenAPI document', () => {
     )
     const disable = doc.paths['/api/routes/disable'].post
     expect(disable.requestBody.content['application/json'].schema.properties.until).toBeDefined()
+  })
+
+  it('lists the values the rate-limit fields really take, and describes 204s and the stream', async () => {
+    const { call } = await authed()
+    const doc = (await call('GET', '/openapi.json')).json()
+    type Field = { description?: string; anyOf?: { description?: string }[] }
+    const body = (path: string, method: string) =>
+      doc.paths[path][method].requestBody.content['application/json'].schema.properties as Record<
+        string,
+        Field
+      >
+    for (const properties of [
+      body('/api/rate-limits', 'post'),
+      body('/api/global-rate-limit', 'put'),
+      body('/api/services/{service}/rate-limit', 'put'),
+    ]) {
+      const onMissingKey = properties.on_missing_key?.anyOf?.[0]?.description
+      expect(onMissingKey).toMatch(/^exempt, fallback_ip or block;/)
+      expect(onMissingKey).not.toContain('allow')
+      expect(properties.algorithm?.description).toMatch(
+        /^fixed_window, sliding_window, moving_window or token_bucket; default fixed_window$/,
+      )
+      expect(properties.key_strategy?.description).toMatch(/^ip, user, api_key or global;/)
+    }
+    expect(doc.paths['/api/flags/{key}'].delete.responses['204']).toEqual({
+      description: 'No content',
+    })
+    const stream = doc.paths['/api/events'].get.responses['200']
+    expect(Object.keys(stream.content)).toEqual(['text/event-stream'])
+    expect(stream.content['text/event-stream'].schema.description).toContain('rl_hit')
   })
 
   it('is mirrored by docs/admin-api.md: every endpoint and every error code', async () => {

@@ -2,6 +2,7 @@
  * `GET /api/events`: the server-sent event stream (see common/sse-hub.ts). Authenticated like every
  * other endpoint; a browser's EventSource sends the session cookie.
  */
+import { Type } from 'typebox'
 import { ValidationError } from '../../core/errors.js'
 import { ADMIN_ROUTE, type AdminInstance } from '../context.js'
 import type { EventHub } from '../../common/sse-hub.js'
@@ -15,9 +16,17 @@ export function eventRoutes(app: AdminInstance, hub: EventHub): void {
       config: ADMIN_ROUTE,
       schema: {
         summary:
-          'Server-sent events: route_state, global_maintenance, service_maintenance, audit (resume with Last-Event-ID)',
+          'Server-sent events: route, maintenance, audit, flag, segment, rate-limit policy, blocked-request and flag-evaluation events (resume with Last-Event-ID)',
         tags: ['events'],
-        response: { 400: ErrorBody, 401: ErrorBody },
+        produces: ['text/event-stream'],
+        response: {
+          200: Type.String({
+            description:
+              'An event stream: per event `id`, `event` (route_state, global_maintenance, service_maintenance, audit, flag, segment, rl_policy, global_rl_policy, service_rl_policy, rl_hit, flag_evaluation) and `data` (JSON)',
+          }),
+          400: ErrorBody,
+          401: ErrorBody,
+        },
       },
     },
     (request, reply) => {
