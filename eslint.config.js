@@ -108,6 +108,34 @@ export default tseslint.config(
     },
   },
   {
+    files: ['src/ui/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [
+                '**/core/**',
+                '**/rate-limit/**',
+                '**/flags/**',
+                '**/fastify/**',
+                '**/admin/**',
+                '**/stores/**',
+                '**/server/**',
+                '**/cli/**',
+                '**/demo/**',
+                '**/tasks/**',
+              ],
+              message:
+                'src/ui is shared by both dashboards: it may import src/common, never route control or tasks.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['test/**', 'bench/**', 'examples/**'],
     rules: {
       '@typescript-eslint/no-non-null-assertion': 'off',
@@ -120,5 +148,23 @@ export default tseslint.config(
   {
     files: ['**/*.js', '**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
+  },
+  {
+    // The dashboards' browser script: plain JavaScript run by the page, next to htmx.
+    files: ['src/ui/static/**/*.js'],
+    languageOptions: {
+      sourceType: 'script',
+      globals: {
+        window: 'readonly',
+        document: 'readonly',
+        htmx: 'readonly',
+        sessionStorage: 'readonly',
+        setTimeout: 'readonly',
+        setInterval: 'readonly',
+        Intl: 'readonly',
+        EventSource: 'readonly',
+        fetch: 'readonly',
+      },
+    },
   },
 )
