@@ -62,7 +62,8 @@ export function registerAssetsRoute(
 ): void {
   app.get<{ Params: { file: string } }>(
     '/assets/:file',
-    { config: routeConfig, compress: false },
+    // Hidden from OpenAPI documents: the assets are not part of any API.
+    { config: routeConfig, schema: { hide: true }, compress: false },
     (request, reply) => {
       const asset = assets.lookup(request.params.file)
       if (asset === undefined) {
