@@ -91,3 +91,31 @@ export async function seriousViolations(page: Page): Promise<string[]> {
 export async function waitLive(page: Page): Promise<void> {
   await page.locator('#ui-live[data-conn="live"]').waitFor({ state: 'attached' })
 }
+
+/**
+ * `describe` for browser suites: skipped with a loud warning when Chromium is missing on a
+ * developer machine, a failure in CI (where `.ci/run` installs it).
+ */
+export function requireChromium(): boolean {
+  if (chromiumAvailable) return true
+  if (process.env.CI !== undefined && process.env.CI !== '') {
+    throw new Error(`Chromium is missing at ${CHROMIUM}; the browser tests need it.`)
+  }
+  console.warn(
+    `\n*** Browser tests SKIPPED: no Chromium at ${CHROMIUM} (apt-get install chromium) ***\n`,
+  )
+  return false
+}
+
+/** Logs in through a dashboard's login view (the form of `{admin}/login`). */
+export async function logIn(
+  page: Page,
+  loginUrl: string,
+  user: { username: string; password: string },
+): Promise<void> {
+  await page.goto(loginUrl)
+  await page.getByLabel('Username').fill(user.username)
+  await page.getByLabel('Password').fill(user.password)
+  await page.getByRole('button', { name: 'Log in' }).click()
+  await page.waitForURL((url) => !url.pathname.endsWith('/login'))
+}
