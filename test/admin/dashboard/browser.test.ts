@@ -36,7 +36,7 @@ describe.skipIf(!enabled)('dashboard in Chromium', { timeout: 60_000 }, () => {
       ...(payload === undefined ? {} : { payload }),
     })
     expect(response.statusCode, response.body).toBeLessThan(300)
-    return response.json()
+    return response.json<unknown>()
   }
 
   const open = async (path: string) => {
@@ -65,8 +65,8 @@ describe.skipIf(!enabled)('dashboard in Chromium', { timeout: 60_000 }, () => {
   })
 
   afterAll(async () => {
-    await browser?.close()
-    await server?.close()
+    await browser.close()
+    await server.close()
   })
 
   it('login: a wrong password shows the API message; the right one opens the routes page', async () => {
@@ -87,9 +87,7 @@ describe.skipIf(!enabled)('dashboard in Chromium', { timeout: 60_000 }, () => {
     await open('/')
     await expect.poll(() => page.locator('tbody tr:not(.group)').count()).toBeGreaterThan(5)
     expect(await page.getByText(HOSTILE).first().isVisible()).toBe(true)
-    expect(
-      await page.evaluate(() => (window as unknown as { __xss?: number }).__xss),
-    ).toBeUndefined()
+    expect(await page.evaluate(() => (globalThis as { __xss?: number }).__xss)).toBeUndefined()
     await expectAccessible()
   })
 
@@ -293,7 +291,11 @@ describe.skipIf(!enabled)('dashboard in Chromium', { timeout: 60_000 }, () => {
         await phone.goto(`${server.base}${path}`)
         await waitLive(phone)
         expect(await seriousViolations(phone), path).toEqual([])
-        const overflow = await phone.evaluate(() => document.documentElement.scrollWidth)
+        const overflow = await phone.evaluate(
+          () =>
+            (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } })
+              .document.documentElement.scrollWidth,
+        )
         expect(overflow, path).toBeLessThanOrEqual(360)
       }
     } finally {
