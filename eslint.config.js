@@ -164,6 +164,7 @@ export default tseslint.config(
         Intl: 'readonly',
         EventSource: 'readonly',
         fetch: 'readonly',
+        encodeURIComponent: 'readonly',
       },
     },
   },

@@ -8,7 +8,7 @@ import type { Engine } from '../../core/engine.js'
 import type { MaintenanceConfig } from '../../core/maintenance.js'
 import { MAX_PER_PAGE } from '../../core/pagination.js'
 import type { RouteState } from '../../core/route-state.js'
-import { SwitchyardError } from '../../core/errors.js'
+import { RouteNotFoundError, SwitchyardError } from '../../core/errors.js'
 import { sendHtml, trigger } from '../../ui/index.js'
 import {
   datetime,
@@ -30,6 +30,7 @@ import {
 } from './route-forms.js'
 import {
   filterQuery,
+  ManageRoute,
   parseStatusFilter,
   routeKey,
   RouteRow,
@@ -100,6 +101,20 @@ export function failed(reply: FastifyReply, error: SwitchyardError): FastifyRepl
   return reply.status(error.statusCode).send('')
 }
 
+/** A row key `<service> <route>` (the service never holds a space). */
+export function splitKey(key: string): { route: string; service: string } {
+  const space = key.indexOf(' ')
+  return space < 0
+    ? { route: '', service: '' }
+    : { route: key.slice(space + 1), service: key.slice(0, space) }
+}
+
+/** A form that names its route by a row key gets `route` and `service` from it. */
+function withKey(form: FormBody): FormBody {
+  const key = raw(form, 'key')
+  return key === '' ? form : { ...form, ...splitKey(key) }
+}
+
 function required(_form: FormBody, value: string | undefined, name: string): string {
   if (value === undefined) throw fieldError(name, 'Required.')
   return value
@@ -143,22 +158,38 @@ export function routesPage(app: FastifyInstance, dashboard: Dashboard): void {
     return sendHtml(reply, <RoutesTable dashboard={dashboard} data={data} filters={filters} />)
   })
 
-  app.get('/routes/row', config, (request, reply) => {
-    const filters = filtersOf(engine, request)
-    const service = param(request, 'service')
-    const route = param(request, 'route')
-    let state: RouteState | undefined
+  /** The state of the route a request names (`route` and `service`), if it exists. */
+  const stateOf = (route: string, service: string): RouteState | undefined => {
     try {
-      state = engine.getState(route, { service }).find((candidate) => candidate.route === route)
+      return engine.getState(route, { service }).find((candidate) => candidate.route === route)
     } catch (error) {
       if (!(error instanceof SwitchyardError)) throw error
+      return undefined
     }
+  }
+
+  // One row, by its key `<service> <route>`; the other parameters are the view's filters.
+  app.get('/routes/row', config, (request, reply) => {
+    const { route, service } = splitKey(param(request, 'key'))
+    const state = route === '' ? undefined : stateOf(route, service)
     // A route that is gone leaves an empty answer: the row disappears.
     if (state === undefined) return sendHtml(reply, '')
     return sendHtml(
       reply,
-      <RouteRow dashboard={dashboard} state={state} filters={filters} now={Date.now()} />,
+      <RouteRow
+        dashboard={dashboard}
+        state={state}
+        filters={filtersOf(engine, request)}
+        now={Date.now()}
+      />,
     )
+  })
+
+  app.get('/routes/manage', config, (request, reply) => {
+    const { route, service } = splitKey(param(request, 'key'))
+    const state = stateOf(route, service)
+    if (state === undefined) return failed(reply, new RouteNotFoundError(`No route ${route}.`))
+    return sendHtml(reply, <ManageRoute dashboard={dashboard} state={state} now={Date.now()} />)
   })
 
   for (const kind of FORM_KINDS) {
@@ -184,7 +215,7 @@ export function routesPage(app: FastifyInstance, dashboard: Dashboard): void {
     message: (route: string) => string,
   ) =>
     app.post(`/routes/${kind}`, config, async (request, reply) => {
-      const form = formOf(request.body)
+      const form = withKey(formOf(request.body))
       const route = raw(form, 'route')
       const service = raw(form, 'service')
       try {

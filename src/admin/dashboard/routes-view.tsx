@@ -6,8 +6,16 @@
  */
 import type { MaintenanceConfig } from '../../core/maintenance.js'
 import type { RouteState, RouteStatus } from '../../core/route-state.js'
-import { Badge, Empty, SearchBox, Time, Truncated, type Tone } from '../../ui/index.js'
-import { domId, type Dashboard } from './view.js'
+import {
+  Badge,
+  DialogContent,
+  Empty,
+  SearchBox,
+  Time,
+  Truncated,
+  type Tone,
+} from '../../ui/index.js'
+import type { Dashboard } from './view.js'
 
 /** The filters of the routes view (all from the query string). */
 export interface RouteFilters {
@@ -126,11 +134,6 @@ export function routeKey(state: { service: string; route: string }): string {
   return `${state.service} ${state.route}`
 }
 
-/** The DOM id of a route's row. */
-export function routeRowId(state: { service: string; route: string }): string {
-  return domId('route', routeKey(state))
-}
-
 function WindowCell(props: { state: RouteState; now: number }): JSX.Element {
   const { state, now } = props
   if (state.window !== null) {
@@ -167,134 +170,173 @@ function WindowCell(props: { state: RouteState; now: number }): JSX.Element {
   return <span class="muted">—</span>
 }
 
-/** One route's row; hidden (but still live) when the filters leave it out. */
+/**
+ * One route's row; hidden (but still live) when the filters leave it out. Rows stay small (a
+ * page may hold thousands): the row's key (`<service> <route>`) is written once, the buttons
+ * send it (`data-with-key`), and the live URL is the table's `data-live-row-url` plus the key.
+ */
 export function RouteRow(props: {
   dashboard: Dashboard
   state: RouteState
   filters: RouteFilters
   now: number
+  /** Whether the filters show the route, when the caller already knows. */
+  visible?: boolean
 }): JSX.Element {
   const { dashboard, state, filters, now } = props
-  const live = {
-    id: routeRowId(state),
-    'data-live': 'route_state',
-    'data-live-key': routeKey(state),
-    'data-live-url': dashboard.url('/routes/row', {
-      route: state.route,
-      service: state.service,
-      ...filterQuery(filters),
-    }),
-  }
-  if (!routeVisible(state, filters, now)) return <tr {...live} hidden></tr>
-  const target = { route: state.route, service: state.service }
-  const enableUrl = dashboard.url('/routes/enable')
+  const key = routeKey(state)
+  if (!(props.visible ?? routeVisible(state, filters, now)))
+    return <tr id={`route|${key}`} data-live="route_state" data-live-key={key} hidden></tr>
+  const extras = state.force_active || state.use_instead !== null
+  const scheduled = isScheduled(state, now)
   return (
-    <tr {...live}>
-      <td class="key">
-        <span safe>{state.route}</span>
-        {state.force_active ? (
-          <>
-            {' '}
-            <Badge tone="plain" label="force-active" title="Protected: refuses every change" />
-          </>
-        ) : (
-          ''
-        )}
-        {state.use_instead !== null ? (
-          <div class="muted" safe>{`use ${state.use_instead}`}</div>
-        ) : (
-          ''
-        )}
-      </td>
+    <tr id={`route|${key}`} data-live="route_state" data-live-key={key}>
+      {extras ? (
+        <td class="key">
+          <span safe>{state.route}</span>
+          {state.force_active ? (
+            <>
+              {' '}
+              <Badge tone="plain" label="force-active" title="Protected: refuses every change" />
+            </>
+          ) : (
+            ''
+          )}
+          {state.use_instead !== null ? (
+            <div class="muted" safe>{`use ${state.use_instead}`}</div>
+          ) : (
+            ''
+          )}
+        </td>
+      ) : (
+        <td class="key" safe>
+          {state.route}
+        </td>
+      )}
       <td>
         <StatusBadge state={state} now={now} />
       </td>
-      <td>
-        <Truncated text={state.reason} />
-      </td>
-      <td>
-        <WindowCell state={state} now={now} />
-      </td>
-      <td class="hide-narrow">
-        {state.since === 'startup' ? (
-          <span class="muted">startup</span>
-        ) : (
+      {state.reason === '' ? (
+        <td class="muted">—</td>
+      ) : (
+        <td>
+          <Truncated text={state.reason} />
+        </td>
+      )}
+      {state.window === null && state.until === null && state.status === 'active' ? (
+        <td class="muted">—</td>
+      ) : (
+        <td>
+          <WindowCell state={state} now={now} />
+        </td>
+      )}
+      {state.since === 'startup' ? (
+        <td class="hide-narrow muted">startup</td>
+      ) : (
+        <td class="hide-narrow">
           <Time at={state.since} now={now} />
-        )}
-      </td>
-      <td>
-        {state.force_active ? (
-          <span class="muted">protected</span>
-        ) : (
-          <div class="row-actions">
-            {state.status !== 'active' ? (
-              <button
-                class="btn btn-small"
-                hx-post={enableUrl}
-                hx-vals={JSON.stringify(target)}
-                hx-swap="none"
-                aria-label={`Enable ${state.route}`}
-              >
-                Enable
-              </button>
-            ) : (
-              ''
-            )}
-            {state.status !== 'disabled' ? (
-              <ActionButton dashboard={dashboard} kind="disable" state={state} label="Disable…" />
-            ) : (
-              ''
-            )}
-            {state.status !== 'maintenance' ? (
-              <ActionButton
-                dashboard={dashboard}
-                kind="maintenance"
-                state={state}
-                label="Maintenance…"
-              />
-            ) : (
-              ''
-            )}
-            {state.window === null ? (
-              <ActionButton dashboard={dashboard} kind="schedule" state={state} label="Schedule…" />
-            ) : (
-              <button
-                class="btn btn-small"
-                hx-post={dashboard.url('/routes/cancel')}
-                hx-vals={JSON.stringify(target)}
-                hx-swap="none"
-                hx-confirm={`Cancel the maintenance window of ${state.route}?`}
-                aria-label={`Cancel window of ${state.route}`}
-              >
-                Cancel window
-              </button>
-            )}
-          </div>
-        )}
-      </td>
+        </td>
+      )}
+      {state.force_active ? (
+        <td class="muted">protected</td>
+      ) : (
+        <td class="row-actions">
+          {state.status === 'active' && !scheduled ? (
+            ''
+          ) : (
+            <button
+              hx-post={dashboard.url(
+                state.status === 'active' ? '/routes/cancel' : '/routes/enable',
+              )}
+              hx-swap="none"
+              data-with-key
+              aria-label={`${state.status === 'active' ? 'Cancel window' : 'Enable'} ${state.route}`}
+            >
+              {state.status === 'active' ? 'Cancel window' : 'Enable'}
+            </button>
+          )}
+          <button
+            hx-get={dashboard.url('/routes/manage')}
+            data-with-key
+            aria-label={`Manage… ${state.route}`}
+          >
+            Manage…
+          </button>
+        </td>
+      )}
     </tr>
   )
 }
 
-function ActionButton(props: {
-  dashboard: Dashboard
-  kind: 'disable' | 'maintenance' | 'schedule'
-  state: RouteState
-  label: string
-}): JSX.Element {
-  return (
+/** The dialog of one route: its state in full and every action it allows. */
+export function ManageRoute(props: { dashboard: Dashboard; state: RouteState; now: number }) {
+  const { dashboard, state, now } = props
+  const target = { route: state.route, service: state.service }
+  const form = (kind: 'disable' | 'maintenance' | 'schedule', label: string) => (
     <button
-      class="btn btn-small"
-      hx-get={props.dashboard.url(`/routes/${props.kind}`, {
-        route: props.state.route,
-        service: props.state.service,
-      })}
+      class="btn"
+      hx-get={dashboard.url(`/routes/${kind}`)}
+      hx-vals={JSON.stringify(target)}
       hx-target="#ui-dialog-body"
-      aria-label={`${props.label} ${props.state.route}`}
       safe
     >
-      {props.label}
+      {label}
     </button>
+  )
+  return (
+    <DialogContent title={state.route}>
+      <dl class="props">
+        <dt>Service</dt>
+        <dd class="mono" safe>
+          {state.service}
+        </dd>
+        <dt>Status</dt>
+        <dd>
+          <StatusBadge state={state} now={now} />
+        </dd>
+        <dt>Reason</dt>
+        <dd safe>{state.reason === '' ? '—' : state.reason}</dd>
+        <dt>Window / until</dt>
+        <dd>
+          <WindowCell state={state} now={now} />
+        </dd>
+        <dt>Since</dt>
+        <dd>{state.since === 'startup' ? 'startup' : <Time at={state.since} now={now} />}</dd>
+      </dl>
+      {state.force_active ? (
+        <p class="muted">This route is force-active: it refuses every change.</p>
+      ) : (
+        <div class="form-actions">
+          {state.status === 'active' ? (
+            ''
+          ) : (
+            <button
+              class="btn btn-primary"
+              hx-post={dashboard.url('/routes/enable')}
+              hx-vals={JSON.stringify(target)}
+              hx-swap="none"
+            >
+              Enable
+            </button>
+          )}
+          {state.status === 'disabled' ? '' : form('disable', 'Disable…')}
+          {state.status === 'maintenance' ? '' : form('maintenance', 'Maintenance…')}
+          {state.window === null ? (
+            form('schedule', 'Schedule…')
+          ) : (
+            <button
+              class="btn"
+              hx-post={dashboard.url('/routes/cancel')}
+              hx-vals={JSON.stringify(target)}
+              hx-swap="none"
+              hx-confirm={`Cancel the maintenance window of ${state.route}?`}
+            >
+              Cancel window
+            </button>
+          )}
+        </div>
+      )}
+    </DialogContent>
   )
 }
 
@@ -316,8 +358,16 @@ export function RoutesSummary(props: {
   const scoped = data.routes.filter(
     (state) => filters.service === null || state.service === filters.service,
   )
-  const count = (filter: StatusFilter) =>
-    scoped.filter((state) => matchesStatus(state, filter, data.now)).length
+  // One pass over the routes for every count (a page may hold thousands).
+  const counts = new Map<StatusFilter, number>(STATUS_FILTERS.map((filter) => [filter, 0]))
+  const bump = (filter: StatusFilter) => counts.set(filter, (counts.get(filter) ?? 0) + 1)
+  for (const state of scoped) {
+    const scheduled = isScheduled(state, data.now)
+    bump(state.status)
+    if (scheduled) bump('scheduled')
+    if (scheduled || state.status !== 'active') bump('attention')
+  }
+  const count = (filter: StatusFilter) => counts.get(filter) ?? 0
   const keep = (status: StatusFilter | null) =>
     dashboard.url('/', { ...filterQuery({ ...filters, status }) })
   const services = data.services.filter(
@@ -466,7 +516,8 @@ export function RoutesTable(props: {
     group.push(state)
     groups.set(state.service, group)
   }
-  const visible = data.routes.filter((state) => routeVisible(state, filters, data.now)).length
+  const shownRoutes = new Set(data.routes.filter((state) => routeVisible(state, filters, data.now)))
+  const visible = shownRoutes.size
   const maintenance = new Map(data.services.map((s) => [s.name, s.maintenance]))
   return (
     <div
@@ -503,7 +554,10 @@ export function RoutesTable(props: {
         ''
       )}
       <div class="table-wrap" hidden={visible === 0}>
-        <table>
+        <table
+          hx-target="#ui-dialog-body"
+          data-live-row-url={dashboard.url('/routes/row', filterQuery(filters))}
+        >
           <caption class="visually-hidden">Routes by service</caption>
           <thead>
             <tr>
@@ -518,7 +572,7 @@ export function RoutesTable(props: {
             </tr>
           </thead>
           {[...groups].map(([service, states]) => {
-            const shown = states.filter((state) => routeVisible(state, filters, data.now)).length
+            const shown = states.filter((state) => shownRoutes.has(state)).length
             const active = maintenance.get(service)?.active === true
             return (
               <tbody>
@@ -545,7 +599,13 @@ export function RoutesTable(props: {
                   </th>
                 </tr>
                 {states.map((state) => (
-                  <RouteRow dashboard={dashboard} state={state} filters={filters} now={data.now} />
+                  <RouteRow
+                    dashboard={dashboard}
+                    state={state}
+                    filters={filters}
+                    now={data.now}
+                    visible={shownRoutes.has(state)}
+                  />
                 ))}
               </tbody>
             )

@@ -67,12 +67,12 @@ export class Dashboard {
 
   /** A URL under the mount with a query string (empty values left out). */
   url(path: string, query: QueryValues = {}): string {
+    const full = `${this.base}${path === '/' && this.base !== '' ? '/' : path}`
     const search = new URLSearchParams()
     for (const [name, value] of Object.entries(query)) {
       if (value !== undefined && value !== null && value !== '') search.set(name, String(value))
     }
     const text = search.toString()
-    const full = `${this.base}${path === '/' && this.base !== '' ? '/' : path}`
     return text === '' ? full : `${full}?${text}`
   }
 

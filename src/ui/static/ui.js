@@ -3,8 +3,9 @@
  *
  * - Live updates: the page's stream (htmx-ext-sse's `sse-connect`) names its event types in
  *   `data-live-events` and how to read a record key from each (`data-live-keys`, type → fields).
- *   An element with `data-live="type …"` and `data-live-url` is re-fetched (outerHTML swap) when
- *   an event of one of its types arrives; with `data-live-key` only for events of that record.
+ *   An element with `data-live="type …"` and `data-live-url` (or, for table rows, the closest
+ *   `data-live-row-url` plus `key=<data-live-key>`) is re-fetched (outerHTML swap) when an event
+ *   of one of its types arrives; with `data-live-key` only for events of that record.
  *   A keyed event that matches no element refreshes the `data-live-fallback` sections instead
  *   (a record the page did not show yet). Fetches of one element never overlap: changes that
  *   arrive meanwhile cause exactly one more fetch.
@@ -26,6 +27,13 @@
     var token = meta('csrf-token')
     if (token) event.detail.headers['X-CSRF-Token'] = token
     event.detail.headers['X-Ctl-Platform'] = 'dashboard'
+    // A button marked `data-with-key` sends its row's key (rows of long tables carry it once).
+    var elt = event.detail.elt
+    var row =
+      elt && elt.hasAttribute && elt.hasAttribute('data-with-key')
+        ? elt.closest('[data-live-key]')
+        : null
+    if (row) event.detail.parameters.key = row.getAttribute('data-live-key')
   })
 
   // ---- toasts and flashes -------------------------------------------------------------------
@@ -148,6 +156,20 @@
     return ids
   }
 
+  /**
+   * Where an element's fresh copy comes from: its `data-live-url`, else the closest
+   * `data-live-row-url` with the element's key appended as `key` (keeps long tables small).
+   */
+  function liveUrl(el) {
+    var own = el.getAttribute('data-live-url')
+    if (own) return own
+    var base = el.closest('[data-live-row-url]')
+    var key = el.getAttribute('data-live-key')
+    if (!base || key === null) return null
+    var url = base.getAttribute('data-live-row-url')
+    return url + (url.indexOf('?') < 0 ? '?' : '&') + 'key=' + encodeURIComponent(key)
+  }
+
   function refresh(el) {
     var id = el.id
     if (!id) return
@@ -165,7 +187,7 @@
       if (stale) stale.hidden = false
       return
     }
-    var url = el.getAttribute('data-live-url')
+    var url = liveUrl(el)
     if (!url) return
     var before = highlightIds(el)
     inflight.add(id)

@@ -93,7 +93,11 @@ describe.skipIf(!enabled)('dashboard in Chromium', { timeout: 60_000 }, () => {
 
   it('routes: disable from the dialog updates the engine and the row', async () => {
     await open('/')
-    await page.getByRole('button', { name: 'Disable… GET:/payments' }).click()
+    await page.getByRole('button', { name: 'Manage… GET:/payments' }).click()
+    await page
+      .getByRole('dialog', { name: 'GET:/payments' })
+      .getByRole('button', { name: 'Disable…' })
+      .click()
     const dialog = page.getByRole('dialog', { name: 'Disable GET:/payments' })
     await dialog.getByLabel('Reason').fill('card processor down')
     await dialog.getByRole('button', { name: 'Disable GET:/payments' }).click()
@@ -111,8 +115,9 @@ describe.skipIf(!enabled)('dashboard in Chromium', { timeout: 60_000 }, () => {
 
   it('routes: a validation error appears next to the field and keeps the input', async () => {
     await open('/')
-    await page.getByRole('button', { name: 'Maintenance… GET:/orders', exact: true }).click()
-    const dialog = page.getByRole('dialog')
+    await page.getByRole('button', { name: 'Manage… GET:/orders', exact: true }).click()
+    await page.getByRole('dialog').getByRole('button', { name: 'Maintenance…' }).click()
+    const dialog = page.getByRole('dialog', { name: 'Maintenance for GET:/orders' })
     await dialog.getByLabel('Reason').fill('typed')
     await dialog.getByLabel('End (optional)').fill('2001-01-01T10:00')
     await dialog.getByRole('button', { name: /in maintenance/ }).click()

@@ -204,7 +204,7 @@ describe('dashboard pages: rendering and escaping', () => {
       expect(body, url).toContain(escaped)
     }
     const routes = (await get('/switchyard/')).body
-    // A route path with quotes, inside attributes (hx-vals, data-live-key) and text.
+    // A route path with quotes, inside attributes (id, data-live-key, aria-label) and text.
     expect(routes).toContain('GET:/legacy/&#34;quoted&#39;path')
     expect(markupOutsideAttributes(routes)).not.toContain(`/legacy/"quoted`)
   })
@@ -212,6 +212,10 @@ describe('dashboard pages: rendering and escaping', () => {
 
 describe('dashboard pages: actions', () => {
   it('disable from the dialog: engine state, toast, refresh event, audit as the user on platform dashboard', async () => {
+    const manage = await get('/switchyard/routes/manage?key=shop%20POST%3A%2Forders', {
+      'hx-request': 'true',
+    })
+    expect(manage.body).toContain('Disable…')
     const dialog = await get('/switchyard/routes/disable?route=POST%3A%2Forders&service=shop', {
       'hx-request': 'true',
     })
@@ -240,7 +244,7 @@ describe('dashboard pages: actions', () => {
       actor: 'admin',
       platform: 'dashboard',
     })
-    const row = await get('/switchyard/routes/row?route=POST%3A%2Forders&service=shop', {
+    const row = await get('/switchyard/routes/row?key=shop%20POST%3A%2Forders', {
       'hx-request': 'true',
     })
     expect(row.body).toContain('DISABLED')
