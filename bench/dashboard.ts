@@ -126,7 +126,8 @@ if (!existsSync(CHROMIUM)) {
     cdp.on('Network.responseReceived', (event) => urls.set(event.requestId, event.response.url))
     cdp.on('Network.loadingFinished', (event) => {
       const url = urls.get(event.requestId) ?? ''
-      if (!url.includes('/api/events')) sizes.set(event.requestId, { url, encoded: event.encodedDataLength })
+      if (!url.includes('/api/events'))
+        sizes.set(event.requestId, { url, encoded: event.encodedDataLength })
     })
     const firstLoad = async (path: string) => {
       sizes.clear()
@@ -191,9 +192,13 @@ if (!existsSync(CHROMIUM)) {
         body: JSON.stringify({ route, service, reason }),
       })
       if (!response.ok) throw new Error(`API answered ${response.status}`)
-      await page.waitForFunction(() => (globalThis as { __seen?: number }).__seen !== undefined, null, {
-        timeout: 10_000,
-      })
+      await page.waitForFunction(
+        () => (globalThis as { __seen?: number }).__seen !== undefined,
+        null,
+        {
+          timeout: 10_000,
+        },
+      )
       const seen = await page.evaluate(() => (globalThis as { __seen?: number }).__seen ?? 0)
       latencies.push(seen - started)
     }
@@ -203,7 +208,9 @@ if (!existsSync(CHROMIUM)) {
       p95_ms: percentile(latencies, 95),
       max_ms: Math.max(...latencies),
     }
-    console.log(`\n(b) API change → DOM update in Chromium, ${CHANGES} changes (goal: p95 < 300 ms)`)
+    console.log(
+      `\n(b) API change → DOM update in Chromium, ${CHANGES} changes (goal: p95 < 300 ms)`,
+    )
     console.log(
       `    median ${ms(percentile(latencies, 50))}, p95 ${ms(percentile(latencies, 95))}, max ${ms(Math.max(...latencies))}`,
     )
