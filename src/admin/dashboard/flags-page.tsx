@@ -9,7 +9,6 @@ import { FlagNotFoundError } from '../../flags/errors.js'
 import type { Flag, FlagType, RolloutEntry } from '../../flags/model.js'
 import type { FlagService } from '../../flags/service.js'
 import { Empty, redirect, sendHtml, trigger } from '../../ui/index.js'
-import { FlagsNotEnabledError } from '../errors.js'
 import {
   checked,
   fieldError,
@@ -35,7 +34,7 @@ import {
   type FlagFilters,
   type FlagTab,
 } from './flags-view.js'
-import { done, failed } from './routes-page.js'
+import { attempt, done } from './answers.js'
 import { PAGE, param, type Dashboard } from './view.js'
 
 /** `name = value` lines (blank lines skipped); a line without `=` is a field error. */
@@ -131,12 +130,7 @@ function tabOf(request: FastifyRequest): FlagTab {
 
 /** Registers the flag pages. */
 export function flagPages(app: FastifyInstance, dashboard: Dashboard): void {
-  const flags = (): FlagService => {
-    const service = dashboard.flags()
-    if (service === undefined)
-      throw new FlagsNotEnabledError('The flag subsystem is not available on this server.')
-    return service
-  }
+  const flags = (): FlagService => dashboard.requireFlags()
   const requireFlag = async (key: string): Promise<Flag> => {
     const flag = await flags().getFlag(key)
     if (flag === null) throw new FlagNotFoundError(`Flag ${key} does not exist.`, { key })
@@ -201,36 +195,43 @@ export function flagPages(app: FastifyInstance, dashboard: Dashboard): void {
 
   app.post('/flags', PAGE, async (request, reply) => {
     const form = formOf(request.body)
-    try {
-      const type = raw(form, 'type')
-      const flag = await flags().createFlag(
-        {
-          key: raw(form, 'key').trim(),
-          name: raw(form, 'name').trim(),
-          type: type as FlagType,
-          ...(text(form, 'description') === undefined
-            ? {}
-            : { description: raw(form, 'description') }),
-          variations: variationsOf(form, type),
-          off_variation: raw(form, 'off_variation').trim(),
-          fallthrough: fallthroughOf(form) ?? '',
-        },
-        dashboard.actor(request),
-      )
-      trigger(reply, { 'ui-flash': { message: `Flag ${flag.key} is created.`, kind: 'success' } })
-      return await redirect(request, reply, dashboard.url(`/flags/${encodeURIComponent(flag.key)}`))
-    } catch (error) {
-      if (!(error instanceof SwitchyardError)) throw error
-      return sendHtml(
-        reply,
-        <FlagCreateForm
-          dashboard={dashboard}
-          form={form}
-          errors={formErrors(error, CREATE_FIELDS)}
-        />,
-        422,
-      )
-    }
+    return attempt(
+      reply,
+      async () => {
+        const type = raw(form, 'type')
+        const flag = await flags().createFlag(
+          {
+            key: raw(form, 'key').trim(),
+            name: raw(form, 'name').trim(),
+            type: type as FlagType,
+            ...(text(form, 'description') === undefined
+              ? {}
+              : { description: raw(form, 'description') }),
+            variations: variationsOf(form, type),
+            off_variation: raw(form, 'off_variation').trim(),
+            fallthrough: fallthroughOf(form) ?? '',
+          },
+          dashboard.actor(request),
+        )
+        trigger(reply, { 'ui-flash': { message: `Flag ${flag.key} is created.`, kind: 'success' } })
+        return await redirect(
+          request,
+          reply,
+          dashboard.url(`/flags/${encodeURIComponent(flag.key)}`),
+        )
+      },
+      (error) => {
+        return sendHtml(
+          reply,
+          <FlagCreateForm
+            dashboard={dashboard}
+            form={form}
+            errors={formErrors(error, CREATE_FIELDS)}
+          />,
+          422,
+        )
+      },
+    )
   })
 
   const view = (
@@ -280,25 +281,28 @@ export function flagPages(app: FastifyInstance, dashboard: Dashboard): void {
     app.post<{ Params: { key: string } }>(`/flags/:key/${tab}`, PAGE, async (request, reply) => {
       const form = formOf(request.body)
       const before = await requireFlag(request.params.key)
-      try {
-        const flag = await flags().patchFlag(
-          before.key,
-          tabPatch(tab, form, before),
-          dashboard.actor(request),
-        )
-        trigger(reply, { 'ui-toast': { message: `Flag ${flag.key} is saved.`, kind: 'success' } })
-        return await view(reply, flag, tab, null, null)
-      } catch (error) {
-        if (!(error instanceof SwitchyardError)) throw error
-        return view(reply, before, tab, form, error)
-      }
+      return attempt(
+        reply,
+        async () => {
+          const flag = await flags().patchFlag(
+            before.key,
+            tabPatch(tab, form, before),
+            dashboard.actor(request),
+          )
+          trigger(reply, { 'ui-toast': { message: `Flag ${flag.key} is saved.`, kind: 'success' } })
+          return await view(reply, flag, tab, null, null)
+        },
+        (error) => {
+          return view(reply, before, tab, form, error)
+        },
+      )
     })
   }
 
   app.post<{ Params: { key: string } }>('/flags/:key/toggle', PAGE, async (request, reply) => {
     const key = request.params.key
     const on = raw(formOf(request.body), 'enabled') === '1'
-    try {
+    return attempt(reply, async () => {
       const flag = on
         ? await flags().enableFlag(key, dashboard.actor(request))
         : await flags().disableFlag(key, dashboard.actor(request))
@@ -306,21 +310,15 @@ export function flagPages(app: FastifyInstance, dashboard: Dashboard): void {
         type: 'flag',
         keys: [flag.key],
       })
-    } catch (error) {
-      if (!(error instanceof SwitchyardError)) throw error
-      return failed(reply, error)
-    }
+    })
   })
 
   app.post<{ Params: { key: string } }>('/flags/:key/delete', PAGE, async (request, reply) => {
     const key = request.params.key
-    try {
+    return attempt(reply, async () => {
       await flags().deleteFlag(key, dashboard.actor(request))
       trigger(reply, { 'ui-flash': { message: `Flag ${key} is deleted.`, kind: 'success' } })
       return await redirect(request, reply, dashboard.url('/flags'))
-    } catch (error) {
-      if (!(error instanceof SwitchyardError)) throw error
-      return failed(reply, error)
-    }
+    })
   })
 }

@@ -27,7 +27,8 @@ import {
   RateLimitsBody,
   type RateLimitsData,
 } from './rate-limits-view.js'
-import { allRoutes, done, failed, knownService } from './routes-page.js'
+import { attempt, done } from './answers.js'
+import { allRoutes, knownService } from './routes-page.js'
 import { PAGE, param, type Dashboard } from './view.js'
 
 function load(dashboard: Dashboard, service: string | null): RateLimitsData {
@@ -148,20 +149,23 @@ export function rateLimitsPage(app: FastifyInstance, dashboard: Dashboard): void
   app.post('/rate-limits/route', PAGE, async (request, reply) => {
     const form = formOf(request.body)
     const route = raw(form, 'route')
-    try {
-      const key = parseRouteKey(route)
-      await limits().setRateLimitPolicy({
-        path: key.path,
-        method: key.method ?? 'GET',
-        service: text(form, 'service'),
-        ...limitOptions(form),
-        ...dashboard.actor(request),
-      })
-      return await done(reply, `${route} is limited.`, { type: 'rl_policy' })
-    } catch (error) {
-      if (!(error instanceof SwitchyardError)) throw error
-      return routeForm(reply, null, form, error)
-    }
+    return attempt(
+      reply,
+      async () => {
+        const key = parseRouteKey(route)
+        await limits().setRateLimitPolicy({
+          path: key.path,
+          method: key.method ?? 'GET',
+          service: text(form, 'service'),
+          ...limitOptions(form),
+          ...dashboard.actor(request),
+        })
+        return await done(reply, `${route} is limited.`, { type: 'rl_policy' })
+      },
+      (error) => {
+        return routeForm(reply, null, form, error)
+      },
+    )
   })
 
   for (const action of ['reset', 'delete'] as const) {
@@ -169,7 +173,7 @@ export function rateLimitsPage(app: FastifyInstance, dashboard: Dashboard): void
       const form = formOf(request.body)
       const route = raw(form, 'route')
       const options = { service: text(form, 'service'), ...dashboard.actor(request) }
-      try {
+      return attempt(reply, async () => {
         if (action === 'delete') {
           await limits().deleteRateLimitPolicy(route, options)
           return await done(reply, `The rate limit of ${route} is deleted.`, { type: 'rl_policy' })
@@ -180,10 +184,7 @@ export function rateLimitsPage(app: FastifyInstance, dashboard: Dashboard): void
           ...options,
         })
         return await done(reply, `The counters of ${route} are reset.`)
-      } catch (error) {
-        if (!(error instanceof SwitchyardError)) throw error
-        return failed(reply, error)
-      }
+      })
     })
   }
 
@@ -215,31 +216,31 @@ export function rateLimitsPage(app: FastifyInstance, dashboard: Dashboard): void
 
   app.get('/rate-limits/scope/form', PAGE, (request, reply) => {
     const name = param(request, 'service')
-    try {
+    return attempt(reply, async () => {
       return scopeForm(reply, name === '' ? null : name, null, null)
-    } catch (error) {
-      if (!(error instanceof SwitchyardError)) throw error
-      return failed(reply, error)
-    }
+    })
   })
 
   app.post('/rate-limits/scope/set', PAGE, async (request, reply) => {
     const form = formOf(request.body)
     const scope = scopeOf(form)
-    try {
-      const options = {
-        ...limitOptions(form),
-        exemptRoutes: list(form, 'exempt_routes'),
-        ...dashboard.actor(request),
-      }
-      await (scope === null
-        ? limits().setGlobalRateLimit(options)
-        : limits().setServiceRateLimit(scope, options))
-      return await done(reply, `The ${scopeName(scope)} rate limit is set.`, refresh(scope))
-    } catch (error) {
-      if (!(error instanceof SwitchyardError)) throw error
-      return scopeForm(reply, scope, form, error)
-    }
+    return attempt(
+      reply,
+      async () => {
+        const options = {
+          ...limitOptions(form),
+          exemptRoutes: list(form, 'exempt_routes'),
+          ...dashboard.actor(request),
+        }
+        await (scope === null
+          ? limits().setGlobalRateLimit(options)
+          : limits().setServiceRateLimit(scope, options))
+        return await done(reply, `The ${scopeName(scope)} rate limit is set.`, refresh(scope))
+      },
+      (error) => {
+        return scopeForm(reply, scope, form, error)
+      },
+    )
   })
 
   const scopeActions = {
@@ -264,17 +265,14 @@ export function rateLimitsPage(app: FastifyInstance, dashboard: Dashboard): void
   for (const action of ['pause', 'resume', 'reset', 'delete'] as const) {
     app.post(`/rate-limits/scope/${action}`, PAGE, async (request, reply) => {
       const scope = scopeOf(formOf(request.body))
-      try {
+      return attempt(reply, async () => {
         await scopeActions[action](scope, request)
         return await done(
           reply,
           `The ${scopeName(scope)} rate limit is ${outcome[action]}.`,
           refresh(scope),
         )
-      } catch (error) {
-        if (!(error instanceof SwitchyardError)) throw error
-        return failed(reply, error)
-      }
+      })
     })
   }
 }

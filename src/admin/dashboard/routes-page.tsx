@@ -10,6 +10,7 @@ import { MAX_PER_PAGE } from '../../core/pagination.js'
 import type { RouteState } from '../../core/route-state.js'
 import { RouteNotFoundError, SwitchyardError } from '../../core/errors.js'
 import { sendHtml, trigger } from '../../ui/index.js'
+import { attempt, done, failed } from './answers.js'
 import {
   datetime,
   fieldError,
@@ -79,26 +80,6 @@ export function loadRoutesData(engine: Engine, service: string | null): RoutesDa
     services: services.map((name) => ({ name, maintenance: engine.getServiceMaintenance(name) })),
     now: Date.now(),
   }
-}
-
-/** Answers a successful action: a toast, the dialog closed, the changed records refreshed. */
-export function done(
-  reply: FastifyReply,
-  message: string,
-  refresh?: { type: string; keys?: string[] },
-): FastifyReply {
-  trigger(reply, {
-    'ui-toast': { message, kind: 'success' },
-    'ui-close-dialog': true,
-    ...(refresh === undefined ? {} : { 'ui-refresh': refresh }),
-  })
-  return reply.status(200).header('hx-reswap', 'none').send('')
-}
-
-/** Answers a failed one-click action with a toast carrying the API's message. */
-export function failed(reply: FastifyReply, error: SwitchyardError): FastifyReply {
-  trigger(reply, { 'ui-toast': { message: error.message, kind: 'error' } })
-  return reply.status(error.statusCode).send('')
 }
 
 /** A row key `<service> <route>` (the service never holds a space). */
@@ -218,28 +199,31 @@ export function routesPage(app: FastifyInstance, dashboard: Dashboard): void {
       const form = withKey(formOf(request.body))
       const route = raw(form, 'route')
       const service = raw(form, 'service')
-      try {
-        const states = await run(route, form, request)
-        return await done(reply, message(route), {
-          type: 'route_state',
-          keys: states.map((state) => routeKey(state)),
-        })
-      } catch (error) {
-        if (!(error instanceof SwitchyardError)) throw error
-        if (kind === 'enable' || kind === 'cancel') return failed(reply, error)
-        return sendHtml(
-          reply,
-          <RouteForm
-            dashboard={dashboard}
-            kind={kind}
-            route={route}
-            service={service}
-            form={form}
-            errors={formErrors(error, ROUTE_FORM_FIELDS[kind])}
-          />,
-          422,
-        )
-      }
+      return attempt(
+        reply,
+        async () => {
+          const states = await run(route, form, request)
+          return await done(reply, message(route), {
+            type: 'route_state',
+            keys: states.map((state) => routeKey(state)),
+          })
+        },
+        (error) => {
+          if (kind === 'enable' || kind === 'cancel') return failed(reply, error)
+          return sendHtml(
+            reply,
+            <RouteForm
+              dashboard={dashboard}
+              kind={kind}
+              route={route}
+              service={service}
+              form={form}
+              errors={formErrors(error, ROUTE_FORM_FIELDS[kind])}
+            />,
+            422,
+          )
+        },
+      )
     })
 
   const serviceOf = (form: FormBody) => text(form, 'service')
@@ -327,12 +311,9 @@ function maintenanceActions(app: FastifyInstance, dashboard: Dashboard): void {
 
   app.get('/maintenance/dialog', config, (request, reply) => {
     const service = param(request, 'service')
-    try {
+    return attempt(reply, async () => {
       return render(reply, service === '' ? null : service, null, null)
-    } catch (error) {
-      if (!(error instanceof SwitchyardError)) throw error
-      return failed(reply, error)
-    }
+    })
   })
 
   const label = (service: string | null) =>
@@ -350,28 +331,28 @@ function maintenanceActions(app: FastifyInstance, dashboard: Dashboard): void {
       includeForceActive: raw(form, 'include_force_active') !== '',
       ...dashboard.actor(request),
     }
-    try {
-      await (service === null
-        ? engine.enableGlobalMaintenance(options)
-        : engine.enableServiceMaintenance(service, options))
-      return await done(reply, `${label(service)} is on.`, refresh(service))
-    } catch (error) {
-      if (!(error instanceof SwitchyardError)) throw error
-      return render(reply, service, form, error)
-    }
+    return attempt(
+      reply,
+      async () => {
+        await (service === null
+          ? engine.enableGlobalMaintenance(options)
+          : engine.enableServiceMaintenance(service, options))
+        return await done(reply, `${label(service)} is on.`, refresh(service))
+      },
+      (error) => {
+        return render(reply, service, form, error)
+      },
+    )
   })
 
   app.post('/maintenance/disable', config, async (request, reply) => {
     const service = scopeOf(formOf(request.body))
-    try {
+    return attempt(reply, async () => {
       await (service === null
         ? engine.disableGlobalMaintenance(dashboard.actor(request))
         : engine.disableServiceMaintenance(service, dashboard.actor(request)))
       return await done(reply, `${label(service)} is off.`, refresh(service))
-    } catch (error) {
-      if (!(error instanceof SwitchyardError)) throw error
-      return failed(reply, error)
-    }
+    })
   })
 
   for (const change of ['exempt-add', 'exempt-remove'] as const) {
@@ -380,29 +361,32 @@ function maintenanceActions(app: FastifyInstance, dashboard: Dashboard): void {
       const service = scopeOf(form)
       const path = raw(form, 'path').trim()
       const actor = dashboard.actor(request)
-      try {
-        if (change === 'exempt-add') {
-          await (service === null
-            ? engine.addGlobalExemption(path, actor)
-            : engine.addServiceExemption(service, path, actor))
-        } else {
-          await (service === null
-            ? engine.removeGlobalExemption(path, actor)
-            : engine.removeServiceExemption(service, path, actor))
-        }
-        trigger(reply, {
-          'ui-toast': {
-            message:
-              change === 'exempt-add' ? `${path} is exempt.` : `${path} is no longer exempt.`,
-            kind: 'success',
-          },
-          'ui-refresh': refresh(service),
-        })
-        return await render(reply, service, null, null)
-      } catch (error) {
-        if (!(error instanceof SwitchyardError)) throw error
-        return render(reply, service, form, error)
-      }
+      return attempt(
+        reply,
+        async () => {
+          if (change === 'exempt-add') {
+            await (service === null
+              ? engine.addGlobalExemption(path, actor)
+              : engine.addServiceExemption(service, path, actor))
+          } else {
+            await (service === null
+              ? engine.removeGlobalExemption(path, actor)
+              : engine.removeServiceExemption(service, path, actor))
+          }
+          trigger(reply, {
+            'ui-toast': {
+              message:
+                change === 'exempt-add' ? `${path} is exempt.` : `${path} is no longer exempt.`,
+              kind: 'success',
+            },
+            'ui-refresh': refresh(service),
+          })
+          return await render(reply, service, null, null)
+        },
+        (error) => {
+          return render(reply, service, form, error)
+        },
+      )
     })
   }
 }

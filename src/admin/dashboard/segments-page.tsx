@@ -4,7 +4,6 @@
  * and changes nothing; the page shows which flags use it, with links.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { SwitchyardError } from '../../core/errors.js'
 import { SegmentInUseError, SegmentNotFoundError } from '../../flags/errors.js'
 import type { Segment } from '../../flags/model.js'
 import type { FlagService } from '../../flags/service.js'
@@ -18,7 +17,7 @@ import {
   sendHtml,
   trigger,
 } from '../../ui/index.js'
-import { FlagsNotEnabledError, SegmentExistsError } from '../errors.js'
+import { SegmentExistsError } from '../errors.js'
 import {
   formErrors,
   formOf,
@@ -30,6 +29,7 @@ import {
   type FormBody,
   type FormErrors,
 } from './forms.js'
+import { attempt } from './answers.js'
 import { PAGE, domId, type Dashboard } from './view.js'
 
 const SEGMENT_FIELDS = ['key', 'name', 'description', 'included', 'excluded', 'rules', 'tags']
@@ -247,12 +247,7 @@ function segmentInput(form: FormBody) {
 
 /** Registers the segment pages. */
 export function segmentPages(app: FastifyInstance, dashboard: Dashboard): void {
-  const flags = (): FlagService => {
-    const service = dashboard.flags()
-    if (service === undefined)
-      throw new FlagsNotEnabledError('The flag subsystem is not available on this server.')
-    return service
-  }
+  const flags = (): FlagService => dashboard.requireFlags()
   const table = async () => {
     const service = flags()
     return (
@@ -311,40 +306,43 @@ export function segmentPages(app: FastifyInstance, dashboard: Dashboard): void {
 
   const save = async (request: FastifyRequest, reply: FastifyReply, existing: Segment | null) => {
     const form = formOf(request.body)
-    try {
-      const input = segmentInput(form)
-      if (existing === null && (await flags().getSegment(input.key)) !== null)
-        throw new SegmentExistsError(`Segment ${input.key} already exists.`, {
-          details: [{ field: 'key', message: 'already exists' }],
+    return attempt(
+      reply,
+      async () => {
+        const input = segmentInput(form)
+        if (existing === null && (await flags().getSegment(input.key)) !== null)
+          throw new SegmentExistsError(`Segment ${input.key} already exists.`, {
+            details: [{ field: 'key', message: 'already exists' }],
+          })
+        const segment = await flags().saveSegment(
+          existing === null ? input : { ...input, key: existing.key },
+          dashboard.actor(request),
+        )
+        trigger(reply, {
+          'ui-flash': {
+            message: `Segment ${segment.key} is ${existing === null ? 'created' : 'saved'}.`,
+            kind: 'success',
+          },
         })
-      const segment = await flags().saveSegment(
-        existing === null ? input : { ...input, key: existing.key },
-        dashboard.actor(request),
-      )
-      trigger(reply, {
-        'ui-flash': {
-          message: `Segment ${segment.key} is ${existing === null ? 'created' : 'saved'}.`,
-          kind: 'success',
-        },
-      })
-      return await redirect(
-        request,
-        reply,
-        dashboard.url(`/segments/${encodeURIComponent(segment.key)}`),
-      )
-    } catch (error) {
-      if (!(error instanceof SwitchyardError)) throw error
-      return sendHtml(
-        reply,
-        <SegmentForm
-          dashboard={dashboard}
-          segment={existing}
-          form={form}
-          errors={formErrors(error, SEGMENT_FIELDS)}
-        />,
-        422,
-      )
-    }
+        return await redirect(
+          request,
+          reply,
+          dashboard.url(`/segments/${encodeURIComponent(segment.key)}`),
+        )
+      },
+      (error) => {
+        return sendHtml(
+          reply,
+          <SegmentForm
+            dashboard={dashboard}
+            segment={existing}
+            form={form}
+            errors={formErrors(error, SEGMENT_FIELDS)}
+          />,
+          422,
+        )
+      },
+    )
   }
 
   app.post('/segments', PAGE, (request, reply) => save(request, reply, null))
@@ -402,21 +400,24 @@ export function segmentPages(app: FastifyInstance, dashboard: Dashboard): void {
 
   app.post<{ Params: { key: string } }>('/segments/:key/delete', PAGE, async (request, reply) => {
     const key = request.params.key
-    try {
-      await flags().deleteSegment(key, dashboard.actor(request))
-      trigger(reply, { 'ui-flash': { message: `Segment ${key} is deleted.`, kind: 'success' } })
-      return await redirect(request, reply, dashboard.url('/segments'))
-    } catch (error) {
-      if (!(error instanceof SwitchyardError)) throw error
-      const users =
-        error instanceof SegmentInUseError
-          ? ((error.details.flags as string[] | undefined) ?? [])
-          : []
-      return sendHtml(
-        reply,
-        <DeleteResult dashboard={dashboard} flags={users} message={error.message} />,
-        error instanceof SegmentInUseError ? 409 : error.statusCode,
-      )
-    }
+    return attempt(
+      reply,
+      async () => {
+        await flags().deleteSegment(key, dashboard.actor(request))
+        trigger(reply, { 'ui-flash': { message: `Segment ${key} is deleted.`, kind: 'success' } })
+        return await redirect(request, reply, dashboard.url('/segments'))
+      },
+      (error) => {
+        const users =
+          error instanceof SegmentInUseError
+            ? ((error.details.flags as string[] | undefined) ?? [])
+            : []
+        return sendHtml(
+          reply,
+          <DeleteResult dashboard={dashboard} flags={users} message={error.message} />,
+          error instanceof SegmentInUseError ? 409 : error.statusCode,
+        )
+      },
+    )
   })
 }

@@ -5,6 +5,7 @@
 import type { FastifyRequest } from 'fastify'
 import type { FlagService } from '../../flags/service.js'
 import { csrfTokenFor } from '../auth/sessions.js'
+import { FlagsNotEnabledError } from '../errors.js'
 import { ADMIN_ROUTE, PUBLIC_ROUTE, flagServiceOf, type AdminContext } from '../context.js'
 import { Layout, type LiveStream, type ServiceSwitcher, type Toast } from '../../ui/index.js'
 
@@ -63,6 +64,14 @@ export class Dashboard {
   /** The flag service, if the flag subsystem is available. */
   flags(): FlagService | undefined {
     return flagServiceOf(this.admin)
+  }
+
+  /** The flag service; a 404 `FLAGS_NOT_ENABLED` without the flag subsystem. */
+  requireFlags(): FlagService {
+    const service = this.flags()
+    if (service === undefined)
+      throw new FlagsNotEnabledError('The flag subsystem is not available on this server.')
+    return service
   }
 
   /** A URL under the mount with a query string (empty values left out). */
