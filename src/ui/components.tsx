@@ -185,3 +185,56 @@ export function SearchBox(props: {
     </div>
   )
 }
+
+/** A column of a {@link DataTable}: its heading, hidden on phones or right-aligned if asked. */
+export interface Column {
+  label: string
+  hideNarrow?: boolean
+  numeric?: boolean
+}
+
+/**
+ * A dense table in its scrolling frame, with a caption for screen readers and column
+ * headings; `empty` (a designed empty state) replaces the table when given.
+ */
+export function DataTable(props: {
+  caption: string
+  columns: readonly (string | Column)[]
+  empty?: JSX.Element | false
+  children?: JSX.Element | JSX.Element[]
+}): JSX.Element {
+  // Children are JSX elements, escaped where they were built.
+  const safeChildren = props.children
+  const safeEmpty = props.empty
+  if (safeEmpty !== undefined && safeEmpty !== false)
+    return <div class="table-wrap">{safeEmpty}</div>
+  return (
+    <div class="table-wrap">
+      <table>
+        <caption class="visually-hidden" safe>
+          {props.caption}
+        </caption>
+        <thead>
+          <tr>
+            {props.columns.map((column) => {
+              const { label, hideNarrow, numeric } =
+                typeof column === 'string' ? { label: column } : column
+              const classes = [
+                hideNarrow === true ? 'hide-narrow' : '',
+                numeric === true ? 'num' : '',
+              ]
+                .filter((name) => name !== '')
+                .join(' ')
+              return (
+                <th scope="col" class={classes === '' ? undefined : classes} safe>
+                  {label}
+                </th>
+              )
+            })}
+          </tr>
+        </thead>
+        <tbody>{safeChildren}</tbody>
+      </table>
+    </div>
+  )
+}

@@ -5,6 +5,7 @@
 export { UiAssets, uiAssets, type Asset, type AssetName } from './assets.js'
 export {
   Badge,
+  DataTable,
   Empty,
   Field,
   FormError,
@@ -14,6 +15,7 @@ export {
   Time,
   Truncated,
   invalid,
+  type Column,
   type Tone,
 } from './components.js'
 export {

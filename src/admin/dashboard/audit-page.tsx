@@ -7,7 +7,16 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { AuditEntry } from '../../core/audit-entry.js'
 import { SwitchyardError } from '../../core/errors.js'
 import type { Page } from '../../core/pagination.js'
-import { Empty, FormError, Pager, SearchBox, Time, Truncated, sendHtml } from '../../ui/index.js'
+import {
+  DataTable,
+  Empty,
+  FormError,
+  Pager,
+  SearchBox,
+  Time,
+  Truncated,
+  sendHtml,
+} from '../../ui/index.js'
 import { knownService } from './routes-page.js'
 import { PAGE, domId, pageParam, param, type Dashboard } from './view.js'
 
@@ -63,74 +72,65 @@ function AuditTable(props: {
       data-live-highlight
     >
       <FormError message={props.error} />
-      {result === null || result.items.length === 0 ? (
-        <div class="table-wrap">
-          <Empty title="No audit entries match.">
-            <p>Every change made through the API, ctl or this dashboard is recorded here.</p>
-          </Empty>
-        </div>
+      <DataTable
+        caption="Audit log, newest first"
+        columns={[
+          'When',
+          'Route',
+          'Action',
+          'Change',
+          'Actor',
+          { label: 'Platform', hideNarrow: true },
+          'Reason',
+        ]}
+        empty={
+          (result === null || result.items.length === 0) && (
+            <Empty title="No audit entries match.">
+              <p>Every change made through the API, ctl or this dashboard is recorded here.</p>
+            </Empty>
+          )
+        }
+      >
+        {(result?.items ?? []).map((entry) => (
+          <tr id={domId('audit', entry.id)}>
+            <td>
+              <Time at={entry.timestamp} now={now} />
+            </td>
+            <td class="key">
+              <a href={dashboard.url('/audit', { ...query(filters, 1), route: entry.route })} safe>
+                {entry.route}
+              </a>
+              {entry.service === null ? (
+                ''
+              ) : (
+                <div class="muted" safe>
+                  {entry.service}
+                </div>
+              )}
+            </td>
+            <td class="mono" safe>
+              {entry.action}
+            </td>
+            <td safe>{change(entry)}</td>
+            <td safe>{entry.actor}</td>
+            <td class="hide-narrow" safe>
+              {entry.platform}
+            </td>
+            <td>
+              <Truncated text={entry.reason} />
+            </td>
+          </tr>
+        ))}
+      </DataTable>
+      {result === null ? (
+        ''
       ) : (
-        <>
-          <div class="table-wrap">
-            <table>
-              <caption class="visually-hidden">Audit log, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">When</th>
-                  <th scope="col">Route</th>
-                  <th scope="col">Action</th>
-                  <th scope="col">Change</th>
-                  <th scope="col">Actor</th>
-                  <th scope="col" class="hide-narrow">
-                    Platform
-                  </th>
-                  <th scope="col">Reason</th>
-                </tr>
-              </thead>
-              <tbody>
-                {result.items.map((entry) => (
-                  <tr id={domId('audit', entry.id)}>
-                    <td>
-                      <Time at={entry.timestamp} now={now} />
-                    </td>
-                    <td class="key">
-                      <a
-                        href={dashboard.url('/audit', { ...query(filters, 1), route: entry.route })}
-                        safe
-                      >
-                        {entry.route}
-                      </a>
-                      {entry.service === null ? (
-                        ''
-                      ) : (
-                        <div class="muted" safe>
-                          {entry.service}
-                        </div>
-                      )}
-                    </td>
-                    <td class="mono" safe>
-                      {entry.action}
-                    </td>
-                    <td safe>{change(entry)}</td>
-                    <td safe>{entry.actor}</td>
-                    <td class="hide-narrow" safe>
-                      {entry.platform}
-                    </td>
-                    <td>
-                      <Truncated text={entry.reason} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          <Pager
-            page={result.page}
-            perPage={PER_PAGE}
-            total={result.total}
-            href={(page) => dashboard.url('/audit', query(filters, page))}
-          />
-        </>
+        <Pager
+          page={result.page}
+          perPage={PER_PAGE}
+          total={result.total}
+          href={(page) => dashboard.url('/audit', query(filters, page))}
+        />
       )}
     </div>
   )

@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { SwitchyardError } from '../../core/errors.js'
 import { paginate, type Page } from '../../core/pagination.js'
 import type { RateLimitHit } from '../../rate-limit/exceeded.js'
-import { Empty, FormError, Pager, SearchBox, Time, sendHtml } from '../../ui/index.js'
+import { DataTable, Empty, FormError, Pager, SearchBox, Time, sendHtml } from '../../ui/index.js'
 import { PAGE, domId, pageParam, param, type Dashboard } from './view.js'
 
 const PER_PAGE = 50
@@ -41,69 +41,61 @@ function BlockedTable(props: {
       data-live-highlight
     >
       <FormError message={props.error} />
-      {result === null || result.items.length === 0 ? (
-        <div class="table-wrap">
-          <Empty title="No blocked requests.">
-            <p>
-              Requests refused by a rate limit appear here as they happen.{' '}
-              <a href={dashboard.url('/rate-limits')}>See the limits in force</a>.
-            </p>
-          </Empty>
-        </div>
+      <DataTable
+        caption="Blocked requests, newest first"
+        columns={[
+          'When',
+          'Route',
+          'Key',
+          'Limit',
+          { label: 'Tier', hideNarrow: true },
+          { label: 'Resets', hideNarrow: true },
+        ]}
+        empty={
+          (result === null || result.items.length === 0) && (
+            <Empty title="No blocked requests.">
+              <p>
+                Requests refused by a rate limit appear here as they happen.{' '}
+                <a href={dashboard.url('/rate-limits')}>See the limits in force</a>.
+              </p>
+            </Empty>
+          )
+        }
+      >
+        {(result?.items ?? []).map((hit) => (
+          <tr id={domId('hit', hit.id)}>
+            <td>
+              <Time at={hit.timestamp} now={now} />
+            </td>
+            <td class="key">
+              <a href={dashboard.url('/blocked', { route: hit.path })} safe>
+                {`${hit.method}:${hit.path}`}
+              </a>
+            </td>
+            <td class="key" safe>
+              {hit.key}
+            </td>
+            <td class="mono" safe>
+              {hit.limit}
+            </td>
+            <td class="hide-narrow" safe>
+              {hit.tier ?? '—'}
+            </td>
+            <td class="hide-narrow">
+              <Time at={hit.reset_at} now={now} />
+            </td>
+          </tr>
+        ))}
+      </DataTable>
+      {result === null ? (
+        ''
       ) : (
-        <>
-          <div class="table-wrap">
-            <table>
-              <caption class="visually-hidden">Blocked requests, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">When</th>
-                  <th scope="col">Route</th>
-                  <th scope="col">Key</th>
-                  <th scope="col">Limit</th>
-                  <th scope="col" class="hide-narrow">
-                    Tier
-                  </th>
-                  <th scope="col" class="hide-narrow">
-                    Resets
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {result.items.map((hit) => (
-                  <tr id={domId('hit', hit.id)}>
-                    <td>
-                      <Time at={hit.timestamp} now={now} />
-                    </td>
-                    <td class="key">
-                      <a href={dashboard.url('/blocked', { route: hit.path })} safe>
-                        {`${hit.method}:${hit.path}`}
-                      </a>
-                    </td>
-                    <td class="key" safe>
-                      {hit.key}
-                    </td>
-                    <td class="mono" safe>
-                      {hit.limit}
-                    </td>
-                    <td class="hide-narrow" safe>
-                      {hit.tier ?? '—'}
-                    </td>
-                    <td class="hide-narrow">
-                      <Time at={hit.reset_at} now={now} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          <Pager
-            page={result.page}
-            perPage={PER_PAGE}
-            total={result.total}
-            href={(page) => dashboard.url('/blocked', query(filters, page))}
-          />
-        </>
+        <Pager
+          page={result.page}
+          perPage={PER_PAGE}
+          total={result.total}
+          href={(page) => dashboard.url('/blocked', query(filters, page))}
+        />
       )}
     </div>
   )

@@ -14,6 +14,7 @@ import {
 } from '../../flags/model.js'
 import {
   Badge,
+  DataTable,
   Empty,
   Field,
   FormError,
@@ -544,39 +545,27 @@ function VariationsTab(props: {
   const error = (name: string) => errors.fields.get(name)
   return (
     <>
-      <div class="table-wrap">
-        <table>
-          <caption class="visually-hidden">Variations</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Value</th>
-              <th scope="col">Description</th>
-            </tr>
-          </thead>
-          <tbody>
-            {flag.variations.map((variation) => (
-              <tr>
-                <td class="mono">
-                  <span safe>{variation.name}</span>
-                  {variation.name === flag.off_variation ? (
-                    <>
-                      {' '}
-                      <Badge tone="plain" label="off variation" />
-                    </>
-                  ) : (
-                    ''
-                  )}
-                </td>
-                <td class="mono" safe>
-                  {jsonText(variation.value)}
-                </td>
-                <td safe>{variation.description}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable caption="Variations" columns={['Name', 'Value', 'Description']}>
+        {flag.variations.map((variation) => (
+          <tr>
+            <td class="mono">
+              <span safe>{variation.name}</span>
+              {variation.name === flag.off_variation ? (
+                <>
+                  {' '}
+                  <Badge tone="plain" label="off variation" />
+                </>
+              ) : (
+                ''
+              )}
+            </td>
+            <td class="mono" safe>
+              {jsonText(variation.value)}
+            </td>
+            <td safe>{variation.description}</td>
+          </tr>
+        ))}
+      </DataTable>
       <TabForm {...props} tab="variations">
         <TextArea
           id="f-variations"

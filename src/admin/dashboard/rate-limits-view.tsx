@@ -7,7 +7,15 @@ import type { RouteState } from '../../core/route-state.js'
 import { ALGORITHMS } from '../../rate-limit/algorithms.js'
 import { KEY_STRATEGIES } from '../../rate-limit/keys.js'
 import type { RateLimitPolicy, ScopeRateLimitPolicy } from '../../rate-limit/policy.js'
-import { Badge, DialogContent, Empty, Field, FormError, invalid } from '../../ui/index.js'
+import {
+  Badge,
+  DataTable,
+  DialogContent,
+  Empty,
+  Field,
+  FormError,
+  invalid,
+} from '../../ui/index.js'
 import { raw, type FormBody, type FormErrors } from './forms.js'
 import { domId, type Dashboard } from './view.js'
 
@@ -307,130 +315,112 @@ export function RateLimitsBody(props: { dashboard: Dashboard; data: RateLimitsDa
       </section>
       <section aria-labelledby="policies-title">
         <h2 id="policies-title">Route policies</h2>
-        <div class="table-wrap">
-          {data.policies.length === 0 ? (
-            <Empty title="No route has a rate limit.">
-              <p>Add one from Unprotected Routes below, or with a decorator in the app.</p>
-            </Empty>
-          ) : (
-            <table>
-              <caption class="visually-hidden">Route rate-limit policies</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Route</th>
-                  <th scope="col">Limit</th>
-                  <th scope="col">Algorithm</th>
-                  <th scope="col">Key</th>
-                  <th scope="col" class="num">
-                    Burst
-                  </th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.policies.map((policy) => {
-                  const route = policyRoute(policy)
-                  const vals = JSON.stringify({ route, service: policy.service })
-                  return (
-                    <tr id={domId('policy', `${policy.service} ${route}`)}>
-                      <td class="key">
-                        <span safe>{route}</span>
-                        <div class="muted" safe>
-                          {policy.service}
-                        </div>
-                      </td>
-                      <td>
-                        <Tiers policy={policy} />
-                      </td>
-                      <td>{policy.algorithm}</td>
-                      <td>{policy.key_strategy}</td>
-                      <td class="num">{policy.burst}</td>
-                      <td>
-                        <div class="row-actions">
-                          <button
-                            class="btn btn-small"
-                            hx-get={dashboard.url('/rate-limits/route/form', {
-                              route,
-                              service: policy.service,
-                            })}
-                            hx-target="#ui-dialog-body"
-                            aria-label={`Edit… rate limit of ${route}`}
-                          >
-                            Edit…
-                          </button>
-                          <button
-                            class="btn btn-small"
-                            hx-post={dashboard.url('/rate-limits/route/reset')}
-                            hx-vals={vals}
-                            hx-swap="none"
-                            hx-confirm={`Reset the counters of ${route}?`}
-                            aria-label={`Reset counters of ${route}`}
-                          >
-                            Reset
-                          </button>
-                          <button
-                            class="btn btn-small btn-danger"
-                            hx-post={dashboard.url('/rate-limits/route/delete')}
-                            hx-vals={vals}
-                            hx-swap="none"
-                            hx-confirm={`Delete the runtime rate limit of ${route}? A limit declared in code stays.`}
-                            aria-label={`Delete rate limit of ${route}`}
-                          >
-                            Delete
-                          </button>
-                        </div>
-                      </td>
-                    </tr>
-                  )
-                })}
-              </tbody>
-            </table>
-          )}
-        </div>
+        <DataTable
+          caption="Route rate-limit policies"
+          columns={[
+            'Route',
+            'Limit',
+            'Algorithm',
+            'Key',
+            { label: 'Burst', numeric: true },
+            'Actions',
+          ]}
+          empty={
+            data.policies.length === 0 && (
+              <Empty title="No route has a rate limit.">
+                <p>Add one from Unprotected Routes below, or with a decorator in the app.</p>
+              </Empty>
+            )
+          }
+        >
+          {data.policies.map((policy) => {
+            const route = policyRoute(policy)
+            const vals = JSON.stringify({ route, service: policy.service })
+            return (
+              <tr id={domId('policy', `${policy.service} ${route}`)}>
+                <td class="key">
+                  <span safe>{route}</span>
+                  <div class="muted" safe>
+                    {policy.service}
+                  </div>
+                </td>
+                <td>
+                  <Tiers policy={policy} />
+                </td>
+                <td>{policy.algorithm}</td>
+                <td>{policy.key_strategy}</td>
+                <td class="num">{policy.burst}</td>
+                <td>
+                  <div class="row-actions">
+                    <button
+                      class="btn btn-small"
+                      hx-get={dashboard.url('/rate-limits/route/form', {
+                        route,
+                        service: policy.service,
+                      })}
+                      hx-target="#ui-dialog-body"
+                      aria-label={`Edit… rate limit of ${route}`}
+                    >
+                      Edit…
+                    </button>
+                    <button
+                      class="btn btn-small"
+                      hx-post={dashboard.url('/rate-limits/route/reset')}
+                      hx-vals={vals}
+                      hx-swap="none"
+                      hx-confirm={`Reset the counters of ${route}?`}
+                      aria-label={`Reset counters of ${route}`}
+                    >
+                      Reset
+                    </button>
+                    <button
+                      class="btn btn-small btn-danger"
+                      hx-post={dashboard.url('/rate-limits/route/delete')}
+                      hx-vals={vals}
+                      hx-swap="none"
+                      hx-confirm={`Delete the runtime rate limit of ${route}? A limit declared in code stays.`}
+                      aria-label={`Delete rate limit of ${route}`}
+                    >
+                      Delete
+                    </button>
+                  </div>
+                </td>
+              </tr>
+            )
+          })}
+        </DataTable>
       </section>
       <section aria-labelledby="unprotected-title">
         <h2 id="unprotected-title">Unprotected Routes</h2>
-        <div class="table-wrap">
-          {data.unprotected.length === 0 ? (
-            <Empty title="Every route has a rate limit." />
-          ) : (
-            <table>
-              <caption class="visually-hidden">Routes without a rate limit</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Route</th>
-                  <th scope="col">Service</th>
-                  <th scope="col">Action</th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.unprotected.map((state) => (
-                  <tr id={domId('open', `${state.service} ${state.route}`)}>
-                    <td class="key" safe>
-                      {state.route}
-                    </td>
-                    <td class="mono" safe>
-                      {state.service}
-                    </td>
-                    <td>
-                      <button
-                        class="btn btn-small"
-                        hx-get={dashboard.url('/rate-limits/route/form', {
-                          route: state.route,
-                          service: state.service,
-                        })}
-                        hx-target="#ui-dialog-body"
-                        aria-label={`Add Limit to ${state.route}`}
-                      >
-                        Add Limit
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )}
-        </div>
+        <DataTable
+          caption="Routes without a rate limit"
+          columns={['Route', 'Service', 'Action']}
+          empty={data.unprotected.length === 0 && <Empty title="Every route has a rate limit." />}
+        >
+          {data.unprotected.map((state) => (
+            <tr id={domId('open', `${state.service} ${state.route}`)}>
+              <td class="key" safe>
+                {state.route}
+              </td>
+              <td class="mono" safe>
+                {state.service}
+              </td>
+              <td>
+                <button
+                  class="btn btn-small"
+                  hx-get={dashboard.url('/rate-limits/route/form', {
+                    route: state.route,
+                    service: state.service,
+                  })}
+                  hx-target="#ui-dialog-body"
+                  aria-label={`Add Limit to ${state.route}`}
+                >
+                  Add Limit
+                </button>
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       </section>
     </div>
   )

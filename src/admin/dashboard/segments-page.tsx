@@ -8,6 +8,7 @@ import { SegmentInUseError, SegmentNotFoundError } from '../../flags/errors.js'
 import type { Segment } from '../../flags/model.js'
 import type { FlagService } from '../../flags/service.js'
 import {
+  DataTable,
   Empty,
   Field,
   FormError,
@@ -47,62 +48,50 @@ function SegmentTable(props: {
       data-live-url={dashboard.url('/segments/table')}
       data-live-highlight
     >
-      <div class="table-wrap">
-        {segments.length === 0 ? (
-          <Empty title="No segments yet.">
-            <p>
-              A segment names a group of contexts (by key or by rules) that flag rules can target.
-            </p>
-          </Empty>
-        ) : (
-          <table>
-            <caption class="visually-hidden">Segments</caption>
-            <thead>
-              <tr>
-                <th scope="col">Key</th>
-                <th scope="col">Name</th>
-                <th scope="col" class="num">
-                  Included
-                </th>
-                <th scope="col" class="num">
-                  Excluded
-                </th>
-                <th scope="col" class="num">
-                  Rules
-                </th>
-                <th scope="col">Used by</th>
-                <th scope="col" class="hide-narrow">
-                  Updated
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {segments.map((segment) => {
-                const users = props.usedBy(segment.key)
-                return (
-                  <tr id={domId('segment', segment.key)}>
-                    <td class="key">
-                      <a href={dashboard.url(`/segments/${encodeURIComponent(segment.key)}`)} safe>
-                        {segment.key}
-                      </a>
-                    </td>
-                    <td safe>{segment.name}</td>
-                    <td class="num">{segment.included.length}</td>
-                    <td class="num">{segment.excluded.length}</td>
-                    <td class="num">{segment.rules.length}</td>
-                    <td class="mono" safe>
-                      {users.length === 0 ? '—' : users.join(', ')}
-                    </td>
-                    <td class="hide-narrow">
-                      <Time at={segment.updated_at} />
-                    </td>
-                  </tr>
-                )
-              })}
-            </tbody>
-          </table>
-        )}
-      </div>
+      <DataTable
+        caption="Segments"
+        columns={[
+          'Key',
+          'Name',
+          { label: 'Included', numeric: true },
+          { label: 'Excluded', numeric: true },
+          { label: 'Rules', numeric: true },
+          'Used by',
+          { label: 'Updated', hideNarrow: true },
+        ]}
+        empty={
+          segments.length === 0 && (
+            <Empty title="No segments yet.">
+              <p>
+                A segment names a group of contexts (by key or by rules) that flag rules can target.
+              </p>
+            </Empty>
+          )
+        }
+      >
+        {segments.map((segment) => {
+          const users = props.usedBy(segment.key)
+          return (
+            <tr id={domId('segment', segment.key)}>
+              <td class="key">
+                <a href={dashboard.url(`/segments/${encodeURIComponent(segment.key)}`)} safe>
+                  {segment.key}
+                </a>
+              </td>
+              <td safe>{segment.name}</td>
+              <td class="num">{segment.included.length}</td>
+              <td class="num">{segment.excluded.length}</td>
+              <td class="num">{segment.rules.length}</td>
+              <td class="mono" safe>
+                {users.length === 0 ? '—' : users.join(', ')}
+              </td>
+              <td class="hide-narrow">
+                <Time at={segment.updated_at} />
+              </td>
+            </tr>
+          )
+        })}
+      </DataTable>
     </div>
   )
 }
