@@ -24,7 +24,7 @@ import {
   invalid,
   type Tone,
 } from '../../ui/index.js'
-import { raw, type FormBody, type FormErrors } from './forms.js'
+import { binder, raw, type FormBody, type FormErrors } from './forms.js'
 import { domId, type Dashboard } from './view.js'
 
 /** The tabs of a flag's page. */
@@ -360,6 +360,7 @@ function OverviewTab(props: {
   errors: FormErrors
 }) {
   const { flag, form, errors } = props
+  const field = binder(form, errors)
   const value = (name: string, fallback: string) => (form === null ? fallback : raw(form, name))
   const error = (name: string) => errors.fields.get(name)
   const status = value('status', flag.status)
@@ -396,13 +397,7 @@ function OverviewTab(props: {
       </dl>
       <TabForm {...props} tab="overview">
         <div class="form-grid">
-          <TextInput
-            id="f-name"
-            name="name"
-            label="Name"
-            value={value('name', flag.name)}
-            error={error('name')}
-          />
+          <TextInput id="f-name" label="Name" {...field('name', flag.name)} />
           <Field label="Status" for="f-status" error={error('status')}>
             <select id="f-status" name="status" {...invalid('f-status', error('status'))}>
               {FLAG_STATUSES.map((option) => (
@@ -414,19 +409,15 @@ function OverviewTab(props: {
           </Field>
           <TextInput
             id="f-maintainer"
-            name="maintainer"
             label="Maintainer"
-            value={value('maintainer', flag.maintainer ?? '')}
-            error={error('maintainer')}
+            {...field('maintainer', flag.maintainer ?? '')}
             hint="Empty: none."
           />
         </div>
         <TextArea
           id="f-description"
-          name="description"
           label="Description"
-          value={value('description', flag.description)}
-          error={error('description')}
+          {...field('description', flag.description)}
           rows={2}
         />
         <div class="field field-check">
@@ -455,7 +446,7 @@ function TargetingTab(props: {
   errors: FormErrors
 }) {
   const { dashboard, flag, form, errors } = props
-  const error = (name: string) => errors.fields.get(name)
+  const field = binder(form, errors)
   const segments = new Set<string>()
   for (const rule of flag.rules)
     for (const clause of rule.clauses)
@@ -505,28 +496,22 @@ function TargetingTab(props: {
       <TabForm {...props} tab="targeting">
         <TextArea
           id="f-targets"
-          name="targets"
           label="Individual targets"
-          value={form === null ? targetLines : raw(form, 'targets')}
-          error={error('targets')}
+          {...field('targets', targetLines)}
           hint="One line per variation: on = ada, grace"
           rows={3}
         />
         <TextArea
           id="f-rules"
-          name="rules"
           label="Rules (JSON)"
-          value={form === null ? JSON.stringify(flag.rules, null, 2) : raw(form, 'rules')}
-          error={error('rules')}
+          {...field('rules', JSON.stringify(flag.rules, null, 2))}
           hint='A list of {"clauses": [{"attribute", "operator", "values"}], "variation" or "rollout"}; evaluated in order.'
           rows={10}
         />
         <TextArea
           id="f-fallthrough"
-          name="fallthrough"
           label="Default (fallthrough)"
-          value={form === null ? fallthrough : raw(form, 'fallthrough')}
-          error={error('fallthrough')}
+          {...field('fallthrough', fallthrough)}
           hint="A variation name, or a rollout: one line per variation, on = 25%"
           rows={3}
         />
@@ -542,7 +527,7 @@ function VariationsTab(props: {
   errors: FormErrors
 }) {
   const { flag, form, errors } = props
-  const error = (name: string) => errors.fields.get(name)
+  const field = binder(form, errors)
   return (
     <>
       <DataTable caption="Variations" columns={['Name', 'Value', 'Description']}>
@@ -569,19 +554,15 @@ function VariationsTab(props: {
       <TabForm {...props} tab="variations">
         <TextArea
           id="f-variations"
-          name="variations"
           label="Variations (JSON)"
-          value={form === null ? JSON.stringify(flag.variations, null, 2) : raw(form, 'variations')}
-          error={error('variations')}
+          {...field('variations', JSON.stringify(flag.variations, null, 2))}
           hint={`A list of {"name", "value", "description"}; values of type ${flag.type}.`}
           rows={8}
         />
         <TextInput
           id="f-off"
-          name="off_variation"
           label="Off variation"
-          value={form === null ? flag.off_variation : raw(form, 'off_variation')}
-          error={error('off_variation')}
+          {...field('off_variation', flag.off_variation)}
           hint="Served while the flag is off."
         />
       </TabForm>
@@ -596,29 +577,24 @@ function SettingsTab(props: {
   errors: FormErrors
 }) {
   const { dashboard, flag, form, errors } = props
-  const error = (name: string) => errors.fields.get(name)
+  const field = binder(form, errors)
   return (
     <>
       <TabForm {...props} tab="settings">
         <TextArea
           id="f-prerequisites"
-          name="prerequisites"
           label="Prerequisites"
-          value={
-            form === null
-              ? flag.prerequisites.map((p) => `${p.flag_key} = ${p.variation}`).join('\n')
-              : raw(form, 'prerequisites')
-          }
-          error={error('prerequisites')}
+          {...field(
+            'prerequisites',
+            flag.prerequisites.map((p) => `${p.flag_key} = ${p.variation}`).join('\n'),
+          )}
           hint="One per line: other-flag = variation it must serve."
           rows={3}
         />
         <TextInput
           id="f-tags"
-          name="tags"
           label="Tags"
-          value={form === null ? flag.tags.join(', ') : raw(form, 'tags')}
-          error={error('tags')}
+          {...field('tags', flag.tags.join(', '))}
           hint="Comma-separated."
         />
       </TabForm>
@@ -720,6 +696,7 @@ export function FlagCreateForm(props: {
   errors: FormErrors
 }) {
   const { dashboard, form, errors } = props
+  const field = binder(form, errors)
   const value = (name: string, fallback: string) => (form === null ? fallback : raw(form, name))
   const error = (name: string) => errors.fields.get(name)
   const type = value('type', 'boolean')
@@ -736,19 +713,11 @@ export function FlagCreateForm(props: {
       <div class="form-grid">
         <TextInput
           id="c-key"
-          name="key"
           label="Key"
-          value={value('key', '')}
-          error={error('key')}
+          {...field('key', '')}
           hint="Letters, digits, . _ - (used in code)."
         />
-        <TextInput
-          id="c-name"
-          name="name"
-          label="Name"
-          value={value('name', '')}
-          error={error('name')}
-        />
+        <TextInput id="c-name" label="Name" {...field('name', '')} />
         <Field label="Type" for="c-type" error={error('type')}>
           <select id="c-type" name="type">
             {FLAG_TYPES.map((option) => (
@@ -759,38 +728,25 @@ export function FlagCreateForm(props: {
           </select>
         </Field>
       </div>
-      <TextArea
-        id="c-description"
-        name="description"
-        label="Description"
-        value={value('description', '')}
-        error={error('description')}
-        rows={2}
-      />
+      <TextArea id="c-description" label="Description" {...field('description', '')} rows={2} />
       <TextArea
         id="c-variations"
-        name="variations"
         label="Variations"
-        value={value('variations', DEFAULT_VARIATIONS[type] ?? '')}
-        error={error('variations')}
+        {...field('variations', DEFAULT_VARIATIONS[type] ?? '')}
         hint={'One per line: name = JSON value (true, 3, "text", {…}).'}
         rows={4}
       />
       <div class="form-grid">
         <TextInput
           id="c-off"
-          name="off_variation"
           label="Off variation"
-          value={value('off_variation', 'off')}
-          error={error('off_variation')}
+          {...field('off_variation', 'off')}
           hint="Served while the flag is off."
         />
         <TextInput
           id="c-fallthrough"
-          name="fallthrough"
           label="Default variation"
-          value={value('fallthrough', 'on')}
-          error={error('fallthrough')}
+          {...field('fallthrough', 'on')}
           hint="Served when no rule matches."
         />
       </div>

@@ -138,3 +138,25 @@ export function formErrors(
   }
   return { fields, form: unclaimed ? error.message : undefined }
 }
+
+/** What a bound form control shows: its name, value and error. */
+export interface BoundField {
+  name: string
+  value: string
+  error: string | undefined
+}
+
+/**
+ * Binds form controls to a form: a control shows what was typed (after a refused submit), else
+ * the record's current value, and the API's message for its field.
+ */
+export function binder(
+  form: FormBody | null,
+  errors: FormErrors,
+): (name: string, current: string) => BoundField {
+  return (name, current) => ({
+    name,
+    value: form === null ? current : raw(form, name),
+    error: errors.fields.get(name),
+  })
+}
