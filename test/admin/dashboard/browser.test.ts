@@ -192,6 +192,7 @@ describe.skipIf(!enabled)('dashboard in Chromium', { timeout: 60_000 }, () => {
 
   it('flags: create, then every tab renders and passes axe; an edit saves; API edits appear', async () => {
     await open('/flags/new')
+    await expectAccessible()
     await page.getByLabel('Key').fill('fast-search')
     await page.getByLabel('Name').fill('Fast search')
     await page.getByRole('button', { name: 'Create flag' }).click()
@@ -224,6 +225,7 @@ describe.skipIf(!enabled)('dashboard in Chromium', { timeout: 60_000 }, () => {
 
   it('segments: create, delete in use shows the flags, API change appears, axe', async () => {
     await open('/segments/new')
+    await expectAccessible()
     await page.getByLabel('Key', { exact: true }).fill('staff')
     await page.getByLabel('Name').fill('Staff')
     await page.getByLabel('Included keys').fill('ada\ngrace')
