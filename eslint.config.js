@@ -34,6 +34,23 @@ const restrict = (patterns, groups) => ({
   ],
 })
 
+/** The modules of route control (the half the task half and the shared UI must not import). */
+const routeControl = [
+  '**/core/**',
+  '**/rate-limit/**',
+  '**/flags/**',
+  '**/fastify/**',
+  '**/admin/**',
+  '**/stores/**',
+  '**/server/**',
+  '**/cli/**',
+]
+
+/** A rule forbidding imports that match `groups`, with one message. */
+const forbid = (groups, message) => ({
+  'no-restricted-imports': ['error', { patterns: [{ group: groups, message }] }],
+})
+
 export default tseslint.config(
   {
     ignores: [
@@ -84,28 +101,14 @@ export default tseslint.config(
   },
   {
     files: ['src/tasks/**'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              group: [
-                '**/core/**',
-                '**/rate-limit/**',
-                '**/flags/**',
-                '**/fastify/**',
-                '**/admin/**',
-                '**/stores/**',
-                '**/server/**',
-                '**/cli/**',
-              ],
-              message: 'The task half must not import route control.',
-            },
-          ],
-        },
-      ],
-    },
+    rules: forbid(routeControl, 'The task half must not import route control.'),
+  },
+  {
+    files: ['src/ui/**'],
+    rules: forbid(
+      [...routeControl, '**/demo/**', '**/tasks/**'],
+      'src/ui is shared by both dashboards: it may import src/common, never route control or tasks.',
+    ),
   },
   {
     files: ['test/**', 'bench/**', 'examples/**'],
@@ -120,5 +123,24 @@ export default tseslint.config(
   {
     files: ['**/*.js', '**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
+  },
+  {
+    // The dashboards' browser script: plain JavaScript run by the page, next to htmx.
+    files: ['src/ui/static/**/*.js'],
+    languageOptions: {
+      sourceType: 'script',
+      globals: {
+        window: 'readonly',
+        document: 'readonly',
+        htmx: 'readonly',
+        sessionStorage: 'readonly',
+        setTimeout: 'readonly',
+        setInterval: 'readonly',
+        Intl: 'readonly',
+        EventSource: 'readonly',
+        fetch: 'readonly',
+        encodeURIComponent: 'readonly',
+      },
+    },
   },
 )

@@ -79,7 +79,7 @@ describe('the demo app', () => {
         const timer = setTimeout(() => reject(new Error(`demo did not start: ${text}`)), 15_000)
         child.stdout.on('data', (chunk: Buffer) => {
           text += chunk.toString()
-          if (text.includes('_demo/global-off')) {
+          if (text.includes('ctl -- log')) {
             clearTimeout(timer)
             resolve(text)
           }
@@ -89,6 +89,7 @@ describe('the demo app', () => {
       expect(output).toMatch(/switchyard demo listening on http:\/\/127\.0\.0\.1:[1-9]\d*/)
       expect(output).toContain('curl -i')
       expect(output).toMatch(/open http:\/\/127\.0\.0\.1:\d+\/docs/)
+      expect(output).toMatch(/http:\/\/127\.0\.0\.1:\d+\/switchyard\/ +routes/)
     } finally {
       child.kill('SIGTERM')
     }

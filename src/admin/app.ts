@@ -20,6 +20,7 @@ import { authenticationHook } from './auth/guard.js'
 import { DEFAULT_TOKEN_EXPIRY, SessionManager } from './auth/sessions.js'
 import { LoginThrottle, type LoginThrottleOptions } from '../common/login-throttle.js'
 import { ADMIN_ROUTE, flagServiceOf, type AdminContext, type AdminInstance } from './context.js'
+import { dashboardRoutes } from './dashboard/index.js'
 import { BadRequestError, EndpointNotFoundError } from './errors.js'
 import { EventHub, type EventHubOptions } from '../common/sse-hub.js'
 import { toStreamEvent } from './events/stream-event.js'
@@ -162,6 +163,7 @@ function registerAdmin(
   rateLimitRoutes(app, context)
   flagRoutes(app, () => flagServiceOf(context))
   eventRoutes(app, hub)
+  dashboardRoutes(app, context)
   app.get(
     '/api/openapi.json',
     {

@@ -19,6 +19,8 @@ export interface EndpointRecord {
 
 /** Collects endpoint records from route options (used in the admin app's `onRoute` hook). */
 export function endpointRecords(route: RouteOptions, prefix: string): EndpointRecord[] {
+  // Hidden routes (the dashboard's HTML pages) are not part of the API.
+  if (route.schema?.hide === true) return []
   const methods = Array.isArray(route.method) ? route.method : [route.method]
   const url = route.url.startsWith(prefix) ? route.url.slice(prefix.length) : route.url
   return methods

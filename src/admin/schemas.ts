@@ -202,6 +202,10 @@ export const AuditQuery = Type.Object(
       Type.String({ maxLength: 2000, description: 'Route key, bare path or label' }),
     ),
     service: Type.Optional(ServiceName),
+    action: Type.Optional(
+      Type.String({ maxLength: 200, description: 'Exact action, e.g. disable' }),
+    ),
+    actor: Type.Optional(Type.String({ maxLength: 200, description: 'Exact actor, e.g. admin' })),
     ...PageQuery,
   },
   { additionalProperties: false },

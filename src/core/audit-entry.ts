@@ -31,11 +31,17 @@ export interface AuditFilter {
    */
   route?: string
   service?: string
+  /** An exact action, e.g. `disable`. */
+  action?: string
+  /** An exact actor, e.g. `admin`. */
+  actor?: string
 }
 
 /** True when `entry` passes `filter` (the one definition every store uses). */
 export function auditMatches(entry: AuditEntry, filter: AuditFilter): boolean {
   if (filter.service !== undefined && entry.service !== filter.service) return false
+  if (filter.action !== undefined && entry.action !== filter.action) return false
+  if (filter.actor !== undefined && entry.actor !== filter.actor) return false
   const route = filter.route
   if (route === undefined || entry.route === route) return true
   if (!route.startsWith('/')) return false

@@ -26,6 +26,10 @@ export interface AuditLogQuery extends PageOptions {
   /** A route key, a bare path (every method) or a label such as `[Global Maintenance]`. */
   route?: string
   service?: string
+  /** Only entries of this action (`disable`, `flag_updated`, …). */
+  action?: string
+  /** Only entries by this actor. */
+  actor?: string
 }
 
 /** What the audit log needs. */
@@ -99,15 +103,29 @@ export class AuditLog {
     const { page, per_page } = paginate([], query)
     const route = checkRouteFilter(query.route)
     const service = checkService(query.service)
+    const action = checkWord(query.action, 'action')
+    const actor = checkWord(query.actor, 'actor')
     await this.flush()
     const result = await this.deps.store.list({
       ...(route === undefined ? {} : { route }),
       ...(service === undefined ? {} : { service }),
+      ...(action === undefined ? {} : { action }),
+      ...(actor === undefined ? {} : { actor }),
       offset: (page - 1) * per_page,
       limit: per_page,
     })
     return { items: result.items, total: result.total, page, per_page }
   }
+}
+
+function checkWord(value: unknown, field: 'action' | 'actor'): string | undefined {
+  if (value === undefined || value === null || value === '') return undefined
+  if (typeof value !== 'string' || value.length > 200) {
+    throw new ValidationError(`The ${field} filter must be a string of at most 200 characters.`, {
+      details: [{ field, message: 'expected a string of at most 200 characters' }],
+    })
+  }
+  return value
 }
 
 function checkRouteFilter(route: unknown): string | undefined {

@@ -192,7 +192,12 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
       },
       async list(query) {
         const client = connection.client()
-        if (query.route === undefined && query.service === undefined) {
+        if (
+          query.route === undefined &&
+          query.service === undefined &&
+          query.action === undefined &&
+          query.actor === undefined
+        ) {
           const [total, texts] = (await execAll(
             client
               .multi()

@@ -1,6 +1,6 @@
 /**
- * `GET /api/audit`: the audit log, newest first, filtered by route (key, bare path or label)
- * and service.
+ * `GET /api/audit`: the audit log, newest first, filtered by route (key, bare path or label),
+ * service, action and actor.
  */
 import { ADMIN_ROUTE, type AdminContext, type AdminInstance } from '../context.js'
 import { AuditEntrySchema, AuditQuery, Envelope, ErrorBody } from '../schemas.js'
@@ -22,6 +22,8 @@ export function auditRoutes(app: AdminInstance, { engine }: AdminContext): void 
       engine.getAuditLog({
         route: request.query.route,
         service: request.query.service,
+        action: request.query.action,
+        actor: request.query.actor,
         page: request.query.page,
         perPage: request.query.per_page,
       }),

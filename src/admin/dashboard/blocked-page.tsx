@@ -1,0 +1,158 @@
+/**
+ * The Blocked page: requests a rate limit refused (the blocked-request log), newest first,
+ * 50 per page, optionally of one route path. The first page follows the stream (`rl_hit`).
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { SwitchyardError } from '../../core/errors.js'
+import { paginate, type Page } from '../../core/pagination.js'
+import type { RateLimitHit } from '../../rate-limit/exceeded.js'
+import { DataTable, Empty, FormError, Pager, SearchBox, Time, sendHtml } from '../../ui/index.js'
+import { PAGE, domId, pageParam, param, type Dashboard } from './view.js'
+
+const PER_PAGE = 50
+
+interface BlockedFilters {
+  route: string
+  page: number
+}
+
+function filtersOf(request: FastifyRequest): BlockedFilters {
+  return { route: param(request, 'route').trim(), page: pageParam(request) }
+}
+
+const query = (filters: BlockedFilters, page = filters.page) => ({
+  route: filters.route,
+  page: page === 1 ? undefined : page,
+})
+
+function BlockedTable(props: {
+  dashboard: Dashboard
+  filters: BlockedFilters
+  result: Page<RateLimitHit> | null
+  error: string | undefined
+}): JSX.Element {
+  const { dashboard, filters, result } = props
+  const now = Date.now()
+  return (
+    <div
+      id="blocked-table"
+      data-live={filters.page === 1 ? 'rl_hit' : undefined}
+      data-live-url={dashboard.url('/blocked/table', query(filters))}
+      data-live-highlight
+    >
+      <FormError message={props.error} />
+      <DataTable
+        caption="Blocked requests, newest first"
+        columns={[
+          'When',
+          'Route',
+          'Key',
+          'Limit',
+          { label: 'Tier', hideNarrow: true },
+          { label: 'Resets', hideNarrow: true },
+        ]}
+        empty={
+          (result === null || result.items.length === 0) && (
+            <Empty title="No blocked requests.">
+              <p>
+                Requests refused by a rate limit appear here as they happen.{' '}
+                <a href={dashboard.url('/rate-limits')}>See the limits in force</a>.
+              </p>
+            </Empty>
+          )
+        }
+      >
+        {(result?.items ?? []).map((hit) => (
+          <tr id={domId('hit', hit.id)}>
+            <td>
+              <Time at={hit.timestamp} now={now} />
+            </td>
+            <td class="key">
+              <a href={dashboard.url('/blocked', { route: hit.path })} safe>
+                {`${hit.method}:${hit.path}`}
+              </a>
+            </td>
+            <td class="key" safe>
+              {hit.key}
+            </td>
+            <td class="mono" safe>
+              {hit.limit}
+            </td>
+            <td class="hide-narrow" safe>
+              {hit.tier ?? '—'}
+            </td>
+            <td class="hide-narrow">
+              <Time at={hit.reset_at} now={now} />
+            </td>
+          </tr>
+        ))}
+      </DataTable>
+      {result === null ? (
+        ''
+      ) : (
+        <Pager
+          page={result.page}
+          perPage={PER_PAGE}
+          total={result.total}
+          href={(page) => dashboard.url('/blocked', query(filters, page))}
+        />
+      )}
+    </div>
+  )
+}
+
+/** Registers the blocked-request page and its live table. */
+export function blockedPage(app: FastifyInstance, dashboard: Dashboard): void {
+  const { engine } = dashboard.admin
+  const load = async (filters: BlockedFilters) => {
+    try {
+      const hits = await engine.rateLimits.getRateLimitHits(
+        filters.route === '' ? {} : { path: filters.route },
+      )
+      return { result: paginate(hits, { page: filters.page, perPage: PER_PAGE }), error: undefined }
+    } catch (error) {
+      if (!(error instanceof SwitchyardError)) throw error
+      return { result: null, error: error.message }
+    }
+  }
+
+  app.get('/blocked', PAGE, async (request, reply) => {
+    const filters = filtersOf(request)
+    const { result, error } = await load(filters)
+    return sendHtml(
+      reply,
+      dashboard.page(request, {
+        title: 'Blocked requests',
+        active: 'blocked',
+        children: (
+          <>
+            <div class="page-head">
+              <h1>Blocked requests</h1>
+            </div>
+            <form class="filters" method="get" action={dashboard.url('/blocked')} role="search">
+              <SearchBox
+                name="route"
+                value={filters.route}
+                label="Route path"
+                placeholder="/search"
+              />
+              <button class="btn" type="submit">
+                Filter
+              </button>
+            </form>
+            <BlockedTable dashboard={dashboard} filters={filters} result={result} error={error} />
+          </>
+        ),
+      }),
+    )
+  })
+
+  app.get('/blocked/table', PAGE, async (request, reply) => {
+    const filters = filtersOf(request)
+    const { result, error } = await load(filters)
+    return sendHtml(
+      reply,
+      <BlockedTable dashboard={dashboard} filters={filters} result={result} error={error} />,
+    )
+  })
+}

@@ -1,0 +1,324 @@
+/**
+ * HTTP side of the Flags pages: the list and its live fragments, the create form, a flag's
+ * tabs, the one-click kill switch, tab edits (JSON merge patches through the flag service,
+ * validated after merging) and delete.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { SwitchyardError } from '../../core/errors.js'
+import { FlagNotFoundError } from '../../flags/errors.js'
+import type { Flag, FlagType, RolloutEntry } from '../../flags/model.js'
+import type { FlagService } from '../../flags/service.js'
+import { Empty, redirect, sendHtml, trigger } from '../../ui/index.js'
+import {
+  checked,
+  fieldError,
+  formErrors,
+  formOf,
+  json,
+  list,
+  NO_ERRORS,
+  raw,
+  text,
+  type FormBody,
+} from './forms.js'
+import {
+  CREATE_FIELDS,
+  FLAG_STATUS_FILTERS,
+  FLAG_TABS,
+  FlagCreateForm,
+  FlagList,
+  FlagRow,
+  FlagTable,
+  FlagView,
+  TAB_FIELDS,
+  type FlagFilters,
+  type FlagTab,
+} from './flags-view.js'
+import { attempt, done } from './answers.js'
+import { PAGE, param, type Dashboard } from './view.js'
+
+/** `name = value` lines (blank lines skipped); a line without `=` is a field error. */
+function pairs(form: FormBody, name: string): [string, string][] {
+  return raw(form, name)
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '')
+    .map((line) => {
+      const at = line.indexOf('=')
+      if (at <= 0)
+        throw fieldError(name, `Expected "name = value" lines, got ${JSON.stringify(line)}.`)
+      return [line.slice(0, at).trim(), line.slice(at + 1).trim()]
+    })
+}
+
+/** Variation lines `name = <JSON value>`; a bare word is a string for string flags. */
+function variationsOf(form: FormBody, type: string): { name: string; value: unknown }[] {
+  return pairs(form, 'variations').map(([name, value]) => {
+    try {
+      return { name, value: JSON.parse(value) as unknown }
+    } catch {
+      if (type === 'string') return { name, value }
+      throw fieldError('variations', `The value of ${name} is not valid JSON: ${value}`)
+    }
+  })
+}
+
+/** A variation name, or rollout lines `variation = 25%` (weights in thousandths of a percent). */
+function fallthroughOf(form: FormBody): string | RolloutEntry[] | undefined {
+  const value = text(form, 'fallthrough')
+  if (value === undefined) return undefined
+  if (!value.includes('=')) return value
+  return pairs(form, 'fallthrough').map(([variation, weight]) => {
+    const percent = Number(weight.replace(/%$/, '').trim())
+    if (!Number.isFinite(percent)) throw fieldError('fallthrough', `Not a percentage: ${weight}`)
+    return { variation, weight: Math.round(percent * 1000) }
+  })
+}
+
+/** The merge patch a tab's form describes. */
+function tabPatch(tab: FlagTab, form: FormBody, flag: Flag): Record<string, unknown> {
+  switch (tab) {
+    case 'overview':
+      return {
+        name: raw(form, 'name').trim(),
+        description: raw(form, 'description'),
+        status: raw(form, 'status'),
+        maintainer: text(form, 'maintainer') ?? null,
+        temporary: checked(form, 'temporary'),
+      }
+    case 'targeting': {
+      const targets: Record<string, string[] | null> = {}
+      for (const variation of Object.keys(flag.targets)) targets[variation] = null
+      for (const [variation, keys] of pairs(form, 'targets')) {
+        targets[variation] = keys
+          .split(',')
+          .map((key) => key.trim())
+          .filter((key) => key !== '')
+      }
+      const rules = json(form, 'rules') ?? []
+      const fallthrough = fallthroughOf(form)
+      return { targets, rules, ...(fallthrough === undefined ? {} : { fallthrough }) }
+    }
+    case 'variations':
+      return {
+        variations: json(form, 'variations') ?? [],
+        off_variation: raw(form, 'off_variation').trim(),
+      }
+    case 'settings':
+      return {
+        prerequisites: pairs(form, 'prerequisites').map(([flag_key, variation]) => ({
+          flag_key,
+          variation,
+        })),
+        tags: list(form, 'tags'),
+      }
+  }
+}
+
+function filtersOf(request: FastifyRequest): FlagFilters {
+  const status = param(request, 'status')
+  return {
+    q: param(request, 'q').slice(0, 200),
+    status: FLAG_STATUS_FILTERS.includes(status) ? status : '',
+  }
+}
+
+function tabOf(request: FastifyRequest): FlagTab {
+  const tab = param(request, 'tab')
+  return (FLAG_TABS as readonly string[]).includes(tab) ? (tab as FlagTab) : 'overview'
+}
+
+/** Registers the flag pages. */
+export function flagPages(app: FastifyInstance, dashboard: Dashboard): void {
+  const flags = (): FlagService => dashboard.requireFlags()
+  const requireFlag = async (key: string): Promise<Flag> => {
+    const flag = await flags().getFlag(key)
+    if (flag === null) throw new FlagNotFoundError(`Flag ${key} does not exist.`, { key })
+    return flag
+  }
+
+  app.get('/flags', PAGE, async (request, reply) => {
+    const filters = filtersOf(request)
+    const service = dashboard.flags()
+    return sendHtml(
+      reply,
+      dashboard.page(request, {
+        title: 'Flags',
+        active: 'flags',
+        children:
+          service === undefined ? (
+            <Empty title="Feature flags are not enabled on this server." />
+          ) : (
+            <FlagList dashboard={dashboard} flags={await service.listFlags()} filters={filters} />
+          ),
+      }),
+    )
+  })
+
+  app.get('/flags/table', PAGE, async (request, reply) =>
+    sendHtml(
+      reply,
+      <FlagTable
+        dashboard={dashboard}
+        flags={await flags().listFlags()}
+        filters={filtersOf(request)}
+      />,
+    ),
+  )
+
+  app.get('/flags/row', PAGE, async (request, reply) => {
+    const flag = await flags().getFlag(param(request, 'key'))
+    if (flag === null) return sendHtml(reply, '')
+    return sendHtml(
+      reply,
+      <FlagRow dashboard={dashboard} flag={flag} filters={filtersOf(request)} />,
+    )
+  })
+
+  app.get('/flags/new', PAGE, (request, reply) =>
+    sendHtml(
+      reply,
+      dashboard.page(request, {
+        title: 'New flag',
+        active: 'flags',
+        children: (
+          <>
+            <div class="page-head">
+              <h1>New flag</h1>
+            </div>
+            <FlagCreateForm dashboard={dashboard} form={null} errors={NO_ERRORS} />
+          </>
+        ),
+      }),
+    ),
+  )
+
+  app.post('/flags', PAGE, async (request, reply) => {
+    const form = formOf(request.body)
+    return attempt(
+      reply,
+      async () => {
+        const type = raw(form, 'type')
+        const flag = await flags().createFlag(
+          {
+            key: raw(form, 'key').trim(),
+            name: raw(form, 'name').trim(),
+            type: type as FlagType,
+            ...(text(form, 'description') === undefined
+              ? {}
+              : { description: raw(form, 'description') }),
+            variations: variationsOf(form, type),
+            off_variation: raw(form, 'off_variation').trim(),
+            fallthrough: fallthroughOf(form) ?? '',
+          },
+          dashboard.actor(request),
+        )
+        trigger(reply, { 'ui-flash': { message: `Flag ${flag.key} is created.`, kind: 'success' } })
+        return await redirect(
+          request,
+          reply,
+          dashboard.url(`/flags/${encodeURIComponent(flag.key)}`),
+        )
+      },
+      (error) => {
+        return sendHtml(
+          reply,
+          <FlagCreateForm
+            dashboard={dashboard}
+            form={form}
+            errors={formErrors(error, CREATE_FIELDS)}
+          />,
+          422,
+        )
+      },
+    )
+  })
+
+  const view = (
+    reply: FastifyReply,
+    flag: Flag,
+    tab: FlagTab,
+    form: FormBody | null,
+    error: SwitchyardError | null,
+  ) =>
+    sendHtml(
+      reply,
+      <FlagView
+        dashboard={dashboard}
+        flag={flag}
+        tab={tab}
+        form={form}
+        errors={error === null ? NO_ERRORS : formErrors(error, TAB_FIELDS[tab])}
+      />,
+      error === null ? 200 : 422,
+    )
+
+  app.get<{ Params: { key: string } }>('/flags/:key', PAGE, async (request, reply) => {
+    const flag = await requireFlag(request.params.key)
+    const tab = tabOf(request)
+    return sendHtml(
+      reply,
+      dashboard.page(request, {
+        title: `${flag.name} · Flags`,
+        active: 'flags',
+        children: (
+          <>
+            <p>
+              <a href={dashboard.url('/flags')}>← All flags</a>
+            </p>
+            <FlagView dashboard={dashboard} flag={flag} tab={tab} form={null} errors={NO_ERRORS} />
+          </>
+        ),
+      }),
+    )
+  })
+
+  app.get<{ Params: { key: string } }>('/flags/:key/view', PAGE, async (request, reply) =>
+    view(reply, await requireFlag(request.params.key), tabOf(request), null, null),
+  )
+
+  for (const tab of FLAG_TABS) {
+    app.post<{ Params: { key: string } }>(`/flags/:key/${tab}`, PAGE, async (request, reply) => {
+      const form = formOf(request.body)
+      const before = await requireFlag(request.params.key)
+      return attempt(
+        reply,
+        async () => {
+          const flag = await flags().patchFlag(
+            before.key,
+            tabPatch(tab, form, before),
+            dashboard.actor(request),
+          )
+          trigger(reply, { 'ui-toast': { message: `Flag ${flag.key} is saved.`, kind: 'success' } })
+          return await view(reply, flag, tab, null, null)
+        },
+        (error) => {
+          return view(reply, before, tab, form, error)
+        },
+      )
+    })
+  }
+
+  app.post<{ Params: { key: string } }>('/flags/:key/toggle', PAGE, async (request, reply) => {
+    const key = request.params.key
+    const on = raw(formOf(request.body), 'enabled') === '1'
+    return attempt(reply, async () => {
+      const flag = on
+        ? await flags().enableFlag(key, dashboard.actor(request))
+        : await flags().disableFlag(key, dashboard.actor(request))
+      return await done(reply, `${flag.key} is ${flag.enabled ? 'on' : 'off'}.`, {
+        type: 'flag',
+        keys: [flag.key],
+      })
+    })
+  })
+
+  app.post<{ Params: { key: string } }>('/flags/:key/delete', PAGE, async (request, reply) => {
+    const key = request.params.key
+    return attempt(reply, async () => {
+      await flags().deleteFlag(key, dashboard.actor(request))
+      trigger(reply, { 'ui-flash': { message: `Flag ${key} is deleted.`, kind: 'success' } })
+      return await redirect(request, reply, dashboard.url('/flags'))
+    })
+  })
+}

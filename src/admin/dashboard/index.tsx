@@ -1,0 +1,103 @@
+/**
+ * The route-control dashboard: live HTML pages at the admin mount (Routes at the mount itself,
+ * Flags, Segments, Rate limits, Blocked, Audit, and the login view), rendered on the server
+ * and updated over the admin event stream with htmx. See docs/dashboard.md.
+ *
+ * The pages live in their own encapsulated scope: form bodies, compression and an HTML error
+ * handler apply to them only, never to the JSON API beside them. They call the same engine
+ * and flag service as the API, so validation, audit and errors are shared.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { SwitchyardError } from '../../core/errors.js'
+import {
+  Empty,
+  isHtmx,
+  prepareDashboardScope,
+  redirect,
+  registerAssetsRoute,
+  sendHtml,
+  trigger,
+} from '../../ui/index.js'
+import type { AdminContext } from '../context.js'
+import { PUBLIC_ROUTE } from '../context.js'
+import { UnauthenticatedError } from '../errors.js'
+import { auditPage } from './audit-page.js'
+import { blockedPage } from './blocked-page.js'
+import { flagPages } from './flags-page.js'
+import { loginPage, loginUrl } from './login-page.js'
+import { rateLimitsPage } from './rate-limits-page.js'
+import { routesPage } from './routes-page.js'
+import { segmentPages } from './segments-page.js'
+import { Dashboard } from './view.js'
+
+/** Registers the dashboard's pages, fragments and assets on the admin app. */
+export function dashboardRoutes(app: FastifyInstance, context: AdminContext): void {
+  const dashboard = new Dashboard(context)
+  void app.register(async (scope) => {
+    await prepareDashboardScope(scope)
+    scope.setErrorHandler((error: FastifyError, request, reply) =>
+      handlePageError(dashboard, error, request, reply),
+    )
+    registerAssetsRoute(scope, PUBLIC_ROUTE)
+    loginPage(scope, dashboard)
+    routesPage(scope, dashboard)
+    flagPages(scope, dashboard)
+    segmentPages(scope, dashboard)
+    rateLimitsPage(scope, dashboard)
+    blockedPage(scope, dashboard)
+    auditPage(scope, dashboard)
+  })
+}
+
+/**
+ * Errors of pages: without a session a page redirects to the login view (a fragment asks
+ * htmx to); an API error becomes a page with its message, or a toast for a fragment.
+ */
+function handlePageError(
+  dashboard: Dashboard,
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): FastifyReply | Promise<FastifyReply> {
+  if (error instanceof UnauthenticatedError && dashboard.admin.sessions !== null) {
+    return redirect(request, reply, loginUrl(dashboard, request))
+  }
+  let status = 500
+  let message = 'Internal error; see the server log.'
+  if (error instanceof SwitchyardError && error.statusCode < 500) {
+    status = error.statusCode
+    message = error.message
+  } else if (
+    !(error instanceof SwitchyardError) &&
+    typeof error.statusCode === 'number' &&
+    error.statusCode >= 400 &&
+    error.statusCode < 500
+  ) {
+    status = error.statusCode
+    message = error.message
+  } else {
+    request.log.error({ err: error }, 'switchyard dashboard: unexpected error')
+  }
+  if (isHtmx(request)) {
+    trigger(reply, { 'ui-toast': { message, kind: 'error' } })
+    return reply.status(status).send('')
+  }
+  return sendHtml(
+    reply,
+    dashboard.page(request, {
+      title: `Error ${status}`,
+      active: null,
+      children: (
+        <div class="panel">
+          <Empty title={`Error ${status}`}>
+            <p safe>{message}</p>
+            <p>
+              <a href={dashboard.url('/')}>Back to the routes</a>
+            </p>
+          </Empty>
+        </div>
+      ),
+    }),
+    status,
+  )
+}

@@ -1,0 +1,168 @@
+/**
+ * What every route-control page shares: URLs under the mount, the layout with this
+ * dashboard's navigation and stream, who acts, and how query parameters are read.
+ */
+import type { FastifyRequest } from 'fastify'
+import type { FlagService } from '../../flags/service.js'
+import { csrfTokenFor } from '../auth/sessions.js'
+import { FlagsNotEnabledError } from '../errors.js'
+import { ADMIN_ROUTE, PUBLIC_ROUTE, flagServiceOf, type AdminContext } from '../context.js'
+import { Layout, type LiveStream, type ServiceSwitcher, type Toast } from '../../ui/index.js'
+
+/** Route options of a dashboard page or fragment: an admin route, left out of the OpenAPI document. */
+export const PAGE = { config: ADMIN_ROUTE, schema: { hide: true } } as const
+
+/** Route options of a dashboard route reachable without a session (login, assets). */
+export const PUBLIC_PAGE = { config: PUBLIC_ROUTE, schema: { hide: true } } as const
+
+/** The pages of the navigation, in order. */
+export const PAGES = [
+  { id: 'routes', path: '/', label: 'Routes' },
+  { id: 'flags', path: '/flags', label: 'Flags' },
+  { id: 'segments', path: '/segments', label: 'Segments' },
+  { id: 'rate-limits', path: '/rate-limits', label: 'Rate limits' },
+  { id: 'blocked', path: '/blocked', label: 'Blocked' },
+  { id: 'audit', path: '/audit', label: 'Audit' },
+] as const
+
+/** A page id of {@link PAGES}. */
+export type PageId = (typeof PAGES)[number]['id']
+
+/** Query values a URL may carry; undefined, null and '' are left out. */
+export type QueryValues = Readonly<Record<string, string | number | undefined | null>>
+
+/** Who acts through the dashboard: the logged-in user (or `anonymous`), platform `dashboard`. */
+export interface DashboardActor {
+  actor: string
+  platform: 'dashboard'
+}
+
+/** The events the pages follow, and which fields of each name the record it changes. */
+const STREAM_EVENTS = [
+  'route_state',
+  'global_maintenance',
+  'service_maintenance',
+  'rl_policy',
+  'global_rl_policy',
+  'service_rl_policy',
+  'rl_hit',
+  'flag',
+  'segment',
+  'audit',
+] as const
+const STREAM_KEYS = { route_state: ['service', 'route'], flag: ['key'], segment: ['key'] }
+
+/** The dashboard of one admin app: its context and URL building. */
+export class Dashboard {
+  /** The mount path without a trailing slash ('' at the root). */
+  readonly base: string
+
+  constructor(readonly admin: AdminContext) {
+    this.base = admin.mountPath === '/' ? '' : admin.mountPath
+  }
+
+  /** The flag service, if the flag subsystem is available. */
+  flags(): FlagService | undefined {
+    return flagServiceOf(this.admin)
+  }
+
+  /** The flag service; a 404 `FLAGS_NOT_ENABLED` without the flag subsystem. */
+  requireFlags(): FlagService {
+    const service = this.flags()
+    if (service === undefined)
+      throw new FlagsNotEnabledError('The flag subsystem is not available on this server.')
+    return service
+  }
+
+  /** A URL under the mount with a query string (empty values left out). */
+  url(path: string, query: QueryValues = {}): string {
+    const full = `${this.base}${path === '/' && this.base !== '' ? '/' : path}`
+    const search = new URLSearchParams()
+    for (const [name, value] of Object.entries(query)) {
+      if (value !== undefined && value !== null && value !== '') search.set(name, String(value))
+    }
+    const text = search.toString()
+    return text === '' ? full : `${full}?${text}`
+  }
+
+  /** Who acts for a request. */
+  actor(request: FastifyRequest): DashboardActor {
+    return { actor: request.switchyardAdmin?.username ?? 'anonymous', platform: 'dashboard' }
+  }
+
+  /** A full page in the layout. */
+  page(
+    request: FastifyRequest,
+    props: {
+      title: string
+      active: PageId | null
+      services?: ServiceSwitcher | null
+      flash?: readonly Toast[]
+      children: JSX.Element | JSX.Element[]
+    },
+  ): JSX.Element {
+    // Children are JSX elements, escaped where they were built.
+    const safeChildren = props.children
+    const principal = request.switchyardAdmin
+    const stream: LiveStream = {
+      url: this.url('/api/events'),
+      events: STREAM_EVENTS,
+      keys: STREAM_KEYS,
+    }
+    return (
+      <Layout
+        title={props.title}
+        product="switchyard"
+        home={this.url('/')}
+        assetsUrl={`${this.base}/assets/`}
+        nav={PAGES.map((page) => ({
+          href: this.url(page.path),
+          label: page.label,
+          active: page.id === props.active,
+        }))}
+        csrfToken={
+          principal?.via === 'cookie' && principal.token !== null
+            ? csrfTokenFor(principal.token)
+            : null
+        }
+        user={
+          principal?.session == null
+            ? null
+            : { name: principal.username, logoutUrl: this.url('/logout') }
+        }
+        services={props.services ?? null}
+        stream={stream}
+        flash={props.flash ?? []}
+      >
+        {safeChildren}
+      </Layout>
+    )
+  }
+}
+
+/** A query parameter as a string ('' when absent; the last value when repeated). */
+export function param(request: FastifyRequest, name: string): string {
+  const query = request.query as Record<string, unknown> | undefined
+  const value = query !== undefined && Object.hasOwn(query, name) ? query[name] : undefined
+  const last = Array.isArray(value) ? (value.at(-1) as unknown) : value
+  return typeof last === 'string' ? last.slice(0, 2000) : ''
+}
+
+/** A page number from the query (1 when absent or invalid). */
+export function pageParam(request: FastifyRequest): number {
+  const value = Number(param(request, 'page'))
+  return Number.isSafeInteger(value) && value >= 1 ? value : 1
+}
+
+/** A short, stable DOM id for a record key (`prefix-<hex>`). */
+export function domId(prefix: string, key: string): string {
+  // FNV-1a, 32 bits twice over different seeds: stable across renders, no crypto needed.
+  let a = 0x811c9dc5
+  let b = 0x01000193
+  for (let i = 0; i < key.length; i++) {
+    const code = key.charCodeAt(i)
+    a = Math.imul(a ^ code, 0x01000193) >>> 0
+    b = Math.imul(b ^ code, 0x5bd1e995) >>> 0
+  }
+  return `${prefix}-${a.toString(16).padStart(8, '0')}${b.toString(16).padStart(8, '0')}`
+}

@@ -1,0 +1,240 @@
+/**
+ * Small building blocks shared by both dashboards: status badges, times that read themselves,
+ * empty states, pagination, form fields with their error, tabs, the search box.
+ */
+import { formatAbsolute, formatRelative } from './time.js'
+
+/** Colour families of a badge; the word is always shown too, never colour alone. */
+export type Tone = 'ok' | 'warn' | 'bad' | 'info' | 'purple' | 'plain'
+
+/** A status badge: a coloured pill with its word. */
+export function Badge(props: { tone: Tone; label: string; title?: string }): JSX.Element {
+  return (
+    <span class={`badge badge-${props.tone}`} title={props.title} safe>
+      {props.label}
+    </span>
+  )
+}
+
+/**
+ * A point in time: relative text ("3 min ago", "in 2 h"), the exact local and UTC time on
+ * hover (set by the page's script, which also keeps the relative text current).
+ */
+export function Time(props: { at: string | number | null; now?: number; empty?: string }) {
+  if (props.at === null)
+    return (
+      <span class="muted" safe>
+        {props.empty ?? '—'}
+      </span>
+    )
+  const at = typeof props.at === 'number' ? props.at : Date.parse(props.at)
+  if (Number.isNaN(at)) return <span safe>{String(props.at)}</span>
+  const iso = new Date(at).toISOString()
+  return (
+    <time datetime={iso} data-relative title={formatAbsolute(at)} safe>
+      {formatRelative(at, props.now ?? Date.now())}
+    </time>
+  )
+}
+
+/** A designed empty state: what is missing, and what to do about it. */
+export function Empty(props: { title: string; children?: JSX.Element | JSX.Element[] }) {
+  // Children are JSX elements, escaped where they were built.
+  const safeChildren = props.children
+  return (
+    <div class="empty">
+      <strong safe>{props.title}</strong>
+      {safeChildren}
+    </div>
+  )
+}
+
+/** Long text cut to one line, the full text on hover. */
+export function Truncated(props: { text: string; class?: string }): JSX.Element {
+  if (props.text === '') return <span class="muted">—</span>
+  return (
+    <span class={`truncate ${props.class ?? ''}`} title={props.text} safe>
+      {props.text}
+    </span>
+  )
+}
+
+/** Previous / next links of a paginated list; `href(page)` builds each page's URL. */
+export function Pager(props: {
+  page: number
+  perPage: number
+  total: number
+  href: (page: number) => string
+}): JSX.Element {
+  const pages = Math.max(1, Math.ceil(props.total / props.perPage))
+  if (pages <= 1) return <></>
+  const first = (props.page - 1) * props.perPage + 1
+  const last = Math.min(props.total, props.page * props.perPage)
+  return (
+    <nav class="pager" aria-label="Pages">
+      <span>
+        {first}–{last} of {props.total}
+      </span>
+      {props.page > 1 ? (
+        <a class="btn btn-small" href={props.href(props.page - 1)} rel="prev">
+          ← Newer
+        </a>
+      ) : (
+        ''
+      )}
+      {props.page < pages ? (
+        <a class="btn btn-small" href={props.href(props.page + 1)} rel="next">
+          Older →
+        </a>
+      ) : (
+        ''
+      )}
+    </nav>
+  )
+}
+
+/** A labelled form field with its hint and the API's validation message. */
+export function Field(props: {
+  label: string
+  /** The id of the control inside (for `<label for>`). */
+  for: string
+  error?: string | undefined
+  hint?: string
+  children: JSX.Element | JSX.Element[]
+}): JSX.Element {
+  // Children are JSX elements, escaped where they were built.
+  const safeChildren = props.children
+  return (
+    <div class="field">
+      <label for={props.for} safe>
+        {props.label}
+      </label>
+      {safeChildren}
+      {props.hint === undefined ? (
+        ''
+      ) : (
+        <span class="hint" id={`${props.for}-hint`} safe>
+          {props.hint}
+        </span>
+      )}
+      {props.error === undefined ? (
+        ''
+      ) : (
+        <span class="error" id={`${props.for}-error`} safe>
+          {props.error}
+        </span>
+      )}
+    </div>
+  )
+}
+
+/** ARIA attributes of a control whose field may carry an error. */
+export function invalid(id: string, error: string | undefined): Record<string, string> {
+  return error === undefined ? {} : { 'aria-invalid': 'true', 'aria-describedby': `${id}-error` }
+}
+
+/** A form-wide error (one the API did not tie to a field). */
+export function FormError(props: { message: string | undefined }): JSX.Element {
+  if (props.message === undefined) return <></>
+  return (
+    <div class="form-error" role="alert" safe>
+      {props.message}
+    </div>
+  )
+}
+
+/** Tabs as links (each tab is a URL, so the back button and shared links work). */
+export function Tabs(props: {
+  label: string
+  tabs: readonly { href: string; label: string; active: boolean }[]
+}): JSX.Element {
+  return (
+    <nav class="tabs" aria-label={props.label}>
+      {props.tabs.map((tab) => (
+        <a href={tab.href} aria-current={tab.active ? 'page' : undefined} safe>
+          {tab.label}
+        </a>
+      ))}
+    </nav>
+  )
+}
+
+/** The search box of a list page; `/` focuses it. */
+export function SearchBox(props: {
+  name?: string
+  value: string
+  label: string
+  placeholder: string
+}): JSX.Element {
+  return (
+    <div class="field">
+      <label for="ui-search" safe>
+        {props.label}
+      </label>
+      <input
+        id="ui-search"
+        class="search"
+        type="search"
+        name={props.name ?? 'q'}
+        value={props.value}
+        placeholder={props.placeholder}
+        data-search
+        autocomplete="off"
+        aria-keyshortcuts="/"
+      />
+    </div>
+  )
+}
+
+/** A column of a {@link DataTable}: its heading, hidden on phones or right-aligned if asked. */
+export interface Column {
+  label: string
+  hideNarrow?: boolean
+  numeric?: boolean
+}
+
+/**
+ * A dense table in its scrolling frame, with a caption for screen readers and column
+ * headings; `empty` (a designed empty state) replaces the table when given.
+ */
+export function DataTable(props: {
+  caption: string
+  columns: readonly (string | Column)[]
+  empty?: JSX.Element | false
+  children?: JSX.Element | JSX.Element[]
+}): JSX.Element {
+  // Children are JSX elements, escaped where they were built.
+  const safeChildren = props.children
+  const safeEmpty = props.empty
+  if (safeEmpty !== undefined && safeEmpty !== false)
+    return <div class="table-wrap">{safeEmpty}</div>
+  return (
+    <div class="table-wrap">
+      <table>
+        <caption class="visually-hidden" safe>
+          {props.caption}
+        </caption>
+        <thead>
+          <tr>
+            {props.columns.map((column) => {
+              const { label, hideNarrow, numeric } =
+                typeof column === 'string' ? { label: column } : column
+              const classes = [
+                hideNarrow === true ? 'hide-narrow' : '',
+                numeric === true ? 'num' : '',
+              ]
+                .filter((name) => name !== '')
+                .join(' ')
+              return (
+                <th scope="col" class={classes === '' ? undefined : classes} safe>
+                  {label}
+                </th>
+              )
+            })}
+          </tr>
+        </thead>
+        <tbody>{safeChildren}</tbody>
+      </table>
+    </div>
+  )
+}

@@ -1,0 +1,41 @@
+/**
+ * The shared dashboard layer: layout, components, assets and HTTP helpers used by the
+ * route-control dashboard (admin app) and the task dashboard. It imports neither half.
+ */
+export { UiAssets, uiAssets, type Asset, type AssetName } from './assets.js'
+export {
+  Badge,
+  DataTable,
+  Empty,
+  Field,
+  FormError,
+  Pager,
+  SearchBox,
+  Tabs,
+  Time,
+  Truncated,
+  invalid,
+  type Column,
+  type Tone,
+} from './components.js'
+export {
+  PAGE_HEADERS,
+  isHtmx,
+  prepareDashboardScope,
+  redirect,
+  registerAssetsRoute,
+  sendHtml,
+  trigger,
+  type ClientEvents,
+  type Toast,
+} from './http.js'
+export {
+  DialogContent,
+  Layout,
+  LiveIndicator,
+  type LayoutProps,
+  type LiveStream,
+  type NavItem,
+  type ServiceSwitcher,
+} from './layout.js'
+export { formatAbsolute, formatDuration, formatRelative } from './time.js'

@@ -1,0 +1,229 @@
+/**
+ * The one layout of both dashboards: header (title, service switcher, live indicator, user),
+ * navigation, toasts, the action dialog, and the page's live stream.
+ *
+ * Templates are JSX rendered to strings by `@kitajs/html`: attribute values are always
+ * escaped, and text children are escaped with the `safe` attribute, which `npm run check`
+ * enforces (its XSS scan fails on any unescaped string child).
+ */
+import type { Toast } from './http.js'
+import { uiAssets, type UiAssets } from './assets.js'
+
+/** One entry of the navigation. */
+export interface NavItem {
+  href: string
+  label: string
+  active: boolean
+}
+
+/**
+ * The page's live stream: an SSE endpoint, the event types the page reacts to, and for each
+ * type the fields of the event's data that name the record it changes (joined by a space,
+ * matched against `data-live-key`).
+ */
+export interface LiveStream {
+  url: string
+  events: readonly string[]
+  keys: Readonly<Record<string, readonly string[]>>
+}
+
+/** The service switcher: a select that reloads the page with `?service=`. */
+export interface ServiceSwitcher {
+  names: readonly string[]
+  /** The selected service, or null for "all services". */
+  current: string | null
+  /** The page URL the switcher submits to. */
+  action: string
+  /** Other query parameters to keep (filters of the current view). */
+  keep?: Readonly<Record<string, string>>
+}
+
+/** Props of {@link Layout}. */
+export interface LayoutProps {
+  /** The page title (also the document title, before the product name). */
+  title: string
+  /** The product shown at the top left, e.g. `switchyard`. */
+  product: string
+  /** The home URL of the dashboard. */
+  home: string
+  nav: readonly NavItem[]
+  /** URL prefix of the assets route, ending with `/`, e.g. `/switchyard/assets/`. */
+  assetsUrl: string
+  /** Embedded as `<meta name="csrf-token">`; htmx requests send it as `X-CSRF-Token`. */
+  csrfToken?: string | null
+  /** The logged-in user and where logging out posts to; null in open mode. */
+  user?: { name: string; logoutUrl: string } | null
+  services?: ServiceSwitcher | null
+  stream?: LiveStream | null
+  /** Toasts shown when the page loads. */
+  flash?: readonly Toast[]
+  assets?: UiAssets
+  children?: JSX.Element | JSX.Element[]
+}
+
+const HTMX_CONFIG = JSON.stringify({
+  includeIndicatorStyles: false,
+  allowEval: false,
+  allowScriptTags: false,
+  historyCacheSize: 0,
+  defaultSettleDelay: 0,
+  responseHandling: [
+    { code: '204', swap: false },
+    { code: '[23]..', swap: true },
+    // Form answers with validation errors carry the form again, errors next to the fields.
+    { code: '(409|422)', swap: true, error: false },
+    { code: '[45]..', swap: false, error: true },
+  ],
+})
+
+/** The document around a dashboard page. */
+export function Layout(props: LayoutProps): JSX.Element {
+  // Children are JSX elements, escaped where they were built.
+  const safeChildren = props.children
+  const assets = props.assets ?? uiAssets()
+  const asset = (name: Parameters<UiAssets['file']>[0]) => props.assetsUrl + assets.file(name)
+  const stream = props.stream ?? null
+  return (
+    <>
+      {'<!doctype html>'}
+      <html lang="en">
+        <head>
+          <meta charset="utf-8" />
+          <meta name="viewport" content="width=device-width, initial-scale=1" />
+          <title safe>{`${props.title} · ${props.product}`}</title>
+          {props.csrfToken ? <meta name="csrf-token" content={props.csrfToken} /> : ''}
+          <meta name="htmx-config" content={HTMX_CONFIG} />
+          <link rel="stylesheet" href={asset('style')} />
+          <link rel="icon" href={asset('icon')} type="image/svg+xml" />
+          <script src={asset('htmx')} defer></script>
+          <script src={asset('sse')} defer></script>
+          <script src={asset('script')} defer></script>
+        </head>
+        <body>
+          <a class="skip" href="#main">
+            Skip to content
+          </a>
+          <div
+            id="ui-stream"
+            hx-ext={stream === null ? undefined : 'sse'}
+            sse-connect={stream?.url}
+            data-live-events={stream?.events.join(' ')}
+            data-live-keys={stream === null ? undefined : JSON.stringify(stream.keys)}
+          >
+            <header class="top">
+              <div class="top-inner">
+                <a class="brand" href={props.home}>
+                  <img src={asset('icon')} alt="" width="22" height="22" />
+                  <span safe>{props.product}</span>
+                </a>
+                <div class="top-tools">
+                  {props.services ? <Switcher {...props.services} /> : ''}
+                  {stream === null ? '' : <LiveIndicator />}
+                  {props.user ? (
+                    <form
+                      method="post"
+                      action={props.user.logoutUrl}
+                      hx-post={props.user.logoutUrl}
+                    >
+                      <span class="user" safe>
+                        {props.user.name}
+                      </span>{' '}
+                      <button class="btn btn-small" type="submit">
+                        Log out
+                      </button>
+                    </form>
+                  ) : (
+                    ''
+                  )}
+                </div>
+              </div>
+              <nav class="nav" aria-label="Dashboard">
+                {props.nav.map((item) => (
+                  <a href={item.href} aria-current={item.active ? 'page' : undefined} safe>
+                    {item.label}
+                  </a>
+                ))}
+              </nav>
+            </header>
+            <main id="main" tabindex="-1">
+              {safeChildren}
+            </main>
+          </div>
+          <div id="ui-toasts" aria-live="polite">
+            {(props.flash ?? []).map((toast) => (
+              <div class={`toast toast-${toast.kind ?? 'info'}`} role="status">
+                <span safe>{toast.message}</span>
+              </div>
+            ))}
+          </div>
+          <dialog id="ui-dialog" aria-labelledby="ui-dialog-title">
+            <div id="ui-dialog-body"></div>
+          </dialog>
+        </body>
+      </html>
+    </>
+  )
+}
+
+/** The live / paused / reconnecting indicator; a click pauses or resumes live updates. */
+export function LiveIndicator(): JSX.Element {
+  return (
+    <button
+      type="button"
+      id="ui-live"
+      class="live"
+      data-state="connecting"
+      data-conn="connecting"
+      aria-pressed="false"
+      title="Pause live updates"
+    >
+      <span class="live-dot" aria-hidden="true"></span>
+      <span class="live-label">Connecting…</span>
+    </button>
+  )
+}
+
+function Switcher(props: ServiceSwitcher): JSX.Element {
+  return (
+    <form class="switcher" method="get" action={props.action}>
+      {Object.entries(props.keep ?? {}).map(([name, value]) => (
+        <input type="hidden" name={name} value={value} />
+      ))}
+      <label for="ui-service">Service</label>
+      <select id="ui-service" name="service" data-autosubmit>
+        <option value="" selected={props.current === null}>
+          All services
+        </option>
+        {props.names.map((name) => (
+          <option value={name} selected={props.current === name} safe>
+            {name}
+          </option>
+        ))}
+      </select>
+      <noscript>
+        <button class="btn btn-small" type="submit">
+          Show
+        </button>
+      </noscript>
+    </form>
+  )
+}
+
+/** The content of the action dialog: a titled box with a close button around a form. */
+export function DialogContent(props: { title: string; children?: JSX.Element | JSX.Element[] }) {
+  // Children are JSX elements, escaped where they were built.
+  const safeChildren = props.children
+  return (
+    <div class="dialog-inner">
+      <div class="dialog-head">
+        <h2 id="ui-dialog-title" safe>
+          {props.title}
+        </h2>
+        <button type="button" class="btn btn-small" data-dialog-close aria-label="Close">
+          ×
+        </button>
+      </div>
+      {safeChildren}
+    </div>
+  )
+}

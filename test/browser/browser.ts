@@ -1,0 +1,121 @@
+/**
+ * Browser-test helpers shared by both dashboards: Debian's Chromium driven by playwright-core
+ * (never a downloaded browser), pages in light or dark at desktop or phone width, axe-core
+ * checks, and conditions to wait for instead of sleeps.
+ */
+import { existsSync } from 'node:fs'
+import AxeBuilder from '@axe-core/playwright'
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+
+/** Where Debian installs Chromium (`.ci/run` installs it). */
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+
+/** True when the browser is installed (tests skip loudly without it, outside CI). */
+export const chromiumAvailable = existsSync(CHROMIUM)
+
+/** Launches a headless Chromium with the flags of a shared, offline CI machine. */
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    timeout: 30_000,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-dev-shm-usage',
+    ],
+  })
+}
+
+/** Viewports of the screenshots and layout checks. */
+export const VIEWPORTS = {
+  desktop: { width: 1440, height: 900 },
+  narrow: { width: 390, height: 844 },
+} as const
+
+/** Options of {@link openContext}. */
+export interface ContextOptions {
+  colorScheme?: 'light' | 'dark'
+  viewport?: keyof typeof VIEWPORTS
+}
+
+/** A fresh context (its own cookies) with a colour scheme and viewport; actions time out in 10 s. */
+export async function openContext(
+  browser: Browser,
+  options: ContextOptions = {},
+): Promise<BrowserContext> {
+  const context = await browser.newContext({
+    colorScheme: options.colorScheme ?? 'light',
+    viewport: VIEWPORTS[options.viewport ?? 'desktop'],
+    reducedMotion: 'reduce',
+  })
+  context.setDefaultTimeout(10_000)
+  context.setDefaultNavigationTimeout(15_000)
+  return context
+}
+
+/**
+ * Collects what a page reports as broken: console errors, uncaught exceptions and failed
+ * requests (a CSP violation shows up as a console error).
+ */
+export function watchErrors(page: Page): string[] {
+  const errors: string[] = []
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(`console: ${message.text()}`)
+  })
+  page.on('pageerror', (error) => errors.push(`page: ${error.message}`))
+  return errors
+}
+
+/** Runs axe-core on the page; returns the serious and critical violations (ids and targets). */
+export async function seriousViolations(page: Page): Promise<string[]> {
+  const result = await new AxeBuilder({ page }).analyze()
+  return result.violations
+    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .map(
+      (violation) =>
+        `${violation.id} (${violation.impact ?? ''}): ${violation.nodes
+          .slice(0, 3)
+          .map((node) => node.target.join(' '))
+          .join(' | ')}`,
+    )
+}
+
+/** Waits until the live indicator says the page follows the stream. */
+export async function waitLive(page: Page): Promise<void> {
+  await page.locator('#ui-live[data-conn="live"]').waitFor({ state: 'attached' })
+}
+
+/**
+ * `describe` for browser suites: skipped with a loud warning when Chromium is missing on a
+ * developer machine, a failure in CI (where `.ci/run` installs it).
+ */
+export function requireChromium(): boolean {
+  if (chromiumAvailable) return true
+  if (process.env.CI !== undefined && process.env.CI !== '') {
+    throw new Error(`Chromium is missing at ${CHROMIUM}; the browser tests need it.`)
+  }
+  console.warn(
+    `\n*** Browser tests SKIPPED: no Chromium at ${CHROMIUM} (apt-get install chromium) ***\n`,
+  )
+  return false
+}
+
+/** Logs in through a dashboard's login view (the form of `{admin}/login`). */
+export async function logIn(
+  page: Page,
+  loginUrl: string,
+  user: { username: string; password: string },
+): Promise<void> {
+  await page.goto(loginUrl)
+  await page.getByLabel('Username').fill(user.username)
+  await page.getByLabel('Password').fill(user.password)
+  await page.getByRole('button', { name: 'Log in' }).click()
+  await page.waitForURL((url) => !url.pathname.endsWith('/login'))
+}
