@@ -106,6 +106,7 @@ function details(kind: Kind, key: string, fallback: unknown, context: Evaluation
 beforeAll(async () => {
   const service = new FlagService()
   for (const flag of flags) await service.saveFlag(flag)
+  await service.start()
   await OpenFeature.setProviderAndWait('conformance', new SwitchyardProvider(service))
   client = OpenFeature.getClient('conformance')
 })
