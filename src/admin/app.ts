@@ -20,6 +20,8 @@ import { authenticationHook } from './auth/guard.js'
 import { DEFAULT_TOKEN_EXPIRY, SessionManager } from './auth/sessions.js'
 import { LoginThrottle, type LoginThrottleOptions } from '../common/login-throttle.js'
 import { ADMIN_ROUTE, flagServiceOf, type AdminContext, type AdminInstance } from './context.js'
+import { EvaluationKeys } from './auth/evaluation-keys.js'
+import { ofrepApi, resolveOfrepOptions, type OfrepOptions } from './ofrep/index.js'
 import { BadRequestError, EndpointNotFoundError } from './errors.js'
 import { EventHub, type EventHubOptions } from '../common/sse-hub.js'
 import { toStreamEvent } from './events/stream-event.js'
@@ -53,6 +55,8 @@ export interface AdminAppOptions extends EventHubOptions {
    * the flag subsystem is activated. Without either, those endpoints answer 404.
    */
   flags?: FlagService
+  /** The OFREP endpoints: browser origins (CORS), rate limit, change streams (docs/ofrep.md). */
+  ofrep?: OfrepOptions
 }
 
 /** The default mount path. */
@@ -86,6 +90,8 @@ async function adminPlugin(app: FastifyInstance, options: AdminAppOptions): Prom
     throttle: new LoginThrottle(engine.clock, options.loginThrottle, configError),
     mountPath: mountPath === '' ? '/' : mountPath,
     flags: options.flags,
+    evaluationKeys: new EvaluationKeys(engine.store.evaluationKeys, engine.clock),
+    ofrep: resolveOfrepOptions(options.ofrep),
   }
   if (credentials === null) {
     app.log.warn(
@@ -145,7 +151,7 @@ function registerAdmin(
   app.addHook('onRoute', (route) => {
     endpoints.push(...endpointRecords(route, prefix))
   })
-  app.addHook('onRequest', authenticationHook(context.sessions))
+  app.addHook('onRequest', authenticationHook(context.sessions, context.evaluationKeys))
   // Bodiless POSTs (`disable`, `logout`) validate as an empty object.
   app.addHook('preValidation', (request, _reply, done) => {
     if (request.body === undefined || request.body === null) request.body = {}
@@ -162,6 +168,7 @@ function registerAdmin(
   rateLimitRoutes(app, context)
   flagRoutes(app, () => flagServiceOf(context))
   eventRoutes(app, hub)
+  ofrepApi(app, context, hub)
   app.get(
     '/api/openapi.json',
     {

@@ -33,7 +33,7 @@ import {
   type ResolutionDetails as OpenFeatureResolution,
   type TrackingEventDetails,
 } from '@openfeature/server-sdk'
-import { fromFlatContext } from './context.js'
+import { fromFlatContext, openFeatureTargetingKey } from './context.js'
 import type { FlagType, ResolutionDetails } from './model.js'
 import { openFeatureReason, switchyardMetadata } from './openfeature-reasons.js'
 import type { FlagService, FlagServiceStatus } from './service.js'
@@ -55,9 +55,6 @@ function toOpenFeature(result: ResolutionDetails): OpenFeatureResolution<unknown
     flagMetadata: switchyardMetadata(result),
   })
 }
-
-const targetingKeyOf = (context: OpenFeatureContext): unknown =>
-  context.targetingKey ?? context.targeting_key ?? context.key
 
 /** The switchyard provider for `@openfeature/server-sdk`. */
 export class SwitchyardProvider implements Provider {
@@ -161,7 +158,7 @@ export class SwitchyardProvider implements Provider {
     context: OpenFeatureContext,
     trackingEventDetails: TrackingEventDetails,
   ): void {
-    this.service.track(trackingEventName, targetingKeyOf(context), trackingEventDetails)
+    this.service.track(trackingEventName, openFeatureTargetingKey(context), trackingEventDetails)
   }
 
   /** Stops emitting events (the SDK calls it when the provider is replaced or closed). */
@@ -190,7 +187,7 @@ export class SwitchyardProvider implements Provider {
     const flat = context ?? {}
     const result = this.service.evaluateContext(
       flagKey,
-      fromFlatContext(flat, targetingKeyOf(flat)),
+      fromFlatContext(flat, openFeatureTargetingKey(flat)),
     )
     if (result.variation === null)
       return failure(

@@ -1,63 +1,17 @@
-import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { ServerResponse } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 import { afterEach, describe, expect, it } from 'vitest'
 import { EventHub } from '../../src/common/sse-hub.js'
 import { FlagService } from '../../src/flags/service.js'
 import { booleanFlag } from '../flags/helpers.js'
 import { ADMIN, buildAdmin, login } from './helpers.js'
+import { openStream } from './sse-client.js'
 
 let apps: FastifyInstance[] = []
 afterEach(async () => {
   await Promise.all(apps.map((app) => app.close()))
   apps = []
 })
-
-interface Frame {
-  id?: string
-  event?: string
-  data?: string
-  comment?: string
-}
-
-/** Opens the SSE stream and collects parsed frames. */
-function openStream(url: string, headers: Record<string, string>) {
-  const frames: Frame[] = []
-  let buffer = ''
-  let response: IncomingMessage | undefined
-  const waiters: (() => void)[] = []
-  const request = httpRequest(url, { headers })
-  const ready = new Promise<IncomingMessage>((resolve, reject) => {
-    request.on('response', (res) => {
-      response = res
-      res.setEncoding('utf8')
-      res.on('data', (chunk: string) => {
-        buffer += chunk
-        let index
-        while ((index = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, index)
-          buffer = buffer.slice(index + 2)
-          const frame: Frame = {}
-          for (const line of block.split('\n')) {
-            if (line.startsWith(':')) frame.comment = line.slice(1).trim()
-            else {
-              const [key, ...rest] = line.split(': ')
-              if (key === 'id' || key === 'event' || key === 'data') frame[key] = rest.join(': ')
-            }
-          }
-          frames.push(frame)
-          for (const waiter of waiters.splice(0)) waiter()
-        }
-      })
-      resolve(res)
-    })
-    request.on('error', reject)
-  })
-  request.end()
-  const until = async (predicate: (frames: Frame[]) => boolean) => {
-    while (!predicate(frames)) await new Promise<void>((resolve) => waiters.push(resolve))
-  }
-  return { frames, ready, until, close: () => (response ? response.destroy() : request.destroy()) }
-}
 
 async function listening(options: Parameters<typeof buildAdmin>[0] = {}) {
   const built = await buildAdmin({ auth: ADMIN, ...options })
