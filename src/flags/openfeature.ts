@@ -94,7 +94,7 @@ export class SwitchyardProvider implements Provider {
         else resolve()
         return true
       }
-      if (settle(this.service.status, null)) return
+      if (settle(this.service.status, this.service.statusError)) return
       const stop = this.service.onStatus((status, error) => {
         if (settle(status, error)) stop()
       })

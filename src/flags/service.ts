@@ -101,6 +101,7 @@ export class FlagService {
   private writes: Promise<unknown> = Promise.resolve()
   private unsubscribe: (() => void) | null = null
   private currentStatus: FlagServiceStatus = 'not_ready'
+  private currentStatusError: Error | null = null
   private readonly statusListeners = new Set<FlagStatusListener>()
 
   constructor(options: FlagServiceOptions = {}) {
@@ -136,6 +137,11 @@ export class FlagService {
     return this.currentStatus
   }
 
+  /** The error behind a `stale` or `fatal` status, else null. */
+  get statusError(): Error | null {
+    return this.currentStatusError
+  }
+
   /** Adds a listener for status changes; returns the unsubscriber. */
   onStatus(listener: FlagStatusListener): () => void {
     this.statusListeners.add(listener)
@@ -155,6 +161,7 @@ export class FlagService {
   private setStatus(status: FlagServiceStatus, error: Error | null): void {
     if (this.currentStatus === status || this.currentStatus === 'fatal') return
     this.currentStatus = status
+    this.currentStatusError = error
     for (const listener of this.statusListeners) {
       try {
         listener(status, error)
