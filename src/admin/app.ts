@@ -112,14 +112,18 @@ async function adminPlugin(app: FastifyInstance, options: AdminAppOptions): Prom
   })
   // Rate-limit policy changes and blocked requests (rl_policy, global_rl_policy,
   // service_rl_policy, rl_hit), and the live flag evaluations (flag_evaluation, sampled by the
-  // flag service's stream and batched off the hot path).
+  // flag service's stream and batched off the hot path; recorded only while a client listens).
   const unsubscribeLimits = engine.rateLimits.onEvent((event) => {
     const { type, ...data } = event
     hub.publish({ type, data: event.type === 'rl_hit' ? event.hit : data })
   })
-  const unsubscribeEvaluations = flagService?.stream.subscribe((batch) => {
-    for (const evaluation of batch) hub.publish({ type: 'flag_evaluation', data: evaluation })
-  })
+  const unsubscribeEvaluations = flagService
+    ? hub.whileConnected(() =>
+        flagService.stream.subscribe((batch) => {
+          for (const evaluation of batch) hub.publish({ type: 'flag_evaluation', data: evaluation })
+        }),
+      )
+    : undefined
   app.addHook('preClose', (done) => {
     unsubscribe()
     unsubscribeFlags?.()

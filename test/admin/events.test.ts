@@ -206,4 +206,51 @@ describe('EventHub', () => {
     hub.close()
     expect(() => new EventHub({ eventBufferSize: 0 })).toThrow(/eventBufferSize/)
   })
+
+  it('runs a feed only while a client is connected', () => {
+    const hub = new EventHub()
+    const log: string[] = []
+    const remove = hub.whileConnected(() => {
+      log.push('start')
+      return () => log.push('stop')
+    })
+    expect(log).toEqual([])
+    const first = hub.connect(fakeClient().response, null)
+    const second = hub.connect(fakeClient().response, null)
+    expect(log).toEqual(['start'])
+    first()
+    expect(log).toEqual(['start'])
+    second()
+    expect(log).toEqual(['start', 'stop'])
+    const slow = fakeClient()
+    hub.connect(slow.response, null)
+    expect(log).toEqual(['start', 'stop', 'start'])
+    // A client dropped by the hub itself stops the feed too.
+    slow.client.destroyed = true
+    hub.publish({ type: 'audit', data: {} })
+    expect(log).toEqual(['start', 'stop', 'start', 'stop'])
+    remove()
+    hub.connect(fakeClient().response, null)
+    expect(log).toHaveLength(4)
+    hub.close()
+  })
+
+  it('leaves live evaluations unrecorded while nobody listens to the admin stream', async () => {
+    const flags = new FlagService()
+    await flags.start()
+    const { app } = await buildAdmin({ flags })
+    apps.push(app)
+    expect(flags.stream.active).toBe(false)
+    const address = await app.listen({ host: '127.0.0.1', port: 0 })
+    const stream = openStream(`${address}/switchyard/api/events`, {})
+    await stream.ready
+    await stream.until((frames) => frames.length > 0)
+    expect(flags.stream.active).toBe(true)
+    stream.close()
+    await new Promise<void>((resolve) => {
+      const check = () => (flags.stream.active ? setTimeout(check, 5) : resolve())
+      check()
+    })
+    expect(flags.stream.active).toBe(false)
+  })
 })

@@ -11,7 +11,7 @@
  * Why JSON text is cached per result: the evaluator returns one frozen result object per
  * flag outcome, so the JSON of each outcome is built once and a bulk answer is a join.
  */
-import { createHash } from 'node:crypto'
+import { createHash, hash } from 'node:crypto'
 import { fromFlatContext, openFeatureTargetingKey } from '../../flags/context.js'
 import type { EvaluationContext, ResolutionDetails } from '../../flags/model.js'
 import { openFeatureReason, switchyardMetadata } from '../../flags/openfeature-reasons.js'
@@ -27,11 +27,11 @@ export interface OfrepRequestProblem {
   errorDetails: string
 }
 
-/** A parsed request: the evaluation context and the text its ETag part is hashed from. */
+/** A parsed request: the evaluation context and the context as sent (for the bulk ETag). */
 export interface OfrepRequest {
   context: EvaluationContext
-  /** The context as JSON (hashed into the bulk ETag). */
-  contextText: string
+  /** The context object of the body (hashed into the bulk ETag; serialised only then). */
+  flat: Readonly<Record<string, unknown>>
 }
 
 /** The answer to a single evaluation: an HTTP status and a JSON body, as text. */
@@ -40,19 +40,19 @@ export interface OfrepAnswer {
   body: string
 }
 
-const EMPTY_CONTEXT_TEXT = '{}'
+const EMPTY_FLAT = Object.freeze({})
 
 /**
  * Reads `{"context": {...}}`. A body that is not an object is a PARSE_ERROR; a context that
  * is not an object, or a `targetingKey` that is not a string, is an INVALID_CONTEXT.
  */
 export function readRequest(body: unknown): OfrepRequest | OfrepRequestProblem {
-  if (body === undefined || body === null) return toRequest({}, EMPTY_CONTEXT_TEXT)
+  if (body === undefined || body === null) return toRequest(EMPTY_FLAT)
   if (typeof body !== 'object' || Array.isArray(body)) {
     return { errorCode: 'PARSE_ERROR', errorDetails: 'The body must be a JSON object.' }
   }
   const context = (body as { context?: unknown }).context
-  if (context === undefined || context === null) return toRequest({}, EMPTY_CONTEXT_TEXT)
+  if (context === undefined || context === null) return toRequest(EMPTY_FLAT)
   if (typeof context !== 'object' || Array.isArray(context)) {
     return { errorCode: 'INVALID_CONTEXT', errorDetails: '`context` must be a JSON object.' }
   }
@@ -61,11 +61,11 @@ export function readRequest(body: unknown): OfrepRequest | OfrepRequestProblem {
   if (targetingKey !== undefined && typeof targetingKey !== 'string') {
     return { errorCode: 'INVALID_CONTEXT', errorDetails: '`targetingKey` must be a string.' }
   }
-  return toRequest(flat, JSON.stringify(flat))
+  return toRequest(flat)
 }
 
-function toRequest(flat: Record<string, unknown>, contextText: string): OfrepRequest {
-  return { context: fromFlatContext(flat, openFeatureTargetingKey(flat)), contextText }
+function toRequest(flat: Readonly<Record<string, unknown>>): OfrepRequest {
+  return { context: fromFlatContext(flat, openFeatureTargetingKey(flat)), flat }
 }
 
 /** True for {@link readRequest}'s failures. */
@@ -148,14 +148,9 @@ export class OfrepEvaluator {
    * asked (`scope`, since the answer's stream URL depends on the credential). Cheap: no
    * evaluation is needed to answer a matching `If-None-Match` with 304.
    */
-  etag(contextText: string, scope: string): string {
-    const context = createHash('sha256')
-      .update(scope)
-      .update('\u0000')
-      .update(contextText)
-      .digest('base64url')
-      .slice(0, 22)
-    return `"${this.fingerprint()}.${context}"`
+  etag(flat: Readonly<Record<string, unknown>>, scope: string): string {
+    const context = hash('sha256', `${scope}\u0000${JSON.stringify(flat)}`, 'base64url')
+    return `"${this.fingerprint()}.${context.slice(0, 22)}"`
   }
 
   private successJson(key: string, result: ResolutionDetails): string {

@@ -37,9 +37,11 @@ export function ofrepApi(app: AdminInstance, context: AdminContext, hub: EventHu
   const stopChanges = service.onChange(() => {
     streams.changed()
   })
-  const stopTracking = service.tracking.subscribe((batch) => {
-    for (const event of batch) hub.publish({ type: 'flag_track', data: event })
-  })
+  const stopTracking = hub.whileConnected(() =>
+    service.tracking.subscribe((batch) => {
+      for (const event of batch) hub.publish({ type: 'flag_track', data: event })
+    }),
+  )
   evaluationKeyRoutes(app, context, keys, (id) => {
     streams.closeKey(id)
   })

@@ -28,7 +28,6 @@ import {
   isProblem,
   readRequest,
   type OfrepEvaluator,
-  type OfrepRequest,
 } from './evaluate.js'
 import { addCorsHeaders, allowedOrigin, answerPreflight, type OfrepLimiter } from './http.js'
 import type { ResolvedOfrepOptions } from './options.js'
@@ -51,19 +50,13 @@ const BODY_LIMIT = 64 * 1024
 const SINGLE = '/ofrep/v1/evaluate/flags/:key'
 const BULK = '/ofrep/v1/evaluate/flags'
 const STREAM = '/ofrep/stream'
-const KeyParams = Type.Object({ key: Type.String() })
 
 /** Registers the OFREP endpoints in their own context (error handler, CORS). */
 export function ofrepRoutes(app: AdminInstance, deps: OfrepDependencies): void {
   const { options, evaluator } = deps
   void app.register((instance, _opts, done) => {
     const ofrep: AdminInstance = instance.withTypeProvider<TypeBoxTypeProvider>()
-    ofrep.setErrorHandler(handleError)
-    ofrep.addHook('onSend', (request, reply, payload, next) => {
-      addCorsHeaders(options, request, reply)
-      next(null, payload)
-    })
-
+    ofrep.setErrorHandler(errorHandler(options))
     ofrep.post(
       SINGLE,
       {
@@ -73,11 +66,12 @@ export function ofrepRoutes(app: AdminInstance, deps: OfrepDependencies): void {
           summary:
             'OFREP: evaluate one flag for {"context": {...}} → {key, value, reason, variant, metadata}',
           tags: ['ofrep'],
-          params: KeyParams,
         },
       },
       (request, reply) => {
-        const { key } = request.params
+        // No params schema: its per-request conversion costs more than the evaluation.
+        const { key } = request.params as { key: string }
+        addCorsHeaders(options, request, reply)
         const parsed = admit(deps, request, reply)
         if (parsed === null) return reply
         if (isProblem(parsed)) {
@@ -100,13 +94,14 @@ export function ofrepRoutes(app: AdminInstance, deps: OfrepDependencies): void {
         },
       },
       async (request, reply) => {
+        addCorsHeaders(options, request, reply)
         const parsed = admit(deps, request, reply)
         if (parsed === null) return reply
         if (isProblem(parsed)) return json(reply, 400, JSON.stringify(parsed))
         const principal = request.switchyardAdmin
         const key = principal?.evaluationKey ?? null
         // The answer depends on the credential too (its stream URL), so the ETag names it.
-        const etag = evaluator.etag(parsed.contextText, key?.id ?? principal?.via ?? 'open')
+        const etag = evaluator.etag(parsed.flat, key?.id ?? principal?.via ?? 'open')
         void reply.header('etag', etag)
         if (ifNoneMatch(request.headers['if-none-match'], etag)) return reply.status(304).send()
         const flags = evaluator.evaluateAllJson(parsed.context)
@@ -207,6 +202,7 @@ async function openStream(
   request: FastifyRequest,
   reply: FastifyReply,
 ): Promise<FastifyReply> {
+  addCorsHeaders(deps.options, request, reply)
   let keyId: string | null = null
   if (deps.context.sessions !== null) {
     const record = await deps.keys.verifyStreamToken(token ?? '')
@@ -252,8 +248,16 @@ function json(reply: FastifyReply, status: number, body: string): FastifyReply {
 /**
  * Errors in the OFREP shape: a body that is not JSON is a 400 PARSE_ERROR (with the flag key
  * on the single endpoint); the guard's 401 and 403 and the HTTP layer's 413 and 415 keep their
- * status with `{errorDetails}`; anything else is a 500 GENERAL, logged.
+ * status with `{errorDetails}`; anything else is a 500 GENERAL, logged. Error answers carry
+ * the CORS headers too, so that a browser can read them.
  */
+function errorHandler(options: ResolvedOfrepOptions) {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
+    addCorsHeaders(options, request, reply)
+    handleError(error, request, reply)
+  }
+}
+
 function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const key = (request.params as { key?: unknown } | undefined)?.key
   if (
@@ -288,5 +292,3 @@ function handleError(error: FastifyError, request: FastifyRequest, reply: Fastif
       : JSON.stringify({ errorCode: 'GENERAL', errorDetails: details }),
   )
 }
-
-export type { OfrepRequest }
