@@ -14,10 +14,12 @@ export interface OfrepOptions {
    */
   cors?: readonly string[]
   /**
-   * Requests allowed per caller, a limit such as `'1000/second'` (token bucket: bursts up to
+   * Requests allowed per caller, a limit such as `'200/second'` (token bucket: bursts up to
    * twice the count), or null for no limit. A caller is the credential (evaluation key or admin
    * user) together with the client address, so one browser or service cannot use up the
-   * allowance of others sharing a key. Default `'1000/second'`.
+   * allowance of others sharing a key. Default `'10000/second'`: more than one instance serves
+   * a single caller, so a busy service evaluating per request is never throttled by default,
+   * while a runaway client cannot starve the others. Public browser keys need far less.
    */
   rateLimit?: string | null
   /** Most change streams open at once (default 1000); further ones get 503. */
@@ -25,7 +27,7 @@ export interface OfrepOptions {
 }
 
 /** The default per-caller rate limit. */
-export const DEFAULT_OFREP_RATE_LIMIT = '1000/second'
+export const DEFAULT_OFREP_RATE_LIMIT = '10000/second'
 
 /** Checked options. */
 export interface ResolvedOfrepOptions {
