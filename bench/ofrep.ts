@@ -11,18 +11,14 @@
  */
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
-import Fastify from 'fastify'
-import { adminApp } from '../src/admin/index.js'
-import { hashToken } from '../src/admin/auth/sessions.js'
 import type { FlagInput } from '../src/flags/index.js'
-import { createEngine } from '../src/index.js'
 import { runHttpBenchmark } from './lib/http-harness.js'
+import { ofrepApp } from './servers/ofrep-app.js'
 import {
   CHECKOUT,
   EXPECTED_ANSWER,
   OFREP_KEY_VARIABLE,
   REQUEST_BODY,
-  STAFF,
 } from './servers/ofrep-flags.js'
 
 const quick = process.argv.includes('--quick')
@@ -143,27 +139,7 @@ function hundredFlags(): FlagInput[] {
   return flags
 }
 
-const quiet = () => undefined
-const engine = createEngine({ store: 'memory', logger: { warn: quiet, error: quiet } })
-await engine.start()
-await engine.saveSegment(STAFF)
-for (const flag of hundredFlags()) await engine.saveFlag(flag)
-await engine.saveFlag(CHECKOUT)
-await engine.store.evaluationKeys.put({
-  id: 'ek_0000000000000001',
-  name: 'bench',
-  key_hash: hashToken(key),
-  hint: 'syk_…',
-  created_at: new Date().toISOString(),
-  created_by: 'bench',
-})
-const app = Fastify({ logger: false })
-await app.register(adminApp, {
-  engine,
-  auth: { username: 'admin', password: 'bench-only' },
-  ofrep: { rateLimit: null },
-})
-await app.ready()
+const app = await ofrepApp([...hundredFlags(), CHECKOUT], key, null)
 
 const single = await app.inject({
   method: 'POST',

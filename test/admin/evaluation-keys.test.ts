@@ -1,19 +1,17 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { API, authedAdmin, buildAdmin, closeAdmins, closeLater } from './helpers.js'
+import { booleanFlag } from '../flags/helpers.js'
+import {
+  API,
+  authedAdmin,
+  buildAdmin,
+  closeAdmins,
+  closeLater,
+  createEvaluationKey,
+} from './helpers.js'
 
 afterEach(closeAdmins)
 
-const flag = {
-  key: 'checkout',
-  name: 'Checkout',
-  type: 'boolean',
-  variations: [
-    { name: 'on', value: true },
-    { name: 'off', value: false },
-  ],
-  off_variation: 'off',
-  fallthrough: 'on',
-}
+const flag = booleanFlag('checkout')
 
 /** An authenticated admin with one flag, one segment and one evaluation key. */
 async function setUp() {
@@ -160,12 +158,7 @@ describe('evaluation keys', () => {
   it('are refused on admin routes in open mode too', async () => {
     const { app } = await buildAdmin()
     closeLater(app)
-    const created = await app.inject({
-      method: 'POST',
-      url: `${API}/evaluation-keys`,
-      payload: { name: 'web' },
-    })
-    const { key } = created.json<{ key: string }>()
+    const { key } = await createEvaluationKey(app, 'web')
     const response = await app.inject({
       method: 'POST',
       url: `${API}/global-maintenance/enable`,

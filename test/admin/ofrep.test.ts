@@ -8,7 +8,15 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { FlagService } from '../../src/flags/service.js'
 import type { OfrepOptions } from '../../src/admin/ofrep/index.js'
 import { booleanFlag, storedFlag } from '../flags/helpers.js'
-import { ADMIN, API, buildAdmin, closeAdmins, closeLater, login } from './helpers.js'
+import {
+  ADMIN,
+  API,
+  buildAdmin,
+  closeAdmins,
+  closeLater,
+  createEvaluationKey,
+  login,
+} from './helpers.js'
 import { openStream } from './sse-client.js'
 
 afterEach(closeAdmins)
@@ -62,13 +70,7 @@ async function ofrepAdmin(ofrep: OfrepOptions = {}) {
     enabled: false,
   })
   const token = await login(app)
-  const created = await app.inject({
-    method: 'POST',
-    url: `${API}/evaluation-keys`,
-    headers: { authorization: `Bearer ${token}` },
-    payload: { name: 'web' },
-  })
-  const { key, id } = created.json<{ key: string; id: string }>()
+  const { key, id } = await createEvaluationKey(app, 'web', token)
   const post = (
     url: string,
     payload: unknown,

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { booleanFlag } from '../flags/helpers.js'
 import { ctlServerForFile } from './helpers.js'
 
 const { server, run } = ctlServerForFile()
@@ -14,17 +15,7 @@ describe('ctl keys', () => {
     const id = /Evaluation key (ek_[0-9a-f]+) \(checkout-web\) created:/.exec(created.stdout)![1]!
 
     // The key works on the OFREP endpoints of the server.
-    await server().engine.saveFlag({
-      key: 'banner',
-      name: 'Banner',
-      type: 'boolean',
-      variations: [
-        { name: 'on', value: true },
-        { name: 'off', value: false },
-      ],
-      off_variation: 'off',
-      fallthrough: 'on',
-    })
+    await server().engine.saveFlag(booleanFlag('banner'))
     const evaluation = await fetch(`${server().url}/ofrep/v1/evaluate/flags/banner`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },

@@ -23,25 +23,8 @@ import {
 } from '@openfeature/server-sdk'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { FlagService, type FlagInput, type FlagType } from '../../src/flags/index.js'
+import { staticFlag, type Variants } from './helpers.js'
 import { SwitchyardProvider } from '../../src/flags/openfeature.js'
-
-type Variants = Record<string, unknown>
-
-function staticFlag(
-  key: string,
-  type: FlagType,
-  variants: Variants,
-  fallthrough: string,
-): FlagInput {
-  return {
-    key,
-    name: key,
-    type,
-    variations: Object.entries(variants).map(([name, value]) => ({ name, value })),
-    off_variation: fallthrough,
-    fallthrough,
-  }
-}
 
 /** `email == 'ballmer@macrosoft.com' ? 'zero' : ''` (empty = the default variant, also zero). */
 function targetedZero(key: string, type: FlagType, variants: Variants): FlagInput {

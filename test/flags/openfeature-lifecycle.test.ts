@@ -21,7 +21,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { ConfigError } from '../../src/core/errors.js'
 import { FlagService, type TrackingEvent } from '../../src/flags/index.js'
 import { SwitchyardProvider, useOpenFeature } from '../../src/flags/openfeature.js'
-import { booleanFlag } from './helpers.js'
+import { booleanFlag, staticFlag } from './helpers.js'
 
 // The SDK logs failed initialisations; these tests cause them on purpose.
 const quiet = () => undefined
@@ -38,50 +38,14 @@ afterAll(async () => {
 async function unloadedService(): Promise<FlagService> {
   const service = new FlagService()
   await service.saveFlag(booleanFlag('boolean-flag'))
-  await service.saveFlag({
-    key: 'string-flag',
-    name: 's',
-    type: 'string',
-    variations: [
-      { name: 'greeting', value: 'hi' },
-      { name: 'parting', value: 'bye' },
-    ],
-    off_variation: 'parting',
-    fallthrough: 'greeting',
-  })
-  await service.saveFlag({
-    key: 'integer-flag',
-    name: 'i',
-    type: 'integer',
-    variations: [
-      { name: 'one', value: 1 },
-      { name: 'ten', value: 10 },
-    ],
-    off_variation: 'one',
-    fallthrough: 'ten',
-  })
-  await service.saveFlag({
-    key: 'float-flag',
-    name: 'f',
-    type: 'float',
-    variations: [
-      { name: 'tenth', value: 0.1 },
-      { name: 'half', value: 0.5 },
-    ],
-    off_variation: 'tenth',
-    fallthrough: 'half',
-  })
-  await service.saveFlag({
-    key: 'object-flag',
-    name: 'o',
-    type: 'json',
-    variations: [
-      { name: 'empty', value: {} },
-      { name: 'template', value: { showImages: true } },
-    ],
-    off_variation: 'empty',
-    fallthrough: 'template',
-  })
+  await service.saveFlag(
+    staticFlag('string-flag', 'string', { greeting: 'hi', bye: 'bye' }, 'greeting'),
+  )
+  await service.saveFlag(staticFlag('integer-flag', 'integer', { one: 1, ten: 10 }, 'ten'))
+  await service.saveFlag(staticFlag('float-flag', 'float', { tenth: 0.1, half: 0.5 }, 'half'))
+  await service.saveFlag(
+    staticFlag('object-flag', 'json', { empty: {}, template: { showImages: true } }, 'template'),
+  )
   return service
 }
 
@@ -257,17 +221,7 @@ describe('hooks.feature and evaluation options with hooks', () => {
 
   async function hookedClient() {
     const service = await unloadedService()
-    await service.saveFlag({
-      key: 'wrong-flag',
-      name: 'w',
-      type: 'string',
-      variations: [
-        { name: 'one', value: 'uno' },
-        { name: 'two', value: 'dos' },
-      ],
-      off_variation: 'one',
-      fallthrough: 'one',
-    })
+    await service.saveFlag(staticFlag('wrong-flag', 'string', { one: 'uno', two: 'dos' }, 'one'))
     await service.start()
     const domain = nextDomain()
     await OpenFeature.setProviderAndWait(domain, new SwitchyardProvider(service))

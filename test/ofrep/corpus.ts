@@ -3,7 +3,16 @@
  * every flag type, individual targets, rules (with and without rollouts), segments (included
  * keys and rules), percentage rollouts, prerequisites that pass and fail, and a disabled flag.
  */
+import {
+  OpenFeature,
+  type Client,
+  type EvaluationContext,
+  type JsonValue,
+} from '@openfeature/server-sdk'
+import type { OfrepOptions } from '../../src/admin/ofrep/index.js'
 import type { FlagInput, SegmentInput } from '../../src/flags/index.js'
+import { SwitchyardProvider } from '../../src/flags/openfeature.js'
+import { ADMIN, buildAdmin, createEvaluationKey, login } from '../admin/helpers.js'
 
 /** OpenFeature getter kind of a corpus flag. */
 export type Kind = 'boolean' | 'string' | 'number' | 'object'
@@ -207,3 +216,48 @@ export const corpusContexts: Record<string, unknown>[] = [
   { country: 'FR' },
   {},
 ]
+
+/**
+ * What every client must agree on, from a server-SDK client (error messages are left out:
+ * each client words them its own way).
+ */
+export async function serverDetails(
+  client: Client,
+  kind: Kind,
+  key: string,
+  fallback: unknown,
+  flat: Readonly<Record<string, unknown>>,
+) {
+  const context = flat as EvaluationContext
+  const details =
+    kind === 'boolean'
+      ? await client.getBooleanDetails(key, fallback as boolean, context)
+      : kind === 'string'
+        ? await client.getStringDetails(key, fallback as string, context)
+        : kind === 'number'
+          ? await client.getNumberDetails(key, fallback as number, context)
+          : await client.getObjectDetails(key, fallback as JsonValue, context)
+  const { value, variant, reason, errorCode, flagMetadata } = details
+  return { value, variant, reason, errorCode, flagMetadata: { ...flagMetadata } }
+}
+
+/**
+ * A live admin app (credentials on, 127.0.0.1, port 0) holding the corpus, an evaluation key
+ * named `keyName`, and the in-process provider on the same engine as the OpenFeature domain
+ * `local` — what each OFREP client is compared with.
+ */
+export async function corpusServer(keyName: string, ofrep: OfrepOptions) {
+  const { app, engine } = await buildAdmin({ auth: ADMIN, clock: null, ofrep })
+  for (const segment of corpusSegments) await engine.saveSegment(segment)
+  for (const { flag } of corpusFlags) await engine.saveFlag(flag)
+  const address = await app.listen({ host: '127.0.0.1', port: 0 })
+  const { key } = await createEvaluationKey(app, keyName, await login(app))
+  await OpenFeature.setProviderAndWait('local', new SwitchyardProvider(engine.flags))
+  return {
+    app,
+    engine,
+    baseUrl: `${address}/switchyard`,
+    key,
+    local: OpenFeature.getClient('local'),
+  }
+}

@@ -5,18 +5,12 @@
  * of metadata must be the same.
  */
 import { OFREPProvider } from '@openfeature/ofrep-provider'
-import {
-  OpenFeature,
-  type Client,
-  type EvaluationContext,
-  type JsonValue,
-} from '@openfeature/server-sdk'
+import { OpenFeature, type Client } from '@openfeature/server-sdk'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Engine } from '../../src/index.js'
-import { SwitchyardProvider } from '../../src/flags/openfeature.js'
-import { ADMIN, API, buildAdmin, login } from '../admin/helpers.js'
-import { corpusContexts, corpusFlags, corpusSegments, type Kind } from './corpus.js'
+import { buildAdmin } from '../admin/helpers.js'
+import { corpusContexts, corpusFlags, corpusServer, serverDetails } from './corpus.js'
 
 let app: FastifyInstance
 let engine: Engine
@@ -26,27 +20,19 @@ let local: Client
 let remote: Client
 
 beforeAll(async () => {
-  const built = await buildAdmin({ auth: ADMIN, clock: null, ofrep: { rateLimit: null } })
-  app = built.app
-  engine = built.engine
-  for (const segment of corpusSegments) await engine.saveSegment(segment)
-  for (const { flag } of corpusFlags) await engine.saveFlag(flag)
-  const address = await app.listen({ host: '127.0.0.1', port: 0 })
-  baseUrl = `${address}/switchyard`
-  const token = await login(app)
-  const created = await app.inject({
-    method: 'POST',
-    url: `${API}/evaluation-keys`,
-    headers: { authorization: `Bearer ${token}` },
-    payload: { name: 'go-service' },
-  })
-  evaluationKey = created.json<{ key: string }>().key
-  await OpenFeature.setProviderAndWait('local', new SwitchyardProvider(engine.flags))
+  ;({
+    app,
+    engine,
+    baseUrl,
+    key: evaluationKey,
+    local,
+  } = await corpusServer('go-service', {
+    rateLimit: null,
+  }))
   await OpenFeature.setProviderAndWait(
     'remote',
     new OFREPProvider({ baseUrl, headers: [['Authorization', `Bearer ${evaluationKey}`]] }),
   )
-  local = OpenFeature.getClient('local')
   remote = OpenFeature.getClient('remote')
 })
 
@@ -55,42 +41,7 @@ afterAll(async () => {
   await app.close()
 })
 
-function details(
-  client: Client,
-  kind: Kind,
-  key: string,
-  fallback: unknown,
-  context: EvaluationContext,
-) {
-  switch (kind) {
-    case 'boolean':
-      return client.getBooleanDetails(key, fallback as boolean, context)
-    case 'string':
-      return client.getStringDetails(key, fallback as string, context)
-    case 'number':
-      return client.getNumberDetails(key, fallback as number, context)
-    case 'object':
-      return client.getObjectDetails(key, fallback as JsonValue, context)
-  }
-}
-
-/** What both providers must agree on (error messages are worded by each client). */
-async function outcome(
-  client: Client,
-  kind: Kind,
-  key: string,
-  fallback: unknown,
-  context: EvaluationContext,
-) {
-  const { value, variant, reason, errorCode, flagMetadata } = await details(
-    client,
-    kind,
-    key,
-    fallback,
-    context,
-  )
-  return { value, variant, reason, errorCode, flagMetadata }
-}
+const outcome = serverDetails
 
 describe('@openfeature/ofrep-provider against switchyard', () => {
   const cases = corpusFlags.flatMap(({ flag, kind, fallback }) =>
@@ -102,8 +53,8 @@ describe('@openfeature/ofrep-provider against switchyard', () => {
   it.each(cases)(
     '%s for %s: same details as the in-process provider',
     async (key, _, kind, fallback, context) => {
-      const expected = await outcome(local, kind, key, fallback, context as EvaluationContext)
-      const actual = await outcome(remote, kind, key, fallback, context as EvaluationContext)
+      const expected = await outcome(local, kind, key, fallback, context)
+      const actual = await outcome(remote, kind, key, fallback, context)
       expect(actual).toEqual(expected)
     },
   )
@@ -112,7 +63,7 @@ describe('@openfeature/ofrep-provider against switchyard', () => {
     const reasons = new Set<string>()
     const codes = new Set<string>()
     for (const [key, , kind, fallback, context] of cases) {
-      const result = await outcome(remote, kind, key, fallback, context as EvaluationContext)
+      const result = await outcome(remote, kind, key, fallback, context)
       reasons.add(result.reason ?? '')
       if (result.errorCode !== undefined) codes.add(result.errorCode)
     }

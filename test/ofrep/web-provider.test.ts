@@ -11,20 +11,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import {
-  OpenFeature,
-  type Client,
-  type EvaluationContext,
-  type JsonValue,
-} from '@openfeature/server-sdk'
+import { OpenFeature, type Client } from '@openfeature/server-sdk'
 import { build } from 'esbuild'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { chromium, type BrowserContext, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { SwitchyardProvider } from '../../src/flags/openfeature.js'
 import type { Engine } from '../../src/index.js'
-import { ADMIN, API, buildAdmin, login } from '../admin/helpers.js'
-import { corpusContexts, corpusFlags, corpusSegments, type Kind } from './corpus.js'
+import { corpusContexts, corpusFlags, corpusServer, serverDetails, type Kind } from './corpus.js'
 
 interface Exchange {
   method: string
@@ -65,16 +58,16 @@ beforeAll(async () => {
   pages.get('/page.js', (_request, reply) => reply.type('text/javascript').send(script))
   pageOrigin = await pages.listen({ host: '127.0.0.1', port: 0 })
 
-  const built = await buildAdmin({
-    auth: ADMIN,
-    clock: null,
-    ofrep: { cors: [pageOrigin], rateLimit: null },
-  })
-  admin = built.app
-  engine = built.engine
-  for (const segment of corpusSegments) await engine.saveSegment(segment)
-  for (const { flag } of corpusFlags) await engine.saveFlag(flag)
-  const address = await admin.listen({ host: '127.0.0.1', port: 0 })
+  ;({
+    app: admin,
+    engine,
+    baseUrl,
+    key: evaluationKey,
+    local,
+  } = await corpusServer('storefront', {
+    cors: [pageOrigin],
+    rateLimit: null,
+  }))
   // Every exchange as it starts (a stream never finishes); the status is filled in at the end.
   admin.server.on('request', (request: IncomingMessage, response: ServerResponse) => {
     const header = request.headers['if-none-match']
@@ -89,18 +82,6 @@ beforeAll(async () => {
       exchange.status = response.statusCode
     })
   })
-  baseUrl = `${address}/switchyard`
-  const token = await login(admin)
-  const created = await admin.inject({
-    method: 'POST',
-    url: `${API}/evaluation-keys`,
-    headers: { authorization: `Bearer ${token}` },
-    payload: { name: 'storefront' },
-  })
-  evaluationKey = created.json<{ key: string }>().key
-
-  await OpenFeature.setProviderAndWait('local', new SwitchyardProvider(engine.flags))
-  local = OpenFeature.getClient('local')
 
   profile = mkdtempSync(join(tmpdir(), 'ofrep-chromium-'))
   browser = await chromium.launchPersistentContext(profile, {
@@ -131,9 +112,17 @@ afterAll(async () => {
   for (const url of requested) expect(new URL(url).hostname).toBe('127.0.0.1')
 })
 
-/** A fresh page with the harness loaded and the provider started. */
-async function startedPage(context: Record<string, unknown>, options: Record<string, unknown>) {
+/**
+ * A fresh page with the harness loaded and the provider started; `prepare` runs before the
+ * page loads (e.g. to cut it off from switchyard).
+ */
+async function startedPage(
+  context: Record<string, unknown>,
+  options: Record<string, unknown>,
+  prepare: (page: Page) => Promise<unknown> = () => Promise.resolve(),
+) {
   const page = await browser.newPage()
+  await prepare(page)
   await page.goto(`${pageOrigin}/`)
   await page.waitForFunction(() => 'harness' in globalThis)
   await page.evaluate((start) => (globalThis as unknown as PageGlobal).harness.start(start), {
@@ -171,24 +160,8 @@ const inBrowser = (page: Page, kind: Kind, key: string, fallback: unknown) =>
     fallback,
   ] as const)
 
-async function inProcess(
-  kind: Kind,
-  key: string,
-  fallback: unknown,
-  flat: Record<string, unknown>,
-) {
-  const context = flat as EvaluationContext
-  const details =
-    kind === 'boolean'
-      ? await local.getBooleanDetails(key, fallback as boolean, context)
-      : kind === 'string'
-        ? await local.getStringDetails(key, fallback as string, context)
-        : kind === 'number'
-          ? await local.getNumberDetails(key, fallback as number, context)
-          : await local.getObjectDetails(key, fallback as JsonValue, context)
-  const { value, variant, reason, errorCode, flagMetadata } = details
-  return { value, variant, reason, errorCode, flagMetadata: { ...flagMetadata } }
-}
+const inProcess = (kind: Kind, key: string, fallback: unknown, context: object) =>
+  serverDetails(local, kind, key, fallback, context as Record<string, unknown>)
 
 /** Drops undefined members (they do not survive the trip out of the browser). */
 const defined = (details: object) =>
@@ -285,16 +258,11 @@ describe('@openfeature/ofrep-web-provider in Chromium', () => {
       reason: 'TARGETING_MATCH',
     })
     await first.close()
-    const page = await browser.newPage()
-    await page.route('**/ofrep/v1/evaluate/flags', (route) => route.abort())
-    await page.goto(`${pageOrigin}/`)
-    await page.waitForFunction(() => 'harness' in globalThis)
-    await page.evaluate((start) => (globalThis as unknown as PageGlobal).harness.start(start), {
-      baseUrl,
-      key: evaluationKey,
+    const page = await startedPage(
       context,
-      options: { cacheMode: 'local-cache-first', changeDetection: 'none' },
-    })
+      { cacheMode: 'local-cache-first', changeDetection: 'none' },
+      (fresh) => fresh.route('**/ofrep/v1/evaluate/flags', (route) => route.abort()),
+    )
     const cached = await inBrowser(page, 'object', 'limits', {})
     expect(cached).toMatchObject({
       value: { requests: 1000, burst: true, regions: ['eu', 'us'] },
