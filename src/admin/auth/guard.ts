@@ -71,11 +71,14 @@ export function authenticationHook(
   evaluationKeys: EvaluationKeys | null = null,
 ) {
   return async function authenticate(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
-    if (request.routeOptions.config.public === true) return
+    // Read once: `routeOptions` builds a new object at every access.
+    const config = request.routeOptions.config
+    if (config.public === true) return
     // Open mode ignores a malformed header, as before; it only has to notice evaluation keys.
     const presented = sessions === null ? lenientBearer(request) : bearerToken(request)
     if (presented !== undefined && isEvaluationKey(presented)) {
-      request.switchyardAdmin = await evaluationKeyPrincipal(request, presented, evaluationKeys)
+      const allowed = config.evaluationKey === true
+      request.switchyardAdmin = await evaluationKeyPrincipal(presented, allowed, evaluationKeys)
       return
     }
     if (sessions === null) {
@@ -118,11 +121,11 @@ function lenientBearer(request: FastifyRequest): string | undefined {
 }
 
 async function evaluationKeyPrincipal(
-  request: FastifyRequest,
   key: string,
+  allowed: boolean,
   evaluationKeys: EvaluationKeys | null,
 ): Promise<AdminPrincipal> {
-  if (request.routeOptions.config.evaluationKey !== true || evaluationKeys === null) {
+  if (!allowed || evaluationKeys === null) {
     throw new EvaluationKeyNotAllowedError(
       'Evaluation keys are read-only and valid only on the OFREP endpoints; log in for the admin API.',
     )
