@@ -116,6 +116,7 @@ OpenFeature.setProvider(
     },
   }),
 )
+await service.start()
 await useOpenFeature(service, { domain: 'switchyard' })
 const switchyardClient = OpenFeature.getClient('switchyard')
 const inMemoryClient = OpenFeature.getClient('in-memory')

@@ -6,6 +6,9 @@ declare module 'autocannon' {
     duration?: number
     pipelining?: number
     amount?: number
+    method?: string
+    headers?: Record<string, string>
+    body?: string
   }
   interface Result {
     requests: { average: number; total: number; p50: number }

@@ -18,6 +18,8 @@ export interface HttpCase {
   env?: Record<string, string>
   /** Path requested by the load generator. */
   path?: string
+  /** Method, headers and body of every request (default a bodiless GET). */
+  request?: { method?: string; headers?: Record<string, string>; body?: string }
   /**
    * Server processes to start (default 1). Extra instances share the backend (e.g. Redis) and
    * receive no load: they are there so the measured one runs as part of a cluster.
@@ -84,12 +86,13 @@ function serverPid(server: Server): number {
   return server.child.pid ?? 0
 }
 
-async function load(port: number, path: string, seconds: number, connections: number) {
+async function load(port: number, testCase: HttpCase, seconds: number, connections: number) {
   return autocannon({
-    url: `http://127.0.0.1:${port}${path}`,
+    url: `http://127.0.0.1:${port}${testCase.path ?? '/r25'}`,
     connections,
     duration: seconds,
     pipelining: 1,
+    ...testCase.request,
   })
 }
 
@@ -100,12 +103,7 @@ async function measure(
 ): Promise<Sample> {
   const pid = serverPid(server)
   const before = cpuTicks(pid)
-  const result = await load(
-    server.port,
-    testCase.path ?? '/r25',
-    options.duration,
-    options.connections,
-  )
+  const result = await load(server.port, testCase, options.duration, options.connections)
   const ticks = cpuTicks(pid) - before
   const requests = result.requests.total
   return {
@@ -142,7 +140,7 @@ export async function runHttpBenchmark(
       servers.set(testCase.name, server)
       for (let i = 1; i < (testCase.instances ?? 1); i++)
         companions.push(await startServer(testCase))
-      await load(server.port, testCase.path ?? '/r25', options.warmup, options.connections)
+      await load(server.port, testCase, options.warmup, options.connections)
     }
     const samples = new Map<string, Sample[]>(cases.map((c) => [c.name, []]))
     const ratios = new Map<string, number[]>(cases.map((c) => [c.name, []]))

@@ -21,6 +21,8 @@ import { DEFAULT_TOKEN_EXPIRY, SessionManager } from './auth/sessions.js'
 import { LoginThrottle, type LoginThrottleOptions } from '../common/login-throttle.js'
 import { ADMIN_ROUTE, flagServiceOf, type AdminContext, type AdminInstance } from './context.js'
 import { dashboardRoutes } from './dashboard/index.js'
+import { EvaluationKeys } from './auth/evaluation-keys.js'
+import { ofrepApi, resolveOfrepOptions, type OfrepOptions } from './ofrep/index.js'
 import { BadRequestError, EndpointNotFoundError } from './errors.js'
 import { EventHub, type EventHubOptions } from '../common/sse-hub.js'
 import { toStreamEvent } from './events/stream-event.js'
@@ -54,6 +56,8 @@ export interface AdminAppOptions extends EventHubOptions {
    * the flag subsystem is activated. Without either, those endpoints answer 404.
    */
   flags?: FlagService
+  /** The OFREP endpoints: browser origins (CORS), rate limit, change streams (docs/ofrep.md). */
+  ofrep?: OfrepOptions
 }
 
 /** The default mount path. */
@@ -87,6 +91,8 @@ async function adminPlugin(app: FastifyInstance, options: AdminAppOptions): Prom
     throttle: new LoginThrottle(engine.clock, options.loginThrottle, configError),
     mountPath: mountPath === '' ? '/' : mountPath,
     flags: options.flags,
+    evaluationKeys: new EvaluationKeys(engine.store.evaluationKeys, engine.clock),
+    ofrep: resolveOfrepOptions(options.ofrep),
   }
   if (credentials === null) {
     app.log.warn(
@@ -107,14 +113,18 @@ async function adminPlugin(app: FastifyInstance, options: AdminAppOptions): Prom
   })
   // Rate-limit policy changes and blocked requests (rl_policy, global_rl_policy,
   // service_rl_policy, rl_hit), and the live flag evaluations (flag_evaluation, sampled by the
-  // flag service's stream and batched off the hot path).
+  // flag service's stream and batched off the hot path; recorded only while a client listens).
   const unsubscribeLimits = engine.rateLimits.onEvent((event) => {
     const { type, ...data } = event
     hub.publish({ type, data: event.type === 'rl_hit' ? event.hit : data })
   })
-  const unsubscribeEvaluations = flagService?.stream.subscribe((batch) => {
-    for (const evaluation of batch) hub.publish({ type: 'flag_evaluation', data: evaluation })
-  })
+  const unsubscribeEvaluations = flagService
+    ? hub.whileConnected(() =>
+        flagService.stream.subscribe((batch) => {
+          for (const evaluation of batch) hub.publish({ type: 'flag_evaluation', data: evaluation })
+        }),
+      )
+    : undefined
   app.addHook('preClose', (done) => {
     unsubscribe()
     unsubscribeFlags?.()
@@ -146,7 +156,7 @@ function registerAdmin(
   app.addHook('onRoute', (route) => {
     endpoints.push(...endpointRecords(route, prefix))
   })
-  app.addHook('onRequest', authenticationHook(context.sessions))
+  app.addHook('onRequest', authenticationHook(context.sessions, context.evaluationKeys))
   // Bodiless POSTs (`disable`, `logout`) validate as an empty object.
   app.addHook('preValidation', (request, _reply, done) => {
     if (request.body === undefined || request.body === null) request.body = {}
@@ -164,6 +174,7 @@ function registerAdmin(
   flagRoutes(app, () => flagServiceOf(context))
   eventRoutes(app, hub)
   dashboardRoutes(app, context)
+  ofrepApi(app, context, hub)
   app.get(
     '/api/openapi.json',
     {

@@ -18,6 +18,8 @@ import type { FlagService } from '../flags/service.js'
 import type { SessionManager } from './auth/sessions.js'
 import type { CredentialCheck } from './auth/credentials.js'
 import type { LoginThrottle } from '../common/login-throttle.js'
+import type { EvaluationKeys } from './auth/evaluation-keys.js'
+import type { ResolvedOfrepOptions } from './ofrep/options.js'
 
 /** The admin app's Fastify instance, with TypeBox type inference. */
 export type AdminInstance = FastifyInstance<
@@ -40,6 +42,10 @@ export interface AdminContext {
   mountPath: string
   /** The flag service given at mount, if any (else the engine's, see `flagServiceOf`). */
   flags: FlagService | undefined
+  /** The read-only credentials of the OFREP endpoints. */
+  evaluationKeys: EvaluationKeys
+  /** The `ofrep` option, checked. */
+  ofrep: ResolvedOfrepOptions
 }
 
 /** The flag service of the admin app: the `flags` option, else the engine's `flags`, if any. */

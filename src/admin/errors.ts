@@ -1,6 +1,7 @@
 /**
  * Errors of the admin app that the engine's catalogue (core/errors.ts) does not hold, because
- * they belong to HTTP concerns: authentication, login throttling, CSRF and unknown endpoints.
+ * they belong to HTTP concerns: authentication, login throttling, CSRF, evaluation keys and
+ * unknown endpoints.
  * They share the engine's base class, so one error handler turns every one of them into the
  * shared JSON shape `{error: {code, message, ...}}`.
  */
@@ -60,6 +61,24 @@ export class SegmentExistsError extends SwitchyardError {
   readonly statusCode = 409
 }
 
+/** An evaluation key presented anywhere but on the OFREP endpoints. */
+export class EvaluationKeyNotAllowedError extends SwitchyardError {
+  readonly code = 'EVALUATION_KEY_NOT_ALLOWED'
+  readonly statusCode = 403
+}
+
+/** `DELETE /api/evaluation-keys/{id}` for an id that names no key. */
+export class EvaluationKeyNotFoundError extends SwitchyardError {
+  readonly code = 'EVALUATION_KEY_NOT_FOUND'
+  readonly statusCode = 404
+}
+
+/** Creating an evaluation key beyond the limit (`limit` in the error). */
+export class TooManyEvaluationKeysError extends SwitchyardError {
+  readonly code = 'TOO_MANY_EVALUATION_KEYS'
+  readonly statusCode = 409
+}
+
 /** Every error class of the admin app, for docs and tests that keep them in sync. */
 export const adminErrorCatalogue = [
   UnauthenticatedError,
@@ -69,4 +88,7 @@ export const adminErrorCatalogue = [
   EndpointNotFoundError,
   FlagsNotEnabledError,
   SegmentExistsError,
+  EvaluationKeyNotAllowedError,
+  EvaluationKeyNotFoundError,
+  TooManyEvaluationKeysError,
 ] as const

@@ -8,11 +8,21 @@ export { SESSION_COOKIE } from './auth/guard.js'
 export { DEFAULT_TOKEN_EXPIRY, hashToken } from './auth/sessions.js'
 export type { LoginThrottleOptions } from '../common/login-throttle.js'
 export type { EventHubOptions } from '../common/sse-hub.js'
+export { DEFAULT_OFREP_RATE_LIMIT, type OfrepOptions } from './ofrep/index.js'
+export {
+  EVALUATION_KEY_PREFIX,
+  MAX_EVALUATION_KEYS,
+  type EvaluationKeyView,
+  type IssuedEvaluationKey,
+} from './auth/evaluation-keys.js'
 export {
   UnauthenticatedError,
   AuthNotConfiguredError,
   LoginThrottledError,
   CsrfError,
   EndpointNotFoundError,
+  EvaluationKeyNotAllowedError,
+  EvaluationKeyNotFoundError,
+  TooManyEvaluationKeysError,
   adminErrorCatalogue,
 } from './errors.js'

@@ -6,6 +6,7 @@
 import { Command, CommanderError } from 'commander'
 import { auditCommands } from './commands/audit.js'
 import { flagCommands } from './commands/flags.js'
+import { keyCommands } from './commands/keys.js'
 import { maintenanceCommands } from './commands/maintenance.js'
 import { rateLimitCommands } from './commands/rate-limits.js'
 import { routeCommands } from './commands/routes.js'
@@ -30,6 +31,7 @@ export function buildProgram(runtime: Runtime): Command {
   maintenanceCommands(program, runtime)
   rateLimitCommands(program, runtime)
   flagCommands(program, runtime)
+  keyCommands(program, runtime)
   auditCommands(program, runtime)
   return program
 }

@@ -42,6 +42,7 @@ export class EventHub {
   private nextId = 1
   private readonly ring: Frame[] = []
   private readonly clients = new Set<ServerResponse>()
+  private readonly feeds: { start: () => () => void; stop: (() => void) | null }[] = []
   private readonly bufferSize: number
   private readonly clientBufferBytes: number
   private readonly timer: NodeJS.Timeout
@@ -83,13 +84,45 @@ export class EventHub {
    */
   connect(response: ServerResponse, lastEventId: number | null): () => void {
     this.clients.add(response)
+    this.startFeeds()
     response.write('retry: 3000\n\n')
     if (lastEventId !== null) {
       for (const frame of this.ring) {
         if (frame.id > lastEventId) this.send(response, frame.text)
       }
     }
-    return () => this.clients.delete(response)
+    return () => {
+      this.clients.delete(response)
+      this.stopFeedsWhenIdle()
+    }
+  }
+
+  /**
+   * Runs a source of events only while at least one client is connected: `start` subscribes
+   * (and returns its unsubscriber) when the first client connects, and is stopped when the
+   * last one leaves. For high-volume sources such as live evaluations, whose events nobody
+   * would read: publishing them costs more than producing them. Returns the remover.
+   */
+  whileConnected(start: () => () => void): () => void {
+    const feed = { start, stop: this.clients.size > 0 ? start() : null }
+    this.feeds.push(feed)
+    return () => {
+      feed.stop?.()
+      feed.stop = null
+      this.feeds.splice(this.feeds.indexOf(feed), 1)
+    }
+  }
+
+  private startFeeds(): void {
+    for (const feed of this.feeds) feed.stop ??= feed.start()
+  }
+
+  private stopFeedsWhenIdle(): void {
+    if (this.clients.size > 0) return
+    for (const feed of this.feeds) {
+      feed.stop?.()
+      feed.stop = null
+    }
   }
 
   /** Ends every stream and stops the keepalive timer. */
@@ -97,6 +130,7 @@ export class EventHub {
     clearInterval(this.timer)
     for (const client of this.clients) client.end()
     this.clients.clear()
+    this.stopFeedsWhenIdle()
   }
 
   private broadcast(text: string): void {
@@ -106,10 +140,12 @@ export class EventHub {
   private send(client: ServerResponse, text: string): void {
     if (client.destroyed || client.writableEnded) {
       this.clients.delete(client)
+      this.stopFeedsWhenIdle()
       return
     }
     if (client.writableLength > this.clientBufferBytes) {
       this.clients.delete(client)
+      this.stopFeedsWhenIdle()
       client.destroy()
       return
     }

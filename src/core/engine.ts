@@ -279,6 +279,7 @@ export class Engine {
         this.flagFailures = 0
       } catch (error) {
         if (this.closed) return
+        this.flags.markUnavailable(toError(error), error instanceof ConfigError)
         if (error instanceof ConfigError) {
           this.flagsFatal = error
           this.logger.error('flag store configuration error', error)

@@ -209,5 +209,9 @@ export function demoInstructions(base: string): string {
     '  npm run ctl -- disable GET:/orders/:id --reason hotfix --until 30m',
     '  npm run ctl -- rl set GET:/orders/:id 10/minute',
     '  npm run ctl -- log',
+    '',
+    'Flags for any language over OFREP (docs/ofrep.md), with an evaluation key:',
+    '  KEY=$(npm run -s ctl -- keys create demo --json | node -pe "JSON.parse(require(\'fs\').readFileSync(0)).key")',
+    `  curl -s ${base}/switchyard/ofrep/v1/evaluate/flags/new-checkout -H "authorization: Bearer $KEY" -H 'content-type: application/json' -d '{"context":{"targetingKey":"ada"}}'`,
   ].join('\n')
 }

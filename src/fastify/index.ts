@@ -24,4 +24,4 @@ export {
   type RateLimitResponseFactory,
   type RateLimitDeclaration,
 } from './rate-limit.js'
-export { adminApp, type AdminAppOptions } from '../admin/index.js'
+export { adminApp, type AdminAppOptions, type OfrepOptions } from '../admin/index.js'

@@ -33,6 +33,14 @@ export function fromFlatContext(flat: FlatContext, targetingKey: unknown): Evalu
 }
 
 /**
+ * The targeting key of an OpenFeature context (the in-process provider and the OFREP
+ * endpoints): `targetingKey`, else `targeting_key`, else `key`.
+ */
+export function openFeatureTargetingKey(flat: FlatContext): unknown {
+  return flat.targetingKey ?? flat.targeting_key ?? flat.key
+}
+
+/**
  * Accepts what the synchronous client accepts: an {@link EvaluationContext} (used as is, no
  * copy), or a plain object whose targeting key is `targeting_key` (or `targetingKey`).
  */

@@ -28,11 +28,19 @@ export {
   type FlagServiceOptions,
   type FlagWriteOptions,
   type AppliedScheduledChange,
+  type FlagServiceStatus,
+  type FlagStatusListener,
 } from './service.js'
 export { SyncFlagClient, type SyncContext } from './sync-client.js'
 export {
+  BatchedStream,
   EvaluationStream,
+  TrackingStream,
+  type BatchListener,
   type EvaluationEvent,
   type EvaluationListener,
   type EvaluationStreamOptions,
+  type TrackingDetail,
+  type TrackingEvent,
+  type TrackingListener,
 } from './stream.js'

@@ -3,14 +3,19 @@
  *
  * Mapping: OpenFeature's `targetingKey` is the context `key`; the named fields (`kind`,
  * `email`, `ip`, `country`, `app_version`) keep their names and every other field is an
- * attribute. Reasons: OFF → DISABLED, TARGET_MATCH and RULE_MATCH → TARGETING_MATCH,
- * FALLTHROUGH → DEFAULT (STATIC for a flag without any targeting), a value served by a
- * percentage rollout → SPLIT, PREREQUISITE_FAIL → `PREREQUISITE_FAIL` (a custom reason); the
- * switchyard reason, `rule_id` and `prerequisite_key` also travel in `flagMetadata`, which
- * hooks receive. Errors: unknown key → FLAG_NOT_FOUND, a getter that does not fit the flag's
- * type → TYPE_MISMATCH, a rollout without a targeting key → TARGETING_KEY_MISSING; in each
- * case the client returns the caller's default. Every change applied to the replica emits
- * ConfigurationChanged with the affected flag keys.
+ * attribute. Reasons are OpenFeature's standard ones (see `openfeature-reasons.ts`: OFF and
+ * PREREQUISITE_FAIL → DISABLED, TARGET_MATCH and RULE_MATCH → TARGETING_MATCH, a rollout →
+ * SPLIT, FALLTHROUGH → DEFAULT or STATIC); switchyard's own reason, `rule_id` and
+ * `prerequisite_key` travel in `flagMetadata`, which hooks receive. Errors: unknown key →
+ * FLAG_NOT_FOUND, a getter that does not fit the flag's type → TYPE_MISMATCH, a rollout without
+ * a targeting key → TARGETING_KEY_MISSING; in each case the client returns the caller's default.
+ *
+ * Status: the provider is NOT_READY until the flag service has loaded its flags (the SDK then
+ * answers PROVIDER_NOT_READY with the caller's default), READY once they are, STALE while a
+ * reload fails (the flags last loaded stay in force) and FATAL after a configuration error no
+ * retry can fix (PROVIDER_FATAL). Every change applied to the replica emits
+ * ConfigurationChanged with the affected flag keys. `client.track()` records a tracking event
+ * on the service's tracking stream (`flag_track` on the admin event stream).
  *
  * Why results are cached per evaluation outcome: the evaluator returns shared frozen result
  * objects, so the OpenFeature form of each can be built once and reused (the client copies it).
@@ -20,26 +25,19 @@ import {
   OpenFeature,
   OpenFeatureEventEmitter,
   ProviderEvents,
+  ProviderFatalError,
   StandardResolutionReasons,
   type EvaluationContext as OpenFeatureContext,
-  type FlagMetadata,
   type JsonValue,
   type Provider,
   type ResolutionDetails as OpenFeatureResolution,
+  type TrackingEventDetails,
 } from '@openfeature/server-sdk'
-import { rolloutResults, staticResults } from './compile.js'
-import { fromFlatContext } from './context.js'
+import { fromFlatContext, openFeatureTargetingKey } from './context.js'
 import type { FlagType, ResolutionDetails } from './model.js'
-import type { FlagService } from './service.js'
+import { openFeatureReason, switchyardMetadata } from './openfeature-reasons.js'
+import type { FlagService, FlagServiceStatus } from './service.js'
 import { GETTER_TYPES } from './sync-client.js'
-
-const REASONS: Readonly<Record<string, string>> = {
-  OFF: StandardResolutionReasons.DISABLED,
-  TARGET_MATCH: StandardResolutionReasons.TARGETING_MATCH,
-  RULE_MATCH: StandardResolutionReasons.TARGETING_MATCH,
-  FALLTHROUGH: StandardResolutionReasons.DEFAULT,
-  PREREQUISITE_FAIL: 'PREREQUISITE_FAIL',
-}
 
 const ERROR_CODES: Readonly<Record<string, ErrorCode>> = {
   FLAG_NOT_FOUND: ErrorCode.FLAG_NOT_FOUND,
@@ -50,18 +48,11 @@ const ERROR_CODES: Readonly<Record<string, ErrorCode>> = {
 }
 
 function toOpenFeature(result: ResolutionDetails): OpenFeatureResolution<unknown> {
-  const flagMetadata: FlagMetadata = { reason: result.reason }
-  if (result.rule_id !== null) flagMetadata.rule_id = result.rule_id
-  if (result.prerequisite_key !== null) flagMetadata.prerequisite_key = result.prerequisite_key
   return Object.freeze({
     value: result.value,
     variant: result.variation ?? undefined,
-    reason: staticResults.has(result)
-      ? StandardResolutionReasons.STATIC
-      : rolloutResults.has(result)
-        ? StandardResolutionReasons.SPLIT
-        : (REASONS[result.reason] ?? StandardResolutionReasons.UNKNOWN),
-    flagMetadata: Object.freeze(flagMetadata),
+    reason: openFeatureReason(result),
+    flagMetadata: switchyardMetadata(result),
   })
 }
 
@@ -71,10 +62,12 @@ export class SwitchyardProvider implements Provider {
   readonly metadata = { name: 'switchyard' } as const
   /** This provider runs in servers only (it evaluates locally on the replica). */
   readonly runsOn = 'server' as const
-  /** Emits ConfigurationChanged on every flag or segment change. */
+  /** Emits ConfigurationChanged on every flag or segment change, and the status changes. */
   readonly events = new OpenFeatureEventEmitter()
   private readonly converted = new WeakMap<ResolutionDetails, OpenFeatureResolution<unknown>>()
   private readonly unsubscribe: () => void
+  private readonly unsubscribeStatus: () => void
+  private initialized = false
 
   constructor(private readonly service: FlagService) {
     this.unsubscribe = service.onChange((event) => {
@@ -82,6 +75,42 @@ export class SwitchyardProvider implements Provider {
         event.type === 'flag' ? [event.key] : service.flagsUsingSegment(event.key)
       this.events.emit(ProviderEvents.ConfigurationChanged, { flagsChanged })
     })
+    this.unsubscribeStatus = service.onStatus((status, error) => {
+      // Before initialize() settles, the SDK learns the status from its outcome instead.
+      if (this.initialized) this.emitStatus(status, error)
+    })
+  }
+
+  /**
+   * Resolves once the flag service has loaded its flags (the SDK keeps the provider
+   * NOT_READY until then); rejects with PROVIDER_FATAL after a configuration error.
+   */
+  initialize(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const settle = (status: FlagServiceStatus, error: Error | null): boolean => {
+        if (status === 'not_ready') return false
+        this.initialized = true
+        if (status === 'fatal') reject(new ProviderFatalError(error?.message ?? 'flags unusable'))
+        else resolve()
+        return true
+      }
+      if (settle(this.service.status, this.service.statusError)) return
+      const stop = this.service.onStatus((status, error) => {
+        if (settle(status, error)) stop()
+      })
+    })
+  }
+
+  private emitStatus(status: FlagServiceStatus, error: Error | null): void {
+    const message = error?.message
+    if (status === 'ready') this.events.emit(ProviderEvents.Ready, {})
+    else if (status === 'stale')
+      this.events.emit(ProviderEvents.Stale, message === undefined ? {} : { message })
+    else if (status === 'fatal')
+      this.events.emit(ProviderEvents.Error, {
+        errorCode: ErrorCode.PROVIDER_FATAL,
+        ...(message === undefined ? {} : { message }),
+      })
   }
 
   /** Resolves a boolean flag. */
@@ -120,9 +149,22 @@ export class SwitchyardProvider implements Provider {
     return Promise.resolve(this.resolve(flagKey, defaultValue, context, GETTER_TYPES.object))
   }
 
+  /**
+   * Records `client.track(name, context, details)` on the flag service's tracking stream.
+   * An empty name throws (the SDK logs it), and nothing is recorded.
+   */
+  track(
+    trackingEventName: string,
+    context: OpenFeatureContext,
+    trackingEventDetails: TrackingEventDetails,
+  ): void {
+    this.service.track(trackingEventName, openFeatureTargetingKey(context), trackingEventDetails)
+  }
+
   /** Stops emitting events (the SDK calls it when the provider is replaced or closed). */
   onClose(): Promise<void> {
     this.unsubscribe()
+    this.unsubscribeStatus()
     return Promise.resolve()
   }
 
@@ -143,8 +185,10 @@ export class SwitchyardProvider implements Provider {
         `flag ${flagKey} is of type ${flag.type}, which does not fit this getter`,
       )
     const flat = context ?? {}
-    const targetingKey = flat.targetingKey ?? flat.targeting_key ?? flat.key
-    const result = this.service.evaluateContext(flagKey, fromFlatContext(flat, targetingKey))
+    const result = this.service.evaluateContext(
+      flagKey,
+      fromFlatContext(flat, openFeatureTargetingKey(flat)),
+    )
     if (result.variation === null)
       return failure(
         defaultValue,
@@ -176,14 +220,21 @@ export interface UseOpenFeatureOptions {
 
 /**
  * Registers a switchyard provider for `service` with OpenFeature (`engine.useOpenFeature()`);
- * `OpenFeature.getClient()` then evaluates switchyard flags. Resolves once the provider is ready.
+ * `OpenFeature.getClient()` then evaluates switchyard flags. When the flags are loaded it
+ * resolves once the provider is ready; before that it resolves at once with the provider
+ * NOT_READY (PROVIDER_READY follows when the flags load), so that an application starting
+ * while its store is unreachable is not held up.
  */
 export async function useOpenFeature(
   service: FlagService,
   options: UseOpenFeatureOptions = {},
 ): Promise<SwitchyardProvider> {
   const provider = new SwitchyardProvider(service)
-  if (options.domain === undefined) await OpenFeature.setProviderAndWait(provider)
-  else await OpenFeature.setProviderAndWait(options.domain, provider)
+  const { domain } = options
+  if (service.status === 'not_ready') {
+    if (domain === undefined) OpenFeature.setProvider(provider)
+    else OpenFeature.setProvider(domain, provider)
+  } else if (domain === undefined) await OpenFeature.setProviderAndWait(provider)
+  else await OpenFeature.setProviderAndWait(domain, provider)
   return provider
 }

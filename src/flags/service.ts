@@ -11,7 +11,7 @@
  */
 import type { Clock } from '../core/clock.js'
 import { systemClock } from '../core/clock.js'
-import { toError } from '../core/errors.js'
+import { toError, ValidationError } from '../core/errors.js'
 import type { ActorOptions, Operation } from '../core/operations.js'
 import { compileFlag, compileSegment } from './compile.js'
 import { toEvaluationContext, type FlatContext } from './context.js'
@@ -27,7 +27,7 @@ import { memoryFlagStore } from './memory-store.js'
 import { applyMergePatch } from './merge-patch.js'
 import type { EvaluationContext, Flag, ResolutionDetails, Segment } from './model.js'
 import type { FlagChangeEvent, FlagChangeListener, FlagStore } from './ports.js'
-import { EvaluationStream, type EvaluationStreamOptions } from './stream.js'
+import { EvaluationStream, TrackingStream, type EvaluationStreamOptions } from './stream.js'
 import { FlagReplica } from './replica.js'
 import { SyncFlagClient } from './sync-client.js'
 import {
@@ -70,6 +70,16 @@ export interface AppliedScheduledChange {
   applied: boolean
 }
 
+/**
+ * Whether the flags can be trusted: `not_ready` until the first load, `ready` once loaded,
+ * `stale` while a reload fails (the flags last loaded stay in force), `fatal` after a
+ * configuration error no retry can fix. OpenFeature providers report it as their status.
+ */
+export type FlagServiceStatus = 'not_ready' | 'ready' | 'stale' | 'fatal'
+
+/** Receives the new status and, for `stale` and `fatal`, the error behind it. */
+export type FlagStatusListener = (status: FlagServiceStatus, error: Error | null) => void
+
 const statusOf = (flag: Flag | null | undefined): string | null =>
   flag ? (flag.enabled ? 'enabled' : 'disabled') : null
 
@@ -77,6 +87,8 @@ const statusOf = (flag: Flag | null | undefined): string | null =>
 export class FlagService {
   /** The live evaluation stream (zero cost while nobody subscribes). */
   readonly stream: EvaluationStream
+  /** The live stream of OpenFeature tracking events (`client.track()`), bounded like {@link stream}. */
+  readonly tracking: TrackingStream
   /** The synchronous client (`engine.flags.sync`). */
   readonly sync: SyncFlagClient
   private readonly store: FlagStore
@@ -88,6 +100,9 @@ export class FlagService {
   readonly snapshot: FlagSnapshot
   private writes: Promise<unknown> = Promise.resolve()
   private unsubscribe: (() => void) | null = null
+  private currentStatus: FlagServiceStatus = 'not_ready'
+  private currentStatusError: Error | null = null
+  private readonly statusListeners = new Set<FlagStatusListener>()
 
   constructor(options: FlagServiceOptions = {}) {
     this.store = options.store ?? memoryFlagStore()
@@ -97,6 +112,11 @@ export class FlagService {
     this.stream = new EvaluationStream({
       now: () => this.clock.now(),
       onListenerError: (error) => this.onError(toError(error), 'evaluation stream listener'),
+      ...options.stream,
+    })
+    this.tracking = new TrackingStream({
+      now: () => this.clock.now(),
+      onListenerError: (error) => this.onError(toError(error), 'tracking stream listener'),
       ...options.stream,
     })
     this.replica = new FlagReplica(this.onError)
@@ -109,6 +129,46 @@ export class FlagService {
     this.unsubscribe ??= this.store.subscribe((event) => this.replica.apply(event))
     const [flags, segments] = await Promise.all([this.store.listFlags(), this.store.listSegments()])
     this.replica.load(flags, segments)
+    this.setStatus('ready', null)
+  }
+
+  /** See {@link FlagServiceStatus}. */
+  get status(): FlagServiceStatus {
+    return this.currentStatus
+  }
+
+  /** The error behind a `stale` or `fatal` status, else null. */
+  get statusError(): Error | null {
+    return this.currentStatusError
+  }
+
+  /** Adds a listener for status changes; returns the unsubscriber. */
+  onStatus(listener: FlagStatusListener): () => void {
+    this.statusListeners.add(listener)
+    return () => this.statusListeners.delete(listener)
+  }
+
+  /**
+   * Reports that loading the flags failed (the engine calls it): `fatal` for an error no
+   * retry can fix, otherwise `stale` when flags were loaded before (they stay in force) — a
+   * service that never loaded stays `not_ready`.
+   */
+  markUnavailable(error: Error, fatal: boolean): void {
+    if (fatal) this.setStatus('fatal', error)
+    else if (this.currentStatus !== 'not_ready') this.setStatus('stale', error)
+  }
+
+  private setStatus(status: FlagServiceStatus, error: Error | null): void {
+    if (this.currentStatus === status || this.currentStatus === 'fatal') return
+    this.currentStatus = status
+    this.currentStatusError = error
+    for (const listener of this.statusListeners) {
+      try {
+        listener(status, error)
+      } catch (failure) {
+        this.onError(toError(failure), 'flag status listener')
+      }
+    }
   }
 
   /** Stops following the store's change feed. */
@@ -151,6 +211,23 @@ export class FlagService {
     if (defaultValue !== undefined && result.variation === null)
       return { ...result, value: defaultValue }
     return result
+  }
+
+  /**
+   * Records an OpenFeature tracking event (`client.track()`) on {@link tracking}; a no-op
+   * while nobody listens. Throws a `ValidationError` for an empty or over-long name.
+   */
+  track(
+    eventName: string,
+    contextKey: unknown,
+    details: Readonly<Record<string, unknown>> = {},
+  ): void {
+    if (typeof eventName !== 'string' || eventName.trim() === '' || eventName.length > 200) {
+      throw new ValidationError('A tracking event needs a name of 1 to 200 characters.', {
+        details: [{ field: 'trackingEventName', message: 'expected 1 to 200 characters' }],
+      })
+    }
+    if (this.tracking.active) this.tracking.record(eventName, contextKey, details)
   }
 
   /** The flag, or null. */

@@ -16,8 +16,9 @@
 import { open, readFile, rename, rm } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { ConfigError, toError } from '../core/errors.js'
+import { fileEvaluationKeys } from './evaluation-keys.js'
 import { MemoryState, type StateDocument } from './memory-state.js'
-import type { Store } from './types.js'
+import type { FileSections, Store } from './types.js'
 
 /** Options of {@link fileStore}. */
 export interface FileStoreOptions {
@@ -43,21 +44,21 @@ export function fileStore(options: FileStoreOptions = {}): Store {
     ...(options.now === undefined ? {} : { now: options.now }),
   })
 
+  const sections: FileSections = {
+    read: (name) => state.readSection(name),
+    write: (name, value) => state.writeSection(name, value),
+  }
+
   return {
     kind: 'file',
     routes: state.routes,
     maintenance: state.maintenance,
     audit: state.audit,
     tokens: state.tokens,
+    evaluationKeys: fileEvaluationKeys(sections),
     claims: state.claims,
     changes: state.changes,
-    backend: {
-      kind: 'file',
-      sections: {
-        read: (name) => state.readSection(name),
-        write: (name, value) => state.writeSection(name, value),
-      },
-    },
+    backend: { kind: 'file', sections },
     async connect() {
       if (loaded) return
       if (openPaths.has(path)) {

@@ -53,6 +53,8 @@ export type {
   AuditQuery,
   TokenStore,
   TokenRecord,
+  EvaluationKeyStore,
+  EvaluationKeyRecord,
   ClaimStore,
   ChangeFeedPort,
   StoreSnapshot,

@@ -2,6 +2,7 @@
  * The in-memory store: the default backend. Nothing is shared between processes and nothing
  * survives a restart; changes are delivered synchronously to listeners of this process.
  */
+import { memoryEvaluationKeys } from './evaluation-keys.js'
 import { MemoryState } from './memory-state.js'
 import type { Store } from './types.js'
 
@@ -20,6 +21,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
     maintenance: state.maintenance,
     audit: state.audit,
     tokens: state.tokens,
+    evaluationKeys: memoryEvaluationKeys(),
     claims: state.claims,
     changes: state.changes,
     backend: { kind: 'memory' },

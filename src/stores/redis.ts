@@ -12,6 +12,7 @@
  *   audit                  list  AuditEntry JSON, newest first, trimmed to the cap
  *   token:<hash>           string TokenRecord JSON, expiring with the token
  *   claim:<key>            string one-time claims (SET NX PX)
+ *   evaluation-keys        hash  key hash → evaluation key JSON (see evaluation-keys.ts)
  *   changes                pub/sub channel: `<version>|<origin>|<event JSON>`
  */
 import { randomUUID } from 'node:crypto'
@@ -22,6 +23,7 @@ import { ConfigError } from '../core/errors.js'
 import { LocalChangeFeed, type ChangeEvent } from '../core/events.js'
 import type { MaintenanceConfig } from '../core/maintenance.js'
 import type { RouteState } from '../core/route-state.js'
+import { redisEvaluationKeys } from './evaluation-keys.js'
 import { RedisConnection } from './redis-connection.js'
 import type { Store, StoreSnapshot, TokenRecord } from './types.js'
 
@@ -231,6 +233,7 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
         return (await connection.client().del(key(`token:${hash}`))) > 0
       },
     },
+    evaluationKeys: redisEvaluationKeys({ prefix, client: () => connection.client() }),
     claims: {
       async claim(name, ttlMs) {
         const ttl = Math.max(1, Math.ceil(ttlMs))

@@ -79,6 +79,39 @@ export interface TokenStore {
   revoke(tokenHash: string): Promise<boolean>
 }
 
+/**
+ * A stored evaluation key: a read-only credential of the OFREP endpoints. The key itself is
+ * never stored, only its SHA-256 hash.
+ */
+export interface EvaluationKeyRecord {
+  /** Public identifier (`DELETE /api/evaluation-keys/{id}`). */
+  id: string
+  /** What the key is for, e.g. `checkout-web`. */
+  name: string
+  /** Hex SHA-256 of the key. */
+  key_hash: string
+  /** The key's first and last characters (`syk_AbCd…wXyZ`), to recognise it in a list. */
+  hint: string
+  /** ISO 8601 creation time. */
+  created_at: string
+  /** Who created it. */
+  created_by: string
+}
+
+/** Evaluation keys, shared by every instance so that a revocation holds everywhere. */
+export interface EvaluationKeyStore {
+  /** Stores a key (created once; ids and hashes are unique). */
+  put(record: EvaluationKeyRecord): Promise<void>
+  /** The record whose key hashes to `keyHash`, or null (unknown or revoked). */
+  findByHash(keyHash: string): Promise<EvaluationKeyRecord | null>
+  /** The record with `id`, or null. */
+  get(id: string): Promise<EvaluationKeyRecord | null>
+  /** Every stored key, in no particular order. */
+  list(): Promise<EvaluationKeyRecord[]>
+  /** Revokes (deletes) a key; resolves true when it existed. */
+  revoke(id: string): Promise<boolean>
+}
+
 /** One-time claims: how several instances agree that exactly one of them does something. */
 export interface ClaimStore {
   /**
@@ -153,6 +186,8 @@ export interface Store {
   readonly maintenance: MaintenanceStore
   readonly audit: AuditStore
   readonly tokens: TokenStore
+  /** Evaluation keys of the OFREP endpoints (`src/stores/evaluation-keys.ts`). */
+  readonly evaluationKeys: EvaluationKeyStore
   readonly claims: ClaimStore
   readonly changes: ChangeFeedPort
   /** The backend, for ports defined outside this module. */

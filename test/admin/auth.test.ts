@@ -173,11 +173,17 @@ describe('authentication', () => {
     const operations = Object.entries(doc.paths).flatMap(([path, methods]) =>
       Object.entries(methods).map(([method, operation]) => ({ path, method, operation })),
     )
-    expect(operations.length).toBe(55)
+    expect(operations.length).toBe(63)
     const publicOnes = operations.filter((op) => op.operation.security?.length === 0)
-    expect(publicOnes.map((op) => `${op.method} ${op.path}`)).toEqual(['post /api/auth/login'])
-    for (const { path, method } of operations) {
-      if (path === '/api/auth/login') continue
+    // Besides login: CORS preflights, and the OFREP change stream, which checks its own token.
+    expect(publicOnes.map((op) => `${op.method} ${op.path}`)).toEqual([
+      'post /api/auth/login',
+      'options /ofrep/v1/evaluate/flags/{key}',
+      'options /ofrep/v1/evaluate/flags',
+      'get /ofrep/stream',
+    ])
+    for (const { path, method, operation } of operations) {
+      if (operation.security?.length === 0) continue
       const url = `/switchyard${path.replace('{service}', 'billing')}`
       for (const url2 of [url, `${url}/`, `${url}?x=/api/auth/login`]) {
         const response = await app.inject({
@@ -186,9 +192,18 @@ describe('authentication', () => {
           payload: method === 'get' ? undefined : {},
         })
         expect(response.statusCode, `${method} ${url2}`).toBe(401)
-        expect(response.json().error.code).toBe('UNAUTHENTICATED')
+        // The OFREP endpoints answer in the protocol's shape ({errorDetails}).
+        const body = response.json<{
+          error?: { code: string; message: string }
+          errorDetails?: string
+        }>()
+        if (path.startsWith('/ofrep/'))
+          expect(body.error?.message ?? body.errorDetails).toMatch(/Authentication required/)
+        else expect(body.error?.code).toBe('UNAUTHENTICATED')
       }
     }
+    const stream = await app.inject({ url: '/switchyard/ofrep/stream?x=/api/auth/login' })
+    expect(stream.statusCode).toBe(401)
     // No suffix or substring rule makes another path public.
     for (const url of [
       `${API}/auth/login/../../routes`,

@@ -1,63 +1,17 @@
-import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { ServerResponse } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 import { afterEach, describe, expect, it } from 'vitest'
 import { EventHub } from '../../src/common/sse-hub.js'
 import { FlagService } from '../../src/flags/service.js'
 import { booleanFlag } from '../flags/helpers.js'
 import { ADMIN, buildAdmin, login } from './helpers.js'
+import { openStream } from './sse-client.js'
 
 let apps: FastifyInstance[] = []
 afterEach(async () => {
   await Promise.all(apps.map((app) => app.close()))
   apps = []
 })
-
-interface Frame {
-  id?: string
-  event?: string
-  data?: string
-  comment?: string
-}
-
-/** Opens the SSE stream and collects parsed frames. */
-function openStream(url: string, headers: Record<string, string>) {
-  const frames: Frame[] = []
-  let buffer = ''
-  let response: IncomingMessage | undefined
-  const waiters: (() => void)[] = []
-  const request = httpRequest(url, { headers })
-  const ready = new Promise<IncomingMessage>((resolve, reject) => {
-    request.on('response', (res) => {
-      response = res
-      res.setEncoding('utf8')
-      res.on('data', (chunk: string) => {
-        buffer += chunk
-        let index
-        while ((index = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, index)
-          buffer = buffer.slice(index + 2)
-          const frame: Frame = {}
-          for (const line of block.split('\n')) {
-            if (line.startsWith(':')) frame.comment = line.slice(1).trim()
-            else {
-              const [key, ...rest] = line.split(': ')
-              if (key === 'id' || key === 'event' || key === 'data') frame[key] = rest.join(': ')
-            }
-          }
-          frames.push(frame)
-          for (const waiter of waiters.splice(0)) waiter()
-        }
-      })
-      resolve(res)
-    })
-    request.on('error', reject)
-  })
-  request.end()
-  const until = async (predicate: (frames: Frame[]) => boolean) => {
-    while (!predicate(frames)) await new Promise<void>((resolve) => waiters.push(resolve))
-  }
-  return { frames, ready, until, close: () => (response ? response.destroy() : request.destroy()) }
-}
 
 async function listening(options: Parameters<typeof buildAdmin>[0] = {}) {
   const built = await buildAdmin({ auth: ADMIN, ...options })
@@ -251,5 +205,52 @@ describe('EventHub', () => {
     ])
     hub.close()
     expect(() => new EventHub({ eventBufferSize: 0 })).toThrow(/eventBufferSize/)
+  })
+
+  it('runs a feed only while a client is connected', () => {
+    const hub = new EventHub()
+    const log: string[] = []
+    const remove = hub.whileConnected(() => {
+      log.push('start')
+      return () => log.push('stop')
+    })
+    expect(log).toEqual([])
+    const first = hub.connect(fakeClient().response, null)
+    const second = hub.connect(fakeClient().response, null)
+    expect(log).toEqual(['start'])
+    first()
+    expect(log).toEqual(['start'])
+    second()
+    expect(log).toEqual(['start', 'stop'])
+    const slow = fakeClient()
+    hub.connect(slow.response, null)
+    expect(log).toEqual(['start', 'stop', 'start'])
+    // A client dropped by the hub itself stops the feed too.
+    slow.client.destroyed = true
+    hub.publish({ type: 'audit', data: {} })
+    expect(log).toEqual(['start', 'stop', 'start', 'stop'])
+    remove()
+    hub.connect(fakeClient().response, null)
+    expect(log).toHaveLength(4)
+    hub.close()
+  })
+
+  it('leaves live evaluations unrecorded while nobody listens to the admin stream', async () => {
+    const flags = new FlagService()
+    await flags.start()
+    const { app } = await buildAdmin({ flags })
+    apps.push(app)
+    expect(flags.stream.active).toBe(false)
+    const address = await app.listen({ host: '127.0.0.1', port: 0 })
+    const stream = openStream(`${address}/switchyard/api/events`, {})
+    await stream.ready
+    await stream.until((frames) => frames.length > 0)
+    expect(flags.stream.active).toBe(true)
+    stream.close()
+    await new Promise<void>((resolve) => {
+      const check = () => (flags.stream.active ? setTimeout(check, 5) : resolve())
+      check()
+    })
+    expect(flags.stream.active).toBe(false)
   })
 })

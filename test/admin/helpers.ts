@@ -61,6 +61,22 @@ export async function login(app: FastifyInstance, user = ADMIN): Promise<string>
 /** Where the tests mount the admin API. */
 export const API = '/switchyard/api'
 
+/** Creates an OFREP evaluation key through the API (with an admin token, or open mode). */
+export async function createEvaluationKey(
+  app: FastifyInstance,
+  name: string,
+  token?: string,
+): Promise<{ id: string; key: string; hint: string }> {
+  const response = await app.inject({
+    method: 'POST',
+    url: `${API}/evaluation-keys`,
+    headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+    payload: { name },
+  })
+  if (response.statusCode !== 201) throw new Error(`key creation failed: ${response.body}`)
+  return response.json()
+}
+
 const opened: FastifyInstance[] = []
 
 /** Has {@link closeAdmins} close `apps` too (apps a test built itself). */

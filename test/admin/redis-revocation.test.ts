@@ -64,3 +64,38 @@ describe.skipIf(!reachable && process.env.CI === undefined)('tokens shared throu
     expect(fresh.json()).toMatchObject({ username: 'admin', authenticated: true })
   })
 })
+
+describe.skipIf(!reachable && process.env.CI === undefined)(
+  'evaluation keys shared through Redis',
+  () => {
+    it('a key created on one instance works on another, and a revocation holds on every instance', async () => {
+      const a = await instance()
+      const b = await instance()
+      const token = await login(a)
+      const created = await a.inject({
+        method: 'POST',
+        url: '/switchyard/api/evaluation-keys',
+        headers: { authorization: `Bearer ${token}` },
+        payload: { name: 'shared' },
+      })
+      const { key, id } = created.json<{ key: string; id: string }>()
+      const evaluate = (app: FastifyInstance) =>
+        app.inject({
+          method: 'POST',
+          url: '/switchyard/ofrep/v1/evaluate/flags',
+          headers: { authorization: `Bearer ${key}` },
+          payload: {},
+        })
+      expect((await evaluate(b)).statusCode).toBe(200)
+      const revoked = await b.inject({
+        method: 'DELETE',
+        url: `/switchyard/api/evaluation-keys/${id}`,
+        headers: { authorization: `Bearer ${token}` },
+      })
+      expect(revoked.statusCode).toBe(204)
+      expect((await evaluate(a)).statusCode).toBe(401)
+      expect((await evaluate(b)).statusCode).toBe(401)
+      expect((await evaluate(await instance())).statusCode).toBe(401)
+    })
+  },
+)

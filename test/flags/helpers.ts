@@ -38,6 +38,26 @@ export function booleanFlag(key: string, extra: Partial<FlagInput> = {}): FlagIn
   }
 }
 
+/** Variation names and their values. */
+export type Variants = Record<string, unknown>
+
+/** A flag of any type with these variations that serves `fallthrough` (also its off variation). */
+export function staticFlag(
+  key: string,
+  type: FlagInput['type'],
+  variants: Variants,
+  fallthrough: string,
+): FlagInput {
+  return {
+    key,
+    name: key,
+    type,
+    variations: Object.entries(variants).map(([name, value]) => ({ name, value })),
+    off_variation: fallthrough,
+    fallthrough,
+  }
+}
+
 /** A stored (normalised) flag built from a few fields, for evaluator-only tests. */
 export function storedFlag(key: string, extra: Partial<Flag> = {}): Flag {
   return {

@@ -6,9 +6,14 @@
  * `specification/assets/gherkin/evaluation_v2.feature`, plus the context-aware scenario of the
  * older `evaluation.feature`) and their flag set `test-flags.json`. No npm package ships these
  * files and no Cucumber runner is installed, so the scenario tables are transcribed here and
- * the flag set is expressed as switchyard flags (a `contextEvaluator` becomes a rule). Not
- * transcribed: provider-not-ready / provider-fatal (states of the SDK, which this provider never
- * enters) and flag-metadata scenarios (switchyard flags have no free-form metadata).
+ * the flag set is expressed as switchyard flags (a `contextEvaluator` becomes a rule). The
+ * provider states (not ready, fatal, stale), events, hooks and tracking are in
+ * `openfeature-lifecycle.test.ts`. Adapted: flag metadata — switchyard flags carry no
+ * free-form metadata, so the metadata scenario checks the metadata switchyard does give
+ * (its own reason, rule and prerequisite); the DISABLED scenario — a disabled switchyard flag
+ * serves its off variation rather than the caller's default. Not applicable: CACHED (the
+ * in-process provider evaluates on its replica every time; the OFREP web provider's cache is
+ * covered in test/ofrep/web-provider.test.ts).
  */
 import {
   OpenFeature,
@@ -18,25 +23,8 @@ import {
 } from '@openfeature/server-sdk'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { FlagService, type FlagInput, type FlagType } from '../../src/flags/index.js'
+import { staticFlag, type Variants } from './helpers.js'
 import { SwitchyardProvider } from '../../src/flags/openfeature.js'
-
-type Variants = Record<string, unknown>
-
-function staticFlag(
-  key: string,
-  type: FlagType,
-  variants: Variants,
-  fallthrough: string,
-): FlagInput {
-  return {
-    key,
-    name: key,
-    type,
-    variations: Object.entries(variants).map(([name, value]) => ({ name, value })),
-    off_variation: fallthrough,
-    fallthrough,
-  }
-}
 
 /** `email == 'ballmer@macrosoft.com' ? 'zero' : ''` (empty = the default variant, also zero). */
 function targetedZero(key: string, type: FlagType, variants: Variants): FlagInput {
@@ -84,6 +72,43 @@ const flags: FlagInput[] = [
     ],
   },
   staticFlag('wrong-flag', 'string', { one: 'uno', two: 'dos' }, 'one'),
+  {
+    // email, role, age and customer together select INTERNAL.
+    ...staticFlag(
+      'complex-targeted',
+      'string',
+      { internal: 'INTERNAL', external: 'EXTERNAL' },
+      'external',
+    ),
+    rules: [
+      {
+        id: 'internal-admins',
+        clauses: [
+          { attribute: 'email', operator: 'ends_with', values: ['@macrosoft.com'] },
+          { attribute: 'role', operator: 'is', values: ['admin'] },
+          { attribute: 'age', operator: 'gte', values: [18] },
+          { attribute: 'customer', operator: 'is', values: [false] },
+        ],
+        variation: 'internal',
+      },
+    ],
+  },
+  ...(['boolean', 'string', 'integer', 'float', 'json'] as const).map((type) => ({
+    ...staticFlag(
+      `${type === 'json' ? 'object' : type}-disabled-flag`,
+      type,
+      {
+        boolean: { off: false, on: true },
+        string: { off: 'bye', on: 'hi' },
+        integer: { off: 1, on: 10 },
+        float: { off: 0.1, on: 0.5 },
+        json: { off: { a: 1 }, on: template },
+      }[type],
+      'on',
+    ),
+    off_variation: 'off',
+    enabled: false,
+  })),
 ]
 
 type Kind = 'Boolean' | 'String' | 'Integer' | 'Float' | 'Object'
@@ -106,6 +131,7 @@ function details(kind: Kind, key: string, fallback: unknown, context: Evaluation
 beforeAll(async () => {
   const service = new FlagService()
   for (const flag of flags) await service.saveFlag(flag)
+  await service.start()
   await OpenFeature.setProviderAndWait('conformance', new SwitchyardProvider(service))
   client = OpenFeature.getClient('conformance')
 })
@@ -203,6 +229,83 @@ describe('OpenFeature evaluation_v2.feature', () => {
       reason: 'ERROR',
       errorCode: 'TYPE_MISMATCH',
     })
+  })
+})
+
+describe('OpenFeature evaluation_v2.feature: reasons, metadata and details', () => {
+  it('Multiple context attributes targeting: every clause of the rule must hold', async () => {
+    const context = { email: 'ballmer@macrosoft.com', role: 'admin', age: 65, customer: false }
+    expect(await details('String', 'complex-targeted', 'false', context)).toMatchObject({
+      value: 'INTERNAL',
+      reason: 'TARGETING_MATCH',
+    })
+    expect(
+      await details('String', 'complex-targeted', 'false', { ...context, role: 'guest' }),
+    ).toMatchObject({ value: 'EXTERNAL', reason: 'DEFAULT' })
+  })
+
+  it.each([
+    ['Boolean', 'boolean-disabled-flag', true, false],
+    ['String', 'string-disabled-flag', 'x', 'bye'],
+    ['Integer', 'integer-disabled-flag', 7, 1],
+    ['Float', 'float-disabled-flag', 0.9, 0.1],
+    ['Object', 'object-disabled-flag', {}, { a: 1 }],
+  ] as const)(
+    'DISABLED reason: %s %s serves its off variation',
+    async (kind, key, fallback, value) => {
+      expect(await details(kind, key, fallback)).toMatchObject({
+        value,
+        variant: 'off',
+        reason: 'DISABLED',
+        flagMetadata: { reason: 'OFF' },
+      })
+    },
+  )
+
+  it('Flag metadata in evaluation details: switchyard’s reason and rule, frozen', async () => {
+    const result = await details('String', 'complex-targeted', 'x', {
+      email: 'a@macrosoft.com',
+      role: 'admin',
+      age: 30,
+      customer: false,
+    })
+    expect(result.flagMetadata).toEqual({ reason: 'RULE_MATCH', rule_id: 'internal-admins' })
+    expect(Object.isFrozen(result.flagMetadata)).toBe(true)
+    expect((await details('Boolean', 'boolean-flag', false)).flagMetadata).toEqual({
+      reason: 'FALLTHROUGH',
+    })
+  })
+
+  it('Error message in evaluation details names the missing flag', async () => {
+    const result = await details('Boolean', 'missing-flag', false)
+    expect(result.reason).toBe('ERROR')
+    expect(result.errorMessage).toContain('flag missing-flag not found')
+  })
+
+  it.each([
+    ['Boolean', 'string-flag', false],
+    ['String', 'boolean-flag', 'bye'],
+    ['Integer', 'boolean-flag', 1],
+    ['Float', 'boolean-flag', 0.1],
+  ] as const)('Default value type validation: %s from %s', async (kind, key, fallback) => {
+    expect(await details(kind, key, fallback)).toMatchObject({
+      value: fallback,
+      errorCode: 'TYPE_MISMATCH',
+    })
+  })
+
+  it('Evaluation context immutability: the context is not modified, the details are frozen', async () => {
+    const context: EvaluationContext = { targetingKey: 'u', email: 'ballmer@macrosoft.com' }
+    const copy = structuredClone(context)
+    const result = await details('String', 'string-targeted-zero-flag', 'hi', context)
+    expect(context).toEqual(copy)
+    expect(Object.isFrozen(result.flagMetadata)).toBe(true)
+  })
+
+  it('Asynchronous flag evaluation: every method returns a promise', () => {
+    const pending = client.getBooleanDetails('boolean-flag', false)
+    expect(pending).toBeInstanceOf(Promise)
+    return expect(pending).resolves.toMatchObject({ value: true })
   })
 })
 

@@ -88,6 +88,7 @@ beforeAll(async () => {
       ],
     }),
   )
+  await service.start()
   provider = await useOpenFeature(service)
 })
 
@@ -140,7 +141,7 @@ describe('OpenFeature provider', () => {
     })
   })
 
-  it('maps reasons: FALLTHROUGH → DEFAULT, PREREQUISITE_FAIL, OFF → DISABLED', async () => {
+  it('maps reasons: FALLTHROUGH → DEFAULT, PREREQUISITE_FAIL and OFF → DISABLED', async () => {
     expect(await client().getBooleanDetails('checkout', true, { targetingKey: 'u' })).toMatchObject(
       {
         value: false,
@@ -151,13 +152,14 @@ describe('OpenFeature provider', () => {
     expect(await client().getBooleanDetails('gated', true, { targetingKey: 'u' })).toMatchObject({
       value: false,
       variant: 'off',
-      reason: 'PREREQUISITE_FAIL',
-      flagMetadata: { prerequisite_key: 'checkout' },
+      reason: 'DISABLED',
+      flagMetadata: { reason: 'PREREQUISITE_FAIL', prerequisite_key: 'checkout' },
     })
     await service.disableFlag('theme')
     expect(await client().getStringDetails('theme', 'x', { targetingKey: 'u' })).toMatchObject({
       value: 'light',
       reason: 'DISABLED',
+      flagMetadata: { reason: 'OFF' },
     })
     await service.enableFlag('theme')
   })

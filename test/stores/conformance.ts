@@ -255,6 +255,62 @@ export function runStoreConformance(name: string, target: ConformanceTarget): vo
       })
     })
 
+    describe('evaluation keys', () => {
+      const key = (n: number) => ({
+        id: `ek_${n}`,
+        name: `key ${n}`,
+        key_hash: `hash-${n}`,
+        hint: `syk_ab…${n}`,
+        created_at: '2026-11-21T12:00:00.000+00:00',
+        created_by: 'admin',
+      })
+
+      it('stores, finds by hash and id, lists and revokes keys', async () => {
+        const store = await connected()
+        expect(await store.evaluationKeys.list()).toEqual([])
+        expect(await store.evaluationKeys.findByHash('hash-1')).toBeNull()
+        await store.evaluationKeys.put(key(1))
+        await store.evaluationKeys.put(key(2))
+        expect(await store.evaluationKeys.findByHash('hash-1')).toEqual(key(1))
+        expect(await store.evaluationKeys.get('ek_2')).toEqual(key(2))
+        expect(await store.evaluationKeys.get('ek_3')).toBeNull()
+        const listed = await store.evaluationKeys.list()
+        expect(listed.sort((a, b) => a.id.localeCompare(b.id))).toEqual([key(1), key(2)])
+        expect(await store.evaluationKeys.revoke('ek_1')).toBe(true)
+        expect(await store.evaluationKeys.revoke('ek_1')).toBe(false)
+        expect(await store.evaluationKeys.findByHash('hash-1')).toBeNull()
+        expect(await store.evaluationKeys.list()).toEqual([key(2)])
+      })
+
+      it('copies records in and out', async () => {
+        const store = await connected()
+        const record = key(1)
+        await store.evaluationKeys.put(record)
+        record.name = 'changed by the caller'
+        const found = await store.evaluationKeys.findByHash('hash-1')
+        expect(found?.name).toBe('key 1')
+        found!.name = 'changed again'
+        expect((await store.evaluationKeys.get('ek_1'))?.name).toBe('key 1')
+      })
+
+      if (target.reopen !== undefined) {
+        const reopen = target.reopen.bind(target)
+        it('keeps keys across a reopen, and a revocation reaches every store sharing the backend', async () => {
+          const store = await connected()
+          await store.evaluationKeys.put(key(1))
+          await store.evaluationKeys.put(key(2))
+          await store.close()
+          const again = await connected(reopen)
+          expect(await again.evaluationKeys.findByHash('hash-1')).toEqual(key(1))
+          if (target.shared === true) {
+            const other = await connected(reopen)
+            expect(await other.evaluationKeys.revoke('ek_2')).toBe(true)
+            expect(await again.evaluationKeys.findByHash('hash-2')).toBeNull()
+          }
+        })
+      }
+    })
+
     describe('claims', () => {
       it('grants a key once until its ttl passes', async () => {
         const store = await connected()

@@ -6,11 +6,15 @@
  *
  * Which endpoints are public is a property of the route itself (`config.public`), never a
  * prefix, suffix or substring rule on the URL, so no crafted path can reach a protected
- * handler without credentials.
+ * handler without credentials. The same holds for read-only evaluation keys (`syk_…`): they
+ * are accepted only by routes marked `config.evaluationKey` (the OFREP endpoints) and refused
+ * with a 403 everywhere else, in every mode, so a key can never change anything.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { ValidationError } from '../../core/errors.js'
-import { CsrfError, UnauthenticatedError } from '../errors.js'
+import type { EvaluationKeyRecord } from '../../stores/types.js'
+import { CsrfError, EvaluationKeyNotAllowedError, UnauthenticatedError } from '../errors.js'
+import { isEvaluationKey, type EvaluationKeys } from './evaluation-keys.js'
 import { csrfMatches, type Session, type SessionManager } from './sessions.js'
 
 /** Name of the dashboard's session cookie. */
@@ -18,14 +22,16 @@ export const SESSION_COOKIE = 'switchyard_session'
 
 /** Who made a request. */
 export interface AdminPrincipal {
-  /** The logged-in user, or `anonymous` in open mode. */
+  /** The logged-in user, `anonymous` in open mode, or `key:<name>` for an evaluation key. */
   username: string
   /** How the request was authenticated. */
-  via: 'bearer' | 'cookie' | 'open'
+  via: 'bearer' | 'cookie' | 'open' | 'evaluation_key'
   /** The session (absent in open mode). */
   session: Session | null
   /** The raw token (absent in open mode); needed to derive the CSRF token. */
   token: string | null
+  /** The evaluation key, for `via: 'evaluation_key'`. */
+  evaluationKey?: EvaluationKeyRecord
 }
 
 declare module 'fastify' {
@@ -38,6 +44,8 @@ declare module 'fastify' {
     switchyardAdmin?: boolean
     /** An admin endpoint reachable without credentials (only login). */
     public?: boolean
+    /** An endpoint that also accepts a read-only evaluation key (the OFREP endpoints). */
+    evaluationKey?: boolean
   }
 }
 
@@ -54,15 +62,30 @@ export function bearerToken(request: FastifyRequest): string | undefined {
   return match[1]
 }
 
-/** Builds the `onRequest` hook that authenticates every non-public admin request. */
-export function authenticationHook(sessions: SessionManager | null) {
+/**
+ * Builds the `onRequest` hook that authenticates every non-public admin request; with
+ * `evaluationKeys`, routes marked `config.evaluationKey` also accept an evaluation key.
+ */
+export function authenticationHook(
+  sessions: SessionManager | null,
+  evaluationKeys: EvaluationKeys | null = null,
+) {
   return async function authenticate(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
-    if (request.routeOptions.config.public === true) return
+    // Read once: `routeOptions` builds a new object at every access.
+    const config = request.routeOptions.config
+    if (config.public === true) return
+    // Open mode ignores a malformed header, as before; it only has to notice evaluation keys.
+    const presented = sessions === null ? lenientBearer(request) : bearerToken(request)
+    if (presented !== undefined && isEvaluationKey(presented)) {
+      const allowed = config.evaluationKey === true
+      request.switchyardAdmin = await evaluationKeyPrincipal(presented, allowed, evaluationKeys)
+      return
+    }
     if (sessions === null) {
       request.switchyardAdmin = { username: 'anonymous', via: 'open', session: null, token: null }
       return
     }
-    const bearer = bearerToken(request)
+    const bearer = presented
     const cookie = bearer === undefined ? request.cookies[SESSION_COOKIE] : undefined
     const token = bearer ?? cookie
     if (token === undefined || token === '') {
@@ -86,6 +109,35 @@ export function authenticationHook(sessions: SessionManager | null) {
       session,
       token,
     }
+  }
+}
+
+function lenientBearer(request: FastifyRequest): string | undefined {
+  try {
+    return bearerToken(request)
+  } catch {
+    return undefined
+  }
+}
+
+async function evaluationKeyPrincipal(
+  key: string,
+  allowed: boolean,
+  evaluationKeys: EvaluationKeys | null,
+): Promise<AdminPrincipal> {
+  if (!allowed || evaluationKeys === null) {
+    throw new EvaluationKeyNotAllowedError(
+      'Evaluation keys are read-only and valid only on the OFREP endpoints; log in for the admin API.',
+    )
+  }
+  const record = await evaluationKeys.resolve(key)
+  if (record === null) throw new UnauthenticatedError('The evaluation key is unknown or revoked.')
+  return {
+    username: `key:${record.name}`,
+    via: 'evaluation_key',
+    session: null,
+    token: null,
+    evaluationKey: record,
   }
 }
 

@@ -1,0 +1,95 @@
+/**
+ * The OFREP change stream: server-sent events that tell browser providers to re-fetch their
+ * bulk evaluation when a flag or segment changes, instead of polling. A bulk answer lists the
+ * stream under `eventStreams` (the OFREP event-stream extension the web provider follows);
+ * each event is `{"type": "refetchEvaluation", "etag": <flag-set fingerprint>, "lastModified":
+ * <unix seconds>}` as a plain `message` event. The events carry no flag values.
+ *
+ * Bounded: at most `maxStreams` connections; bursts of changes become one event per turn of
+ * the event loop; a slow reader is dropped by the hub. Connections opened with an evaluation
+ * key are closed when the key is revoked (at once on this instance, within a minute on others).
+ */
+import type { ServerResponse } from 'node:http'
+import type { Clock } from '../../core/clock.js'
+import { EventHub } from '../../common/sse-hub.js'
+import type { EvaluationKeys } from '../auth/evaluation-keys.js'
+
+const REVOCATION_CHECK_MS = 60_000
+
+/** Open change streams and the notifications they receive. */
+export class OfrepStreams {
+  private readonly hub: EventHub
+  /** Each open stream and the id of the evaluation key that opened it (null in open mode). */
+  private readonly clients = new Map<ServerResponse, string | null>()
+  private scheduled = false
+  private readonly timer: NodeJS.Timeout
+
+  constructor(
+    private readonly maxStreams: number,
+    private readonly clock: Clock,
+    private readonly fingerprint: () => string,
+    private readonly keys: EvaluationKeys,
+  ) {
+    this.hub = new EventHub({ eventBufferSize: 50 })
+    this.timer = setInterval(() => void this.closeRevoked(), REVOCATION_CHECK_MS)
+    this.timer.unref()
+  }
+
+  /** True when another stream may open. */
+  get hasRoom(): boolean {
+    return this.clients.size < this.maxStreams
+  }
+
+  /** Adds a stream (SSE headers already written); returns the function that removes it. */
+  connect(response: ServerResponse, keyId: string | null, lastEventId: number | null): () => void {
+    this.clients.set(response, keyId)
+    const disconnect = this.hub.connect(response, lastEventId)
+    return () => {
+      this.clients.delete(response)
+      disconnect()
+    }
+  }
+
+  /** Announces a change; several changes in one turn of the event loop make one event. */
+  changed(): void {
+    if (this.scheduled || this.clients.size === 0) return
+    this.scheduled = true
+    setImmediate(() => {
+      this.scheduled = false
+      this.hub.publish({
+        type: 'message',
+        data: {
+          type: 'refetchEvaluation',
+          etag: this.fingerprint(),
+          lastModified: Math.floor(this.clock.now() / 1000),
+        },
+      })
+    })
+  }
+
+  /** Ends the streams opened with a key (after its revocation on this instance). */
+  closeKey(keyId: string): void {
+    for (const [response, owner] of this.clients) {
+      if (owner === keyId) response.end()
+    }
+  }
+
+  /** Ends every stream whose key was revoked on any instance (one lookup per distinct key). */
+  async closeRevoked(): Promise<void> {
+    const ids = new Set([...this.clients.values()].filter((id): id is string => id !== null))
+    for (const id of ids) {
+      try {
+        if ((await this.keys.get(id)) === null) this.closeKey(id)
+      } catch {
+        // The store is unreachable: keep the streams; the next check decides.
+      }
+    }
+  }
+
+  /** Ends every stream and stops the timers. */
+  close(): void {
+    clearInterval(this.timer)
+    this.hub.close()
+    this.clients.clear()
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * `POST /api/evaluation-keys` (the key is in this answer only), `GET /api/evaluation-keys`
+ * (never the key: its hint, to recognise it) and `DELETE /api/evaluation-keys/{id}`. Creating
+ * and revoking a key are audited (`evaluation_key_created`, `evaluation_key_revoked`).
+ */
+import { Type } from 'typebox'
+import { paginate } from '../../core/pagination.js'
+import type { EvaluationKeys, EvaluationKeyView } from '../auth/evaluation-keys.js'
+import { actorOf } from '../auth/guard.js'
+import { ADMIN_ROUTE, type AdminContext, type AdminInstance } from '../context.js'
+import { EvaluationKeyNotFoundError } from '../errors.js'
+import { Envelope, ErrorBody, PageQuery } from '../schemas.js'
+
+const KeyView = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  hint: Type.String({ description: 'First and last characters of the key' }),
+  created_at: Type.String(),
+  created_by: Type.String(),
+})
+
+const IssuedKey = Type.Object({
+  ...KeyView.properties,
+  key: Type.String({ description: 'The key itself (syk_…): shown in this answer only' }),
+})
+
+const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody }
+
+/** Registers the evaluation-key endpoints; `revoked` hears of each revocation on this instance. */
+export function evaluationKeyRoutes(
+  app: AdminInstance,
+  context: AdminContext,
+  keys: EvaluationKeys,
+  revoked: (id: string) => void,
+): void {
+  const { engine } = context
+  const audit = (
+    action: string,
+    key: EvaluationKeyView,
+    actor: { actor: string; platform: string },
+  ) =>
+    engine.recordOperation({
+      action,
+      route: `[Evaluation Key ${key.name}]`,
+      service: null,
+      ...actor,
+      reason: `${key.id} (${key.hint})`,
+      previous_status: null,
+      new_status: null,
+    })
+
+  app.post(
+    '/api/evaluation-keys',
+    {
+      config: ADMIN_ROUTE,
+      schema: {
+        summary: 'Create a read-only OFREP evaluation key; the answer is the only time it is shown',
+        tags: ['evaluation-keys'],
+        body: Type.Object(
+          { name: Type.String({ minLength: 1, maxLength: 100 }) },
+          { additionalProperties: false },
+        ),
+        response: { 201: IssuedKey, 409: ErrorBody, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const actor = actorOf(request)
+      const issued = await keys.create(request.body.name, actor.actor)
+      audit('evaluation_key_created', issued, actor)
+      return reply.status(201).send(issued)
+    },
+  )
+
+  app.get(
+    '/api/evaluation-keys',
+    {
+      config: ADMIN_ROUTE,
+      schema: {
+        summary: 'Evaluation keys, oldest first (never the keys themselves)',
+        tags: ['evaluation-keys'],
+        querystring: Type.Object(PageQuery, { additionalProperties: false }),
+        response: { 200: Envelope(KeyView), ...errors },
+      },
+    },
+    async (request) =>
+      paginate(await keys.list(), { page: request.query.page, perPage: request.query.per_page }),
+  )
+
+  app.delete(
+    '/api/evaluation-keys/:id',
+    {
+      config: ADMIN_ROUTE,
+      schema: {
+        summary: 'Revoke an evaluation key on every instance (204)',
+        tags: ['evaluation-keys'],
+        params: Type.Object({ id: Type.String({ maxLength: 100 }) }),
+        response: {
+          204: Type.Null({ description: 'No content' }),
+          404: ErrorBody,
+          ...errors,
+        },
+      },
+    },
+    async (request, reply) => {
+      const actor = actorOf(request)
+      const { id } = request.params
+      const key = await keys.get(id)
+      if (key === null || !(await keys.revoke(id))) {
+        throw new EvaluationKeyNotFoundError(`No evaluation key ${id}.`, { id })
+      }
+      audit('evaluation_key_revoked', key, actor)
+      revoked(id)
+      return reply.status(204).send(null)
+    },
+  )
+}
