@@ -43,7 +43,7 @@ export function buildOpenApi(endpoints: readonly EndpointRecord[], mountPath: st
       summary: schema.summary,
       tags: schema.tags,
       parameters: [
-        ...parameters(schema.params, 'path'),
+        ...pathParameters(endpoint.url, schema.params),
         ...parameters(schema.querystring, 'query'),
       ],
       responses: responses(schema.response, schema.produces),
@@ -70,6 +70,21 @@ export function buildOpenApi(endpoints: readonly EndpointRecord[], mountPath: st
     security: [{ bearer: [] }, { cookie: [] }],
     paths,
   }
+}
+
+/**
+ * The path parameters of `url`: those its params schema describes, and a plain string for each
+ * template segment it does not (a route may skip the schema on a hot path), so the document
+ * names every `{param}` of its paths, as OpenAPI requires.
+ */
+function pathParameters(url: string, schema: unknown): object[] {
+  const described = parameters(schema, 'path')
+  const names = new Set(described.map((parameter) => (parameter as { name: string }).name))
+  const implied = [...url.matchAll(/:([A-Za-z0-9_]+)/g)]
+    .map((match) => match[1] ?? '')
+    .filter((name) => !names.has(name))
+    .map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } }))
+  return [...described, ...implied]
 }
 
 function parameters(schema: unknown, where: 'path' | 'query'): object[] {
