@@ -182,7 +182,14 @@ export function attributeReader(name: string): AttributeReader {
       return (context) => context.app_version
     default:
       if (NAMED_CONTEXT_FIELDS.has(name)) throw new Error(`unhandled named field ${name}`)
-      return (context) => context.attributes?.[name]
+      // Own members only: a context's attributes are a plain object from the caller, and an
+      // attribute named `constructor` or `toString` must read as absent, not as a function.
+      return (context) => {
+        const attributes = context.attributes
+        return attributes !== undefined && Object.hasOwn(attributes, name)
+          ? attributes[name]
+          : undefined
+      }
   }
 }
 

@@ -22,17 +22,17 @@ type PositiveOperator = Exclude<
 >
 
 /** The negative operators and the positive operator each complements. */
-export const COMPLEMENTS: Readonly<Partial<Record<Operator, Operator>>> = {
-  is_not: 'is',
-  not_contains: 'contains',
-  not_matches: 'matches',
-  not_in: 'in',
-  not_in_segment: 'in_segment',
-}
+export const COMPLEMENTS: ReadonlyMap<Operator, Operator> = new Map<Operator, Operator>([
+  ['is_not', 'is'],
+  ['not_contains', 'contains'],
+  ['not_matches', 'matches'],
+  ['not_in', 'in'],
+  ['not_in_segment', 'in_segment'],
+])
 
 /** True for the operators whose result is the complement of a positive operator. */
 export function isNegativeOperator(operator: Operator): boolean {
-  return COMPLEMENTS[operator] !== undefined
+  return COMPLEMENTS.has(operator)
 }
 
 /** Throws a {@link ValidationError} pointing at the clause's values. */
@@ -207,7 +207,10 @@ export function buildValueTest(
   values: readonly unknown[],
   path: string,
 ): ValueTest {
-  const positive = (COMPLEMENTS[operator] ?? operator) as PositiveOperator | 'in_segment'
+  const positive = (COMPLEMENTS.get(operator) ?? operator) as PositiveOperator | 'in_segment'
   if (positive === 'in_segment') throw new Error('segment operators have no value test')
+  // The operator name is data: only the table's own entries count, never inherited members.
+  if (!Object.hasOwn(BUILDERS, positive))
+    invalid(path, `unknown operator ${JSON.stringify(operator)}`)
   return BUILDERS[positive](values, path)
 }

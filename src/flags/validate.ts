@@ -108,7 +108,7 @@ function normalizeScheduledChange(
         details: [{ field: `${path}/patch`, message: 'required when action is update' }],
       })
     for (const field of [...IMMUTABLE_FIELDS, 'scheduled_changes'])
-      if (field in patch)
+      if (Object.hasOwn(patch, field))
         throw new ValidationError(`Invalid flag: ${path}/patch may not change ${field}.`, {
           details: [{ field: `${path}/patch/${field}`, message: 'cannot be changed by a patch' }],
         })
