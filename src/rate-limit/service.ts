@@ -11,6 +11,7 @@ import { systemClock, type Clock } from '../core/clock.js'
 import { ValidationError, toError } from '../core/errors.js'
 import type { ActorOptions, Operation } from '../core/operations.js'
 import type { RouteRegistry } from '../core/registry.js'
+import { checkServiceName } from '../core/service-name.js'
 import { formatRouteKey, parseMethod, parseRouteKey, validatePath } from '../core/route-key.js'
 import type { RouteSlot } from '../core/route-slot.js'
 import { ClientIpResolver, DEFAULT_TRUSTED_PROXIES } from './client-ip.js'
@@ -424,11 +425,7 @@ export class RateLimitService {
   }
 
   private serviceScope(service: string): { kind: 'service'; service: string } {
-    if (typeof service !== 'string' || service.trim() === '')
-      throw new ValidationError('A service name is required.', {
-        details: [{ field: 'service', message: 'required' }],
-      })
-    return { kind: 'service', service: service.trim() }
+    return { kind: 'service', service: checkServiceName(service) }
   }
 }
 
