@@ -245,7 +245,7 @@ export class LimitEvaluator {
       case 'ip':
         return this.ipBucket(this.ips.resolve(request))
       case 'global':
-        return `route:${slot.route}`
+        return policy.sharedBucket
       case 'user':
         return prefixed('user:', userKey(request))
       case 'api_key':
