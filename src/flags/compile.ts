@@ -10,6 +10,7 @@
  */
 import { ValidationError } from '../core/errors.js'
 import { bucketPrefix, type BucketPrefix } from './bucketing.js'
+import { FlagPrerequisiteCycleError } from './errors.js'
 import {
   NAMED_CONTEXT_FIELDS,
   ROLLOUT_TOTAL,
@@ -246,9 +247,9 @@ export function compileFlag(flag: Flag): CompiledFlag {
   const offValue = valueOf(flag.off_variation, '/off_variation')
   const offResult = makeResult(offValue, flag.off_variation, 'OFF')
 
-  const prerequisites = flag.prerequisites.map((prerequisite, index) => {
-    if (prerequisite.flag_key === flag.key)
-      invalid(`/prerequisites/${index}/flag_key`, 'names the flag itself')
+  const prerequisites = flag.prerequisites.map((prerequisite) => {
+    // A flag that requires itself is a prerequisite cycle of length one, answered like longer ones.
+    if (prerequisite.flag_key === flag.key) throw new FlagPrerequisiteCycleError([flag.key])
     return {
       flagKey: prerequisite.flag_key,
       variation: prerequisite.variation,

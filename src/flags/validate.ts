@@ -134,13 +134,9 @@ export function normalizeSegment(
   if (!segmentValidator.Check(input)) throw schemaError('segment', segmentValidator.Errors(input))
   const segment: SegmentInput = input
   const now = toIso(stamp.now)
+  // The lists may overlap: membership checks `excluded` first, so an excluded key is out even
+  // when it is also included (a way to carve exceptions out of a long include list).
   const included = new Set(segment.included ?? [])
-  const both = (segment.excluded ?? []).find((key) => included.has(key))
-  if (both !== undefined)
-    throw new ValidationError(
-      `Invalid segment: ${JSON.stringify(both)} is both included and excluded.`,
-      { details: [{ field: '/excluded', message: 'overlaps included' }] },
-    )
   return {
     key: segment.key,
     name: segment.name,
