@@ -12,6 +12,7 @@
 import semver from 'semver'
 import { ValidationError } from '../core/errors.js'
 import type { Operator } from './model.js'
+import { isScreenedSafe, MAX_MATCHED_LENGTH } from './pattern-screen.js'
 
 /** A precompiled test of one attribute value (never null or undefined, never an array). */
 export type ValueTest = (value: unknown) => boolean
@@ -133,15 +134,21 @@ const BUILDERS: Readonly<
     const parts = strings(values, path)
     return (value) => typeof value === 'string' && parts.some((part) => value.endsWith(part))
   },
+  // Patterns are screened for catastrophic backtracking (pattern-screen.ts; the save path
+  // rejects unsafe ones): one not yet found safe in this process never runs, so a stored record
+  // that was not screened still loads, and long values are never tested.
   matches: (values, path) => {
     const patterns = strings(values, path).map((source, index) => {
       try {
-        return new RegExp(source, 'u')
+        return { source, regex: new RegExp(source, 'u') }
       } catch (error) {
         return invalid(`${path}/${index}`, `not a valid regular expression (${String(error)})`)
       }
     })
-    return (value) => typeof value === 'string' && patterns.some((pattern) => pattern.test(value))
+    return (value) =>
+      typeof value === 'string' &&
+      value.length <= MAX_MATCHED_LENGTH &&
+      patterns.some((pattern) => isScreenedSafe(pattern.source) && pattern.regex.test(value))
   },
   // Values are ORed, so "greater than any value" is "greater than the smallest value".
   gt: (values, path) => {

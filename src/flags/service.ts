@@ -32,6 +32,7 @@ import { FlagReplica } from './replica.js'
 import { SyncFlagClient } from './sync-client.js'
 import {
   checkImmutable,
+  checkPatterns,
   checkPrerequisiteGraph,
   checkReferences,
   normalizeFlag,
@@ -242,6 +243,7 @@ export class FlagService {
       const existing = key === undefined ? null : (this.replica.segments.get(key) ?? null)
       const segment = normalizeSegment(input, this.stamp(options), existing)
       compileSegment(segment)
+      await checkPatterns(segment.rules)
       await this.store.putSegment(segment)
       this.replica.apply({ type: 'segment', key: segment.key, segment })
       const action = existing === null ? 'segment_created' : 'segment_updated'
@@ -344,6 +346,7 @@ export class FlagService {
     const existing = key === undefined ? null : (this.replica.flags.get(key) ?? null)
     const flag = normalizeFlag(input, this.stamp(options), existing)
     compileFlag(flag)
+    await checkPatterns(flag.rules)
     checkReferences(flag, this.replica.flags, new Set(this.replica.segments.keys()))
     checkPrerequisiteGraph(flag, this.replica.flags)
     await this.store.putFlag(flag)

@@ -9,10 +9,12 @@ import { Compile } from 'typebox/compile'
 import { ValidationError } from '../core/errors.js'
 import { parseDateTime, toIso } from '../core/time.js'
 import { FlagPrerequisiteCycleError } from './errors.js'
+import { screenPattern } from './pattern-screen.js'
 import {
   FlagInputSchema,
   MAX_PREREQUISITE_DEPTH,
   SegmentInputSchema,
+  type Clause,
   type Flag,
   type FlagInput,
   type Segment,
@@ -285,4 +287,39 @@ export function checkPrerequisiteGraph(flag: Flag, flags: ReadonlyMap<string, Fl
         ],
       },
     )
+}
+
+/**
+ * Screens every regular expression of a flag's or segment's `matches` / `not_matches` clauses
+ * for catastrophic backtracking (see pattern-screen.ts); throws {@link ValidationError} naming
+ * the first rejected value (`/rules/<i>/clauses/<j>/values/<k>`).
+ */
+export async function checkPatterns(
+  rules: readonly { clauses: readonly Clause[] }[],
+): Promise<void> {
+  const screened: Promise<void>[] = []
+  rules.forEach((rule, ruleIndex) => {
+    rule.clauses.forEach((clause, clauseIndex) => {
+      if (clause.operator !== 'matches' && clause.operator !== 'not_matches') return
+      clause.values.forEach((value, valueIndex) => {
+        if (typeof value !== 'string') return // compileClause names the wrong type
+        const field = `/rules/${ruleIndex}/clauses/${clauseIndex}/values/${valueIndex}`
+        screened.push(
+          screenPattern(value).then((verdict) => {
+            if (verdict !== null)
+              throw new ValidationError(
+                `Invalid clause values at ${field}: the regular expression ${verdict}.`,
+                {
+                  details: [{ field, message: `the regular expression ${verdict}` }],
+                },
+              )
+          }),
+        )
+      })
+    })
+  })
+  // Every screening settles before the first rejection is reported (none is left running).
+  const outcomes = await Promise.allSettled(screened)
+  const failed = outcomes.find((outcome) => outcome.status === 'rejected')
+  if (failed !== undefined) throw failed.reason
 }
