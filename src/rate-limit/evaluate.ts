@@ -103,15 +103,16 @@ export class LimitEvaluator {
   }
 
   /**
-   * The `ip:<address>` bucket of an address, built once per address: a request's address is
-   * the same string object for the whole connection, so the lookup hashes nothing new, and the
-   * counters then see one flat string with a cached hash instead of a fresh concatenation.
+   * The `ip:<address>` bucket of an address (an IPv6 address counts as its network, see
+   * `ipv6Prefix`), built once per address: a request's address is the same string object for
+   * the whole connection, so the lookup hashes nothing new, and the counters then see one flat
+   * string with a cached hash instead of a fresh concatenation.
    */
   private ipBucket(address: string): string {
     let bucket = this.ipBuckets.get(address)
     if (bucket === undefined) {
       if (this.ipBuckets.size >= 10_000) this.ipBuckets.clear()
-      bucket = `ip:${address}`
+      bucket = `ip:${this.ips.bucketAddress(address)}`
       this.ipBuckets.set(address, bucket)
     }
     return bucket

@@ -14,7 +14,7 @@ import type { RouteRegistry } from '../core/registry.js'
 import { checkServiceName } from '../core/service-name.js'
 import { formatRouteKey, parseMethod, parseRouteKey, validatePath } from '../core/route-key.js'
 import type { RouteSlot } from '../core/route-slot.js'
-import { ClientIpResolver, DEFAULT_TRUSTED_PROXIES } from './client-ip.js'
+import { ClientIpResolver, DEFAULT_IPV6_PREFIX, DEFAULT_TRUSTED_PROXIES } from './client-ip.js'
 import { memoryCounters } from './counters/memory.js'
 import type { CounterStore } from './counters/types.js'
 import { LimitEvaluator, parseHeaderMode, type RateLimitHeaderMode } from './evaluate.js'
@@ -53,8 +53,14 @@ export interface RateLimitServiceOptions {
   hits?: RateLimitHitStore
   /** Capacity of the default blocked-request log (default 10 000). */
   maxRlHitEntries?: number
-  /** Proxies whose `X-Forwarded-For` / `X-Real-IP` are believed (default loopback + private). */
+  /**
+   * Proxies whose `X-Forwarded-For` / `X-Real-IP` are believed (default loopback + private);
+   * the client is the rightmost `X-Forwarded-For` entry that is not one of them. Ignored when
+   * the Fastify app sets its own `trustProxy` (then `request.ip` is the client).
+   */
   trustedProxies?: readonly string[]
+  /** Bits of an IPv6 client address that name one client for the `ip` key (default 64). */
+  ipv6Prefix?: number
   /**
    * `all` (default, the spec): `X-RateLimit-*` on every counted response; `blocked`: only on
    * 429s, saving three headers per allowed response.
@@ -114,7 +120,10 @@ export class RateLimitService {
     this.hits = options.hits ?? new MemoryHitStore(options.maxRlHitEntries ?? 10_000)
     this.report = options.report ?? (() => undefined)
     this.logError = options.logError ?? ((message, error) => console.error(message, error))
-    const ips = new ClientIpResolver(options.trustedProxies ?? DEFAULT_TRUSTED_PROXIES)
+    const ips = new ClientIpResolver(
+      options.trustedProxies ?? DEFAULT_TRUSTED_PROXIES,
+      options.ipv6Prefix ?? DEFAULT_IPV6_PREFIX,
+    )
     const headers = parseHeaderMode(options.headers)
     const evaluator = new LimitEvaluator(
       this.counters,
