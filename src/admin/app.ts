@@ -19,6 +19,7 @@ import { prepareCredentials, type AdminAuthOption } from './auth/credentials.js'
 import { authenticationHook } from './auth/guard.js'
 import { DEFAULT_TOKEN_EXPIRY, SessionManager } from './auth/sessions.js'
 import { LoginThrottle, type LoginThrottleOptions } from '../common/login-throttle.js'
+import { TrustedProxies } from '../common/trusted-proxies.js'
 import { ADMIN_ROUTE, flagServiceOf, type AdminContext, type AdminInstance } from './context.js'
 import { BadRequestError, EndpointNotFoundError } from './errors.js'
 import { EventHub, type EventHubOptions } from '../common/sse-hub.js'
@@ -46,8 +47,15 @@ export interface AdminAppOptions extends EventHubOptions {
   auth?: AdminAuthOption | null
   /** Token lifetime in seconds; default 24 h. */
   tokenExpiry?: number
-  /** Login throttling per client address. */
+  /** Login throttling by username and client address (see common/login-throttle.ts). */
   loginThrottle?: LoginThrottleOptions
+  /**
+   * Proxies whose forwarding headers are believed for the login address and the cookie's
+   * `Secure` flag; default the engine's rate-limit `trustedProxies` (loopback and private
+   * ranges unless set), so one list governs both. Ignored when the app sets Fastify's
+   * `trustProxy`.
+   */
+  trustedProxies?: readonly string[]
   /**
    * The flag service behind the flag and segment endpoints; default the engine's `flags` once
    * the flag subsystem is activated. Without either, those endpoints answer 404.
@@ -84,6 +92,10 @@ async function adminPlugin(app: FastifyInstance, options: AdminAppOptions): Prom
     sessions:
       credentials === null ? null : new SessionManager(engine.store.tokens, engine.clock, expiry),
     throttle: new LoginThrottle(engine.clock, options.loginThrottle, configError),
+    proxies: new TrustedProxies(
+      options.trustedProxies ?? engine.rateLimits.trustedProxies,
+      configError,
+    ),
     mountPath: mountPath === '' ? '/' : mountPath,
     flags: options.flags,
   }

@@ -18,6 +18,7 @@ import type { FlagService } from '../flags/service.js'
 import type { SessionManager } from './auth/sessions.js'
 import type { CredentialCheck } from './auth/credentials.js'
 import type { LoginThrottle } from '../common/login-throttle.js'
+import type { TrustedProxies } from '../common/trusted-proxies.js'
 
 /** The admin app's Fastify instance, with TypeBox type inference. */
 export type AdminInstance = FastifyInstance<
@@ -36,6 +37,8 @@ export interface AdminContext {
   /** Null in open mode. */
   sessions: SessionManager | null
   throttle: LoginThrottle
+  /** The trusted proxies: login addresses and the cookie's `Secure` flag follow them. */
+  proxies: TrustedProxies
   /** The mount path, e.g. `/switchyard` (cookie path). */
   mountPath: string
   /** The flag service given at mount, if any (else the engine's, see `flagServiceOf`). */

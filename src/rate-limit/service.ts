@@ -100,6 +100,8 @@ export type RateLimitStreamEvent = RateLimitChangeEvent | { type: 'rl_hit'; hit:
 export class RateLimitService {
   /** The gate to install as `engine.enforcer.rateLimits`. */
   readonly gate: PolicyGate
+  /** The trusted proxies in force (the admin apps resolve login addresses with the same list). */
+  readonly trustedProxies: readonly string[]
   readonly counters: CounterStore
   private readonly registry: RouteRegistry
   private readonly defaultService: string
@@ -124,6 +126,7 @@ export class RateLimitService {
       options.trustedProxies ?? DEFAULT_TRUSTED_PROXIES,
       options.ipv6Prefix ?? DEFAULT_IPV6_PREFIX,
     )
+    this.trustedProxies = ips.proxies.entries
     const headers = parseHeaderMode(options.headers)
     const evaluator = new LimitEvaluator(
       this.counters,
