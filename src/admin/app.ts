@@ -27,7 +27,7 @@ import { toStreamEvent } from './events/stream-event.js'
 import { buildOpenApi, endpointRecords, type EndpointRecord } from './openapi.js'
 import { auditRoutes } from './routes/audit.js'
 import { authRoutes } from './routes/auth.js'
-import { eventRoutes } from './routes/events.js'
+import { eventRoutes, SessionStreams } from './routes/events.js'
 import { flagRoutes } from './routes/flags.js'
 import { maintenanceRoutes } from './routes/maintenance.js'
 import { rateLimitRoutes } from './routes/rate-limits.js'
@@ -47,6 +47,12 @@ export interface AdminAppOptions extends EventHubOptions {
   auth?: AdminAuthOption | null
   /** Token lifetime in seconds; default 24 h. */
   tokenExpiry?: number
+  /**
+   * Seconds between checks that an open event stream's token is still valid (default 30): a
+   * token revoked on another instance ends its streams within this delay. Logout on this
+   * instance and expiry end them at once.
+   */
+  sessionCheckInterval?: number
   /** Login throttling by username and client address (see common/login-throttle.ts). */
   loginThrottle?: LoginThrottleOptions
   /**
@@ -84,6 +90,10 @@ async function adminPlugin(app: FastifyInstance, options: AdminAppOptions): Prom
   if (!Number.isFinite(expiry) || expiry <= 0) {
     throw new ConfigError('tokenExpiry must be a positive number of seconds.')
   }
+  const sessionCheck = options.sessionCheckInterval ?? 30
+  if (!Number.isFinite(sessionCheck) || sessionCheck <= 0) {
+    throw new ConfigError('sessionCheckInterval must be a positive number of seconds.')
+  }
   const { engine } = options
   const credentials = prepareCredentials(options.auth)
   const context: AdminContext = {
@@ -98,6 +108,8 @@ async function adminPlugin(app: FastifyInstance, options: AdminAppOptions): Prom
     ),
     mountPath: mountPath === '' ? '/' : mountPath,
     flags: options.flags,
+    streams: new SessionStreams(),
+    sessionCheckMs: sessionCheck * 1000,
   }
   if (credentials === null) {
     app.log.warn(
@@ -173,7 +185,7 @@ function registerAdmin(
   auditRoutes(app, context)
   rateLimitRoutes(app, context)
   flagRoutes(app, () => flagServiceOf(context))
-  eventRoutes(app, hub)
+  eventRoutes(app, hub, context.sessions, context.streams, context.sessionCheckMs)
   app.get(
     '/api/openapi.json',
     {

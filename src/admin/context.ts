@@ -16,6 +16,7 @@ import type {
 import type { Engine } from '../core/engine.js'
 import type { FlagService } from '../flags/service.js'
 import type { SessionManager } from './auth/sessions.js'
+import type { SessionStreams } from './routes/events.js'
 import type { CredentialCheck } from './auth/credentials.js'
 import type { LoginThrottle } from '../common/login-throttle.js'
 import type { TrustedProxies } from '../common/trusted-proxies.js'
@@ -43,6 +44,10 @@ export interface AdminContext {
   mountPath: string
   /** The flag service given at mount, if any (else the engine's, see `flagServiceOf`). */
   flags: FlagService | undefined
+  /** Open event streams by session, ended at logout. */
+  streams: SessionStreams
+  /** Milliseconds between re-checks of an open stream's token. */
+  sessionCheckMs: number
 }
 
 /** The flag service of the admin app: the `flags` option, else the engine's `flags`, if any. */

@@ -78,7 +78,10 @@ export function authRoutes(app: AdminInstance, context: AdminContext): void {
       const principal = request.switchyardAdmin
       void reply.clearCookie(SESSION_COOKIE, { path: context.mountPath })
       if (sessions === null || principal?.session == null) return { revoked: false }
-      return { revoked: await sessions.revoke(principal.session) }
+      const revoked = await sessions.revoke(principal.session)
+      // The event streams this session opened end with it.
+      context.streams.revoked(principal.session.tokenHash)
+      return { revoked }
     },
   )
 
