@@ -7,7 +7,8 @@
  *
  * Every error leaves through one handler and has one shape, `{error: {code, message, ...}}`:
  * engine errors keep their code and status, schema violations and malformed JSON are a 400
- * `VALIDATION_ERROR`, and only a bug can produce a 500.
+ * `VALIDATION_ERROR`, a store fault is a 503 `BACKEND_UNAVAILABLE`, and only a bug can
+ * produce a 500.
  */
 import fastifyCookie from '@fastify/cookie'
 import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
@@ -21,7 +22,7 @@ import { DEFAULT_TOKEN_EXPIRY, SessionManager } from './auth/sessions.js'
 import { LoginThrottle, type LoginThrottleOptions } from '../common/login-throttle.js'
 import { TrustedProxies } from '../common/trusted-proxies.js'
 import { ADMIN_ROUTE, flagServiceOf, type AdminContext, type AdminInstance } from './context.js'
-import { BadRequestError, EndpointNotFoundError } from './errors.js'
+import { BackendUnavailableError, BadRequestError, EndpointNotFoundError } from './errors.js'
 import { EventHub, type EventHubOptions } from '../common/sse-hub.js'
 import { toStreamEvent } from './events/stream-event.js'
 import { buildOpenApi, endpointRecords, type EndpointRecord } from './openapi.js'
@@ -211,9 +212,18 @@ function handleError(error: FastifyError, request: FastifyRequest, reply: Fastif
   void reply.status(answer.statusCode).send(answer.toJSON())
 }
 
-/** Maps anything thrown in the admin app to a {@link SwitchyardError}, or null for a bug (500). */
+/**
+ * Maps anything thrown in the admin app to a {@link SwitchyardError}, or null for a bug (500).
+ * A store fault becomes 503 `BACKEND_UNAVAILABLE`.
+ */
 export function toAdminError(error: unknown): SwitchyardError | null {
+  if (error instanceof ConfigError)
+    return new BackendUnavailableError(`The backend cannot serve this request: ${error.message}`)
   if (error instanceof SwitchyardError) return error.statusCode >= 500 ? null : error
+  if (isBackendFault(error))
+    return new BackendUnavailableError(
+      'The backend (store) is unavailable; the request changed nothing it could not finish. Try again shortly.',
+    )
   const fastifyError = error as Partial<FastifyError>
   if (Array.isArray(fastifyError.validation)) {
     const part = fastifyError.validationContext ?? 'body'
@@ -246,6 +256,24 @@ export function toAdminError(error: unknown): SwitchyardError | null {
     return new BadRequestError(status, 'BAD_REQUEST', fastifyError.message ?? 'Bad request.')
   }
   return null
+}
+
+/** Messages of the Redis driver's and the stores' connection faults. */
+const BACKEND_MESSAGES =
+  /connection is closed|stream isn't writeable|not connected|max retries per request|redis|timed out|timeout/i
+
+/**
+ * True for an error of the backend rather than of switchyard: a system error (`ECONNREFUSED`,
+ * `ENOSPC`, `EPIPE`, …), a Redis reply or connection error, or a store that is not connected —
+ * here or in its `cause`.
+ */
+function isBackendFault(error: unknown, depth = 0): boolean {
+  if (!(error instanceof Error) || depth > 3) return false
+  const { code } = error as { code?: unknown }
+  if (typeof code === 'string' && /^E[A-Z0-9_]+$/.test(code)) return true
+  if (error.name === 'ReplyError' || error.name === 'MaxRetriesPerRequestError') return true
+  if (BACKEND_MESSAGES.test(error.message)) return true
+  return isBackendFault(error.cause, depth + 1)
 }
 
 /**

@@ -60,6 +60,16 @@ export class SegmentExistsError extends SwitchyardError {
   readonly statusCode = 409
 }
 
+/**
+ * The store behind an admin request failed (Redis unreachable, a file that cannot be written,
+ * a corrupt section): the request may be retried once the backend is back. Never a 500, which
+ * is kept for bugs.
+ */
+export class BackendUnavailableError extends SwitchyardError {
+  readonly code = 'BACKEND_UNAVAILABLE'
+  readonly statusCode = 503
+}
+
 /** Every error class of the admin app, for docs and tests that keep them in sync. */
 export const adminErrorCatalogue = [
   UnauthenticatedError,
@@ -69,4 +79,5 @@ export const adminErrorCatalogue = [
   EndpointNotFoundError,
   FlagsNotEnabledError,
   SegmentExistsError,
+  BackendUnavailableError,
 ] as const

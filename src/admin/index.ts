@@ -14,5 +14,6 @@ export {
   LoginThrottledError,
   CsrfError,
   EndpointNotFoundError,
+  BackendUnavailableError,
   adminErrorCatalogue,
 } from './errors.js'
