@@ -21,6 +21,7 @@ import { authenticationHook } from './auth/guard.js'
 import { DEFAULT_TOKEN_EXPIRY, SessionManager } from './auth/sessions.js'
 import { LoginThrottle, type LoginThrottleOptions } from '../common/login-throttle.js'
 import { TrustedProxies } from '../common/trusted-proxies.js'
+import { jsonTextDepthExceeds, MAX_JSON_DEPTH } from '../common/json-depth.js'
 import { ADMIN_ROUTE, flagServiceOf, type AdminContext, type AdminInstance } from './context.js'
 import { BackendUnavailableError, BadRequestError, EndpointNotFoundError } from './errors.js'
 import { EventHub, type EventHubOptions } from '../common/sse-hub.js'
@@ -164,6 +165,22 @@ function registerAdmin(
 ): void {
   if (!app.hasRequestDecorator('cookies')) void app.register(fastifyCookie)
   app.setValidatorCompiler(TypeBoxValidatorCompiler)
+  // JSON bodies nested deeper than MAX_JSON_DEPTH are refused before they are parsed: every
+  // later step (schema validation, merge patches, cloning) walks them recursively.
+  const parseJson = app.getDefaultJsonParser('error', 'error')
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (typeof body === 'string' && jsonTextDepthExceeds(body, MAX_JSON_DEPTH)) {
+      done(
+        new ValidationError(`The JSON body nests deeper than ${MAX_JSON_DEPTH} levels.`, {
+          details: [{ field: 'body', message: `nested deeper than ${MAX_JSON_DEPTH} levels` }],
+        }),
+        undefined,
+      )
+      return
+    }
+    parseJson(request, typeof body === 'string' ? body : body.toString('utf8'), done)
+  })
   app.decorateRequest('switchyardAdmin', null)
   app.setErrorHandler(handleError)
   const endpoints: EndpointRecord[] = []

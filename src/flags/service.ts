@@ -31,6 +31,7 @@ import { EvaluationStream, type EvaluationStreamOptions } from './stream.js'
 import { FlagReplica } from './replica.js'
 import { SyncFlagClient } from './sync-client.js'
 import {
+  checkDepth,
   checkImmutable,
   checkPatterns,
   checkPrerequisiteGraph,
@@ -204,6 +205,7 @@ export class FlagService {
   patchFlag(key: string, patch: unknown, options: FlagWriteOptions = {}): Promise<Flag> {
     return this.exclusive(() => {
       const existing = this.requireFlag(key)
+      checkDepth(patch, 'patch')
       const merged = applyMergePatch(existing, patch) as Record<string, unknown>
       checkImmutable(existing, merged)
       return this.writeFlag(merged, { ...options, action: options.action ?? 'flag_updated' })

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { Compile } from 'typebox/compile'
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../common/json-depth.js'
 import { ValidationError } from '../core/errors.js'
 import { parseDateTime, toIso } from '../core/time.js'
 import { FlagPrerequisiteCycleError } from './errors.js'
@@ -42,6 +43,17 @@ function schemaError(
   return new ValidationError(`Invalid ${what}: ${summary}.`, { details })
 }
 
+/**
+ * Rejects input nested deeper than {@link MAX_JSON_DEPTH} (a JSON variation value, a merge
+ * patch) before anything walks it recursively and overflows the stack.
+ */
+export function checkDepth(input: unknown, what: string): void {
+  if (jsonDepthExceeds(input, MAX_JSON_DEPTH))
+    throw new ValidationError(`Invalid ${what}: nested deeper than ${MAX_JSON_DEPTH} levels.`, {
+      details: [{ field: '/', message: `nested deeper than ${MAX_JSON_DEPTH} levels` }],
+    })
+}
+
 /** Who writes and when, for the timestamps of a normalised record. */
 export interface WriteStamp {
   /** Epoch milliseconds. */
@@ -51,6 +63,7 @@ export interface WriteStamp {
 
 /** Checks a flag input against the schema and fills every default. Throws {@link ValidationError}. */
 export function normalizeFlag(input: unknown, stamp: WriteStamp, existing: Flag | null): Flag {
+  checkDepth(input, 'flag')
   if (!flagValidator.Check(input)) throw schemaError('flag', flagValidator.Errors(input))
   const flag: FlagInput = input
   const now = toIso(stamp.now)
@@ -133,6 +146,7 @@ export function normalizeSegment(
   stamp: WriteStamp,
   existing: Segment | null,
 ): Segment {
+  checkDepth(input, 'segment')
   if (!segmentValidator.Check(input)) throw schemaError('segment', segmentValidator.Errors(input))
   const segment: SegmentInput = input
   const now = toIso(stamp.now)
