@@ -179,7 +179,8 @@ function registerAdmin(
       )
       return
     }
-    parseJson(request, typeof body === 'string' ? body : body.toString('utf8'), done)
+    // The default parser answers through `done` (its return value is not a promise to wait for).
+    void parseJson(request, typeof body === 'string' ? body : body.toString('utf8'), done)
   })
   app.decorateRequest('switchyardAdmin', null)
   app.setErrorHandler(handleError)
