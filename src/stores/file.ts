@@ -25,6 +25,8 @@ export interface FileStoreOptions {
   path?: string
   /** Current time for token and claim expiry; default `Date.now`. */
   now?: () => number
+  /** Seconds between purges of expired tokens and claims, from the file too (default 300; 0 = never). */
+  purgeInterval?: number
 }
 
 /** The default document path. */
@@ -43,6 +45,7 @@ export function fileStore(options: FileStoreOptions = {}): Store {
     ...(options.now === undefined ? {} : { now: options.now }),
   })
 
+  let stopPurging: () => void = () => undefined
   return {
     kind: 'file',
     routes: state.routes,
@@ -68,9 +71,13 @@ export function fileStore(options: FileStoreOptions = {}): Store {
       state.load(await readDocument(path))
       openPaths.add(path)
       loaded = true
+      stopPurging = state.purgeEvery(options.purgeInterval ?? 300, (error) => {
+        console.error(`[switchyard] could not rewrite ${path} after purging expired tokens`, error)
+      })
     },
     async close() {
       if (!loaded) return
+      stopPurging()
       await writer.idle()
       loaded = false
       openPaths.delete(path)
