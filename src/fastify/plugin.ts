@@ -17,6 +17,7 @@ import type {
   FastifyRequest,
   HookHandlerDoneFunction,
   onRequestHookHandler,
+  preHandlerHookHandler,
   RouteOptions,
 } from 'fastify'
 import fp from 'fastify-plugin'
@@ -61,6 +62,14 @@ export interface SwitchyardPluginOptions {
    * route-controlled, so maintenance can always be turned off through it.
    */
   admin?: Omit<AdminAppOptions, 'engine'>
+  /**
+   * The hook that runs the enforcement chain (route state, maintenance, rate limits — all of it,
+   * in the same order): `onRequest` (default), before any of the route's own hooks, so a
+   * blocked request costs nothing more; or `preHandler`, after the route's `onRequest`,
+   * `preParsing`, `preValidation` hooks, body parsing and validation, so a user-keyed limit sees
+   * the user an auth hook of the route set (the price: a blocked request was parsed first).
+   */
+  enforceAt?: 'onRequest' | 'preHandler'
 }
 
 const kState = Symbol('switchyard.requestState')
@@ -79,6 +88,11 @@ async function switchyardPlugin(
     app.addHook('onClose', async () => {
       await limits.close()
     })
+  const enforceAt = options.enforceAt ?? 'onRequest'
+  if (enforceAt !== 'onRequest' && enforceAt !== 'preHandler')
+    throw new ConfigError(
+      `Invalid enforceAt ${JSON.stringify(enforceAt)}: expected "onRequest" or "preHandler".`,
+    )
   const rateLimited = options.responses?.rate_limited ?? null
   if (rateLimited !== null && typeof rateLimited !== 'function')
     throw new ConfigError('responses.rate_limited must be a function (request, error) => response.')
@@ -97,7 +111,7 @@ async function switchyardPlugin(
   app.addHook('onRoute', (route) => {
     // The admin API stays reachable whatever the state of the app's routes.
     if (route.config?.switchyardAdmin === true) return
-    attachRoute(engine, limits, rateLimited, route, getSlots)
+    attachRoute(engine, limits, rateLimited, route, getSlots, enforceAt)
   })
   if (options.admin !== undefined) await app.register(adminApp, { ...options.admin, engine })
   if (owned)
@@ -114,6 +128,7 @@ function attachRoute(
   rateLimited: RateLimitResponseFactory | null,
   route: RouteOptions,
   getSlots: Map<string, RouteSlot>,
+  enforceAt: 'onRequest' | 'preHandler',
 ): void {
   const hooks = toArray(route.onRequest)
   const declarations: RouteDeclaration[] = []
@@ -150,7 +165,14 @@ function attachRoute(
   }
   if (slots.size === 0) return
   const response = rateLimit?.response ?? rateLimited
-  route.onRequest = [routeHook(engine, slots as Map<HttpMethod, RouteSlot>, response), ...kept]
+  const enforce = routeHook(engine, slots as Map<HttpMethod, RouteSlot>, response)
+  if (enforceAt === 'onRequest') {
+    route.onRequest = [enforce, ...kept]
+    return
+  }
+  // First of the preHandler hooks: after the route's own onRequest hooks and validation.
+  route.onRequest = kept
+  route.preHandler = [enforce as preHandlerHookHandler, ...toArray(route.preHandler)]
 }
 
 function routeHook(
