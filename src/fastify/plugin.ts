@@ -17,7 +17,6 @@ import type {
   FastifyRequest,
   HookHandlerDoneFunction,
   onRequestHookHandler,
-  preHandlerHookHandler,
   RouteOptions,
 } from 'fastify'
 import fp from 'fastify-plugin'
@@ -89,7 +88,8 @@ async function switchyardPlugin(
       await limits.close()
     })
   const enforceAt = options.enforceAt ?? 'onRequest'
-  if (enforceAt !== 'onRequest' && enforceAt !== 'preHandler')
+  // Untyped (JavaScript) callers may pass anything.
+  if (!['onRequest', 'preHandler'].includes(enforceAt))
     throw new ConfigError(
       `Invalid enforceAt ${JSON.stringify(enforceAt)}: expected "onRequest" or "preHandler".`,
     )
@@ -172,7 +172,7 @@ function attachRoute(
   }
   // First of the preHandler hooks: after the route's own onRequest hooks and validation.
   route.onRequest = kept
-  route.preHandler = [enforce as preHandlerHookHandler, ...toArray(route.preHandler)]
+  route.preHandler = [enforce, ...toArray(route.preHandler)]
 }
 
 function routeHook(
