@@ -56,6 +56,8 @@ export function fileStore(options: FileStoreOptions = {}): Store {
     changes: state.changes,
     backend: {
       kind: 'file',
+      // Where the document lives: modules that keep files next to it (rate-limit counters) use it.
+      path,
       sections: {
         read: (name) => state.readSection(name),
         write: (name, value) => state.writeSection(name, value),
