@@ -3,7 +3,7 @@
  * rule: `X-Forwarded-Proto: https` from a trusted proxy makes it Secure, the same header from
  * anyone else does not; with Fastify's `trustProxy`, `request.protocol` decides.
  */
-import Fastify from 'fastify'
+import Fastify, { type FastifyInstance } from 'fastify'
 import { afterEach, describe, expect, it } from 'vitest'
 import { adminApp } from '../../src/admin/index.js'
 import { createEngine } from '../../src/index.js'
@@ -12,6 +12,16 @@ import { ADMIN, API, buildAdmin, closeAdmins, closeLater } from './helpers.js'
 afterEach(closeAdmins)
 
 const cookieOf = (headers: Record<string, unknown>) => String(headers['set-cookie'])
+
+/** Logs in from `peer`, as a proxy saying the client came over https. */
+const loginVia = (app: FastifyInstance) => (peer: string) =>
+  app.inject({
+    method: 'POST',
+    url: `${API}/auth/login`,
+    payload: ADMIN,
+    remoteAddress: peer,
+    headers: { 'x-forwarded-proto': 'https' },
+  })
 
 describe('session cookie Secure flag', () => {
   it('follows X-Forwarded-Proto from a trusted proxy only', async () => {
@@ -34,14 +44,7 @@ describe('session cookie Secure flag', () => {
   it('uses the trustedProxies option of the admin app', async () => {
     const { app } = await buildAdmin({ auth: ADMIN, trustedProxies: ['198.51.100.0/24'] })
     closeLater(app)
-    const login = (peer: string) =>
-      app.inject({
-        method: 'POST',
-        url: `${API}/auth/login`,
-        payload: ADMIN,
-        remoteAddress: peer,
-        headers: { 'x-forwarded-proto': 'https' },
-      })
+    const login = loginVia(app)
     expect(cookieOf((await login('198.51.100.4')).headers)).toMatch(/; Secure/)
     expect(cookieOf((await login('10.0.0.1')).headers)).not.toMatch(/Secure/)
   })
@@ -52,14 +55,7 @@ describe('session cookie Secure flag', () => {
     await app.register(adminApp, { engine, auth: ADMIN })
     closeLater(app)
     app.addHook('onClose', () => engine.close())
-    const login = (peer: string) =>
-      app.inject({
-        method: 'POST',
-        url: `${API}/auth/login`,
-        payload: ADMIN,
-        remoteAddress: peer,
-        headers: { 'x-forwarded-proto': 'https' },
-      })
+    const login = loginVia(app)
     expect(cookieOf((await login('127.0.0.1')).headers)).toMatch(/; Secure/)
     expect(cookieOf((await login('10.0.0.1')).headers)).not.toMatch(/Secure/)
   })
