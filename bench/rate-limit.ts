@@ -9,6 +9,8 @@
  * 2. Redis (when 127.0.0.1:6379 answers): switchyard Redis (one EVALSHA per request for both
  *    limits) vs @fastify/rate-limit with its Redis store, bare Fastify for reference.
  *    Target: ≥ 1.2× @fastify/rate-limit+Redis.
+ * 3. 429 flood (`--file-429`): every request rejected, the blocked-request log full; memory and
+ *    file backends, bare Fastify for reference. A 429 must cost microseconds on every backend.
  *
  * Each server runs in its own process (pinned to core 0 when taskset exists), autocannon here;
  * interleaved rounds, medians and per-round ratios; total well under 3 minutes.
@@ -17,9 +19,10 @@ import { createConnection } from 'node:net'
 import { runHttpBenchmark, type HttpCase } from './lib/http-harness.js'
 
 const quick = process.argv.includes('--quick')
-// `--memory` or `--redis` runs one group only
+// `--memory`, `--redis` or `--file-429` runs one group only
 const onlyRedis = process.argv.includes('--redis')
 const onlyMemory = process.argv.includes('--memory')
+const only429 = process.argv.includes('--file-429')
 const server = 'bench/rate-limit-servers/server.ts'
 const variant = (name: string): HttpCase => ({
   name,
@@ -34,7 +37,18 @@ const settings = {
   connections: 50,
 }
 
-if (!onlyRedis)
+// 3. A flood of 429s: the blocked-request log must not make each rejection expensive (it was a
+//    full rewrite of the state file per 429 on the file backend).
+if (!onlyRedis && !onlyMemory)
+  await runHttpBenchmark(
+    'rate-limit-429',
+    ['bare', 'switchyard-memory-429', 'switchyard-file-429'].map(variant),
+    { ...settings, baseline: 'bare' },
+  )
+
+if (only429) {
+  // the 429 group only
+} else if (!onlyRedis)
   await runHttpBenchmark(
     'rate-limit-memory',
     [
@@ -61,7 +75,7 @@ const redisUp = await new Promise<boolean>((resolve) => {
     resolve(false)
   })
 })
-if (onlyMemory) {
+if (onlyMemory || only429) {
   // memory group only
 } else if (redisUp) {
   await runHttpBenchmark(

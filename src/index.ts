@@ -64,6 +64,7 @@ export {
   chatFormatter,
   signBody,
   SIGNATURE_HEADER,
+  TIMESTAMP_HEADER,
   type WebhookOptions,
   type WebhookPayload,
   type WebhookFormatter,

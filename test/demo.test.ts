@@ -1,10 +1,20 @@
 import { spawn } from 'node:child_process'
-import { describe, expect, it } from 'vitest'
-import { buildDemoApp } from '../src/demo/app.js'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, describe, expect, it } from 'vitest'
+import { ConfigError } from '../src/core/errors.js'
+import { buildDemoApp, demoBackend, DEMO_TASKS_FILE } from '../src/demo/app.js'
+
+const directories: string[] = []
+afterAll(() => {
+  for (const dir of directories) rmSync(dir, { recursive: true, force: true })
+})
 
 describe('the demo app', () => {
   it('serves every decorator as documented and its controls change states', async () => {
-    const app = await buildDemoApp()
+    const app = await buildDemoApp({ tasksPath: null })
     expect((await app.inject('/payments')).statusCode).toBe(503)
     expect((await app.inject('/legacy')).json().error.code).toBe('ROUTE_DISABLED')
     expect((await app.inject('/v1/users')).headers.sunset).toBe('Sat, 01 Jan 2028 00:00:00 GMT')
@@ -20,7 +30,7 @@ describe('the demo app', () => {
   })
 
   it('shows rate limits, flags, background tasks and the admin API', async () => {
-    const app = await buildDemoApp()
+    const app = await buildDemoApp({ tasksPath: null })
     const codes: number[] = []
     for (let i = 0; i < 8; i++) codes.push((await app.inject('/search')).statusCode)
     expect(codes).toEqual([200, 200, 200, 200, 200, 200, 200, 429])
@@ -69,10 +79,20 @@ describe('the demo app', () => {
   })
 
   it('npm start listens on PORT and prints what to try', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'examples/demo/server.ts'], {
-      env: { ...process.env, PORT: '0' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
+    const cwd = temporaryDirectory()
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        import.meta.resolve('tsx'),
+        fileURLToPath(new URL('../examples/demo/server.ts', import.meta.url)),
+      ],
+      {
+        cwd,
+        env: { ...process.env, PORT: '0', CTL_BACKEND: 'memory' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    )
     try {
       const output = await new Promise<string>((resolve, reject) => {
         let text = ''
@@ -90,8 +110,71 @@ describe('the demo app', () => {
       expect(output).toContain('curl -i')
       expect(output).toMatch(/open http:\/\/127\.0\.0\.1:\d+\/docs/)
       expect(output).toMatch(/http:\/\/127\.0\.0\.1:\d+\/switchyard\/ +routes/)
+      expect(output).toContain('route control: CTL_BACKEND=memory')
+      expect(output).toContain(`tasks: SQLite ${join(cwd, DEMO_TASKS_FILE)}`)
     } finally {
       child.kill('SIGTERM')
     }
   })
+
+  it('honours CTL_BACKEND: an unknown backend does not start', async () => {
+    await expect(buildDemoApp({ env: { CTL_BACKEND: 'bogus' }, tasksPath: null })).rejects.toThrow(
+      ConfigError,
+    )
+  })
+
+  it('CTL_BACKEND=file keeps runtime changes in CTL_FILE_PATH across a restart', async () => {
+    const path = join(temporaryDirectory(), 'state.json')
+    const env = { CTL_BACKEND: 'file', CTL_FILE_PATH: path }
+    const first = await buildDemoApp({ env, tasksPath: null })
+    expect(demoBackend(first)?.lines[0]).toBe(`route control: CTL_BACKEND=file (${path})`)
+    await first.inject({ method: 'POST', url: '/_demo/disable?route=GET:/orders' })
+    await first.close()
+    const second = await buildDemoApp({ env, tasksPath: null })
+    expect((await second.inject('/orders')).statusCode).toBe(503)
+    await second.close()
+  })
+
+  it('CTL_BACKEND=redis that cannot be reached: reported at startup, then fail-open', async () => {
+    const app = await buildDemoApp({
+      env: {
+        CTL_BACKEND: 'redis',
+        CTL_REDIS_URL: 'redis://127.0.0.1:1',
+        CTL_REDIS_PREFIX: 'sy-demo-test:',
+      },
+      tasksPath: null,
+    })
+    const backend = demoBackend(app)
+    expect(backend?.reachable).toBe(false)
+    expect(backend?.lines.join('\n')).toMatch(/redis:\/\/127\.0\.0\.1:1 is UNREACHABLE/)
+    expect((await app.inject('/health')).statusCode).toBe(200)
+    expect((await app.inject('/legacy')).statusCode).toBe(503)
+    await app.close()
+  })
+
+  it('keeps task history in SQLite across a restart', async () => {
+    const tasksPath = join(temporaryDirectory(), 'tasks.sqlite')
+    const first = await buildDemoApp({ tasksPath })
+    const order = await first.inject({ method: 'POST', url: '/orders', payload: { id: 'o-9' } })
+    const taskId = order.json<{ task_id: string }>().task_id
+    await expect
+      .poll(
+        async () =>
+          (await first.inject(`/_demo/tasks/${taskId}`)).json<{ status?: string }>().status,
+      )
+      .toBe('success')
+    await first.close()
+    const second = await buildDemoApp({ tasksPath })
+    await second.ready()
+    const again = await second.inject(`/_demo/tasks/${taskId}`)
+    expect(again.statusCode).toBe(200)
+    expect(again.json()).toMatchObject({ task_id: taskId, status: 'success' })
+    await second.close()
+  })
 })
+
+function temporaryDirectory(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-demo-'))
+  directories.push(dir)
+  return dir
+}

@@ -12,7 +12,14 @@
  * - `flexible`              rate-limiter-flexible RateLimiterMemory in an onRequest hook
  * - `switchyard-redis`      as `switchyard`, Redis counters (one EVALSHA per request)
  * - `fastify-rate-limit-redis`  @fastify/rate-limit with its Redis store
+ * - `switchyard-file-429`   file backend, /r25 limited to 1/hour: every request after the
+ *                           first is a 429 written to the blocked-request log, which starts
+ *                           full (10 000 records), as under a sustained flood
+ * - `switchyard-memory-429` the same on the memory backend, for reference
  */
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import Fastify from 'fastify'
 import { Redis } from 'ioredis'
 import { createEngine } from '../../src/index.js'
@@ -65,6 +72,21 @@ switch (variant) {
     addRoutes(withoutR25(app))
     break
   }
+  case 'switchyard-file-429':
+  case 'switchyard-memory-429': {
+    let store = 'memory'
+    if (variant === 'switchyard-file-429') {
+      const path = join(mkdtempSync(join(tmpdir(), 'switchyard-bench-')), 'state.json')
+      writeFileSync(path, JSON.stringify(fullHitLog()))
+      process.env.CTL_FILE_PATH = path
+      store = 'file'
+    }
+    const engine = createEngine({ store, service: 'bench' })
+    await app.register(switchyard, { engine })
+    app.get('/r25', { onRequest: rateLimit({ limit: '1/hour' }) }, () => ({ hello: 'world' }))
+    addRoutes(withoutR25(app))
+    break
+  }
   case 'fastify-rate-limit':
   case 'fastify-rate-limit-redis': {
     const { default: fastifyRateLimit } = await import('@fastify/rate-limit')
@@ -96,6 +118,31 @@ switch (variant) {
     throw new Error(`unknown RL_VARIANT ${variant}`)
 }
 await listen(app)
+
+/** A state file whose blocked-request log is full (10 000 records), as after a long flood. */
+function fullHitLog(): object {
+  const hits = Array.from({ length: 10_000 }, (_, i) => ({
+    id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+    timestamp: new Date(Date.now() - i * 1000).toISOString(),
+    path: '/r25',
+    method: 'GET',
+    key: 'rl:route:bench:GET:/r25:ip:127.0.0.1',
+    limit: '1/hour',
+    tier: null,
+    reset_at: new Date(Date.now() + 3_600_000).toISOString(),
+  }))
+  return {
+    format: 1,
+    version: 0,
+    routes: [],
+    global: null,
+    services: {},
+    audit: [],
+    tokens: {},
+    claims: {},
+    sections: { rl_hits: hits },
+  }
+}
 
 /** The app, registering every benchmark route except /r25 (already registered with its limit). */
 function withoutR25(target: typeof app): typeof app {

@@ -7,7 +7,8 @@
  *
  * Every error leaves through one handler and has one shape, `{error: {code, message, ...}}`:
  * engine errors keep their code and status, schema violations and malformed JSON are a 400
- * `VALIDATION_ERROR`, and only a bug can produce a 500.
+ * `VALIDATION_ERROR`, a store fault is a 503 `BACKEND_UNAVAILABLE`, and only a bug can
+ * produce a 500.
  */
 import fastifyCookie from '@fastify/cookie'
 import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
@@ -19,17 +20,19 @@ import { prepareCredentials, type AdminAuthOption } from './auth/credentials.js'
 import { authenticationHook } from './auth/guard.js'
 import { DEFAULT_TOKEN_EXPIRY, SessionManager } from './auth/sessions.js'
 import { LoginThrottle, type LoginThrottleOptions } from '../common/login-throttle.js'
+import { TrustedProxies } from '../common/trusted-proxies.js'
+import { jsonTextDepthExceeds, MAX_JSON_DEPTH } from '../common/json-depth.js'
 import { ADMIN_ROUTE, flagServiceOf, type AdminContext, type AdminInstance } from './context.js'
 import { dashboardRoutes } from './dashboard/index.js'
 import { EvaluationKeys } from './auth/evaluation-keys.js'
 import { ofrepApi, resolveOfrepOptions, type OfrepOptions } from './ofrep/index.js'
-import { BadRequestError, EndpointNotFoundError } from './errors.js'
+import { BackendUnavailableError, BadRequestError, EndpointNotFoundError } from './errors.js'
 import { EventHub, type EventHubOptions } from '../common/sse-hub.js'
 import { toStreamEvent } from './events/stream-event.js'
 import { buildOpenApi, endpointRecords, type EndpointRecord } from './openapi.js'
 import { auditRoutes } from './routes/audit.js'
 import { authRoutes } from './routes/auth.js'
-import { eventRoutes } from './routes/events.js'
+import { eventRoutes, SessionStreams } from './routes/events.js'
 import { flagRoutes } from './routes/flags.js'
 import { maintenanceRoutes } from './routes/maintenance.js'
 import { rateLimitRoutes } from './routes/rate-limits.js'
@@ -49,8 +52,21 @@ export interface AdminAppOptions extends EventHubOptions {
   auth?: AdminAuthOption | null
   /** Token lifetime in seconds; default 24 h. */
   tokenExpiry?: number
-  /** Login throttling per client address. */
+  /**
+   * Seconds between checks that an open event stream's token is still valid (default 30): a
+   * token revoked on another instance ends its streams within this delay. Logout on this
+   * instance and expiry end them at once.
+   */
+  sessionCheckInterval?: number
+  /** Login throttling by username and client address (see common/login-throttle.ts). */
   loginThrottle?: LoginThrottleOptions
+  /**
+   * Proxies whose forwarding headers are believed for the login address and the cookie's
+   * `Secure` flag; default the engine's rate-limit `trustedProxies` (loopback and private
+   * ranges unless set), so one list governs both. Ignored when the app sets Fastify's
+   * `trustProxy`.
+   */
+  trustedProxies?: readonly string[]
   /**
    * The flag service behind the flag and segment endpoints; default the engine's `flags` once
    * the flag subsystem is activated. Without either, those endpoints answer 404.
@@ -81,6 +97,10 @@ async function adminPlugin(app: FastifyInstance, options: AdminAppOptions): Prom
   if (!Number.isFinite(expiry) || expiry <= 0) {
     throw new ConfigError('tokenExpiry must be a positive number of seconds.')
   }
+  const sessionCheck = options.sessionCheckInterval ?? 30
+  if (!Number.isFinite(sessionCheck) || sessionCheck <= 0) {
+    throw new ConfigError('sessionCheckInterval must be a positive number of seconds.')
+  }
   const { engine } = options
   const credentials = prepareCredentials(options.auth)
   const context: AdminContext = {
@@ -89,10 +109,16 @@ async function adminPlugin(app: FastifyInstance, options: AdminAppOptions): Prom
     sessions:
       credentials === null ? null : new SessionManager(engine.store.tokens, engine.clock, expiry),
     throttle: new LoginThrottle(engine.clock, options.loginThrottle, configError),
+    proxies: new TrustedProxies(
+      options.trustedProxies ?? engine.rateLimits.trustedProxies,
+      configError,
+    ),
     mountPath: mountPath === '' ? '/' : mountPath,
     flags: options.flags,
     evaluationKeys: new EvaluationKeys(engine.store.evaluationKeys, engine.clock),
     ofrep: resolveOfrepOptions(options.ofrep),
+    streams: new SessionStreams(),
+    sessionCheckMs: sessionCheck * 1000,
   }
   if (credentials === null) {
     app.log.warn(
@@ -150,6 +176,23 @@ function registerAdmin(
 ): void {
   if (!app.hasRequestDecorator('cookies')) void app.register(fastifyCookie)
   app.setValidatorCompiler(TypeBoxValidatorCompiler)
+  // JSON bodies nested deeper than MAX_JSON_DEPTH are refused before they are parsed: every
+  // later step (schema validation, merge patches, cloning) walks them recursively.
+  const parseJson = app.getDefaultJsonParser('error', 'error')
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (typeof body === 'string' && jsonTextDepthExceeds(body, MAX_JSON_DEPTH)) {
+      done(
+        new ValidationError(`The JSON body nests deeper than ${MAX_JSON_DEPTH} levels.`, {
+          details: [{ field: 'body', message: `nested deeper than ${MAX_JSON_DEPTH} levels` }],
+        }),
+        undefined,
+      )
+      return
+    }
+    // The default parser answers through `done` (its return value is not a promise to wait for).
+    void parseJson(request, typeof body === 'string' ? body : body.toString('utf8'), done)
+  })
   app.decorateRequest('switchyardAdmin', null)
   app.setErrorHandler(handleError)
   const endpoints: EndpointRecord[] = []
@@ -172,7 +215,7 @@ function registerAdmin(
   auditRoutes(app, context)
   rateLimitRoutes(app, context)
   flagRoutes(app, () => flagServiceOf(context))
-  eventRoutes(app, hub)
+  eventRoutes(app, hub, context.sessions, context.streams, context.sessionCheckMs)
   dashboardRoutes(app, context)
   ofrepApi(app, context, hub)
   app.get(
@@ -200,9 +243,18 @@ function handleError(error: FastifyError, request: FastifyRequest, reply: Fastif
   void reply.status(answer.statusCode).send(answer.toJSON())
 }
 
-/** Maps anything thrown in the admin app to a {@link SwitchyardError}, or null for a bug (500). */
+/**
+ * Maps anything thrown in the admin app to a {@link SwitchyardError}, or null for a bug (500).
+ * A store fault becomes 503 `BACKEND_UNAVAILABLE`.
+ */
 export function toAdminError(error: unknown): SwitchyardError | null {
+  if (error instanceof ConfigError)
+    return new BackendUnavailableError(`The backend cannot serve this request: ${error.message}`)
   if (error instanceof SwitchyardError) return error.statusCode >= 500 ? null : error
+  if (isBackendFault(error))
+    return new BackendUnavailableError(
+      'The backend (store) is unavailable; the request changed nothing it could not finish. Try again shortly.',
+    )
   const fastifyError = error as Partial<FastifyError>
   if (Array.isArray(fastifyError.validation)) {
     const part = fastifyError.validationContext ?? 'body'
@@ -235,6 +287,24 @@ export function toAdminError(error: unknown): SwitchyardError | null {
     return new BadRequestError(status, 'BAD_REQUEST', fastifyError.message ?? 'Bad request.')
   }
   return null
+}
+
+/** Messages of the Redis driver's and the stores' connection faults. */
+const BACKEND_MESSAGES =
+  /connection is closed|stream isn't writeable|not connected|max retries per request|redis|timed out|timeout/i
+
+/**
+ * True for an error of the backend rather than of switchyard: a system error (`ECONNREFUSED`,
+ * `ENOSPC`, `EPIPE`, …), a Redis reply or connection error, or a store that is not connected —
+ * here or in its `cause`.
+ */
+function isBackendFault(error: unknown, depth = 0): boolean {
+  if (!(error instanceof Error) || depth > 3) return false
+  const { code } = error as { code?: unknown }
+  if (typeof code === 'string' && /^E[A-Z0-9_]+$/.test(code)) return true
+  if (error.name === 'ReplyError' || error.name === 'MaxRetriesPerRequestError') return true
+  if (BACKEND_MESSAGES.test(error.message)) return true
+  return isBackendFault(error.cause, depth + 1)
 }
 
 /**

@@ -16,10 +16,12 @@ import type {
 import type { Engine } from '../core/engine.js'
 import type { FlagService } from '../flags/service.js'
 import type { SessionManager } from './auth/sessions.js'
+import type { SessionStreams } from './routes/events.js'
 import type { CredentialCheck } from './auth/credentials.js'
 import type { LoginThrottle } from '../common/login-throttle.js'
 import type { EvaluationKeys } from './auth/evaluation-keys.js'
 import type { ResolvedOfrepOptions } from './ofrep/options.js'
+import type { TrustedProxies } from '../common/trusted-proxies.js'
 
 /** The admin app's Fastify instance, with TypeBox type inference. */
 export type AdminInstance = FastifyInstance<
@@ -38,6 +40,8 @@ export interface AdminContext {
   /** Null in open mode. */
   sessions: SessionManager | null
   throttle: LoginThrottle
+  /** The trusted proxies: login addresses and the cookie's `Secure` flag follow them. */
+  proxies: TrustedProxies
   /** The mount path, e.g. `/switchyard` (cookie path). */
   mountPath: string
   /** The flag service given at mount, if any (else the engine's, see `flagServiceOf`). */
@@ -46,6 +50,10 @@ export interface AdminContext {
   evaluationKeys: EvaluationKeys
   /** The `ofrep` option, checked. */
   ofrep: ResolvedOfrepOptions
+  /** Open event streams by session, ended at logout. */
+  streams: SessionStreams
+  /** Milliseconds between re-checks of an open stream's token. */
+  sessionCheckMs: number
 }
 
 /** The flag service of the admin app: the `flags` option, else the engine's `flags`, if any. */

@@ -79,6 +79,16 @@ export class TooManyEvaluationKeysError extends SwitchyardError {
   readonly statusCode = 409
 }
 
+/**
+ * The store behind an admin request failed (Redis unreachable, a file that cannot be written,
+ * a corrupt section): the request may be retried once the backend is back. Never a 500, which
+ * is kept for bugs.
+ */
+export class BackendUnavailableError extends SwitchyardError {
+  readonly code = 'BACKEND_UNAVAILABLE'
+  readonly statusCode = 503
+}
+
 /** Every error class of the admin app, for docs and tests that keep them in sync. */
 export const adminErrorCatalogue = [
   UnauthenticatedError,
@@ -91,4 +101,5 @@ export const adminErrorCatalogue = [
   EvaluationKeyNotAllowedError,
   EvaluationKeyNotFoundError,
   TooManyEvaluationKeysError,
+  BackendUnavailableError,
 ] as const

@@ -24,5 +24,6 @@ export {
   EvaluationKeyNotAllowedError,
   EvaluationKeyNotFoundError,
   TooManyEvaluationKeysError,
+  BackendUnavailableError,
   adminErrorCatalogue,
 } from './errors.js'

@@ -6,6 +6,7 @@
  */
 import { Type, type Static, type TSchema } from 'typebox'
 import { MAX_PER_PAGE } from '../core/pagination.js'
+import { SERVICE_NAME_PATTERN } from '../core/service-name.js'
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
 
@@ -18,7 +19,7 @@ export const RouteKey = Type.String({
   description: 'Route key: `METHOD:/path`, or a bare `/path` (every method of that path)',
 })
 
-const ServiceName = Type.String({ minLength: 1, maxLength: 100, description: 'Service name' })
+const ServiceName = Type.String({ pattern: SERVICE_NAME_PATTERN, description: 'Service name' })
 const IsoDateTime = Type.String({
   minLength: 1,
   maxLength: 64,

@@ -15,6 +15,17 @@ export interface AdminClientOptions {
 
 type Query = Record<string, string | number | undefined>
 
+/**
+ * Removes control characters from text a server sent: line breaks and tabs become one space,
+ * every other C0/C1 control character and DEL goes. A server (or anyone who wrote a route
+ * name, a reason or a flag description into it) could otherwise drive the terminal with escape
+ * sequences — rewrite the screen, set the window title, forge output lines.
+ */
+export function stripControl(text: string): string {
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
+  return text.replace(/[\r\n\t]+/g, ' ').replace(/[\u0000-\u001f\u007f-\u009f]/g, '')
+}
+
 /** A thin JSON client of the admin API. */
 export class AdminClient {
   readonly baseUrl: string
@@ -80,9 +91,13 @@ export class AdminClient {
     let parsed: unknown = undefined
     if (text !== '') {
       try {
-        parsed = JSON.parse(text)
+        // Every string the server sends is cleaned as it is parsed: nothing printed later can
+        // carry a terminal escape sequence.
+        parsed = JSON.parse(text, (_key, value: unknown) =>
+          typeof value === 'string' ? stripControl(value) : value,
+        )
       } catch {
-        parsed = text
+        parsed = stripControl(text)
       }
     }
     if (!response.ok) {

@@ -6,8 +6,15 @@
  * directory; `server_url` in the config file; the default `http://localhost:8000/switchyard`.
  *
  * The config file (`~/.ctl/config.json`; `%USERPROFILE%\AppData\Local\ctl\config.json` on
- * Windows) holds `server_url`, `token`, `username` and `expires_at`. It holds a credential, so
- * it is written with mode 0600 (and its directory 0700), atomically by write-then-rename.
+ * Windows) holds `server_url` and the credentials of each server `ctl` logged in to, by origin
+ * (`credentials: {"https://admin.example.com": {token, username, expires_at}}`); the top-level
+ * `token`, `username`, `expires_at` and `token_origin` repeat the latest login. It holds
+ * credentials, so it is written with mode 0600 (and its directory 0700), atomically by
+ * write-then-rename.
+ *
+ * Why tokens are bound to the origin that issued them: the server URL can come from the
+ * environment or from a `.ctl` file in whatever directory `ctl` runs in, and a token sent to
+ * the wrong server is a token given away.
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { homedir } from 'node:os'
@@ -17,12 +24,58 @@ import { UsageError } from './errors.js'
 /** The default server URL. */
 export const DEFAULT_SERVER_URL = 'http://localhost:8000/switchyard'
 
+/** A stored login: the token one server issued. */
+export interface StoredCredential {
+  token: string
+  username?: string
+  expires_at?: string
+}
+
 /** The content of the config file. */
 export interface CtlConfig {
   server_url?: string
+  /** The latest login (also in `credentials`), for readers of the older format. */
   token?: string
   username?: string
   expires_at?: string
+  /** The origin that issued `token`. */
+  token_origin?: string
+  /** Logins by the origin (`scheme://host:port`) of the server that issued them. */
+  credentials?: Map<string, StoredCredential>
+}
+
+/** The origin (`scheme://host:port`) of a server URL, or null when it is not a URL. */
+export function originOf(url: string): string | null {
+  try {
+    return new URL(url).origin
+  } catch {
+    return null
+  }
+}
+
+/** The stored login for the server at `url`, if one was issued by that origin. */
+export function credentialFor(config: CtlConfig, url: string): StoredCredential | undefined {
+  const origin = originOf(url)
+  return origin === null ? undefined : config.credentials?.get(origin)
+}
+
+/** `config` with the login for `url`'s origin replaced (or removed, with null). */
+export function withCredential(
+  config: CtlConfig,
+  url: string,
+  credential: StoredCredential | null,
+): CtlConfig {
+  const origin = originOf(url)
+  if (origin === null) return config
+  const credentials = new Map(config.credentials)
+  const { token: _t, username: _u, expires_at: _e, token_origin: latest, ...rest } = config
+  if (credential === null) {
+    credentials.delete(origin)
+    // The top-level copy goes with it when it was this server's.
+    return latest === origin ? { ...rest, credentials } : { ...config, credentials }
+  }
+  credentials.set(origin, credential)
+  return { ...rest, ...credential, token_origin: origin, credentials }
 }
 
 /** Where the resolved server URL came from. */
@@ -66,11 +119,38 @@ export function readConfig(environment: CtlEnvironment): CtlConfig {
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new Error(`The config file ${path} must hold a JSON object: fix or delete it.`)
   }
+  const record = parsed as Record<string, unknown>
   const config: CtlConfig = {}
-  for (const key of ['server_url', 'token', 'username', 'expires_at'] as const) {
-    const value = (parsed as Record<string, unknown>)[key]
+  for (const key of ['server_url', 'token', 'username', 'expires_at', 'token_origin'] as const) {
+    const value = record[key]
     if (typeof value === 'string') config[key] = value
   }
+  // A Map: the origins are keys chosen by whoever wrote the file.
+  const credentials = new Map<string, StoredCredential>()
+  const stored = record.credentials
+  if (stored !== null && typeof stored === 'object' && !Array.isArray(stored)) {
+    for (const [origin, value] of Object.entries(stored)) {
+      const entry = value as Record<string, unknown> | null
+      if (entry === null || typeof entry !== 'object' || typeof entry.token !== 'string') continue
+      credentials.set(origin, {
+        token: entry.token,
+        ...(typeof entry.username === 'string' ? { username: entry.username } : {}),
+        ...(typeof entry.expires_at === 'string' ? { expires_at: entry.expires_at } : {}),
+      })
+    }
+  }
+  // The older format: one token, known to be this origin's only when token_origin says so.
+  if (
+    config.token !== undefined &&
+    config.token_origin !== undefined &&
+    !credentials.has(config.token_origin)
+  )
+    credentials.set(config.token_origin, {
+      token: config.token,
+      ...(config.username === undefined ? {} : { username: config.username }),
+      ...(config.expires_at === undefined ? {} : { expires_at: config.expires_at }),
+    })
+  config.credentials = credentials
   return config
 }
 
@@ -79,7 +159,12 @@ export function writeConfig(environment: CtlEnvironment, config: CtlConfig): str
   const path = configPath(environment)
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
   const temporary = `${path}.${process.pid}.tmp`
-  writeFileSync(temporary, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 })
+  const { credentials, ...rest } = config
+  const document = {
+    ...rest,
+    ...(credentials === undefined ? {} : { credentials: Object.fromEntries(credentials) }),
+  }
+  writeFileSync(temporary, `${JSON.stringify(document, null, 2)}\n`, { mode: 0o600 })
   chmodSync(temporary, 0o600)
   renameSync(temporary, path)
   return path

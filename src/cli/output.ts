@@ -39,21 +39,22 @@ export function paint(output: Output, colour: Colour, text: string): string {
   return output.color ? `\u001b[${CODES[colour]}m${text}\u001b[39m` : text
 }
 
-const STATUS_COLOURS: Record<string, Colour> = {
-  ACTIVE: 'green',
-  MAINTENANCE: 'yellow',
-  DISABLED: 'red',
-  ENV_GATED: 'blue',
-  DEPRECATED: 'magenta',
-  ON: 'yellow',
-  OFF: 'green',
-}
+/** Colours by status; a Map because the status is whatever the server sent. */
+const STATUS_COLOURS: ReadonlyMap<string, Colour> = new Map<string, Colour>([
+  ['ACTIVE', 'green'],
+  ['MAINTENANCE', 'yellow'],
+  ['DISABLED', 'red'],
+  ['ENV_GATED', 'blue'],
+  ['DEPRECATED', 'magenta'],
+  ['ON', 'yellow'],
+  ['OFF', 'green'],
+])
 
 /** A route status (or ON/OFF) upper-cased and coloured. */
 export function statusBadge(output: Output, status: string | null): string {
   if (status === null || status === '') return ''
   const label = status.toUpperCase()
-  return paint(output, STATUS_COLOURS[label] ?? 'gray', label)
+  return paint(output, STATUS_COLOURS.get(label) ?? 'gray', label)
 }
 
 /** An audit action as a coloured label: creations green, removals red, resets and toggles yellow. */

@@ -4,7 +4,14 @@
  */
 import { InvalidArgumentError, type Command } from 'commander'
 import { AdminClient } from './client.js'
-import { readConfig, resolveServerUrl, type CtlEnvironment } from './config.js'
+import {
+  credentialFor,
+  originOf,
+  readConfig,
+  resolveServerUrl,
+  type CtlConfig,
+  type CtlEnvironment,
+} from './config.js'
 import { printJson, type Output } from './output.js'
 
 /** The context of a `ctl` run. */
@@ -15,12 +22,30 @@ export interface Runtime {
   now(): number
 }
 
-/** A client for the resolved server URL, with the stored token unless it has expired. */
+/**
+ * A client for the resolved server URL, with the token that server's origin issued (unless it
+ * has expired). A token issued by another origin is never sent; a note on stderr says so.
+ */
 export function clientFor(runtime: Runtime): AdminClient {
   const { url } = resolveServerUrl(runtime.environment)
   const config = readConfig(runtime.environment)
-  const expired = config.expires_at !== undefined && Date.parse(config.expires_at) <= runtime.now()
-  return new AdminClient({ baseUrl: url, token: expired ? undefined : config.token })
+  const credential = credentialFor(config, url)
+  if (credential === undefined) noteOtherOrigins(runtime, config, url)
+  const expired =
+    credential?.expires_at !== undefined && Date.parse(credential.expires_at) <= runtime.now()
+  return new AdminClient({ baseUrl: url, token: expired ? undefined : credential?.token })
+}
+
+/** Says why no token goes to `url` when tokens of other origins are stored. */
+function noteOtherOrigins(runtime: Runtime, config: CtlConfig, url: string): void {
+  const target = originOf(url) ?? url
+  const others = [...(config.credentials?.keys() ?? [])]
+  const legacy = config.token !== undefined && config.token_origin === undefined
+  if (others.length === 0 && !legacy) return
+  const from = others.length > 0 ? others.join(', ') : 'an unknown server (older config file)'
+  runtime.output.err(
+    `note: not sending the token stored for ${from} to ${target}: a token is only sent to the server that issued it. Run \`ctl login <username>\` against ${target}.`,
+  )
 }
 
 /** True when `--json` was given (anywhere on the command line). */

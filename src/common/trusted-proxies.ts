@@ -80,8 +80,9 @@ export class TrustedProxies {
 
   /**
    * The client address of a request that arrived from socket peer `peer`: the forwarding
-   * headers when the peer is trusted (`X-Forwarded-For`, then `X-Real-IP`), else the peer;
-   * `unknown` when there is none.
+   * headers when the peer is trusted (`X-Forwarded-For`, then `X-Real-IP` when the former is
+   * absent or not an address), else the peer; `unknown` when there is none. A request without
+   * forwarding headers allocates nothing here (the hot path of the rate limiter).
    */
   clientAddress(peer: string | undefined, headers: HeaderBag): string {
     if (peer === undefined || peer === '') return 'unknown'
@@ -94,7 +95,7 @@ export class TrustedProxies {
       const client = proxyAddr(request as never, (address, hop) =>
         hop === 0 ? true : this.isTrusted(address),
       )
-      return isIP(client) === 0 ? peer : client
+      if (isIP(client) !== 0) return client
     }
     const real = first(headers['x-real-ip'])?.trim()
     return real !== undefined && isIP(real) !== 0 ? real : peer

@@ -1,7 +1,13 @@
 /**
  * Global and per-service maintenance operations. Enabling replaces the reason, exemptions and
  * `include_force_active`; adding or removing an exemption never toggles `active`.
+ *
+ * Audit entries record the state before the change as it really was (`on → on` when enabling
+ * with a new reason while already on), and a change that would leave the configuration exactly
+ * as it is — disabling when off, enabling again with the same settings, adding an exemption
+ * that is there, removing one that is not — stores nothing and writes no audit entry.
  */
+import { isDeepStrictEqual } from 'node:util'
 import { ValidationError } from './errors.js'
 import { compileMaintenance, type MaintenanceConfig } from './maintenance.js'
 import type { ActorOptions, Operation } from './operations.js'
@@ -59,20 +65,13 @@ export class MaintenanceOperations {
       include_force_active: options.includeForceActive ?? false,
       exempt_paths: exempt,
     }
-    return this.write(scope, config, 'maintenance_on', options, 'off', 'on')
+    return this.write(scope, config, 'maintenance_on', options)
   }
 
   /** Turns maintenance off for a scope (the configured exemptions are kept). */
   disable(scope: Scope, options: ActorOptions = {}): Promise<MaintenanceConfig> {
     const current = this.get(scope)
-    return this.write(
-      scope,
-      { ...current, active: false },
-      'maintenance_off',
-      options,
-      current.active ? 'on' : 'off',
-      'off',
-    )
+    return this.write(scope, { ...current, active: false }, 'maintenance_off', options)
   }
 
   /** Adds one exemption; `active` is unchanged. */
@@ -82,19 +81,16 @@ export class MaintenanceOperations {
     const exempt = current.exempt_paths.includes(entry as string)
       ? current.exempt_paths
       : [...current.exempt_paths, entry as string]
-    const status = current.active ? 'on' : 'off'
     return this.write(
       scope,
       { ...current, exempt_paths: exempt },
       'maintenance_exempt_add',
       options,
-      status,
-      status,
       entry,
     )
   }
 
-  /** Removes one exemption; `active` is unchanged. Removing an absent entry is a no-op. */
+  /** Removes one exemption; `active` is unchanged. Removing an absent entry changes nothing. */
   removeExemption(
     scope: Scope,
     path: string,
@@ -102,15 +98,12 @@ export class MaintenanceOperations {
   ): Promise<MaintenanceConfig> {
     const [entry] = checkExemptList([path])
     const current = this.get(scope)
-    const status = current.active ? 'on' : 'off'
     const exempt = current.exempt_paths.filter((existing) => existing !== entry)
     return this.write(
       scope,
       { ...current, exempt_paths: exempt },
       'maintenance_exempt_remove',
       options,
-      status,
-      status,
       entry,
     )
   }
@@ -120,12 +113,12 @@ export class MaintenanceOperations {
     config: MaintenanceConfig,
     action: string,
     options: ActorOptions,
-    previous: string,
-    next: string,
     detail?: string,
   ): Promise<MaintenanceConfig> {
     const service = scope.kind === 'service' ? checkService(scope.service) : undefined
     compileMaintenance(config) // validates before anything is stored
+    const current = this.get(scope)
+    if (isDeepStrictEqual(current, config)) return current // a no-op: nothing stored or audited
     if (scope.kind === 'global') {
       await this.deps.store.putGlobal(config)
       this.deps.replica.apply({ type: 'global_maintenance', config })
@@ -141,8 +134,8 @@ export class MaintenanceOperations {
       actor: options.actor ?? 'system',
       platform: options.platform ?? '',
       reason: detail ?? config.reason,
-      previous_status: previous,
-      new_status: next,
+      previous_status: current.active ? 'on' : 'off',
+      new_status: config.active ? 'on' : 'off',
     })
     return structuredClone(config)
   }

@@ -16,6 +16,7 @@ import { parseRouteKey } from './route-key.js'
 import { viewState, type RouteState, type RouteStatus } from './route-state.js'
 import type { RouteSlot } from './route-slot.js'
 import { parseOptionalDateTime, toIso } from './time.js'
+import { checkServiceName } from './service-name.js'
 import type { RouteStateStore } from '../stores/types.js'
 
 /** Options of every route write. */
@@ -238,16 +239,10 @@ export function checkReason(reason: unknown): string {
   return reason
 }
 
-/** Validates an optional service name. */
+/** Validates an optional service name (see service-name.ts). */
 export function checkService(service: unknown): string | undefined {
   if (service === undefined || service === null) return undefined
-  if (typeof service !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(service)) {
-    throw new ValidationError(
-      `Invalid service name ${JSON.stringify(service)}: use letters, digits, ".", "_" or "-" (at most 100).`,
-      { details: [{ field: 'service', message: 'invalid service name' }] },
-    )
-  }
-  return service
+  return checkServiceName(service)
 }
 
 function inPast(field: string): ValidationError {

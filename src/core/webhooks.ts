@@ -1,7 +1,18 @@
 /**
- * Webhooks: one HTTP POST per audit entry (CONTRACT.md §3). The body is
- * `{"event": <action>, ...entry}`, or whatever the webhook's formatter returns for it; with a
- * secret, `X-Switchyard-Signature: sha256=<hex HMAC-SHA256 of the exact body>`.
+ * Webhooks: one HTTP POST per audit entry. The body is `{"event": <action>, ...entry}`, or
+ * whatever the webhook's formatter returns for it. With a secret, two headers:
+ * `X-Switchyard-Timestamp: <unix seconds>` and
+ * `X-Switchyard-Signature: sha256=<hex HMAC-SHA256 of "<timestamp>.<body>">`. Signing the
+ * timestamp with the body lets a receiver reject a captured delivery replayed later (it checks
+ * the signature, then that the timestamp is recent; docs/audit-and-webhooks.md has the recipe).
+ *
+ * Redirects are never followed: a webhook URL is configuration, and a receiver (or whoever
+ * controls its DNS) answering 3xx must not be able to point switchyard's POST, with its
+ * signature, somewhere else — an internal address, say. A 3xx is a failed delivery, not retried.
+ *
+ * At most `maxConcurrentDeliveries` (16) requests are in flight at once per engine; further
+ * deliveries wait in a bounded queue (the oldest dropped, and logged, beyond 1000), so a burst
+ * of changes or a slow receiver cannot open unbounded sockets.
  *
  * Delivery runs off the request path: the change is stored, applied and answered before the
  * first byte is sent. Each attempt has a timeout; a failed attempt (network error, timeout,
@@ -41,12 +52,23 @@ export interface WebhookLogger {
   error(message: string, ...rest: unknown[]): void
 }
 
-/** Header carrying the body signature. */
+/** Header carrying the signature. */
 export const SIGNATURE_HEADER = 'X-Switchyard-Signature'
 
-/** `sha256=<hex>` HMAC of `body` with `secret`: what a receiver recomputes to verify. */
-export function signBody(body: string, secret: string): string {
-  return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`
+/** Header carrying the Unix time (seconds) the signature covers. */
+export const TIMESTAMP_HEADER = 'X-Switchyard-Timestamp'
+
+/**
+ * `sha256=<hex>` HMAC-SHA256, keyed with `secret`, of `<timestamp>.<body>`: what a receiver
+ * recomputes to verify (then it checks that `timestamp` is recent).
+ */
+export function signBody(body: string, secret: string, timestamp: number): string {
+  return `sha256=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`
+}
+
+/** Escapes the three characters Slack's markup gives a meaning to (`<!channel>`, links). */
+function escapeChat(text: string): string {
+  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;')
 }
 
 /**
@@ -56,15 +78,19 @@ export function signBody(body: string, secret: string): string {
  * engine.addWebhook('https://hooks.slack.com/services/…', { formatter: chatFormatter })
  */
 export function chatFormatter(payload: WebhookPayload): { text: string } {
+  // Every field may carry text an admin typed (a reason, a route): escaped, so that
+  // `<!channel>` or a crafted link in a reason is shown as text, never acted on.
   const change =
     payload.previous_status !== null && payload.new_status !== null
-      ? ` (${payload.previous_status.toUpperCase()} → ${payload.new_status.toUpperCase()})`
+      ? ` (${escapeChat(payload.previous_status.toUpperCase())} → ${escapeChat(payload.new_status.toUpperCase())})`
       : ''
-  const service = payload.service === null ? '' : ` [${payload.service}]`
-  const reason = payload.reason === '' ? '' : ` — ${payload.reason}`
-  const who = payload.platform === '' ? payload.actor : `${payload.actor} via ${payload.platform}`
+  const service = payload.service === null ? '' : ` [${escapeChat(payload.service)}]`
+  const reason = payload.reason === '' ? '' : ` — ${escapeChat(payload.reason)}`
+  const who = escapeChat(
+    payload.platform === '' ? payload.actor : `${payload.actor} via ${payload.platform}`,
+  )
   return {
-    text: `*${payload.event}* ${payload.route}${service}${change}${reason} by ${who} at ${payload.timestamp}`,
+    text: `*${escapeChat(payload.event)}* ${escapeChat(payload.route)}${service}${change}${reason} by ${who} at ${escapeChat(payload.timestamp)}`,
   }
 }
 
@@ -77,13 +103,56 @@ interface Webhook {
   retryDelayMs: number
 }
 
+/** Options of {@link WebhookDispatcher}. */
+export interface WebhookDispatcherOptions {
+  /** Requests in flight at once (default 16). */
+  maxConcurrentDeliveries?: number
+  /** Deliveries waiting for a slot; the oldest is dropped beyond it (default 1000). */
+  maxQueuedDeliveries?: number
+  /** Unix time source of the timestamp header (default the system clock). */
+  now?: () => number
+}
+
 /** Sends audit entries to every registered webhook. */
 export class WebhookDispatcher {
   private readonly hooks = new Set<Webhook>()
   private readonly inFlight = new Set<Promise<void>>()
   private readonly abort = new AbortController()
+  private readonly maxConcurrent: number
+  private readonly maxQueued: number
+  private readonly now: () => number
+  private active = 0
+  private readonly waiting: ((granted: boolean) => void)[] = []
 
-  constructor(private readonly logger: WebhookLogger) {}
+  constructor(
+    private readonly logger: WebhookLogger,
+    options: WebhookDispatcherOptions = {},
+  ) {
+    this.maxConcurrent = options.maxConcurrentDeliveries ?? 16
+    this.maxQueued = options.maxQueuedDeliveries ?? 1000
+    this.now = options.now ?? Date.now
+  }
+
+  /** Waits for a delivery slot; resolves false when the wait was dropped (queue full, closed). */
+  private acquire(): Promise<boolean> {
+    if (this.active < this.maxConcurrent) {
+      this.active++
+      return Promise.resolve(true)
+    }
+    if (this.waiting.length >= this.maxQueued) {
+      // The oldest waiting delivery gives way to the newest.
+      this.waiting.shift()?.(false)
+      this.logger.error('webhooks: too many deliveries waiting; the oldest was dropped')
+    }
+    return new Promise((resolve) => this.waiting.push(resolve))
+  }
+
+  /** Hands the slot to the next waiting delivery, or frees it. */
+  private release(): void {
+    const next = this.waiting.shift()
+    if (next === undefined) this.active--
+    else next(true)
+  }
 
   /** Registers a webhook; returns the function that removes it. Bad options throw, adding nothing. */
   add(url: string, options: WebhookOptions = {}): () => void {
@@ -114,9 +183,10 @@ export class WebhookDispatcher {
     while (this.inFlight.size > 0) await Promise.all(this.inFlight)
   }
 
-  /** Cancels pending attempts and retries. */
+  /** Cancels pending attempts, retries and waiting deliveries. */
   close(): void {
     this.abort.abort()
+    for (const waiter of this.waiting.splice(0)) waiter(false)
   }
 
   private async deliver(hook: Webhook, payload: WebhookPayload): Promise<void> {
@@ -128,40 +198,18 @@ export class WebhookDispatcher {
       this.logger.error(`webhook ${hook.url}: formatter failed`, toError(error))
       return
     }
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      'user-agent': 'switchyard-webhook',
-    }
-    if (hook.secret !== undefined) headers[SIGNATURE_HEADER] = signBody(body, hook.secret)
     for (let attempt = 0; ; attempt++) {
       if (this.abort.signal.aborted) return
-      let problem: string
-      // One controller per attempt, aborted by a plain timer or by close(). Not
-      // AbortSignal.any(AbortSignal.timeout(…)): on Node 20 such a combined signal can be
-      // garbage-collected before it fires, and the request then hangs forever.
-      const attemptAbort = new AbortController()
-      const timer = setTimeout(() => {
-        attemptAbort.abort(new Error(`timed out after ${hook.timeoutMs} ms`))
-      }, hook.timeoutMs)
-      const stop = () => attemptAbort.abort(this.abort.signal.reason)
-      this.abort.signal.addEventListener('abort', stop, { once: true })
+      if (!(await this.acquire())) return
+      let outcome: { problem: string; retry: boolean } | null
       try {
-        const response = await fetch(hook.url, {
-          method: 'POST',
-          headers,
-          body,
-          signal: attemptAbort.signal,
-        })
-        await response.body?.cancel()
-        if (response.ok) return
-        problem = `HTTP ${response.status}`
-      } catch (error) {
-        problem = toError(error).message
+        outcome = await this.attempt(hook, body)
       } finally {
-        clearTimeout(timer)
-        this.abort.signal.removeEventListener('abort', stop)
+        this.release()
       }
-      if (attempt >= hook.retries) {
+      if (outcome === null) return
+      const { problem } = outcome
+      if (!outcome.retry || attempt >= hook.retries) {
         this.logger.error(
           `webhook ${hook.url}: ${payload.event} ${payload.route} not delivered after ${attempt + 1} attempts (${problem})`,
         )
@@ -172,6 +220,51 @@ export class WebhookDispatcher {
         `webhook ${hook.url}: attempt ${attempt + 1} failed (${problem}); retrying in ${delay} ms`,
       )
       await sleep(delay, this.abort.signal)
+    }
+  }
+
+  /** One POST; null when delivered, else what went wrong and whether to try again. */
+  private async attempt(
+    hook: Webhook,
+    body: string,
+  ): Promise<{ problem: string; retry: boolean } | null> {
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'user-agent': 'switchyard-webhook',
+    }
+    if (hook.secret !== undefined) {
+      // Signed per attempt: a retry carries a fresh timestamp, so it is not taken for a replay.
+      const timestamp = Math.floor(this.now() / 1000)
+      headers[TIMESTAMP_HEADER] = String(timestamp)
+      headers[SIGNATURE_HEADER] = signBody(body, hook.secret, timestamp)
+    }
+    // One controller per attempt, aborted by a plain timer or by close(). Not
+    // AbortSignal.any(AbortSignal.timeout(…)): on Node 20 such a combined signal can be
+    // garbage-collected before it fires, and the request then hangs forever.
+    const attemptAbort = new AbortController()
+    const timer = setTimeout(() => {
+      attemptAbort.abort(new Error(`timed out after ${hook.timeoutMs} ms`))
+    }, hook.timeoutMs)
+    const stop = () => attemptAbort.abort(this.abort.signal.reason)
+    this.abort.signal.addEventListener('abort', stop, { once: true })
+    try {
+      const response = await fetch(hook.url, {
+        method: 'POST',
+        headers,
+        body,
+        redirect: 'manual',
+        signal: attemptAbort.signal,
+      })
+      await response.body?.cancel()
+      if (response.ok) return null
+      if (response.status >= 300 && response.status < 400)
+        return { problem: `HTTP ${response.status} redirect not followed`, retry: false }
+      return { problem: `HTTP ${response.status}`, retry: true }
+    } catch (error) {
+      return { problem: toError(error).message, retry: true }
+    } finally {
+      clearTimeout(timer)
+      this.abort.signal.removeEventListener('abort', stop)
     }
   }
 }

@@ -3,7 +3,9 @@
  * switchyard feature on the embedded defaults, so a newcomer can try everything with curl.
  */
 import Fastify, { type FastifyInstance } from 'fastify'
+import { resolve } from 'node:path'
 import { createEngine, type Engine } from '../core/engine.js'
+import { createStore } from '../stores/index.js'
 import { SwitchyardError } from '../core/errors.js'
 import {
   deprecated,
@@ -14,26 +16,59 @@ import {
   rateLimit,
   switchyard,
 } from '../fastify/index.js'
-import { TaskManager, taskLog } from '../tasks/index.js'
+import { sqliteStore, TaskManager, taskLog } from '../tasks/index.js'
 import { docsInstructions, registerDocs } from './docs.js'
 import { tasksPlugin } from '../tasks/fastify/index.js'
 
 /** Credentials of the demo's admin app (`ctl login admin --password switchyard`). */
 export const DEMO_ADMIN = { username: 'admin', password: 'switchyard' } as const
 
+/** Where the demo keeps its tasks by default: a SQLite file in the working directory. */
+export const DEMO_TASKS_FILE = 'switchyard-demo-tasks.sqlite'
+
 /** Options of {@link buildDemoApp}. */
 export interface DemoOptions {
   engine?: Engine
   logger?: boolean
+  /**
+   * The environment the backend is read from (`CTL_BACKEND`, `CTL_FILE_PATH`, `CTL_REDIS_URL`,
+   * `CTL_REDIS_PREFIX`); default `process.env`. An unknown backend is a startup error.
+   */
+  env?: NodeJS.ProcessEnv
+  /** SQLite file of the task history (default {@link DEMO_TASKS_FILE}); null keeps tasks in memory. */
+  tasksPath?: string | null
+}
+
+/** What the demo runs on, for the startup banner. */
+export interface DemoBackend {
+  /** One line per store: backend, location, and whether it answered. */
+  lines: string[]
+  /** False when the route-control store could not be reached (the demo then fails open). */
+  reachable: boolean
+}
+
+const backends = new WeakMap<FastifyInstance, DemoBackend>()
+
+/** The backend report of a demo app built by {@link buildDemoApp}. */
+export function demoBackend(app: FastifyInstance): DemoBackend | undefined {
+  return backends.get(app)
 }
 
 /** Builds the demo app (not listening). */
 export async function buildDemoApp(options: DemoOptions = {}): Promise<FastifyInstance> {
-  const engine = options.engine ?? createEngine({ store: 'memory', service: 'demo' })
+  const env = options.env ?? process.env
+  const backend = env.CTL_BACKEND?.trim() || 'memory'
+  // createStore rejects an unknown backend with a ConfigError: the demo does not start.
+  const engine =
+    options.engine ?? createEngine({ store: createStore(backend, env), service: 'demo' })
   const app = Fastify({ logger: options.logger ?? false })
+  // An engine the demo made closes with it (its file or Redis store with it).
+  if (options.engine === undefined) app.addHook('onClose', () => engine.close())
   await registerDocs(app)
   await app.register(switchyard, { engine, admin: { path: '/switchyard', auth: DEMO_ADMIN } })
-  await registerTasks(app)
+  const tasksPath = options.tasksPath === undefined ? DEMO_TASKS_FILE : options.tasksPath
+  await registerTasks(app, tasksPath)
+  backends.set(app, await describeBackend(engine, backend, env, tasksPath))
 
   const hello = (name: string) => () => ({ route: name, at: new Date().toISOString() })
   const inAnHour = new Date(Date.now() + 3_600_000)
@@ -83,24 +118,7 @@ export async function buildDemoApp(options: DemoOptions = {}): Promise<FastifyIn
     done()
   })
 
-  await engine.saveFlag(
-    {
-      key: 'new-checkout',
-      name: 'New checkout',
-      type: 'boolean',
-      variations: [
-        { name: 'on', value: true },
-        { name: 'off', value: false },
-      ],
-      off_variation: 'off',
-      fallthrough: [
-        { variation: 'on', weight: 50_000 },
-        { variation: 'off', weight: 50_000 },
-      ],
-      targets: { on: ['ada'] },
-    },
-    { audit: false },
-  )
+  await seedFlag(engine)
   app.get('/checkout', (request) => {
     const user = typeof request.state.userId === 'string' ? request.state.userId : 'anonymous'
     const details = engine.flags.evaluate('new-checkout', { key: user })
@@ -111,11 +129,82 @@ export async function buildDemoApp(options: DemoOptions = {}): Promise<FastifyIn
   return app
 }
 
+/**
+ * Says what the demo runs on, checking that the store answers: an unreachable Redis is
+ * reported loudly (the engine meanwhile serves the declared states and retries: fail-open).
+ */
+async function describeBackend(
+  engine: Engine,
+  backend: string,
+  env: NodeJS.ProcessEnv,
+  tasksPath: string | null,
+): Promise<DemoBackend> {
+  let reachable = true
+  let where = 'this process only'
+  if (backend === 'file') where = resolve(env.CTL_FILE_PATH?.trim() || 'switchyard-state.json')
+  if (backend === 'redis') {
+    where = env.CTL_REDIS_URL?.trim() || 'redis://127.0.0.1:6379'
+    try {
+      await engine.store.connect()
+    } catch {
+      reachable = false
+    }
+  }
+  const tasks =
+    tasksPath === null ? 'in memory' : `SQLite ${resolve(tasksPath)} (history survives a restart)`
+  return {
+    reachable,
+    lines: [
+      `route control: CTL_BACKEND=${backend} (${where})`,
+      ...(reachable
+        ? []
+        : [
+            `!!! ${where} is UNREACHABLE: the demo serves the declared route states (fail-open) and retries in the background !!!`,
+          ]),
+      `tasks: ${tasks}`,
+    ],
+  }
+}
+
+/**
+ * The demo's flag. With an unreachable backend the write fails: the demo still starts (the
+ * flag then evaluates to its default), as an application would.
+ */
+async function seedFlag(engine: Engine): Promise<void> {
+  try {
+    await engine.saveFlag(
+      {
+        key: 'new-checkout',
+        name: 'New checkout',
+        type: 'boolean',
+        variations: [
+          { name: 'on', value: true },
+          { name: 'off', value: false },
+        ],
+        off_variation: 'off',
+        fallthrough: [
+          { variation: 'on', weight: 50_000 },
+          { variation: 'off', weight: 50_000 },
+        ],
+        targets: { on: ['ada'] },
+      },
+      { audit: false },
+    )
+  } catch (error) {
+    engine.logger.warn('demo: could not save the new-checkout flag (backend unreachable?)', error)
+  }
+}
+
 /** A task manager with one task, dispatched after the response by `POST /orders`. */
-async function registerTasks(app: FastifyInstance): Promise<void> {
-  const manager = new TaskManager({ queues: { receipts: { concurrency: 2, max_size: 100 } } })
+async function registerTasks(app: FastifyInstance, tasksPath: string | null): Promise<void> {
+  const store = tasksPath === null ? null : sqliteStore(tasksPath)
+  const manager = new TaskManager({
+    ...(store === null ? {} : { store }),
+    queues: { receipts: { concurrency: 2, max_size: 100 } },
+  })
   const sendReceipt = manager.task(
-    { name: 'sendReceipt', retries: 2, delay: 1, queue: 'receipts' },
+    // persist: its record (and its history) is kept in the task store
+    { name: 'sendReceipt', retries: 2, delay: 1, queue: 'receipts', persist: true },
     async (orderId: string) => {
       taskLog(`rendering the receipt of order ${orderId}`)
       await new Promise((resolve) => setTimeout(resolve, 200))
@@ -129,8 +218,11 @@ async function registerTasks(app: FastifyInstance): Promise<void> {
     const taskId = await manager.addTask(sendReceipt, [id])
     return reply.code(202).send({ order: id, task_id: taskId })
   })
-  app.get<{ Params: { taskId: string } }>('/_demo/tasks/:taskId', (request, reply) => {
-    const record = manager.getTask(request.params.taskId)
+  app.get<{ Params: { taskId: string } }>('/_demo/tasks/:taskId', async (request, reply) => {
+    // Tasks of this run are in the manager; older ones (before a restart) in the SQLite file.
+    const record =
+      manager.getTask(request.params.taskId) ??
+      (await store?.getTask(request.params.taskId))?.record
     return record === undefined
       ? reply.code(404).send({ error: { code: 'TASK_NOT_FOUND', message: 'No such task.' } })
       : record
@@ -176,10 +268,11 @@ function registerDemoControls(app: FastifyInstance, engine: Engine): void {
   }
 }
 
-/** The curl lines the demo prints at startup. */
-export function demoInstructions(base: string): string {
+/** The curl lines the demo prints at startup (with what it runs on, when given). */
+export function demoInstructions(base: string, backend?: DemoBackend): string {
   return [
     `switchyard demo listening on ${base}  (CTL_ENV=${process.env.CTL_ENV ?? 'dev'})`,
+    ...(backend?.lines ?? []),
     '',
     'Try the decorators:',
     `  curl -i ${base}/payments        # 503 MAINTENANCE_MODE with Retry-After`,

@@ -70,6 +70,14 @@ export interface SwitchyardPluginOptions {
    * on; `false` serves the document unfiltered.
    */
   openapi?: boolean | OpenApiFilterOptions
+  /**
+   * The hook that runs the enforcement chain (route state, maintenance, rate limits — all of it,
+   * in the same order): `onRequest` (default), before any of the route's own hooks, so a
+   * blocked request costs nothing more; or `preHandler`, after the route's `onRequest`,
+   * `preParsing`, `preValidation` hooks, body parsing and validation, so a user-keyed limit sees
+   * the user an auth hook of the route set (the price: a blocked request was parsed first).
+   */
+  enforceAt?: 'onRequest' | 'preHandler'
 }
 
 const kState = Symbol('switchyard.requestState')
@@ -88,6 +96,12 @@ async function switchyardPlugin(
     app.addHook('onClose', async () => {
       await limits.close()
     })
+  const enforceAt = options.enforceAt ?? 'onRequest'
+  // Untyped (JavaScript) callers may pass anything.
+  if (!['onRequest', 'preHandler'].includes(enforceAt))
+    throw new ConfigError(
+      `Invalid enforceAt ${JSON.stringify(enforceAt)}: expected "onRequest" or "preHandler".`,
+    )
   const rateLimited = options.responses?.rate_limited ?? null
   if (rateLimited !== null && typeof rateLimited !== 'function')
     throw new ConfigError('responses.rate_limited must be a function (request, error) => response.')
@@ -122,7 +136,7 @@ async function switchyardPlugin(
       for (const method of toArray(route.method)) documented?.add(route.url, method, null)
       return
     }
-    attachRoute(engine, limits, rateLimited, route, getSlots, documented)
+    attachRoute(engine, limits, rateLimited, route, getSlots, documented, enforceAt)
   })
   if (options.admin !== undefined) await app.register(adminApp, { ...options.admin, engine })
   if (owned)
@@ -140,6 +154,7 @@ function attachRoute(
   route: RouteOptions,
   getSlots: Map<string, RouteSlot>,
   documented: RouteTable | null,
+  enforceAt: 'onRequest' | 'preHandler',
 ): void {
   const hooks = toArray(route.onRequest)
   const declarations: RouteDeclaration[] = []
@@ -177,7 +192,14 @@ function attachRoute(
   }
   if (slots.size === 0) return
   const response = rateLimit?.response ?? rateLimited
-  route.onRequest = [routeHook(engine, slots as Map<HttpMethod, RouteSlot>, response), ...kept]
+  const enforce = routeHook(engine, slots as Map<HttpMethod, RouteSlot>, response)
+  if (enforceAt === 'onRequest') {
+    route.onRequest = [enforce, ...kept]
+    return
+  }
+  // First of the preHandler hooks: after the route's own onRequest hooks and validation.
+  route.onRequest = kept
+  route.preHandler = [enforce, ...toArray(route.preHandler)]
 }
 
 function routeHook(

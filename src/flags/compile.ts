@@ -10,6 +10,7 @@
  */
 import { ValidationError } from '../core/errors.js'
 import { bucketPrefix, type BucketPrefix } from './bucketing.js'
+import { FlagPrerequisiteCycleError } from './errors.js'
 import {
   NAMED_CONTEXT_FIELDS,
   ROLLOUT_TOTAL,
@@ -182,7 +183,14 @@ export function attributeReader(name: string): AttributeReader {
       return (context) => context.app_version
     default:
       if (NAMED_CONTEXT_FIELDS.has(name)) throw new Error(`unhandled named field ${name}`)
-      return (context) => context.attributes?.[name]
+      // Own members only: a context's attributes are a plain object from the caller, and an
+      // attribute named `constructor` or `toString` must read as absent, not as a function.
+      return (context) => {
+        const attributes = context.attributes
+        return attributes !== undefined && Object.hasOwn(attributes, name)
+          ? attributes[name]
+          : undefined
+      }
   }
 }
 
@@ -239,9 +247,9 @@ export function compileFlag(flag: Flag): CompiledFlag {
   const offValue = valueOf(flag.off_variation, '/off_variation')
   const offResult = makeResult(offValue, flag.off_variation, 'OFF')
 
-  const prerequisites = flag.prerequisites.map((prerequisite, index) => {
-    if (prerequisite.flag_key === flag.key)
-      invalid(`/prerequisites/${index}/flag_key`, 'names the flag itself')
+  const prerequisites = flag.prerequisites.map((prerequisite) => {
+    // A flag that requires itself is a prerequisite cycle of length one, answered like longer ones.
+    if (prerequisite.flag_key === flag.key) throw new FlagPrerequisiteCycleError([flag.key])
     return {
       flagKey: prerequisite.flag_key,
       variation: prerequisite.variation,

@@ -12,6 +12,7 @@
 import semver from 'semver'
 import { ValidationError } from '../core/errors.js'
 import type { Operator } from './model.js'
+import { isScreenedSafe, MAX_MATCHED_LENGTH } from './pattern-screen.js'
 
 /** A precompiled test of one attribute value (never null or undefined, never an array). */
 export type ValueTest = (value: unknown) => boolean
@@ -22,17 +23,17 @@ type PositiveOperator = Exclude<
 >
 
 /** The negative operators and the positive operator each complements. */
-export const COMPLEMENTS: Readonly<Partial<Record<Operator, Operator>>> = {
-  is_not: 'is',
-  not_contains: 'contains',
-  not_matches: 'matches',
-  not_in: 'in',
-  not_in_segment: 'in_segment',
-}
+export const COMPLEMENTS: ReadonlyMap<Operator, Operator> = new Map<Operator, Operator>([
+  ['is_not', 'is'],
+  ['not_contains', 'contains'],
+  ['not_matches', 'matches'],
+  ['not_in', 'in'],
+  ['not_in_segment', 'in_segment'],
+])
 
 /** True for the operators whose result is the complement of a positive operator. */
 export function isNegativeOperator(operator: Operator): boolean {
-  return COMPLEMENTS[operator] !== undefined
+  return COMPLEMENTS.has(operator)
 }
 
 /** Throws a {@link ValidationError} pointing at the clause's values. */
@@ -133,15 +134,21 @@ const BUILDERS: Readonly<
     const parts = strings(values, path)
     return (value) => typeof value === 'string' && parts.some((part) => value.endsWith(part))
   },
+  // Patterns are screened for catastrophic backtracking (pattern-screen.ts; the save path
+  // rejects unsafe ones): one not yet found safe in this process never runs, so a stored record
+  // that was not screened still loads, and long values are never tested.
   matches: (values, path) => {
     const patterns = strings(values, path).map((source, index) => {
       try {
-        return new RegExp(source, 'u')
+        return { source, regex: new RegExp(source, 'u') }
       } catch (error) {
         return invalid(`${path}/${index}`, `not a valid regular expression (${String(error)})`)
       }
     })
-    return (value) => typeof value === 'string' && patterns.some((pattern) => pattern.test(value))
+    return (value) =>
+      typeof value === 'string' &&
+      value.length <= MAX_MATCHED_LENGTH &&
+      patterns.some((pattern) => isScreenedSafe(pattern.source) && pattern.regex.test(value))
   },
   // Values are ORed, so "greater than any value" is "greater than the smallest value".
   gt: (values, path) => {
@@ -207,7 +214,10 @@ export function buildValueTest(
   values: readonly unknown[],
   path: string,
 ): ValueTest {
-  const positive = (COMPLEMENTS[operator] ?? operator) as PositiveOperator | 'in_segment'
+  const positive = (COMPLEMENTS.get(operator) ?? operator) as PositiveOperator | 'in_segment'
   if (positive === 'in_segment') throw new Error('segment operators have no value test')
+  // The operator name is data: only the table's own entries count, never inherited members.
+  if (!Object.hasOwn(BUILDERS, positive))
+    invalid(path, `unknown operator ${JSON.stringify(operator)}`)
   return BUILDERS[positive](values, path)
 }

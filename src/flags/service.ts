@@ -31,7 +31,9 @@ import { EvaluationStream, TrackingStream, type EvaluationStreamOptions } from '
 import { FlagReplica } from './replica.js'
 import { SyncFlagClient } from './sync-client.js'
 import {
+  checkDepth,
   checkImmutable,
+  checkPatterns,
   checkPrerequisiteGraph,
   checkReferences,
   normalizeFlag,
@@ -280,6 +282,7 @@ export class FlagService {
   patchFlag(key: string, patch: unknown, options: FlagWriteOptions = {}): Promise<Flag> {
     return this.exclusive(() => {
       const existing = this.requireFlag(key)
+      checkDepth(patch, 'patch')
       const merged = applyMergePatch(existing, patch) as Record<string, unknown>
       checkImmutable(existing, merged)
       return this.writeFlag(merged, { ...options, action: options.action ?? 'flag_updated' })
@@ -319,6 +322,7 @@ export class FlagService {
       const existing = key === undefined ? null : (this.replica.segments.get(key) ?? null)
       const segment = normalizeSegment(input, this.stamp(options), existing)
       compileSegment(segment)
+      await checkPatterns(segment.rules)
       await this.store.putSegment(segment)
       this.replica.apply({ type: 'segment', key: segment.key, segment })
       const action = existing === null ? 'segment_created' : 'segment_updated'
@@ -421,6 +425,7 @@ export class FlagService {
     const existing = key === undefined ? null : (this.replica.flags.get(key) ?? null)
     const flag = normalizeFlag(input, this.stamp(options), existing)
     compileFlag(flag)
+    await checkPatterns(flag.rules)
     checkReferences(flag, this.replica.flags, new Set(this.replica.segments.keys()))
     checkPrerequisiteGraph(flag, this.replica.flags)
     await this.store.putFlag(flag)

@@ -6,13 +6,16 @@
  */
 import { randomUUID } from 'node:crypto'
 import { Compile } from 'typebox/compile'
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../common/json-depth.js'
 import { ValidationError } from '../core/errors.js'
 import { parseDateTime, toIso } from '../core/time.js'
 import { FlagPrerequisiteCycleError } from './errors.js'
+import { screenPattern } from './pattern-screen.js'
 import {
   FlagInputSchema,
   MAX_PREREQUISITE_DEPTH,
   SegmentInputSchema,
+  type Clause,
   type Flag,
   type FlagInput,
   type Segment,
@@ -40,6 +43,17 @@ function schemaError(
   return new ValidationError(`Invalid ${what}: ${summary}.`, { details })
 }
 
+/**
+ * Rejects input nested deeper than {@link MAX_JSON_DEPTH} (a JSON variation value, a merge
+ * patch) before anything walks it recursively and overflows the stack.
+ */
+export function checkDepth(input: unknown, what: string): void {
+  if (jsonDepthExceeds(input, MAX_JSON_DEPTH))
+    throw new ValidationError(`Invalid ${what}: nested deeper than ${MAX_JSON_DEPTH} levels.`, {
+      details: [{ field: '/', message: `nested deeper than ${MAX_JSON_DEPTH} levels` }],
+    })
+}
+
 /** Who writes and when, for the timestamps of a normalised record. */
 export interface WriteStamp {
   /** Epoch milliseconds. */
@@ -49,6 +63,7 @@ export interface WriteStamp {
 
 /** Checks a flag input against the schema and fills every default. Throws {@link ValidationError}. */
 export function normalizeFlag(input: unknown, stamp: WriteStamp, existing: Flag | null): Flag {
+  checkDepth(input, 'flag')
   if (!flagValidator.Check(input)) throw schemaError('flag', flagValidator.Errors(input))
   const flag: FlagInput = input
   const now = toIso(stamp.now)
@@ -108,7 +123,7 @@ function normalizeScheduledChange(
         details: [{ field: `${path}/patch`, message: 'required when action is update' }],
       })
     for (const field of [...IMMUTABLE_FIELDS, 'scheduled_changes'])
-      if (field in patch)
+      if (Object.hasOwn(patch, field))
         throw new ValidationError(`Invalid flag: ${path}/patch may not change ${field}.`, {
           details: [{ field: `${path}/patch/${field}`, message: 'cannot be changed by a patch' }],
         })
@@ -131,16 +146,13 @@ export function normalizeSegment(
   stamp: WriteStamp,
   existing: Segment | null,
 ): Segment {
+  checkDepth(input, 'segment')
   if (!segmentValidator.Check(input)) throw schemaError('segment', segmentValidator.Errors(input))
   const segment: SegmentInput = input
   const now = toIso(stamp.now)
+  // The lists may overlap: membership checks `excluded` first, so an excluded key is out even
+  // when it is also included (a way to carve exceptions out of a long include list).
   const included = new Set(segment.included ?? [])
-  const both = (segment.excluded ?? []).find((key) => included.has(key))
-  if (both !== undefined)
-    throw new ValidationError(
-      `Invalid segment: ${JSON.stringify(both)} is both included and excluded.`,
-      { details: [{ field: '/excluded', message: 'overlaps included' }] },
-    )
   return {
     key: segment.key,
     name: segment.name,
@@ -289,4 +301,39 @@ export function checkPrerequisiteGraph(flag: Flag, flags: ReadonlyMap<string, Fl
         ],
       },
     )
+}
+
+/**
+ * Screens every regular expression of a flag's or segment's `matches` / `not_matches` clauses
+ * for catastrophic backtracking (see pattern-screen.ts); throws {@link ValidationError} naming
+ * the first rejected value (`/rules/<i>/clauses/<j>/values/<k>`).
+ */
+export async function checkPatterns(
+  rules: readonly { clauses: readonly Clause[] }[],
+): Promise<void> {
+  const screened: Promise<void>[] = []
+  rules.forEach((rule, ruleIndex) => {
+    rule.clauses.forEach((clause, clauseIndex) => {
+      if (clause.operator !== 'matches' && clause.operator !== 'not_matches') return
+      clause.values.forEach((value, valueIndex) => {
+        if (typeof value !== 'string') return // compileClause names the wrong type
+        const field = `/rules/${ruleIndex}/clauses/${clauseIndex}/values/${valueIndex}`
+        screened.push(
+          screenPattern(value).then((verdict) => {
+            if (verdict !== null)
+              throw new ValidationError(
+                `Invalid clause values at ${field}: the regular expression ${verdict}.`,
+                {
+                  details: [{ field, message: `the regular expression ${verdict}` }],
+                },
+              )
+          }),
+        )
+      })
+    })
+  })
+  // Every screening settles before the first rejection is reported (none is left running).
+  const outcomes = await Promise.allSettled(screened)
+  const failed = outcomes.find((outcome) => outcome.status === 'rejected')
+  if (failed !== undefined) throw failed.reason
 }

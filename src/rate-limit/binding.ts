@@ -13,7 +13,14 @@ import { rateLimitStoresFor, type RateLimitStores } from './stores/stores-for.js
 /** Rate-limiting options an application may give (the engine supplies the rest). */
 export type RateLimitingOptions = Pick<
   RateLimitServiceOptions,
-  'counters' | 'policies' | 'hits' | 'maxRlHitEntries' | 'trustedProxies' | 'report' | 'headers'
+  | 'counters'
+  | 'policies'
+  | 'hits'
+  | 'maxRlHitEntries'
+  | 'trustedProxies'
+  | 'ipv6Prefix'
+  | 'report'
+  | 'headers'
 > & {
   /**
    * Counter snapshot file on the file backend (default `<state file>.rl-counters.json`; see

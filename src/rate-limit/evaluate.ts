@@ -8,6 +8,7 @@
  * Everything stays synchronous while the counters and keys are (memory counters, built-in
  * strategies); a Redis counter or an async custom key makes the answer a promise.
  */
+import { createHash } from 'node:crypto'
 import type { Clock } from '../core/clock.js'
 import type { Decision, Header, PassDecision } from '../core/decision.js'
 import type { RequestView } from '../core/enforcement.js'
@@ -57,6 +58,8 @@ const MISSING = '(missing)'
 /** Evaluates compiled policies against requests. */
 export class LimitEvaluator {
   private readonly ipBuckets = new Map<string, string>()
+  private readonly userBuckets = new Map<string, string>()
+  private readonly apiKeyBuckets = new Map<string, string>()
 
   constructor(
     private readonly counters: CounterStore,
@@ -103,16 +106,35 @@ export class LimitEvaluator {
   }
 
   /**
-   * The `ip:<address>` bucket of an address, built once per address: a request's address is
-   * the same string object for the whole connection, so the lookup hashes nothing new, and the
-   * counters then see one flat string with a cached hash instead of a fresh concatenation.
+   * The `ip:<address>` bucket of an address (an IPv6 address counts as its network, see
+   * `ipv6Prefix`), built once per address: a request's address is the same string object for
+   * the whole connection, so the lookup hashes nothing new, and the counters then see one flat
+   * string with a cached hash instead of a fresh concatenation.
    */
   private ipBucket(address: string): string {
     let bucket = this.ipBuckets.get(address)
     if (bucket === undefined) {
       if (this.ipBuckets.size >= 10_000) this.ipBuckets.clear()
-      bucket = `ip:${address}`
+      bucket = `ip:${this.ips.bucketAddress(address)}`
       this.ipBuckets.set(address, bucket)
+    }
+    return bucket
+  }
+
+  /**
+   * The bucket of a user id or API key: never the raw value, which would otherwise reach the
+   * blocked-request log, `rl_hit` events, Redis key names and the counter snapshot, but a hash
+   * of it (same key, same bucket), after the last 4 characters of a long key for display
+   * (`api_key:…WXYZ:<hash>`). Memoised per key, like {@link ipBucket}.
+   */
+  private hashedBucket(prefix: 'user:' | 'api_key:', key: string | null): Bucket {
+    if (key === null || key === '') return null
+    const memo = prefix === 'user:' ? this.userBuckets : this.apiKeyBuckets
+    let bucket = memo.get(key)
+    if (bucket === undefined) {
+      if (memo.size >= 10_000) memo.clear()
+      bucket = prefix + redactedKey(key)
+      memo.set(key, bucket)
     }
     return bucket
   }
@@ -245,11 +267,11 @@ export class LimitEvaluator {
       case 'ip':
         return this.ipBucket(this.ips.resolve(request))
       case 'global':
-        return `route:${slot.route}`
+        return policy.sharedBucket
       case 'user':
-        return prefixed('user:', userKey(request))
+        return this.hashedBucket('user:', userKey(request))
       case 'api_key':
-        return prefixed('api_key:', apiKey(request))
+        return this.hashedBucket('api_key:', apiKey(request))
       case 'custom': {
         const keyFunction = policy.keyFunction
         if (keyFunction === null) return null
@@ -274,6 +296,19 @@ function planFor(policy: CompiledPolicy, request: RequestView): Plan | null {
   }
   // CONTRACT.md §2: absent or unknown tier → the default (or first) tier, reported as null.
   return policy.base === null ? null : { policy, limit: policy.base, tier: null }
+}
+
+/** Keys shorter than this show no characters at all in their bucket. */
+const SHOWN_FROM_LENGTH = 12
+
+/**
+ * A key as it may be stored and shown: its last 4 characters when it is long enough for them
+ * to give nothing away, then 16 hex digits of its SHA-256 (64 bits: two different keys share a
+ * bucket only by accident, not by choice).
+ */
+export function redactedKey(key: string): string {
+  const hash = createHash('sha256').update(key, 'utf8').digest('hex').slice(0, 16)
+  return key.length >= SHOWN_FROM_LENGTH ? `…${key.slice(-4)}:${hash}` : hash
 }
 
 function prefixed(prefix: string, key: string | null): Bucket {

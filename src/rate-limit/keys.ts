@@ -6,8 +6,11 @@
  * | ip       | client address (trusted-proxy rules)    | no (`unknown`) | –                      |
  * | user     | `request.state.userId`                  | yes            | exempt                 |
  * | api_key  | `X-API-Key` header                      | yes            | fallback_ip            |
- * | global   | the route pattern: one shared counter   | no             | –                      |
+ * | global   | none: one counter shared by every caller | no            | –                      |
  * | custom   | a sync or async function of the request | yes            | exempt                 |
+ *
+ * The `global` counter covers the policy's scope: one route for a route policy, every route for
+ * the global policy, one service's routes for a service policy.
  *
  * Buckets carry their strategy as a prefix (`ip:`, `api_key:`), so an API key that happens to
  * equal an address never shares a counter with it.

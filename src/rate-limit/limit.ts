@@ -19,26 +19,31 @@ export interface Limit {
 export const UNLIMITED = 'unlimited'
 
 const SECOND = 1000
-const unitMs: Readonly<Record<string, number>> = {
-  s: SECOND,
-  sec: SECOND,
-  secs: SECOND,
-  second: SECOND,
-  seconds: SECOND,
-  m: 60 * SECOND,
-  min: 60 * SECOND,
-  mins: 60 * SECOND,
-  minute: 60 * SECOND,
-  minutes: 60 * SECOND,
-  h: 3600 * SECOND,
-  hr: 3600 * SECOND,
-  hrs: 3600 * SECOND,
-  hour: 3600 * SECOND,
-  hours: 3600 * SECOND,
-  d: 86400 * SECOND,
-  day: 86400 * SECOND,
-  days: 86400 * SECOND,
-}
+/**
+ * Period names in milliseconds. A Map, not an object literal: the name comes from the caller,
+ * and an object would also answer for inherited names (`2/constructor` once passed as a limit
+ * with a NaN period, never enforced, and broke the Redis script for every limit of a batch).
+ */
+const unitMs: ReadonlyMap<string, number> = new Map([
+  ['s', SECOND],
+  ['sec', SECOND],
+  ['secs', SECOND],
+  ['second', SECOND],
+  ['seconds', SECOND],
+  ['m', 60 * SECOND],
+  ['min', 60 * SECOND],
+  ['mins', 60 * SECOND],
+  ['minute', 60 * SECOND],
+  ['minutes', 60 * SECOND],
+  ['h', 3600 * SECOND],
+  ['hr', 3600 * SECOND],
+  ['hrs', 3600 * SECOND],
+  ['hour', 3600 * SECOND],
+  ['hours', 3600 * SECOND],
+  ['d', 86400 * SECOND],
+  ['day', 86400 * SECOND],
+  ['days', 86400 * SECOND],
+])
 
 const form = /^(\d+)\s*\/\s*(?:(\d+)\s*)?([a-z]+)$/i
 
@@ -56,7 +61,7 @@ export const LIMIT_FORM =
 export function parseLimit(input: unknown, field = 'limit'): Limit {
   const text = typeof input === 'string' ? input.trim() : ''
   const match = form.exec(text)
-  const unit = match?.[3] === undefined ? undefined : unitMs[match[3].toLowerCase()]
+  const unit = match?.[3] === undefined ? undefined : unitMs.get(match[3].toLowerCase())
   const count = match === null ? Number.NaN : Number(match[1])
   const multiplier = match?.[2] === undefined ? 1 : Number(match[2])
   if (

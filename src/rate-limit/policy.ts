@@ -100,6 +100,12 @@ export interface CompiledPolicy {
   /** Counter scope: `global`, `service:<name>` or `route:<service>:<route>`. */
   readonly scope: string
   readonly strategy: KeyStrategy
+  /**
+   * The one bucket of the `global` strategy: every caller of the scope shares it. A route
+   * policy counts its route (`route:<METHOD:/path>`); the global policy and a service policy
+   * count their whole scope (`global`), since their scope already names what they cover.
+   */
+  readonly sharedBucket: string
   readonly keyFunction: KeyFunction | null
   readonly onMissingKey: MissingKeyBehaviour
   /** The single limit, or the default tier's (null when that tier is unlimited). */
@@ -196,6 +202,7 @@ export function compileRoutePolicy(
   return {
     scope: `route:${policy.service}:${formatRouteKey(policy.method, policy.path)}`,
     strategy: policy.key_strategy,
+    sharedBucket: `route:${formatRouteKey(policy.method, policy.path)}`,
     keyFunction,
     onMissingKey: missingKeyBehaviour(policy.key_strategy, policy.on_missing_key),
     base,
@@ -218,6 +225,7 @@ export function compileScopePolicy(
   return {
     scope: service === null ? 'global' : `service:${service}`,
     strategy: policy.key_strategy,
+    sharedBucket: 'global',
     keyFunction: null,
     onMissingKey: missingKeyBehaviour(policy.key_strategy, policy.on_missing_key),
     base: compileLimit(parseLimit(policy.limit), policy),

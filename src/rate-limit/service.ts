@@ -11,9 +11,10 @@ import { systemClock, type Clock } from '../core/clock.js'
 import { ValidationError, toError } from '../core/errors.js'
 import type { ActorOptions, Operation } from '../core/operations.js'
 import type { RouteRegistry } from '../core/registry.js'
+import { checkServiceName } from '../core/service-name.js'
 import { formatRouteKey, parseMethod, parseRouteKey, validatePath } from '../core/route-key.js'
 import type { RouteSlot } from '../core/route-slot.js'
-import { ClientIpResolver, DEFAULT_TRUSTED_PROXIES } from './client-ip.js'
+import { ClientIpResolver, DEFAULT_IPV6_PREFIX, DEFAULT_TRUSTED_PROXIES } from './client-ip.js'
 import { memoryCounters } from './counters/memory.js'
 import type { CounterStore } from './counters/types.js'
 import { LimitEvaluator, parseHeaderMode, type RateLimitHeaderMode } from './evaluate.js'
@@ -52,8 +53,14 @@ export interface RateLimitServiceOptions {
   hits?: RateLimitHitStore
   /** Capacity of the default blocked-request log (default 10 000). */
   maxRlHitEntries?: number
-  /** Proxies whose `X-Forwarded-For` / `X-Real-IP` are believed (default loopback + private). */
+  /**
+   * Proxies whose `X-Forwarded-For` / `X-Real-IP` are believed (default loopback + private);
+   * the client is the rightmost `X-Forwarded-For` entry that is not one of them. Ignored when
+   * the Fastify app sets its own `trustProxy` (then `request.ip` is the client).
+   */
   trustedProxies?: readonly string[]
+  /** Bits of an IPv6 client address that name one client for the `ip` key (default 64). */
+  ipv6Prefix?: number
   /**
    * `all` (default, the spec): `X-RateLimit-*` on every counted response; `blocked`: only on
    * 429s, saving three headers per allowed response.
@@ -93,6 +100,8 @@ export type RateLimitStreamEvent = RateLimitChangeEvent | { type: 'rl_hit'; hit:
 export class RateLimitService {
   /** The gate to install as `engine.enforcer.rateLimits`. */
   readonly gate: PolicyGate
+  /** The trusted proxies in force (the admin apps resolve login addresses with the same list). */
+  readonly trustedProxies: readonly string[]
   readonly counters: CounterStore
   private readonly registry: RouteRegistry
   private readonly defaultService: string
@@ -113,7 +122,11 @@ export class RateLimitService {
     this.hits = options.hits ?? new MemoryHitStore(options.maxRlHitEntries ?? 10_000)
     this.report = options.report ?? (() => undefined)
     this.logError = options.logError ?? ((message, error) => console.error(message, error))
-    const ips = new ClientIpResolver(options.trustedProxies ?? DEFAULT_TRUSTED_PROXIES)
+    const ips = new ClientIpResolver(
+      options.trustedProxies ?? DEFAULT_TRUSTED_PROXIES,
+      options.ipv6Prefix ?? DEFAULT_IPV6_PREFIX,
+    )
+    this.trustedProxies = ips.proxies.entries
     const headers = parseHeaderMode(options.headers)
     const evaluator = new LimitEvaluator(
       this.counters,
@@ -424,11 +437,7 @@ export class RateLimitService {
   }
 
   private serviceScope(service: string): { kind: 'service'; service: string } {
-    if (typeof service !== 'string' || service.trim() === '')
-      throw new ValidationError('A service name is required.', {
-        details: [{ field: 'service', message: 'required' }],
-      })
-    return { kind: 'service', service: service.trim() }
+    return { kind: 'service', service: checkServiceName(service) }
   }
 }
 

@@ -26,6 +26,8 @@ export interface FileStoreOptions {
   path?: string
   /** Current time for token and claim expiry; default `Date.now`. */
   now?: () => number
+  /** Seconds between purges of expired tokens and claims, from the file too (default 300; 0 = never). */
+  purgeInterval?: number
 }
 
 /** The default document path. */
@@ -49,6 +51,7 @@ export function fileStore(options: FileStoreOptions = {}): Store {
     write: (name, value) => state.writeSection(name, value),
   }
 
+  let stopPurging: () => void = () => undefined
   return {
     kind: 'file',
     routes: state.routes,
@@ -58,7 +61,12 @@ export function fileStore(options: FileStoreOptions = {}): Store {
     evaluationKeys: fileEvaluationKeys(sections),
     claims: state.claims,
     changes: state.changes,
-    backend: { kind: 'file', sections },
+    backend: {
+      kind: 'file',
+      // Where the document lives: modules that keep files next to it (rate-limit counters) use it.
+      path,
+      sections,
+    },
     async connect() {
       if (loaded) return
       if (openPaths.has(path)) {
@@ -69,9 +77,13 @@ export function fileStore(options: FileStoreOptions = {}): Store {
       state.load(await readDocument(path))
       openPaths.add(path)
       loaded = true
+      stopPurging = state.purgeEvery(options.purgeInterval ?? 300, (error) => {
+        console.error(`[switchyard] could not rewrite ${path} after purging expired tokens`, error)
+      })
     },
     async close() {
       if (!loaded) return
+      stopPurging()
       await writer.idle()
       loaded = false
       openPaths.delete(path)

@@ -232,6 +232,41 @@ export class MemoryState {
       }),
   }
 
+  /**
+   * Forgets expired tokens and claims; returns how many went. Reads already ignore them, but
+   * without this they would stay in memory (and in the file) for ever: every login adds one.
+   */
+  purgeExpired(): number {
+    const now = this.now()
+    let purged = 0
+    for (const [hash, record] of this.tokenMap) {
+      if (Date.parse(record.expires_at) <= now) {
+        this.tokenMap.delete(hash)
+        purged++
+      }
+    }
+    for (const [key, expiry] of this.claimMap) {
+      if (expiry <= now) {
+        this.claimMap.delete(key)
+        purged++
+      }
+    }
+    return purged
+  }
+
+  /**
+   * Purges expired tokens and claims every `seconds` (0 = never), persisting when something
+   * went; the timer does not keep the process alive. Returns the function that stops it.
+   */
+  purgeEvery(seconds: number, onError: (error: unknown) => void): () => void {
+    if (seconds <= 0) return () => undefined
+    const timer = setInterval(() => {
+      if (this.purgeExpired() > 0) this.commit(null).catch(onError)
+    }, seconds * 1000)
+    timer.unref()
+    return () => clearInterval(timer)
+  }
+
   /** Reads a named section (a copy). */
   readSection(name: string): unknown {
     const value = this.sectionMap.get(name)

@@ -10,11 +10,14 @@ import type { Store } from './types.js'
 export interface MemoryStoreOptions {
   /** Current time for token and claim expiry; default `Date.now`. */
   now?: () => number
+  /** Seconds between purges of expired tokens and claims (default 300; 0 = never). */
+  purgeInterval?: number
 }
 
 /** Creates an in-memory {@link Store}. Values are copied in and out, as a real backend would. */
 export function memoryStore(options: MemoryStoreOptions = {}): Store {
   const state = new MemoryState(options.now === undefined ? {} : { now: options.now })
+  const stopPurging = state.purgeEvery(options.purgeInterval ?? 300, () => undefined)
   return {
     kind: 'memory',
     routes: state.routes,
@@ -26,6 +29,9 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
     changes: state.changes,
     backend: { kind: 'memory' },
     connect: () => Promise.resolve(),
-    close: () => Promise.resolve(),
+    close: () => {
+      stopPurging()
+      return Promise.resolve()
+    },
   }
 }

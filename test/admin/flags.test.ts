@@ -149,4 +149,30 @@ describe('segment endpoints', () => {
     expect((await call('DELETE', '/segments/gamma')).statusCode).toBe(404)
     expect((await call('POST', '/segments', { key: 'bad key!', name: 'x' })).statusCode).toBe(400)
   })
+
+  it('answers 409 FLAG_PREREQUISITE_CYCLE with cycle [key] for a self prerequisite', async () => {
+    const { call } = await authed()
+    const self = { prerequisites: [{ flag_key: 'loop', variation: 'on' }] }
+    const created = await call('PUT', '/flags/loop', booleanFlag('loop', self))
+    expect(created.statusCode).toBe(409)
+    expect(created.json().error).toMatchObject({ code: 'FLAG_PREREQUISITE_CYCLE', cycle: ['loop'] })
+    expect((await call('GET', '/flags')).json()).toEqual([])
+    await call('PUT', '/flags/loop', booleanFlag('loop'))
+    const patched = await call('PATCH', '/flags/loop', self)
+    expect(patched.statusCode).toBe(409)
+    expect(patched.json().error.cycle).toEqual(['loop'])
+    expect((await call('GET', '/flags/loop')).json().prerequisites).toEqual([])
+  })
+
+  it('accepts a segment whose included and excluded lists overlap', async () => {
+    const { call } = await authed()
+    const answer = await call('POST', '/segments', {
+      key: 'beta',
+      name: 'Beta',
+      included: ['u1'],
+      excluded: ['u1'],
+    })
+    expect(answer.statusCode).toBe(201)
+    expect(answer.json()).toMatchObject({ included: ['u1'], excluded: ['u1'] })
+  })
 })

@@ -1,10 +1,15 @@
-import { createHmac } from 'node:crypto'
+import { createHmac, timingSafeEqual } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { createEngine, type Engine } from '../../src/core/engine.js'
 import { ValidationError } from '../../src/core/errors.js'
-import { chatFormatter, SIGNATURE_HEADER } from '../../src/core/webhooks.js'
+import {
+  chatFormatter,
+  SIGNATURE_HEADER,
+  TIMESTAMP_HEADER,
+  WebhookDispatcher,
+} from '../../src/core/webhooks.js'
 import { memoryStore } from '../../src/stores/memory.js'
 import { redisStore } from '../../src/stores/redis.js'
 import type { Store } from '../../src/stores/types.js'
@@ -16,6 +21,26 @@ import {
   TEST_REDIS_URL,
   testPrefix,
 } from '../stores/redis-helper.js'
+
+/**
+ * The verification recipe of docs/audit-and-webhooks.md: the HMAC of `<timestamp>.<body>`,
+ * compared in constant time, and a timestamp within 5 minutes.
+ */
+function verifySwitchyardWebhook(
+  request: { headers: IncomingMessage['headers']; body: string },
+  secret: string,
+  toleranceSeconds = 300,
+): boolean {
+  const timestamp = request.headers['x-switchyard-timestamp']
+  const signature = request.headers['x-switchyard-signature']
+  if (typeof timestamp !== 'string' || typeof signature !== 'string') return false
+  if (!/^\d+$/.test(timestamp)) return false
+  if (Math.abs(Date.now() / 1000 - Number(timestamp)) > toleranceSeconds) return false
+  const expected = `sha256=${createHmac('sha256', secret).update(`${timestamp}.${request.body}`).digest('hex')}`
+  const a = Buffer.from(signature)
+  const b = Buffer.from(expected)
+  return a.length === b.length && timingSafeEqual(a, b)
+}
 
 interface Received {
   headers: IncomingMessage['headers']
@@ -88,8 +113,93 @@ describe('webhooks', () => {
     const [entry] = (await engine.getAuditLog()).items
     expect(JSON.parse(request.body)).toEqual({ event: 'disable', ...entry })
     expect(request.headers['content-type']).toBe('application/json')
-    const expected = createHmac('sha256', 's3cret').update(request.body).digest('hex')
+    const timestamp = String(request.headers[TIMESTAMP_HEADER.toLowerCase()])
+    expect(Math.abs(Number(timestamp) - Date.now() / 1000)).toBeLessThan(60)
+    const expected = createHmac('sha256', 's3cret')
+      .update(`${timestamp}.${request.body}`)
+      .digest('hex')
     expect(request.headers[SIGNATURE_HEADER.toLowerCase()]).toBe(`sha256=${expected}`)
+    expect(verifySwitchyardWebhook(request, 's3cret')).toBe(true)
+    expect(verifySwitchyardWebhook({ ...request, body: `${request.body} ` }, 's3cret')).toBe(false)
+    const stale = { ...request, headers: { ...request.headers } }
+    const old = String(Number(timestamp) - 600)
+    stale.headers[TIMESTAMP_HEADER.toLowerCase()] = old
+    stale.headers[SIGNATURE_HEADER.toLowerCase()] = `sha256=${createHmac('sha256', 's3cret')
+      .update(`${old}.${request.body}`)
+      .digest('hex')}`
+    expect(verifySwitchyardWebhook(stale, 's3cret')).toBe(false)
+  })
+
+  it('never follows a redirect, and does not retry one', async () => {
+    const target = await receiver()
+    const { url, received } = await receiver((_, res) => {
+      res.statusCode = 307
+      res.setHeader('location', target.url)
+      res.end()
+    })
+    const log = logs()
+    const engine = await engineWith({ logger: log.logger })
+    engine.addWebhook(url, { secret: 's3cret', retryDelay: 0.01 })
+    await engine.disable('GET:/payments')
+    await engine.webhooksIdle()
+    expect(received).toHaveLength(1)
+    expect(target.received).toHaveLength(0)
+    expect(log.error.join()).toMatch(/redirect not followed/)
+  })
+
+  it('keeps at most maxConcurrentDeliveries requests in flight', async () => {
+    let open = 0
+    let most = 0
+    const held: ServerResponse[] = []
+    const { url, received } = await receiver((_, res) => {
+      open++
+      most = Math.max(most, open)
+      held.push(res)
+    })
+    const dispatcher = new WebhookDispatcher(logs().logger, { maxConcurrentDeliveries: 3 })
+    dispatcher.add(url)
+    for (let i = 0; i < 10; i++)
+      dispatcher.dispatch({
+        id: `e${i}`,
+        timestamp: new Date().toISOString(),
+        route: '/x',
+        service: null,
+        action: 'enable',
+        actor: 'system',
+        platform: '',
+        reason: '',
+        previous_status: null,
+        new_status: null,
+      })
+    for (let served = 0; served < 10; served++) {
+      await until(() => held.length > 0)
+      const res = held.shift() as ServerResponse
+      open--
+      res.end('ok')
+    }
+    await dispatcher.idle()
+    expect(received).toHaveLength(10)
+    expect(most).toBe(3)
+  })
+
+  it('the chat formatter escapes Slack markup in every field', () => {
+    const { text } = chatFormatter({
+      event: 'disable',
+      id: '1',
+      timestamp: '2026-11-21T12:00:00.000+00:00',
+      route: 'GET:/a<b>',
+      service: 'shop',
+      action: 'disable',
+      actor: '<@U123>',
+      platform: 'cli',
+      reason: '<!channel> fraud & <https://evil.example|click>',
+      previous_status: 'active',
+      new_status: 'disabled',
+    })
+    expect(text).not.toMatch(/[<>]/)
+    expect(text).toContain('&lt;!channel&gt; fraud &amp; &lt;https://evil.example|click&gt;')
+    expect(text).toContain('GET:/a&lt;b&gt;')
+    expect(text).toContain('&lt;@U123&gt; via cli')
   })
 
   it('sends no signature without a secret, and stops after removal', async () => {

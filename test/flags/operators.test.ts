@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { screenPattern } from '../../src/flags/pattern-screen.js'
 import { OPERATORS, compileFlag, type Clause, type Operator } from '../../src/flags/index.js'
 import { clauseMatches, ruleFlag, storedSegment } from './helpers.js'
 
@@ -64,6 +65,14 @@ const negative = new Set<Operator>([
 ])
 
 describe('clause operators', () => {
+  // The evaluator runs a pattern only once it has been screened for catastrophic backtracking
+  // (the save path does it; these tests build flags straight from records).
+  beforeAll(async () => {
+    for (const [operator, values] of cases)
+      if (operator === 'matches' || operator === 'not_matches')
+        for (const value of values) expect(await screenPattern(value as string)).toBeNull()
+  })
+
   it('covers all 21 operators of the spec', () => {
     const tested = new Set([...cases.map(([operator]) => operator), 'in_segment', 'not_in_segment'])
     expect([...tested].sort()).toEqual([...OPERATORS].sort())

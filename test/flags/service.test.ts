@@ -220,16 +220,22 @@ describe('FlagService writes', () => {
     })
   })
 
-  it('rejects a self prerequisite', async () => {
-    const { service, store } = setup()
+  it('names a self prerequisite as a cycle of one (new flag, replace, patch)', async () => {
+    const { service, store, operations } = setup()
+    const self = { prerequisites: [{ flag_key: 'a', variation: 'on' }] }
+    const cycle = { code: 'FLAG_PREREQUISITE_CYCLE', statusCode: 409, cycle: ['a'] }
+    await expect(service.saveFlag(booleanFlag('a', self))).rejects.toMatchObject(cycle)
+    expect(await store.listFlags()).toEqual([])
     await service.saveFlag(booleanFlag('a'))
-    await expectRejected(
-      service.saveFlag(booleanFlag('a', { prerequisites: [{ flag_key: 'a', variation: 'on' }] })),
-      'VALIDATION_ERROR',
-      service,
-      store,
-      1,
-    )
+    await expect(service.saveFlag(booleanFlag('a', self))).rejects.toMatchObject(cycle)
+    await expect(service.patchFlag('a', self)).rejects.toMatchObject(cycle)
+    await expect(
+      service.createFlag(
+        booleanFlag('b', { prerequisites: [{ flag_key: 'b', variation: 'nope' }] }),
+      ),
+    ).rejects.toMatchObject({ ...cycle, cycle: ['b'] })
+    expect((await store.listFlags()).map((flag) => flag.prerequisites)).toEqual([[]])
+    expect(operations).toHaveLength(1)
   })
 
   it('accepts a prerequisite chain of depth 10 and rejects depth 11 from either end', async () => {
@@ -345,6 +351,31 @@ describe('FlagService writes', () => {
 })
 
 describe('FlagService segments', () => {
+  it('accepts included and excluded lists that overlap: excluded wins', async () => {
+    const { service, store } = setup()
+    const saved = await service.saveSegment({
+      key: 'beta',
+      name: 'Beta',
+      included: ['u1', 'u2'],
+      excluded: ['u2'],
+    })
+    expect(saved).toMatchObject({ included: ['u1', 'u2'], excluded: ['u2'] })
+    expect(await store.listSegments()).toHaveLength(1)
+    await service.saveFlag(
+      booleanFlag('f', {
+        fallthrough: 'off',
+        rules: [
+          {
+            clauses: [{ attribute: 'key', operator: 'in_segment', values: ['beta'] }],
+            variation: 'on',
+          },
+        ],
+      }),
+    )
+    expect(service.evaluate('f', { key: 'u1' }).value).toBe(true)
+    expect(service.evaluate('f', { key: 'u2' }).value).toBe(false)
+  })
+
   it('saves, uses, refuses to delete while used, then deletes', async () => {
     const { service, operations } = setup()
     await service.saveSegment({ key: 'beta', name: 'Beta', included: ['u1'] })
@@ -387,7 +418,6 @@ describe('FlagService segments', () => {
         rules: [{ clauses: [{ attribute: 'key', operator: 'in_segment', values: ['x'] }] }],
       },
     ],
-    ['a key both included and excluded', { key: 's', name: 'S', included: ['a'], excluded: ['a'] }],
     ['a rule without clauses', { key: 's', name: 'S', rules: [{ clauses: [] }] }],
     ['a missing name', { key: 's' }],
   ])('rejects %s and stores nothing', async (_, input) => {

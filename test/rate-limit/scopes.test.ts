@@ -12,9 +12,32 @@ describe('global and service policies in the pipeline', () => {
     expect((await app.inject({ url: '/a', remoteAddress: '192.0.2.1' })).statusCode).toBe(200)
   })
 
-  it('global key: one counter per route pattern', async () => {
+  it('global key in the global policy: one counter over every route and caller', async () => {
     const { app, limits } = await limitedApp([{ path: '/a' }, { path: '/b' }])
-    await limits.setGlobalRateLimit({ limit: '1/minute', keyStrategy: 'global' })
+    await limits.setGlobalRateLimit({ limit: '2/minute', keyStrategy: 'global' })
+    expect((await app.inject({ url: '/a', remoteAddress: '192.0.2.1' })).statusCode).toBe(200)
+    expect((await app.inject({ url: '/b', remoteAddress: '192.0.2.2' })).statusCode).toBe(200)
+    const blocked = await app.inject({ url: '/b', remoteAddress: '192.0.2.3' })
+    expect(blocked.statusCode).toBe(429)
+    expect((await app.inject('/a')).statusCode).toBe(429)
+    const [hit] = await limits.getRateLimitHits()
+    expect(hit?.key).toBe('rl:global:global')
+  })
+
+  it('global key in a service policy: one counter over that service', async () => {
+    const { app, limits } = await limitedApp([{ path: '/a' }, { path: '/b' }])
+    await limits.setServiceRateLimit('default', { limit: '1/minute', keyStrategy: 'global' })
+    expect((await app.inject({ url: '/a', remoteAddress: '192.0.2.1' })).statusCode).toBe(200)
+    expect((await app.inject({ url: '/b', remoteAddress: '192.0.2.2' })).statusCode).toBe(429)
+    await limits.resetServiceRateLimit('default')
+    expect((await app.inject('/b')).statusCode).toBe(200)
+  })
+
+  it('global key on a route: one counter for that route', async () => {
+    const { app } = await limitedApp([
+      { path: '/a', hooks: [rateLimit({ limit: '1/minute', key: 'global' })] },
+      { path: '/b', hooks: [rateLimit({ limit: '1/minute', key: 'global' })] },
+    ])
     expect((await app.inject({ url: '/a', remoteAddress: '192.0.2.1' })).statusCode).toBe(200)
     expect((await app.inject({ url: '/a', remoteAddress: '192.0.2.2' })).statusCode).toBe(429)
     expect((await app.inject('/b')).statusCode).toBe(200)

@@ -75,6 +75,11 @@ export class SessionManager {
     return { username: record.username, expires_at: record.expires_at, tokenHash }
   }
 
+  /** The current time of the session clock (epoch ms). */
+  now(): number {
+    return this.clock.now()
+  }
+
   /** Revokes a session everywhere; resolves whether it existed. */
   revoke(session: Session): Promise<boolean> {
     return this.store.revoke(session.tokenHash)

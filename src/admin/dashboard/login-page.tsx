@@ -7,6 +7,7 @@
  * clears the cookie, as `POST /api/auth/logout` does.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { endSession } from '../auth/end-session.js'
 import { SESSION_COOKIE } from '../auth/guard.js'
 import { Layout, redirect, sendHtml, type Toast } from '../../ui/index.js'
 import { PAGE, PUBLIC_PAGE, param, type Dashboard } from './view.js'
@@ -96,7 +97,7 @@ export function loginPage(app: FastifyInstance, dashboard: Dashboard): void {
   app.post('/logout', PAGE, async (request, reply) => {
     const principal = request.switchyardAdmin
     void reply.clearCookie(SESSION_COOKIE, { path: dashboard.admin.mountPath })
-    if (sessions !== null && principal?.session != null) await sessions.revoke(principal.session)
+    if (principal?.session != null) await endSession(dashboard.admin, principal.session)
     return redirect(request, reply, dashboard.url('/login', { logged_out: 1 }))
   })
 }

@@ -1,6 +1,8 @@
 /**
  * `POST /api/auth/login`, `POST /api/auth/logout`, `GET /api/auth/me`.
  */
+import { clientAddress, isSecureRequest } from '../auth/client.js'
+import { endSession } from '../auth/end-session.js'
 import { SESSION_COOKIE } from '../auth/guard.js'
 import { csrfTokenFor } from '../auth/sessions.js'
 import { ADMIN_ROUTE, PUBLIC_ROUTE, type AdminContext, type AdminInstance } from '../context.js'
@@ -28,27 +30,34 @@ export function authRoutes(app: AdminInstance, context: AdminContext): void {
           'No credentials are configured on this admin app: it is open and needs no login.',
         )
       }
-      const address = request.ip
-      const wait = throttle.waitSeconds(address)
-      if (wait > 0) {
-        void reply.header('retry-after', String(wait))
+      const { username, password } = request.body
+      const address = clientAddress(request, context.proxies)
+      const attempt = throttle.begin(username, address)
+      if (!attempt.allowed) {
+        void reply.header('retry-after', String(attempt.retryAfter))
         throw new LoginThrottledError(
-          `Too many failed logins from this address: try again in ${wait} s.`,
-          { retry_after: wait },
+          `Too many failed logins: try again in ${attempt.retryAfter} s.`,
+          { retry_after: attempt.retryAfter },
         )
       }
-      const { username, password } = request.body
-      if (!(await credentials.verify(username, password))) {
-        throttle.fail(address)
+      // The attempt is already counted as a failure (so concurrent guesses against a slow
+      // authenticate are all counted); a success takes it back.
+      let verified = false
+      try {
+        verified = await credentials.verify(username, password)
+      } finally {
+        if (verified) attempt.succeed()
+        else attempt.fail()
+      }
+      if (!verified) {
         request.log.warn({ username, address }, 'switchyard admin: failed login')
         throw new UnauthenticatedError('Invalid username or password.')
       }
-      throttle.succeed(address)
       const session = await sessions.issue(username)
       void reply.setCookie(SESSION_COOKIE, session.token, {
         httpOnly: true,
         sameSite: 'strict',
-        secure: request.protocol === 'https',
+        secure: isSecureRequest(request, context.proxies),
         path: context.mountPath,
         expires: new Date(session.expires_at),
       })
@@ -70,7 +79,7 @@ export function authRoutes(app: AdminInstance, context: AdminContext): void {
       const principal = request.switchyardAdmin
       void reply.clearCookie(SESSION_COOKIE, { path: context.mountPath })
       if (sessions === null || principal?.session == null) return { revoked: false }
-      return { revoked: await sessions.revoke(principal.session) }
+      return { revoked: await endSession(context, principal.session) }
     },
   )
 

@@ -1,15 +1,27 @@
 /**
  * `GET /api/events`: the server-sent event stream (see common/sse-hub.ts). Authenticated like every
  * other endpoint; a browser's EventSource sends the session cookie.
+ *
+ * Why the stream checks its session again: it may stay open for days, far longer than the token
+ * that opened it. It ends at once when that token is logged out on this instance, when the token
+ * expires, and within `sessionCheckInterval` when it is revoked elsewhere (another instance
+ * sharing the store) — the token is looked up again at that interval.
  */
 import { Type } from 'typebox'
 import { ValidationError } from '../../core/errors.js'
 import { ADMIN_ROUTE, type AdminInstance } from '../context.js'
 import type { EventHub } from '../../common/sse-hub.js'
+import type { Session, SessionManager } from '../auth/sessions.js'
 import { ErrorBody } from '../schemas.js'
 
 /** Registers the event-stream endpoint. */
-export function eventRoutes(app: AdminInstance, hub: EventHub): void {
+export function eventRoutes(
+  app: AdminInstance,
+  hub: EventHub,
+  sessions: SessionManager | null,
+  streams: SessionStreams,
+  checkIntervalMs: number,
+): void {
   app.get(
     '/api/events',
     {
@@ -49,7 +61,84 @@ export function eventRoutes(app: AdminInstance, hub: EventHub): void {
         'x-accel-buffering': 'no',
       })
       const disconnect = hub.connect(response, lastEventId)
-      request.raw.once('close', disconnect)
+      const session = request.switchyardAdmin?.session ?? null
+      const token = request.switchyardAdmin?.token ?? null
+      let stopWatching: () => void = () => undefined
+      const end = () => {
+        stopWatching()
+        disconnect()
+        if (!response.writableEnded) response.end()
+      }
+      if (sessions !== null && session !== null && token !== null)
+        stopWatching = watchSession(sessions, token, session, streams, end, checkIntervalMs)
+      request.raw.once('close', () => {
+        stopWatching()
+        disconnect()
+      })
     },
   )
+}
+
+/** Ends the streams of a session when it is logged out on this instance. */
+export class SessionStreams {
+  private readonly enders = new Map<string, Set<() => void>>()
+
+  /** Registers `end` for the session stored under `tokenHash`; returns the unregisterer. */
+  add(tokenHash: string, end: () => void): () => void {
+    let set = this.enders.get(tokenHash)
+    if (set === undefined) {
+      set = new Set()
+      this.enders.set(tokenHash, set)
+    }
+    set.add(end)
+    return () => {
+      set.delete(end)
+      if (set.size === 0) this.enders.delete(tokenHash)
+    }
+  }
+
+  /** Ends every stream of the session stored under `tokenHash`. */
+  revoked(tokenHash: string): void {
+    for (const end of [...(this.enders.get(tokenHash) ?? [])]) end()
+  }
+}
+
+/**
+ * Watches one stream's session: ends it at expiry (a timer), at a local logout (`streams`) and
+ * when a periodic lookup no longer finds the token. Returns the function that stops watching.
+ */
+function watchSession(
+  sessions: SessionManager,
+  token: string,
+  session: Session,
+  streams: SessionStreams,
+  end: () => void,
+  checkIntervalMs: number,
+): () => void {
+  const unregister = streams.add(session.tokenHash, end)
+  const untilExpiry = Math.max(0, Date.parse(session.expires_at) - sessions.now())
+  // setTimeout takes at most 2^31 − 1 ms; the periodic check covers longer tokens.
+  const expiry = untilExpiry < 2 ** 31 - 1 ? setTimeout(end, untilExpiry) : null
+  expiry?.unref()
+  let checking = false
+  const check = setInterval(() => {
+    if (checking) return
+    checking = true
+    sessions
+      .resolve(token)
+      .then((current) => {
+        if (current === null) end()
+      })
+      // A store that cannot answer is no proof of revocation: keep the stream, check again.
+      .catch(() => undefined)
+      .finally(() => {
+        checking = false
+      })
+  }, checkIntervalMs)
+  check.unref()
+  return () => {
+    unregister()
+    if (expiry !== null) clearTimeout(expiry)
+    clearInterval(check)
+  }
 }

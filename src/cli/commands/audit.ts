@@ -1,7 +1,7 @@
 /**
  * `ctl log`: the audit log, newest first. The Status column shows `OLD > NEW` for changes with
- * statuses (routes, maintenance) and a coloured action label for the others (rate limits,
- * flags).
+ * statuses (routes, maintenance), the display badge of a rate-limit action (`set`, `update`,
+ * `global enabled`, `svc disabled`, …) and a coloured action label for the others (flags).
  */
 import type { Command } from 'commander'
 import type { AuditEntry } from '../../core/audit-entry.js'
@@ -11,14 +11,44 @@ import {
   paint,
   printTable,
   statusBadge,
+  type Colour,
   type Output,
   type PageInfo,
 } from '../output.js'
 import { clientFor, positiveInteger, printedJson, type Runtime } from '../runtime.js'
 
+/** The display badges of the rate-limit actions. */
+const RATE_LIMIT_BADGES: ReadonlyMap<string, string> = new Map([
+  ['rl_policy_set', 'set'],
+  ['rl_policy_updated', 'update'],
+  ['rl_reset', 'reset'],
+  ['rl_policy_deleted', 'delete'],
+  ...(['global', 'svc'] as const).flatMap((scope) =>
+    (
+      [
+        ['set', 'set'],
+        ['updated', 'update'],
+        ['reset', 'reset'],
+        ['deleted', 'delete'],
+        ['enabled', 'enabled'],
+        ['disabled', 'disabled'],
+      ] as const
+    ).map(([verb, badge]) => [`${scope}_rl_${verb}`, `${scope} ${badge}`] as const),
+  ),
+])
+
+/** The colour of a badge: creations and resumes green, removals and pauses red, the rest yellow. */
+function badgeColour(badge: string): Colour {
+  if (/(set|enabled)$/.test(badge)) return 'green'
+  if (/(delete|disabled)$/.test(badge)) return 'red'
+  return 'yellow'
+}
+
 /** The Status column of one entry. */
 export function auditStatus(output: Output, entry: AuditEntry): string {
-  // Rate-limit, flag and segment entries carry limits or values, not statuses: a label says more.
+  const badge = RATE_LIMIT_BADGES.get(entry.action)
+  if (badge !== undefined) return paint(output, badgeColour(badge), badge)
+  // Flag and segment entries carry values, not statuses: a label says more.
   const labelled = /^(rl_|global_rl_|svc_rl_|flag_|segment_)/.test(entry.action)
   if (!labelled && entry.previous_status !== null && entry.new_status !== null) {
     return `${statusBadge(output, entry.previous_status)} > ${statusBadge(output, entry.new_status)}`

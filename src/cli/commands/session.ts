@@ -7,10 +7,13 @@ import { ApiError } from '../errors.js'
 import {
   checkServerUrl,
   configPath,
+  credentialFor,
   describeSource,
   readConfig,
   resolveServerUrl,
+  withCredential,
   writeConfig,
+  type StoredCredential,
 } from '../config.js'
 import { AdminClient } from '../client.js'
 import { paint } from '../output.js'
@@ -40,12 +43,14 @@ export function sessionCommands(program: Command, runtime: Runtime): void {
         password,
       })
       const config = readConfig(runtime.environment)
-      writeConfig(runtime.environment, {
-        ...config,
-        token: answer.token,
-        username: answer.username,
-        expires_at: answer.expires_at,
-      })
+      writeConfig(
+        runtime.environment,
+        withCredential(config, url, {
+          token: answer.token,
+          username: answer.username,
+          expires_at: answer.expires_at,
+        }),
+      )
       if (
         printedJson(runtime, command, { username: answer.username, expires_at: answer.expires_at })
       )
@@ -58,8 +63,10 @@ export function sessionCommands(program: Command, runtime: Runtime): void {
     .description('revoke the token on the server and clear local credentials')
     .action(async (_options: object, command: Command) => {
       const config = readConfig(runtime.environment)
+      const { url } = resolveServerUrl(runtime.environment)
+      const credential = credentialFor(config, url)
       let revoked = false
-      if (config.token !== undefined) {
+      if (credential !== undefined) {
         try {
           revoked = (await clientFor(runtime).post<{ revoked: boolean }>('/api/auth/logout'))
             .revoked
@@ -68,13 +75,12 @@ export function sessionCommands(program: Command, runtime: Runtime): void {
           if (!(error instanceof ApiError && error.status === 401)) throw error
         }
       }
-      const { token: _t, username: _u, expires_at: _e, ...rest } = config
-      writeConfig(runtime.environment, rest)
+      writeConfig(runtime.environment, withCredential(config, url, null))
       if (printedJson(runtime, command, { revoked })) return
       output.out(
-        config.token === undefined
+        credential === undefined
           ? 'Not logged in; nothing to revoke.'
-          : `Logged out${config.username ? ` ${config.username}` : ''}; the token is revoked on the server.`,
+          : `Logged out${credential.username ? ` ${credential.username}` : ''}; the token is revoked on the server.`,
       )
     })
 
@@ -133,7 +139,8 @@ export function sessionCommands(program: Command, runtime: Runtime): void {
     .description('print the resolved server URL, its source and the auth status')
     .action((_options: object, command: Command) => {
       const { url, source } = resolveServerUrl(runtime.environment)
-      const stored = readConfig(runtime.environment)
+      const stored: Partial<StoredCredential> =
+        credentialFor(readConfig(runtime.environment), url) ?? {}
       const expired =
         stored.expires_at !== undefined && Date.parse(stored.expires_at) <= runtime.now()
       const auth =

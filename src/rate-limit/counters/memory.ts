@@ -1,7 +1,17 @@
 /**
  * In-process counters: one Map of buckets per scope, each entry expiring with its window.
- * Not shared between processes (spec rule 9). Memory stays bounded: expired entries are swept
- * periodically, and past `maxEntries` the oldest entries are dropped first.
+ * Not shared between processes (spec rule 9). Memory stays bounded, and the bound cannot be
+ * turned against other clients:
+ *
+ * - past `maxEntries`, a counter is evicted from the scope that holds the most counters, so a
+ *   flood of random keys on one route pays for itself and never resets another route's
+ *   counters (a login limit);
+ * - inside that scope the least recently used counter goes (a "second chance" clock: a counter
+ *   used since the hand last passed is kept and moved to the back), so a client that keeps
+ *   sending is not reset by a flood of new keys;
+ * - expiry is amortised: each new counter looks at the two oldest of its scope and drops them
+ *   if they have expired, and a timer sweeps the rest now and then; no insertion ever walks the
+ *   whole table.
  */
 import { step, type CounterOutcome, type CounterState } from '../algorithms.js'
 import type { CounterCheck, CounterStore } from './types.js'
@@ -10,11 +20,16 @@ import type { CounterCheck, CounterStore } from './types.js'
 export interface CounterEntry {
   state: CounterState
   expiresAt: number
+  /** Set on use, cleared by the eviction clock: a used entry gets a second chance. */
+  used?: boolean
 }
 
 /** Options of {@link memoryCounters}. */
 export interface MemoryCounterOptions {
-  /** Upper bound on stored counters (default 100 000). */
+  /**
+   * Upper bound on stored counters (default 100 000); beyond it the scope holding the most
+   * counters loses its least recently used one.
+   */
   maxEntries?: number
   /** Seconds between sweeps of expired entries (default 60; 0 disables the timer). */
   sweepInterval?: number
@@ -52,6 +67,7 @@ export class MemoryCounters implements CounterStore {
         now,
       )
       outcomes[evaluated++] = result
+      if (entry !== undefined) entry.used = true
       if (result.next === undefined) break
       if (entry !== undefined) {
         entry.state = result.next
@@ -62,8 +78,9 @@ export class MemoryCounters implements CounterStore {
         buckets = new Map()
         this.scopes.set(check.scope, buckets)
       }
-      buckets.set(check.bucket, { state: result.next, expiresAt: result.expiresAt })
-      if (++this.size > this.maxEntries) this.evict(now)
+      this.dropExpiredOldest(buckets, now)
+      buckets.set(check.bucket, { state: result.next, expiresAt: result.expiresAt, used: false })
+      if (++this.size > this.maxEntries) this.evict()
     }
     if (evaluated < outcomes.length) outcomes.length = evaluated
     return outcomes
@@ -97,7 +114,7 @@ export class MemoryCounters implements CounterStore {
       this.scopes.set(scope, buckets)
     }
     if (!buckets.has(bucket)) this.size++
-    buckets.set(bucket, entry)
+    buckets.set(bucket, { state: entry.state, expiresAt: entry.expiresAt, used: false })
   }
 
   /** Drops every entry that expired before `now`. */
@@ -113,17 +130,48 @@ export class MemoryCounters implements CounterStore {
     }
   }
 
-  /** Over the bound: sweep, then drop the oldest-inserted entries until back under it. */
-  private evict(now: number): void {
-    this.sweep(now)
-    for (const [scope, buckets] of this.scopes) {
-      for (const bucket of buckets.keys()) {
-        if (this.size <= this.maxEntries) return
-        buckets.delete(bucket)
-        this.size--
+  /** Over the bound: evict from the largest scope, least recently used first. */
+  private evict(): void {
+    while (this.size > this.maxEntries) {
+      let largest: Map<string, CounterEntry> | undefined
+      let largestScope = ''
+      for (const [scope, buckets] of this.scopes) {
+        if (largest === undefined || buckets.size > largest.size) {
+          largest = buckets
+          largestScope = scope
+        }
       }
-      if (buckets.size === 0) this.scopes.delete(scope)
+      if (largest === undefined) return
+      evictOne(largest)
+      this.size--
+      if (largest.size === 0) this.scopes.delete(largestScope)
     }
+  }
+
+  /** Drops the (at most two) oldest entries of a scope when they have expired. */
+  private dropExpiredOldest(buckets: Map<string, CounterEntry>, now: number): void {
+    for (let i = 0; i < 2; i++) {
+      const oldest = buckets.entries().next()
+      if (oldest.done === true || oldest.value[1].expiresAt > now) return
+      buckets.delete(oldest.value[0])
+      this.size--
+    }
+  }
+}
+
+/**
+ * Evicts one entry of a non-empty scope: the clock hand is the oldest position of the Map;
+ * an entry used since it was last passed is moved to the back (second chance) instead.
+ */
+function evictOne(buckets: Map<string, CounterEntry>): void {
+  for (;;) {
+    const oldest = buckets.entries().next()
+    if (oldest.done === true) return
+    const [bucket, entry] = oldest.value
+    buckets.delete(bucket)
+    if (entry.used !== true) return
+    entry.used = false
+    buckets.set(bucket, entry)
   }
 }
 

@@ -1,10 +1,11 @@
 /**
  * File-snapshot counters, for the file backend (spec rule 9: one process only): memory
  * counters written to a JSON file periodically and on close, and restored at startup, so a
- * restart does not hand every client a fresh quota. Writes are atomic (write, then rename).
+ * restart does not hand every client a fresh quota. Writes are atomic (write, then rename),
+ * and the file is readable by its owner only (mode 0600): it lists who is being counted.
  */
-import { readFileSync, renameSync, writeFileSync } from 'node:fs'
-import { writeFile, rename } from 'node:fs/promises'
+import { chmodSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { chmod, writeFile, rename } from 'node:fs/promises'
 import type { CounterState } from '../algorithms.js'
 import { MemoryCounters, type MemoryCounterOptions } from './memory.js'
 
@@ -52,7 +53,8 @@ export class SnapshotCounters extends MemoryCounters {
     if (this.writing !== null) return this.writing
     const content = this.serialise()
     const temporary = `${this.path}.${process.pid}.tmp`
-    this.writing = writeFile(temporary, content)
+    this.writing = writeFile(temporary, content, { mode: 0o600 })
+      .then(() => chmod(temporary, 0o600))
       .then(() => rename(temporary, this.path))
       .catch((error: unknown) => this.onError(error))
       .finally(() => {
@@ -67,7 +69,8 @@ export class SnapshotCounters extends MemoryCounters {
     await super.close()
     try {
       const temporary = `${this.path}.${process.pid}.tmp`
-      writeFileSync(temporary, this.serialise())
+      writeFileSync(temporary, this.serialise(), { mode: 0o600 })
+      chmodSync(temporary, 0o600)
       renameSync(temporary, this.path)
     } catch (error) {
       this.onError(error)

@@ -124,25 +124,45 @@ export function redisPolicyStore(
 
 /**
  * The blocked-request log in a Redis list, newest first: LPUSH and LTRIM in one MULTI, so the
- * list never holds more than `capacity` records, whichever instance writes.
+ * list never holds more than `capacity` records, whichever instance writes. The 429s of one
+ * event-loop turn share one MULTI (one LPUSH of all their records), so a flood of rejections
+ * costs one command per turn, not one per 429.
  */
 export function redisHitStore(redis: RedisHandle, capacity = 10_000): RateLimitHitStore {
   if (!Number.isSafeInteger(capacity) || capacity < 1)
     throw new RangeError('maxRlHitEntries must be an integer ≥ 1')
   const list = `${redis.prefix}rl:hits`
+  let batch: { texts: string[]; written: Promise<void> } | null = null
+
+  async function write(texts: string[]): Promise<void> {
+    const replies = await redis
+      .client()
+      .multi()
+      .lpush(list, ...texts)
+      .ltrim(list, 0, capacity - 1)
+      .exec()
+    const failed = replies?.find(([error]) => error !== null)?.[0]
+    if (replies === null) throw new Error('Redis transaction was aborted.')
+    if (failed) throw failed
+  }
+
   return {
-    async add(record) {
-      const replies = await redis
-        .client()
-        .multi()
-        .lpush(list, JSON.stringify(record))
-        .ltrim(list, 0, capacity - 1)
-        .exec()
-      const failed = replies?.find(([error]) => error !== null)?.[0]
-      if (replies === null) throw new Error('Redis transaction was aborted.')
-      if (failed) throw failed
+    add(record) {
+      if (batch === null) {
+        const texts: string[] = []
+        const written = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+          batch = null
+          // LPUSH with several values pushes them one by one: the last ends up first.
+          return write(texts)
+        })
+        batch = { texts, written }
+      }
+      batch.texts.push(JSON.stringify(record))
+      return batch.written
     },
     async list(options = {}) {
+      // Records of the current turn are read back once written (a read never overtakes them).
+      await batch?.written.catch(() => undefined)
       const limit = Math.min(options.limit ?? capacity, capacity)
       // Without a path filter only the wanted records travel; with one the whole log is read.
       const texts = await redis

@@ -73,10 +73,14 @@ export function rateLimitStoresFor(
       return local(new MemoryPolicyStore(), new MemoryHitStore(capacity), () =>
         memoryCounters(timing),
       )
-    case 'file':
+    case 'file': {
+      // The blocked-request log is written in the background; close writes what is pending.
+      const hits = fileHitStore(backend.sections, capacity, {
+        onError: (error) => options.onError?.(error, 'blocked-request log write'),
+      })
       return local(
         filePolicyStore(backend.sections),
-        fileHitStore(backend.sections, capacity),
+        hits,
         () =>
           snapshotCounters({
             ...timing,
@@ -91,7 +95,9 @@ export function rateLimitStoresFor(
                     ),
                 }),
           }),
+        () => hits.flush(),
       )
+    }
     case 'redis': {
       const policies = redisPolicyStore(backend.redis, { ...pick(options) })
       const redis = backend.redis
@@ -128,6 +134,7 @@ function local(
   policies: RateLimitPolicyStore,
   hits: RateLimitHitStore,
   makeCounters: () => CounterStore,
+  close: () => Promise<void> = () => Promise.resolve(),
 ): RateLimitStores {
   const counters = once(makeCounters)
   return {
@@ -139,7 +146,7 @@ function local(
     subscribe: () => () => undefined,
     onResync: () => () => undefined,
     connect: () => Promise.resolve(),
-    close: () => Promise.resolve(),
+    close,
   }
 }
 
