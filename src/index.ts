@@ -70,14 +70,14 @@ export {
 } from './core/webhooks.js'
 export { toIso, parseDateTime } from './core/time.js'
 export * from './flags/index.js'
-export { fileFlagStore, FLAG_SECTIONS } from './flags/file-store.js'
+export { fileFlagStore, FLAG_SECTIONS } from './flags/stores/file.js'
 export {
   redisFlagStore,
   type RedisFlagStore,
   type RedisFlagStoreOptions,
   type ManagedFlagStore,
-} from './flags/redis-store.js'
-export { flagStoreFor, type FlagStoreForOptions } from './flags/store-for.js'
+} from './flags/stores/redis.js'
+export { flagStoreFor, type FlagStoreForOptions } from './flags/stores/index.js'
 export type { SwitchyardProvider, UseOpenFeatureOptions } from './flags/openfeature.js'
 export {
   flagScheduleJob,

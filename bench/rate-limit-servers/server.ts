@@ -17,7 +17,7 @@ import Fastify from 'fastify'
 import { Redis } from 'ioredis'
 import { createEngine } from '../../src/index.js'
 import { rateLimit, switchyard } from '../../src/fastify/index.js'
-import { rateLimitingFor } from '../../src/rate-limit/binding.js'
+import { rateLimitingFor } from '../../src/rate-limit/feature.js'
 import { redisCounters } from '../../src/rate-limit/counters/redis.js'
 import { addRoutes, listen } from '../servers/routes.js'
 

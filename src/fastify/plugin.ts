@@ -31,7 +31,7 @@ import {
   hasRateLimiting,
   rateLimitingFor,
   type RateLimitingOptions,
-} from '../rate-limit/binding.js'
+} from '../rate-limit/feature.js'
 import type { RateLimitService } from '../rate-limit/service.js'
 import { declarationOf } from './declarations.js'
 import type { RateLimitDeclaration, RateLimitResponseFactory } from './rate-limit.js'

@@ -16,7 +16,7 @@ import { createEngine, type Engine } from '../core/engine.js'
 import type { RouteSlot } from '../core/route-slot.js'
 import type { HookDeclaration } from './declarations.js'
 import { enforceRequest } from './respond.js'
-import { rateLimitingFor } from '../rate-limit/binding.js'
+import { rateLimitingFor } from '../rate-limit/feature.js'
 
 const kEnforced = Symbol('switchyard.enforced')
 type MaybeEnforced = FastifyRequest & { [kEnforced]?: true }

@@ -8,7 +8,7 @@ import type { Engine } from '../core/engine.js'
 import { ConfigError, toError } from '../core/errors.js'
 import type { RateLimitChangeEvent } from './events.js'
 import { RateLimitService, type RateLimitServiceOptions } from './service.js'
-import { rateLimitStoresFor, type RateLimitStores } from './stores/stores-for.js'
+import { rateLimitStoresFor, type RateLimitStores } from './stores/index.js'
 
 /** Rate-limiting options an application may give (the engine supplies the rest). */
 export type RateLimitingOptions = Pick<

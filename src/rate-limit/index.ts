@@ -51,7 +51,7 @@ export {
   type SetRateLimitPolicyInput,
   type RouteAddressOptions,
 } from './service.js'
-export { rateLimitingFor, type RateLimitingOptions } from './binding.js'
+export { rateLimitingFor, type RateLimitingOptions } from './feature.js'
 export type { RateLimitHeaderMode } from './evaluate.js'
 export {
   redisCounters,
@@ -59,8 +59,4 @@ export {
   type RedisCounterClient,
   type RedisCounterOptions,
 } from './counters/redis.js'
-export {
-  snapshotCounters,
-  SnapshotCounters,
-  type SnapshotCounterOptions,
-} from './counters/snapshot.js'
+export { snapshotCounters, SnapshotCounters, type SnapshotCounterOptions } from './counters/file.js'

@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import { createEngine, type Engine, type Store } from '../../src/index.js'
 import { adminApp, type AdminAppOptions } from '../../src/admin/index.js'
-import { rateLimitingFor } from '../../src/rate-limit/binding.js'
+import { rateLimitingFor } from '../../src/rate-limit/feature.js'
 import { FakeClock } from '../helpers/clock.js'
 
 /** Registers a few routes of two services with the engine. */

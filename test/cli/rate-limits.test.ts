@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { rateLimitingFor } from '../../src/rate-limit/binding.js'
+import { rateLimitingFor } from '../../src/rate-limit/feature.js'
 import { ctlServerForFile } from './helpers.js'
 
 const { server, run } = ctlServerForFile()

@@ -10,12 +10,7 @@ import { redisStore } from '../../src/stores/redis.js'
 import type { Store } from '../../src/stores/types.js'
 import { FakeClock } from '../helpers/clock.js'
 import { until } from '../stores/conformance.js'
-import {
-  deleteKeys,
-  redisTestsEnabled,
-  TEST_REDIS_URL,
-  testPrefix,
-} from '../stores/redis-helper.js'
+import { deleteKeys, redisTestsEnabled, TEST_REDIS_URL, testPrefix } from '../helpers/redis.js'
 
 interface Received {
   headers: IncomingMessage['headers']

@@ -8,18 +8,13 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { createEngine, type Engine } from '../../src/core/engine.js'
-import { subscriberName } from '../../src/flags/redis-store.js'
+import { subscriberName } from '../../src/flags/stores/redis.js'
 import { redisStore } from '../../src/stores/redis.js'
 import { FakeClock } from '../helpers/clock.js'
 import { freePort, PrivateRedis } from '../stores/fixtures/redis-server.js'
 import { booleanFlag } from '../flags/helpers.js'
 import { until } from '../stores/conformance.js'
-import {
-  deleteKeys,
-  redisTestsEnabled,
-  TEST_REDIS_URL,
-  testPrefix,
-} from '../stores/redis-helper.js'
+import { deleteKeys, redisTestsEnabled, TEST_REDIS_URL, testPrefix } from '../helpers/redis.js'
 
 const enabled = await redisTestsEnabled('test/integration/flags-redis.test.ts')
 const filePrefix = testPrefix('flags-engine')

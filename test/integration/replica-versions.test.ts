@@ -9,12 +9,7 @@ import { RouteRegistry } from '../../src/core/registry.js'
 import { Replica } from '../../src/core/replica.js'
 import { redisStore } from '../../src/stores/redis.js'
 import { routeState, until } from '../stores/conformance.js'
-import {
-  deleteKeys,
-  redisTestsEnabled,
-  TEST_REDIS_URL,
-  testPrefix,
-} from '../stores/redis-helper.js'
+import { deleteKeys, redisTestsEnabled, TEST_REDIS_URL, testPrefix } from '../helpers/redis.js'
 
 describe('replica versions', () => {
   function setup() {

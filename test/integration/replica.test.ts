@@ -10,12 +10,7 @@ import { redisStore } from '../../src/stores/redis.js'
 import { until } from '../stores/conformance.js'
 import { startEngineChild, type EngineChild } from '../stores/fixtures/child.js'
 import { freePort, PrivateRedis } from '../stores/fixtures/redis-server.js'
-import {
-  deleteKeys,
-  redisTestsEnabled,
-  TEST_REDIS_URL,
-  testPrefix,
-} from '../stores/redis-helper.js'
+import { deleteKeys, redisTestsEnabled, TEST_REDIS_URL, testPrefix } from '../helpers/redis.js'
 
 const enabled = await redisTestsEnabled('test/integration/replica.test.ts')
 const prefix = testPrefix('replica')

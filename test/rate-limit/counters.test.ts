@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { CounterRule } from '../../src/rate-limit/algorithms.js'
 import { MemoryCounters } from '../../src/rate-limit/counters/memory.js'
-import { snapshotCounters } from '../../src/rate-limit/counters/snapshot.js'
+import { snapshotCounters } from '../../src/rate-limit/counters/file.js'
 import { rateLimit } from '../../src/fastify/index.js'
 import { limitedApp, statuses } from './helpers.js'
 

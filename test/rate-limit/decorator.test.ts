@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { ConfigError } from '../../src/core/errors.js'
 import { createEngine } from '../../src/index.js'
 import { maintenance, rateLimit, setStandaloneEngine } from '../../src/fastify/index.js'
-import { rateLimitingFor } from '../../src/rate-limit/binding.js'
+import { rateLimitingFor } from '../../src/rate-limit/feature.js'
 import { FakeClock } from '../helpers/clock.js'
 import { limitedApp, statuses, times } from './helpers.js'
 

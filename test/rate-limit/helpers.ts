@@ -5,7 +5,7 @@ import Fastify, {
 } from 'fastify'
 import { createEngine, type Engine } from '../../src/index.js'
 import { switchyard, type SwitchyardPluginOptions } from '../../src/fastify/index.js'
-import { rateLimitingFor } from '../../src/rate-limit/binding.js'
+import { rateLimitingFor } from '../../src/rate-limit/feature.js'
 import type { RateLimitService } from '../../src/rate-limit/service.js'
 import { FakeClock } from '../helpers/clock.js'
 

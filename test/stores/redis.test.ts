@@ -3,7 +3,7 @@ import { ConfigError } from '../../src/core/errors.js'
 import { createStore } from '../../src/stores/index.js'
 import { redisStore } from '../../src/stores/redis.js'
 import { runStoreConformance } from './conformance.js'
-import { deleteKeys, redisTestsEnabled, TEST_REDIS_URL, testPrefix } from './redis-helper.js'
+import { deleteKeys, redisTestsEnabled, TEST_REDIS_URL, testPrefix } from '../helpers/redis.js'
 
 const enabled = await redisTestsEnabled('test/stores/redis-store.test.ts')
 const prefixes: string[] = []

@@ -20,11 +20,11 @@
  * again just after it (the replica applies them idempotently), so a reload can never overwrite
  * a newer change with the older snapshot.
  */
-import { toError } from '../core/errors.js'
-import { feedSubscriberName, redisRecordFeed } from '../stores/record-feed.js'
-import type { RedisHandle } from '../stores/types.js'
-import type { Flag, Segment } from './model.js'
-import type { FlagChangeEvent, FlagChangeListener, FlagStore } from './ports.js'
+import { toError } from '../../core/errors.js'
+import { feedSubscriberName, redisRecordFeed } from '../../stores/record-feed.js'
+import type { RedisHandle } from '../../stores/types.js'
+import type { Flag, Segment } from '../model.js'
+import type { FlagChangeEvent, FlagChangeListener, FlagStore } from '../ports.js'
 
 /** A {@link FlagStore} with a lifecycle and a resync signal (the Redis one). */
 export interface ManagedFlagStore extends FlagStore {

@@ -16,7 +16,7 @@ import { resolve } from 'node:path'
 import type { RedisHandle, Store } from '../../stores/types.js'
 import { memoryCounters } from '../counters/memory.js'
 import { redisCounters, type RedisCounterClient } from '../counters/redis.js'
-import { snapshotCounters } from '../counters/snapshot.js'
+import { snapshotCounters } from '../counters/file.js'
 import type { CounterStore } from '../counters/types.js'
 import type { RateLimitChangeEvent } from '../events.js'
 import {

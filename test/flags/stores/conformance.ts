@@ -5,8 +5,8 @@
  *   runFlagStoreContract('redis', async () => ({ store, close }))
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import type { FlagChangeEvent, FlagStore } from '../../src/flags/index.js'
-import { storedFlag, storedSegment } from './helpers.js'
+import type { FlagChangeEvent, FlagStore } from '../../../src/flags/index.js'
+import { storedFlag, storedSegment } from '../helpers.js'
 
 /** What a factory returns: a fresh, empty store and how to dispose of it. */
 export interface StoreUnderTest {

@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest'
-import { memoryFlagStore } from '../../src/flags/index.js'
-import { storedFlag } from './helpers.js'
-import { runFlagStoreContract } from './store-contract.js'
+import { memoryFlagStore } from '../../../src/flags/index.js'
+import { storedFlag } from '../helpers.js'
+import { runFlagStoreContract } from './conformance.js'
 
 runFlagStoreContract('memory', () => Promise.resolve({ store: memoryFlagStore() }))
 

@@ -1,19 +1,18 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { Redis } from 'ioredis'
-import { FlagService, type FlagChangeEvent } from '../../src/flags/index.js'
-import { redisFlagStore, subscriberName, type RedisFlagStore } from '../../src/flags/redis-store.js'
-import { flagStoreFor } from '../../src/flags/store-for.js'
-import { redisStore } from '../../src/stores/redis.js'
-import type { Store } from '../../src/stores/types.js'
-import { until } from '../stores/conformance.js'
+import { FlagService, type FlagChangeEvent } from '../../../src/flags/index.js'
 import {
-  deleteKeys,
-  redisTestsEnabled,
-  TEST_REDIS_URL,
-  testPrefix,
-} from '../stores/redis-helper.js'
-import { storedFlag, storedSegment } from './helpers.js'
-import { runFlagStoreContract } from './store-contract.js'
+  redisFlagStore,
+  subscriberName,
+  type RedisFlagStore,
+} from '../../../src/flags/stores/redis.js'
+import { flagStoreFor } from '../../../src/flags/stores/index.js'
+import { redisStore } from '../../../src/stores/redis.js'
+import type { Store } from '../../../src/stores/types.js'
+import { until } from '../../stores/conformance.js'
+import { deleteKeys, redisTestsEnabled, TEST_REDIS_URL, testPrefix } from '../../helpers/redis.js'
+import { storedFlag, storedSegment } from '../helpers.js'
+import { runFlagStoreContract } from './conformance.js'
 
 const enabled = await redisTestsEnabled('test/flags/redis-store.test.ts')
 const filePrefix = testPrefix('flag-store')

@@ -8,7 +8,7 @@ import { redisHitStore, redisPolicyStore } from '../../../src/rate-limit/stores/
 import { fileStore } from '../../../src/stores/file.js'
 import { redisStore } from '../../../src/stores/redis.js'
 import type { FileSections, Store } from '../../../src/stores/types.js'
-import { hit, rateLimitStoreContract } from './contract.js'
+import { hit, rateLimitStoreContract } from './conformance.js'
 import { dropPrefix, redisAvailable, redisUrl } from './redis-available.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-rl-stores-'))

@@ -5,7 +5,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import { createEngine, type Engine } from '../../../src/index.js'
 import { rateLimit, switchyard } from '../../../src/fastify/index.js'
-import { rateLimitingFor, type RateLimitingOptions } from '../../../src/rate-limit/binding.js'
+import { rateLimitingFor, type RateLimitingOptions } from '../../../src/rate-limit/feature.js'
 import type { RateLimitService } from '../../../src/rate-limit/service.js'
 import type { Store } from '../../../src/stores/types.js'
 import { FakeClock } from '../../helpers/clock.js'
