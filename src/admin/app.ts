@@ -82,7 +82,9 @@ async function adminPlugin(app: FastifyInstance, options: AdminAppOptions): Prom
     engine,
     credentials,
     sessions:
-      credentials === null ? null : new SessionManager(engine.store.tokens, engine.clock, expiry),
+      credentials === null
+        ? null
+        : new SessionManager(engine.sessionTokens(), engine.clock, expiry),
     throttle: new LoginThrottle(engine.clock, options.loginThrottle, configError),
     mountPath: mountPath === '' ? '/' : mountPath,
     flags: options.flags,
@@ -93,7 +95,7 @@ async function adminPlugin(app: FastifyInstance, options: AdminAppOptions): Prom
     )
   }
   const hub = new EventHub(options, configError)
-  const unsubscribe = engine.store.changes.subscribe((event) => {
+  const unsubscribe = engine.onChange((event) => {
     hub.publish(toStreamEvent(event))
   })
   const flagService = flagServiceOf(context)

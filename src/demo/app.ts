@@ -3,7 +3,8 @@
  * switchyard feature on the embedded defaults, so a newcomer can try everything with curl.
  */
 import Fastify, { type FastifyInstance } from 'fastify'
-import { createEngine, type Engine } from '../core/engine.js'
+import type { Engine } from '../core/engine.js'
+import { createEngine } from '../create-engine.js'
 import { SwitchyardError } from '../core/errors.js'
 import {
   deprecated,

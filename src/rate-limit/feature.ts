@@ -1,177 +1,125 @@
 /**
- * The link between an engine and its rate limiting, until the engine owns a
- * {@link RateLimitService} itself: one service per engine, created on first use, whose gate
- * is installed as the engine's rate-limit steps. The Fastify plugin and the decorators reach
- * the service through here, so both forms share the same policies and counters.
+ * Rate limiting as a feature of the engine: the {@link RateLimitService} (`engine.rateLimits`),
+ * its stores and counters on the engine's backend, the loader of stored policies, the change
+ * feed of other instances' policy changes, and the gate it gives the enforcement pipeline.
+ *
+ * The backend is chosen when the engine starts (or at the first counted request or policy
+ * write before that), from the options given to `createEngine({ rateLimit })` and the plugin.
  */
-import type { Engine } from '../core/engine.js'
-import { ConfigError, toError } from '../core/errors.js'
+import { FeatureLoader, type EngineFeature, type FeatureHost } from '../core/feature.js'
+import type { ScheduledJob } from '../core/scheduler.js'
 import type { RateLimitChangeEvent } from './events.js'
-import { RateLimitService, type RateLimitServiceOptions } from './service.js'
+import type { RateLimitingOptions } from './options.js'
+import { RateLimitService, type RateLimitBackend } from './service.js'
 import { rateLimitStoresFor, type RateLimitStores } from './stores/index.js'
 
-/** Rate-limiting options an application may give (the engine supplies the rest). */
-export type RateLimitingOptions = Pick<
-  RateLimitServiceOptions,
-  'counters' | 'policies' | 'hits' | 'maxRlHitEntries' | 'trustedProxies' | 'report' | 'headers'
-> & {
-  /**
-   * Counter snapshot file on the file backend (default `<state file>.rl-counters.json`; see
-   * `rateLimitStoresFor`). Ignored on other backends and when `counters` are given.
-   */
-  counterSnapshotPath?: string
-}
+export type { RateLimitingOptions } from './options.js'
 
-const services = new WeakMap<Engine, RateLimitService>()
-
-/** True when `engine` already has its rate-limit service. */
-export function hasRateLimiting(engine: Engine): boolean {
-  return services.has(engine)
-}
-
-/**
- * The rate-limit service of `engine`, created (and its stored policies loaded) on first call.
- * Options are accepted only on that first call; later calls with options are a
- * {@link ConfigError}, because counters and stores cannot be swapped under live traffic.
- */
-export function rateLimitingFor(engine: Engine, options?: RateLimitingOptions): RateLimitService {
-  const existing = services.get(engine)
-  if (existing !== undefined) {
-    if (options !== undefined && Object.keys(options).length > 0)
-      throw new ConfigError(
-        'Rate limiting of this engine is already set up; pass its options on first use (register the plugin before any rate-limited route).',
-      )
-    return existing
-  }
-  // Stores the options do not name come from the engine's backend (file, Redis or memory).
-  const { counterSnapshotPath, ...serviceOptions } = options ?? {}
-  const stores = rateLimitStoresFor(engine.store, {
-    ...(options?.maxRlHitEntries === undefined ? {} : { maxRlHitEntries: options.maxRlHitEntries }),
-    ...(counterSnapshotPath === undefined ? {} : { counterSnapshotPath }),
-    // Counter expiry runs on the engine's clock, as the evaluation does.
-    now: () => engine.clock.now(),
-    onError: (error, what) => engine.logger.error(`rate limits: ${what} failed`, error),
-  })
-  const service = new RateLimitService({
-    policies: stores.policies,
-    hits: stores.hits,
-    ...serviceOptions,
-    counters: serviceOptions.counters ?? stores.counters,
-    // Policy changes are audited like every other change of the engine.
-    report: (operation) => {
-      engine.recordOperation(operation)
-      serviceOptions.report?.(operation)
-    },
-    registry: engine.registry,
-    defaultService: engine.service,
-    clock: engine.clock,
-    logError: (message, error) => engine.logger.error(message, error),
-  })
-  services.set(engine, service)
-  engine.enforcer.rateLimits = service.gate
-  // Only when the policies are the backend's own do its remote changes and resyncs apply.
-  const loader = followEngine(engine, stores, service, options?.counters === undefined)
-  if (options?.policies === undefined) {
-    stores.subscribe((event) => loader.apply(event))
-    stores.onResync(() => void loader.load(true))
-  }
-  return service
-}
-
-/**
- * Loads the stored policies once the engine's store is connected: the loader is attached to the
- * engine, which starts it after its own start (at once if it already started) and closes it
- * before the store. A load that fails (store unreachable) is retried with capped backoff, the
- * declared policies applying meanwhile.
- */
-function followEngine(
-  engine: Engine,
-  stores: RateLimitStores,
-  service: RateLimitService,
-  ownsCounters: boolean,
-): RateLimitLoader {
-  const loader = new RateLimitLoader(engine, stores, service)
-  void engine.attach({
-    start: () => loader.load(true),
-    close: async () => {
-      loader.stop()
-      await stores.close()
-      // Counters on the store's connection must stop before it closes; closing twice is safe.
-      if (ownsCounters) await service.close()
-    },
-  })
-  return loader
-}
-
-const FIRST_RETRY_MS = 2_000
-const LONGEST_RETRY_MS = 30_000
-
-/** Loads stored policies into the service, retrying reported failures. */
-class RateLimitLoader {
-  private retry: NodeJS.Timeout | null = null
-  private failures = 0
-  private stopped = false
+/** The rate-limit feature of one engine. */
+export class RateLimitFeature implements EngineFeature {
+  readonly service: RateLimitService
+  readonly jobs: readonly ScheduledJob[] = []
+  private readonly loader: FeatureLoader
+  /** The backend's stores, once chosen. */
+  private stores: RateLimitStores | null = null
+  /** Whether the policies are the backend's (only then do its remote changes apply). */
+  private followsBackend = false
   /** One list per load in flight: the remote changes received meanwhile. */
   private readonly duringLoads = new Set<RateLimitChangeEvent[]>()
+  private readonly unsubscribers: (() => void)[] = []
 
   constructor(
-    private readonly engine: Engine,
-    private readonly stores: RateLimitStores,
-    private readonly service: RateLimitService,
-  ) {}
+    private readonly host: FeatureHost,
+    options: RateLimitingOptions = {},
+  ) {
+    this.service = new RateLimitService({
+      registry: host.registry,
+      defaultService: host.service,
+      clock: host.clock,
+      options,
+      backend: (settings) => this.chooseBackend(settings),
+      // Policy changes are audited like every other change of the engine.
+      report: (operation) => host.report(operation),
+      logError: (message, error) => host.logger.error(message, error),
+    })
+    this.loader = new FeatureLoader({
+      what: 'rate-limit policies',
+      meanwhile: 'declared ones apply',
+      logger: host.logger,
+      backoff: host.backoff,
+      load: () => this.loadPolicies(),
+    })
+  }
 
-  /** Connects the stores and loads; `report` logs a failure and schedules a retry. */
-  async load(report: boolean): Promise<void> {
-    if (this.stopped) return
-    if (this.retry !== null) clearTimeout(this.retry)
-    this.retry = null
+  /** The options are final from now on: the backend is chosen. */
+  start(): void {
+    this.service.parts()
+  }
+
+  load(): Promise<void> {
+    this.service.parts()
+    return this.loader.run()
+  }
+
+  async close(): Promise<void> {
+    this.loader.stop()
+    for (const unsubscribe of this.unsubscribers.splice(0)) unsubscribe()
+    await this.stores?.close()
+    // Counters on the store's connection must stop before it closes; closing twice is safe.
+    await this.service.close()
+  }
+
+  /** Stores the options do not name come from the engine's backend (memory, file or Redis). */
+  private chooseBackend(settings: RateLimitingOptions): RateLimitBackend {
+    const { host } = this
+    const stores = rateLimitStoresFor(host.store, {
+      ...(settings.maxRlHitEntries === undefined
+        ? {}
+        : { maxRlHitEntries: settings.maxRlHitEntries }),
+      ...(settings.counterSnapshotPath === undefined
+        ? {}
+        : { counterSnapshotPath: settings.counterSnapshotPath }),
+      // Counter expiry runs on the engine's clock, as the evaluation does.
+      now: () => host.clock.now(),
+      onError: (error, what) => host.logger.error(`rate limits: ${what} failed`, error),
+    })
+    this.stores = stores
+    this.followsBackend = settings.policies === undefined
+    if (this.followsBackend) {
+      this.unsubscribers.push(
+        stores.subscribe((event) => this.apply(event)),
+        stores.onResync(() => {
+          this.load().catch((error: unknown) => {
+            host.logger.error('rate-limit policies: configuration error', error)
+          })
+        }),
+      )
+    }
+    return {
+      policies: settings.policies ?? stores.policies,
+      hits: settings.hits ?? stores.hits,
+      makeCounters: () => settings.counters ?? stores.makeCounters(),
+    }
+  }
+
+  /** Connects the stores and loads every stored policy. */
+  private async loadPolicies(): Promise<void> {
     const received: RateLimitChangeEvent[] = []
     this.duringLoads.add(received)
     try {
-      await this.stores.connect()
+      if (this.followsBackend) await this.stores?.connect()
       await this.service.load()
       // The list may have been read before a change whose message was applied meanwhile:
       // apply those again, so a reload never rolls a newer change back.
       for (const event of received) this.service.apply(event)
-      this.failures = 0
-    } catch (error) {
-      // stop() may have run while the load was in flight.
-      if (!report || this.isStopped()) return
-      // A configuration problem (a corrupt section) is not cured by waiting.
-      if (error instanceof ConfigError) {
-        this.engine.logger.error(
-          'rate-limit policies could not be loaded; declared ones apply',
-          error,
-        )
-        return
-      }
-      const delay = Math.min(FIRST_RETRY_MS * 2 ** this.failures, LONGEST_RETRY_MS)
-      this.failures += 1
-      this.engine.logger.error(
-        `rate-limit policies could not be loaded; declared ones apply; retrying in ${delay / 1000}s`,
-        toError(error),
-      )
-      this.retry = setTimeout(() => void this.load(true), delay)
-      this.retry.unref()
     } finally {
       this.duringLoads.delete(received)
     }
   }
 
   /** Applies a change made by another instance. */
-  apply(event: RateLimitChangeEvent): void {
+  private apply(event: RateLimitChangeEvent): void {
     this.service.apply(event)
     for (const received of this.duringLoads) received.push(event)
-  }
-
-  private isStopped(): boolean {
-    return this.stopped
-  }
-
-  /** Cancels a pending retry; later loads do nothing. */
-  stop(): void {
-    this.stopped = true
-    if (this.retry !== null) clearTimeout(this.retry)
-    this.retry = null
   }
 }

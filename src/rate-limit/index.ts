@@ -38,20 +38,19 @@ export {
 } from './exceeded.js'
 export type { CounterStore, CounterCheck } from './counters/types.js'
 export { memoryCounters, MemoryCounters, type MemoryCounterOptions } from './counters/memory.js'
-export {
-  MemoryPolicyStore,
-  MemoryHitStore,
-  type RateLimitPolicyStore,
-  type RateLimitHitStore,
-} from './ports.js'
+export type { RateLimitPolicyStore, RateLimitHitStore } from './ports.js'
+export { MemoryPolicyStore, MemoryHitStore } from './stores/memory.js'
 export type { RateLimitChangeEvent } from './events.js'
 export {
   RateLimitService,
   type RateLimitServiceOptions,
+  type RateLimitBackend,
+  type RateLimitStreamEvent,
   type SetRateLimitPolicyInput,
   type RouteAddressOptions,
 } from './service.js'
-export { rateLimitingFor, type RateLimitingOptions } from './feature.js'
+export type { RateLimitScopeHandle } from './scope-operations.js'
+export { DEFAULT_REDIS_COMMAND_TIMEOUT, type RateLimitingOptions } from './options.js'
 export type { RateLimitHeaderMode } from './evaluate.js'
 export {
   redisCounters,

@@ -53,6 +53,7 @@ export function fileStore(options: FileStoreOptions = {}): Store {
     changes: state.changes,
     backend: {
       kind: 'file',
+      path,
       sections: {
         read: (name) => state.readSection(name),
         write: (name, value) => state.writeSection(name, value),

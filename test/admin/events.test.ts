@@ -129,8 +129,8 @@ describe('GET /api/events', () => {
       method: 'GET',
       limit: '1/minute',
     })
-    await engine.rateLimits.setGlobalRateLimit({ limit: '100/minute' })
-    const slot = engine.registry.get('default', 'GET:/orders')!
+    await engine.rateLimits.global.set({ limit: '100/minute' })
+    const slot = engine.registerRoute('GET', '/orders')
     const request = { method: 'GET', url: '/orders', headers: {}, ip: '10.0.0.1' }
     await engine.decide(slot, request)
     expect(await engine.decide(slot, request)).toMatchObject({ statusCode: 429 })

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import {
   ConfigError,
   createEngine,
+  memoryStore,
   RouteNotFoundError,
   RouteProtectedError,
   ValidationError,
@@ -35,7 +36,7 @@ describe('engine configuration', () => {
       delete process.env.CTL_BACKEND
       const engine = createEngine()
       expect(engine.env).toBe('dev')
-      expect(engine.store.kind).toBe('memory')
+      expect(engine.backend).toBe('memory')
       process.env.CTL_ENV = 'staging'
       expect(createEngine().env).toBe('staging')
       process.env.CTL_BACKEND = 'mongodb'
@@ -350,7 +351,7 @@ describe('fail-open store', () => {
     const errors: string[] = []
     let attempts = 0
     const broken = {
-      ...createEngine({ store: 'memory' }).store,
+      ...memoryStore(),
       kind: 'broken',
       connect: () => {
         attempts++

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { createEngine, type Engine } from '../../src/core/engine.js'
+import { createEngine, type Engine } from '../../src/create-engine.js'
 import { ValidationError } from '../../src/core/errors.js'
 import { chatFormatter, SIGNATURE_HEADER } from '../../src/core/webhooks.js'
 import { memoryStore } from '../../src/stores/memory.js'
@@ -232,7 +232,7 @@ describe.skipIf(!redisEnabled)('webhooks with several instances sharing Redis', 
     const a = await engineWith({ store: redisStore({ url: TEST_REDIS_URL, prefix }) })
     const b = await engineWith({ store: redisStore({ url: TEST_REDIS_URL, prefix }) })
     const bSawAudit: string[] = []
-    b.store.changes.subscribe((event) => {
+    b.onChange((event) => {
       if (event.type === 'audit') bSawAudit.push(event.entry.action)
     })
     a.addWebhook(url)

@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { createEngine, type Engine } from '../../src/core/engine.js'
+import { createEngine, type Engine } from '../../src/create-engine.js'
 import { subscriberName } from '../../src/flags/stores/redis.js'
 import { redisStore } from '../../src/stores/redis.js'
 import { FakeClock } from '../helpers/clock.js'
@@ -56,7 +56,7 @@ const moduleUrl = (path: string) =>
 
 /** An engine in another process that prints `VALUE <bool> <ms>` whenever flag `live` changes. */
 const CHILD = `
-import { createEngine } from '${moduleUrl('../../src/core/engine.ts')}'
+import { createEngine } from '${moduleUrl('../../src/create-engine.ts')}'
 import { redisStore } from '${moduleUrl('../../src/stores/redis.ts')}'
 const now = () => performance.timeOrigin + performance.now()
 const engine = createEngine({
@@ -226,13 +226,13 @@ describe.skipIf(!enabled)('flags on Redis', () => {
     const reason = (engine: Engine) => engine.flags.evaluate('sched', { key: 'u' }).reason
 
     clock.advance(60_000)
-    const applied = await Promise.all(trio.map((engine) => engine.scheduler.tick()))
+    const applied = await Promise.all(trio.map((engine) => engine.runDue()))
     expect(applied.reduce((sum, n) => sum + n, 0)).toBe(1)
     await until(() => trio.every((engine) => reason(engine) === 'OFF'))
     expect(await schedulerEntries()).toEqual(['flag_disabled'])
 
     clock.advance(60_000)
-    const second = await Promise.all(trio.map((engine) => engine.scheduler.tick()))
+    const second = await Promise.all(trio.map((engine) => engine.runDue()))
     expect(second.reduce((sum, n) => sum + n, 0)).toBe(1)
     await until(() =>
       trio.every((engine) => reason(engine) === 'FALLTHROUGH' && variation(engine) === 'off'),

@@ -212,7 +212,7 @@ describe.skipIf(!available)('Redis counters', () => {
         rateLimit: { counters },
       },
     )
-    await limits.setGlobalRateLimit({ limit: '100/minute' })
+    await limits.global.set({ limit: '100/minute' })
     resetCalls()
     expect(await statuses(app, 4)).toEqual([200, 200, 200, 429])
     expect(calls()).toBe(4)

@@ -5,7 +5,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import { createEngine, type Engine } from '../../../src/index.js'
 import { rateLimit, switchyard } from '../../../src/fastify/index.js'
-import { rateLimitingFor, type RateLimitingOptions } from '../../../src/rate-limit/feature.js'
+import type { RateLimitingOptions } from '../../../src/rate-limit/options.js'
 import type { RateLimitService } from '../../../src/rate-limit/service.js'
 import type { Store } from '../../../src/stores/types.js'
 import { FakeClock } from '../../helpers/clock.js'
@@ -34,7 +34,7 @@ export async function engineOn(
     app,
     engine,
     clock,
-    limits: rateLimitingFor(engine),
+    limits: engine.rateLimits,
     async close() {
       await app.close()
       await engine.close()

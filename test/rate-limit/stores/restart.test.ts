@@ -19,17 +19,17 @@ function restartScenario(open: () => Store, options: { counterSnapshotPath?: str
   it('applies runtime policies after a fresh engine starts; deleting the override leaves the decorator policy', async () => {
     const first = await engineOn(open(), options)
     await first.limits.setRateLimitPolicy({ path: '/x', method: 'GET', limit: '2/minute' })
-    await first.limits.setGlobalRateLimit({ limit: '100/minute', exemptRoutes: ['/health'] })
-    await first.limits.setServiceRateLimit('default', { limit: '50/minute', enabled: false })
+    await first.limits.global.set({ limit: '100/minute', exemptRoutes: ['/health'] })
+    await first.limits.service('default').set({ limit: '50/minute', enabled: false })
     await first.close()
 
     const second = await engineOn(open(), options)
     expect(second.limits.listRateLimitPolicies().map((p) => p.limit)).toEqual(['2/minute'])
-    expect(second.limits.getGlobalRateLimit()).toMatchObject({
+    expect(second.limits.global.get()).toMatchObject({
       limit: '100/minute',
       exempt_routes: ['/health'],
     })
-    expect(second.limits.getServiceRateLimit('default')).toMatchObject({
+    expect(second.limits.service('default').get()).toMatchObject({
       limit: '50/minute',
       enabled: false,
     })
@@ -47,12 +47,12 @@ function restartScenario(open: () => Store, options: { counterSnapshotPath?: str
     // The blocked-request log is durable too (one 429 per engine above, newest first).
     const hits = await third.limits.getRateLimitHits()
     expect(hits.map((h) => h.limit)).toEqual(['5/minute', '2/minute'])
-    await third.limits.deleteGlobalRateLimit()
-    await third.limits.deleteServiceRateLimit('default')
+    await third.limits.global.delete()
+    await third.limits.service('default').delete()
     await third.close()
 
     const fourth = await engineOn(open(), options)
-    expect(fourth.limits.getGlobalRateLimit()).toBeNull()
+    expect(fourth.limits.global.get()).toBeNull()
     expect(fourth.limits.listServiceRateLimits()).toEqual(new Map())
     await fourth.close()
   })

@@ -56,18 +56,15 @@ describe.skipIf(!available)('two engines sharing Redis', () => {
   })
 
   it('propagates global and service policies (set, pause, delete)', async () => {
-    await a.limits.setGlobalRateLimit({ limit: '100/minute' })
-    await until(() => b.limits.getGlobalRateLimit()?.limit === '100/minute')
-    await a.limits.disableGlobalRateLimit()
-    await until(() => b.limits.getGlobalRateLimit()?.enabled === false)
-    await b.limits.setServiceRateLimit('default', { limit: '7/minute' })
-    await until(() => a.limits.getServiceRateLimit('default')?.limit === '7/minute')
-    await a.limits.deleteGlobalRateLimit()
-    await b.limits.deleteServiceRateLimit('default')
-    await until(
-      () =>
-        b.limits.getGlobalRateLimit() === null && a.limits.getServiceRateLimit('default') === null,
-    )
+    await a.limits.global.set({ limit: '100/minute' })
+    await until(() => b.limits.global.get()?.limit === '100/minute')
+    await a.limits.global.disable()
+    await until(() => b.limits.global.get()?.enabled === false)
+    await b.limits.service('default').set({ limit: '7/minute' })
+    await until(() => a.limits.service('default').get()?.limit === '7/minute')
+    await a.limits.global.delete()
+    await b.limits.service('default').delete()
+    await until(() => b.limits.global.get() === null && a.limits.service('default').get() === null)
   })
 
   it('reloads in full after its pub/sub connection comes back', async () => {
