@@ -79,9 +79,20 @@ export class RateLimitFeature implements EngineFeature {
       ...(settings.counterSnapshotPath === undefined
         ? {}
         : { counterSnapshotPath: settings.counterSnapshotPath }),
+      ...(settings.redisCommandTimeout === undefined
+        ? {}
+        : { redisCommandTimeout: settings.redisCommandTimeout }),
       // Counter expiry runs on the engine's clock, as the evaluation does.
       now: () => host.clock.now(),
       onError: (error, what) => host.logger.error(`rate limits: ${what} failed`, error),
+      onCircuit: (state, error) => {
+        if (state === 'open')
+          host.logger.error(
+            'rate limits: Redis counters keep failing; requests pass uncounted until Redis answers again',
+            error,
+          )
+        else host.logger.warn('rate limits: Redis counters answer again')
+      },
     })
     this.stores = stores
     this.followsBackend = settings.policies === undefined

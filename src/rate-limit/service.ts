@@ -14,6 +14,7 @@ import type { ActorOptions, Operation } from '../core/operations.js'
 import type { RouteRegistry } from '../core/registry.js'
 import { formatRouteKey, parseMethod, validatePath } from '../core/route-key.js'
 import type { RouteSlot } from '../core/route-slot.js'
+import { CircuitOpenError } from '../common/circuit-breaker.js'
 import { ClientIpResolver, DEFAULT_TRUSTED_PROXIES } from './client-ip.js'
 import type { CounterStore } from './counters/types.js'
 import { LimitEvaluator, parseHeaderMode, type RateLimitHeaderMode } from './evaluate.js'
@@ -162,6 +163,9 @@ export class RateLimitService {
           })
         },
         fault: (error) => {
+          // While the counters' circuit is open every request fails open the same way; the
+          // counters reported the opening once.
+          if (error instanceof CircuitOpenError) return
           this.logError('switchyard: rate-limit counters unavailable; request let through', error)
         },
       },

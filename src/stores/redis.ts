@@ -15,10 +15,10 @@
  *   changes                pub/sub channel: `<version>|<origin>|<event JSON>`
  */
 import { randomUUID } from 'node:crypto'
-import type { ChainableCommander } from 'ioredis'
+import { execAll } from '../common/redis.js'
 import type { AuditEntry } from '../core/audit-entry.js'
 import { auditMatches } from '../core/audit-entry.js'
-import { ConfigError } from '../core/errors.js'
+import { ConfigError, toError } from '../core/errors.js'
 import { LocalChangeFeed, type ChangeEvent } from '../core/events.js'
 import type { MaintenanceConfig } from '../core/maintenance.js'
 import type { RouteState } from '../core/route-state.js'
@@ -61,14 +61,17 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
   })
   const connection = new RedisConnection(url, channel, {
     message(message) {
-      const first = message.indexOf('|')
-      const second = message.indexOf('|', first + 1)
-      if (first < 0 || second < 0) return
-      if (message.slice(first + 1, second) === origin) return // delivered locally already
-      const version = Number(message.slice(0, first))
-      const event = JSON.parse(message.slice(second + 1)) as ChangeEvent
-      if (version > 0) event.version = version
-      feed.publish(event)
+      let event: ChangeEvent | null
+      try {
+        event = parseMessage(message, origin)
+      } catch (error) {
+        // Anything may be published on the channel. A message that is not ours must not take
+        // the process down; it may have stood for a change, so the replica is reloaded.
+        onFault('malformed change message ignored; reloading the replica', toError(error))
+        feed.requestResync()
+        return
+      }
+      if (event !== null) feed.publish(event)
     },
     resubscribed: () => feed.requestResync(),
     fault: onFault,
@@ -269,12 +272,26 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
   }
 }
 
-/** Runs a MULTI transaction and returns its replies, throwing the first command error. */
-async function execAll(transaction: ChainableCommander): Promise<unknown[]> {
-  const replies = await transaction.exec()
-  if (replies === null) throw new Error('Redis transaction was aborted.')
-  return replies.map(([error, reply]) => {
-    if (error !== null) throw error
-    return reply
-  })
+/**
+ * The event of a change message `<version>|<origin>|<event JSON>`, with its version; null for a
+ * message this instance published (delivered locally already). Throws for a malformed one.
+ */
+function parseMessage(message: string, origin: string): ChangeEvent | null {
+  const first = message.indexOf('|')
+  const second = message.indexOf('|', first + 1)
+  if (first < 0 || second < 0) throw new Error('expected <version>|<origin>|<event JSON>')
+  if (message.slice(first + 1, second) === origin) return null
+  const version = Number(message.slice(0, first))
+  const event = JSON.parse(message.slice(second + 1)) as unknown
+  if (
+    typeof event !== 'object' ||
+    event === null ||
+    typeof (event as { type?: unknown }).type !== 'string' ||
+    !Number.isSafeInteger(version) ||
+    version < 0
+  )
+    throw new Error('not a change event')
+  const parsed = event as ChangeEvent
+  if (version > 0) parsed.version = version
+  return parsed
 }

@@ -81,7 +81,7 @@ describe.skipIf(!available)('Redis counters', () => {
     ]
     for (const algorithm of ALGORITHMS) {
       const memory = new MemoryCounters({ sweepInterval: 0 })
-      const redis = redisCounters({ client, prefix: `${prefix}parity:` })
+      const redis = redisCounters({ commandTimeout: 10, client, prefix: `${prefix}parity:` })
       const rule: CounterRule = { algorithm, count: 5, periodMs: 10_000, burst: 2 }
       const checks: CounterCheck[] = [
         { scope: 'global', bucket: `ip:${algorithm}`, rule: { ...rule, count: 8, burst: 0 } },
@@ -99,7 +99,7 @@ describe.skipIf(!available)('Redis counters', () => {
   })
 
   it('a blocked limit stops evaluation: later counters are not touched', async () => {
-    const redis = redisCounters({ client, prefix: `${prefix}order:` })
+    const redis = redisCounters({ commandTimeout: 10, client, prefix: `${prefix}order:` })
     const rule = (count: number): CounterRule => ({
       algorithm: 'fixed_window',
       count,
@@ -118,7 +118,7 @@ describe.skipIf(!available)('Redis counters', () => {
   })
 
   it('keys expire with their window', async () => {
-    const redis = redisCounters({ client, prefix: `${prefix}ttl:` })
+    const redis = redisCounters({ commandTimeout: 10, client, prefix: `${prefix}ttl:` })
     const now = Date.now()
     await redis.consume(
       [
@@ -136,7 +136,7 @@ describe.skipIf(!available)('Redis counters', () => {
   })
 
   it('resets exactly one scope, never a prefix or substring of another', async () => {
-    const redis = redisCounters({ client, prefix: `${prefix}reset:` })
+    const redis = redisCounters({ commandTimeout: 10, client, prefix: `${prefix}reset:` })
     const rule: CounterRule = { algorithm: 'fixed_window', count: 1, periodMs: 60_000, burst: 0 }
     const scopes = [
       'route:default:GET:/a',
@@ -158,7 +158,7 @@ describe.skipIf(!available)('Redis counters', () => {
   })
 
   it('recovers when Redis lost the script (NOSCRIPT)', async () => {
-    const redis = redisCounters({ client, prefix: `${prefix}noscript:` })
+    const redis = redisCounters({ commandTimeout: 10, client, prefix: `${prefix}noscript:` })
     await client.script('FLUSH')
     const outcomes = await redis.consume(
       [

@@ -118,7 +118,7 @@ describe.skipIf(!available)('Redis record feed', () => {
     await mine.close()
   })
 
-  it('ignores malformed messages and reports them', async () => {
+  it('ignores malformed messages, reports them and asks for a reload', async () => {
     const errors: string[] = []
     const feed = redisRecordFeed<Change>(handle, {
       namespace: 'd',
@@ -127,12 +127,17 @@ describe.skipIf(!available)('Redis record feed', () => {
       onError: (_error, what) => errors.push(what),
     })
     const heard: number[] = []
+    let resyncs = 0
     feed.subscribe((change) => heard.push(change.n))
+    feed.onResync(() => resyncs++)
     await feed.connect()
     await admin.publish(feed.key('changes'), '3|someone|{not json')
+    await admin.publish(feed.key('changes'), 'no separators')
     await admin.publish(feed.key('changes'), `4|someone|${JSON.stringify({ id: 'z', n: 4 })}`)
     await until(() => heard.length === 1)
-    expect(errors).toEqual(['test change message'])
+    expect(errors).toEqual(['test change message', 'test change message'])
+    // A malformed message may have stood for a change: the feed's users reload in full.
+    expect(resyncs).toBe(2)
     await feed.close()
     await feed.close()
   })

@@ -46,6 +46,10 @@ export interface RateLimitStoresForOptions {
   maxRlHitEntries?: number
   /** Counter snapshot file of the file backend. Default: `<state file>.rl-counters.json`. */
   counterSnapshotPath?: string
+  /** Deadline of each Redis counter call on the request path, in seconds (default 0.05). */
+  redisCommandTimeout?: number
+  /** Told when the Redis counters' circuit opens (with the last error) and closes. */
+  onCircuit?: (state: 'open' | 'closed', error?: Error) => void
   /** Time source of the memory and snapshot counters' sweeper. */
   now?: () => number
   /** Receives faults the stores recover from. */
@@ -91,7 +95,14 @@ export function rateLimitStoresFor(
         policies,
         hits: redisHitStore(redis, capacity),
         makeCounters: () =>
-          redisCounters({ client: lazyClient(redis), prefix: `${redis.prefix}rl:counters:` }),
+          redisCounters({
+            client: lazyClient(redis),
+            prefix: `${redis.prefix}rl:counters:`,
+            ...(options.redisCommandTimeout === undefined
+              ? {}
+              : { commandTimeout: options.redisCommandTimeout }),
+            ...(options.onCircuit === undefined ? {} : { onCircuit: options.onCircuit }),
+          }),
         subscribe: (listener) => policies.subscribe(listener),
         onResync: (listener) => policies.onResync(listener),
         connect: () => policies.connect(),

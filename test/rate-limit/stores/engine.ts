@@ -27,7 +27,11 @@ export async function engineOn(
   const clock = new FakeClock(Date.parse('2026-11-21T12:00:00Z'))
   const engine = createEngine({ store, env: 'prod', clock })
   const app = Fastify()
-  await app.register(switchyard, { engine, rateLimit: rateLimitOptions })
+  // Counts must be exact on a loaded test machine: a deadline far above any round trip.
+  await app.register(switchyard, {
+    engine,
+    rateLimit: { redisCommandTimeout: 10, ...rateLimitOptions },
+  })
   app.get('/x', { onRequest: [rateLimit({ limit: '5/minute' })] }, () => ({ ok: true }))
   await app.ready()
   return {
