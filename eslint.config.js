@@ -15,24 +15,40 @@ const frameworkAndDrivers = [
   'kysely',
 ]
 
+/** A relative import of one of `folders` of `src/`, from any depth. */
+const folder = (...folders) => `^(\.\./)+(${folders.join('|')})(/|\.js$)`
+
 /**
- * Layering rule: core, rate-limit and flags are framework-free (no Fastify, no drivers, no admin app);
- * tasks never import route control, and route control never imports tasks.
+ * The layers, bottom up (docs/architecture.md):
+ *
+ *   common   — shared by both halves; imports neither
+ *   core     — the engine's kernel; knows the features and the store ports by type only
+ *   stores   — the state store's ports and backends
+ *   flags, rate-limit — the engine's features: core, common, the store ports and the record
+ *                feed, never a store backend or each other
+ *   create-engine, fastify, admin, cli, server, demo — adapters on top
+ *
+ * Tasks never import route control, and route control never imports tasks.
  */
-const restrict = (patterns, groups) => ({
-  'no-restricted-imports': [
+const layer = ({ forbidden = [], typesOnly = [], drivers = frameworkAndDrivers, message }) => ({
+  '@typescript-eslint/no-restricted-imports': [
     'error',
     {
       patterns: [
-        ...groups,
-        ...patterns.map((group) => ({
+        ...drivers.map((group) => ({
           group: [group],
-          message: 'This layer must stay free of Fastify, database drivers and the admin app.',
+          message: 'This layer must stay free of Fastify and database drivers.',
         })),
+        ...(forbidden.length === 0 ? [] : [{ regex: folder(...forbidden), message }]),
+        ...(typesOnly.length === 0
+          ? []
+          : [{ regex: folder(...typesOnly), allowTypeImports: true, message }]),
       ],
     },
   ],
 })
+
+const adapters = ['fastify', 'admin', 'cli', 'server', 'demo', 'create-engine']
 
 export default tseslint.config(
   {
@@ -66,21 +82,54 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/core/**', 'src/rate-limit/**', 'src/flags/**'],
-    rules: restrict(frameworkAndDrivers, [
-      {
-        group: [
-          '**/fastify/**',
-          '**/admin/**',
-          '**/cli/**',
-          '**/server/**',
-          '**/stores/redis*',
-          '**/stores/file*',
-        ],
-        message: 'core, rate-limit and flags must not depend on adapters, stores or the admin app.',
-      },
-      { group: ['**/tasks/**'], message: 'Route control and tasks are separate halves.' },
-    ]),
+    files: ['src/common/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: folder('core', 'stores', 'flags', 'rate-limit', 'tasks', ...adapters),
+              message: 'src/common is shared by both halves and imports neither.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/core/**'],
+    rules: layer({
+      forbidden: ['tasks', ...adapters],
+      typesOnly: ['stores', 'flags', 'rate-limit'],
+      message:
+        'core is the kernel: it knows the store ports and the features by type only, and never an adapter (createEngine builds the engine from them).',
+    }),
+  },
+  {
+    files: ['src/stores/**'],
+    rules: layer({
+      // The Redis backend's connection code names the driver's types (it loads it lazily).
+      drivers: frameworkAndDrivers.filter((name) => name !== 'ioredis'),
+      forbidden: ['tasks', 'flags', 'rate-limit', ...adapters],
+      message: 'The state store implements the ports of core; features build on it, not it on them.',
+    }),
+  },
+  {
+    files: ['src/flags/**'],
+    rules: layer({
+      forbidden: ['tasks', 'rate-limit', ...adapters, 'stores/(memory|file|redis|index)'],
+      message:
+        'A feature builds on core, common and the store ports (stores/types, stores/record-feed), never on a store backend, another feature or an adapter.',
+    }),
+  },
+  {
+    files: ['src/rate-limit/**'],
+    rules: layer({
+      forbidden: ['tasks', 'flags', ...adapters, 'stores/(memory|file|redis|index)'],
+      message:
+        'A feature builds on core, common and the store ports (stores/types, stores/record-feed), never on a store backend, another feature or an adapter.',
+    }),
   },
   {
     files: ['src/tasks/**'],
@@ -90,16 +139,7 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: [
-                '**/core/**',
-                '**/rate-limit/**',
-                '**/flags/**',
-                '**/fastify/**',
-                '**/admin/**',
-                '**/stores/**',
-                '**/server/**',
-                '**/cli/**',
-              ],
+              regex: folder('core', 'rate-limit', 'flags', 'stores', ...adapters),
               message: 'The task half must not import route control.',
             },
           ],

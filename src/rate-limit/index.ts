@@ -37,9 +37,25 @@ export {
   type RateLimitHit,
 } from './exceeded.js'
 export type { CounterStore, CounterCheck } from './counters/types.js'
-export { memoryCounters, MemoryCounters, type MemoryCounterOptions } from './counters/memory.js'
+export {
+  memoryCounters,
+  type MemoryCounters,
+  type MemoryCounterOptions,
+} from './counters/memory.js'
 export type { RateLimitPolicyStore, RateLimitHitStore } from './ports.js'
-export { MemoryPolicyStore, MemoryHitStore } from './stores/memory.js'
+export { memoryPolicyStore, memoryHitStore } from './stores/memory.js'
+export { filePolicyStore, fileHitStore, RATE_LIMIT_SECTIONS } from './stores/file.js'
+export {
+  redisPolicyStore,
+  redisHitStore,
+  type SharedPolicyStore,
+  type RedisPolicyStoreOptions,
+} from './stores/redis.js'
+export {
+  rateLimitStoresFor,
+  type RateLimitStores,
+  type RateLimitStoresForOptions,
+} from './stores/index.js'
 export type { RateLimitChangeEvent } from './events.js'
 export {
   RateLimitService,
@@ -50,12 +66,17 @@ export {
   type RouteAddressOptions,
 } from './service.js'
 export type { RateLimitScopeHandle } from './scope-operations.js'
-export { DEFAULT_REDIS_COMMAND_TIMEOUT, type RateLimitingOptions } from './options.js'
+export type { RateLimitingOptions } from './options.js'
 export type { RateLimitHeaderMode } from './evaluate.js'
 export {
   redisCounters,
-  RedisCounters,
+  type RedisCounters,
+  DEFAULT_REDIS_COMMAND_TIMEOUT,
   type RedisCounterClient,
   type RedisCounterOptions,
 } from './counters/redis.js'
-export { snapshotCounters, SnapshotCounters, type SnapshotCounterOptions } from './counters/file.js'
+export {
+  snapshotCounters,
+  type SnapshotCounters,
+  type SnapshotCounterOptions,
+} from './counters/file.js'

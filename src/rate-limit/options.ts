@@ -44,9 +44,6 @@ export interface RateLimitingOptions {
   redisCommandTimeout?: number
 }
 
-/** The default {@link RateLimitingOptions.redisCommandTimeout}, in seconds. */
-export const DEFAULT_REDIS_COMMAND_TIMEOUT = 0.05
-
 /** `later` merged over `earlier`, option by option (an option set to undefined is not given). */
 export function mergeRateLimitingOptions(
   earlier: RateLimitingOptions,

@@ -8,8 +8,8 @@ import {
   type CounterOutcome,
   type CounterRule,
 } from '../../src/rate-limit/algorithms.js'
-import { MemoryCounters } from '../../src/rate-limit/counters/memory.js'
-import { MAX_BATCH, RedisCounters, redisCounters } from '../../src/rate-limit/counters/redis.js'
+import { memoryCounters } from '../../src/rate-limit/counters/memory.js'
+import { MAX_BATCH, redisCounters } from '../../src/rate-limit/counters/redis.js'
 import type { CounterCheck } from '../../src/rate-limit/counters/types.js'
 import { rateLimit } from '../../src/fastify/index.js'
 import { limitedApp, statuses } from './helpers.js'
@@ -80,7 +80,7 @@ describe.skipIf(!available)('Redis counters', () => {
       21_000, 26_000, 26_001, 40_000,
     ]
     for (const algorithm of ALGORITHMS) {
-      const memory = new MemoryCounters({ sweepInterval: 0 })
+      const memory = memoryCounters({ sweepInterval: 0 })
       const redis = redisCounters({ commandTimeout: 10, client, prefix: `${prefix}parity:` })
       const rule: CounterRule = { algorithm, count: 5, periodMs: 10_000, burst: 2 }
       const checks: CounterCheck[] = [
@@ -205,7 +205,11 @@ describe.skipIf(!available)('Redis counters', () => {
 
   it('end to end: one round trip per request for route + global limits', async () => {
     const { client: counting, calls, resetCalls } = countingClient(client)
-    const counters = new RedisCounters({ client: counting, prefix: `${prefix}e2e:` })
+    const counters = redisCounters({
+      commandTimeout: 10,
+      client: counting,
+      prefix: `${prefix}e2e:`,
+    })
     const { app, limits } = await limitedApp(
       [{ path: '/x', hooks: [rateLimit({ limit: '3/minute' })] }],
       {
@@ -224,8 +228,12 @@ describe.skipIf(!available)('Redis counters', () => {
 
   it('requests of one event-loop turn share one EVALSHA, with exactly the outcomes of separate calls', async () => {
     const { client: counting, calls } = countingClient(client)
-    const batched = redisCounters({ client: counting, prefix: `${prefix}batch:` })
-    const separate = new MemoryCounters({ sweepInterval: 0 })
+    const batched = redisCounters({
+      commandTimeout: 10,
+      client: counting,
+      prefix: `${prefix}batch:`,
+    })
+    const separate = memoryCounters({ sweepInterval: 0 })
     const now = 1_800_000_000_000 + 777
     const checks = (i: number): CounterCheck[] => [
       {
@@ -253,7 +261,11 @@ describe.skipIf(!available)('Redis counters', () => {
 
   it(`splits a turn of more than ${MAX_BATCH} requests into several EVALSHA, counting exactly`, async () => {
     const { client: counting, calls } = countingClient(client)
-    const batched = redisCounters({ client: counting, prefix: `${prefix}split:` })
+    const batched = redisCounters({
+      commandTimeout: 10,
+      client: counting,
+      prefix: `${prefix}split:`,
+    })
     const rule: CounterRule = { algorithm: 'token_bucket', count: 250, periodMs: 60_000, burst: 0 }
     const check: CounterCheck[] = [{ scope: 'global', bucket: 'ip:s', rule }]
     const now = Date.now()
@@ -272,7 +284,7 @@ describe.skipIf(!available)('Redis counters', () => {
         ? () => Promise.reject(new Error('connection lost'))
         : method,
     )
-    const counters = redisCounters({ client: flaky, prefix: `${prefix}flaky:` })
+    const counters = redisCounters({ commandTimeout: 10, client: flaky, prefix: `${prefix}flaky:` })
     const check: CounterCheck[] = [
       {
         scope: 'global',
@@ -300,7 +312,11 @@ describe.skipIf(!available)('Redis counters', () => {
           }
         : method,
     )
-    const counters = redisCounters({ client: throwing, prefix: `${prefix}throwing:` })
+    const counters = redisCounters({
+      commandTimeout: 10,
+      client: throwing,
+      prefix: `${prefix}throwing:`,
+    })
     const check: CounterCheck[] = [
       {
         scope: 'global',
@@ -313,7 +329,7 @@ describe.skipIf(!available)('Redis counters', () => {
 
   it('close() still answers the requests of the current turn', async () => {
     const own = new Redis(url)
-    const counters = redisCounters({ client: own, prefix: `${prefix}close:` })
+    const counters = redisCounters({ commandTimeout: 10, client: own, prefix: `${prefix}close:` })
     const pending = counters.consume(
       [
         {
@@ -337,7 +353,7 @@ describe.skipIf(!available)('Redis counters', () => {
       enableOfflineQueue: false,
     })
     const { app } = await limitedApp([{ path: '/x', hooks: [rateLimit({ limit: '1/minute' })] }], {
-      rateLimit: { counters: redisCounters({ client: broken, prefix }) },
+      rateLimit: { counters: redisCounters({ commandTimeout: 10, client: broken, prefix }) },
     })
     expect(await statuses(app, 3)).toEqual([200, 200, 200])
     broken.disconnect()

@@ -61,7 +61,7 @@ export interface RedisCounterOptions {
 }
 
 /** The default deadline of a counting call, in seconds. */
-export const DEFAULT_COMMAND_TIMEOUT = 0.05
+export const DEFAULT_REDIS_COMMAND_TIMEOUT = 0.05
 
 const script = new LuaScript(
   new URL('./consume.lua', import.meta.url),
@@ -112,7 +112,7 @@ export class RedisCounters implements CounterStore {
 
   constructor(options: RedisCounterOptions) {
     this.prefix = options.prefix ?? 'switchyard:rl:'
-    const timeout = options.commandTimeout ?? DEFAULT_COMMAND_TIMEOUT
+    const timeout = options.commandTimeout ?? DEFAULT_REDIS_COMMAND_TIMEOUT
     if (typeof timeout !== 'number' || !(timeout > 0) || timeout > 60)
       throw new ConfigError('commandTimeout must be a number of seconds above 0 and at most 60.')
     this.timeoutMs = timeout * 1000

@@ -20,7 +20,7 @@ import { snapshotCounters } from '../counters/file.js'
 import type { CounterStore } from '../counters/types.js'
 import type { RateLimitChangeEvent } from '../events.js'
 import type { RateLimitHitStore, RateLimitPolicyStore } from '../ports.js'
-import { MemoryHitStore, MemoryPolicyStore } from './memory.js'
+import { memoryHitStore, memoryPolicyStore } from './memory.js'
 import { fileHitStore, filePolicyStore } from './file.js'
 import { redisHitStore, redisPolicyStore } from './redis.js'
 
@@ -66,9 +66,7 @@ export function rateLimitStoresFor(
   const backend = store.backend
   switch (backend.kind) {
     case 'memory':
-      return local(new MemoryPolicyStore(), new MemoryHitStore(capacity), () =>
-        memoryCounters(timing),
-      )
+      return local(memoryPolicyStore(), memoryHitStore(capacity), () => memoryCounters(timing))
     case 'file':
       return local(
         filePolicyStore(backend.sections),

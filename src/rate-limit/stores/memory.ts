@@ -72,3 +72,13 @@ export class MemoryHitStore implements RateLimitHitStore {
     return Promise.resolve(found)
   }
 }
+
+/** Creates an in-memory {@link RateLimitPolicyStore}. */
+export function memoryPolicyStore(): RateLimitPolicyStore {
+  return new MemoryPolicyStore()
+}
+
+/** Creates an in-memory {@link RateLimitHitStore} of `capacity` records (`maxRlHitEntries`). */
+export function memoryHitStore(capacity = 10_000): RateLimitHitStore {
+  return new MemoryHitStore(capacity)
+}
