@@ -16,7 +16,7 @@ const frameworkAndDrivers = [
 ]
 
 /** A relative import of one of `folders` of `src/`, from any depth. */
-const folder = (...folders) => `^(\.\./)+(${folders.join('|')})(/|\.js$)`
+const folder = (...folders) => String.raw`^(\.\./)+(${folders.join('|')})(/|\.js$)`
 
 /**
  * The layers, bottom up (docs/architecture.md):
@@ -112,7 +112,8 @@ export default tseslint.config(
       // The Redis backend's connection code names the driver's types (it loads it lazily).
       drivers: frameworkAndDrivers.filter((name) => name !== 'ioredis'),
       forbidden: ['tasks', 'flags', 'rate-limit', ...adapters],
-      message: 'The state store implements the ports of core; features build on it, not it on them.',
+      message:
+        'The state store implements the ports of core; features build on it, not it on them.',
     }),
   },
   {
