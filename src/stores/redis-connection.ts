@@ -15,7 +15,7 @@ import { loadRedisDriver, redactUrl } from '../common/redis.js'
 import { ConfigError, toError } from '../core/errors.js'
 
 /** The Lua scripts of the store (files next to this module, under `lua/`). */
-export const SCRIPT_NAMES = ['write-record', 'replace-if'] as const
+export const SCRIPT_NAMES = ['write-record', 'replace-if', 'claim'] as const
 
 /** One of {@link SCRIPT_NAMES}. */
 export type ScriptName = (typeof SCRIPT_NAMES)[number]

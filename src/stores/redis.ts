@@ -11,7 +11,7 @@
  *   seq                    string write counter (versions)
  *   audit                  list  AuditEntry JSON, newest first, trimmed to the cap
  *   token:<hash>           string TokenRecord JSON, expiring with the token
- *   claim:<key>            string one-time claims (SET NX PX)
+ *   claim:<key>            string one-time claims: their expiry (claim.lua)
  *   changes                pub/sub channel: `<version>|<origin>|<event JSON>`
  */
 import { randomUUID } from 'node:crypto'
@@ -33,6 +33,8 @@ export interface RedisStoreOptions {
   prefix?: string
   /** Where connection faults are reported; default `console.error`. */
   onFault?: (message: string, error?: Error) => void
+  /** Current time for token and claim expiry; default `Date.now` (tests pass a fake clock). */
+  now?: () => number
 }
 
 /** The default Redis URL. */
@@ -49,6 +51,7 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
     )
   }
   const prefix = options.prefix ?? 'switchyard:'
+  const now = options.now ?? Date.now
   const key = (name: string) => `${prefix}${name}`
   const channel = key('changes')
   const origin = randomUUID()
@@ -215,7 +218,7 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
     },
     tokens: {
       async put(hash, record) {
-        const ttl = Date.parse(record.expires_at) - Date.now()
+        const ttl = Date.parse(record.expires_at) - now()
         if (!(ttl > 0)) return
         await connection.client().set(key(`token:${hash}`), JSON.stringify(record), 'PX', ttl)
       },
@@ -223,7 +226,7 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
         const text = await connection.client().get(key(`token:${hash}`))
         if (text === null) return null
         const record = JSON.parse(text) as TokenRecord
-        return Date.parse(record.expires_at) > Date.now() ? record : null
+        return Date.parse(record.expires_at) > now() ? record : null
       },
       async revoke(hash) {
         return (await connection.client().del(key(`token:${hash}`))) > 0
@@ -232,8 +235,9 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
     claims: {
       async claim(name, ttlMs) {
         const ttl = Math.max(1, Math.ceil(ttlMs))
-        const result = await connection.client().set(key(`claim:${name}`), '1', 'PX', ttl, 'NX')
-        return result === 'OK'
+        const at = now()
+        const granted = await connection.run('claim', [key(`claim:${name}`)], [at, at + ttl, ttl])
+        return Number(granted) === 1
       },
     },
     changes: {

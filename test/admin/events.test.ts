@@ -53,10 +53,10 @@ function openStream(url: string, headers: Record<string, string>) {
     request.on('error', reject)
   })
   request.end()
-  const until = async (predicate: (frames: Frame[]) => boolean) => {
+  const whenFrames = async (predicate: (frames: Frame[]) => boolean) => {
     while (!predicate(frames)) await new Promise<void>((resolve) => waiters.push(resolve))
   }
-  return { frames, ready, until, close: () => (response ? response.destroy() : request.destroy()) }
+  return { frames, ready, whenFrames, close: () => (response ? response.destroy() : request.destroy()) }
 }
 
 async function listening(options: Parameters<typeof buildAdmin>[0] = {}) {
@@ -85,7 +85,7 @@ describe('GET /api/events', () => {
     expect(response.headers['content-type']).toMatch(/^text\/event-stream/)
 
     await engine.disable('GET:/payments', { reason: 'x', actor: 'admin', platform: 'cli' })
-    await first.until((frames) => frames.some((f) => f.event === 'audit'))
+    await first.whenFrames((frames) => frames.some((f) => f.event === 'audit'))
     const routeFrame = first.frames.find((f) => f.event === 'route_state')!
     expect(JSON.parse(routeFrame.data!)).toMatchObject({
       service: 'default',
@@ -104,7 +104,7 @@ describe('GET /api/events', () => {
     await engine.audit.flush()
     const second = openStream(url, { ...auth, 'last-event-id': lastSeen })
     await second.ready
-    await second.until(
+    await second.whenFrames(
       (frames) =>
         frames.filter((f) => f.event === 'audit').length >= 2 &&
         frames.some((f) => f.event === 'service_maintenance'),
@@ -136,7 +136,7 @@ describe('GET /api/events', () => {
     expect(await engine.decide(slot, request)).toMatchObject({ statusCode: 429 })
     await engine.saveFlag(booleanFlag('beta'))
     engine.flags.evaluate('beta', { key: 'u1' })
-    await stream.until((frames) =>
+    await stream.whenFrames((frames) =>
       ['rl_policy', 'global_rl_policy', 'rl_hit', 'flag_evaluation'].every((type) =>
         frames.some((f) => f.event === type),
       ),
@@ -180,7 +180,7 @@ describe('GET /api/events', () => {
     const { url, token } = await listening({ keepaliveInterval: 0.02 })
     const stream = openStream(url, { authorization: `Bearer ${token}` })
     await stream.ready
-    await stream.until((frames) => frames.some((f) => f.comment === 'keepalive'))
+    await stream.whenFrames((frames) => frames.some((f) => f.comment === 'keepalive'))
     stream.close()
   })
 })
@@ -194,7 +194,7 @@ describe('flag events', () => {
     await stream.ready
     await flags.saveSegment({ key: 'beta', name: 'Beta' })
     await flags.saveFlag(booleanFlag('checkout'))
-    await stream.until((frames) => frames.some((f) => f.event === 'flag'))
+    await stream.whenFrames((frames) => frames.some((f) => f.event === 'flag'))
     const segment = stream.frames.find((f) => f.event === 'segment')!
     expect(JSON.parse(segment.data!)).toMatchObject({ key: 'beta', segment: { name: 'Beta' } })
     const flag = stream.frames.find((f) => f.event === 'flag')!

@@ -9,7 +9,7 @@ import { memoryStore } from '../../src/stores/memory.js'
 import { redisStore } from '../../src/stores/redis.js'
 import type { Store } from '../../src/stores/types.js'
 import { FakeClock } from '../helpers/clock.js'
-import { until } from '../stores/conformance.js'
+import { until } from '../helpers/wait.js'
 import { deleteKeys, redisTestsEnabled, TEST_REDIS_URL, testPrefix } from '../helpers/redis.js'
 
 interface Received {

@@ -1,5 +1,6 @@
 /**
- * Redis for tests: the real server at `CTL_TEST_REDIS_URL` (default redis://127.0.0.1:6379).
+ * Redis for tests: the real server at `SY_TEST_REDIS_URL` (default redis://127.0.0.1:6379), the
+ * one variable every test file reads (the task store tests too).
  * Tests skip only when `CI` is unset and Redis is unreachable, with a loud warning; in CI an
  * unreachable Redis fails them. Every test file uses its own key prefix.
  */
@@ -8,7 +9,7 @@ import { createConnection } from 'node:net'
 import { Redis } from 'ioredis'
 
 /** The Redis the tests use. */
-export const TEST_REDIS_URL = process.env.CTL_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
+export const TEST_REDIS_URL = process.env.SY_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
 
 /** True when a TCP connection to the test Redis succeeds within a second. */
 export function redisReachable(url = TEST_REDIS_URL): Promise<boolean> {

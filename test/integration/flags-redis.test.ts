@@ -13,7 +13,7 @@ import { redisStore } from '../../src/stores/redis.js'
 import { FakeClock } from '../helpers/clock.js'
 import { freePort, PrivateRedis } from '../stores/fixtures/redis-server.js'
 import { booleanFlag } from '../flags/helpers.js'
-import { until } from '../stores/conformance.js'
+import { until } from '../helpers/wait.js'
 import { deleteKeys, redisTestsEnabled, TEST_REDIS_URL, testPrefix } from '../helpers/redis.js'
 
 const enabled = await redisTestsEnabled('test/integration/flags-redis.test.ts')
@@ -168,9 +168,10 @@ describe.skipIf(!enabled)('flags on Redis', () => {
       `flag propagation across processes (Redis): create ${createMs.toFixed(1)} ms, disable ${disableMs.toFixed(1)} ms, enable (other direction, incl. the write) ${enableMs.toFixed(1)} ms`,
     )
     expect(local.flags.sync.getBooleanValue('live', false, { targeting_key: 'u1' })).toBe(true)
-    await local.audit.flush()
-    const actions = (await local.getAuditLog()).items.map((entry) => entry.action)
-    expect(actions).toEqual(['flag_enabled', 'flag_disabled', 'flag_created'])
+    // The other process's audit entry follows its flag change; wait for it, do not race it.
+    await expect
+      .poll(async () => (await local.getAuditLog()).items.map((entry) => entry.action))
+      .toEqual(['flag_enabled', 'flag_disabled', 'flag_created'])
   })
 
   it('reloads after its flag pub/sub connection dropped', async () => {

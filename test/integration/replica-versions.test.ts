@@ -8,7 +8,8 @@ import { createEngine } from '../../src/create-engine.js'
 import { RouteRegistry } from '../../src/core/registry.js'
 import { Replica } from '../../src/core/replica.js'
 import { redisStore } from '../../src/stores/redis.js'
-import { routeState, until } from '../stores/conformance.js'
+import { routeState } from '../stores/conformance.js'
+import { until } from '../helpers/wait.js'
 import { deleteKeys, redisTestsEnabled, TEST_REDIS_URL, testPrefix } from '../helpers/redis.js'
 
 describe('replica versions', () => {

@@ -13,9 +13,9 @@ import { MAX_BATCH, redisCounters } from '../../src/rate-limit/counters/redis.js
 import type { CounterCheck } from '../../src/rate-limit/counters/types.js'
 import { rateLimit } from '../../src/fastify/index.js'
 import { limitedApp, statuses } from './helpers.js'
-import { redisAvailable, redisUrl } from './stores/redis-available.js'
+import { redisTestsEnabled, TEST_REDIS_URL } from '../helpers/redis.js'
 
-const url = redisUrl
+const url = TEST_REDIS_URL
 const prefix = `test:rl:${process.pid}:`
 const run = promisify(execFile)
 
@@ -59,7 +59,7 @@ function countingClient(target: Redis) {
   return { client, calls: () => calls, resetCalls: () => (calls = 0) }
 }
 
-const available = await redisAvailable('Redis rate-limit tests')
+const available = await redisTestsEnabled('Redis rate-limit tests')
 
 describe.skipIf(!available)('Redis counters', () => {
   let client: Redis

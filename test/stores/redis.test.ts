@@ -15,10 +15,10 @@ afterAll(async () => {
 
 if (enabled) {
   runStoreConformance('redis', {
-    create() {
+    create({ now }) {
       lastPrefix = testPrefix('conformance')
       prefixes.push(lastPrefix)
-      return redisStore({ url: TEST_REDIS_URL, prefix: lastPrefix })
+      return redisStore({ url: TEST_REDIS_URL, prefix: lastPrefix, now })
     },
     reopen: () => redisStore({ url: TEST_REDIS_URL, prefix: lastPrefix }),
     shared: true,

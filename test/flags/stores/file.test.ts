@@ -8,7 +8,7 @@ import { flagStoreFor } from '../../../src/flags/stores/index.js'
 import { fileStore } from '../../../src/stores/file.js'
 import type { FileSections, Store } from '../../../src/stores/types.js'
 import { storedFlag, storedSegment } from '../helpers.js'
-import { runFlagStoreContract } from './conformance.js'
+import { runFlagStoreConformance } from './conformance.js'
 
 const dir = await mkdtemp(join(tmpdir(), 'sy-flag-file-'))
 let counter = 0
@@ -25,7 +25,7 @@ async function openFile(path = join(dir, `state-${++counter}.json`)) {
   return { store, path }
 }
 
-runFlagStoreContract('file', async () => {
+runFlagStoreConformance('file', async () => {
   const { store } = await openFile()
   return { store: fileFlagStore(sectionsOf(store)), close: () => store.close() }
 })

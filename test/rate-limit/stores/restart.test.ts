@@ -6,13 +6,13 @@ import { fileStore } from '../../../src/stores/file.js'
 import { redisStore } from '../../../src/stores/redis.js'
 import type { Store } from '../../../src/stores/types.js'
 import { engineOn, statuses } from './engine.js'
-import { dropPrefix, redisAvailable, redisUrl } from './redis-available.js'
+import { deleteKeys, redisTestsEnabled, TEST_REDIS_URL } from '../../helpers/redis.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-rl-restart-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
-const available = await redisAvailable('Redis rate-limit restart tests')
+const available = await redisTestsEnabled('Redis rate-limit restart tests')
 const redisPrefix = `test:rl-stores-restart:${process.pid}:`
-afterAll(() => (available ? dropPrefix(redisPrefix) : undefined))
+afterAll(() => (available ? deleteKeys(redisPrefix) : undefined))
 
 /** The restart scenario, on stores made by `open` (each call: a fresh store on the same data). */
 function restartScenario(open: () => Store, options: { counterSnapshotPath?: string } = {}) {
@@ -84,5 +84,5 @@ describe('file backend restart', () => {
 })
 
 describe.skipIf(!available)('redis backend restart', () => {
-  restartScenario(() => redisStore({ url: redisUrl, prefix: redisPrefix }))
+  restartScenario(() => redisStore({ url: TEST_REDIS_URL, prefix: redisPrefix }))
 })

@@ -9,7 +9,7 @@ import type { StoredTask } from '../../../src/tasks/record.js'
 
 export const PG_URL = process.env.SY_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 export const MYSQL_URL = process.env.SY_TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test'
-export const REDIS_URL = process.env.SY_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
+export { TEST_REDIS_URL as REDIS_URL } from '../../helpers/redis.js'
 
 /** The tables of the SQL schema (for cleanup). */
 export const TABLES = [
