@@ -1,7 +1,8 @@
 /**
- * Rate-limit endpoints (CONTRACT.md §3): route policies, the blocked-request log, and the global
- * and per-service policies (the same six operations on both scopes, through the scope handles
- * `engine.rateLimits.global` and `engine.rateLimits.service(name)`).
+ * Rate-limit endpoints: route policies (`/api/rate-limits`), the blocked-request log
+ * (`/api/rate-limits/hits`), and the global and per-service policies (`/api/global-rate-limit`,
+ * `/api/services/{service}/rate-limit`: the same six operations on both scopes, through the scope
+ * handles `engine.rateLimits.global` and `engine.rateLimits.service(name)`).
  */
 import type { FastifyRequest } from 'fastify'
 import { paginate } from '../../core/pagination.js'
