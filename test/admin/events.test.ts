@@ -56,7 +56,12 @@ function openStream(url: string, headers: Record<string, string>) {
   const whenFrames = async (predicate: (frames: Frame[]) => boolean) => {
     while (!predicate(frames)) await new Promise<void>((resolve) => waiters.push(resolve))
   }
-  return { frames, ready, whenFrames, close: () => (response ? response.destroy() : request.destroy()) }
+  return {
+    frames,
+    ready,
+    whenFrames,
+    close: () => (response ? response.destroy() : request.destroy()),
+  }
 }
 
 async function listening(options: Parameters<typeof buildAdmin>[0] = {}) {
