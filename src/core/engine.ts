@@ -17,8 +17,6 @@ import type { FlagsFeature } from '../flags/feature.js'
 // Type-only: the provider module (and its optional peer dependency) loads on useOpenFeature().
 import type { SwitchyardProvider, UseOpenFeatureOptions } from '../flags/openfeature.js'
 import type { FlagService } from '../flags/service.js'
-import type { RateLimitFeature } from '../rate-limit/feature.js'
-import type { RateLimitingOptions } from '../rate-limit/options.js'
 import type { RateLimitService } from '../rate-limit/service.js'
 import type { ChangeListener } from './events.js'
 import type { Store, TokenStore } from '../stores/types.js'
@@ -29,7 +27,8 @@ import { readEnvironment } from './config.js'
 import type { Decision } from './decision.js'
 import { Enforcer, type RequestView } from './enforcement.js'
 import { EngineOperations } from './engine-operations.js'
-import { toError, ValidationError } from './errors.js'
+import { consoleLogger, seconds, type EngineOptions, type EngineParts } from './engine-options.js'
+import { toError } from './errors.js'
 import type { EngineFeature, EngineLogger, FeatureHost } from './feature.js'
 import { MaintenanceOperations } from './maintenance-operations.js'
 import { MaintenanceScopes } from './maintenance-scopes.js'
@@ -45,43 +44,7 @@ import { TransitionScheduler } from './scheduler.js'
 import { WebhookDispatcher, type WebhookOptions } from './webhooks.js'
 
 export type { EngineLogger } from './feature.js'
-
-/** Options of `createEngine`. */
-export interface EngineOptions {
-  /** A store, or a backend name; default `CTL_BACKEND`, else `memory`. */
-  store?: Store | string
-  /** Environment name used by env gating; default `CTL_ENV`, else `dev`. */
-  env?: string
-  /** This application's service name; default `default`. */
-  service?: string
-  /** Time source; tests pass a fake clock. */
-  clock?: Clock
-  logger?: EngineLogger
-  /** Delay before the first retry of an unreachable store, in seconds (default 2); doubles per failure. */
-  retryInterval?: number
-  /** Longest delay between two retries of an unreachable store, in seconds (default 30). */
-  maxRetryInterval?: number
-  /** Audit entries kept in the store; the oldest are evicted beyond it (default 10000). */
-  maxAuditEntries?: number
-  /**
-   * Rate-limit counters, stores and settings (`trustedProxies`, `headers`, `maxRlHitEntries`,
-   * `redisCommandTimeout`, …); the Fastify plugin's `rateLimit` option adds to them until the
-   * engine starts.
-   */
-  rateLimit?: RateLimitingOptions
-}
-
-/** What `createEngine` hands the engine: the store, and how to build each feature. */
-export interface EngineParts {
-  store: Store
-  flags(host: FeatureHost): FlagsFeature
-  rateLimits(host: FeatureHost, options: RateLimitingOptions | undefined): RateLimitFeature
-}
-
-const consoleLogger: EngineLogger = {
-  warn: (message, ...rest) => console.warn(`[switchyard] ${message}`, ...rest),
-  error: (message, ...rest) => console.error(`[switchyard] ${message}`, ...rest),
-}
+export type { EngineOptions, EngineParts } from './engine-options.js'
 
 /** The route-control engine. Create it with `createEngine()`. */
 export class Engine extends EngineOperations {
@@ -351,14 +314,4 @@ export class Engine extends EngineOperations {
   webhooksIdle(): Promise<void> {
     return this.webhooks.idle()
   }
-}
-
-function seconds(value: number | undefined, fallback: number, field: string): number {
-  if (value === undefined) return fallback * 1000
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new ValidationError(`${field} must be a non-negative number of seconds.`, {
-      details: [{ field, message: 'expected a non-negative number of seconds' }],
-    })
-  }
-  return value * 1000
 }
