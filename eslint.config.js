@@ -15,41 +15,41 @@ const frameworkAndDrivers = [
   'kysely',
 ]
 
+/** A relative import of one of `folders` of `src/`, from any depth. */
+const folder = (...folders) => String.raw`^(\.\./)+(${folders.join('|')})(/|\.js$)`
+
 /**
- * Layering rule: core, rate-limit and flags are framework-free (no Fastify, no drivers, no admin app);
- * tasks never import route control, and route control never imports tasks.
+ * The layers, bottom up (docs/architecture.md):
+ *
+ *   common   — shared by both halves; imports neither
+ *   core     — the engine's kernel; knows the features and the store ports by type only
+ *   stores   — the state store's ports and backends
+ *   flags, rate-limit — the engine's features: core, common, the store ports and the record
+ *                feed, never a store backend or each other
+ *   create-engine, fastify, admin, cli, server, demo — adapters on top
+ *   ui       — the dashboards' shared layout and assets: common only, used by admin and tasks
+ *
+ * Tasks never import route control, and route control never imports tasks.
  */
-const restrict = (patterns, groups) => ({
-  'no-restricted-imports': [
+const layer = ({ forbidden = [], typesOnly = [], drivers = frameworkAndDrivers, message }) => ({
+  '@typescript-eslint/no-restricted-imports': [
     'error',
     {
       patterns: [
-        ...groups,
-        ...patterns.map((group) => ({
+        ...drivers.map((group) => ({
           group: [group],
-          message: 'This layer must stay free of Fastify, database drivers and the admin app.',
+          message: 'This layer must stay free of Fastify and database drivers.',
         })),
+        ...(forbidden.length === 0 ? [] : [{ regex: folder(...forbidden), message }]),
+        ...(typesOnly.length === 0
+          ? []
+          : [{ regex: folder(...typesOnly), allowTypeImports: true, message }]),
       ],
     },
   ],
 })
 
-/** The modules of route control (the half the task half and the shared UI must not import). */
-const routeControl = [
-  '**/core/**',
-  '**/rate-limit/**',
-  '**/flags/**',
-  '**/fastify/**',
-  '**/admin/**',
-  '**/stores/**',
-  '**/server/**',
-  '**/cli/**',
-]
-
-/** A rule forbidding imports that match `groups`, with one message. */
-const forbid = (groups, message) => ({
-  'no-restricted-imports': ['error', { patterns: [{ group: groups, message }] }],
-})
+const adapters = ['fastify', 'admin', 'cli', 'server', 'demo', 'create-engine']
 
 export default tseslint.config(
   {
@@ -83,46 +83,88 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/core/**', 'src/rate-limit/**', 'src/flags/**'],
-    rules: restrict(frameworkAndDrivers, [
-      {
-        group: [
-          '**/fastify/**',
-          '**/admin/**',
-          '**/cli/**',
-          '**/server/**',
-          '**/stores/redis*',
-          '**/stores/file*',
-        ],
-        message: 'core, rate-limit and flags must not depend on adapters, stores or the admin app.',
-      },
-      { group: ['**/tasks/**'], message: 'Route control and tasks are separate halves.' },
-    ]),
-  },
-  {
-    files: ['src/tasks/**'],
-    rules: forbid(routeControl, 'The task half must not import route control.'),
-  },
-  {
-    files: ['src/ui/**'],
-    rules: forbid(
-      [...routeControl, '**/demo/**', '**/tasks/**'],
-      'src/ui is shared by both dashboards: it may import src/common, never route control or tasks.',
-    ),
-  },
-  {
-    files: ['test/**', 'bench/**', 'examples/**'],
+    files: ['src/common/**'],
     rules: {
-      '@typescript-eslint/no-non-null-assertion': 'off',
-      '@typescript-eslint/no-unsafe-assignment': 'off',
-      '@typescript-eslint/no-unsafe-member-access': 'off',
-      '@typescript-eslint/no-unsafe-call': 'off',
-      '@typescript-eslint/no-unsafe-argument': 'off',
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: folder('core', 'stores', 'flags', 'rate-limit', 'tasks', 'ui', ...adapters),
+              message: 'src/common is shared by both halves and imports neither.',
+            },
+          ],
+        },
+      ],
     },
   },
   {
-    files: ['**/*.js', '**/*.mjs'],
-    ...tseslint.configs.disableTypeChecked,
+    files: ['src/core/**'],
+    rules: layer({
+      forbidden: ['tasks', 'ui', ...adapters],
+      typesOnly: ['stores', 'flags', 'rate-limit'],
+      message:
+        'core is the kernel: it knows the store ports and the features by type only, and never an adapter (createEngine builds the engine from them).',
+    }),
+  },
+  {
+    files: ['src/stores/**'],
+    rules: layer({
+      // The Redis backend's connection code names the driver's types (it loads it lazily).
+      drivers: frameworkAndDrivers.filter((name) => name !== 'ioredis'),
+      forbidden: ['tasks', 'flags', 'rate-limit', 'ui', ...adapters],
+      message:
+        'The state store implements the ports of core; features build on it, not it on them.',
+    }),
+  },
+  {
+    files: ['src/flags/**'],
+    rules: layer({
+      forbidden: ['tasks', 'rate-limit', 'ui', ...adapters, 'stores/(memory|file|redis|index)'],
+      message:
+        'A feature builds on core, common and the store ports (stores/types, stores/record-feed), never on a store backend, another feature or an adapter.',
+    }),
+  },
+  {
+    files: ['src/rate-limit/**'],
+    rules: layer({
+      forbidden: ['tasks', 'flags', 'ui', ...adapters, 'stores/(memory|file|redis|index)'],
+      message:
+        'A feature builds on core, common and the store ports (stores/types, stores/record-feed), never on a store backend, another feature or an adapter.',
+    }),
+  },
+  {
+    files: ['src/tasks/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: folder('core', 'rate-limit', 'flags', 'stores', ...adapters),
+              message: 'The task half must not import route control.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/ui/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: folder('core', 'rate-limit', 'flags', 'stores', 'tasks', ...adapters),
+              message:
+                'src/ui is shared by both dashboards: it may import src/common, never route control or tasks.',
+            },
+          ],
+        },
+      ],
+    },
   },
   {
     // The dashboards' browser script: plain JavaScript run by the page, next to htmx.
@@ -142,5 +184,19 @@ export default tseslint.config(
         encodeURIComponent: 'readonly',
       },
     },
+  },
+  {
+    files: ['test/**', 'bench/**', 'examples/**'],
+    rules: {
+      '@typescript-eslint/no-non-null-assertion': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+    },
+  },
+  {
+    files: ['**/*.js', '**/*.mjs'],
+    ...tseslint.configs.disableTypeChecked,
   },
 )

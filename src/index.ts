@@ -1,7 +1,9 @@
 /**
  * `switchyard`: the engine, its models, stores and errors.
  */
-export { createEngine, Engine, type EngineOptions, type EngineLogger } from './core/engine.js'
+export { createEngine } from './create-engine.js'
+export { Engine, type EngineOptions, type EngineLogger } from './core/engine.js'
+export type { MaintenanceHandle, MaintenanceScopes } from './core/maintenance-scopes.js'
 export { systemClock, type Clock } from './core/clock.js'
 export {
   SwitchyardError,
@@ -71,19 +73,19 @@ export {
 } from './core/webhooks.js'
 export { toIso, parseDateTime } from './core/time.js'
 export * from './flags/index.js'
-export { fileFlagStore, FLAG_SECTIONS } from './flags/file-store.js'
+export { fileFlagStore, FLAG_SECTIONS } from './flags/stores/file.js'
 export {
   redisFlagStore,
   type RedisFlagStore,
   type RedisFlagStoreOptions,
   type ManagedFlagStore,
-} from './flags/redis-store.js'
-export { flagStoreFor, type FlagStoreForOptions } from './flags/store-for.js'
+} from './flags/stores/redis.js'
+export { flagStoreFor, type FlagStoreForOptions } from './flags/stores/index.js'
 export type { SwitchyardProvider, UseOpenFeatureOptions } from './flags/openfeature.js'
+export type { ScheduledJob } from './core/scheduler.js'
 export {
   flagScheduleJob,
   FLAG_SCHEDULE_SLOT_MS,
-  type ScheduledJob,
   type FlagScheduleDeps,
-} from './core/scheduler.js'
+} from './flags/schedule-job.js'
 export * from './rate-limit/index.js'

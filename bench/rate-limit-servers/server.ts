@@ -24,7 +24,6 @@ import Fastify from 'fastify'
 import { Redis } from 'ioredis'
 import { createEngine } from '../../src/index.js'
 import { rateLimit, switchyard } from '../../src/fastify/index.js'
-import { rateLimitingFor } from '../../src/rate-limit/binding.js'
 import { redisCounters } from '../../src/rate-limit/counters/redis.js'
 import { addRoutes, listen } from '../servers/routes.js'
 
@@ -63,7 +62,7 @@ switch (variant) {
         ...(variant === 'switchyard-429-headers' ? { headers: 'blocked' as const } : {}),
       },
     })
-    await rateLimitingFor(engine).setGlobalRateLimit({ limit: `${HIGH}/minute` })
+    await engine.setGlobalRateLimit({ limit: `${HIGH}/minute` })
     // /r25 (the measured route) gets its own limit on top of the global one
     app.get('/r25', { onRequest: rateLimit({ limit: `${HIGH}/minute` }) }, () => ({
       hello: 'world',

@@ -21,7 +21,7 @@ export async function ofrepApp(
   await engine.start()
   await engine.saveSegment(STAFF)
   for (const flag of flags) await engine.saveFlag(flag)
-  await engine.store.evaluationKeys.put({
+  await engine.evaluationKeys().put({
     id: 'ek_0000000000000001',
     name: 'bench',
     key_hash: hashToken(key),

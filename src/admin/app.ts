@@ -107,7 +107,9 @@ async function adminPlugin(app: FastifyInstance, options: AdminAppOptions): Prom
     engine,
     credentials,
     sessions:
-      credentials === null ? null : new SessionManager(engine.store.tokens, engine.clock, expiry),
+      credentials === null
+        ? null
+        : new SessionManager(engine.sessionTokens(), engine.clock, expiry),
     throttle: new LoginThrottle(engine.clock, options.loginThrottle, configError),
     proxies: new TrustedProxies(
       options.trustedProxies ?? engine.rateLimits.trustedProxies,
@@ -115,7 +117,7 @@ async function adminPlugin(app: FastifyInstance, options: AdminAppOptions): Prom
     ),
     mountPath: mountPath === '' ? '/' : mountPath,
     flags: options.flags,
-    evaluationKeys: new EvaluationKeys(engine.store.evaluationKeys, engine.clock),
+    evaluationKeys: new EvaluationKeys(engine.evaluationKeys(), engine.clock),
     ofrep: resolveOfrepOptions(options.ofrep),
     streams: new SessionStreams(),
     sessionCheckMs: sessionCheck * 1000,
@@ -126,7 +128,7 @@ async function adminPlugin(app: FastifyInstance, options: AdminAppOptions): Prom
     )
   }
   const hub = new EventHub(options, configError)
-  const unsubscribe = engine.store.changes.subscribe((event) => {
+  const unsubscribe = engine.onChange((event) => {
     hub.publish(toStreamEvent(event))
   })
   const flagService = flagServiceOf(context)

@@ -56,7 +56,7 @@ export interface RateLimitGate {
   check(slot: RouteSlot, request: RequestView, routeOpen: boolean): GateResult
 }
 
-/** The gate used until rate limiting is configured: nothing is limited. */
+/** A gate that limits nothing (a pipeline without rate limiting). */
 export const NO_RATE_LIMITS: RateLimitGate = {
   active: false,
   check: () => undefined,
@@ -64,12 +64,14 @@ export const NO_RATE_LIMITS: RateLimitGate = {
 
 /** Runs the pipeline against the replica. */
 export class Enforcer {
-  /** The rate-limit steps; replaced when rate limiting is configured. */
-  rateLimits: RateLimitGate = NO_RATE_LIMITS
-
+  /**
+   * `rateLimits`: steps 3, 4 and 6, given by the rate-limit feature when the engine is built
+   * ({@link NO_RATE_LIMITS} for a pipeline without rate limiting).
+   */
   constructor(
     private readonly replica: Replica,
     private readonly clock: Clock,
+    private readonly rateLimits: RateLimitGate = NO_RATE_LIMITS,
   ) {}
 
   /** Decides one request to the route of `slot`. */

@@ -7,6 +7,7 @@
  * Versioned events (from the store) are applied only when newer than what the replica already
  * holds for that record, so a change arriving late over pub/sub never rolls back a newer one.
  */
+import { Backoff, type BackoffSettings } from '../common/backoff.js'
 import { ConfigError, toError } from './errors.js'
 import { eventRecordKey, type ChangeEvent } from './events.js'
 import {
@@ -131,9 +132,8 @@ export interface ReplicaSyncDeps {
     error(message: string, ...rest: unknown[]): void
     warn(message: string, ...rest: unknown[]): void
   }
-  /** First retry delay in ms; doubles after each failure up to `maxRetryMs`. */
-  retryMs: number
-  maxRetryMs: number
+  /** The retry rhythm while the store is unreachable. */
+  backoff: BackoffSettings
   /** Called after every successful full load. */
   onLoaded?: () => void
   /** Called with every change event after the replica has seen it. */
@@ -152,15 +152,16 @@ export interface ReplicaSyncDeps {
 export class ReplicaSync {
   private buffer: ChangeEvent[] | null = null
   private unsubscribers: (() => void)[] = []
-  private timer: NodeJS.Timeout | null = null
-  private failures = 0
+  private readonly retries: Backoff
   private running: Promise<void> | null = null
   private again = false
   private closed = false
   /** True once a full load succeeded. */
   loaded = false
 
-  constructor(private readonly deps: ReplicaSyncDeps) {}
+  constructor(private readonly deps: ReplicaSyncDeps) {
+    this.retries = new Backoff(deps.backoff)
+  }
 
   /**
    * The first load. Resolves after the first attempt, whether it worked or a retry is
@@ -198,10 +199,7 @@ export class ReplicaSync {
 
   private async load(reason: 'startup' | 'resync'): Promise<void> {
     const { store, replica } = this.deps
-    if (this.timer !== null) {
-      clearTimeout(this.timer)
-      this.timer = null
-    }
+    this.retries.cancel()
     try {
       await store.connect()
       if (this.closed) return
@@ -217,29 +215,25 @@ export class ReplicaSync {
       const buffered = this.buffer
       this.buffer = null
       for (const event of buffered) this.deliver(event)
-      if (this.failures > 0)
+      if (this.retries.failing)
         this.deps.logger.warn(`store "${store.kind}" available again; replica loaded`)
-      this.failures = 0
+      this.retries.succeeded()
       if (!this.loaded || reason === 'resync') this.deps.onLoaded?.()
       this.loaded = true
     } catch (error) {
       this.buffer = null
       if (error instanceof ConfigError) throw error
       if (this.closed) return
-      const delay = Math.min(this.deps.retryMs * 2 ** this.failures, this.deps.maxRetryMs)
-      this.failures += 1
+      const delay = this.retries.schedule(() => {
+        void this.attempt(reason).catch((fatal: unknown) => {
+          this.deps.logger.error('store configuration error', toError(fatal))
+        })
+      })
       const what = reason === 'startup' && !this.loaded ? 'unavailable at startup' : 'resync failed'
       this.deps.logger.error(
         `store "${store.kind}" ${what}; serving ${this.loaded ? 'the last known' : 'declared'} states and retrying in ${delay / 1000}s`,
         toError(error),
       )
-      this.timer = setTimeout(() => {
-        this.timer = null
-        void this.attempt(reason).catch((fatal: unknown) => {
-          this.deps.logger.error('store configuration error', toError(fatal))
-        })
-      }, delay)
-      this.timer.unref()
     }
   }
 
@@ -256,7 +250,7 @@ export class ReplicaSync {
   /** Stops retries and unsubscribes from the feed. */
   close(): void {
     this.closed = true
-    if (this.timer !== null) clearTimeout(this.timer)
+    this.retries.cancel()
     for (const unsubscribe of this.unsubscribers) unsubscribe()
     this.unsubscribers = []
   }

@@ -4,8 +4,10 @@
  */
 import Fastify, { type FastifyInstance } from 'fastify'
 import { resolve } from 'node:path'
-import { createEngine, type Engine } from '../core/engine.js'
+import type { Engine } from '../core/engine.js'
+import { createEngine } from '../create-engine.js'
 import { createStore } from '../stores/index.js'
+import type { Store } from '../stores/types.js'
 import { SwitchyardError } from '../core/errors.js'
 import {
   deprecated,
@@ -59,8 +61,8 @@ export async function buildDemoApp(options: DemoOptions = {}): Promise<FastifyIn
   const env = options.env ?? process.env
   const backend = env.CTL_BACKEND?.trim() || 'memory'
   // createStore rejects an unknown backend with a ConfigError: the demo does not start.
-  const engine =
-    options.engine ?? createEngine({ store: createStore(backend, env), service: 'demo' })
+  const store = options.engine === undefined ? createStore(backend, env) : null
+  const engine = options.engine ?? createEngine({ store: store ?? undefined, service: 'demo' })
   const app = Fastify({ logger: options.logger ?? false })
   // An engine the demo made closes with it (its file or Redis store with it).
   if (options.engine === undefined) app.addHook('onClose', () => engine.close())
@@ -68,7 +70,7 @@ export async function buildDemoApp(options: DemoOptions = {}): Promise<FastifyIn
   await app.register(switchyard, { engine, admin: { path: '/switchyard', auth: DEMO_ADMIN } })
   const tasksPath = options.tasksPath === undefined ? DEMO_TASKS_FILE : options.tasksPath
   await registerTasks(app, tasksPath)
-  backends.set(app, await describeBackend(engine, backend, env, tasksPath))
+  backends.set(app, await describeBackend(store, backend, env, tasksPath))
 
   const hello = (name: string) => () => ({ route: name, at: new Date().toISOString() })
   const inAnHour = new Date(Date.now() + 3_600_000)
@@ -134,7 +136,7 @@ export async function buildDemoApp(options: DemoOptions = {}): Promise<FastifyIn
  * reported loudly (the engine meanwhile serves the declared states and retries: fail-open).
  */
 async function describeBackend(
-  engine: Engine,
+  store: Store | null,
   backend: string,
   env: NodeJS.ProcessEnv,
   tasksPath: string | null,
@@ -145,7 +147,7 @@ async function describeBackend(
   if (backend === 'redis') {
     where = env.CTL_REDIS_URL?.trim() || 'redis://127.0.0.1:6379'
     try {
-      await engine.store.connect()
+      await store?.connect()
     } catch {
       reachable = false
     }

@@ -96,13 +96,13 @@ export class OpenApiFilter {
     const now = this.engine.clock.now()
     const cached = this.filtered
     if (cached !== null && this.fresh(cached, index, now)) return cached
-    const replica = this.engine.replica
-    const global = replica.global
-    const services = index.services.map((service) => replica.serviceMaintenance(service))
+    const engine = this.engine
+    const global = engine.activeMaintenance()
+    const services = index.services.map((service) => engine.activeMaintenance(service))
     const byName = new Map(index.services.map((service, i) => [service, services[i]]))
     const maintenance: MaintenanceState = {
       global,
-      service: (name) => byName.get(name) ?? replica.serviceMaintenance(name),
+      service: (name) => byName.get(name) ?? engine.activeMaintenance(name),
     }
     const document = rewriteDocument(source, (path, method) => {
       const slot = index.operations.get(`${method} ${path}`)
@@ -125,11 +125,10 @@ export class OpenApiFilter {
 
   private fresh(filtered: Filtered, index: SourceIndex, now: number): boolean {
     if (now < filtered.from || now >= filtered.until) return false
-    const replica = this.engine.replica
-    if (replica.global !== filtered.global) return false
+    const engine = this.engine
+    if (engine.activeMaintenance() !== filtered.global) return false
     for (let i = 0; i < index.services.length; i++) {
-      if (replica.serviceMaintenance(index.services[i] as string) !== filtered.services[i])
-        return false
+      if (engine.activeMaintenance(index.services[i]) !== filtered.services[i]) return false
     }
     for (let i = 0; i < index.slots.length; i++) {
       if ((index.slots[i] as RouteSlot).state !== filtered.states[i]) return false

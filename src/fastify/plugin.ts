@@ -22,17 +22,14 @@ import type {
 } from 'fastify'
 import fp from 'fastify-plugin'
 import { adminApp, type AdminAppOptions } from '../admin/index.js'
-import { createEngine, type Engine } from '../core/engine.js'
+import type { Engine } from '../core/engine.js'
 import type { RequestState } from '../core/enforcement.js'
 import { ConfigError } from '../core/errors.js'
 import { isHttpMethod, type HttpMethod } from '../core/route-key.js'
 import type { RouteDeclaration } from '../core/route-state.js'
 import type { RouteSlot } from '../core/route-slot.js'
-import {
-  hasRateLimiting,
-  rateLimitingFor,
-  type RateLimitingOptions,
-} from '../rate-limit/binding.js'
+import { createEngine } from '../create-engine.js'
+import type { RateLimitingOptions } from '../rate-limit/options.js'
 import type { RateLimitService } from '../rate-limit/service.js'
 import { declarationOf } from './declarations.js'
 import type { RateLimitDeclaration, RateLimitResponseFactory } from './rate-limit.js'
@@ -55,7 +52,10 @@ declare module 'fastify' {
 export interface SwitchyardPluginOptions {
   /** The engine to use; by default one is created from the environment and closed with the app. */
   engine?: Engine
-  /** Rate-limit counters, stores, `trustedProxies`, `maxRlHitEntries` (default: memory). */
+  /**
+   * Rate-limit counters, stores and settings, merged over the engine's own `rateLimit`
+   * options; like them, they must be given before the engine starts (a `ConfigError` after).
+   */
   rateLimit?: RateLimitingOptions
   /** App-wide custom responses; `rate_limited` replaces the built-in 429 (after a route's own). */
   responses?: { rate_limited?: RateLimitResponseFactory | null }
@@ -89,13 +89,8 @@ async function switchyardPlugin(
 ): Promise<void> {
   const engine = options.engine ?? createEngine()
   const owned = options.engine === undefined
-  const createdLimits = !hasRateLimiting(engine)
-  const limits = rateLimitingFor(engine, options.rateLimit)
-  // Counters the plugin set up (timers, a Redis connection made from a URL) close with the app.
-  if (createdLimits)
-    app.addHook('onClose', async () => {
-      await limits.close()
-    })
+  const limits = engine.rateLimits
+  if (options.rateLimit !== undefined) limits.configure(options.rateLimit)
   const enforceAt = options.enforceAt ?? 'onRequest'
   // Untyped (JavaScript) callers may pass anything.
   if (!['onRequest', 'preHandler'].includes(enforceAt))

@@ -12,11 +12,11 @@
  * route combining decorators should use the plugin.)
  */
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
-import { createEngine, type Engine } from '../core/engine.js'
+import type { Engine } from '../core/engine.js'
+import { createEngine } from '../create-engine.js'
 import type { RouteSlot } from '../core/route-slot.js'
 import type { HookDeclaration } from './declarations.js'
 import { enforceRequest } from './respond.js'
-import { rateLimitingFor } from '../rate-limit/binding.js'
 
 const kEnforced = Symbol('switchyard.enforced')
 type MaybeEnforced = FastifyRequest & { [kEnforced]?: true }
@@ -57,7 +57,7 @@ export function standaloneHook(
     if (slot === undefined) {
       slot = engine.registerRoute(request.method, path, declaration.lifecycle ?? null)
       if (declaration.rateLimit !== undefined)
-        rateLimitingFor(engine).declare(slot, declaration.rateLimit.policy)
+        engine.rateLimits.declare(slot, declaration.rateLimit.policy)
       byKey.set(key, slot)
     }
     const seen = request as MaybeEnforced

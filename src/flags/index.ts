@@ -22,7 +22,7 @@ export { evaluateFlag, isSegmentMember, type FlagSnapshot } from './evaluator.js
 export { toEvaluationContext, fromFlatContext, type FlatContext } from './context.js'
 export { applyMergePatch } from './merge-patch.js'
 export type { FlagStore, FlagChangeEvent, FlagChangeListener } from './ports.js'
-export { memoryFlagStore } from './memory-store.js'
+export { memoryFlagStore } from './stores/memory.js'
 export {
   FlagService,
   type FlagServiceOptions,

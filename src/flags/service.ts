@@ -23,7 +23,7 @@ import {
   SegmentNotFoundError,
 } from './errors.js'
 import { evaluateFlag, type FlagSnapshot } from './evaluator.js'
-import { memoryFlagStore } from './memory-store.js'
+import { memoryFlagStore } from './stores/memory.js'
 import { applyMergePatch } from './merge-patch.js'
 import type { EvaluationContext, Flag, ResolutionDetails, Segment } from './model.js'
 import type { FlagChangeEvent, FlagChangeListener, FlagStore } from './ports.js'

@@ -17,8 +17,10 @@ export class PolicyGate implements RateLimitGate {
   private readonly routes = new Map<string, CompiledPolicy>()
   private bySlot = new WeakMap<RouteSlot, readonly CompiledPolicy[]>()
   private count = 0
+  private evaluator: LimitEvaluator | null = null
 
-  constructor(private readonly evaluator: LimitEvaluator) {}
+  /** `makeEvaluator` is called at the first check: the counters are chosen at startup. */
+  constructor(private readonly makeEvaluator: () => LimitEvaluator) {}
 
   get active(): boolean {
     return this.count > 0
@@ -27,15 +29,16 @@ export class PolicyGate implements RateLimitGate {
   check(slot: RouteSlot, request: RequestView, routeOpen: boolean): GateResult {
     const policies = this.policiesOf(slot)
     if (policies.length === 0) return undefined
+    const evaluator = (this.evaluator ??= this.makeEvaluator())
     if (!routeOpen) {
       // Step 5 will reject the request: the route's own limit (step 6) is never consulted.
       const last = policies[policies.length - 1]
       if (last?.scope.startsWith('route:') === true) {
         if (policies.length === 1) return undefined
-        return this.evaluator.evaluate(policies.slice(0, -1), slot, request)
+        return evaluator.evaluate(policies.slice(0, -1), slot, request)
       }
     }
-    return this.evaluator.evaluate(policies, slot, request)
+    return evaluator.evaluate(policies, slot, request)
   }
 
   /** Replaces (or removes, with null) the global policy. */

@@ -37,30 +37,46 @@ export {
   type RateLimitHit,
 } from './exceeded.js'
 export type { CounterStore, CounterCheck } from './counters/types.js'
-export { memoryCounters, MemoryCounters, type MemoryCounterOptions } from './counters/memory.js'
 export {
-  MemoryPolicyStore,
-  MemoryHitStore,
-  type RateLimitPolicyStore,
-  type RateLimitHitStore,
-} from './ports.js'
+  memoryCounters,
+  type MemoryCounters,
+  type MemoryCounterOptions,
+} from './counters/memory.js'
+export type { RateLimitPolicyStore, RateLimitHitStore } from './ports.js'
+export { memoryPolicyStore, memoryHitStore } from './stores/memory.js'
+export { filePolicyStore, fileHitStore, RATE_LIMIT_SECTIONS } from './stores/file.js'
+export {
+  redisPolicyStore,
+  redisHitStore,
+  type SharedPolicyStore,
+  type RedisPolicyStoreOptions,
+} from './stores/redis.js'
+export {
+  rateLimitStoresFor,
+  type RateLimitStores,
+  type RateLimitStoresForOptions,
+} from './stores/index.js'
 export type { RateLimitChangeEvent } from './events.js'
 export {
   RateLimitService,
   type RateLimitServiceOptions,
+  type RateLimitBackend,
+  type RateLimitStreamEvent,
   type SetRateLimitPolicyInput,
   type RouteAddressOptions,
 } from './service.js'
-export { rateLimitingFor, type RateLimitingOptions } from './binding.js'
+export type { RateLimitScopeHandle } from './scope-operations.js'
+export type { RateLimitingOptions } from './options.js'
 export type { RateLimitHeaderMode } from './evaluate.js'
 export {
   redisCounters,
-  RedisCounters,
+  type RedisCounters,
+  DEFAULT_REDIS_COMMAND_TIMEOUT,
   type RedisCounterClient,
   type RedisCounterOptions,
 } from './counters/redis.js'
 export {
   snapshotCounters,
-  SnapshotCounters,
+  type SnapshotCounters,
   type SnapshotCounterOptions,
-} from './counters/snapshot.js'
+} from './counters/file.js'

@@ -1,6 +1,6 @@
 /**
- * Persistence ports of rate limiting, and their in-memory implementations. The engine's store
- * provides the durable ones (file, Redis); these interfaces are the whole contract.
+ * Persistence ports of rate limiting. Each backend implements them in `stores/` (memory, file,
+ * Redis); these interfaces are the whole contract, checked by one conformance suite.
  */
 import type { RateLimitHit } from './exceeded.js'
 import type { RateLimitPolicy, ScopeRateLimitPolicy } from './policy.js'
@@ -29,71 +29,4 @@ export interface RateLimitHitStore {
   add(record: RateLimitHit): Promise<void>
   /** Records newest first, optionally only those of one route path, at most `limit`. */
   list(options?: { limit?: number; path?: string }): Promise<RateLimitHit[]>
-}
-
-/** In-memory {@link RateLimitPolicyStore}. */
-export class MemoryPolicyStore implements RateLimitPolicyStore {
-  private readonly routes = new Map<string, RateLimitPolicy>()
-  private global: ScopeRateLimitPolicy | null = null
-  private readonly services = new Map<string, ScopeRateLimitPolicy>()
-
-  listRoutePolicies(): Promise<RateLimitPolicy[]> {
-    return Promise.resolve([...this.routes.values()].map((p) => structuredClone(p)))
-  }
-  putRoutePolicy(policy: RateLimitPolicy): Promise<void> {
-    this.routes.set(
-      `${policy.service}\u0000${policy.method}:${policy.path}`,
-      structuredClone(policy),
-    )
-    return Promise.resolve()
-  }
-  deleteRoutePolicy(service: string, route: string): Promise<boolean> {
-    return Promise.resolve(this.routes.delete(`${service}\u0000${route}`))
-  }
-  getGlobal(): Promise<ScopeRateLimitPolicy | null> {
-    return Promise.resolve(this.global === null ? null : structuredClone(this.global))
-  }
-  putGlobal(policy: ScopeRateLimitPolicy | null): Promise<void> {
-    this.global = policy === null ? null : structuredClone(policy)
-    return Promise.resolve()
-  }
-  listServices(): Promise<Map<string, ScopeRateLimitPolicy>> {
-    return Promise.resolve(new Map([...this.services].map(([k, v]) => [k, structuredClone(v)])))
-  }
-  putService(service: string, policy: ScopeRateLimitPolicy | null): Promise<void> {
-    if (policy === null) this.services.delete(service)
-    else this.services.set(service, structuredClone(policy))
-    return Promise.resolve()
-  }
-}
-
-/** In-memory {@link RateLimitHitStore}: a ring buffer of `capacity` records. */
-export class MemoryHitStore implements RateLimitHitStore {
-  private readonly ring: (RateLimitHit | undefined)[]
-  private next = 0
-  private size = 0
-
-  constructor(readonly capacity = 10_000) {
-    if (!Number.isSafeInteger(capacity) || capacity < 1)
-      throw new RangeError('maxRlHitEntries must be an integer ≥ 1')
-    this.ring = new Array<RateLimitHit | undefined>(capacity)
-  }
-
-  add(record: RateLimitHit): Promise<void> {
-    this.ring[this.next] = record
-    this.next = (this.next + 1) % this.capacity
-    if (this.size < this.capacity) this.size++
-    return Promise.resolve()
-  }
-
-  list(options: { limit?: number; path?: string } = {}): Promise<RateLimitHit[]> {
-    const limit = options.limit ?? this.capacity
-    const found: RateLimitHit[] = []
-    for (let i = 1; i <= this.size && found.length < limit; i++) {
-      const record = this.ring[(this.next - i + this.capacity) % this.capacity]
-      if (record !== undefined && (options.path === undefined || record.path === options.path))
-        found.push(record)
-    }
-    return Promise.resolve(found)
-  }
 }

@@ -22,8 +22,9 @@ export type RateLimitScope = { kind: 'global' } | { kind: 'service'; service: st
 /** What the scope operations need. */
 export interface ScopeOperationDeps {
   gate: PolicyGate
-  counters: CounterStore
-  store: RateLimitPolicyStore
+  /** The counters and the policy store (resolved when first needed: both are chosen at startup). */
+  counters(): CounterStore
+  store(): RateLimitPolicyStore
   report(operation: Operation): void
   /** Told of every policy applied to the live copy (own writes, other instances', loads). */
   changed?(event: RateLimitChangeEvent): void
@@ -70,7 +71,7 @@ export class ScopeOperations {
 
   /** Clears the scope's counters; the policy is unchanged. */
   async reset(scope: RateLimitScope, options: ActorOptions = {}): Promise<void> {
-    await this.deps.counters.reset(counterScope(scope))
+    await this.deps.counters().reset(counterScope(scope))
     const policy = this.get(scope)
     this.report(scope, 'reset', options, policy, policy)
   }
@@ -92,8 +93,8 @@ export class ScopeOperations {
   /** Replaces the live copy from the store. */
   async load(): Promise<void> {
     const [global, services] = await Promise.all([
-      this.deps.store.getGlobal(),
-      this.deps.store.listServices(),
+      this.deps.store().getGlobal(),
+      this.deps.store().listServices(),
     ])
     this.apply({ kind: 'global' }, global)
     for (const service of [...this.services.keys()])
@@ -120,8 +121,8 @@ export class ScopeOperations {
   }
 
   private async write(scope: RateLimitScope, policy: ScopeRateLimitPolicy | null): Promise<void> {
-    if (scope.kind === 'global') await this.deps.store.putGlobal(policy)
-    else await this.deps.store.putService(scope.service, policy)
+    if (scope.kind === 'global') await this.deps.store().putGlobal(policy)
+    else await this.deps.store().putService(scope.service, policy)
     this.apply(scope, policy)
   }
 
@@ -143,6 +144,40 @@ export class ScopeOperations {
       previous_status: describe(previous),
       new_status: describe(next),
     })
+  }
+}
+
+/**
+ * The operations of one rate-limit scope — `engine.rateLimits.global`, or
+ * `engine.rateLimits.service(name)` — each audited as `global_rl_*` or `svc_rl_*`.
+ */
+export interface RateLimitScopeHandle {
+  /** The policy, or null. */
+  get(): ScopeRateLimitPolicy | null
+  /** Creates or replaces the policy (enabled unless `enabled: false`). */
+  set(options: ScopePolicyOptions & ActorOptions): Promise<ScopeRateLimitPolicy>
+  /** Removes the policy; resolves false when there was none. */
+  delete(options?: ActorOptions): Promise<boolean>
+  /** Clears the scope's counters; the policy is kept. */
+  reset(options?: ActorOptions): Promise<void>
+  /** Resumes a paused policy (no-op without one). */
+  enable(options?: ActorOptions): Promise<ScopeRateLimitPolicy | null>
+  /** Pauses the policy: kept, neither counting nor blocking. */
+  disable(options?: ActorOptions): Promise<ScopeRateLimitPolicy | null>
+}
+
+/** The handle of `scope` over `operations`. */
+export function scopeHandle(
+  operations: ScopeOperations,
+  scope: RateLimitScope,
+): RateLimitScopeHandle {
+  return {
+    get: () => operations.get(scope),
+    set: (options) => operations.set(scope, options),
+    delete: (options) => operations.delete(scope, options),
+    reset: (options) => operations.reset(scope, options),
+    enable: (options) => operations.setEnabled(scope, true, options),
+    disable: (options) => operations.setEnabled(scope, false, options),
   }
 }
 

@@ -104,16 +104,24 @@ export function redisRecordFeed<E>(
   function receive(message: string): void {
     const first = message.indexOf('|')
     const second = message.indexOf('|', first + 1)
-    if (first < 0 || second < 0) return
-    if (message.slice(first + 1, second) === origin) return // the writer has it already
+    if (first >= 0 && second >= 0 && message.slice(first + 1, second) === origin) return // the writer has it already
+    let event: E
+    let version: number
     try {
-      const event = JSON.parse(message.slice(second + 1)) as E
-      const version = Number(message.slice(0, first))
-      if (advance(event, version))
-        notify(listeners, `${options.label} change listener`, event, version)
+      if (first < 0 || second < 0) throw new Error('expected <version>|<origin>|<event JSON>')
+      event = JSON.parse(message.slice(second + 1)) as E
+      version = Number(message.slice(0, first))
+      if (typeof event !== 'object' || event === null || !Number.isSafeInteger(version))
+        throw new Error('not a change event')
     } catch (error) {
+      // Anything may be published on the channel: a malformed message is reported and, as it
+      // may have stood for a change, the listeners reload in full.
       onError(toError(error), `${options.label} change message`)
+      notify(resyncListeners, `${options.label} resync listener`)
+      return
     }
+    if (advance(event, version))
+      notify(listeners, `${options.label} change listener`, event, version)
   }
 
   async function open(): Promise<void> {

@@ -1,7 +1,7 @@
 /**
  * The Redis store's connections: a command connection and a pub/sub connection, the driver
- * loaded lazily (a user of the other backends installs nothing), and the Lua scripts read
- * from their `.lua` files.
+ * loaded lazily (a user of the other backends installs nothing), and the store's Lua scripts
+ * (`lua/*.lua`, read when the store connects, run by SHA).
  *
  * Why commands fail fast instead of queueing while Redis is away: a write that cannot reach
  * Redis should fail now and say so, not hang; reads on the request path never come here (the
@@ -9,21 +9,27 @@
  * does not replay messages published while a subscriber was away, so the engine reloads
  * everything once the connection is back.
  */
-import { createHash } from 'node:crypto'
-import { readFile } from 'node:fs/promises'
 import type { Redis as RedisClient, RedisOptions } from 'ioredis'
+import { LuaScripts } from '../common/lua.js'
+import { loadRedisDriver, redactUrl } from '../common/redis.js'
 import { ConfigError, toError } from '../core/errors.js'
 
 /** The Lua scripts of the store (files next to this module, under `lua/`). */
-export const SCRIPT_NAMES = ['write-record', 'replace-if'] as const
+export const SCRIPT_NAMES = ['write-record', 'replace-if', 'claim'] as const
 
 /** One of {@link SCRIPT_NAMES}. */
 export type ScriptName = (typeof SCRIPT_NAMES)[number]
 
-interface Script {
-  text: string
-  sha: string
-}
+const scripts = new LuaScripts<ScriptName>(
+  new URL('./lua/', import.meta.url),
+  SCRIPT_NAMES,
+  (path, cause) =>
+    new ConfigError(
+      `The Redis store script ${path} is missing; the package was built without its lua/ files.`,
+      {},
+      { cause },
+    ),
+)
 
 /** Callbacks of a {@link RedisConnection}. */
 export interface RedisConnectionEvents {
@@ -39,7 +45,6 @@ export interface RedisConnectionEvents {
 export class RedisConnection {
   private command: RedisClient | null = null
   private subscriber: RedisClient | null = null
-  private scripts: Map<ScriptName, Script> | null = null
   private connecting: Promise<void> | null = null
 
   constructor(
@@ -64,8 +69,15 @@ export class RedisConnection {
   }
 
   private async open(): Promise<void> {
-    const Redis = await loadDriver()
-    this.scripts ??= await loadScripts()
+    const Redis = await loadRedisDriver(
+      (cause) =>
+        new ConfigError(
+          'The redis backend (CTL_BACKEND=redis) needs the "ioredis" package: install ioredis (npm install ioredis).',
+          {},
+          { cause },
+        ),
+    )
+    await scripts.load()
     const options: RedisOptions = {
       lazyConnect: true,
       enableOfflineQueue: false,
@@ -128,16 +140,12 @@ export class RedisConnection {
     })
   }
 
-  /** Runs a store script by SHA, loading it on first use (or after a Redis restart). */
-  async run(name: ScriptName, keys: string[], args: (string | number)[]): Promise<unknown> {
-    const script = this.scripts?.get(name)
-    if (script === undefined) throw new Error('The Redis store is not connected yet.')
-    const client = this.client()
+  /** Runs a store script by SHA (sending its text again after a Redis restart lost it). */
+  run(name: ScriptName, keys: string[], args: (string | number)[]): Promise<unknown> {
     try {
-      return await client.evalsha(script.sha, keys.length, ...keys, ...args)
+      return scripts.run(name, this.client(), keys, args)
     } catch (error) {
-      if (!toError(error).message.includes('NOSCRIPT')) throw error
-      return client.eval(script.text, keys.length, ...keys, ...args)
+      return Promise.reject(toError(error))
     }
   }
 
@@ -157,49 +165,5 @@ export class RedisConnection {
         }
       }),
     )
-  }
-}
-
-/** Loads `ioredis`, or explains how to install it. */
-async function loadDriver(): Promise<typeof RedisClient> {
-  try {
-    const module = await import('ioredis')
-    return module.Redis
-  } catch (error) {
-    throw new ConfigError(
-      'The redis backend (CTL_BACKEND=redis) needs the "ioredis" package: install ioredis (npm install ioredis).',
-      {},
-      { cause: error },
-    )
-  }
-}
-
-async function loadScripts(): Promise<Map<ScriptName, Script>> {
-  const scripts = new Map<ScriptName, Script>()
-  for (const name of SCRIPT_NAMES) {
-    const url = new URL(`./lua/${name}.lua`, import.meta.url)
-    let text: string
-    try {
-      text = await readFile(url, 'utf8')
-    } catch (error) {
-      throw new ConfigError(
-        `The Redis store script ${url.pathname} is missing; the package was built without its lua/ files.`,
-        {},
-        { cause: error },
-      )
-    }
-    scripts.set(name, { text, sha: createHash('sha1').update(text).digest('hex') })
-  }
-  return scripts
-}
-
-/** The URL without its password, for messages. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url)
-    if (parsed.password !== '') parsed.password = '***'
-    return parsed.toString()
-  } catch {
-    return '(invalid URL)'
   }
 }

@@ -11,15 +11,15 @@
  *   seq                    string write counter (versions)
  *   audit                  list  AuditEntry JSON, newest first, trimmed to the cap
  *   token:<hash>           string TokenRecord JSON, expiring with the token
- *   claim:<key>            string one-time claims (SET NX PX)
+ *   claim:<key>            string one-time claims: their expiry (claim.lua)
  *   evaluation-keys        hash  key hash → evaluation key JSON (see evaluation-keys.ts)
  *   changes                pub/sub channel: `<version>|<origin>|<event JSON>`
  */
 import { randomUUID } from 'node:crypto'
-import type { ChainableCommander } from 'ioredis'
+import { execAll } from '../common/redis.js'
 import type { AuditEntry } from '../core/audit-entry.js'
 import { auditMatches } from '../core/audit-entry.js'
-import { ConfigError } from '../core/errors.js'
+import { ConfigError, toError } from '../core/errors.js'
 import { LocalChangeFeed, type ChangeEvent } from '../core/events.js'
 import type { MaintenanceConfig } from '../core/maintenance.js'
 import type { RouteState } from '../core/route-state.js'
@@ -35,6 +35,8 @@ export interface RedisStoreOptions {
   prefix?: string
   /** Where connection faults are reported; default `console.error`. */
   onFault?: (message: string, error?: Error) => void
+  /** Current time for token and claim expiry; default `Date.now` (tests pass a fake clock). */
+  now?: () => number
 }
 
 /** The default Redis URL. */
@@ -51,6 +53,7 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
     )
   }
   const prefix = options.prefix ?? 'switchyard:'
+  const now = options.now ?? Date.now
   const key = (name: string) => `${prefix}${name}`
   const channel = key('changes')
   const origin = randomUUID()
@@ -63,14 +66,17 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
   })
   const connection = new RedisConnection(url, channel, {
     message(message) {
-      const first = message.indexOf('|')
-      const second = message.indexOf('|', first + 1)
-      if (first < 0 || second < 0) return
-      if (message.slice(first + 1, second) === origin) return // delivered locally already
-      const version = Number(message.slice(0, first))
-      const event = JSON.parse(message.slice(second + 1)) as ChangeEvent
-      if (version > 0) event.version = version
-      feed.publish(event)
+      let event: ChangeEvent | null
+      try {
+        event = parseMessage(message, origin)
+      } catch (error) {
+        // Anything may be published on the channel. A message that is not ours must not take
+        // the process down; it may have stood for a change, so the replica is reloaded.
+        onFault('malformed change message ignored; reloading the replica', toError(error))
+        feed.requestResync()
+        return
+      }
+      if (event !== null) feed.publish(event)
     },
     resubscribed: () => feed.requestResync(),
     fault: onFault,
@@ -219,7 +225,7 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
     },
     tokens: {
       async put(hash, record) {
-        const ttl = Date.parse(record.expires_at) - Date.now()
+        const ttl = Date.parse(record.expires_at) - now()
         if (!(ttl > 0)) return
         await connection.client().set(key(`token:${hash}`), JSON.stringify(record), 'PX', ttl)
       },
@@ -227,7 +233,7 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
         const text = await connection.client().get(key(`token:${hash}`))
         if (text === null) return null
         const record = JSON.parse(text) as TokenRecord
-        return Date.parse(record.expires_at) > Date.now() ? record : null
+        return Date.parse(record.expires_at) > now() ? record : null
       },
       async revoke(hash) {
         return (await connection.client().del(key(`token:${hash}`))) > 0
@@ -237,8 +243,9 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
     claims: {
       async claim(name, ttlMs) {
         const ttl = Math.max(1, Math.ceil(ttlMs))
-        const result = await connection.client().set(key(`claim:${name}`), '1', 'PX', ttl, 'NX')
-        return result === 'OK'
+        const at = now()
+        const granted = await connection.run('claim', [key(`claim:${name}`)], [at, at + ttl, ttl])
+        return Number(granted) === 1
       },
     },
     changes: {
@@ -277,12 +284,26 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
   }
 }
 
-/** Runs a MULTI transaction and returns its replies, throwing the first command error. */
-async function execAll(transaction: ChainableCommander): Promise<unknown[]> {
-  const replies = await transaction.exec()
-  if (replies === null) throw new Error('Redis transaction was aborted.')
-  return replies.map(([error, reply]) => {
-    if (error !== null) throw error
-    return reply
-  })
+/**
+ * The event of a change message `<version>|<origin>|<event JSON>`, with its version; null for a
+ * message this instance published (delivered locally already). Throws for a malformed one.
+ */
+function parseMessage(message: string, origin: string): ChangeEvent | null {
+  const first = message.indexOf('|')
+  const second = message.indexOf('|', first + 1)
+  if (first < 0 || second < 0) throw new Error('expected <version>|<origin>|<event JSON>')
+  if (message.slice(first + 1, second) === origin) return null
+  const version = Number(message.slice(0, first))
+  const event = JSON.parse(message.slice(second + 1)) as unknown
+  if (
+    typeof event !== 'object' ||
+    event === null ||
+    typeof (event as { type?: unknown }).type !== 'string' ||
+    !Number.isSafeInteger(version) ||
+    version < 0
+  )
+    throw new Error('not a change event')
+  const parsed = event as ChangeEvent
+  if (version > 0) parsed.version = version
+  return parsed
 }

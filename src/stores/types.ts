@@ -152,7 +152,7 @@ export interface ChangeFeedPort {
  */
 export type StoreBackend =
   | { kind: 'memory' }
-  | { kind: 'file'; sections: FileSections; /** The state file (absolute). */ path?: string }
+  | { kind: 'file'; sections: FileSections; /** The state file (absolute path). */ path: string }
   | { kind: 'redis'; redis: RedisHandle }
 
 /** Named JSON sections of the file store's document, written with the same atomic write. */

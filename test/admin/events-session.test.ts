@@ -65,7 +65,7 @@ describe('event stream and its session', () => {
     closeLater(app)
     const token = await login(app)
     // count the stream's token lookups, to know when it has checked its session again
-    const tokens = engine.store.tokens
+    const tokens = engine.sessionTokens()
     const get = tokens.get.bind(tokens)
     let lookups = 0
     tokens.get = (hash) => {
@@ -88,7 +88,7 @@ describe('event stream and its session', () => {
     const stream = await openStream(app, token)
     const { hashToken } = await import('../../src/admin/auth/sessions.js')
     // another instance sharing the store revoked it
-    expect(await engine.store.tokens.revoke(hashToken(token))).toBe(true)
+    expect(await engine.sessionTokens().revoke(hashToken(token))).toBe(true)
     await stream.ended
   })
 })

@@ -39,7 +39,7 @@ describe('GET /api/events', () => {
     expect(response.headers['content-type']).toMatch(/^text\/event-stream/)
 
     await engine.disable('GET:/payments', { reason: 'x', actor: 'admin', platform: 'cli' })
-    await first.until((frames) => frames.some((f) => f.event === 'audit'))
+    await first.whenFrames((frames) => frames.some((f) => f.event === 'audit'))
     const routeFrame = first.frames.find((f) => f.event === 'route_state')!
     expect(JSON.parse(routeFrame.data!)).toMatchObject({
       service: 'default',
@@ -58,7 +58,7 @@ describe('GET /api/events', () => {
     await engine.audit.flush()
     const second = openStream(url, { ...auth, 'last-event-id': lastSeen })
     await second.ready
-    await second.until(
+    await second.whenFrames(
       (frames) =>
         frames.filter((f) => f.event === 'audit').length >= 2 &&
         frames.some((f) => f.event === 'service_maintenance'),
@@ -83,14 +83,14 @@ describe('GET /api/events', () => {
       method: 'GET',
       limit: '1/minute',
     })
-    await engine.rateLimits.setGlobalRateLimit({ limit: '100/minute' })
-    const slot = engine.registry.get('default', 'GET:/orders')!
+    await engine.rateLimits.global.set({ limit: '100/minute' })
+    const slot = engine.registerRoute('GET', '/orders')
     const request = { method: 'GET', url: '/orders', headers: {}, ip: '10.0.0.1' }
     await engine.decide(slot, request)
     expect(await engine.decide(slot, request)).toMatchObject({ statusCode: 429 })
     await engine.saveFlag(booleanFlag('beta'))
     engine.flags.evaluate('beta', { key: 'u1' })
-    await stream.until((frames) =>
+    await stream.whenFrames((frames) =>
       ['rl_policy', 'global_rl_policy', 'rl_hit', 'flag_evaluation'].every((type) =>
         frames.some((f) => f.event === type),
       ),
@@ -134,7 +134,7 @@ describe('GET /api/events', () => {
     const { url, token } = await listening({ keepaliveInterval: 0.02 })
     const stream = openStream(url, { authorization: `Bearer ${token}` })
     await stream.ready
-    await stream.until((frames) => frames.some((f) => f.comment === 'keepalive'))
+    await stream.whenFrames((frames) => frames.some((f) => f.comment === 'keepalive'))
     stream.close()
   })
 })
@@ -148,7 +148,7 @@ describe('flag events', () => {
     await stream.ready
     await flags.saveSegment({ key: 'beta', name: 'Beta' })
     await flags.saveFlag(booleanFlag('checkout'))
-    await stream.until((frames) => frames.some((f) => f.event === 'flag'))
+    await stream.whenFrames((frames) => frames.some((f) => f.event === 'flag'))
     const segment = stream.frames.find((f) => f.event === 'segment')!
     expect(JSON.parse(segment.data!)).toMatchObject({ key: 'beta', segment: { name: 'Beta' } })
     const flag = stream.frames.find((f) => f.event === 'flag')!
@@ -244,7 +244,7 @@ describe('EventHub', () => {
     const address = await app.listen({ host: '127.0.0.1', port: 0 })
     const stream = openStream(`${address}/switchyard/api/events`, {})
     await stream.ready
-    await stream.until((frames) => frames.length > 0)
+    await stream.whenFrames((frames) => frames.length > 0)
     expect(flags.stream.active).toBe(true)
     stream.close()
     await new Promise<void>((resolve) => {

@@ -1,7 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import { createEngine, type Engine, type Store } from '../../src/index.js'
 import { adminApp, type AdminAppOptions } from '../../src/admin/index.js'
-import { rateLimitingFor } from '../../src/rate-limit/binding.js'
 import { FakeClock } from '../helpers/clock.js'
 
 /** Registers a few routes of two services with the engine. */
@@ -30,10 +29,6 @@ export async function buildAdmin(
   })
   registerRoutes(engine)
   await engine.start()
-  // As the main plugin does at startup: set up rate limiting before any request, and let it
-  // load its stored policies (a write racing that first load would be lost).
-  rateLimitingFor(engine)
-  await new Promise((resolve) => setImmediate(resolve))
   const app = Fastify()
   const { store: _store, clock: _clock, ...adminOptions } = options
   await app.register(adminApp, { engine, path: '/switchyard', ...adminOptions })

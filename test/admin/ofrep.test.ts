@@ -383,7 +383,7 @@ describe('GET {admin}/ofrep/stream', () => {
     expect(response.headers['content-type']).toMatch(/^text\/event-stream/)
     await engine.flags.disableFlag('theme')
     await engine.flags.enableFlag('split')
-    await stream.until((frames) => frames.some((frame) => frame.event === 'message'))
+    await stream.whenFrames((frames) => frames.some((frame) => frame.event === 'message'))
     const message = stream.frames.find((frame) => frame.event === 'message')!
     const data = JSON.parse(message.data!)
     expect(data).toEqual({
@@ -439,7 +439,7 @@ describe('flag_track on the admin event stream', () => {
       nested: { dropped: true },
       long: 'x'.repeat(500),
     })
-    await stream.until((frames) => frames.some((frame) => frame.event === 'flag_track'))
+    await stream.whenFrames((frames) => frames.some((frame) => frame.event === 'flag_track'))
     const frame = stream.frames.find((candidate) => candidate.event === 'flag_track')!
     expect(JSON.parse(frame.data!)).toEqual({
       event_name: 'checkout-completed',

@@ -11,7 +11,7 @@ export interface Frame {
   comment?: string
 }
 
-/** Opens an SSE stream and collects parsed frames; `until` waits for a condition on them. */
+/** Opens an SSE stream and collects parsed frames; `whenFrames` waits for a condition on them. */
 export function openStream(url: string, headers: Record<string, string>) {
   const frames: Frame[] = []
   let buffer = ''
@@ -45,8 +45,13 @@ export function openStream(url: string, headers: Record<string, string>) {
     request.on('error', reject)
   })
   request.end()
-  const until = async (predicate: (frames: Frame[]) => boolean) => {
+  const whenFrames = async (predicate: (frames: Frame[]) => boolean) => {
     while (!predicate(frames)) await new Promise<void>((resolve) => waiters.push(resolve))
   }
-  return { frames, ready, until, close: () => (response ? response.destroy() : request.destroy()) }
+  return {
+    frames,
+    ready,
+    whenFrames,
+    close: () => (response ? response.destroy() : request.destroy()),
+  }
 }

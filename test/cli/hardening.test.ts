@@ -128,8 +128,8 @@ describe('ctl hardening', () => {
   })
 
   it('ctl log prints them', async () => {
-    await server.engine.rateLimits.setGlobalRateLimit({ limit: '100/minute' })
-    await server.engine.rateLimits.disableGlobalRateLimit()
+    await server.engine.rateLimits.global.set({ limit: '100/minute' })
+    await server.engine.rateLimits.global.disable()
     const log = await ctl(['log'], { env: server.env })
     expect(log.stdout).toContain('global disabled')
     expect(log.stdout).toContain('global set')

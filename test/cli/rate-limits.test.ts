@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest'
-import { rateLimitingFor } from '../../src/rate-limit/binding.js'
 import { ctlServerForFile } from './helpers.js'
 
 const { server, run } = ctlServerForFile()
@@ -45,7 +44,7 @@ describe('ctl rl', () => {
     expect(reset.stdout).toBe('Counters of GET:/orders reset.\n')
     const deleted = await run(['rl', 'delete', '/payments'])
     expect(deleted.stdout).toBe('Deleted 2 policy overrides of /payments.\n')
-    expect(rateLimitingFor(server().engine).listRateLimitPolicies()).toHaveLength(1)
+    expect(server().engine.listRateLimitPolicies()).toHaveLength(1)
 
     const [badLimit, unknownRoute] = await Promise.all([
       run(['rl', 'set', 'GET:/orders', 'lots']),

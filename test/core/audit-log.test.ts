@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { createEngine } from '../../src/core/engine.js'
+import { createEngine } from '../../src/create-engine.js'
 import type { ChangeEvent } from '../../src/core/events.js'
 import { ValidationError } from '../../src/core/errors.js'
 import { memoryStore } from '../../src/stores/memory.js'

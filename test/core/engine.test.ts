@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import {
   ConfigError,
   createEngine,
+  memoryStore,
   RouteNotFoundError,
   RouteProtectedError,
   ValidationError,
@@ -35,7 +36,7 @@ describe('engine configuration', () => {
       delete process.env.CTL_BACKEND
       const engine = createEngine()
       expect(engine.env).toBe('dev')
-      expect(engine.store.kind).toBe('memory')
+      expect(engine.backend).toBe('memory')
       process.env.CTL_ENV = 'staging'
       expect(createEngine().env).toBe('staging')
       process.env.CTL_BACKEND = 'mongodb'
@@ -350,7 +351,7 @@ describe('fail-open store', () => {
     const errors: string[] = []
     let attempts = 0
     const broken = {
-      ...createEngine({ store: 'memory' }).store,
+      ...memoryStore(),
       kind: 'broken',
       connect: () => {
         attempts++
@@ -366,8 +367,7 @@ describe('fail-open store', () => {
     await engine.start()
     expect(errors[0]).toMatch(/store "broken" unavailable at startup/)
     expect(engine.getState('GET:/x')[0]!.status).toBe('disabled')
-    await new Promise((resolve) => setTimeout(resolve, 60))
-    expect(attempts).toBeGreaterThan(1)
+    await expect.poll(() => attempts).toBeGreaterThan(1)
     await engine.close()
   })
 })

@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { createEngine, type Engine } from '../../src/core/engine.js'
+import { createEngine, type Engine } from '../../src/create-engine.js'
 import { ValidationError } from '../../src/core/errors.js'
 import {
   chatFormatter,
@@ -14,13 +14,8 @@ import { memoryStore } from '../../src/stores/memory.js'
 import { redisStore } from '../../src/stores/redis.js'
 import type { Store } from '../../src/stores/types.js'
 import { FakeClock } from '../helpers/clock.js'
-import { until } from '../stores/conformance.js'
-import {
-  deleteKeys,
-  redisTestsEnabled,
-  TEST_REDIS_URL,
-  testPrefix,
-} from '../stores/redis-helper.js'
+import { until } from '../helpers/wait.js'
+import { deleteKeys, redisTestsEnabled, TEST_REDIS_URL, testPrefix } from '../helpers/redis.js'
 
 /**
  * The verification recipe of docs/audit-and-webhooks.md: the HMAC of `<timestamp>.<body>`,
@@ -347,7 +342,7 @@ describe.skipIf(!redisEnabled)('webhooks with several instances sharing Redis', 
     const a = await engineWith({ store: redisStore({ url: TEST_REDIS_URL, prefix }) })
     const b = await engineWith({ store: redisStore({ url: TEST_REDIS_URL, prefix }) })
     const bSawAudit: string[] = []
-    b.store.changes.subscribe((event) => {
+    b.onChange((event) => {
       if (event.type === 'audit') bSawAudit.push(event.entry.action)
     })
     a.addWebhook(url)

@@ -1,7 +1,7 @@
 import Fastify from 'fastify'
 import { describe, expect, it } from 'vitest'
 import { createEngine } from '../../src/index.js'
-import { disabled, envOnly, maintenance, switchyard } from '../../src/fastify/index.js'
+import { disabled, envOnly, maintenance, rateLimit, switchyard } from '../../src/fastify/index.js'
 import { buildApp } from '../helpers/app.js'
 
 describe('responses of a protected app (CONTRACT §2)', () => {
@@ -288,13 +288,11 @@ describe('plugin behaviour', () => {
       },
     })
     await app.register(switchyard, { engine })
-    app.get('/x', () => 'ok')
-    engine.enforcer.rateLimits = {
-      active: true,
-      check: () => {
-        throw new Error('counter backend down')
-      },
+    // A key function that throws makes the rate-limit step (and so enforcement) throw.
+    const key = () => {
+      throw new Error('key service down')
     }
+    app.get('/x', { onRequest: rateLimit({ limit: '5/minute', key }) }, () => 'ok')
     const res = await app.inject('/x')
     expect(res.statusCode).toBe(200)
     expect(JSON.stringify(logged)).toContain('fail-open')
@@ -304,11 +302,8 @@ describe('plugin behaviour', () => {
     const engine = createEngine({ store: 'memory' })
     const app = Fastify({ logger: false })
     await app.register(switchyard, { engine })
-    app.get('/x', () => 'ok')
-    engine.enforcer.rateLimits = {
-      active: true,
-      check: () => Promise.reject(new Error('redis timeout')),
-    }
+    const key = () => Promise.reject(new Error('key service timeout'))
+    app.get('/x', { onRequest: rateLimit({ limit: '5/minute', key }) }, () => 'ok')
     expect((await app.inject('/x')).statusCode).toBe(200)
   })
 

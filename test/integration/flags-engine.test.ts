@@ -8,10 +8,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { OpenFeature } from '@openfeature/server-sdk'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { createEngine, type Engine } from '../../src/core/engine.js'
+import { createEngine, type Engine } from '../../src/create-engine.js'
 import { ValidationError } from '../../src/core/errors.js'
 import { FlagPrerequisiteCycleError, type FlagChangeEvent } from '../../src/flags/index.js'
-import { FLAG_SCHEDULE_SLOT_MS, flagScheduleJob } from '../../src/core/scheduler.js'
+import { FLAG_SCHEDULE_SLOT_MS, flagScheduleJob } from '../../src/flags/schedule-job.js'
 import { FlagService } from '../../src/flags/service.js'
 import { fileStore } from '../../src/stores/file.js'
 import { FakeClock } from '../helpers/clock.js'
@@ -118,10 +118,10 @@ describe('engine flag operations', () => {
     await engine.saveFlag(
       booleanFlag('sched', { scheduled_changes: [{ at: clock.iso(60_000), action: 'disable' }] }),
     )
-    expect(await engine.scheduler.tick()).toBe(0)
+    expect(await engine.runDue()).toBe(0)
     clock.advance(60_000)
-    expect(await engine.scheduler.tick()).toBe(1)
-    expect(await engine.scheduler.tick()).toBe(0)
+    expect(await engine.runDue()).toBe(1)
+    expect(await engine.runDue()).toBe(0)
     expect(engine.flags.sync.getBooleanValue('sched', true, { targeting_key: 'u' })).toBe(false)
     await engine.audit.flush()
     const entry = (await engine.getAuditLog()).items[0]

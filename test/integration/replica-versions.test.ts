@@ -4,17 +4,13 @@
  * writes from several instances.
  */
 import { afterAll, describe, expect, it } from 'vitest'
-import { createEngine } from '../../src/core/engine.js'
+import { createEngine } from '../../src/create-engine.js'
 import { RouteRegistry } from '../../src/core/registry.js'
 import { Replica } from '../../src/core/replica.js'
 import { redisStore } from '../../src/stores/redis.js'
-import { routeState, until } from '../stores/conformance.js'
-import {
-  deleteKeys,
-  redisTestsEnabled,
-  TEST_REDIS_URL,
-  testPrefix,
-} from '../stores/redis-helper.js'
+import { routeState } from '../stores/conformance.js'
+import { until } from '../helpers/wait.js'
+import { deleteKeys, redisTestsEnabled, TEST_REDIS_URL, testPrefix } from '../helpers/redis.js'
 
 describe('replica versions', () => {
   function setup() {
@@ -72,9 +68,10 @@ describe.skipIf(!enabled)('replicas sharing Redis under concurrent writes', () =
   afterAll(() => deleteKeys(prefix))
 
   it('converge on the stored state', async () => {
-    const engines = [1, 2, 3].map(() => {
+    const stores = [1, 2, 3].map(() => redisStore({ url: TEST_REDIS_URL, prefix }))
+    const engines = stores.map((store) => {
       const engine = createEngine({
-        store: redisStore({ url: TEST_REDIS_URL, prefix }),
+        store,
         service: 'svc',
       })
       engine.registerRoute('GET', '/a')
@@ -91,9 +88,9 @@ describe.skipIf(!enabled)('replicas sharing Redis under concurrent writes', () =
           }
         }),
       )
-      const stored = (await engines[0]!.store.routes.list())[0]!
+      const stored = (await stores[0]!.routes.list())[0]!
       await until(() =>
-        engines.every((engine) => engine.replica.overrideStates()[0]?.reason === stored.reason),
+        engines.every((engine) => engine.getState('GET:/a')[0]?.reason === stored.reason),
       )
       for (const engine of engines) {
         expect(engine.getState('GET:/a')[0]).toMatchObject({

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { CounterRule } from '../../src/rate-limit/algorithms.js'
-import { MemoryCounters } from '../../src/rate-limit/counters/memory.js'
-import { snapshotCounters } from '../../src/rate-limit/counters/snapshot.js'
+import { memoryCounters } from '../../src/rate-limit/counters/memory.js'
+import { snapshotCounters } from '../../src/rate-limit/counters/file.js'
 import { rateLimit } from '../../src/fastify/index.js'
 import { limitedApp, statuses } from './helpers.js'
 
@@ -22,7 +22,7 @@ afterEach(() => {
 
 describe('memory counters', () => {
   it('forget expired entries and stay within maxEntries', () => {
-    const counters = new MemoryCounters({ maxEntries: 100, sweepInterval: 0 })
+    const counters = memoryCounters({ maxEntries: 100, sweepInterval: 0 })
     for (let i = 0; i < 250; i++)
       counters.consume([{ scope: 'global', bucket: `ip:${i}`, rule }], T0)
     expect(counters.entryCount).toBeLessThanOrEqual(100)
@@ -31,7 +31,7 @@ describe('memory counters', () => {
   })
 
   it('an expired entry counts as fresh', () => {
-    const counters = new MemoryCounters({ sweepInterval: 0 })
+    const counters = memoryCounters({ sweepInterval: 0 })
     const check = [{ scope: 'global', bucket: 'ip:a', rule: { ...rule, count: 1 } }]
     expect(counters.consume(check, T0)[0]?.allowed).toBe(true)
     expect(counters.consume(check, T0 + 1)[0]?.allowed).toBe(false)

@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest'
 import { ConfigError } from '../../src/core/errors.js'
 import { createEngine } from '../../src/index.js'
 import { maintenance, rateLimit, setStandaloneEngine } from '../../src/fastify/index.js'
-import { rateLimitingFor } from '../../src/rate-limit/binding.js'
 import { FakeClock } from '../helpers/clock.js'
 import { limitedApp, statuses, times } from './helpers.js'
 
@@ -178,7 +177,7 @@ describe('rateLimit() without the plugin (dependency form)', () => {
     })
     expect(blocked.headers['x-ratelimit-remaining']).toBe('0')
     // the counter lives in the engine: resetting through the service frees the route
-    await rateLimitingFor(engine).resetRateLimit('/x')
+    await engine.resetRateLimit('/x')
     expect(await statuses(app, 1)).toEqual([200])
   })
 

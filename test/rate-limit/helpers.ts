@@ -5,7 +5,6 @@ import Fastify, {
 } from 'fastify'
 import { createEngine, type Engine } from '../../src/index.js'
 import { switchyard, type SwitchyardPluginOptions } from '../../src/fastify/index.js'
-import { rateLimitingFor } from '../../src/rate-limit/binding.js'
 import type { RateLimitService } from '../../src/rate-limit/service.js'
 import { FakeClock } from '../helpers/clock.js'
 
@@ -39,7 +38,7 @@ export async function limitedApp(
     })
   }
   await app.ready()
-  return { app, engine, clock, limits: rateLimitingFor(engine) }
+  return { app, engine, clock, limits: engine.rateLimits }
 }
 
 /** Sends `count` requests; returns their status codes. */

@@ -8,14 +8,14 @@ import {
   type CounterOutcome,
   type CounterRule,
 } from '../../src/rate-limit/algorithms.js'
-import { MemoryCounters } from '../../src/rate-limit/counters/memory.js'
-import { MAX_BATCH, RedisCounters, redisCounters } from '../../src/rate-limit/counters/redis.js'
+import { memoryCounters } from '../../src/rate-limit/counters/memory.js'
+import { MAX_BATCH, redisCounters } from '../../src/rate-limit/counters/redis.js'
 import type { CounterCheck } from '../../src/rate-limit/counters/types.js'
 import { rateLimit } from '../../src/fastify/index.js'
 import { limitedApp, statuses } from './helpers.js'
-import { redisAvailable, redisUrl } from './stores/redis-available.js'
+import { redisTestsEnabled, TEST_REDIS_URL } from '../helpers/redis.js'
 
-const url = redisUrl
+const url = TEST_REDIS_URL
 const prefix = `test:rl:${process.pid}:`
 const run = promisify(execFile)
 
@@ -59,7 +59,7 @@ function countingClient(target: Redis) {
   return { client, calls: () => calls, resetCalls: () => (calls = 0) }
 }
 
-const available = await redisAvailable('Redis rate-limit tests')
+const available = await redisTestsEnabled('Redis rate-limit tests')
 
 describe.skipIf(!available)('Redis counters', () => {
   let client: Redis
@@ -80,8 +80,8 @@ describe.skipIf(!available)('Redis counters', () => {
       21_000, 26_000, 26_001, 40_000,
     ]
     for (const algorithm of ALGORITHMS) {
-      const memory = new MemoryCounters({ sweepInterval: 0 })
-      const redis = redisCounters({ client, prefix: `${prefix}parity:` })
+      const memory = memoryCounters({ sweepInterval: 0 })
+      const redis = redisCounters({ commandTimeout: 10, client, prefix: `${prefix}parity:` })
       const rule: CounterRule = { algorithm, count: 5, periodMs: 10_000, burst: 2 }
       const checks: CounterCheck[] = [
         { scope: 'global', bucket: `ip:${algorithm}`, rule: { ...rule, count: 8, burst: 0 } },
@@ -99,7 +99,7 @@ describe.skipIf(!available)('Redis counters', () => {
   })
 
   it('a blocked limit stops evaluation: later counters are not touched', async () => {
-    const redis = redisCounters({ client, prefix: `${prefix}order:` })
+    const redis = redisCounters({ commandTimeout: 10, client, prefix: `${prefix}order:` })
     const rule = (count: number): CounterRule => ({
       algorithm: 'fixed_window',
       count,
@@ -118,7 +118,7 @@ describe.skipIf(!available)('Redis counters', () => {
   })
 
   it('keys expire with their window', async () => {
-    const redis = redisCounters({ client, prefix: `${prefix}ttl:` })
+    const redis = redisCounters({ commandTimeout: 10, client, prefix: `${prefix}ttl:` })
     const now = Date.now()
     await redis.consume(
       [
@@ -136,7 +136,7 @@ describe.skipIf(!available)('Redis counters', () => {
   })
 
   it('resets exactly one scope, never a prefix or substring of another', async () => {
-    const redis = redisCounters({ client, prefix: `${prefix}reset:` })
+    const redis = redisCounters({ commandTimeout: 10, client, prefix: `${prefix}reset:` })
     const rule: CounterRule = { algorithm: 'fixed_window', count: 1, periodMs: 60_000, burst: 0 }
     const scopes = [
       'route:default:GET:/a',
@@ -158,7 +158,7 @@ describe.skipIf(!available)('Redis counters', () => {
   })
 
   it('recovers when Redis lost the script (NOSCRIPT)', async () => {
-    const redis = redisCounters({ client, prefix: `${prefix}noscript:` })
+    const redis = redisCounters({ commandTimeout: 10, client, prefix: `${prefix}noscript:` })
     await client.script('FLUSH')
     const outcomes = await redis.consume(
       [
@@ -205,14 +205,18 @@ describe.skipIf(!available)('Redis counters', () => {
 
   it('end to end: one round trip per request for route + global limits', async () => {
     const { client: counting, calls, resetCalls } = countingClient(client)
-    const counters = new RedisCounters({ client: counting, prefix: `${prefix}e2e:` })
+    const counters = redisCounters({
+      commandTimeout: 10,
+      client: counting,
+      prefix: `${prefix}e2e:`,
+    })
     const { app, limits } = await limitedApp(
       [{ path: '/x', hooks: [rateLimit({ limit: '3/minute' })] }],
       {
         rateLimit: { counters },
       },
     )
-    await limits.setGlobalRateLimit({ limit: '100/minute' })
+    await limits.global.set({ limit: '100/minute' })
     resetCalls()
     expect(await statuses(app, 4)).toEqual([200, 200, 200, 429])
     expect(calls()).toBe(4)
@@ -224,8 +228,12 @@ describe.skipIf(!available)('Redis counters', () => {
 
   it('requests of one event-loop turn share one EVALSHA, with exactly the outcomes of separate calls', async () => {
     const { client: counting, calls } = countingClient(client)
-    const batched = redisCounters({ client: counting, prefix: `${prefix}batch:` })
-    const separate = new MemoryCounters({ sweepInterval: 0 })
+    const batched = redisCounters({
+      commandTimeout: 10,
+      client: counting,
+      prefix: `${prefix}batch:`,
+    })
+    const separate = memoryCounters({ sweepInterval: 0 })
     const now = 1_800_000_000_000 + 777
     const checks = (i: number): CounterCheck[] => [
       {
@@ -253,7 +261,11 @@ describe.skipIf(!available)('Redis counters', () => {
 
   it(`splits a turn of more than ${MAX_BATCH} requests into several EVALSHA, counting exactly`, async () => {
     const { client: counting, calls } = countingClient(client)
-    const batched = redisCounters({ client: counting, prefix: `${prefix}split:` })
+    const batched = redisCounters({
+      commandTimeout: 10,
+      client: counting,
+      prefix: `${prefix}split:`,
+    })
     const rule: CounterRule = { algorithm: 'token_bucket', count: 250, periodMs: 60_000, burst: 0 }
     const check: CounterCheck[] = [{ scope: 'global', bucket: 'ip:s', rule }]
     const now = Date.now()
@@ -272,7 +284,7 @@ describe.skipIf(!available)('Redis counters', () => {
         ? () => Promise.reject(new Error('connection lost'))
         : method,
     )
-    const counters = redisCounters({ client: flaky, prefix: `${prefix}flaky:` })
+    const counters = redisCounters({ commandTimeout: 10, client: flaky, prefix: `${prefix}flaky:` })
     const check: CounterCheck[] = [
       {
         scope: 'global',
@@ -300,7 +312,11 @@ describe.skipIf(!available)('Redis counters', () => {
           }
         : method,
     )
-    const counters = redisCounters({ client: throwing, prefix: `${prefix}throwing:` })
+    const counters = redisCounters({
+      commandTimeout: 10,
+      client: throwing,
+      prefix: `${prefix}throwing:`,
+    })
     const check: CounterCheck[] = [
       {
         scope: 'global',
@@ -313,7 +329,7 @@ describe.skipIf(!available)('Redis counters', () => {
 
   it('close() still answers the requests of the current turn', async () => {
     const own = new Redis(url)
-    const counters = redisCounters({ client: own, prefix: `${prefix}close:` })
+    const counters = redisCounters({ commandTimeout: 10, client: own, prefix: `${prefix}close:` })
     const pending = counters.consume(
       [
         {
@@ -337,7 +353,7 @@ describe.skipIf(!available)('Redis counters', () => {
       enableOfflineQueue: false,
     })
     const { app } = await limitedApp([{ path: '/x', hooks: [rateLimit({ limit: '1/minute' })] }], {
-      rateLimit: { counters: redisCounters({ client: broken, prefix }) },
+      rateLimit: { counters: redisCounters({ commandTimeout: 10, client: broken, prefix }) },
     })
     expect(await statuses(app, 3)).toEqual([200, 200, 200])
     broken.disconnect()

@@ -6,7 +6,7 @@ import { limitedApp, statuses, times } from './helpers.js'
 describe('global and service policies in the pipeline', () => {
   it('global policy keyed by ip counts each IP once across all routes', async () => {
     const { app, limits } = await limitedApp([{ path: '/a' }, { path: '/b' }])
-    await limits.setGlobalRateLimit({ limit: '3/minute' })
+    await limits.global.set({ limit: '3/minute' })
     expect(await statuses(app, 2, '/a')).toEqual([200, 200])
     expect(await statuses(app, 2, '/b')).toEqual([200, 429])
     expect((await app.inject({ url: '/a', remoteAddress: '192.0.2.1' })).statusCode).toBe(200)
@@ -14,7 +14,7 @@ describe('global and service policies in the pipeline', () => {
 
   it('global key in the global policy: one counter over every route and caller', async () => {
     const { app, limits } = await limitedApp([{ path: '/a' }, { path: '/b' }])
-    await limits.setGlobalRateLimit({ limit: '2/minute', keyStrategy: 'global' })
+    await limits.global.set({ limit: '2/minute', keyStrategy: 'global' })
     expect((await app.inject({ url: '/a', remoteAddress: '192.0.2.1' })).statusCode).toBe(200)
     expect((await app.inject({ url: '/b', remoteAddress: '192.0.2.2' })).statusCode).toBe(200)
     const blocked = await app.inject({ url: '/b', remoteAddress: '192.0.2.3' })
@@ -26,10 +26,10 @@ describe('global and service policies in the pipeline', () => {
 
   it('global key in a service policy: one counter over that service', async () => {
     const { app, limits } = await limitedApp([{ path: '/a' }, { path: '/b' }])
-    await limits.setServiceRateLimit('default', { limit: '1/minute', keyStrategy: 'global' })
+    await limits.service('default').set({ limit: '1/minute', keyStrategy: 'global' })
     expect((await app.inject({ url: '/a', remoteAddress: '192.0.2.1' })).statusCode).toBe(200)
     expect((await app.inject({ url: '/b', remoteAddress: '192.0.2.2' })).statusCode).toBe(429)
-    await limits.resetServiceRateLimit('default')
+    await limits.service('default').reset()
     expect((await app.inject('/b')).statusCode).toBe(200)
   })
 
@@ -47,12 +47,12 @@ describe('global and service policies in the pipeline', () => {
     const { app, limits } = await limitedApp([
       { path: '/x', hooks: [rateLimit({ limit: '3/minute' })] },
     ])
-    await limits.setGlobalRateLimit({ limit: '2/minute' })
-    await limits.setServiceRateLimit('default', { limit: '3/minute' })
+    await limits.global.set({ limit: '2/minute' })
+    await limits.service('default').set({ limit: '3/minute' })
     expect(await statuses(app, 3)).toEqual([200, 200, 429])
     const blocked = await app.inject('/x')
     expect(blocked.json().error.limit).toBe('2/minute')
-    await limits.deleteGlobalRateLimit()
+    await limits.global.delete()
     // service and route counted two requests each: one more fits
     expect(await statuses(app, 2)).toEqual([200, 429])
     expect((await app.inject('/x')).json().error.limit).toBe('3/minute')
@@ -62,9 +62,9 @@ describe('global and service policies in the pipeline', () => {
     const { app, limits } = await limitedApp([
       { path: '/x', hooks: [rateLimit({ limit: '2/minute' })] },
     ])
-    await limits.setServiceRateLimit('default', { limit: '1/minute' })
+    await limits.service('default').set({ limit: '1/minute' })
     expect(await statuses(app, 3)).toEqual([200, 429, 429])
-    await limits.deleteServiceRateLimit('default')
+    await limits.service('default').delete()
     expect(await statuses(app, 2)).toEqual([200, 429])
   })
 
@@ -72,7 +72,7 @@ describe('global and service policies in the pipeline', () => {
     const { app, engine, limits } = await limitedApp([
       { path: '/x', hooks: [rateLimit({ limit: '2/minute' })] },
     ])
-    await limits.setGlobalRateLimit({ limit: '10/minute' })
+    await limits.global.set({ limit: '10/minute' })
     await engine.disable('GET:/x', { reason: 'off' })
     const res = await app.inject('/x')
     expect(res.statusCode).toBe(503)
@@ -85,7 +85,7 @@ describe('global and service policies in the pipeline', () => {
     const { app, engine, limits } = await limitedApp([
       { path: '/x', hooks: [rateLimit({ limit: '1/minute' })] },
     ])
-    await limits.setGlobalRateLimit({ limit: '1/minute' })
+    await limits.global.set({ limit: '1/minute' })
     await engine.enableGlobalMaintenance({ reason: 'upgrade' })
     expect(await statuses(app, 3)).toEqual(times(3, 503))
     await engine.disableGlobalMaintenance()
@@ -96,7 +96,7 @@ describe('global and service policies in the pipeline', () => {
     const { app, limits } = await limitedApp([
       { path: '/x', hooks: [rateLimit({ limit: '3/minute' })] },
     ])
-    await limits.setGlobalRateLimit({ limit: '100/minute' })
+    await limits.global.set({ limit: '100/minute' })
     const res = await app.inject('/x')
     expect(res.headers['x-ratelimit-limit']).toBe('3')
     expect(res.headers['x-ratelimit-remaining']).toBe('2')
@@ -109,7 +109,7 @@ describe('global and service policies in the pipeline', () => {
       { path: '/b' },
       { method: 'POST', path: '/b' },
     ])
-    await limits.setGlobalRateLimit({
+    await limits.global.set({
       limit: '1/minute',
       keyStrategy: 'global',
       exemptRoutes: ['/a', 'POST:/b'],
@@ -122,23 +122,23 @@ describe('global and service policies in the pipeline', () => {
 
   it('service policy applies only to its service', async () => {
     const { app, limits } = await limitedApp([{ path: '/x' }], { service: 'payments' })
-    await limits.setServiceRateLimit('search', { limit: '1/minute' })
+    await limits.service('search').set({ limit: '1/minute' })
     expect(await statuses(app, 3)).toEqual(times(3, 200))
-    await limits.setServiceRateLimit('payments', { limit: '1/minute' })
+    await limits.service('payments').set({ limit: '1/minute' })
     expect(await statuses(app, 2)).toEqual([200, 429])
   })
 
   it('disable pauses (no counting, no blocking), enable resumes', async () => {
     const { app, limits } = await limitedApp([{ path: '/x' }])
-    await limits.setGlobalRateLimit({ limit: '1/minute' })
+    await limits.global.set({ limit: '1/minute' })
     expect(await statuses(app, 2)).toEqual([200, 429])
-    await limits.disableGlobalRateLimit()
-    expect(limits.getGlobalRateLimit()?.enabled).toBe(false)
+    await limits.global.disable()
+    expect(limits.global.get()?.enabled).toBe(false)
     const paused = await app.inject('/x')
     expect(paused.statusCode).toBe(200)
     expect(paused.headers['x-ratelimit-limit']).toBeUndefined()
-    await limits.resetGlobalRateLimit()
-    await limits.enableGlobalRateLimit()
+    await limits.global.reset()
+    await limits.global.enable()
     expect(await statuses(app, 2)).toEqual([200, 429])
   })
 
@@ -146,9 +146,9 @@ describe('global and service policies in the pipeline', () => {
     const { app, limits } = await limitedApp([
       { path: '/x', hooks: [rateLimit({ limit: '1/minute' })] },
     ])
-    await limits.setServiceRateLimit('default', { limit: '2/minute' })
+    await limits.service('default').set({ limit: '2/minute' })
     expect(await statuses(app, 2)).toEqual([200, 429])
-    await limits.resetServiceRateLimit('default')
+    await limits.service('default').reset()
     expect(await statuses(app, 1)).toEqual([429])
     await limits.resetRateLimit('/x', { method: 'GET' })
     expect(await statuses(app, 2)).toEqual([200, 429])
@@ -161,19 +161,19 @@ describe('global and service operations', () => {
     const { limits } = await limitedApp([{ path: '/x' }], {
       rateLimit: { report: (op) => operations.push(op) },
     })
-    await limits.setGlobalRateLimit({ limit: '10/minute', actor: 'ann', platform: 'cli' })
-    await limits.setGlobalRateLimit({ limit: '20/minute' })
-    await limits.disableGlobalRateLimit()
-    await limits.disableGlobalRateLimit() // no-op
-    await limits.enableGlobalRateLimit()
-    await limits.resetGlobalRateLimit()
-    await limits.deleteGlobalRateLimit()
-    expect(await limits.enableGlobalRateLimit()).toBeNull() // no policy: no-op
-    await limits.setServiceRateLimit('pay', { limit: '5/s' })
-    await limits.disableServiceRateLimit('pay')
-    await limits.enableServiceRateLimit('pay')
-    await limits.resetServiceRateLimit('pay')
-    await limits.deleteServiceRateLimit('pay')
+    await limits.global.set({ limit: '10/minute', actor: 'ann', platform: 'cli' })
+    await limits.global.set({ limit: '20/minute' })
+    await limits.global.disable()
+    await limits.global.disable() // no-op
+    await limits.global.enable()
+    await limits.global.reset()
+    await limits.global.delete()
+    expect(await limits.global.enable()).toBeNull() // no policy: no-op
+    await limits.service('pay').set({ limit: '5/s' })
+    await limits.service('pay').disable()
+    await limits.service('pay').enable()
+    await limits.service('pay').reset()
+    await limits.service('pay').delete()
     expect(operations.map((op) => [op.action, op.route])).toEqual([
       ['global_rl_set', '[Global Rate Limit]'],
       ['global_rl_updated', '[Global Rate Limit]'],
@@ -205,7 +205,7 @@ describe('global and service operations', () => {
     const { limits } = await limitedApp([{ path: '/x' }], {
       rateLimit: { report: (op) => operations.push(op) },
     })
-    await limits.setGlobalRateLimit({ limit: '10/minute' })
+    await limits.global.set({ limit: '10/minute' })
     const bad = [
       { limit: '10/fortnight' },
       { limit: 'unlimited' },
@@ -218,18 +218,16 @@ describe('global and service operations', () => {
       { limit: '1/m', onMissingKey: 'maybe' as never },
     ]
     for (const options of bad) {
-      await expect(limits.setGlobalRateLimit(options)).rejects.toMatchObject({
+      await expect(limits.global.set(options)).rejects.toMatchObject({
         code: 'VALIDATION_ERROR',
       })
-      await expect(limits.setServiceRateLimit('pay', options)).rejects.toMatchObject({
+      await expect(limits.service('pay').set(options)).rejects.toMatchObject({
         code: 'VALIDATION_ERROR',
       })
     }
-    await expect(limits.setServiceRateLimit('', { limit: '1/m' })).rejects.toMatchObject({
-      code: 'VALIDATION_ERROR',
-    })
-    expect(limits.getGlobalRateLimit()?.limit).toBe('10/minute')
-    expect(limits.getServiceRateLimit('pay')).toBeNull()
+    expect(() => limits.service('')).toThrow(expect.objectContaining({ code: 'VALIDATION_ERROR' }))
+    expect(limits.global.get()?.limit).toBe('10/minute')
+    expect(limits.service('pay').get()).toBeNull()
     expect(operations).toHaveLength(1)
   })
 })
@@ -239,8 +237,8 @@ describe('the gate', () => {
     const { engine, limits } = await limitedApp([
       { path: '/x', hooks: [rateLimit({ limit: '1/minute' })] },
     ])
-    await limits.setGlobalRateLimit({ limit: '5/minute' })
-    const slot = engine.registry.get('default', 'GET:/x')!
+    await limits.global.set({ limit: '5/minute' })
+    const slot = engine.registerRoute('GET', '/x')
     const request = { method: 'GET', url: '/x', headers: {}, ip: '192.0.2.1' }
     // a closed route (step 5 rejects) consumes global quota only
     expect(limits.gate.check(slot, request, false)).toMatchObject({ action: 'pass' })

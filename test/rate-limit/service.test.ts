@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import type { FastifyRequest } from 'fastify'
 import { rateLimit } from '../../src/fastify/index.js'
 import type { Operation } from '../../src/core/operations.js'
-import { MemoryHitStore, MemoryPolicyStore } from '../../src/rate-limit/ports.js'
+import { MemoryHitStore, MemoryPolicyStore } from '../../src/rate-limit/stores/memory.js'
 import { RateLimitExceededError } from '../../src/rate-limit/exceeded.js'
 import type { ScopeRateLimitPolicy } from '../../src/rate-limit/policy.js'
 import { limitedApp, statuses, times } from './helpers.js'
@@ -100,18 +100,18 @@ describe('route policy operations', () => {
       rateLimit: { policies },
     })
     await first.limits.setRateLimitPolicy({ path: '/x', method: 'GET', limit: '1/minute' })
-    await first.limits.setGlobalRateLimit({ limit: '100/minute', exemptRoutes: ['/health'] })
-    await first.limits.setServiceRateLimit('default', { limit: '50/minute', enabled: false })
+    await first.limits.global.set({ limit: '100/minute', exemptRoutes: ['/health'] })
+    await first.limits.service('default').set({ limit: '50/minute', enabled: false })
     const second = await limitedApp([{ path: '/x', hooks: [rateLimit({ limit: '5/minute' })] }], {
       rateLimit: { policies },
     })
     await second.limits.load()
     expect(await statuses(second.app, 2)).toEqual([200, 429])
-    expect(second.limits.getGlobalRateLimit()).toMatchObject({
+    expect(second.limits.global.get()).toMatchObject({
       limit: '100/minute',
       exempt_routes: ['/health'],
     })
-    expect(second.limits.getServiceRateLimit('default')).toMatchObject({ enabled: false })
+    expect(second.limits.service('default').get()).toMatchObject({ enabled: false })
   })
 
   it('deleting a persisted override leaves the decorator policy active', async () => {
@@ -296,7 +296,7 @@ describe('custom response factories', () => {
         },
       },
     )
-    await limits.setGlobalRateLimit({
+    await limits.global.set({
       limit: '2/minute',
       keyStrategy: 'global',
       exemptRoutes: ['/x', '/y'],
@@ -378,13 +378,13 @@ describe('changes from other instances', () => {
       enabled: true,
     }
     limits.apply({ type: 'global_rl_policy', policy: scope })
-    expect(limits.getGlobalRateLimit()).toEqual(scope)
+    expect(limits.global.get()).toEqual(scope)
     limits.apply({ type: 'service_rl_policy', service: 'default', policy: scope })
-    expect(limits.getServiceRateLimit('default')).toEqual(scope)
+    expect(limits.service('default').get()).toEqual(scope)
     limits.apply({ type: 'global_rl_policy', policy: null })
     limits.apply({ type: 'service_rl_policy', service: 'default', policy: null })
-    expect(limits.getGlobalRateLimit()).toBeNull()
-    expect(limits.getServiceRateLimit('default')).toBeNull()
+    expect(limits.global.get()).toBeNull()
+    expect(limits.service('default').get()).toBeNull()
   })
 
   it('rejects a custom key function in a runtime policy', async () => {

@@ -11,10 +11,10 @@ import { Redis } from 'ioredis'
 import { afterAll, describe, expect, it } from 'vitest'
 import { rateLimit } from '../../src/fastify/index.js'
 import { redisCounters } from '../../src/rate-limit/counters/redis.js'
-import { snapshotCounters } from '../../src/rate-limit/counters/snapshot.js'
+import { snapshotCounters } from '../../src/rate-limit/counters/file.js'
 import type { RateLimitStreamEvent } from '../../src/rate-limit/service.js'
 import { limitedApp } from '../rate-limit/helpers.js'
-import { redisAvailable, redisUrl } from '../rate-limit/stores/redis-available.js'
+import { redisTestsEnabled, TEST_REDIS_URL as redisUrl } from '../helpers/redis.js'
 
 const API_KEY = 'sk_live_0123456789abcdefWXYZ'
 const USER = 'alice@example.com'
@@ -85,23 +85,26 @@ describe('hashed buckets', () => {
   })
 })
 
-describe.runIf(await redisAvailable('hashed buckets'))('hashed buckets on Redis', () => {
-  const client = new Redis(redisUrl)
-  const prefix = `test:hashed:${process.pid}:`
-  afterAll(async () => {
-    const keys = await client.keys(`${prefix}*`)
-    if (keys.length > 0) await client.unlink(...keys)
-    client.disconnect()
-  })
+describe.runIf(await redisTestsEnabled('test/security/hashed-keys.test.ts'))(
+  'hashed buckets on Redis',
+  () => {
+    const client = new Redis(redisUrl)
+    const prefix = `test:hashed:${process.pid}:`
+    afterAll(async () => {
+      const keys = await client.keys(`${prefix}*`)
+      if (keys.length > 0) await client.unlink(...keys)
+      client.disconnect()
+    })
 
-  it('Redis key names hold the hash, not the key', async () => {
-    const counters = redisCounters({ client, prefix })
-    const { app } = await appWith('api_key', { rateLimit: { counters } })
-    await app.inject({ url: '/x', headers: { 'x-api-key': API_KEY } })
-    const keys = await client.keys(`${prefix}*`)
-    expect(keys).toHaveLength(1)
-    expect(keys[0]).toContain('api_key:…WXYZ:')
-    expect(keys.join()).not.toContain(API_KEY)
-    await app.close()
-  })
-})
+    it('Redis key names hold the hash, not the key', async () => {
+      const counters = redisCounters({ client, prefix })
+      const { app } = await appWith('api_key', { rateLimit: { counters } })
+      await app.inject({ url: '/x', headers: { 'x-api-key': API_KEY } })
+      const keys = await client.keys(`${prefix}*`)
+      expect(keys).toHaveLength(1)
+      expect(keys[0]).toContain('api_key:…WXYZ:')
+      expect(keys.join()).not.toContain(API_KEY)
+      await app.close()
+    })
+  },
+)

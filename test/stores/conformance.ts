@@ -3,17 +3,22 @@
  * Each backend's test file calls {@link runStoreConformance} with a factory; the same
  * expectations then hold for memory, file and Redis.
  */
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { AuditEntry } from '../../src/core/audit-entry.js'
 import type { ChangeEvent } from '../../src/core/events.js'
 import type { MaintenanceConfig } from '../../src/core/maintenance.js'
 import { declaredState, type RouteState } from '../../src/core/route-state.js'
 import type { Store } from '../../src/stores/types.js'
+import { FakeClock } from '../helpers/clock.js'
+import { until } from '../helpers/wait.js'
 
 /** How a backend's test file provides stores. */
 export interface ConformanceTarget {
-  /** A fresh, empty, not yet connected store. */
-  create(): Store | Promise<Store>
+  /**
+   * A fresh, empty, not yet connected store whose tokens and claims expire by `now` (the
+   * suite moves that clock instead of sleeping).
+   */
+  create(options: { now: () => number }): Store | Promise<Store>
   /** A second store on the same backend data as the last one created (durable backends only). */
   reopen?(): Store | Promise<Store>
   /** Whether two open stores share data and change events (Redis). */
@@ -54,15 +59,6 @@ const config = (reason: string, active = true): MaintenanceConfig => ({
   exempt_paths: ['/health'],
 })
 
-/** Waits until `predicate` holds (events from another connection arrive asynchronously). */
-export async function until(predicate: () => boolean, timeoutMs = 2000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time')
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
-}
-
 /** Runs the whole suite against one backend. */
 export function runStoreConformance(name: string, target: ConformanceTarget): void {
   describe(`store conformance: ${name}`, () => {
@@ -70,7 +66,14 @@ export function runStoreConformance(name: string, target: ConformanceTarget): vo
     afterEach(async () => {
       await Promise.all(open.splice(0).map((store) => store.close()))
     })
-    async function connected(factory: () => Store | Promise<Store> = () => target.create()) {
+    /** The clock of the stores of the current test (expiry of tokens and claims). */
+    let clock = new FakeClock(Date.now())
+    beforeEach(() => {
+      clock = new FakeClock(Date.now())
+    })
+    async function connected(
+      factory: () => Store | Promise<Store> = () => target.create({ now: () => clock.now() }),
+    ) {
       const store = await factory()
       open.push(store)
       await store.connect()
@@ -245,12 +248,10 @@ export function runStoreConformance(name: string, target: ConformanceTarget): vo
           username: 'a',
           expires_at: new Date(Date.now() - 1000).toISOString(),
         })
-        await store.tokens.put('soon', {
-          username: 'a',
-          expires_at: new Date(Date.now() + 40).toISOString(),
-        })
+        await store.tokens.put('soon', { username: 'a', expires_at: clock.iso(40_000) })
         expect(await store.tokens.get('old')).toBeNull()
-        await new Promise((resolve) => setTimeout(resolve, 60))
+        expect(await store.tokens.get('soon')).toMatchObject({ username: 'a' })
+        clock.advance(40_000)
         expect(await store.tokens.get('soon')).toBeNull()
       })
     })
@@ -314,11 +315,13 @@ export function runStoreConformance(name: string, target: ConformanceTarget): vo
     describe('claims', () => {
       it('grants a key once until its ttl passes', async () => {
         const store = await connected()
-        expect(await store.claims.claim('k', 40)).toBe(true)
-        expect(await store.claims.claim('k', 40)).toBe(false)
-        expect(await store.claims.claim('other', 40)).toBe(true)
-        await new Promise((resolve) => setTimeout(resolve, 60))
-        expect(await store.claims.claim('k', 40)).toBe(true)
+        expect(await store.claims.claim('k', 40_000)).toBe(true)
+        expect(await store.claims.claim('k', 40_000)).toBe(false)
+        expect(await store.claims.claim('other', 40_000)).toBe(true)
+        clock.advance(39_999)
+        expect(await store.claims.claim('k', 40_000)).toBe(false)
+        clock.advance(1)
+        expect(await store.claims.claim('k', 40_000)).toBe(true)
       })
 
       it('grants one of many concurrent claimers', async () => {
@@ -383,8 +386,13 @@ export function runStoreConformance(name: string, target: ConformanceTarget): vo
         await a.routes.put(routeState('GET:/a', { status: 'disabled' }))
         await b.maintenance.putGlobal(config('g'))
         await a.audit.append(auditEntry(1), 10)
-        await until(() => seenByA.length === 3 && seenByB.length === 3)
-        await new Promise((resolve) => setTimeout(resolve, 30)) // no duplicates arrive late
+        // A last change, once both have it, proves that nothing earlier is still on its way
+        // (each connection delivers in order): no duplicate can arrive later.
+        const last = auditEntry(2)
+        await b.audit.append(last, 10)
+        const isLast = (event: ChangeEvent) => event.type === 'audit' && event.entry.id === last.id
+        await until(() => seenByA.some(isLast) && seenByB.some(isLast))
+        for (const seen of [seenByA, seenByB]) seen.splice(seen.findIndex(isLast), 1)
         for (const seen of [seenByA, seenByB]) {
           expect(seen.map((e) => e.type).sort()).toEqual([
             'audit',

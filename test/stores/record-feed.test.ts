@@ -8,9 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { feedSubscriberName, redisRecordFeed } from '../../src/stores/record-feed.js'
 import { redisStore } from '../../src/stores/redis.js'
 import type { RedisHandle, Store } from '../../src/stores/types.js'
-import { dropPrefix, redisAvailable, redisUrl } from '../rate-limit/stores/redis-available.js'
+import { deleteKeys, redisTestsEnabled, TEST_REDIS_URL } from '../helpers/redis.js'
+import { until } from '../helpers/wait.js'
 
-const available = await redisAvailable('Redis record feed tests')
+const available = await redisTestsEnabled('Redis record feed tests')
 const prefix = `test:record-feed:${process.pid}:`
 
 interface Change {
@@ -18,30 +19,21 @@ interface Change {
   n: number
 }
 
-/** Polls `check` until it holds (at most 5 s). */
-async function until(check: () => boolean): Promise<void> {
-  const deadline = Date.now() + 5000
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not reached within 5 s')
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
-}
-
 describe.skipIf(!available)('Redis record feed', () => {
   let store: Store
   let handle: RedisHandle
   let admin: Redis
   beforeAll(async () => {
-    store = redisStore({ url: redisUrl, prefix })
+    store = redisStore({ url: TEST_REDIS_URL, prefix })
     await store.connect()
     if (store.backend.kind !== 'redis') throw new Error('expected a redis store')
     handle = store.backend.redis
-    admin = new Redis(redisUrl)
+    admin = new Redis(TEST_REDIS_URL)
   })
   afterAll(async () => {
     await admin.quit()
     await store.close()
-    await dropPrefix(prefix)
+    await deleteKeys(prefix)
   })
 
   const feedOn = (namespace: string) =>
@@ -118,7 +110,7 @@ describe.skipIf(!available)('Redis record feed', () => {
     await mine.close()
   })
 
-  it('ignores malformed messages and reports them', async () => {
+  it('ignores malformed messages, reports them and asks for a reload', async () => {
     const errors: string[] = []
     const feed = redisRecordFeed<Change>(handle, {
       namespace: 'd',
@@ -127,12 +119,17 @@ describe.skipIf(!available)('Redis record feed', () => {
       onError: (_error, what) => errors.push(what),
     })
     const heard: number[] = []
+    let resyncs = 0
     feed.subscribe((change) => heard.push(change.n))
+    feed.onResync(() => resyncs++)
     await feed.connect()
     await admin.publish(feed.key('changes'), '3|someone|{not json')
+    await admin.publish(feed.key('changes'), 'no separators')
     await admin.publish(feed.key('changes'), `4|someone|${JSON.stringify({ id: 'z', n: 4 })}`)
     await until(() => heard.length === 1)
-    expect(errors).toEqual(['test change message'])
+    expect(errors).toEqual(['test change message', 'test change message'])
+    // A malformed message may have stood for a change: the feed's users reload in full.
+    expect(resyncs).toBe(2)
     await feed.close()
     await feed.close()
   })

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest'
-import { createEngine } from '../../src/core/engine.js'
+import { createEngine } from '../../src/create-engine.js'
 import { ConfigError } from '../../src/core/errors.js'
 
 vi.doMock('ioredis', () => {

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { startEngineChild } from './fixtures/child.js'
-import { deleteKeys, redisTestsEnabled, TEST_REDIS_URL, testPrefix } from './redis-helper.js'
+import { deleteKeys, redisTestsEnabled, TEST_REDIS_URL, testPrefix } from '../helpers/redis.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-restart-'))
 const prefix = testPrefix('restart')

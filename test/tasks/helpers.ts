@@ -92,14 +92,8 @@ export function flush(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve))
 }
 
-/** Polls `predicate` on every turn of the event loop until it holds. */
-export async function until(predicate: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time')
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
-}
+/** The shared polling helper (one for every test). */
+export { until } from '../helpers/wait.js'
 
 /** A loop timer whose callbacks run only when the test calls `fire()`. */
 export function fakeTimer(): LoopTimer & { fire(): void } {

@@ -38,10 +38,8 @@ function load(dashboard: Dashboard, service: string | null): RateLimitsData {
   const covered = new Set(policies.map((p) => `${p.service} ${p.method}:${p.path}`))
   return {
     service,
-    global: limits.getGlobalRateLimit(),
-    services: engine
-      .listServices()
-      .map((name) => ({ name, policy: limits.getServiceRateLimit(name) })),
+    global: limits.global.get(),
+    services: engine.listServices().map((name) => ({ name, policy: limits.service(name).get() })),
     policies,
     unprotected: allRoutes(engine, service).filter(
       (state) => !covered.has(`${state.service} ${state.route}`),
@@ -191,8 +189,10 @@ export function rateLimitsPage(app: FastifyInstance, dashboard: Dashboard): void
   // ---- global and service policies --------------------------------------------------------
   const scopeOf = (form: FormBody): string | null => text(form, 'service') ?? null
   const scopeName = (scope: string | null) => (scope === null ? 'global' : scope)
-  const current = (scope: string | null) =>
-    scope === null ? limits().getGlobalRateLimit() : limits().getServiceRateLimit(scope)
+  // The global policy, or one service's: the same operations on either scope handle.
+  const handle = (scope: string | null) =>
+    scope === null ? limits().global : limits().service(scope)
+  const current = (scope: string | null) => handle(scope).get()
   const refresh = (scope: string | null) => ({
     type: scope === null ? 'global_rl_policy' : 'service_rl_policy',
   })
@@ -232,9 +232,7 @@ export function rateLimitsPage(app: FastifyInstance, dashboard: Dashboard): void
           exemptRoutes: list(form, 'exempt_routes'),
           ...dashboard.actor(request),
         }
-        await (scope === null
-          ? limits().setGlobalRateLimit(options)
-          : limits().setServiceRateLimit(scope, options))
+        await handle(scope).set(options)
         return await done(reply, `The ${scopeName(scope)} rate limit is set.`, refresh(scope))
       },
       (error) => {
@@ -245,21 +243,13 @@ export function rateLimitsPage(app: FastifyInstance, dashboard: Dashboard): void
 
   const scopeActions = {
     pause: (scope: string | null, request: FastifyRequest) =>
-      scope === null
-        ? limits().disableGlobalRateLimit(dashboard.actor(request))
-        : limits().disableServiceRateLimit(scope, dashboard.actor(request)),
+      handle(scope).disable(dashboard.actor(request)),
     resume: (scope: string | null, request: FastifyRequest) =>
-      scope === null
-        ? limits().enableGlobalRateLimit(dashboard.actor(request))
-        : limits().enableServiceRateLimit(scope, dashboard.actor(request)),
+      handle(scope).enable(dashboard.actor(request)),
     reset: (scope: string | null, request: FastifyRequest) =>
-      scope === null
-        ? limits().resetGlobalRateLimit(dashboard.actor(request))
-        : limits().resetServiceRateLimit(scope, dashboard.actor(request)),
+      handle(scope).reset(dashboard.actor(request)),
     delete: (scope: string | null, request: FastifyRequest) =>
-      scope === null
-        ? limits().deleteGlobalRateLimit(dashboard.actor(request))
-        : limits().deleteServiceRateLimit(scope, dashboard.actor(request)),
+      handle(scope).delete(dashboard.actor(request)),
   }
   const outcome = { pause: 'paused', resume: 'resumed', reset: 'reset', delete: 'deleted' }
   for (const action of ['pause', 'resume', 'reset', 'delete'] as const) {

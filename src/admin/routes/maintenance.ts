@@ -1,12 +1,11 @@
 /**
  * Global maintenance (`/api/global-maintenance`) and per-service maintenance
  * (`/api/services/{service}/maintenance`), plus the service list. Both scopes have the same
- * five endpoints, built from one table so that they cannot drift apart.
+ * five endpoints, built once over the scope handles `engine.maintenance.global` and
+ * `engine.maintenance.service(name)` so that they cannot drift apart.
  */
-import type { Engine } from '../../core/engine.js'
-import type { MaintenanceConfig } from '../../core/maintenance.js'
-import type { EnableMaintenanceOptions } from '../../core/maintenance-operations.js'
-import type { ActorOptions } from '../../core/operations.js'
+import type { FastifyRequest } from 'fastify'
+import type { MaintenanceHandle } from '../../core/maintenance-scopes.js'
 import { actorOf } from '../auth/guard.js'
 import { ADMIN_ROUTE, type AdminContext, type AdminInstance } from '../context.js'
 import { globalAndServiceScopes } from './scopes.js'
@@ -19,59 +18,27 @@ import {
   ServiceList,
 } from '../schemas.js'
 
-/** The engine operations of one maintenance scope; `scope` is the service, or null for global. */
-interface ScopeOperations {
-  get(service: string | null): MaintenanceConfig
-  enable(service: string | null, options: EnableMaintenanceOptions): Promise<MaintenanceConfig>
-  disable(service: string | null, options: ActorOptions): Promise<MaintenanceConfig>
-  addExemption(
-    service: string | null,
-    path: string,
-    options: ActorOptions,
-  ): Promise<MaintenanceConfig>
-  removeExemption(
-    service: string | null,
-    path: string,
-    options: ActorOptions,
-  ): Promise<MaintenanceConfig>
-}
-
-function globalOperations(engine: Engine): ScopeOperations {
-  return {
-    get: () => engine.getGlobalMaintenance(),
-    enable: (_s, options) => engine.enableGlobalMaintenance(options),
-    disable: (_s, options) => engine.disableGlobalMaintenance(options),
-    addExemption: (_s, path, options) => engine.addGlobalExemption(path, options),
-    removeExemption: (_s, path, options) => engine.removeGlobalExemption(path, options),
-  }
-}
-
-function serviceOperations(engine: Engine): ScopeOperations {
-  const name = (service: string | null) => service ?? ''
-  return {
-    get: (service) => engine.getServiceMaintenance(name(service)),
-    enable: (service, options) => engine.enableServiceMaintenance(name(service), options),
-    disable: (service, options) => engine.disableServiceMaintenance(name(service), options),
-    addExemption: (service, path, options) =>
-      engine.addServiceExemption(name(service), path, options),
-    removeExemption: (service, path, options) =>
-      engine.removeServiceExemption(name(service), path, options),
-  }
-}
+/** The maintenance operations of a scope, by the service a request addresses (null: global). */
+type ScopeOf = (service: string | null) => MaintenanceHandle
 
 const errors = { 400: ErrorBody, 401: ErrorBody }
 
 /** Registers the maintenance endpoints of both scopes and `GET /api/services`. */
 export function maintenanceRoutes(app: AdminInstance, { engine }: AdminContext): void {
-  const scopes = globalAndServiceScopes(
-    { base: '/api/global-maintenance', tag: 'global maintenance', ops: globalOperations(engine) },
+  const scopes = globalAndServiceScopes<ScopeOf>(
+    {
+      base: '/api/global-maintenance',
+      tag: 'global maintenance',
+      ops: () => engine.maintenance.global,
+    },
     {
       base: '/api/services/:service/maintenance',
       tag: 'service maintenance',
-      ops: serviceOperations(engine),
+      ops: (service) => engine.maintenance.service(service ?? ''),
     },
   )
   for (const { base, tag, ops, params, serviceOf } of scopes) {
+    const handle = (request: FastifyRequest) => ops(serviceOf(request))
     app.get(
       base,
       {
@@ -83,7 +50,7 @@ export function maintenanceRoutes(app: AdminInstance, { engine }: AdminContext):
           response: { 200: MaintenanceConfigSchema, ...errors },
         },
       },
-      (request) => ops.get(serviceOf(request)),
+      (request) => handle(request).get(),
     )
 
     app.post(
@@ -100,7 +67,7 @@ export function maintenanceRoutes(app: AdminInstance, { engine }: AdminContext):
       },
       (request) => {
         const body = request.body
-        return ops.enable(serviceOf(request), {
+        return handle(request).enable({
           reason: body.reason,
           exemptPaths: body.exempt_paths,
           includeForceActive: body.include_force_active,
@@ -121,7 +88,7 @@ export function maintenanceRoutes(app: AdminInstance, { engine }: AdminContext):
           response: { 200: MaintenanceConfigSchema, ...errors },
         },
       },
-      (request) => ops.disable(serviceOf(request), actorOf(request)),
+      (request) => handle(request).disable(actorOf(request)),
     )
 
     for (const [suffix, summary] of [
@@ -142,8 +109,8 @@ export function maintenanceRoutes(app: AdminInstance, { engine }: AdminContext):
         },
         (request) =>
           suffix === 'exempt-add'
-            ? ops.addExemption(serviceOf(request), request.body.path, actorOf(request))
-            : ops.removeExemption(serviceOf(request), request.body.path, actorOf(request)),
+            ? handle(request).addExemption(request.body.path, actorOf(request))
+            : handle(request).removeExemption(request.body.path, actorOf(request)),
       )
     }
   }

@@ -1,18 +1,15 @@
 /**
- * Rate-limit endpoints (CONTRACT.md §3): route policies, the blocked-request log, and the global
- * and per-service policies (the same six operations on both scopes, built from one table).
- *
- * The rate-limit service of the engine is looked up on each request, not at mount: the main
- * plugin sets it up (with its counters) when it is registered, and looking it up earlier would
- * create one with default settings.
+ * Rate-limit endpoints: route policies (`/api/rate-limits`), the blocked-request log
+ * (`/api/rate-limits/hits`), and the global and per-service policies (`/api/global-rate-limit`,
+ * `/api/services/{service}/rate-limit`: the same six operations on both scopes, through the scope
+ * handles `engine.rateLimits.global` and `engine.rateLimits.service(name)`).
  */
-import type { Engine } from '../../core/engine.js'
-import type { ActorOptions } from '../../core/operations.js'
+import type { FastifyRequest } from 'fastify'
 import { paginate } from '../../core/pagination.js'
 import { parseRouteKey } from '../../core/route-key.js'
-import { rateLimitingFor } from '../../rate-limit/binding.js'
-import type { ScopePolicyOptions, ScopeRateLimitPolicy } from '../../rate-limit/policy.js'
-import type { RateLimitService, SetRateLimitPolicyInput } from '../../rate-limit/service.js'
+import type { ScopePolicyOptions } from '../../rate-limit/policy.js'
+import type { RateLimitScopeHandle } from '../../rate-limit/scope-operations.js'
+import type { SetRateLimitPolicyInput } from '../../rate-limit/service.js'
 import { actorOf } from '../auth/guard.js'
 import { ADMIN_ROUTE, type AdminContext, type AdminInstance } from '../context.js'
 import { globalAndServiceScopes } from './scopes.js'
@@ -34,48 +31,8 @@ import { Envelope, ErrorBody } from '../schemas.js'
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody }
 
-/** The engine's rate limiting (one service per engine, shared with the plugin). */
-const rateLimits = (engine: Engine): RateLimitService => rateLimitingFor(engine)
-
-/** The scope operations of one rate-limit scope; `service` is null for the global scope. */
-interface ScopeOps {
-  get(rl: RateLimitService, service: string | null): ScopeRateLimitPolicy | null
-  set(
-    rl: RateLimitService,
-    service: string | null,
-    options: ScopePolicyOptions & ActorOptions,
-  ): Promise<ScopeRateLimitPolicy>
-  delete(rl: RateLimitService, service: string | null, options: ActorOptions): Promise<boolean>
-  reset(rl: RateLimitService, service: string | null, options: ActorOptions): Promise<void>
-  enable(
-    rl: RateLimitService,
-    service: string | null,
-    options: ActorOptions,
-  ): Promise<ScopeRateLimitPolicy | null>
-  disable(
-    rl: RateLimitService,
-    service: string | null,
-    options: ActorOptions,
-  ): Promise<ScopeRateLimitPolicy | null>
-}
-
-const globalOps: ScopeOps = {
-  get: (rl) => rl.getGlobalRateLimit(),
-  set: (rl, _s, options) => rl.setGlobalRateLimit(options),
-  delete: (rl, _s, options) => rl.deleteGlobalRateLimit(options),
-  reset: (rl, _s, options) => rl.resetGlobalRateLimit(options),
-  enable: (rl, _s, options) => rl.enableGlobalRateLimit(options),
-  disable: (rl, _s, options) => rl.disableGlobalRateLimit(options),
-}
-
-const serviceOps: ScopeOps = {
-  get: (rl, service) => rl.getServiceRateLimit(service ?? ''),
-  set: (rl, service, options) => rl.setServiceRateLimit(service ?? '', options),
-  delete: (rl, service, options) => rl.deleteServiceRateLimit(service ?? '', options),
-  reset: (rl, service, options) => rl.resetServiceRateLimit(service ?? '', options),
-  enable: (rl, service, options) => rl.enableServiceRateLimit(service ?? '', options),
-  disable: (rl, service, options) => rl.disableServiceRateLimit(service ?? '', options),
-}
+/** The policy operations of a scope, by the service a request addresses (null: global). */
+type ScopeOf = (service: string | null) => RateLimitScopeHandle
 
 /** Registers the rate-limit endpoints. */
 export function rateLimitRoutes(app: AdminInstance, { engine }: AdminContext): void {
@@ -91,7 +48,7 @@ export function rateLimitRoutes(app: AdminInstance, { engine }: AdminContext): v
       },
     },
     (request) =>
-      paginate(rateLimits(engine).listRateLimitPolicies({ service: request.query.service }), {
+      paginate(engine.rateLimits.listRateLimitPolicies({ service: request.query.service }), {
         page: request.query.page,
         perPage: request.query.per_page,
       }),
@@ -109,7 +66,7 @@ export function rateLimitRoutes(app: AdminInstance, { engine }: AdminContext): v
       },
     },
     async (request, reply) => {
-      const rl = rateLimits(engine)
+      const rl = engine.rateLimits
       const body = request.body
       const service = body.service ?? engine.service
       const method = body.method.toUpperCase()
@@ -145,7 +102,7 @@ export function rateLimitRoutes(app: AdminInstance, { engine }: AdminContext): v
       },
     },
     async (request) => ({
-      deleted: await rateLimits(engine).deleteRateLimitPolicy(request.query.route, {
+      deleted: await engine.rateLimits.deleteRateLimitPolicy(request.query.route, {
         service: request.query.service,
         ...actorOf(request),
       }),
@@ -165,7 +122,7 @@ export function rateLimitRoutes(app: AdminInstance, { engine }: AdminContext): v
     },
     async (request) => {
       const key = parseRouteKey(request.body.route)
-      await rateLimits(engine).resetRateLimit(key.path, {
+      await engine.rateLimits.resetRateLimit(key.path, {
         ...(key.method === null ? {} : { method: key.method }),
         service: request.body.service,
         ...actorOf(request),
@@ -186,18 +143,27 @@ export function rateLimitRoutes(app: AdminInstance, { engine }: AdminContext): v
       },
     },
     async (request) => {
-      const hits = await rateLimits(engine).getRateLimitHits(
+      const hits = await engine.rateLimits.getRateLimitHits(
         request.query.route === undefined ? {} : { path: request.query.route },
       )
       return paginate(hits, { page: request.query.page, perPage: request.query.per_page })
     },
   )
 
-  const scopes = globalAndServiceScopes(
-    { base: '/api/global-rate-limit', tag: 'global rate limit', ops: globalOps },
-    { base: '/api/services/:service/rate-limit', tag: 'service rate limit', ops: serviceOps },
+  const scopes = globalAndServiceScopes<ScopeOf>(
+    {
+      base: '/api/global-rate-limit',
+      tag: 'global rate limit',
+      ops: () => engine.rateLimits.global,
+    },
+    {
+      base: '/api/services/:service/rate-limit',
+      tag: 'service rate limit',
+      ops: (service) => engine.rateLimits.service(service ?? ''),
+    },
   )
   for (const { base, tag, ops, params, serviceOf } of scopes) {
+    const handle = (request: FastifyRequest) => ops(serviceOf(request))
     app.get(
       base,
       {
@@ -209,7 +175,7 @@ export function rateLimitRoutes(app: AdminInstance, { engine }: AdminContext): v
           response: { 200: ScopePolicyAnswer, ...errors },
         },
       },
-      (request) => ({ policy: ops.get(rateLimits(engine), serviceOf(request)) }),
+      (request) => ({ policy: handle(request).get() }),
     )
 
     app.put(
@@ -226,7 +192,7 @@ export function rateLimitRoutes(app: AdminInstance, { engine }: AdminContext): v
       },
       async (request) => {
         const body = request.body
-        const policy = await ops.set(rateLimits(engine), serviceOf(request), {
+        const policy = await handle(request).set({
           limit: body.limit,
           algorithm: body.algorithm as ScopePolicyOptions['algorithm'],
           keyStrategy: body.key_strategy as ScopePolicyOptions['keyStrategy'],
@@ -252,7 +218,7 @@ export function rateLimitRoutes(app: AdminInstance, { engine }: AdminContext): v
         },
       },
       async (request) => ({
-        deleted: await ops.delete(rateLimits(engine), serviceOf(request), actorOf(request)),
+        deleted: await handle(request).delete(actorOf(request)),
       }),
     )
 
@@ -268,7 +234,7 @@ export function rateLimitRoutes(app: AdminInstance, { engine }: AdminContext): v
         },
       },
       async (request) => {
-        await ops.reset(rateLimits(engine), serviceOf(request), actorOf(request))
+        await handle(request).reset(actorOf(request))
         return { reset: true }
       },
     )
@@ -289,7 +255,7 @@ export function rateLimitRoutes(app: AdminInstance, { engine }: AdminContext): v
           },
         },
         async (request) => ({
-          policy: await ops[toggle](rateLimits(engine), serviceOf(request), actorOf(request)),
+          policy: await handle(request)[toggle](actorOf(request)),
         }),
       )
     }

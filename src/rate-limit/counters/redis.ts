@@ -13,12 +13,19 @@
  * The client is typed structurally, so switchyard has no hard dependency on a driver: pass an
  * ioredis client (or anything with the same methods), or a URL, and ioredis is loaded lazily.
  *
+ * These calls are on the request path, so each has a deadline (`commandTimeout`, default 50 ms)
+ * past which its requests fail open, and a circuit breaker: after repeated failures the
+ * counters stop calling Redis for a moment and let requests through at once, reporting the
+ * opening and the recovery once each. A connection made from a URL queues nothing while Redis
+ * is away (`enableOfflineQueue: false`): a command then fails at once instead of waiting.
+ *
  * Keys: `<prefix><scope>:<bucket>`, the scope URI-encoded so that it holds no `:`; a reset
  * therefore matches exactly one scope, never a prefix or substring of another.
  */
-import { createHash } from 'node:crypto'
-import { readFileSync } from 'node:fs'
-import { ConfigError } from '../../core/errors.js'
+import { CircuitBreaker, CircuitOpenError } from '../../common/circuit-breaker.js'
+import { LuaScript, runLoaded, type LoadedScript } from '../../common/lua.js'
+import { loadRedisDriver } from '../../common/redis.js'
+import { ConfigError, toError } from '../../core/errors.js'
 import type { Algorithm, CounterOutcome, CounterRule } from '../algorithms.js'
 import type { CounterCheck, CounterStore } from './types.js'
 
@@ -44,10 +51,27 @@ export interface RedisCounterOptions {
   url?: string
   /** Key prefix (default `switchyard:rl:`); give each environment or test its own. */
   prefix?: string
+  /**
+   * Deadline of each counting call, in seconds (default 0.05): past it, the requests it counts
+   * are let through (fail-open).
+   */
+  commandTimeout?: number
+  /** Told when the circuit opens (with the last error) and closes; default `console.error`. */
+  onCircuit?: (state: 'open' | 'closed', error?: Error) => void
 }
 
-const script = readFileSync(new URL('./consume.lua', import.meta.url), 'utf8')
-const sha = createHash('sha1').update(script).digest('hex')
+/** The default deadline of a counting call, in seconds. */
+export const DEFAULT_REDIS_COMMAND_TIMEOUT = 0.05
+
+const script = new LuaScript(
+  new URL('./consume.lua', import.meta.url),
+  (path, cause) =>
+    new ConfigError(
+      `The rate-limit script ${path} is missing; the package was built without its .lua files.`,
+      {},
+      { cause },
+    ),
+)
 const algorithmCodes: Readonly<Record<Algorithm, number>> = {
   fixed_window: 1,
   sliding_window: 2,
@@ -66,34 +90,75 @@ interface Waiting {
   readonly reject: (error: unknown) => void
 }
 
+/** The client and the script, once both are at hand. */
+interface Ready {
+  readonly client: RedisCounterClient
+  readonly script: LoadedScript
+}
+
 /** Counters in Redis. */
 export class RedisCounters implements CounterStore {
   readonly kind = 'redis'
   private readonly prefix: string
   private readonly owned: boolean
   private client: RedisCounterClient | Promise<RedisCounterClient>
+  /** The client and the script; a promise until both are ready (then requests skip it). */
+  private ready: Ready | Promise<Ready>
+  private readonly timeoutMs: number
+  private readonly breaker: CircuitBreaker
+  private readonly circuitOpen = new CircuitOpenError('Redis rate-limit counters')
   /** `<prefix><encoded scope>:` by scope: scopes are few, and encoding them per request is waste. */
   private readonly heads = new Map<string, string>()
 
   constructor(options: RedisCounterOptions) {
     this.prefix = options.prefix ?? 'switchyard:rl:'
+    const timeout = options.commandTimeout ?? DEFAULT_REDIS_COMMAND_TIMEOUT
+    if (typeof timeout !== 'number' || !(timeout > 0) || timeout > 60)
+      throw new ConfigError('commandTimeout must be a number of seconds above 0 and at most 60.')
+    this.timeoutMs = timeout * 1000
+    const onCircuit =
+      options.onCircuit ??
+      ((state, error) => {
+        if (state === 'open')
+          console.error(
+            '[switchyard] Redis rate-limit counters keep failing; requests pass uncounted until Redis answers again',
+            error,
+          )
+        else console.error('[switchyard] Redis rate-limit counters answer again')
+      })
+    this.breaker = new CircuitBreaker({
+      onOpen: (error) => onCircuit('open', error),
+      onClose: () => onCircuit('closed'),
+    })
+    let connected: Promise<RedisCounterClient>
     if (options.client !== undefined) {
       this.client = options.client
+      connected = Promise.resolve(options.client)
       this.owned = false
     } else if (typeof options.url === 'string' && options.url !== '') {
-      const connecting = connect(options.url)
-      this.client = connecting
+      const made = connect(options.url)
+      const client = made.then((result) => result.client)
+      client.catch(() => undefined) // a missing driver reaches every call through `ready`
+      this.client = client
+      connected = made.then((result) => result.connected)
       this.owned = true
-      // Once connected, requests use the client directly (no extra promise per request).
-      connecting.then(
-        (client) => {
-          this.client = client
-        },
-        () => undefined,
-      )
     } else {
       throw new ConfigError('Redis counters need a `client` or a `url`.')
     }
+    // Calls wait for the first connection only up to their deadline (then fail open).
+    const ready = Promise.all([connected, script.load()]).then(([client, loaded]) => ({
+      client,
+      script: loaded,
+    }))
+    this.ready = ready
+    // Once ready, requests use the client directly (no extra promise per request).
+    ready.then(
+      (done) => {
+        this.ready = done
+        this.client = done.client
+      },
+      () => undefined,
+    )
   }
 
   /** Requests of the current event-loop turn, sent together when it ends. */
@@ -114,18 +179,25 @@ export class RedisCounters implements CounterStore {
         start === 0 && waiting.length <= MAX_BATCH
           ? waiting
           : waiting.slice(start, start + MAX_BATCH)
-      const client = this.client
-      if (client instanceof Promise)
-        client.then(
-          (ready) => this.send(ready, batch),
-          (error: unknown) => fail(batch, error),
+      if (!this.breaker.allow()) {
+        fail(batch, this.circuitOpen)
+        continue
+      }
+      const call = new Call(batch, this.breaker, this.timeoutMs)
+      const ready = this.ready
+      if (ready instanceof Promise)
+        ready.then(
+          (done) => this.send(done, call),
+          (error: unknown) => call.failed(error),
         )
-      else this.send(client, batch)
+      else this.send(ready, call)
     }
   }
 
   /** One EVALSHA for a batch (plus one EVAL only when Redis lost the script). */
-  private send(client: RedisCounterClient, batch: readonly Waiting[]): void {
+  private send({ client, script }: Ready, call: Call): void {
+    if (call.settled) return // the deadline passed while the client was being made
+    const batch = call.batch
     const keys: string[] = []
     const args: (string | number)[] = [batch.length]
     for (const { checks, now } of batch) {
@@ -138,29 +210,12 @@ export class RedisCounters implements CounterStore {
         args.push(packedRule(check.rule))
       }
     }
-    const settle = (reply: unknown) => {
-      try {
-        distribute(batch, reply)
-      } catch (error) {
-        fail(batch, error)
-      }
-    }
-    const retry = (error: unknown) => {
-      if (!(error instanceof Error) || !error.message.includes('NOSCRIPT')) {
-        fail(batch, error)
-        return
-      }
-      client.eval(script, keys.length, ...keys, ...args).then(settle, (retryError: unknown) => {
-        fail(batch, retryError)
-      })
-    }
-    try {
-      client.evalsha(sha, keys.length, ...keys, ...args).then(settle, retry)
-    } catch (error) {
-      // A client that throws instead of rejecting: this runs outside any request's call stack,
-      // so the error must reach the batch (fail-open), never the event loop.
-      fail(batch, error)
-    }
+    // A client that throws instead of rejecting becomes a rejection here: this runs outside
+    // any request's call stack, so the error must reach the batch (fail-open), never the loop.
+    runLoaded(client, script, keys, args).then(
+      (reply) => call.answered(reply),
+      (error: unknown) => call.failed(error),
+    )
   }
 
   async reset(scope: string): Promise<void> {
@@ -199,25 +254,69 @@ export function redisCounters(options: RedisCounterOptions): RedisCounters {
   return new RedisCounters(options)
 }
 
-async function connect(url: string): Promise<RedisCounterClient> {
-  let Redis: new (url: string) => RedisCounterClient
-  try {
-    // Loaded only when Redis is used: users of the memory backend install no driver.
-    const driver = 'ioredis'
-    const module = (await import(/* @vite-ignore */ driver)) as {
-      Redis: new (url: string) => RedisCounterClient
-    }
-    Redis = module.Redis
-  } catch (error) {
-    throw new ConfigError(
-      'Redis counters need the `ioredis` package: npm install ioredis',
-      {},
-      {
-        cause: error,
-      },
-    )
+/**
+ * A client for `url` (`client`), and the same once its first connection is up (`connected`,
+ * which waits as long as that takes: ioredis keeps reconnecting in the background).
+ */
+async function connect(
+  url: string,
+): Promise<{ client: RedisCounterClient; connected: Promise<RedisCounterClient> }> {
+  // Loaded only when Redis is used: users of the memory backend install no driver.
+  const Redis = await loadRedisDriver(
+    (cause) =>
+      new ConfigError(
+        'Redis counters need the `ioredis` package: npm install ioredis',
+        {},
+        { cause },
+      ),
+  )
+  // Nothing waits in a queue while Redis is away: a request-path command fails at once.
+  const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 })
+  client.on('error', () => undefined) // reported through the failing calls and the circuit
+  const connected = new Promise<RedisCounterClient>((resolve) => {
+    if (client.status === 'ready') resolve(client)
+    else client.once('ready', () => resolve(client))
+  })
+  return { client, connected }
+}
+
+/**
+ * One call to Redis for a batch of requests: settled once, by the reply, an error or the
+ * deadline, whichever comes first, and counted by the circuit breaker.
+ */
+class Call {
+  settled = false
+  private readonly timer: NodeJS.Timeout
+
+  constructor(
+    readonly batch: readonly Waiting[],
+    private readonly breaker: CircuitBreaker,
+    timeoutMs: number,
+  ) {
+    this.timer = setTimeout(() => {
+      this.failed(new Error(`Redis rate-limit counters did not answer within ${timeoutMs} ms`))
+    }, timeoutMs)
   }
-  return new Redis(url)
+
+  answered(reply: unknown): void {
+    if (this.settled) return
+    this.settled = true
+    clearTimeout(this.timer)
+    this.breaker.success()
+    try {
+      distribute(this.batch, reply)
+    } catch (error) {
+      fail(this.batch, error)
+    }
+  }
+
+  failed(error: unknown): void {
+    if (this.settled) return
+    this.settled = true
+    clearTimeout(this.timer)
+    this.breaker.failure(toError(error))
+    fail(this.batch, error)
+  }
 }
 
 /** Rules packed for the script (`<algorithm>,<count>,<period>,<burst>`), built once per rule. */

@@ -17,7 +17,8 @@ import { ConfigError, toError } from '../../core/errors.js'
 import type { FileSections } from '../../stores/types.js'
 import type { RateLimitHit } from '../exceeded.js'
 import type { RateLimitPolicy, ScopeRateLimitPolicy } from '../policy.js'
-import { MemoryHitStore, type RateLimitHitStore, type RateLimitPolicyStore } from '../ports.js'
+import type { RateLimitHitStore, RateLimitPolicyStore } from '../ports.js'
+import { MemoryHitStore } from './memory.js'
 
 /** Names of the document sections these stores own. */
 export const RATE_LIMIT_SECTIONS = {

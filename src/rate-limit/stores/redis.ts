@@ -16,6 +16,7 @@
  * connection. Versions are tracked per record so that a late message never rolls back a newer
  * change; after the pub/sub connection comes back, `onResync` asks for a full reload.
  */
+import { execAll } from '../../common/redis.js'
 import { feedSubscriberName, redisRecordFeed } from '../../stores/record-feed.js'
 import type { RedisHandle } from '../../stores/types.js'
 import type { RateLimitChangeEvent } from '../events.js'
@@ -135,15 +136,13 @@ export function redisHitStore(redis: RedisHandle, capacity = 10_000): RateLimitH
   let batch: { texts: string[]; written: Promise<void> } | null = null
 
   async function write(texts: string[]): Promise<void> {
-    const replies = await redis
-      .client()
-      .multi()
-      .lpush(list, ...texts)
-      .ltrim(list, 0, capacity - 1)
-      .exec()
-    const failed = replies?.find(([error]) => error !== null)?.[0]
-    if (replies === null) throw new Error('Redis transaction was aborted.')
-    if (failed) throw failed
+    await execAll(
+      redis
+        .client()
+        .multi()
+        .lpush(list, ...texts)
+        .ltrim(list, 0, capacity - 1),
+    )
   }
 
   return {

@@ -371,16 +371,16 @@ describe('dashboard pages: actions', () => {
       (await post('/switchyard/rate-limits/scope/set', { limit: '1000/minute', burst: '' }))
         .statusCode,
     ).toBe(200)
-    expect(server.engine.rateLimits.getGlobalRateLimit()).toMatchObject({
+    expect(server.engine.rateLimits.global.get()).toMatchObject({
       limit: '1000/minute',
       enabled: true,
     })
     await post('/switchyard/rate-limits/scope/pause', {})
-    expect(server.engine.rateLimits.getGlobalRateLimit()?.enabled).toBe(false)
+    expect(server.engine.rateLimits.global.get()?.enabled).toBe(false)
     await post('/switchyard/rate-limits/scope/resume', {})
-    expect(server.engine.rateLimits.getGlobalRateLimit()?.enabled).toBe(true)
+    expect(server.engine.rateLimits.global.get()?.enabled).toBe(true)
     await post('/switchyard/rate-limits/scope/delete', {})
-    expect(server.engine.rateLimits.getGlobalRateLimit()).toBeNull()
+    expect(server.engine.rateLimits.global.get()).toBeNull()
   })
 
   it('flag tab edits: an empty name is 422 next to the field and changes nothing; a good edit saves', async () => {

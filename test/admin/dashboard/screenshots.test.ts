@@ -53,8 +53,8 @@ describe.skipIf(!wanted)('dashboard screenshots', { timeout: 180_000 }, () => {
       end: new Date(Date.now() + 4 * 3_600_000),
       ...as,
     })
-    await engine.rateLimits.setGlobalRateLimit({ limit: '1000/minute', keyStrategy: 'ip', ...as })
-    await engine.rateLimits.setServiceRateLimit('demo', { limit: '300/minute', burst: 50, ...as })
+    await engine.rateLimits.global.set({ limit: '1000/minute', keyStrategy: 'ip', ...as })
+    await engine.rateLimits.service('demo').set({ limit: '300/minute', burst: 50, ...as })
     await engine.saveSegment(
       { key: 'beta-testers', name: 'Beta testers', included: ['ada', 'grace', 'linus'] },
       { audit: false },

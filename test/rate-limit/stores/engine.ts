@@ -5,7 +5,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import { createEngine, type Engine } from '../../../src/index.js'
 import { rateLimit, switchyard } from '../../../src/fastify/index.js'
-import { rateLimitingFor, type RateLimitingOptions } from '../../../src/rate-limit/binding.js'
+import type { RateLimitingOptions } from '../../../src/rate-limit/options.js'
 import type { RateLimitService } from '../../../src/rate-limit/service.js'
 import type { Store } from '../../../src/stores/types.js'
 import { FakeClock } from '../../helpers/clock.js'
@@ -27,14 +27,18 @@ export async function engineOn(
   const clock = new FakeClock(Date.parse('2026-11-21T12:00:00Z'))
   const engine = createEngine({ store, env: 'prod', clock })
   const app = Fastify()
-  await app.register(switchyard, { engine, rateLimit: rateLimitOptions })
+  // Counts must be exact on a loaded test machine: a deadline far above any round trip.
+  await app.register(switchyard, {
+    engine,
+    rateLimit: { redisCommandTimeout: 10, ...rateLimitOptions },
+  })
   app.get('/x', { onRequest: [rateLimit({ limit: '5/minute' })] }, () => ({ ok: true }))
   await app.ready()
   return {
     app,
     engine,
     clock,
-    limits: rateLimitingFor(engine),
+    limits: engine.rateLimits,
     async close() {
       await app.close()
       await engine.close()

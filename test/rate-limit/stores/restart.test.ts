@@ -6,30 +6,30 @@ import { fileStore } from '../../../src/stores/file.js'
 import { redisStore } from '../../../src/stores/redis.js'
 import type { Store } from '../../../src/stores/types.js'
 import { engineOn, statuses } from './engine.js'
-import { dropPrefix, redisAvailable, redisUrl } from './redis-available.js'
+import { deleteKeys, redisTestsEnabled, TEST_REDIS_URL } from '../../helpers/redis.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-rl-restart-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
-const available = await redisAvailable('Redis rate-limit restart tests')
+const available = await redisTestsEnabled('Redis rate-limit restart tests')
 const redisPrefix = `test:rl-stores-restart:${process.pid}:`
-afterAll(() => (available ? dropPrefix(redisPrefix) : undefined))
+afterAll(() => (available ? deleteKeys(redisPrefix) : undefined))
 
 /** The restart scenario, on stores made by `open` (each call: a fresh store on the same data). */
 function restartScenario(open: () => Store, options: { counterSnapshotPath?: string } = {}) {
   it('applies runtime policies after a fresh engine starts; deleting the override leaves the decorator policy', async () => {
     const first = await engineOn(open(), options)
     await first.limits.setRateLimitPolicy({ path: '/x', method: 'GET', limit: '2/minute' })
-    await first.limits.setGlobalRateLimit({ limit: '100/minute', exemptRoutes: ['/health'] })
-    await first.limits.setServiceRateLimit('default', { limit: '50/minute', enabled: false })
+    await first.limits.global.set({ limit: '100/minute', exemptRoutes: ['/health'] })
+    await first.limits.service('default').set({ limit: '50/minute', enabled: false })
     await first.close()
 
     const second = await engineOn(open(), options)
     expect(second.limits.listRateLimitPolicies().map((p) => p.limit)).toEqual(['2/minute'])
-    expect(second.limits.getGlobalRateLimit()).toMatchObject({
+    expect(second.limits.global.get()).toMatchObject({
       limit: '100/minute',
       exempt_routes: ['/health'],
     })
-    expect(second.limits.getServiceRateLimit('default')).toMatchObject({
+    expect(second.limits.service('default').get()).toMatchObject({
       limit: '50/minute',
       enabled: false,
     })
@@ -47,12 +47,12 @@ function restartScenario(open: () => Store, options: { counterSnapshotPath?: str
     // The blocked-request log is durable too (one 429 per engine above, newest first).
     const hits = await third.limits.getRateLimitHits()
     expect(hits.map((h) => h.limit)).toEqual(['5/minute', '2/minute'])
-    await third.limits.deleteGlobalRateLimit()
-    await third.limits.deleteServiceRateLimit('default')
+    await third.limits.global.delete()
+    await third.limits.service('default').delete()
     await third.close()
 
     const fourth = await engineOn(open(), options)
-    expect(fourth.limits.getGlobalRateLimit()).toBeNull()
+    expect(fourth.limits.global.get()).toBeNull()
     expect(fourth.limits.listServiceRateLimits()).toEqual(new Map())
     await fourth.close()
   })
@@ -84,5 +84,5 @@ describe('file backend restart', () => {
 })
 
 describe.skipIf(!available)('redis backend restart', () => {
-  restartScenario(() => redisStore({ url: redisUrl, prefix: redisPrefix }))
+  restartScenario(() => redisStore({ url: TEST_REDIS_URL, prefix: redisPrefix }))
 })

@@ -6,21 +6,12 @@ import { rateLimitSubscriberName, redisPolicyStore } from '../../../src/rate-lim
 import { redisStore } from '../../../src/stores/redis.js'
 import type { RedisHandle, Store } from '../../../src/stores/types.js'
 import { engineOn, statuses, type LimitedEngine } from './engine.js'
-import { dropPrefix, redisAvailable, redisUrl } from './redis-available.js'
+import { deleteKeys, redisTestsEnabled, TEST_REDIS_URL } from '../../helpers/redis.js'
+import { until } from '../../helpers/wait.js'
 
-const available = await redisAvailable('Redis shared rate-limit policy tests')
+const available = await redisTestsEnabled('Redis shared rate-limit policy tests')
 const basePrefix = `test:rl-stores-shared:${process.pid}:`
 let serial = 0
-
-/** Polls `check` until it holds (at most 5 s); resolves the milliseconds it took. */
-async function until(check: () => boolean | Promise<boolean>): Promise<number> {
-  const started = performance.now()
-  while (!(await check())) {
-    if (performance.now() - started > 5000) throw new Error('condition not met within 5 s')
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
-  return performance.now() - started
-}
 
 const limitOf = (node: LimitedEngine) => node.limits.listRateLimitPolicies()[0]?.limit
 
@@ -30,15 +21,15 @@ describe.skipIf(!available)('two engines sharing Redis', () => {
   let admin: Redis
   const prefix = `${basePrefix}${++serial}:`
   beforeAll(async () => {
-    a = await engineOn(redisStore({ url: redisUrl, prefix }))
-    b = await engineOn(redisStore({ url: redisUrl, prefix }))
-    admin = new Redis(redisUrl)
+    a = await engineOn(redisStore({ url: TEST_REDIS_URL, prefix }))
+    b = await engineOn(redisStore({ url: TEST_REDIS_URL, prefix }))
+    admin = new Redis(TEST_REDIS_URL)
   })
   afterAll(async () => {
     await a.close()
     await b.close()
     await admin.quit()
-    await dropPrefix(prefix)
+    await deleteKeys(prefix)
   })
 
   it('enforces on one engine a route policy set on the other, and its deletion', async () => {
@@ -56,25 +47,24 @@ describe.skipIf(!available)('two engines sharing Redis', () => {
   })
 
   it('propagates global and service policies (set, pause, delete)', async () => {
-    await a.limits.setGlobalRateLimit({ limit: '100/minute' })
-    await until(() => b.limits.getGlobalRateLimit()?.limit === '100/minute')
-    await a.limits.disableGlobalRateLimit()
-    await until(() => b.limits.getGlobalRateLimit()?.enabled === false)
-    await b.limits.setServiceRateLimit('default', { limit: '7/minute' })
-    await until(() => a.limits.getServiceRateLimit('default')?.limit === '7/minute')
-    await a.limits.deleteGlobalRateLimit()
-    await b.limits.deleteServiceRateLimit('default')
-    await until(
-      () =>
-        b.limits.getGlobalRateLimit() === null && a.limits.getServiceRateLimit('default') === null,
-    )
+    await a.limits.global.set({ limit: '100/minute' })
+    await until(() => b.limits.global.get()?.limit === '100/minute')
+    await a.limits.global.disable()
+    await until(() => b.limits.global.get()?.enabled === false)
+    await b.limits.service('default').set({ limit: '7/minute' })
+    await until(() => a.limits.service('default').get()?.limit === '7/minute')
+    await a.limits.global.delete()
+    await b.limits.service('default').delete()
+    await until(() => b.limits.global.get() === null && a.limits.service('default').get() === null)
   })
 
   it('reloads in full after its pub/sub connection comes back', async () => {
     // A change no message announced (written behind the feed's back) …
     const policy = buildRoutePolicy('default', 'GET', '/x', { limit: '3/hour' })
     await admin.hset(`${prefix}rl:routes`, `default\u0000GET:/x`, JSON.stringify(policy))
-    await new Promise((resolve) => setTimeout(resolve, 50))
+    // An announced change written after it reaches b; the unannounced one did not.
+    await a.limits.service('marker').set({ limit: '1/second' })
+    await until(() => b.limits.service('marker').get() !== null)
     expect(limitOf(b)).toBe('5/minute')
     // … is picked up once the subscribers reconnect. Only this file's connections are
     // dropped (by name): other test files share the Redis.
@@ -96,16 +86,16 @@ describe.skipIf(!available)('Redis policy store feed', () => {
   let handle: RedisHandle
   const prefix = `${basePrefix}${++serial}:`
   beforeAll(async () => {
-    store = redisStore({ url: redisUrl, prefix })
+    store = redisStore({ url: TEST_REDIS_URL, prefix })
     await store.connect()
     if (store.backend.kind !== 'redis') throw new Error('expected a redis store')
     handle = store.backend.redis
-    writer = new Redis(redisUrl)
+    writer = new Redis(TEST_REDIS_URL)
   })
   afterAll(async () => {
     await writer.quit()
     await store.close()
-    await dropPrefix(prefix)
+    await deleteKeys(prefix)
   })
 
   it('delivers only other instances’ changes, drops stale versions and survives bad messages', async () => {

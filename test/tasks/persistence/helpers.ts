@@ -4,12 +4,11 @@
  * is unset and its server is unreachable, with a loud warning. Every file uses its own prefix.
  */
 import { randomUUID } from 'node:crypto'
-import { createConnection } from 'node:net'
 import type { StoredTask } from '../../../src/tasks/record.js'
 
 export const PG_URL = process.env.SY_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 export const MYSQL_URL = process.env.SY_TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test'
-export const REDIS_URL = process.env.SY_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
+export { TEST_REDIS_URL as REDIS_URL } from '../../helpers/redis.js'
 
 /** The tables of the SQL schema (for cleanup). */
 export const TABLES = [
@@ -23,27 +22,7 @@ export const TABLES = [
   'task_migrations',
 ]
 
-function reachable(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = createConnection({ host, port })
-    const done = (ok: boolean) => {
-      socket.destroy()
-      resolve(ok)
-    }
-    socket.setTimeout(1000, () => done(false))
-    socket.once('connect', () => done(true))
-    socket.once('error', () => done(false))
-  })
-}
-
-/** Whether the server at `url` is usable; warns loudly when its tests are skipped. */
-export async function serverEnabled(url: string, file: string): Promise<boolean> {
-  const { hostname, port } = new URL(url)
-  if (await reachable(hostname, Number(port))) return true
-  if (process.env.CI !== undefined) return true
-  console.warn(`\n!!! ${file}: ${url} is unreachable — SKIPPING these tests (set CI to fail) !!!\n`)
-  return false
-}
+export { serverEnabled } from '../../helpers/servers.js'
 
 /** A unique table or key prefix. */
 export function uniquePrefix(name: string): string {

@@ -1,4 +1,4 @@
 import { memoryStore } from '../../src/stores/memory.js'
 import { runStoreConformance } from './conformance.js'
 
-runStoreConformance('memory', { create: () => memoryStore() })
+runStoreConformance('memory', { create: ({ now }) => memoryStore({ now }) })

@@ -1,9 +1,9 @@
 import { expect, it } from 'vitest'
-import { memoryFlagStore } from '../../src/flags/index.js'
-import { storedFlag } from './helpers.js'
-import { runFlagStoreContract } from './store-contract.js'
+import { memoryFlagStore } from '../../../src/flags/index.js'
+import { storedFlag } from '../helpers.js'
+import { runFlagStoreConformance } from './conformance.js'
 
-runFlagStoreContract('memory', () => Promise.resolve({ store: memoryFlagStore() }))
+runFlagStoreConformance('memory', () => Promise.resolve({ store: memoryFlagStore() }))
 
 it('isolates a throwing subscriber', async () => {
   const errors: unknown[] = []

@@ -2,20 +2,20 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { MemoryHitStore, MemoryPolicyStore } from '../../../src/rate-limit/ports.js'
+import { MemoryHitStore, MemoryPolicyStore } from '../../../src/rate-limit/stores/memory.js'
 import { fileHitStore, filePolicyStore } from '../../../src/rate-limit/stores/file.js'
 import { redisHitStore, redisPolicyStore } from '../../../src/rate-limit/stores/redis.js'
 import { fileStore } from '../../../src/stores/file.js'
 import { redisStore } from '../../../src/stores/redis.js'
 import type { FileSections, Store } from '../../../src/stores/types.js'
-import { hit, rateLimitStoreContract } from './contract.js'
-import { dropPrefix, redisAvailable, redisUrl } from './redis-available.js'
+import { hit, runRateLimitStoreConformance } from './conformance.js'
+import { deleteKeys, redisTestsEnabled, TEST_REDIS_URL } from '../../helpers/redis.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-rl-stores-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 let serial = 0
 
-rateLimitStoreContract('memory', (capacity) =>
+runRateLimitStoreConformance('memory', (capacity) =>
   Promise.resolve({
     policies: new MemoryPolicyStore(),
     hits: new MemoryHitStore(capacity),
@@ -34,7 +34,7 @@ function sectionsOf(store: Store): FileSections {
   return store.backend.sections
 }
 
-rateLimitStoreContract('file', async (capacity) => {
+runRateLimitStoreConformance('file', async (capacity) => {
   const store = await openFileStore()
   return {
     policies: filePolicyStore(sectionsOf(store)),
@@ -43,13 +43,13 @@ rateLimitStoreContract('file', async (capacity) => {
   }
 })
 
-const available = await redisAvailable('Redis rate-limit store contract')
+const available = await redisTestsEnabled('Redis rate-limit store contract')
 const redisPrefix = `test:rl-stores-contract:${process.pid}:`
 
 describe.skipIf(!available)('redis', () => {
-  afterAll(() => dropPrefix(redisPrefix))
-  rateLimitStoreContract('redis', async (capacity) => {
-    const store = redisStore({ url: redisUrl, prefix: `${redisPrefix}${++serial}:` })
+  afterAll(() => deleteKeys(redisPrefix))
+  runRateLimitStoreConformance('redis', async (capacity) => {
+    const store = redisStore({ url: TEST_REDIS_URL, prefix: `${redisPrefix}${++serial}:` })
     await store.connect()
     if (store.backend.kind !== 'redis') throw new Error('expected a redis store')
     return {

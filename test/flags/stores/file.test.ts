@@ -2,13 +2,13 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, expect, it } from 'vitest'
-import { ConfigError } from '../../src/core/errors.js'
-import { fileFlagStore } from '../../src/flags/file-store.js'
-import { flagStoreFor } from '../../src/flags/store-for.js'
-import { fileStore } from '../../src/stores/file.js'
-import type { FileSections, Store } from '../../src/stores/types.js'
-import { storedFlag, storedSegment } from './helpers.js'
-import { runFlagStoreContract } from './store-contract.js'
+import { ConfigError } from '../../../src/core/errors.js'
+import { fileFlagStore } from '../../../src/flags/stores/file.js'
+import { flagStoreFor } from '../../../src/flags/stores/index.js'
+import { fileStore } from '../../../src/stores/file.js'
+import type { FileSections, Store } from '../../../src/stores/types.js'
+import { storedFlag, storedSegment } from '../helpers.js'
+import { runFlagStoreConformance } from './conformance.js'
 
 const dir = await mkdtemp(join(tmpdir(), 'sy-flag-file-'))
 let counter = 0
@@ -25,7 +25,7 @@ async function openFile(path = join(dir, `state-${++counter}.json`)) {
   return { store, path }
 }
 
-runFlagStoreContract('file', async () => {
+runFlagStoreConformance('file', async () => {
   const { store } = await openFile()
   return { store: fileFlagStore(sectionsOf(store)), close: () => store.close() }
 })

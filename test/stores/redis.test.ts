@@ -1,9 +1,10 @@
+import { Redis } from 'ioredis'
 import { afterAll, describe, expect, it } from 'vitest'
 import { ConfigError } from '../../src/core/errors.js'
 import { createStore } from '../../src/stores/index.js'
 import { redisStore } from '../../src/stores/redis.js'
 import { runStoreConformance } from './conformance.js'
-import { deleteKeys, redisTestsEnabled, TEST_REDIS_URL, testPrefix } from './redis-helper.js'
+import { deleteKeys, redisTestsEnabled, TEST_REDIS_URL, testPrefix } from '../helpers/redis.js'
 
 const enabled = await redisTestsEnabled('test/stores/redis-store.test.ts')
 const prefixes: string[] = []
@@ -14,10 +15,10 @@ afterAll(async () => {
 
 if (enabled) {
   runStoreConformance('redis', {
-    create() {
+    create({ now }) {
       lastPrefix = testPrefix('conformance')
       prefixes.push(lastPrefix)
-      return redisStore({ url: TEST_REDIS_URL, prefix: lastPrefix })
+      return redisStore({ url: TEST_REDIS_URL, prefix: lastPrefix, now })
     },
     reopen: () => redisStore({ url: TEST_REDIS_URL, prefix: lastPrefix }),
     shared: true,
@@ -54,5 +55,47 @@ describe('redis store configuration', () => {
     const error = (await store.connect().catch((e: unknown) => e)) as Error
     expect(error.message).not.toContain('hunter2')
     await store.close()
+  })
+})
+
+describe.skipIf(!enabled)('redis store change messages', () => {
+  it('survives a malformed message on its channel: logs it, reloads, and keeps applying changes', async () => {
+    const prefix = testPrefix('malformed')
+    prefixes.push(prefix)
+    const faults: string[] = []
+    const store = redisStore({ url: TEST_REDIS_URL, prefix, onFault: (m) => faults.push(m) })
+    const writer = redisStore({ url: TEST_REDIS_URL, prefix, onFault: () => undefined })
+    const raw = new Redis(TEST_REDIS_URL)
+    try {
+      await store.connect()
+      await writer.connect()
+      let resyncs = 0
+      store.changes.onResync(() => resyncs++)
+      const seen: string[] = []
+      store.changes.subscribe((event) => seen.push(event.type))
+      // Each of these used to throw inside the pub/sub listener and take the process down.
+      for (const message of [
+        '1|x|{',
+        'no separators',
+        '2|x|"a string"',
+        'x|y|{"type":"route_state"}',
+      ])
+        await raw.publish(`${prefix}changes`, message)
+      await expect.poll(() => resyncs).toBe(4)
+      expect(faults).toEqual(
+        Array(4).fill('malformed change message ignored; reloading the replica') as string[],
+      )
+      await writer.maintenance.putGlobal({
+        active: true,
+        reason: 'after',
+        include_force_active: false,
+        exempt_paths: [],
+      })
+      await expect.poll(() => seen).toContain('global_maintenance')
+    } finally {
+      raw.disconnect()
+      await writer.close()
+      await store.close()
+    }
   })
 })

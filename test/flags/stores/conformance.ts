@@ -2,11 +2,11 @@
  * The contract every {@link FlagStore} implementation keeps, as one suite to run against each
  * (memory here; the file and Redis adapters call it with their own factory):
  *
- *   runFlagStoreContract('redis', async () => ({ store, close }))
+ *   runFlagStoreConformance('redis', async () => ({ store, close }))
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import type { FlagChangeEvent, FlagStore } from '../../src/flags/index.js'
-import { storedFlag, storedSegment } from './helpers.js'
+import type { FlagChangeEvent, FlagStore } from '../../../src/flags/index.js'
+import { storedFlag, storedSegment } from '../helpers.js'
 
 /** What a factory returns: a fresh, empty store and how to dispose of it. */
 export interface StoreUnderTest {
@@ -17,8 +17,8 @@ export interface StoreUnderTest {
 }
 
 /** Registers the contract tests for one implementation. */
-export function runFlagStoreContract(name: string, create: () => Promise<StoreUnderTest>): void {
-  describe(`FlagStore contract: ${name}`, () => {
+export function runFlagStoreConformance(name: string, create: () => Promise<StoreUnderTest>): void {
+  describe(`flag store conformance: ${name}`, () => {
     let current: StoreUnderTest | null = null
     const open = async () => {
       current = await create()

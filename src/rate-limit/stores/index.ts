@@ -16,15 +16,11 @@ import { resolve } from 'node:path'
 import type { RedisHandle, Store } from '../../stores/types.js'
 import { memoryCounters } from '../counters/memory.js'
 import { redisCounters, type RedisCounterClient } from '../counters/redis.js'
-import { snapshotCounters } from '../counters/snapshot.js'
+import { snapshotCounters } from '../counters/file.js'
 import type { CounterStore } from '../counters/types.js'
 import type { RateLimitChangeEvent } from '../events.js'
-import {
-  MemoryHitStore,
-  MemoryPolicyStore,
-  type RateLimitHitStore,
-  type RateLimitPolicyStore,
-} from '../ports.js'
+import type { RateLimitHitStore, RateLimitPolicyStore } from '../ports.js'
+import { memoryHitStore, memoryPolicyStore } from './memory.js'
 import { fileHitStore, filePolicyStore } from './file.js'
 import { redisHitStore, redisPolicyStore } from './redis.js'
 
@@ -32,8 +28,8 @@ import { redisHitStore, redisPolicyStore } from './redis.js'
 export interface RateLimitStores {
   readonly policies: RateLimitPolicyStore
   readonly hits: RateLimitHitStore
-  /** Made on first access, so an application that brings its own counters opens none here. */
-  readonly counters: CounterStore
+  /** Makes the backend's counters (an application that brings its own never calls it). */
+  makeCounters(): CounterStore
   /** Adds a listener for policy changes made by other instances; returns the unsubscriber. */
   subscribe(listener: (event: RateLimitChangeEvent) => void): () => void
   /** Adds a listener called when changes may have been missed; returns the unsubscriber. */
@@ -48,12 +44,12 @@ export interface RateLimitStores {
 export interface RateLimitStoresForOptions {
   /** Capacity of the blocked-request log (default 10 000). */
   maxRlHitEntries?: number
-  /**
-   * Counter snapshot file of the file backend. Default: `<state file>.rl-counters.json`, the
-   * state file being the backend's `path` when it exposes one, else `CTL_FILE_PATH` or the
-   * default state file.
-   */
+  /** Counter snapshot file of the file backend. Default: `<state file>.rl-counters.json`. */
   counterSnapshotPath?: string
+  /** Deadline of each Redis counter call on the request path, in seconds (default 0.05). */
+  redisCommandTimeout?: number
+  /** Told when the Redis counters' circuit opens (with the last error) and closes. */
+  onCircuit?: (state: 'open' | 'closed', error?: Error) => void
   /** Time source of the memory and snapshot counters' sweeper. */
   now?: () => number
   /** Receives faults the stores recover from. */
@@ -70,9 +66,7 @@ export function rateLimitStoresFor(
   const backend = store.backend
   switch (backend.kind) {
     case 'memory':
-      return local(new MemoryPolicyStore(), new MemoryHitStore(capacity), () =>
-        memoryCounters(timing),
-      )
+      return local(memoryPolicyStore(), memoryHitStore(capacity), () => memoryCounters(timing))
     case 'file': {
       // The blocked-request log is written in the background; close writes what is pending.
       const hits = fileHitStore(backend.sections, capacity, {
@@ -84,7 +78,7 @@ export function rateLimitStoresFor(
         () =>
           snapshotCounters({
             ...timing,
-            path: options.counterSnapshotPath ?? `${stateFilePath(backend)}.rl-counters.json`,
+            path: options.counterSnapshotPath ?? `${resolve(backend.path)}.rl-counters.json`,
             ...(options.onError === undefined
               ? {}
               : {
@@ -101,15 +95,18 @@ export function rateLimitStoresFor(
     case 'redis': {
       const policies = redisPolicyStore(backend.redis, { ...pick(options) })
       const redis = backend.redis
-      const counters = once(() =>
-        redisCounters({ client: lazyClient(redis), prefix: `${redis.prefix}rl:counters:` }),
-      )
       return {
         policies,
         hits: redisHitStore(redis, capacity),
-        get counters() {
-          return counters()
-        },
+        makeCounters: () =>
+          redisCounters({
+            client: lazyClient(redis),
+            prefix: `${redis.prefix}rl:counters:`,
+            ...(options.redisCommandTimeout === undefined
+              ? {}
+              : { commandTimeout: options.redisCommandTimeout }),
+            ...(options.onCircuit === undefined ? {} : { onCircuit: options.onCircuit }),
+          }),
         subscribe: (listener) => policies.subscribe(listener),
         onResync: (listener) => policies.onResync(listener),
         connect: () => policies.connect(),
@@ -117,12 +114,6 @@ export function rateLimitStoresFor(
       }
     }
   }
-}
-
-/** `make`, called on first use only. */
-function once<T>(make: () => T): () => T {
-  let made: { value: T } | null = null
-  return () => (made ??= { value: make() }).value
 }
 
 function pick(options: RateLimitStoresForOptions) {
@@ -136,31 +127,15 @@ function local(
   makeCounters: () => CounterStore,
   close: () => Promise<void> = () => Promise.resolve(),
 ): RateLimitStores {
-  const counters = once(makeCounters)
   return {
     policies,
     hits,
-    get counters() {
-      return counters()
-    },
+    makeCounters,
     subscribe: () => () => undefined,
     onResync: () => () => undefined,
     connect: () => Promise.resolve(),
     close,
   }
-}
-
-/**
- * The state file of a file backend. `FileSections` does not carry the path today; a backend
- * that exposes `path` is used as is, otherwise the path `createStore('file')` would use.
- */
-/** The file store's default document (`DEFAULT_FILE_PATH`; rate limiting may not import stores). */
-const DEFAULT_FILE_PATH = 'switchyard-state.json'
-
-function stateFilePath(backend: object): string {
-  const path = (backend as { path?: unknown }).path
-  if (typeof path === 'string' && path !== '') return resolve(path)
-  return resolve(process.env.CTL_FILE_PATH?.trim() || DEFAULT_FILE_PATH)
 }
 
 /**

@@ -35,8 +35,8 @@ export function hit(n: number, path = '/x'): RateLimitHit {
 }
 
 /** Registers the contract for one backend. */
-export function rateLimitStoreContract(name: string, make: SubjectFactory): void {
-  describe(`rate-limit stores contract: ${name}`, () => {
+export function runRateLimitStoreConformance(name: string, make: SubjectFactory): void {
+  describe(`rate-limit store conformance: ${name}`, () => {
     let subject: ContractSubject
     beforeEach(async () => {
       subject = await make(3)

@@ -3,8 +3,8 @@
  * synchronously to subscribers. Records are copied on the way in and out, so a caller that
  * mutates what it passed or received never changes the store behind its back.
  */
-import type { Flag, Segment } from './model.js'
-import type { FlagChangeEvent, FlagChangeListener, FlagStore } from './ports.js'
+import type { Flag, Segment } from '../model.js'
+import type { FlagChangeEvent, FlagChangeListener, FlagStore } from '../ports.js'
 
 /** Creates an in-memory flag store. `onListenerError` receives errors thrown by subscribers. */
 export function memoryFlagStore(

@@ -12,9 +12,9 @@ let counter = 0
 let lastPath = ''
 
 runStoreConformance('file', {
-  create() {
+  create({ now }) {
     lastPath = join(dir, `state-${++counter}.json`)
-    return fileStore({ path: lastPath })
+    return fileStore({ path: lastPath, now })
   },
   reopen: () => fileStore({ path: lastPath }),
 })

@@ -11,10 +11,10 @@
  * Changes are delivered to subscribers of this process once durable: the file backend is
  * single-process by design.
  */
-import { ConfigError, toError } from '../core/errors.js'
-import type { FileSections } from '../stores/types.js'
-import type { Flag, Segment } from './model.js'
-import type { FlagChangeEvent, FlagChangeListener, FlagStore } from './ports.js'
+import { ConfigError, toError } from '../../core/errors.js'
+import type { FileSections } from '../../stores/types.js'
+import type { Flag, Segment } from '../model.js'
+import type { FlagChangeEvent, FlagChangeListener, FlagStore } from '../ports.js'
 
 /** Names of the document sections this store owns. */
 export const FLAG_SECTIONS = { flags: 'flags', segments: 'segments' } as const

@@ -1,38 +1,24 @@
 /**
- * Redis for tests: the real server at `CTL_TEST_REDIS_URL` (default redis://127.0.0.1:6379).
+ * Redis for tests: the real server at `SY_TEST_REDIS_URL` (default redis://127.0.0.1:6379), the
+ * one variable every test file reads (the task store tests too).
  * Tests skip only when `CI` is unset and Redis is unreachable, with a loud warning; in CI an
  * unreachable Redis fails them. Every test file uses its own key prefix.
  */
 import { randomUUID } from 'node:crypto'
-import { createConnection } from 'node:net'
 import { Redis } from 'ioredis'
+import { serverEnabled, serverReachable } from './servers.js'
 
 /** The Redis the tests use. */
-export const TEST_REDIS_URL = process.env.CTL_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
+export const TEST_REDIS_URL = process.env.SY_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
 
 /** True when a TCP connection to the test Redis succeeds within a second. */
 export function redisReachable(url = TEST_REDIS_URL): Promise<boolean> {
-  const { hostname, port } = new URL(url)
-  return new Promise((resolve) => {
-    const socket = createConnection({ host: hostname, port: Number(port || 6379) })
-    const done = (ok: boolean) => {
-      socket.destroy()
-      resolve(ok)
-    }
-    socket.setTimeout(1000, () => done(false))
-    socket.once('connect', () => done(true))
-    socket.once('error', () => done(false))
-  })
+  return serverReachable(url)
 }
 
 /** Whether Redis tests run; prints the warning when they are skipped. */
-export async function redisTestsEnabled(file: string): Promise<boolean> {
-  if (await redisReachable()) return true
-  if (process.env.CI !== undefined) return true // in CI the tests run and fail loudly
-  console.warn(
-    `\n!!! ${file}: Redis at ${TEST_REDIS_URL} is unreachable — SKIPPING its Redis tests (set CI to fail instead) !!!\n`,
-  )
-  return false
+export function redisTestsEnabled(file: string): Promise<boolean> {
+  return serverEnabled(TEST_REDIS_URL, file)
 }
 
 /** A unique key prefix for one test file or case. */

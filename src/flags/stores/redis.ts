@@ -20,11 +20,12 @@
  * again just after it (the replica applies them idempotently), so a reload can never overwrite
  * a newer change with the older snapshot.
  */
-import { toError } from '../core/errors.js'
-import { feedSubscriberName, redisRecordFeed } from '../stores/record-feed.js'
-import type { RedisHandle } from '../stores/types.js'
-import type { Flag, Segment } from './model.js'
-import type { FlagChangeEvent, FlagChangeListener, FlagStore } from './ports.js'
+import { execAll } from '../../common/redis.js'
+import { toError } from '../../core/errors.js'
+import { feedSubscriberName, redisRecordFeed } from '../../stores/record-feed.js'
+import type { RedisHandle } from '../../stores/types.js'
+import type { Flag, Segment } from '../model.js'
+import type { FlagChangeEvent, FlagChangeListener, FlagStore } from '../ports.js'
 
 /** A {@link FlagStore} with a lifecycle and a resync signal (the Redis one). */
 export interface ManagedFlagStore extends FlagStore {
@@ -108,19 +109,9 @@ export function redisFlagStore(
   async function list<T>(container: 'flags' | 'segments'): Promise<T[]> {
     let snapshotVersion = Number.POSITIVE_INFINITY
     try {
-      const replies = await redis
-        .client()
-        .multi()
-        .hvals(feed.key(container))
-        .get(feed.versionKey)
-        .exec()
-      if (replies === null) throw new Error('Redis transaction was aborted.')
-      const [[valuesError, values], [seqError, seq]] = replies as [
-        [Error | null, string[]],
-        [Error | null, string | null],
-      ]
-      if (valuesError !== null) throw valuesError
-      if (seqError !== null) throw seqError
+      const [values, seq] = (await execAll(
+        redis.client().multi().hvals(feed.key(container)).get(feed.versionKey),
+      )) as [string[], string | null]
       snapshotVersion = seq === null ? 0 : Number(seq)
       return values.map((text) => JSON.parse(text) as T)
     } finally {

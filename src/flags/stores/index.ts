@@ -10,13 +10,13 @@
  * store's `connect()`, `close()` before the route store's, and `onResync` for a reload after
  * events may have been lost (only Redis ever signals it).
  */
-import type { Store } from '../stores/types.js'
-import { fileFlagStore } from './file-store.js'
-import { memoryFlagStore } from './memory-store.js'
-import type { FlagStore } from './ports.js'
-import { redisFlagStore, type ManagedFlagStore } from './redis-store.js'
+import type { Store } from '../../stores/types.js'
+import { fileFlagStore } from './file.js'
+import { memoryFlagStore } from './memory.js'
+import type { FlagStore } from '../ports.js'
+import { redisFlagStore, type ManagedFlagStore } from './redis.js'
 
-export type { ManagedFlagStore } from './redis-store.js'
+export type { ManagedFlagStore } from './redis.js'
 
 /** Options of {@link flagStoreFor}. */
 export interface FlagStoreForOptions {
