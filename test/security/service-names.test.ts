@@ -44,10 +44,11 @@ describe('the service-name rule', () => {
     await expect(async () => engine.enableServiceMaintenance('Billing')).rejects.toThrow(
       ValidationError,
     )
-    await expect(engine.rateLimits.service('__proto__').set({ limit: '1/minute' })).rejects.toThrow(
+    await expect(engine.setServiceRateLimit('__proto__', { limit: '1/minute' })).rejects.toThrow(
       ValidationError,
     )
-    await expect(engine.rateLimits.service(' billing ').set({ limit: '1/minute' })).rejects.toThrow(
+    expect(() => engine.rateLimits.service(' billing ')).toThrow(ValidationError)
+    await expect(engine.setServiceRateLimit(' billing ', { limit: '1/minute' })).rejects.toThrow(
       ValidationError,
     )
     expect(engine.rateLimits.listServiceRateLimits().size).toBe(0)
