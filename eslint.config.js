@@ -82,31 +82,24 @@ export default tseslint.config(
       { group: ['**/tasks/**'], message: 'Route control and tasks are separate halves.' },
     ]),
   },
-  {
-    files: ['src/tasks/**'],
+  // The task half may import itself and src/common only: at every folder depth, an import
+  // that climbs out of src/tasks must land in src/common.
+  ...[0, 1, 2, 3].map((depth) => ({
+    files: [`src/tasks/${'*/'.repeat(depth)}*.ts`],
     rules: {
       'no-restricted-imports': [
         'error',
         {
           patterns: [
             {
-              group: [
-                '**/core/**',
-                '**/rate-limit/**',
-                '**/flags/**',
-                '**/fastify/**',
-                '**/admin/**',
-                '**/stores/**',
-                '**/server/**',
-                '**/cli/**',
-              ],
-              message: 'The task half must not import route control.',
+              group: [`${'../'.repeat(depth + 1)}*`, `!${'../'.repeat(depth + 1)}common`],
+              message: 'The task half must not import route control (only src/common).',
             },
           ],
         },
       ],
     },
-  },
+  })),
   {
     files: ['test/**', 'bench/**', 'examples/**'],
     rules: {

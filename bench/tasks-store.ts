@@ -34,7 +34,7 @@ import {
   redisStore,
   sqliteStore,
   type DurableTaskStore,
-} from '../src/tasks/persistence/index.js'
+} from '../src/tasks/stores/index.js'
 
 const quick = process.argv.includes('--quick')
 const e2eOnly = process.argv.includes('--e2e-only')

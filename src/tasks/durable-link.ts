@@ -9,10 +9,10 @@
  * transaction per `addTask` would cap throughput at the database's commit rate.
  */
 import { randomUUID } from 'node:crypto'
-import type { DurableTaskStore } from './persistence/port.js'
+import type { DurableTaskStore } from './stores/ports.js'
 import type { StoredTask } from './record.js'
 import { TERMINAL_STATUSES } from './status.js'
-import type { TaskStore } from './store.js'
+import type { TaskStore } from './stores/memory.js'
 import type { TaskClock } from './time.js'
 import { systemLoopTimer, type LoopTimer } from './scheduling/timer.js'
 

@@ -31,7 +31,7 @@ export {
   canTransition,
   type TaskStatus,
 } from './status.js'
-export { memoryTaskStore, type TaskStore, type MaybePromise } from './store.js'
+export { memoryTaskStore, type TaskStore, type MaybePromise } from './stores/memory.js'
 export { DEFAULT_QUEUE } from './queues/queue-set.js'
 export type { QueueConfig, QueueStats } from './queues/queue.js'
 export { generateEncryptionKey, type EncryptionKeyInput } from './encryption.js'
@@ -71,7 +71,7 @@ export {
   type TaskListQuery,
   type TaskPage,
   type OneOffEntry,
-} from './persistence/index.js'
+} from './stores/index.js'
 export {
   PeriodicTrigger,
   ScheduleError,

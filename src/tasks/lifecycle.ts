@@ -16,7 +16,7 @@ import type { RecordBook } from './records.js'
 import { TaskAbort } from './cancellation.js'
 import type { RunJob } from './jobs.js'
 import { TERMINAL_STATUSES, type TaskStatus } from './status.js'
-import type { TaskStore } from './store.js'
+import type { TaskStore } from './stores/memory.js'
 import type { DurableLink } from './durable-link.js'
 import { toIso, type TaskClock } from './time.js'
 

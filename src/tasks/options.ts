@@ -6,7 +6,7 @@ import type { EncryptionKeyInput } from './encryption.js'
 import type { TaskObserver } from './observers/types.js'
 import type { QueueConfig } from './queues/queue.js'
 import type { TaskSource } from './record.js'
-import type { TaskStore } from './store.js'
+import type { TaskStore } from './stores/memory.js'
 import type { TaskClock } from './time.js'
 import type { LoopTimer } from './scheduling/timer.js'
 

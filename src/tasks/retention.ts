@@ -4,7 +4,7 @@
  * Old schedule slots (past, never re-fired) are forgotten in the same pass.
  */
 import { TaskValidationError } from './errors.js'
-import type { DurableTaskStore } from './persistence/port.js'
+import type { DurableTaskStore } from './stores/ports.js'
 import type { RecordBook } from './records.js'
 import type { LoopClock, LoopTimer } from './scheduling/timer.js'
 import { TERMINAL_STATUSES } from './status.js'

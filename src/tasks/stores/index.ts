@@ -12,7 +12,7 @@ import {
   type RedisStoreOptions,
 } from './redis/redis-store.js'
 
-export * from './port.js'
+export * from './ports.js'
 export { StoreDriverMissingError, StoreError } from './errors.js'
 export { SqlTaskStore, type SqlStoreOptions } from './sql/sql-store.js'
 export { CURRENT_SCHEMA_VERSION } from './sql/migrations.js'

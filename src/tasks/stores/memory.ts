@@ -6,7 +6,7 @@
  * lives here; SQL and Redis stores implement the same interface, so that an idempotency key
  * claimed on one instance is seen by every other instance sharing the store.
  */
-import type { StoredTask } from './record.js'
+import type { StoredTask } from '../record.js'
 
 /** A value or a promise of it: the in-memory store answers synchronously on the hot path. */
 export type MaybePromise<T> = T | Promise<T>

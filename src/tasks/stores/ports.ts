@@ -13,7 +13,7 @@
  */
 import type { StoredTask } from '../record.js'
 import type { TaskStatus } from '../status.js'
-import type { TaskStore } from '../store.js'
+import type { TaskStore } from './memory.js'
 
 /** Filters and paging of {@link DurableTaskStore.listTasks}. */
 export interface TaskListQuery {

@@ -5,7 +5,7 @@
 import { TaskValidationError } from '../errors.js'
 import type { StoredTask } from '../record.js'
 import { TASK_STATUSES, TERMINAL_STATUSES, type TaskStatus } from '../status.js'
-import { MAX_PER_PAGE, type LeaseRequest, type OneOffEntry, type TaskListQuery } from './port.js'
+import { MAX_PER_PAGE, type LeaseRequest, type OneOffEntry, type TaskListQuery } from './ports.js'
 
 /** The indexed columns of a task plus its JSON body. */
 export interface TaskColumns {

@@ -4,7 +4,7 @@
  * real races between connections.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { DurableTaskStore, OneOffEntry } from '../../../src/tasks/persistence/port.js'
+import type { DurableTaskStore, OneOffEntry } from '../../../src/tasks/stores/ports.js'
 import { TaskValidationError } from '../../../src/tasks/errors.js'
 import { makeTask } from './helpers.js'
 

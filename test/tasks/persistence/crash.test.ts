@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
-import { sqliteStore } from '../../../src/tasks/persistence/index.js'
+import { sqliteStore } from '../../../src/tasks/stores/index.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'sy-crash-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { loadDriver } from '../../../src/tasks/persistence/drivers.js'
+import { loadDriver } from '../../../src/tasks/stores/drivers.js'
 import {
   sqliteStore,
   StoreDriverMissingError,
   StoreError,
-} from '../../../src/tasks/persistence/index.js'
+} from '../../../src/tasks/stores/index.js'
 
 describe('store drivers and options', () => {
   it('a missing driver is a clear error naming the package to install', async () => {

@@ -1,6 +1,6 @@
 /** Upgrading a database created at schema version 1 keeps its data (shared by the SQL files). */
 import { describe, expect, it } from 'vitest'
-import type { SqlStoreOptions, SqlTaskStore } from '../../../src/tasks/persistence/index.js'
+import type { SqlStoreOptions, SqlTaskStore } from '../../../src/tasks/stores/index.js'
 import { makeTask } from './helpers.js'
 
 /** Registers the upgrade test for one SQL backend. */

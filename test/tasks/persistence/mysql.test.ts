@@ -1,5 +1,5 @@
 import mysql from 'mysql2/promise'
-import { mysqlStore } from '../../../src/tasks/persistence/index.js'
+import { mysqlStore } from '../../../src/tasks/stores/index.js'
 import { afterAll } from 'vitest'
 import { storeConformance } from './conformance.js'
 import { MYSQL_URL, serverEnabled, TABLES, uniquePrefix } from './helpers.js'

@@ -1,5 +1,5 @@
 import pg from 'pg'
-import { postgresStore } from '../../../src/tasks/persistence/index.js'
+import { postgresStore } from '../../../src/tasks/stores/index.js'
 import { afterAll } from 'vitest'
 import { storeConformance } from './conformance.js'
 import { PG_URL, serverEnabled, TABLES, uniquePrefix } from './helpers.js'

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis'
-import { redisStore } from '../../../src/tasks/persistence/index.js'
+import { redisStore } from '../../../src/tasks/stores/index.js'
 import { storeConformance } from './conformance.js'
 import { REDIS_URL, serverEnabled, uniquePrefix } from './helpers.js'
 

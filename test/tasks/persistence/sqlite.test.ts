@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll } from 'vitest'
-import { sqliteStore } from '../../../src/tasks/persistence/index.js'
+import { sqliteStore } from '../../../src/tasks/stores/index.js'
 import { storeConformance } from './conformance.js'
 import { migrationUpgrade } from './migration-upgrade.js'
 

@@ -5,7 +5,7 @@ import {
   ScheduleOnceUnsupportedError,
   SchedulerLoop,
 } from '../../../src/tasks/scheduling/index.js'
-import type { DurableTaskStore, OneOffEntry } from '../../../src/tasks/persistence/index.js'
+import type { DurableTaskStore, OneOffEntry } from '../../../src/tasks/stores/index.js'
 import { manualTimer, ManualClock } from './fakes.js'
 import { removeSqliteFiles, storeKinds } from './stores.js'
 

@@ -3,7 +3,7 @@
  * `DurableTaskStore` admin data; see the port for their semantics).
  */
 import { TaskValidationError } from '../../errors.js'
-import type { AuditPage, StoredQueueConfig, TaskAuditEntry } from '../port.js'
+import type { AuditPage, StoredQueueConfig, TaskAuditEntry } from '../ports.js'
 import { checkListQuery } from '../rows.js'
 import type { RedisOps } from './ops.js'
 

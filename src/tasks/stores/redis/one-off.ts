@@ -4,7 +4,7 @@
  * scripts, so two instances can never both win one.
  */
 import { randomUUID } from 'node:crypto'
-import type { ClaimedOneOff, LeaseRequest, OneOffEntry } from '../port.js'
+import type { ClaimedOneOff, LeaseRequest, OneOffEntry } from '../ports.js'
 import { checkLease, checkOneOff } from '../rows.js'
 import type { RedisOps } from './ops.js'
 

@@ -26,7 +26,7 @@ import type {
   TaskAuditEntry,
   TaskListQuery,
   TaskPage,
-} from '../port.js'
+} from '../ports.js'
 import {
   checkLease,
   checkListQuery,

@@ -2,7 +2,7 @@
  * Queue configs, the task audit and session revocations on SQL (see the port for semantics).
  */
 import { TaskValidationError } from '../../errors.js'
-import type { AuditPage, StoredQueueConfig, TaskAuditEntry } from '../port.js'
+import type { AuditPage, StoredQueueConfig, TaskAuditEntry } from '../ports.js'
 import { checkListQuery, toNumber, toNumberOrNull } from '../rows.js'
 import type { SqlBackend } from './backend.js'
 

@@ -4,7 +4,7 @@
  * only under that token.
  */
 import { randomUUID } from 'node:crypto'
-import type { ClaimedOneOff, LeaseRequest, OneOffEntry } from '../port.js'
+import type { ClaimedOneOff, LeaseRequest, OneOffEntry } from '../ports.js'
 import { checkLease, checkOneOff, toNumber } from '../rows.js'
 import type { SqlBackend } from './backend.js'
 

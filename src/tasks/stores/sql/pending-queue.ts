@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto'
 import type { ExpressionBuilder, Kysely } from 'kysely'
 import type { TaskStatus } from '../../status.js'
-import type { ClaimedTask, LeaseRequest } from '../port.js'
+import type { ClaimedTask, LeaseRequest } from '../ports.js'
 import { checkLease, claimWanted, parseTask, toNumberOrNull } from '../rows.js'
 import type { TaskDatabase } from './schema.js'
 

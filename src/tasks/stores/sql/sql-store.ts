@@ -32,7 +32,7 @@ import {
   type TaskAuditEntry,
   type TaskListQuery,
   type TaskPage,
-} from '../port.js'
+} from '../ports.js'
 import { checkPendingBatch, checkListQuery, parseTask, taskColumns, toNumber } from '../rows.js'
 import { openSqlBackend, type SqlBackend, type SqlConnectionSpec } from './backend.js'
 import * as adminData from './admin-data.js'
