@@ -125,7 +125,7 @@ function storeCase(
     name,
     run: async (tasks) => {
       for (let i = 0; i < tasks.length; i += BATCH) {
-        await store.enqueuePending(tasks.slice(i, i + BATCH), {
+        await store.pending.enqueue(tasks.slice(i, i + BATCH), {
           owner: 'bench',
           leaseUntil: Date.now() + 60_000,
         })
@@ -294,7 +294,7 @@ async function listBench(): Promise<Record<string, number>> {
     for (let q = 0; q < PAGE_QUERIES; q++) {
       const kind = q % 5
       const started = performance.now()
-      await target.listTasks({
+      await target.records.list({
         page: 1 + (q % 5),
         perPage: 50,
         status: kind === 1 ? 'failed' : undefined,
@@ -367,7 +367,7 @@ async function managerRound(count: number, round: number, durable: boolean): Pro
   if (!durable) return { successPerSecond: count / successSeconds, flushedPerSecond: null }
   const check = sqliteStore(path)
   try {
-    const page = await check.listTasks({ status: 'success', page: 1, perPage: 1 })
+    const page = await check.records.list({ status: 'success', page: 1, perPage: 1 })
     if (page.total !== count) {
       throw new Error(`expected ${String(count)} success rows, found ${String(page.total)}`)
     }

@@ -4,7 +4,7 @@
  * started at the end of startup and stopped first at shutdown.
  */
 import { randomUUID } from 'node:crypto'
-import { DurableLink, isDurableStore } from './durable-link.js'
+import { DurableLink } from './durable-link.js'
 import type { ArgumentCipher } from './encryption.js'
 import { TaskValidationError } from './errors.js'
 import { ManagerOneOffs } from './one-offs.js'
@@ -16,12 +16,13 @@ import type { TaskHandle, TaskRegistry } from './registry.js'
 import { RetentionLoop, retentionMs } from './retention.js'
 import { ManagerSchedules } from './schedules.js'
 import { systemLoopTimer } from './scheduling/timer.js'
-import { memoryTaskStore, type TaskStore } from './stores/memory.js'
+import { memoryTaskStore } from './stores/memory.js'
+import { isDurableStore, type AnyTaskStore } from './stores/seam.js'
 import type { TaskClock } from './time.js'
 
 /** What the background services need of the manager. */
 export interface BackgroundDeps {
-  store: TaskStore
+  store: AnyTaskStore
   registry: TaskRegistry
   book: RecordBook
   clock: TaskClock
@@ -69,13 +70,13 @@ export class ManagerBackground {
         enqueue: (handle, tags) => deps.addTask(handle, [], { source: 'scheduled', tags }),
         error,
       },
-      store,
+      store: store?.slots ?? null,
       owner,
       clock,
       timer: options.timer,
     })
     this.oneOffs = new ManagerOneOffs({
-      store,
+      store: store?.oneOffs ?? null,
       owner,
       clock,
       timer: options.timer,
@@ -121,7 +122,7 @@ export class ManagerBackground {
 }
 
 /** The manager's store: the given seam, a SQLite file for a path, or the in-memory default. */
-export function resolveStore(store: TaskStore | string | undefined): TaskStore {
+export function resolveStore(store: AnyTaskStore | string | undefined): AnyTaskStore {
   if (store === undefined) return memoryTaskStore()
   if (typeof store === 'string') {
     if (store === '') throw new TaskValidationError('store path must not be empty.')

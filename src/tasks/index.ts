@@ -68,9 +68,18 @@ export {
   StoreError,
   StoreDriverMissingError,
   type DurableTaskStore,
+  type TaskRecordStore,
+  type PendingQueueStore,
+  type IdempotencyStore,
+  type ScheduleSlotStore,
+  type OneOffScheduleStore,
+  type TaskAdminStore,
+  type SessionRevocationStore,
   type TaskListQuery,
   type TaskPage,
   type OneOffEntry,
+  type StoredQueueConfig,
+  type TaskAuditEntry,
 } from './stores/index.js'
 export {
   PeriodicTrigger,

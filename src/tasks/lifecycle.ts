@@ -86,7 +86,7 @@ export class ManagerLifecycle {
     const history =
       durable === null
         ? await store.loadTasks()
-        : (await durable.store.listTasks({ page: 1, perPage: HISTORY_PAGE })).items.reverse()
+        : (await durable.store.records.list({ page: 1, perPage: HISTORY_PAGE })).items.reverse()
     for (const task of history) {
       if (
         TERMINAL_STATUSES.has(task.record.status) &&

@@ -50,6 +50,7 @@ import { RunJob } from './jobs.js'
 import { describe, TaskRunner } from './runner.js'
 import { RETRYABLE_STATUSES, TERMINAL_STATUSES, type TaskStatus } from './status.js'
 import type { TaskStore } from './stores/memory.js'
+import { seamOf } from './stores/seam.js'
 import type { DurableLink } from './durable-link.js'
 import { ManagerBackground, resolveStore } from './background.js'
 import type { ScheduleInfo, ScheduleOptions } from './schedules.js'
@@ -81,14 +82,15 @@ export class TaskManager {
   constructor(options: TaskManagerOptions = {}) {
     this.#logger = options.logger ?? consoleLogger
     this.#clock = options.clock ?? systemTaskClock
-    this.#store = resolveStore(options.store)
+    const store = resolveStore(options.store)
+    this.#store = seamOf(store)
     this.#requeuePending = options.requeuePending === true
     this.#cipher =
       options.encryptionKey === undefined || options.encryptionKey === null
         ? null
         : new ArgumentCipher(options.encryptionKey)
     this.#background = new ManagerBackground(options, {
-      store: this.#store,
+      store,
       registry: this.#registry,
       book: this.#book,
       clock: this.#clock,

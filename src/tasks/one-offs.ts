@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto'
 import { assertTransferable } from './arguments.js'
 import type { ArgumentCipher } from './encryption.js'
 import { TaskNotRegisteredError, TaskValidationError } from './errors.js'
-import type { DurableTaskStore, OneOffEntry } from './stores/ports.js'
+import type { OneOffEntry, OneOffScheduleStore } from './stores/ports.js'
 import type { TaskHandle } from './registry.js'
 import { ScheduleOnceUnsupportedError } from './scheduling/errors.js'
 import { OneOffScheduler, assertOneOffSupport } from './scheduling/one-off-scheduler.js'
@@ -40,13 +40,13 @@ export interface OneOffHost {
 
 /** One-off schedules of one manager; without a store that supports them every call throws. */
 export class ManagerOneOffs {
-  readonly #store: DurableTaskStore | null
+  readonly #store: OneOffScheduleStore | null
   readonly #host: OneOffHost
   readonly #clock: LoopClock
   readonly #scheduler: OneOffScheduler<OneOffEntry> | null
 
   constructor(options: {
-    store: DurableTaskStore | null
+    store: OneOffScheduleStore | null
     host: OneOffHost
     owner: string
     clock: LoopClock
@@ -96,7 +96,7 @@ export class ManagerOneOffs {
       idempotency_key: options.idempotencyKey ?? null,
       created_at: Math.round(this.#clock.now()),
     }
-    await store.upsertOneOff(entry)
+    await store.upsert(entry)
     this.#scheduler?.arm(entry)
     return entry.run_key
   }
@@ -105,13 +105,13 @@ export class ManagerOneOffs {
   async cancel(runKey: string): Promise<boolean> {
     const store = this.#require()
     this.#scheduler?.disarm(runKey)
-    return store.cancelOneOff(runKey)
+    return store.cancel(runKey)
   }
 
   /** Entries not yet run, earliest first; only those due before `before` when given. */
   async list(before?: Date | number | string): Promise<OneOffEntry[]> {
     const store = this.#require()
-    return store.listOneOff(before === undefined ? undefined : toEpochMs(before))
+    return store.list(before === undefined ? undefined : toEpochMs(before))
   }
 
   /** Starts the scheduler (re-arms stored entries on its first tick). */
@@ -129,7 +129,7 @@ export class ManagerOneOffs {
     return this.#scheduler?.tick() ?? Promise.resolve()
   }
 
-  #require(): DurableTaskStore {
+  #require(): OneOffScheduleStore {
     if (this.#store === null) {
       assertOneOffSupport(null)
       throw new ScheduleOnceUnsupportedError('scheduleOnce needs a durable task store.')

@@ -6,7 +6,7 @@ import type { EncryptionKeyInput } from './encryption.js'
 import type { TaskObserver } from './observers/types.js'
 import type { QueueConfig } from './queues/queue.js'
 import type { TaskSource } from './record.js'
-import type { TaskStore } from './stores/memory.js'
+import type { AnyTaskStore } from './stores/seam.js'
 import type { TaskClock } from './time.js'
 import type { LoopTimer } from './scheduling/timer.js'
 
@@ -38,7 +38,7 @@ export interface TaskManagerOptions {
    * Persistence and idempotency: a durable store (`sqliteStore`, `postgresStore`, `mysqlStore`,
    * `redisStore`), a path (→ `sqliteStore(path)`), or the small seam. Default: in memory.
    */
-  store?: TaskStore | string
+  store?: AnyTaskStore | string
   /** Persist every task (as if each had `persist: true`) so pending work survives a restart. */
   requeuePending?: boolean
   /**

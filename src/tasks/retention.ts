@@ -74,7 +74,7 @@ export class RetentionLoop {
     }
     book.delete(old)
     if (store === null) return
-    await store.deleteTerminalBefore(Math.round(cutoff))
-    await store.pruneScheduleSlots(Math.round(clock.now() - DAY_MS))
+    await store.records.deleteTerminalBefore(Math.round(cutoff))
+    await store.slots.prune(Math.round(clock.now() - DAY_MS))
   }
 }

@@ -43,7 +43,7 @@ describe('retentionDays', () => {
     const ageing = makeTask({ status: 'failed', created: START - 6 * DAY, func_name: 'x' })
     ageing.record.end_time = iso(START - 6 * DAY)
     const pending = makeTask({ status: 'pending', created: START - 30 * DAY, func_name: 'x' })
-    await seed.saveTasks([old, ageing, pending])
+    await seed.records.save([old, ageing, pending])
     await seed.close()
 
     const clock = fakeClock(START)
@@ -58,7 +58,7 @@ describe('retentionDays', () => {
     await manager.startup()
     const store = sqliteStore(path)
     try {
-      const exists = async (id: string) => (await store.getTask(id)) !== null
+      const exists = async (id: string) => (await store.records.get(id)) !== null
       await expect.poll(() => exists(old.record.task_id)).toBe(false)
       expect(manager.getTask(old.record.task_id)).toBeUndefined()
       expect(await exists(ageing.record.task_id)).toBe(true)

@@ -1,21 +1,25 @@
 /**
- * The durable task-store port: everything the task half keeps beyond one process, as small,
- * explicit operations that every backend (SQLite, PostgreSQL, MySQL/MariaDB, Redis) implements
- * with the same semantics, checked by one conformance suite.
+ * The durable task-store ports: everything the task half keeps beyond one process, as small
+ * interfaces, one per kind of data, that every backend (SQLite, PostgreSQL, MySQL/MariaDB,
+ * Redis) implements with the same semantics. Each port has its own conformance suite
+ * (`test/tasks/persistence/conformance/`), run on every backend; it is the executable form of
+ * the semantics written here.
  *
  * Why every multi-instance operation is a single conditional write (insert-if-absent, or an
  * update guarded by the current claim): two instances racing must never both win, and a
  * check-then-act in application code cannot promise that. Why leases instead of locks: a claim
  * held by an instance that died must become claimable again without anyone cleaning up.
  *
- * Time: every timestamp crossing this port is UTC epoch milliseconds (an integer), supplied by
- * the caller's clock, so tests drive time and stores never compare date strings.
+ * Time: every timestamp crossing these ports is UTC epoch milliseconds (an integer), supplied
+ * by the caller's clock, so tests drive time and stores never compare date strings.
+ *
+ * Redis: the store's Lua scripts derive most key names inside the script from the key prefix,
+ * so they are **not Redis Cluster-safe**: use one Redis server (or a primary with replicas).
  */
 import type { StoredTask } from '../record.js'
 import type { TaskStatus } from '../status.js'
-import type { TaskStore } from './memory.js'
 
-/** Filters and paging of {@link DurableTaskStore.listTasks}. */
+/** Filters and paging of {@link TaskRecordStore.list}. */
 export interface TaskListQuery {
   status?: TaskStatus
   funcName?: string
@@ -29,20 +33,44 @@ export interface TaskListQuery {
 }
 
 /** One page of records, newest first, with the number of records matching the filters. */
-export interface TaskPage {
-  items: StoredTask[]
+export interface TaskPage<T = StoredTask> {
+  items: T[]
   total: number
   page: number
   per_page: number
 }
 
-/** One group of {@link DurableTaskStore.aggregateTasks}: records of a function in a status. */
+/** One group of {@link TaskRecordStore.aggregate}: records of a function in a status. */
 export interface TaskAggregate {
   func_name: string
   status: TaskStatus
   count: number
   /** Sum of `duration` (seconds) over the group. */
   total_duration: number
+}
+
+/** Task records: the history every instance shares. */
+export interface TaskRecordStore {
+  /**
+   * Inserts or replaces records by `task_id` in one batch (one transaction on SQL). A claim
+   * (`claimed_by`, `lease_until`) survives the replace; claims only mean something while the
+   * record is pending or running.
+   */
+  save(tasks: readonly StoredTask[]): Promise<void>
+  /** One record, or null. */
+  get(taskId: string): Promise<StoredTask | null>
+  /** A page of records matching every given filter, newest first (by `created_at`). */
+  list(query: TaskListQuery): Promise<TaskPage>
+  /** Every stored task, oldest first. For small stores and tests only: prefer {@link list}. */
+  loadAll(): Promise<StoredTask[]>
+  /** Record counts and duration sums per (function, status). */
+  aggregate(): Promise<TaskAggregate[]>
+  /**
+   * Deletes terminal records (success, failed, cancelled, interrupted, rejected) whose end
+   * (or, without an end, creation) is before `cutoff`; pending and running records are never
+   * deleted. Returns the number deleted.
+   */
+  deleteTerminalBefore(cutoff: number): Promise<number>
 }
 
 /** Who claims work and for how long. */
@@ -55,7 +83,7 @@ export interface LeaseRequest {
   now: number
 }
 
-/** Options of {@link DurableTaskStore.claimPending}. */
+/** Options of {@link PendingQueueStore.claim}. */
 export interface ClaimPendingRequest extends LeaseRequest {
   /** At most this many tasks are claimed. */
   limit: number
@@ -71,6 +99,52 @@ export interface ClaimedTask {
   task: StoredTask
   claimed_by: string
   lease_until: number
+}
+
+/** The pending queue: pending and running records with the claim of the instance running them. */
+export interface PendingQueueStore {
+  /**
+   * Writes new pending records already claimed by `owner` (the instance that will run them),
+   * so no other instance takes them while that instance lives. Call it in batches at `addTask`.
+   * An existing record with the same id is replaced and takes this claim (e.g. a running task
+   * put back to pending by `requeueOnInterrupt`).
+   */
+  enqueue(tasks: readonly StoredTask[], lease: Omit<LeaseRequest, 'now'>): Promise<void>
+  /**
+   * Atomically claims up to `limit` pending records of `funcNames`, oldest first, that nobody
+   * holds (never claimed, released, or lease ended before `now`). Each record is claimed by at
+   * most one caller even when instances race.
+   */
+  claim(request: ClaimPendingRequest): Promise<ClaimedTask[]>
+  /**
+   * Atomically claims up to `limit` *running* records whose lease ended before `now`: tasks of a
+   * dead instance. The caller decides their fate (`interrupted`, or `pending` again with
+   * `requeueOnInterrupt`) and saves them.
+   */
+  claimOrphans(request: LeaseRequest & { limit: number }): Promise<ClaimedTask[]>
+  /** Extends the lease of every pending or running record held by `owner`; returns how many. */
+  renewLeases(owner: string, leaseUntil: number): Promise<number>
+  /** Gives up `owner`'s claim on these records (e.g. at shutdown, so others take them at once). */
+  release(taskIds: readonly string[], owner: string): Promise<void>
+}
+
+/** Idempotency keys, shared by every instance (see `addTask`'s `idempotencyKey`). */
+export interface IdempotencyStore {
+  /** Insert-if-absent of `key → taskId`; returns the existing holder's id, or null when won. */
+  claim(key: string, taskId: string): Promise<string | null>
+  /** Deletes `key` only when `taskId` holds it. */
+  release(key: string, taskId: string): Promise<void>
+}
+
+/** Fired slots of periodic schedules: how instances agree that exactly one fires each slot. */
+export interface ScheduleSlotStore {
+  /**
+   * Insert-if-absent of the slot `(scheduleName, slotTime)`: true for exactly one caller across
+   * all instances, false for every other. No TTL: a slot, once claimed, stays claimed.
+   */
+  claim(scheduleName: string, slotTime: number, owner: string): Promise<boolean>
+  /** Forgets slots older than `before` (housekeeping; they are in the past and never re-fire). */
+  prune(before: number): Promise<number>
 }
 
 /** A one-off scheduled run (`scheduleOnce`). `run_key` is its own namespace. */
@@ -89,11 +163,37 @@ export interface OneOffEntry {
   created_at: number
 }
 
-/** A one-off entry claimed by one instance: fire it, then {@link DurableTaskStore.completeOneOff}. */
+/** A one-off entry claimed by one instance: fire it, then {@link OneOffScheduleStore.complete}. */
 export interface ClaimedOneOff {
   entry: OneOffEntry
   /** Proof of this claim; a replaced or re-claimed entry has another token. */
   claim_token: string
+}
+
+/** One-off schedules (`scheduleOnce`): stored entries, claimed by exactly one instance when due. */
+export interface OneOffScheduleStore {
+  /** Whether one-off schedules are supported (every built-in store: true). */
+  readonly supportsOneOff: boolean
+  /** Places `entry`, replacing any entry with the same `run_key` (and dropping its claim). */
+  upsert(entry: OneOffEntry): Promise<void>
+  /** Deletes the entry; true when one existed. */
+  cancel(runKey: string): Promise<boolean>
+  /** Entries not yet done with `run_at < before` (all when omitted), earliest first. */
+  list(before?: number): Promise<OneOffEntry[]>
+  /** Number of entries not yet done (the task admin's `one_off_armed`). */
+  count(): Promise<number>
+  /**
+   * Entries due by `until` (the horizon) that nobody holds at `now`, earliest first, at most
+   * `limit`: the in-memory window of the one-off scheduler. Reading claims nothing.
+   */
+  fetchWindow(until: number, now: number, limit: number): Promise<OneOffEntry[]>
+  /**
+   * Claims the entry if it is still there, due (`run_at <= now`) and nobody holds it at `now`;
+   * exactly one racing caller gets it. After a crash the lease ends and it is claimable again.
+   */
+  claim(runKey: string, lease: LeaseRequest): Promise<ClaimedOneOff | null>
+  /** Marks a fired entry done (deletes it) if `claimToken` still holds it; true when it did. */
+  complete(runKey: string, claimToken: string): Promise<boolean>
 }
 
 /** A queue's persisted configuration; null means unlimited. */
@@ -103,7 +203,7 @@ export interface StoredQueueConfig {
   max_size: number | null
 }
 
-/** A task-admin audit entry (CONTRACT.md §5); `id` is assigned by the store, increasing. */
+/** A task-admin audit entry; `id` is assigned by the store, increasing. */
 export interface TaskAuditEntry {
   id: number
   /** Epoch ms. */
@@ -122,124 +222,43 @@ export interface AuditPage {
   per_page: number
 }
 
-/**
- * The durable store: the {@link TaskStore} seam of the manager plus the pending queue, schedules,
- * queue configs, audit and session revocations. All methods are async; failures reject.
- */
-export interface DurableTaskStore extends TaskStore {
-  /** Backend name: `sqlite`, `postgres`, `mysql` or `redis`. */
-  readonly kind: string
-  /** Whether one-off schedules are supported (every built-in store: true). */
-  readonly supportsOneOff: boolean
-
-  /** Connects and runs pending schema migrations; idempotent. Other methods call it lazily. */
-  init(): Promise<void>
-
-  // ---- records -------------------------------------------------------------------------
-
-  /**
-   * Inserts or replaces records by `task_id` in one batch (one transaction on SQL). A claim
-   * (`claimed_by`, `lease_until`) survives the replace; claims only mean something while the
-   * record is pending or running.
-   */
-  saveTasks(tasks: readonly StoredTask[]): Promise<void>
-  /** Every stored task, oldest first. For small stores and tests only: prefer {@link listTasks}. */
-  loadTasks(): Promise<StoredTask[]>
-  /** One record, or null. */
-  getTask(taskId: string): Promise<StoredTask | null>
-  /** A page of records matching every given filter, newest first (by `created_at`). */
-  listTasks(query: TaskListQuery): Promise<TaskPage>
-  /** Record counts and duration sums per (function, status), for the metrics view. */
-  aggregateTasks(): Promise<TaskAggregate[]>
-  /**
-   * Deletes terminal records (success, failed, cancelled, interrupted, rejected) whose end
-   * (or, without an end, creation) is before `cutoff`; pending and running records are never
-   * deleted. Returns the number deleted.
-   */
-  deleteTerminalBefore(cutoff: number): Promise<number>
-
-  // ---- the pending queue ---------------------------------------------------------------
-
-  /**
-   * Writes new pending records already claimed by `owner` (the instance that will run them),
-   * so no other instance takes them while that instance lives. Call it in batches at `addTask`.
-   * An existing record with the same id is replaced and takes this claim (e.g. a running task
-   * put back to pending by `requeueOnInterrupt`).
-   */
-  enqueuePending(tasks: readonly StoredTask[], lease: Omit<LeaseRequest, 'now'>): Promise<void>
-  /**
-   * Atomically claims up to `limit` pending records of `funcNames`, oldest first, that nobody
-   * holds (never claimed, released, or lease ended before `now`). Each record is claimed by at
-   * most one caller even when instances race.
-   */
-  claimPending(request: ClaimPendingRequest): Promise<ClaimedTask[]>
-  /**
-   * Atomically claims up to `limit` *running* records whose lease ended before `now`: tasks of a
-   * dead instance. The caller decides their fate (`interrupted`, or `pending` again with
-   * `requeueOnInterrupt`) and saves them.
-   */
-  claimOrphans(request: LeaseRequest & { limit: number }): Promise<ClaimedTask[]>
-  /** Extends the lease of every pending or running record held by `owner`; returns how many. */
-  renewLeases(owner: string, leaseUntil: number): Promise<number>
-  /** Gives up `owner`'s claim on these records (e.g. at shutdown, so others take them at once). */
-  releaseTasks(taskIds: readonly string[], owner: string): Promise<void>
-
-  // ---- idempotency (the TaskStore seam's claimIdempotencyKey/releaseIdempotencyKey) ----
-
-  /** Insert-if-absent of `key → taskId`; returns the existing holder's id, or null when won. */
-  claimIdempotencyKey(key: string, taskId: string): Promise<string | null>
-  /** Deletes `key` only when `taskId` holds it. */
-  releaseIdempotencyKey(key: string, taskId: string): Promise<void>
-
-  // ---- periodic schedule slots ---------------------------------------------------------
-
-  /**
-   * Insert-if-absent of the slot `(scheduleName, slotTime)`: true for exactly one caller across
-   * all instances, false for every other. No TTL: a slot, once claimed, stays claimed.
-   */
-  claimScheduleSlot(scheduleName: string, slotTime: number, owner: string): Promise<boolean>
-  /** Forgets slots older than `before` (housekeeping; they are in the past and never re-fire). */
-  pruneScheduleSlots(before: number): Promise<number>
-
-  // ---- one-off schedules ---------------------------------------------------------------
-
-  /** Places `entry`, replacing any entry with the same `run_key` (and dropping its claim). */
-  upsertOneOff(entry: OneOffEntry): Promise<void>
-  /** Deletes the entry; true when one existed. */
-  cancelOneOff(runKey: string): Promise<boolean>
-  /** Entries not yet done with `run_at < before` (all when omitted), earliest first. */
-  listOneOff(before?: number): Promise<OneOffEntry[]>
-  /** Number of entries not yet done (the dashboard's `one_off_armed`). */
-  countOneOff(): Promise<number>
-  /**
-   * Entries due by `until` (the horizon) that nobody holds at `now`, earliest first, at most
-   * `limit`: the in-memory window of the one-off scheduler. Reading claims nothing.
-   */
-  fetchOneOffWindow(until: number, now: number, limit: number): Promise<OneOffEntry[]>
-  /**
-   * Claims the entry if it is still there, due (`run_at <= now`) and nobody holds it at `now`;
-   * exactly one racing caller gets it. After a crash the lease ends and it is claimable again.
-   */
-  claimOneOff(runKey: string, lease: LeaseRequest): Promise<ClaimedOneOff | null>
-  /** Marks a fired entry done (deletes it) if `claimToken` still holds it; true when it did. */
-  completeOneOff(runKey: string, claimToken: string): Promise<boolean>
-
-  // ---- queue configs, audit, revocations -----------------------------------------------
-
-  /** Every persisted queue config. */
-  getQueueConfigs(): Promise<StoredQueueConfig[]>
+/** What the task admin writes: queue configurations and the task audit. */
+export interface TaskAdminStore {
+  /** Every persisted queue config, by name. */
+  queueConfigs(): Promise<StoredQueueConfig[]>
   /** Inserts or replaces one queue's config. */
   putQueueConfig(config: StoredQueueConfig): Promise<void>
   /** Appends an audit entry; returns it with its id. */
   appendAudit(entry: Omit<TaskAuditEntry, 'id'>): Promise<TaskAuditEntry>
   /** A page of audit entries, newest first. */
   listAudit(page: number, perPage: number): Promise<AuditPage>
-  /** Revokes a session token id until `expiresAt` (epoch ms). */
-  revokeSession(tokenId: string, expiresAt: number): Promise<void>
-  /** Whether `tokenId` is revoked at `now`. */
-  isSessionRevoked(tokenId: string, now: number): Promise<boolean>
+}
 
-  /** Releases connections (a pool passed in by the caller is left open). */
+/** Revoked task-admin sessions, shared so that a logout holds on every instance. */
+export interface SessionRevocationStore {
+  /** Revokes a session token id until `expiresAt` (epoch ms). */
+  revoke(tokenId: string, expiresAt: number): Promise<void>
+  /** Whether `tokenId` is revoked at `now`. */
+  isRevoked(tokenId: string, now: number): Promise<boolean>
+}
+
+/**
+ * A durable task store: the ports above on one backend, plus its lifecycle. The manager takes
+ * one as its `store` option (`sqliteStore`, `postgresStore`, `mysqlStore`, `redisStore`).
+ */
+export interface DurableTaskStore {
+  /** Backend name: `sqlite`, `postgres`, `mysql` or `redis`. */
+  readonly kind: string
+  readonly records: TaskRecordStore
+  readonly pending: PendingQueueStore
+  readonly idempotency: IdempotencyStore
+  readonly slots: ScheduleSlotStore
+  readonly oneOffs: OneOffScheduleStore
+  readonly admin: TaskAdminStore
+  readonly sessions: SessionRevocationStore
+  /** Connects and runs pending schema migrations; idempotent. Every port calls it lazily. */
+  init(): Promise<void>
+  /** Releases connections (a pool or client passed in by the caller is left open). */
   close(): Promise<void>
 }
 

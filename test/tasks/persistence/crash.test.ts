@@ -44,7 +44,7 @@ describe('crash durability (SQLite)', () => {
     const b = sqliteStore(path)
     try {
       const claim = (store: typeof a, owner: string, now: number) =>
-        store.claimPending({
+        store.pending.claim({
           owner,
           leaseUntil: now + 30_000,
           now,

@@ -21,7 +21,7 @@ describe('store drivers and options', () => {
 
   it('works on an in-memory SQLite database', async () => {
     const store = sqliteStore(':memory:')
-    expect(await store.countOneOff()).toBe(0)
+    expect(await store.oneOffs.count()).toBe(0)
     expect(store.kind).toBe('sqlite')
     await store.close()
   })

@@ -14,17 +14,17 @@ export function migrationUpgrade(
     test('an existing version-1 database is upgraded with its data intact', async () => {
       const v1 = open({ schemaVersion: 1 })
       const task = makeTask({ func_name: 'old' })
-      await v1.saveTasks([task])
-      expect(await v1.claimIdempotencyKey('k', task.record.task_id)).toBeNull()
+      await v1.records.save([task])
+      expect(await v1.idempotency.claim('k', task.record.task_id)).toBeNull()
       // Version 1 has no one-off table.
-      await expect(v1.countOneOff()).rejects.toThrow()
+      await expect(v1.oneOffs.count()).rejects.toThrow()
       await v1.close()
       const current = open({})
       try {
-        expect(await current.getTask(task.record.task_id)).toEqual(task)
-        expect(await current.claimIdempotencyKey('k', 'other')).toBe(task.record.task_id)
-        expect(await current.countOneOff()).toBe(0)
-        await current.upsertOneOff({
+        expect(await current.records.get(task.record.task_id)).toEqual(task)
+        expect(await current.idempotency.claim('k', 'other')).toBe(task.record.task_id)
+        expect(await current.oneOffs.count()).toBe(0)
+        await current.oneOffs.upsert({
           run_key: 'after-upgrade',
           func_name: 'old',
           run_at: 1,
@@ -36,13 +36,13 @@ export function migrationUpgrade(
           idempotency_key: null,
           created_at: 1,
         })
-        expect(await current.countOneOff()).toBe(1)
+        expect(await current.oneOffs.count()).toBe(1)
       } finally {
         await current.close()
       }
       // Running the migrations again is a no-op.
       const again = open({})
-      expect(await again.countOneOff()).toBe(1)
+      expect(await again.oneOffs.count()).toBe(1)
       await again.close()
     })
   })

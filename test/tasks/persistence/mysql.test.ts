@@ -1,7 +1,7 @@
 import mysql from 'mysql2/promise'
 import { mysqlStore } from '../../../src/tasks/stores/index.js'
 import { afterAll } from 'vitest'
-import { storeConformance } from './conformance.js'
+import { storeConformance } from './conformance/index.js'
 import { MYSQL_URL, serverEnabled, TABLES, uniquePrefix } from './helpers.js'
 import { migrationUpgrade } from './migration-upgrade.js'
 

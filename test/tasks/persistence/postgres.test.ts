@@ -1,7 +1,7 @@
 import pg from 'pg'
 import { postgresStore } from '../../../src/tasks/stores/index.js'
 import { afterAll } from 'vitest'
-import { storeConformance } from './conformance.js'
+import { storeConformance } from './conformance/index.js'
 import { PG_URL, serverEnabled, TABLES, uniquePrefix } from './helpers.js'
 import { migrationUpgrade } from './migration-upgrade.js'
 

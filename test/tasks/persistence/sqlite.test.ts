@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll } from 'vitest'
 import { sqliteStore } from '../../../src/tasks/stores/index.js'
-import { storeConformance } from './conformance.js'
+import { storeConformance } from './conformance/index.js'
 import { migrationUpgrade } from './migration-upgrade.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'sy-tasks-sqlite-'))

@@ -1,14 +1,19 @@
 /**
- * Queue configurations, the task audit log and session revocations on Redis (the
- * `DurableTaskStore` admin data; see the port for their semantics).
+ * Queue configurations and the task audit log ({@link TaskAdminStore}) and session revocations
+ * ({@link SessionRevocationStore}) on Redis; see the ports for the semantics.
  */
 import { TaskValidationError } from '../../errors.js'
-import type { AuditPage, StoredQueueConfig, TaskAuditEntry } from '../ports.js'
+import type {
+  AuditPage,
+  SessionRevocationStore,
+  StoredQueueConfig,
+  TaskAdminStore,
+  TaskAuditEntry,
+} from '../ports.js'
 import { checkListQuery } from '../rows.js'
 import type { RedisOps } from './ops.js'
 
-/** `DurableTaskStore.getQueueConfigs` on Redis. */
-export async function getQueueConfigs(ops: RedisOps): Promise<StoredQueueConfig[]> {
+async function getQueueConfigs(ops: RedisOps): Promise<StoredQueueConfig[]> {
   const flat = (await ops.call('HGETALL', ops.key('queues'))) as string[]
   const configs: StoredQueueConfig[] = []
   for (let i = 1; i < flat.length; i += 2) {
@@ -17,8 +22,7 @@ export async function getQueueConfigs(ops: RedisOps): Promise<StoredQueueConfig[
   return configs.sort((x, y) => x.name.localeCompare(y.name))
 }
 
-/** `DurableTaskStore.putQueueConfig` on Redis. */
-export async function putQueueConfig(ops: RedisOps, config: StoredQueueConfig): Promise<void> {
+async function putQueueConfig(ops: RedisOps, config: StoredQueueConfig): Promise<void> {
   for (const value of [config.concurrency, config.max_size]) {
     if (value !== null && (!Number.isInteger(value) || value < 0)) {
       throw new TaskValidationError('concurrency and max_size must be null or integers ≥ 0.')
@@ -28,8 +32,7 @@ export async function putQueueConfig(ops: RedisOps, config: StoredQueueConfig): 
   await ops.call('HSET', ops.key('queues'), config.name, JSON.stringify(stored))
 }
 
-/** `DurableTaskStore.appendAudit` on Redis. */
-export async function appendAudit(
+async function appendAudit(
   ops: RedisOps,
   entry: Omit<TaskAuditEntry, 'id'>,
 ): Promise<TaskAuditEntry> {
@@ -40,8 +43,7 @@ export async function appendAudit(
   return full
 }
 
-/** `DurableTaskStore.listAudit` on Redis. */
-export async function listAudit(ops: RedisOps, page: number, perPage: number): Promise<AuditPage> {
+async function listAudit(ops: RedisOps, page: number, perPage: number): Promise<AuditPage> {
   checkListQuery({ page, perPage })
   const start = (page - 1) * perPage
   const ids = (await ops.call(
@@ -60,12 +62,7 @@ export async function listAudit(ops: RedisOps, page: number, perPage: number): P
   return { items, total, page, per_page: perPage }
 }
 
-/** `DurableTaskStore.revokeSession` on Redis. */
-export async function revokeSession(
-  ops: RedisOps,
-  tokenId: string,
-  expiresAt: number,
-): Promise<void> {
+async function revokeSession(ops: RedisOps, tokenId: string, expiresAt: number): Promise<void> {
   // The value is the expiry, compared with the caller's clock; PXAT only collects garbage.
   await ops.call(
     'SET',
@@ -76,12 +73,25 @@ export async function revokeSession(
   )
 }
 
-/** `DurableTaskStore.isSessionRevoked` on Redis. */
-export async function isSessionRevoked(
-  ops: RedisOps,
-  tokenId: string,
-  now: number,
-): Promise<boolean> {
+async function isSessionRevoked(ops: RedisOps, tokenId: string, now: number): Promise<boolean> {
   const value = (await ops.call('GET', ops.key('revoked:', tokenId))) as string | null
   return value !== null && Number(value) > now
+}
+
+/** Queue configs and the task audit on Redis. */
+export function redisAdminData(ops: RedisOps): TaskAdminStore {
+  return {
+    queueConfigs: () => getQueueConfigs(ops),
+    putQueueConfig: (config) => putQueueConfig(ops, config),
+    appendAudit: (entry) => appendAudit(ops, entry),
+    listAudit: (page, perPage) => listAudit(ops, page, perPage),
+  }
+}
+
+/** Session revocations on Redis. */
+export function redisSessions(ops: RedisOps): SessionRevocationStore {
+  return {
+    revoke: (tokenId, expiresAt) => revokeSession(ops, tokenId, expiresAt),
+    isRevoked: (tokenId, now) => isSessionRevoked(ops, tokenId, now),
+  }
 }

@@ -1,15 +1,13 @@
 /**
- * One-off schedules on Redis (the `DurableTaskStore` one-off operations; see the port for their
- * semantics): a hash per entry and a sorted set by due time; a claim and a completion are Lua
+ * One-off schedules on Redis (the {@link OneOffScheduleStore} port; see it for the semantics): a hash per entry and a sorted set by due time; a claim and a completion are Lua
  * scripts, so two instances can never both win one.
  */
 import { randomUUID } from 'node:crypto'
-import type { ClaimedOneOff, LeaseRequest, OneOffEntry } from '../ports.js'
+import type { ClaimedOneOff, LeaseRequest, OneOffEntry, OneOffScheduleStore } from '../ports.js'
 import { checkLease, checkOneOff } from '../rows.js'
 import type { RedisOps } from './ops.js'
 
-/** `DurableTaskStore.upsertOneOff` on Redis. */
-export async function upsertOneOff(ops: RedisOps, entry: OneOffEntry): Promise<void> {
+async function upsertOneOff(ops: RedisOps, entry: OneOffEntry): Promise<void> {
   checkOneOff(entry)
   await ops.run(
     'upsert-one-off',
@@ -18,15 +16,13 @@ export async function upsertOneOff(ops: RedisOps, entry: OneOffEntry): Promise<v
   )
 }
 
-/** `DurableTaskStore.cancelOneOff` on Redis. */
-export async function cancelOneOff(ops: RedisOps, runKey: string): Promise<boolean> {
+async function cancelOneOff(ops: RedisOps, runKey: string): Promise<boolean> {
   const deleted = Number(await ops.call('DEL', ops.key('once:', runKey)))
   await ops.call('ZREM', ops.key('once-due'), runKey)
   return deleted > 0
 }
 
-/** `DurableTaskStore.listOneOff` on Redis. */
-export async function listOneOff(ops: RedisOps, before?: number): Promise<OneOffEntry[]> {
+async function listOneOff(ops: RedisOps, before?: number): Promise<OneOffEntry[]> {
   const max = before === undefined ? '+inf' : `(${before}`
   const keys = (await ops.call('ZRANGE', ops.key('once-due'), '-inf', max, 'BYSCORE')) as string[]
   const entries: OneOffEntry[] = []
@@ -37,13 +33,11 @@ export async function listOneOff(ops: RedisOps, before?: number): Promise<OneOff
   return entries
 }
 
-/** `DurableTaskStore.countOneOff` on Redis. */
-export async function countOneOff(ops: RedisOps): Promise<number> {
+async function countOneOff(ops: RedisOps): Promise<number> {
   return Number(await ops.call('ZCARD', ops.key('once-due')))
 }
 
-/** `DurableTaskStore.fetchOneOffWindow` on Redis. */
-export async function fetchOneOffWindow(
+async function fetchOneOffWindow(
   ops: RedisOps,
   until: number,
   now: number,
@@ -81,8 +75,7 @@ export async function fetchOneOffWindow(
   return entries
 }
 
-/** `DurableTaskStore.claimOneOff` on Redis. */
-export async function claimOneOff(
+async function claimOneOff(
   ops: RedisOps,
   runKey: string,
   lease: LeaseRequest,
@@ -97,16 +90,25 @@ export async function claimOneOff(
   return body === null ? null : { entry: JSON.parse(body) as OneOffEntry, claim_token: token }
 }
 
-/** `DurableTaskStore.completeOneOff` on Redis. */
-export async function completeOneOff(
-  ops: RedisOps,
-  runKey: string,
-  claimToken: string,
-): Promise<boolean> {
+async function completeOneOff(ops: RedisOps, runKey: string, claimToken: string): Promise<boolean> {
   const done = await ops.run(
     'complete-one-off',
     [ops.key('once:', runKey), ops.key('once-due')],
     [runKey, claimToken],
   )
   return Number(done) === 1
+}
+
+/** One-off schedules on Redis. */
+export function redisOneOffs(ops: RedisOps): OneOffScheduleStore {
+  return {
+    supportsOneOff: true,
+    upsert: (entry) => upsertOneOff(ops, entry),
+    cancel: (runKey) => cancelOneOff(ops, runKey),
+    list: (before) => listOneOff(ops, before),
+    count: () => countOneOff(ops),
+    fetchWindow: (until, now, limit) => fetchOneOffWindow(ops, until, now, limit),
+    claim: (runKey, lease) => claimOneOff(ops, runKey, lease),
+    complete: (runKey, token) => completeOneOff(ops, runKey, token),
+  }
 }

@@ -3,6 +3,8 @@ import type { ScriptName } from './scripts.js'
 
 /** Key names, Lua scripts and plain commands on the store's connection. */
 export interface RedisOps {
+  /** The key prefix (scripts that derive key names take it as `ARGV[1]`). */
+  readonly prefix: string
   /** `<prefix><parts…>`. */
   key(...parts: string[]): string
   /** Runs a Lua script of the store (EVALSHA, then EVAL once if Redis lost it). */

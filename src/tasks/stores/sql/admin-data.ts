@@ -1,13 +1,20 @@
 /**
- * Queue configs, the task audit and session revocations on SQL (see the port for semantics).
+ * Queue configs and the task audit ({@link TaskAdminStore}) and session revocations
+ * ({@link SessionRevocationStore}) on SQL; see the ports for the semantics.
  */
 import { TaskValidationError } from '../../errors.js'
-import type { AuditPage, StoredQueueConfig, TaskAuditEntry } from '../ports.js'
+import type {
+  AuditPage,
+  SessionRevocationStore,
+  StoredQueueConfig,
+  TaskAdminStore,
+  TaskAuditEntry,
+} from '../ports.js'
 import { checkListQuery, toNumber, toNumberOrNull } from '../rows.js'
 import type { SqlBackend } from './backend.js'
+import type { OpenBackend } from './records.js'
 
-/** `DurableTaskStore.getQueueConfigs` on SQL. */
-export async function getQueueConfigs(backend: SqlBackend): Promise<StoredQueueConfig[]> {
+async function getQueueConfigs(backend: SqlBackend): Promise<StoredQueueConfig[]> {
   const db = backend.db
   const rows = await db.selectFrom('queue_configs').selectAll().orderBy('name').execute()
   return rows.map((row) => ({
@@ -17,11 +24,7 @@ export async function getQueueConfigs(backend: SqlBackend): Promise<StoredQueueC
   }))
 }
 
-/** `DurableTaskStore.putQueueConfig` on SQL. */
-export async function putQueueConfig(
-  backend: SqlBackend,
-  config: StoredQueueConfig,
-): Promise<void> {
+async function putQueueConfig(backend: SqlBackend, config: StoredQueueConfig): Promise<void> {
   for (const value of [config.concurrency, config.max_size]) {
     if (value !== null && (!Number.isInteger(value) || value < 0)) {
       throw new TaskValidationError('concurrency and max_size must be null or integers ≥ 0.')
@@ -33,8 +36,7 @@ export async function putQueueConfig(
   else await insert.onConflict((oc) => oc.column('name').doUpdateSet(update)).execute()
 }
 
-/** `DurableTaskStore.appendAudit` on SQL. */
-export async function appendAudit(
+async function appendAudit(
   backend: SqlBackend,
   entry: Omit<TaskAuditEntry, 'id'>,
 ): Promise<TaskAuditEntry> {
@@ -60,12 +62,7 @@ export async function appendAudit(
   return { id, ...entry }
 }
 
-/** `DurableTaskStore.listAudit` on SQL. */
-export async function listAudit(
-  backend: SqlBackend,
-  page: number,
-  perPage: number,
-): Promise<AuditPage> {
+async function listAudit(backend: SqlBackend, page: number, perPage: number): Promise<AuditPage> {
   checkListQuery({ page, perPage })
   const db = backend.db
   const [rows, count] = await Promise.all([
@@ -96,8 +93,7 @@ export async function listAudit(
   }
 }
 
-/** `DurableTaskStore.revokeSession` on SQL. */
-export async function revokeSession(
+async function revokeSession(
   backend: SqlBackend,
   tokenId: string,
   expiresAt: number,
@@ -114,8 +110,7 @@ export async function revokeSession(
   }
 }
 
-/** `DurableTaskStore.isSessionRevoked` on SQL. */
-export async function isSessionRevoked(
+async function isSessionRevoked(
   backend: SqlBackend,
   tokenId: string,
   now: number,
@@ -128,4 +123,22 @@ export async function isSessionRevoked(
     .where('expires_ms', '>', now)
     .executeTakeFirst()
   return row !== undefined
+}
+
+/** Queue configs and the task audit on SQL. */
+export function sqlAdminData(open: OpenBackend): TaskAdminStore {
+  return {
+    queueConfigs: async () => getQueueConfigs(await open()),
+    putQueueConfig: async (config) => putQueueConfig(await open(), config),
+    appendAudit: async (entry) => appendAudit(await open(), entry),
+    listAudit: async (page, perPage) => listAudit(await open(), page, perPage),
+  }
+}
+
+/** Session revocations on SQL. */
+export function sqlSessions(open: OpenBackend): SessionRevocationStore {
+  return {
+    revoke: async (tokenId, expiresAt) => revokeSession(await open(), tokenId, expiresAt),
+    isRevoked: async (tokenId, now) => isSessionRevoked(await open(), tokenId, now),
+  }
 }

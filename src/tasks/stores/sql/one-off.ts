@@ -1,15 +1,14 @@
 /**
- * One-off schedules on SQL (the `DurableTaskStore` one-off operations; see the port for their
- * semantics). A claim is a compare-and-set UPDATE stamping a fresh token; completion deletes
+ * One-off schedules on SQL (the {@link OneOffScheduleStore} port; see it for the semantics). A claim is a compare-and-set UPDATE stamping a fresh token; completion deletes
  * only under that token.
  */
 import { randomUUID } from 'node:crypto'
-import type { ClaimedOneOff, LeaseRequest, OneOffEntry } from '../ports.js'
+import type { ClaimedOneOff, LeaseRequest, OneOffEntry, OneOffScheduleStore } from '../ports.js'
 import { checkLease, checkOneOff, toNumber } from '../rows.js'
 import type { SqlBackend } from './backend.js'
+import type { OpenBackend } from './records.js'
 
-/** `DurableTaskStore.upsertOneOff` on SQL. */
-export async function upsertOneOff(backend: SqlBackend, entry: OneOffEntry): Promise<void> {
+async function upsertOneOff(backend: SqlBackend, entry: OneOffEntry): Promise<void> {
   checkOneOff(entry)
   const row = {
     run_key: entry.run_key,
@@ -35,8 +34,7 @@ export async function upsertOneOff(backend: SqlBackend, entry: OneOffEntry): Pro
   else await insert.onConflict((oc) => oc.column('run_key').doUpdateSet(replaced)).execute()
 }
 
-/** `DurableTaskStore.cancelOneOff` on SQL. */
-export async function cancelOneOff(backend: SqlBackend, runKey: string): Promise<boolean> {
+async function cancelOneOff(backend: SqlBackend, runKey: string): Promise<boolean> {
   const db = backend.db
   const result = await db
     .deleteFrom('one_off_schedules')
@@ -45,8 +43,7 @@ export async function cancelOneOff(backend: SqlBackend, runKey: string): Promise
   return Number(result.numDeletedRows) > 0
 }
 
-/** `DurableTaskStore.listOneOff` on SQL. */
-export async function listOneOff(backend: SqlBackend, before?: number): Promise<OneOffEntry[]> {
+async function listOneOff(backend: SqlBackend, before?: number): Promise<OneOffEntry[]> {
   const db = backend.db
   let query = db.selectFrom('one_off_schedules').select('body').orderBy('run_at_ms')
   if (before !== undefined) query = query.where('run_at_ms', '<', before)
@@ -54,8 +51,7 @@ export async function listOneOff(backend: SqlBackend, before?: number): Promise<
   return rows.map((row) => JSON.parse(row.body) as OneOffEntry)
 }
 
-/** `DurableTaskStore.countOneOff` on SQL. */
-export async function countOneOff(backend: SqlBackend): Promise<number> {
+async function countOneOff(backend: SqlBackend): Promise<number> {
   const db = backend.db
   const row = await db
     .selectFrom('one_off_schedules')
@@ -64,8 +60,7 @@ export async function countOneOff(backend: SqlBackend): Promise<number> {
   return toNumber(row.n)
 }
 
-/** `DurableTaskStore.fetchOneOffWindow` on SQL. */
-export async function fetchOneOffWindow(
+async function fetchOneOffWindow(
   backend: SqlBackend,
   until: number,
   now: number,
@@ -83,8 +78,7 @@ export async function fetchOneOffWindow(
   return rows.map((row) => JSON.parse(row.body) as OneOffEntry)
 }
 
-/** `DurableTaskStore.claimOneOff` on SQL. */
-export async function claimOneOff(
+async function claimOneOff(
   backend: SqlBackend,
   runKey: string,
   lease: LeaseRequest,
@@ -111,8 +105,7 @@ export async function claimOneOff(
     : { entry: JSON.parse(row.body) as OneOffEntry, claim_token: token }
 }
 
-/** `DurableTaskStore.completeOneOff` on SQL. */
-export async function completeOneOff(
+async function completeOneOff(
   backend: SqlBackend,
   runKey: string,
   claimToken: string,
@@ -124,4 +117,18 @@ export async function completeOneOff(
     .where('claim_token', '=', claimToken)
     .executeTakeFirst()
   return Number(result.numDeletedRows) > 0
+}
+
+/** One-off schedules on SQL. */
+export function sqlOneOffs(open: OpenBackend): OneOffScheduleStore {
+  return {
+    supportsOneOff: true,
+    upsert: async (entry) => upsertOneOff(await open(), entry),
+    cancel: async (runKey) => cancelOneOff(await open(), runKey),
+    list: async (before) => listOneOff(await open(), before),
+    count: async () => countOneOff(await open()),
+    fetchWindow: async (until, now, limit) => fetchOneOffWindow(await open(), until, now, limit),
+    claim: async (runKey, lease) => claimOneOff(await open(), runKey, lease),
+    complete: async (runKey, token) => completeOneOff(await open(), runKey, token),
+  }
 }

@@ -1,6 +1,5 @@
 /**
- * The pending queue on SQL (the `DurableTaskStore` claim operations; see the port for their
- * semantics). A claim is optimistic: pick candidates, then one `UPDATE ... WHERE <still free>`
+ * The pending queue on SQL (the {@link PendingQueueStore} port; see it for the semantics). A claim is optimistic: pick candidates, then one `UPDATE ... WHERE <still free>`
  * that stamps a fresh claim token, then read back the rows carrying that token. Every database
  * re-checks the WHERE clause of an UPDATE under its row lock, so two racing instances can never
  * both stamp the same row.
@@ -8,8 +7,9 @@
 import { randomUUID } from 'node:crypto'
 import type { ExpressionBuilder, Kysely } from 'kysely'
 import type { TaskStatus } from '../../status.js'
-import type { ClaimedTask, LeaseRequest } from '../ports.js'
-import { checkLease, claimWanted, parseTask, toNumberOrNull } from '../rows.js'
+import type { ClaimedTask, ClaimPendingRequest, LeaseRequest, PendingQueueStore } from '../ports.js'
+import { checkLease, checkPendingBatch, claimWanted, parseTask, toNumberOrNull } from '../rows.js'
+import type { OpenBackend, SqlTaskRecords } from './records.js'
 import type { TaskDatabase } from './schema.js'
 
 type Db = Kysely<TaskDatabase>
@@ -18,7 +18,7 @@ type Db = Kysely<TaskDatabase>
  * Claims up to `request.limit` tasks of `status` that no live lease holds (of `funcNames` only,
  * when given), oldest first, for `request.owner` until `request.leaseUntil`.
  */
-export async function claimTasks(
+async function claimTasks(
   db: Db,
   status: TaskStatus,
   request: LeaseRequest & { limit: number },
@@ -61,8 +61,8 @@ export async function claimTasks(
   }))
 }
 
-/** `DurableTaskStore.renewLeases` on SQL: extends every live claim of `owner`. */
-export async function renewLeases(db: Db, owner: string, leaseUntil: number): Promise<number> {
+/** Extends every live claim of `owner`. */
+async function renewLeases(db: Db, owner: string, leaseUntil: number): Promise<number> {
   checkLease(owner, leaseUntil)
   const result = await db
     .updateTable('tasks')
@@ -73,12 +73,8 @@ export async function renewLeases(db: Db, owner: string, leaseUntil: number): Pr
   return Number(result.numUpdatedRows)
 }
 
-/** `DurableTaskStore.releaseTasks` on SQL: drops `owner`'s claims on `taskIds`. */
-export async function releaseTasks(
-  db: Db,
-  taskIds: readonly string[],
-  owner: string,
-): Promise<void> {
+/** Drops `owner`'s claims on `taskIds`. */
+async function releaseTasks(db: Db, taskIds: readonly string[], owner: string): Promise<void> {
   if (taskIds.length === 0) return
   await db
     .updateTable('tasks')
@@ -86,4 +82,28 @@ export async function releaseTasks(
     .where('task_id', 'in', taskIds)
     .where('claimed_by', '=', owner)
     .execute()
+}
+
+/** The pending queue on SQL; enqueued records are written by the record store's upsert. */
+export function sqlPendingQueue(open: OpenBackend, records: SqlTaskRecords): PendingQueueStore {
+  const db = async (): Promise<Db> => (await open()).db
+  return {
+    async enqueue(tasks, lease) {
+      checkPendingBatch(tasks, lease)
+      await records.write(tasks, { owner: lease.owner, leaseUntil: lease.leaseUntil })
+    },
+    async claim(request: ClaimPendingRequest) {
+      if (request.funcNames.length === 0) return []
+      return claimTasks(await db(), 'pending', request, request.funcNames)
+    },
+    async claimOrphans(request) {
+      return claimTasks(await db(), 'running', request, null)
+    },
+    async renewLeases(owner, leaseUntil) {
+      return renewLeases(await db(), owner, leaseUntil)
+    },
+    async release(taskIds, owner) {
+      await releaseTasks(await db(), taskIds, owner)
+    },
+  }
 }
