@@ -13,6 +13,8 @@ import { checkListQuery, parseTask, taskColumns } from '../rows.js'
 import type { RedisOps } from './ops.js'
 
 const SAVE_CHUNK = 500
+/** Lifetime of a list query's temporary intersection key, should its delete never come. */
+const TEMPORARY_TTL_MS = 60_000
 
 /**
  * Upserts `tasks` through `save-tasks.lua`; with an `owner`, the records also take that claim
@@ -73,7 +75,7 @@ export function redisRecords(ops: RedisOps): TaskRecordStore {
       let temporary: string | null = null
       if (indexes.length > 1) {
         temporary = ops.key('tmp:', randomUUID())
-        await ops.call('ZINTERSTORE', temporary, indexes.length, ...indexes, 'AGGREGATE', 'MIN')
+        await ops.run('intersect', [temporary, ...indexes], [TEMPORARY_TTL_MS])
         source = temporary
       }
       try {

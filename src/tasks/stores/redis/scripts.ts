@@ -16,6 +16,7 @@ export const SCRIPT_NAMES = [
   'upsert-one-off',
   'claim-one-off',
   'complete-one-off',
+  'intersect',
 ] as const
 
 /** One of {@link SCRIPT_NAMES}. */
