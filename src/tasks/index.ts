@@ -32,7 +32,7 @@ export {
   type TaskStatus,
 } from './status.js'
 export { memoryTaskStore, type TaskStore, type MaybePromise } from './stores/memory.js'
-export { DEFAULT_QUEUE } from './queues/queue-set.js'
+export { DEFAULT_QUEUE, type QueueOptions } from './queues/queue-set.js'
 export type { QueueConfig, QueueStats } from './queues/queue.js'
 export { generateEncryptionKey, type EncryptionKeyInput } from './encryption.js'
 export { systemTaskClock, toIso, type TaskClock } from './time.js'

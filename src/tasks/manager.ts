@@ -4,7 +4,7 @@
  * each of those owns its idea, this file only wires them and validates public input.
  *
  * @example
- * const manager = new TaskManager({ queues: { emails: { concurrency: 2, max_size: 100 } } })
+ * const manager = new TaskManager({ queues: { emails: { concurrency: 2, maxSize: 100 } } })
  * const sendEmail = manager.task({ retries: 3, delay: 1, backoff: 2, queue: 'emails' },
  *   async function sendEmail(to: string) { ... })
  * const taskId = await manager.addTask(sendEmail, ['ada@example.com'], { tags: { user: '42' } })

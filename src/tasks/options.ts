@@ -4,7 +4,7 @@
 import { TaskValidationError } from './errors.js'
 import type { EncryptionKeyInput } from './encryption.js'
 import type { TaskObserver } from './observers/types.js'
-import type { QueueConfig } from './queues/queue.js'
+import type { QueueOptions } from './queues/queue-set.js'
 import type { TaskSource } from './record.js'
 import type { AnyTaskStore } from './stores/seam.js'
 import type { TaskClock } from './time.js'
@@ -18,8 +18,8 @@ export interface TaskManagerLogger {
 
 /** Options of `new TaskManager(options)`. Durations are seconds. */
 export interface TaskManagerOptions {
-  /** Named queues: name → `{ concurrency, max_size }` (null or absent = unlimited). */
-  queues?: Record<string, Partial<QueueConfig>>
+  /** Named queues: name → `{ concurrency, maxSize }` (null or absent = unlimited). */
+  queues?: Record<string, QueueOptions>
   /** Shorthand for the default queue's max_size. */
   maxSize?: number | null
   /** Cap on simultaneous async tasks; null (default) = no cap. */

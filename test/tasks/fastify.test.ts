@@ -132,7 +132,7 @@ describe('tasksPlugin', () => {
   })
 
   it('logs (and does not throw) when a deferred task cannot be dispatched', async () => {
-    const manager = new TaskManager({ queues: { default: { concurrency: 1, max_size: 0 } } })
+    const manager = new TaskManager({ queues: { default: { concurrency: 1, maxSize: 0 } } })
     const gate = deferred()
     const slow = manager.task({ name: 'slow' }, () => gate.promise)
     const logs: string[] = []

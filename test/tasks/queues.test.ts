@@ -80,7 +80,7 @@ describe('priority order', () => {
 
 describe('queue admission', () => {
   it('raises QueueFullError and records status rejected when waiting items reach max_size', async () => {
-    const manager = new TaskManager({ queues: { small: { concurrency: 1, max_size: 2 } } })
+    const manager = new TaskManager({ queues: { small: { concurrency: 1, maxSize: 2 } } })
     const gate = deferred()
     const job = manager.task({ name: 'job', queue: 'small' }, () => gate.promise)
     await manager.addTask(job, []) // running
@@ -263,5 +263,45 @@ describe('maxConcurrentTasks', () => {
     await waitForStatus(manager, third)
     expect(ran).toEqual(['first', 'third'])
     expect(manager.getTask(second)!.start_time).toBeNull()
+  })
+})
+
+describe('queue options', () => {
+  it('take camelCase { concurrency, maxSize }', async () => {
+    const logger = { warn: vi.fn(), error: vi.fn() }
+    const manager = new TaskManager({ queues: { small: { concurrency: 1, maxSize: 1 } }, logger })
+    expect(manager.queueStats().find((q) => q.name === 'small')).toMatchObject({
+      concurrency: 1,
+      max_size: 1,
+    })
+    const gate = deferred()
+    const job = manager.task({ name: 'job', queue: 'small' }, () => gate.promise)
+    await manager.addTask(job, [])
+    await manager.addTask(job, [])
+    await expect(manager.addTask(job, [])).rejects.toThrow(QueueFullError)
+    expect(logger.warn).not.toHaveBeenCalled()
+    gate.resolve()
+    await manager.shutdown()
+  })
+
+  it('still take max_size, with one deprecation warning per manager', () => {
+    const logger = { warn: vi.fn(), error: vi.fn() }
+    const manager = new TaskManager({
+      queues: { a: { max_size: 3 }, b: { concurrency: 2, max_size: 4 } },
+      logger,
+    })
+    expect(manager.queueStats().map((q) => [q.name, q.max_size])).toEqual([
+      ['a', 3],
+      ['b', 4],
+      ['default', null],
+    ])
+    expect(logger.warn).toHaveBeenCalledTimes(1)
+    expect(String(logger.warn.mock.calls[0]![0])).toMatch(/max_size.*deprecated.*maxSize/)
+  })
+
+  it('refuse maxSize and max_size that disagree', () => {
+    expect(
+      () => new TaskManager({ queues: { a: { maxSize: 3, max_size: 4 } }, logger: quietLogger }),
+    ).toThrow(TaskValidationError)
   })
 })
