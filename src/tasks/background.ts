@@ -28,7 +28,12 @@ export interface BackgroundDeps {
   clock: TaskClock
   logger: TaskManagerLogger
   cipher: ArgumentCipher | null
-  addTask(handle: TaskHandle, args: unknown[], options: AddTaskOptions): Promise<string>
+  /** Enqueues a run (plain arguments, or a ciphertext this manager cannot open). */
+  enqueue(
+    handle: TaskHandle,
+    payload: { args: unknown[] } | { sealed: string },
+    options: AddTaskOptions,
+  ): Promise<string>
   /** Dispatches a pending task claimed from the store. */
   adopt(task: StoredTask): void
 }
@@ -67,7 +72,8 @@ export class ManagerBackground {
     this.schedules = new ManagerSchedules({
       host: {
         register: (taskOptions, fn) => registry.register(taskOptions, fn),
-        enqueue: (handle, tags) => deps.addTask(handle, [], { source: 'scheduled', tags }),
+        enqueue: (handle, tags) =>
+          deps.enqueue(handle, { args: [] }, { source: 'scheduled', tags }),
         error,
       },
       store: store?.slots ?? null,
@@ -84,8 +90,8 @@ export class ManagerBackground {
         owns: (handle) => registry.owns(handle),
         handle: (name) => registry.get(name),
         cipher: deps.cipher,
-        enqueue: (handle, args, entry) =>
-          deps.addTask(handle, args, {
+        enqueue: (handle, payload, entry) =>
+          deps.enqueue(handle, payload, {
             source: 'scheduled',
             tags: entry.tags,
             priority: entry.priority,

@@ -82,3 +82,21 @@ function parseKey(key: EncryptionKeyInput): Buffer {
   }
   return bytes
 }
+
+/**
+ * The plaintext arguments of a stored task or one-off entry: decrypted when encrypted, as
+ * stored otherwise. Encrypted arguments without a key are a {@link TaskArgumentError} that says
+ * why: running the task with no arguments instead would do the wrong thing quietly.
+ */
+export function plainArgs(
+  cipher: ArgumentCipher | null,
+  stored: { args: unknown[] | null; encrypted_args: string | null },
+): unknown[] {
+  if (stored.encrypted_args === null) return stored.args ?? []
+  if (cipher === null) {
+    throw new TaskArgumentError(
+      'The task arguments are encrypted, but this manager has no encryptionKey: configure the key they were encrypted with.',
+    )
+  }
+  return cipher.decrypt(stored.encrypted_args)
+}

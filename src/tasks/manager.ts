@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { assertTransferable } from './arguments.js'
-import { ArgumentCipher } from './encryption.js'
+import { ArgumentCipher, plainArgs } from './encryption.js'
 import {
   ManagerClosedError,
   QueueFullError,
@@ -96,7 +96,7 @@ export class TaskManager {
       clock: this.#clock,
       logger: this.#logger,
       cipher: this.#cipher,
-      addTask: (handle, args, addOptions) => this.addTask(handle, args, addOptions),
+      enqueue: (handle, payload, addOptions) => this.#enqueue(handle, payload, addOptions),
       adopt: (task) => this.#adopt(task),
     })
     this.#durable = this.#background.durable
@@ -244,10 +244,29 @@ export class TaskManager {
       )
     }
     if (!Array.isArray(args)) throw new TaskValidationError('addTask args must be an array.')
+    return this.#enqueue(handle, { args }, options)
+  }
+
+  /**
+   * Enqueues a run of a validated handle. The arguments are plain (encrypted here when a key is
+   * set), or `sealed`: a ciphertext that this manager cannot open (no key), carried as is so
+   * the attempt fails and says why instead of running without arguments.
+   */
+  async #enqueue(
+    handle: TaskHandle,
+    payload: { args: unknown[] } | { sealed: string },
+    options: AddTaskOptions,
+  ): Promise<string> {
     const definition = handle.definition
     const resolved = resolveAddOptions(definition, options)
-    if (definition.executor !== 'async') assertTransferable(args, definition.name)
-    const encrypted = this.#cipher === null ? null : this.#cipher.encrypt(args)
+    let args: unknown[] | null = null
+    let encrypted: string | null = null
+    if ('sealed' in payload) encrypted = payload.sealed
+    else {
+      if (definition.executor !== 'async') assertTransferable(payload.args, definition.name)
+      if (this.#cipher === null) args = payload.args
+      else encrypted = this.#cipher.encrypt(payload.args)
+    }
     const queue = this.#queues.resolve(resolved.queue)
     const taskId = randomUUID()
     const key = resolved.idempotencyKey
@@ -262,7 +281,7 @@ export class TaskManager {
       resolved,
       queue.name,
       toIso(this.#clock.now()),
-      encrypted === null ? args : null,
+      args,
       encrypted,
     )
     try {
@@ -359,10 +378,7 @@ export class TaskManager {
         `Task function ${JSON.stringify(record.func_name)} is not registered in this process.`,
       )
     }
-    const args =
-      task.encrypted_args !== null && this.#cipher !== null
-        ? this.#cipher.decrypt(task.encrypted_args)
-        : (task.args ?? [])
+    const args = plainArgs(this.#cipher, task)
     return this.addTask(handle, args, {
       tags: record.tags,
       priority: record.priority,

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { assertTransferable } from './arguments.js'
-import type { ArgumentCipher } from './encryption.js'
+import { plainArgs, type ArgumentCipher } from './encryption.js'
 import { TaskNotRegisteredError, TaskValidationError } from './errors.js'
 import type { OneOffEntry, OneOffScheduleStore } from './stores/ports.js'
 import type { TaskHandle } from './registry.js'
@@ -34,7 +34,12 @@ export interface OneOffHost {
   owns(handle: TaskHandle): boolean
   handle(funcName: string): TaskHandle | undefined
   cipher: ArgumentCipher | null
-  enqueue(handle: TaskHandle, args: unknown[], entry: OneOffEntry): Promise<unknown>
+  /** Enqueues the entry's run: plain arguments, or its ciphertext when there is no key. */
+  enqueue(
+    handle: TaskHandle,
+    payload: { args: unknown[] } | { sealed: string },
+    entry: OneOffEntry,
+  ): Promise<unknown>
   error(message: string, error: unknown): void
 }
 
@@ -146,11 +151,13 @@ export class ManagerOneOffs {
       )
     }
     const cipher = this.#host.cipher
-    const args =
-      entry.encrypted_args !== null && cipher !== null
-        ? cipher.decrypt(entry.encrypted_args)
-        : (entry.args ?? [])
-    await this.#host.enqueue(handle, args, entry)
+    // Without the key the run is still recorded, carrying the ciphertext: its attempt fails
+    // with TaskArgumentError (saying why) instead of running without arguments.
+    const payload =
+      entry.encrypted_args !== null && cipher === null
+        ? { sealed: entry.encrypted_args }
+        : { args: plainArgs(cipher, entry) }
+    await this.#host.enqueue(handle, payload, entry)
   }
 }
 
