@@ -15,7 +15,7 @@ export interface QueueOptions {
   concurrency?: number | null
   /** Most tasks waiting to start (running ones do not count); more are rejected. */
   maxSize?: number | null
-  /** @deprecated The snake_case spelling of {@link maxSize}: still accepted, with a warning. */
+  /** Deprecated snake_case spelling of {@link maxSize}: still accepted, with a warning. */
   max_size?: number | null
 }
 
