@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { assertTransferable } from './arguments.js'
-import { ArgumentCipher, plainArgs } from './encryption.js'
+import { ArgumentCipher, plainArgs, taskOwner } from './encryption.js'
 import {
   ManagerClosedError,
   QueueFullError,
@@ -259,16 +259,16 @@ export class TaskManager {
   ): Promise<string> {
     const definition = handle.definition
     const resolved = resolveAddOptions(definition, options)
+    const taskId = randomUUID()
     let args: unknown[] | null = null
     let encrypted: string | null = null
     if ('sealed' in payload) encrypted = payload.sealed
     else {
       if (definition.executor !== 'async') assertTransferable(payload.args, definition.name)
       if (this.#cipher === null) args = payload.args
-      else encrypted = this.#cipher.encrypt(payload.args)
+      else encrypted = this.#cipher.encrypt(payload.args, taskOwner(taskId))
     }
     const queue = this.#queues.resolve(resolved.queue)
-    const taskId = randomUUID()
     const key = resolved.idempotencyKey
     if (key !== null) {
       const claim = this.#store.claimIdempotencyKey(key, taskId)
@@ -378,7 +378,8 @@ export class TaskManager {
         `Task function ${JSON.stringify(record.func_name)} is not registered in this process.`,
       )
     }
-    const args = plainArgs(this.#cipher, task)
+    // Decrypted for the old owner; addTask encrypts them again for the new task.
+    const args = plainArgs(this.#cipher, task, taskOwner(taskId))
     return this.addTask(handle, args, {
       tags: record.tags,
       priority: record.priority,

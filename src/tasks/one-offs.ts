@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { assertTransferable } from './arguments.js'
-import { plainArgs, type ArgumentCipher } from './encryption.js'
+import { oneOffOwner, plainArgs, type ArgumentCipher } from './encryption.js'
 import { TaskNotRegisteredError, TaskValidationError } from './errors.js'
 import type { OneOffEntry, OneOffScheduleStore } from './stores/ports.js'
 import type { TaskHandle } from './registry.js'
@@ -89,12 +89,13 @@ export class ManagerOneOffs {
     const definition = handle.definition
     if (definition.executor !== 'async') assertTransferable(args, definition.name)
     const cipher = this.#host.cipher
+    const runKey = options.runKey ?? randomUUID()
     const entry: OneOffEntry = {
-      run_key: options.runKey ?? randomUUID(),
+      run_key: runKey,
       func_name: definition.name,
       run_at: runAt,
       args: cipher === null ? args : null,
-      encrypted_args: cipher === null ? null : cipher.encrypt(args),
+      encrypted_args: cipher === null ? null : cipher.encrypt(args, oneOffOwner(runKey)),
       tags: { ...(options.tags ?? {}) },
       priority: options.priority ?? null,
       queue: options.queue ?? null,
@@ -156,7 +157,7 @@ export class ManagerOneOffs {
     const payload =
       entry.encrypted_args !== null && cipher === null
         ? { sealed: entry.encrypted_args }
-        : { args: plainArgs(cipher, entry) }
+        : { args: plainArgs(cipher, entry, oneOffOwner(entry.run_key)) }
     await this.#host.enqueue(handle, payload, entry)
   }
 }

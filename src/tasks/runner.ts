@@ -13,7 +13,7 @@
  */
 import { TaskAbort, type Cancellation } from './cancellation.js'
 import type { JobRunner, RunJob } from './jobs.js'
-import { plainArgs, type ArgumentCipher } from './encryption.js'
+import { plainArgs, taskOwner, type ArgumentCipher } from './encryption.js'
 import type { ExecutionOutcome, ExecutionRequest, TaskExecutor } from './executors/types.js'
 import type { ObserverDispatcher } from './observers/dispatcher.js'
 import {
@@ -126,7 +126,7 @@ export class TaskRunner implements JobRunner {
 
   /** The plaintext arguments of a task (decrypted when encryption is on). */
   argsOf(task: StoredTask): unknown[] {
-    return plainArgs(this.#deps.cipher, task)
+    return plainArgs(this.#deps.cipher, task, taskOwner(task.record.task_id))
   }
 
   /** The compare-and-set before an attempt's function runs. */

@@ -170,7 +170,7 @@ describe('argument encryption', () => {
     const id = await manager.addTask(job, ['4111-1111-1111-1111', { cvv: 739517 }])
     const stored = manager.getStoredTask(id)!
     expect(stored.args).toBeNull()
-    expect(stored.encrypted_args).toMatch(/^v1\./)
+    expect(stored.encrypted_args).toMatch(/^v2\./)
     const text = JSON.stringify(stored)
     expect(text).not.toContain('4111-1111-1111-1111')
     // A six-digit value: a short one can appear by chance in the UUID or timestamps.

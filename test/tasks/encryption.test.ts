@@ -2,6 +2,7 @@
  * Encrypted task arguments: what happens when the key is missing (the attempt fails and says
  * why; nothing ever runs with no arguments), and the AES-GCM payload format.
  */
+import { createCipheriv, randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -25,7 +26,7 @@ function encryptedTask(key: string, status: 'pending' | 'failed') {
   const task = makeTask({ func_name: 'charge', status })
   if (status === 'failed') task.record.end_time = task.record.created_at
   task.args = null
-  task.encrypted_args = new ArgumentCipher(key).encrypt(['4111'])
+  task.encrypted_args = new ArgumentCipher(key).encrypt(['4111'], `task:${task.record.task_id}`)
   return task
 }
 
@@ -95,6 +96,117 @@ describe('encrypted arguments without an encryption key', () => {
     expect(ended[0]!.error).toMatch(/^TaskArgumentError: .*encrypted/)
     expect(calls).toEqual([])
     expect(await manager.listScheduled()).toEqual([])
+    await manager.shutdown()
+  })
+})
+
+/** A payload in the store's format (`<version>.<iv>.<tag>.<ciphertext>`, base64url parts). */
+function payload(version: string, iv: Buffer, tag: Buffer, ciphertext: Buffer): string {
+  return [version, iv, tag, ciphertext]
+    .map((part) => (typeof part === 'string' ? part : part.toString('base64url')))
+    .join('.')
+}
+
+function gcm(key: Buffer, iv: Buffer, plaintext: string, aad?: string) {
+  const cipher = createCipheriv('aes-256-gcm', key, iv)
+  if (aad !== undefined) cipher.setAAD(Buffer.from(aad))
+  const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()])
+  return { ciphertext, tag: cipher.getAuthTag() }
+}
+
+describe('AES-256-GCM payloads', () => {
+  const key = randomBytes(32)
+  const cipher = new ArgumentCipher(key)
+
+  it('reject a truncated authentication tag (GCM would check only its bytes)', () => {
+    const sealed = cipher.encrypt(['secret'], 'task:a')
+    const [version, iv, tag, body] = sealed.split('.')
+    const short = [
+      version,
+      iv,
+      Buffer.from(tag!, 'base64url').subarray(0, 4).toString('base64url'),
+      body,
+    ]
+    expect(() => cipher.decrypt(short.join('.'), 'task:a')).toThrow(TaskArgumentError)
+  })
+
+  it('reject an IV that is not 12 bytes', () => {
+    const iv = randomBytes(16)
+    const { ciphertext, tag } = gcm(key, iv, JSON.stringify(['x']))
+    expect(() => cipher.decrypt(payload('v1', iv, tag, ciphertext), 'task:a')).toThrow(
+      TaskArgumentError,
+    )
+  })
+
+  it('bind the ciphertext to its owner: another task cannot open it', () => {
+    const sealed = cipher.encrypt(['secret'], 'task:a')
+    expect(sealed).toMatch(/^v2\./)
+    expect(cipher.decrypt(sealed, 'task:a')).toEqual(['secret'])
+    expect(() => cipher.decrypt(sealed, 'task:b')).toThrow(TaskArgumentError)
+    expect(() => cipher.decrypt(sealed, 'oneoff:a')).toThrow(TaskArgumentError)
+  })
+
+  it('still open version-1 payloads (no associated data)', () => {
+    const iv = randomBytes(12)
+    const { ciphertext, tag } = gcm(key, iv, JSON.stringify(['old', 1]))
+    expect(cipher.decrypt(payload('v1', iv, tag, ciphertext), 'task:any')).toEqual(['old', 1])
+  })
+})
+
+describe('owners of encrypted arguments', () => {
+  it('a task moved onto another record fails its attempt', async () => {
+    const key = generateEncryptionKey()
+    const path = join(dir, 'moved.db')
+    const seed = sqliteStore(path)
+    const victim = encryptedTask(key, 'pending')
+    victim.encrypted_args = new ArgumentCipher(key).encrypt(['4111'], 'task:someone-else')
+    await seed.records.save([victim])
+    await seed.close()
+    const calls: unknown[][] = []
+    const manager = new TaskManager({ store: path, encryptionKey: key, logger: quietLogger })
+    manager.task({ name: 'charge', persist: true }, (...args: unknown[]) => {
+      calls.push(args)
+    })
+    await manager.startup()
+    const record = await waitForStatus(manager, victim.record.task_id)
+    expect(record.status).toBe('failed')
+    expect(record.error).toMatch(/^TaskArgumentError: /)
+    expect(calls).toEqual([])
+    await manager.shutdown()
+  })
+
+  it('a retry re-encrypts for the new task; a fired one-off for its task', async () => {
+    const key = generateEncryptionKey()
+    const opener = new ArgumentCipher(key)
+    const manager = new TaskManager({
+      store: join(dir, 'owners.db'),
+      encryptionKey: key,
+      logger: quietLogger,
+    })
+    let fail = true
+    const seen: unknown[][] = []
+    const job = manager.task({ name: 'job' }, (value: string) => {
+      seen.push([value])
+      if (fail) throw new Error('first run fails')
+    })
+    await manager.startup()
+    const first = await manager.addTask(job, ['card'])
+    await waitForStatus(manager, first)
+    fail = false
+    const second = await manager.retryTask(first)
+    await waitForStatus(manager, second)
+    const sealed = manager.getStoredTask(second)!.encrypted_args!
+    expect(opener.decrypt(sealed, `task:${second}`)).toEqual(['card'])
+    expect(() => opener.decrypt(sealed, `task:${first}`)).toThrow(TaskArgumentError)
+
+    const runKey = await manager.scheduleOnce(job, {
+      args: ['later'],
+      runAt: Date.now() + 60_000,
+      runKey: 'k1',
+    })
+    const [entry] = await manager.listScheduled()
+    expect(opener.decrypt(entry!.encrypted_args!, `oneoff:${runKey}`)).toEqual(['later'])
+    expect(seen).toEqual([['card'], ['card']])
     await manager.shutdown()
   })
 })
