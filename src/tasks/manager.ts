@@ -30,12 +30,14 @@ import type { QueueConfig, QueueStats } from './queues/queue.js'
 import { copyRecord, type StoredTask, type TaskRecord } from './record.js'
 import { RecordBook, type RecordListener } from './records.js'
 import {
+  cancelGraceMs,
   consoleLogger,
   positiveOrNull,
   shutdownTimeoutMs,
   type AddTaskOptions,
   type TaskManagerLogger,
   type TaskManagerOptions,
+  workerEnvNames,
 } from './options.js'
 import { newStoredTask, resolveAddOptions } from './task-input.js'
 import {
@@ -111,6 +113,8 @@ export class TaskManager {
       maxProcessWorkers: positiveOrNull(options.maxProcessWorkers, 'maxProcessWorkers'),
       needsTypeScript: () =>
         this.#registry.all().some((task) => isTypeScript(task.definition.module ?? '')),
+      cancelGraceMs: cancelGraceMs(options.cancelGracePeriod),
+      workerEnv: workerEnvNames(options.workerEnv),
     })
     const processShutdownTimeoutMs = shutdownTimeoutMs(options.processShutdownTimeout)
     this.#observers = new ObserverDispatcher(options.observers ?? [], (error) =>

@@ -30,6 +30,16 @@ export interface TaskManagerOptions {
   maxProcessWorkers?: number | null
   /** Seconds process workers get to finish at shutdown before they are killed. Default 10. */
   processShutdownTimeout?: number
+  /**
+   * Seconds a thread or process worker may go on with the call of a cancelled task before it is
+   * terminated and replaced by a fresh one. Default 5.
+   */
+  cancelGracePeriod?: number
+  /**
+   * Names of the environment variables process workers inherit (an allow-list, e.g.
+   * `['PATH', 'NODE_ENV', 'DATABASE_URL']`). Default: all of them.
+   */
+  workerEnv?: readonly string[] | null
   /** AES-256-GCM key (32 bytes; Buffer, hex or base64) to encrypt task arguments at rest. */
   encryptionKey?: EncryptionKeyInput | null
   /** Log and lifecycle observers. */
@@ -97,4 +107,28 @@ export function shutdownTimeoutMs(seconds: number | undefined): number {
     )
   }
   return timeout * 1000
+}
+
+/** Validates `cancelGracePeriod` (seconds, default 5) and returns milliseconds. */
+export function cancelGraceMs(seconds: number | undefined): number {
+  const grace = seconds ?? 5
+  if (typeof grace !== 'number' || !Number.isFinite(grace) || grace < 0) {
+    throw new TaskValidationError('cancelGracePeriod must be a non-negative number of seconds.')
+  }
+  return grace * 1000
+}
+
+/** Validates `workerEnv`: null/undefined (every variable) or a list of variable names. */
+export function workerEnvNames(names: readonly string[] | null | undefined): string[] | null {
+  if (names === undefined || names === null) return null
+  const list: unknown = names
+  if (
+    !Array.isArray(list) ||
+    !list.every((name) => typeof name === 'string' && /^[^=\0]+$/.test(name))
+  ) {
+    throw new TaskValidationError(
+      'workerEnv must be a list of environment variable names, e.g. ["PATH", "NODE_ENV"].',
+    )
+  }
+  return [...(list as string[])]
 }
