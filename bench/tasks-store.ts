@@ -77,6 +77,8 @@ function task(i: number, status: StoredTask['record']['status'] = 'pending'): St
       priority: null,
       executor: 'async',
       queue: QUEUES[i % QUEUES.length]!,
+      progress: null,
+      progress_message: null,
     },
     args: [`user-${i}@example.com`, { template: 'welcome', locale: 'en' }],
     encrypted_args: null,

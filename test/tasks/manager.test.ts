@@ -42,6 +42,8 @@ describe('task records', () => {
         'priority',
         'executor',
         'queue',
+        'progress',
+        'progress_message',
       ].sort(),
     )
     expect(record).toMatchObject({
@@ -56,6 +58,8 @@ describe('task records', () => {
       priority: 3,
       executor: 'async',
       queue: 'default',
+      progress: null,
+      progress_message: null,
     })
     expect(record.created_at).toMatch(ISO)
     expect(record.start_time).toMatch(ISO)

@@ -26,6 +26,10 @@ export interface TaskListQuery {
   queue?: string
   /** Only records created at or after this instant (epoch ms). */
   since?: number
+  /** A task-id prefix or an exact function name (either matches). */
+  q?: string
+  /** Exact tag matches, all of which must hold. */
+  tags?: readonly (readonly [key: string, value: string])[]
   /** 1-based page number. */
   page: number
   /** Records per page (1..500). */
@@ -40,21 +44,14 @@ export interface TaskPage<T = StoredTask> {
   per_page: number
 }
 
-/** One group of {@link TaskRecordStore.aggregate}: records of a function in a status. */
-export interface TaskAggregate {
-  func_name: string
-  status: TaskStatus
-  count: number
-  /** Sum of `duration` (seconds) over the group. */
-  total_duration: number
-}
-
 /** Task records: the history every instance shares. */
 export interface TaskRecordStore {
   /**
    * Inserts or replaces records by `task_id` in one batch (one transaction on SQL). A claim
    * (`claimed_by`, `lease_until`) survives the replace; claims only mean something while the
-   * record is pending or running.
+   * record is pending or running. A record written in a terminal status for the first time
+   * also counts in the metrics ({@link TaskMetricsStore}), in the same step; every batch is a
+   * change of the {@link TaskChangeFeed}.
    */
   save(tasks: readonly StoredTask[]): Promise<void>
   /** One record, or null. */
@@ -63,14 +60,83 @@ export interface TaskRecordStore {
   list(query: TaskListQuery): Promise<TaskPage>
   /** Every stored task, oldest first. For small stores and tests only: prefer {@link list}. */
   loadAll(): Promise<StoredTask[]>
-  /** Record counts and duration sums per (function, status). */
-  aggregate(): Promise<TaskAggregate[]>
   /**
    * Deletes terminal records (success, failed, cancelled, interrupted, rejected) whose end
-   * (or, without an end, creation) is before `cutoff`; pending and running records are never
-   * deleted. Returns the number deleted.
+   * (or, without an end, creation) is before `cutoff`, with their tags and the idempotency keys
+   * they hold, and the metric minutes that end by `cutoff` (their counts leave the totals too);
+   * pending and running records are never deleted. Returns the number of records deleted.
    */
   deleteTerminalBefore(cutoff: number): Promise<number>
+}
+
+/** Pending or running records of one function in one status (live, not yet in the metrics). */
+export interface LiveCount {
+  func_name: string
+  status: 'pending' | 'running'
+  count: number
+}
+
+/**
+ * Terminal records of one function in one status whose duration fell in one histogram bin
+ * (see `metrics-model.ts`), with the sum of their durations (seconds).
+ */
+export interface MetricCell {
+  func_name: string
+  status: TaskStatus
+  bin: number
+  count: number
+  duration_sum: number
+}
+
+/** A {@link MetricCell} of one minute (epoch ms of the minute's start). */
+export interface MinuteCell extends MetricCell {
+  minute: number
+}
+
+/** What {@link TaskMetricsStore.read} returns. */
+export interface MetricsSnapshot {
+  live: LiveCount[]
+  cells: MetricCell[]
+}
+
+/**
+ * Task metrics, kept as per-function, per-minute buckets of counts by status and a duration
+ * histogram, written with the terminal record (so every instance reads the same figures) and
+ * pruned with the records (retention, history deletion). All-time totals are kept next to the
+ * minutes, so reading them costs the number of functions × bins, not the history.
+ */
+export interface TaskMetricsStore {
+  /**
+   * Terminal counts and histograms per function and status, over all kept history, or over the
+   * minutes from the one holding `since`; plus the live (pending/running) counts.
+   */
+  read(query: { since?: number }): Promise<MetricsSnapshot>
+  /** Per-minute cells from the minute holding `since`, oldest first. */
+  series(since: number): Promise<MinuteCell[]>
+}
+
+/** One entry of the change feed: a write of some records by one store instance. */
+export interface TaskChange {
+  /** Unique and increasing in feed order. */
+  id: string
+  /** The {@link TaskChangeFeed.origin} of the store instance that wrote them. */
+  origin: string
+  task_ids: string[]
+}
+
+/**
+ * The change feed: which records changed, in write order, so that an instance can relay other
+ * instances' changes (the task admin's live stream). Bounded: only recent changes are kept.
+ */
+export interface TaskChangeFeed {
+  /** This store instance's id, carried by the changes it writes. */
+  readonly origin: string
+  /**
+   * Changes after the position `after` (null: the current end, returning none), at most
+   * `limit`, with the new position. Delivery is at least once: a change may come again (on SQL
+   * the last few are read again, since ids are assigned before commit); callers drop ids seen.
+   */
+  read(after: string | null, limit: number): Promise<{ position: string; changes: TaskChange[] }>
 }
 
 /** Who claims work and for how long. */
@@ -256,6 +322,8 @@ export interface DurableTaskStore {
   readonly oneOffs: OneOffScheduleStore
   readonly admin: TaskAdminStore
   readonly sessions: SessionRevocationStore
+  readonly metrics: TaskMetricsStore
+  readonly changes: TaskChangeFeed
   /** Connects and runs pending schema migrations; idempotent. Every port calls it lazily. */
   init(): Promise<void>
   /** Releases connections (a pool or client passed in by the caller is left open). */

@@ -2,6 +2,7 @@
  * What every backend shares: validation of port input and the flat, indexed columns derived
  * from a stored task (the full task travels as one JSON body next to them).
  */
+import { createHash } from 'node:crypto'
 import { TaskValidationError } from '../errors.js'
 import type { StoredTask } from '../record.js'
 import { TASK_STATUSES, TERMINAL_STATUSES, type TaskStatus } from '../status.js'
@@ -17,6 +18,8 @@ export interface TaskColumns {
   /** End time, or creation time for terminal records without one; null while live. */
   finished_ms: number | null
   duration: number
+  progress: number | null
+  progress_message: string | null
   body: string
 }
 
@@ -51,13 +54,23 @@ export function taskColumns(task: StoredTask): TaskColumns {
     created_ms: created,
     finished_ms: finished,
     duration: record.duration,
+    progress: record.progress ?? null,
+    progress_message: record.progress_message ?? null,
     body: JSON.stringify(task),
   }
 }
 
-/** Parses a stored JSON body back into a task. */
+/** Parses a stored JSON body back into a task (bodies written before progress existed get nulls). */
 export function parseTask(body: string): StoredTask {
-  return JSON.parse(body) as StoredTask
+  const task = JSON.parse(body) as StoredTask
+  task.record.progress ??= null
+  task.record.progress_message ??= null
+  return task
+}
+
+/** The index key of one tag: 32 hex characters of SHA-256 over `key \0 value`. */
+export function tagHash(key: string, value: string): string {
+  return createHash('sha256').update(`${key}\u0000${value}`, 'utf8').digest('hex').slice(0, 32)
 }
 
 /** Validates list paging and filters (bad input changes nothing and says why). */
@@ -73,6 +86,17 @@ export function checkListQuery(query: TaskListQuery): void {
   }
   if (query.since !== undefined && !Number.isFinite(query.since)) {
     throw new TaskValidationError('since must be epoch milliseconds.')
+  }
+  if (
+    query.q !== undefined &&
+    (typeof query.q !== 'string' || query.q === '' || query.q.length > 255)
+  ) {
+    throw new TaskValidationError(
+      'q must be a task-id prefix or a function name (1–255 characters).',
+    )
+  }
+  if (query.tags !== undefined && query.tags.length > 10) {
+    throw new TaskValidationError('At most 10 tag filters.')
   }
 }
 

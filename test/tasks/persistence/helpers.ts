@@ -20,6 +20,9 @@ export const TABLES = [
   'task_audit',
   'revoked_sessions',
   'one_off_schedules',
+  'task_tags',
+  'task_metrics',
+  'task_changes',
   'task_migrations',
 ]
 
@@ -76,6 +79,8 @@ export function makeTask(
       priority: null,
       executor: 'async',
       queue: 'default',
+      progress: null,
+      progress_message: null,
       ...record,
     },
     args: [1, 'two'],

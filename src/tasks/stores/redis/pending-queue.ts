@@ -37,11 +37,11 @@ async function claimTasks(
 }
 
 /** The pending queue on Redis. */
-export function redisPendingQueue(ops: RedisOps): PendingQueueStore {
+export function redisPendingQueue(ops: RedisOps, origin: string): PendingQueueStore {
   return {
     async enqueue(tasks, lease) {
       checkPendingBatch(tasks, lease)
-      await writeTasks(ops, tasks, lease.owner, String(lease.leaseUntil))
+      await writeTasks(ops, origin, tasks, lease.owner, String(lease.leaseUntil))
     },
     claim: (request) =>
       request.funcNames.length === 0

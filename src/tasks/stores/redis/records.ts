@@ -1,20 +1,23 @@
 /**
  * Task records on Redis (the {@link TaskRecordStore} port; see it for the semantics). A record
- * is a hash with sorted-set indexes by creation time (all, per status, function and queue), the
- * finished-time set that retention scans and per-(function, status) counters; every write goes
- * through `save-tasks.lua`, so a record and its indexes change in one atomic step.
+ * is a hash with sorted-set indexes by creation time (all, per status, function, queue and tag),
+ * an id index for prefix search, the finished-time set that retention scans and
+ * per-(function, status) counters; every write goes through `save-tasks.lua`, so a record, its
+ * indexes, its metric buckets and its change-stream entry change in one atomic step.
  */
 import { randomUUID } from 'node:crypto'
 import { TaskValidationError } from '../../errors.js'
 import type { StoredTask } from '../../record.js'
-import type { TaskStatus } from '../../status.js'
-import type { TaskAggregate, TaskListQuery, TaskPage, TaskRecordStore } from '../ports.js'
-import { checkListQuery, parseTask, taskColumns } from '../rows.js'
+import { durationBin, MINUTE_MS } from '../metrics-model.js'
+import type { TaskListQuery, TaskPage, TaskRecordStore } from '../ports.js'
+import { checkListQuery, parseTask, tagHash, taskColumns } from '../rows.js'
 import type { RedisOps } from './ops.js'
 
 const SAVE_CHUNK = 500
-/** Lifetime of a list query's temporary intersection key, should its delete never come. */
+/** Lifetime of a list query's temporary keys, should their delete never come. */
 const TEMPORARY_TTL_MS = 60_000
+/** Ids a `q` prefix matches at most (the first ones in id order). */
+const PREFIX_MATCHES = 1000
 
 /**
  * Upserts `tasks` through `save-tasks.lua`; with an `owner`, the records also take that claim
@@ -22,14 +25,16 @@ const TEMPORARY_TTL_MS = 60_000
  */
 export async function writeTasks(
   ops: RedisOps,
+  origin: string,
   tasks: readonly StoredTask[],
   owner: string,
   lease: string,
 ): Promise<void> {
-  const rows = tasks.map(taskColumns)
-  for (let i = 0; i < rows.length; i += SAVE_CHUNK) {
-    const args: (string | number)[] = [ops.prefix, owner, lease]
-    for (const row of rows.slice(i, i + SAVE_CHUNK)) {
+  for (let i = 0; i < tasks.length; i += SAVE_CHUNK) {
+    const args: (string | number)[] = [ops.prefix, owner, lease, origin]
+    for (const task of tasks.slice(i, i + SAVE_CHUNK)) {
+      const row = taskColumns(task)
+      const tags = Object.entries(task.record.tags).map(([key, value]) => tagHash(key, value))
       args.push(
         row.task_id,
         row.status,
@@ -38,6 +43,9 @@ export async function writeTasks(
         row.created_ms,
         row.finished_ms ?? '',
         row.duration,
+        durationBin(row.duration),
+        tags.join(' '),
+        task.idempotency_key ?? '',
         row.body,
       )
     }
@@ -56,9 +64,9 @@ export async function bodies(ops: RedisOps, ids: string[]): Promise<StoredTask[]
 }
 
 /** Task records on Redis. */
-export function redisRecords(ops: RedisOps): TaskRecordStore {
+export function redisRecords(ops: RedisOps, origin: string): TaskRecordStore {
   return {
-    save: (tasks) => writeTasks(ops, tasks, '', ''),
+    save: (tasks) => writeTasks(ops, origin, tasks, '', ''),
 
     async get(taskId) {
       const body = (await ops.call('HGET', ops.key('task:', taskId), 'body')) as string | null
@@ -71,14 +79,27 @@ export function redisRecords(ops: RedisOps): TaskRecordStore {
       if (query.status !== undefined) indexes.push(ops.key('idx:status:', query.status))
       if (query.funcName !== undefined) indexes.push(ops.key('idx:func:', query.funcName))
       if (query.queue !== undefined) indexes.push(ops.key('idx:queue:', query.queue))
-      let source = indexes[0] ?? ops.key('idx:all')
-      let temporary: string | null = null
-      if (indexes.length > 1) {
-        temporary = ops.key('tmp:', randomUUID())
-        await ops.run('intersect', [temporary, ...indexes], [TEMPORARY_TTL_MS])
-        source = temporary
+      for (const [key, value] of query.tags ?? []) {
+        indexes.push(ops.key('idx:tag:', tagHash(key, value)))
       }
+      const temporary: string[] = []
       try {
+        if (query.q !== undefined) {
+          const matches = ops.key('tmp:', randomUUID())
+          temporary.push(matches)
+          await ops.run(
+            'search-ids',
+            [matches, ops.key('idx:id'), ops.key('idx:all'), ops.key('idx:func:', query.q)],
+            [query.q, PREFIX_MATCHES, TEMPORARY_TTL_MS],
+          )
+          indexes.push(matches)
+        }
+        let source = indexes[0] ?? ops.key('idx:all')
+        if (indexes.length > 1) {
+          source = ops.key('tmp:', randomUUID())
+          temporary.push(source)
+          await ops.run('intersect', [source, ...indexes], [TEMPORARY_TTL_MS])
+        }
         const min = query.since === undefined ? '-inf' : query.since
         const offset = (query.page - 1) * query.perPage
         const ids = (await ops.call(
@@ -100,7 +121,7 @@ export function redisRecords(ops: RedisOps): TaskRecordStore {
           per_page: query.perPage,
         }
       } finally {
-        if (temporary !== null) await ops.call('DEL', temporary)
+        if (temporary.length > 0) await ops.call('DEL', ...temporary)
       }
     },
 
@@ -109,37 +130,19 @@ export function redisRecords(ops: RedisOps): TaskRecordStore {
       return bodies(ops, ids)
     },
 
-    async aggregate(): Promise<TaskAggregate[]> {
-      const counts = (await ops.call('HGETALL', ops.key('agg:count'))) as string[]
-      const durations = (await ops.call('HGETALL', ops.key('agg:duration'))) as string[]
-      const duration = new Map<string, number>()
-      for (let i = 0; i < durations.length; i += 2) {
-        duration.set(durations[i] as string, Number(durations[i + 1]))
-      }
-      const groups: TaskAggregate[] = []
-      for (let i = 0; i < counts.length; i += 2) {
-        const field = counts[i] as string
-        const count = Number(counts[i + 1])
-        if (count <= 0) continue
-        const [funcName = '', status = ''] = field.split('\n')
-        groups.push({
-          func_name: funcName,
-          status: status as TaskStatus,
-          count,
-          total_duration: Math.round((duration.get(field) ?? 0) * 1e6) / 1e6,
-        })
-      }
-      return groups
-    },
-
     async deleteTerminalBefore(cutoff) {
       if (!Number.isFinite(cutoff)) throw new TaskValidationError('cutoff must be epoch ms.')
       let total = 0
       for (;;) {
         const n = Number(await ops.run('delete-terminal', [], [ops.prefix, cutoff, 1000]))
         total += n
-        if (n < 1000) return total
+        if (n < 1000) break
       }
+      const lastMinute = cutoff - MINUTE_MS
+      while (Number(await ops.run('prune-metrics', [], [ops.prefix, lastMinute, 500])) === 500) {
+        // the next 500 minutes
+      }
+      return total
     },
   }
 }

@@ -7,6 +7,7 @@
  * Key names are derived inside the scripts from the prefix: the store targets one Redis server
  * (or a primary with replicas), not a Redis Cluster.
  */
+import { randomUUID } from 'node:crypto'
 import { defaultExport, loadDriver } from '../drivers.js'
 import { StoreError } from '../errors.js'
 import type {
@@ -17,10 +18,14 @@ import type {
   ScheduleSlotStore,
   SessionRevocationStore,
   TaskAdminStore,
+  TaskChangeFeed,
+  TaskMetricsStore,
   TaskRecordStore,
 } from '../ports.js'
 import { redisAdminData, redisSessions } from './admin-data.js'
+import { redisChanges } from './changes.js'
 import { redisIdempotency, redisScheduleSlots } from './claims.js'
+import { redisMetrics } from './metrics.js'
 import { redisOneOffs } from './one-off.js'
 import type { RedisOps } from './ops.js'
 import { redisPendingQueue } from './pending-queue.js'
@@ -51,6 +56,8 @@ export class RedisTaskStore implements DurableTaskStore {
   readonly oneOffs: OneOffScheduleStore
   readonly admin: TaskAdminStore
   readonly sessions: SessionRevocationStore
+  readonly metrics: TaskMetricsStore
+  readonly changes: TaskChangeFeed
   readonly #prefix: string
   #client: RedisCommandClient | null = null
   #scripts: Map<ScriptName, LuaScript> | null = null
@@ -67,13 +74,16 @@ export class RedisTaskStore implements DurableTaskStore {
       run: (name, keys, args) => this.#run(name, keys, args),
       call: async (command, ...args) => (await this.#open()).call(command, ...args),
     }
-    this.records = redisRecords(ops)
-    this.pending = redisPendingQueue(ops)
+    const origin = randomUUID()
+    this.records = redisRecords(ops, origin)
+    this.pending = redisPendingQueue(ops, origin)
     this.idempotency = redisIdempotency(ops)
     this.slots = redisScheduleSlots(ops)
     this.oneOffs = redisOneOffs(ops)
     this.admin = redisAdminData(ops)
     this.sessions = redisSessions(ops)
+    this.metrics = redisMetrics(ops)
+    this.changes = redisChanges(ops, origin)
   }
 
   async init(): Promise<void> {

@@ -17,6 +17,9 @@ export const SCRIPT_NAMES = [
   'claim-one-off',
   'complete-one-off',
   'intersect',
+  'prune-metrics',
+  'read-metrics',
+  'search-ids',
 ] as const
 
 /** One of {@link SCRIPT_NAMES}. */

@@ -142,8 +142,101 @@ const v2: TaskMigration = {
   },
 }
 
+/**
+ * The duration bin of a row in SQL, the same as `durationBin` in metrics-model.ts:
+ * 0 below a microsecond, else `1 + floor(ln(µs) / ln(1.01))`.
+ */
+const binOf = sql<number>`case when ${sql.ref('duration')} * 1000000 >= 1 then 1 + floor(ln(${sql.ref('duration')} * 1000000) / ln(1.01) + 0.000000001) else 0 end`
+const minuteOfFinished = sql<number>`floor(${sql.ref('finished_ms')} / 60000) * 60000`
+
+/**
+ * Version 3 (additive): the task admin's data. Progress columns on `tasks` (null until a task
+ * reports progress), `task_tags` (one row per tag, by a hash of key and value, for exact tag
+ * search), `task_metrics` (per function, minute, status and duration bin: a count and a
+ * duration sum; minute -1 holds the all-time totals) filled from the existing terminal records,
+ * and `task_changes` (the change feed other instances read).
+ */
+const v3: TaskMigration = {
+  version: 3,
+  name: 'task admin: progress, tags, metrics, changes',
+  statements(db, dialect, prefix) {
+    const t = types(dialect)
+    const changes = db.schema.createTable('task_changes')
+    const changesWithId =
+      dialect === 'sqlite'
+        ? changes.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+        : dialect === 'postgres'
+          ? changes.addColumn('id', 'bigserial', (c) => c.primaryKey())
+          : changes.addColumn('id', 'bigint', (c) => c.primaryKey().autoIncrement())
+    const terminal = ['success', 'failed', 'cancelled', 'interrupted', 'rejected']
+    const backfill = (minute: typeof minuteOfFinished | number) =>
+      db
+        .insertInto('task_metrics')
+        .columns(['func_name', 'minute_ms', 'status', 'bin', 'count', 'duration_sum'])
+        .expression(
+          db
+            .selectFrom('tasks')
+            .select((eb) => [
+              'func_name',
+              (typeof minute === 'number' ? sql<number>`${sql.lit(minute)}` : minute).as('m'),
+              'status',
+              binOf.as('b'),
+              eb.fn.countAll<number>().as('n'),
+              eb.fn.sum<number>('duration').as('d'),
+            ])
+            .where('status', 'in', terminal)
+            .where('finished_ms', 'is not', null)
+            .groupBy(sql`1, 2, 3, 4`),
+        )
+        .compile()
+    return [
+      db.schema.alterTable('tasks').addColumn('progress', t.real).compile(),
+      db.schema.alterTable('tasks').addColumn('progress_message', t.body).compile(),
+      db.schema
+        .createTable('task_tags')
+        .addColumn('task_id', t.key, (c) => c.notNull())
+        .addColumn('tag_hash', sql`char(32)`, (c) => c.notNull())
+        .addColumn('created_ms', t.ms, (c) => c.notNull())
+        .addPrimaryKeyConstraint(`${prefix}task_tags_pk`, ['task_id', 'tag_hash'])
+        .compile(),
+      db.schema
+        .createIndex(`${prefix}task_tags_hash`)
+        .on('task_tags')
+        .columns(['tag_hash', 'created_ms', 'task_id'])
+        .compile(),
+      db.schema
+        .createTable('task_metrics')
+        .addColumn('func_name', t.key, (c) => c.notNull())
+        .addColumn('minute_ms', t.ms, (c) => c.notNull())
+        .addColumn('status', sql`varchar(16)`, (c) => c.notNull())
+        .addColumn('bin', 'integer', (c) => c.notNull())
+        .addColumn('count', t.ms, (c) => c.notNull())
+        .addColumn('duration_sum', t.real, (c) => c.notNull())
+        .addPrimaryKeyConstraint(`${prefix}task_metrics_pk`, [
+          'func_name',
+          'minute_ms',
+          'status',
+          'bin',
+        ])
+        .compile(),
+      db.schema
+        .createIndex(`${prefix}task_metrics_minute`)
+        .on('task_metrics')
+        .columns(['minute_ms'])
+        .compile(),
+      backfill(minuteOfFinished),
+      backfill(-1),
+      changesWithId
+        .addColumn('origin', sql`varchar(64)`, (c) => c.notNull())
+        .addColumn('task_ids', t.body, (c) => c.notNull())
+        .addColumn('changed_ms', t.ms, (c) => c.notNull())
+        .compile(),
+    ]
+  },
+}
+
 /** Every migration, in order. The last one's version is the current schema version. */
-export const TASK_MIGRATIONS: readonly TaskMigration[] = [v1, v2]
+export const TASK_MIGRATIONS: readonly TaskMigration[] = [v1, v2, v3]
 
 /** The schema version this code expects. */
-export const CURRENT_SCHEMA_VERSION = 2
+export const CURRENT_SCHEMA_VERSION = 3

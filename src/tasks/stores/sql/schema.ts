@@ -27,6 +27,37 @@ export interface TasksTable {
   lease_until: number | null
   claim_token: string | null
   body: string
+  /** Schema version 3: 0..1 while a task reports progress, else null. */
+  progress: number | null
+  /** Schema version 3. */
+  progress_message: string | null
+}
+
+/** Table `task_tags` (schema version 3): one row per tag of a task, by its hash. */
+export interface TaskTagsTable {
+  task_id: string
+  /** 32 hex characters of SHA-256 over `key \0 value`. */
+  tag_hash: string
+  created_ms: number
+}
+
+/** Table `task_metrics` (schema version 3); `minute_ms` -1 holds the all-time totals. */
+export interface TaskMetricsTable {
+  func_name: string
+  minute_ms: number
+  status: string
+  bin: number
+  count: number
+  duration_sum: number
+}
+
+/** Table `task_changes` (schema version 3): the change feed. */
+export interface TaskChangesTable {
+  id: Generated<number>
+  origin: string
+  /** Comma-separated task ids of one write. */
+  task_ids: string
+  changed_ms: number
 }
 
 /** Table `idempotency_keys`. */
@@ -93,8 +124,26 @@ export interface TaskDatabase {
   task_audit: TaskAuditTable
   revoked_sessions: RevokedSessionsTable
   one_off_schedules: OneOffTable
+  task_tags: TaskTagsTable
+  task_metrics: TaskMetricsTable
+  task_changes: TaskChangesTable
   task_migrations: MigrationsTable
 }
+
+/** The unprefixed table names (the keys of {@link TaskDatabase}). */
+const TABLE_NAMES: ReadonlySet<string> = new Set<keyof TaskDatabase>([
+  'tasks',
+  'idempotency_keys',
+  'schedule_slots',
+  'queue_configs',
+  'task_audit',
+  'revoked_sessions',
+  'one_off_schedules',
+  'task_tags',
+  'task_metrics',
+  'task_changes',
+  'task_migrations',
+])
 
 class PrefixTransformer extends OperationNodeTransformer {
   constructor(private readonly prefix: string) {
@@ -104,8 +153,10 @@ class PrefixTransformer extends OperationNodeTransformer {
   protected override transformTable(node: TableNode): TableNode {
     const table = super.transformTable(node)
     const identifier = table.table.identifier
-    // `excluded` is the upsert's pseudo-table, not one of ours.
-    if (identifier.name === 'excluded') return table
+    // Only our own names: `excluded` (the upsert's pseudo-table) stays, and a subquery that
+    // Kysely already transformed (it applies plugins to nested builders too) is not prefixed
+    // twice.
+    if (!TABLE_NAMES.has(identifier.name)) return table
     return {
       ...table,
       table: {

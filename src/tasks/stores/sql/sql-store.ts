@@ -6,6 +6,7 @@
  * Each port lives in a module of its own (records, pending queue, claims, one-offs, admin
  * data); this class ties them to one connection and its migrations.
  */
+import { randomUUID } from 'node:crypto'
 import type {
   DurableTaskStore,
   IdempotencyStore,
@@ -14,11 +15,15 @@ import type {
   ScheduleSlotStore,
   SessionRevocationStore,
   TaskAdminStore,
+  TaskChangeFeed,
+  TaskMetricsStore,
 } from '../ports.js'
 import { openSqlBackend, type SqlBackend, type SqlConnectionSpec } from './backend.js'
 import { sqlAdminData, sqlSessions } from './admin-data.js'
+import { sqlChanges } from './changes.js'
 import { sqlIdempotency, sqlScheduleSlots } from './claims.js'
 import { CURRENT_SCHEMA_VERSION } from './migrations.js'
+import { sqlMetrics } from './metrics.js'
 import { sqlOneOffs } from './one-off.js'
 import { sqlPendingQueue } from './pending-queue.js'
 import { SqlTaskRecords } from './records.js'
@@ -49,6 +54,8 @@ export class SqlTaskStore implements DurableTaskStore {
   readonly oneOffs: OneOffScheduleStore
   readonly admin: TaskAdminStore
   readonly sessions: SessionRevocationStore
+  readonly metrics: TaskMetricsStore
+  readonly changes: TaskChangeFeed
   #backend: SqlBackend | null = null
   #opening: Promise<SqlBackend> | null = null
   readonly #prefix: string
@@ -60,13 +67,16 @@ export class SqlTaskStore implements DurableTaskStore {
     this.kind = spec.dialect
     this.#prefix = options.tablePrefix ?? 'switchyard_'
     const open = () => this.#open()
-    this.records = new SqlTaskRecords(open, options.totalCacheMs ?? 5000)
+    const origin = randomUUID()
+    this.records = new SqlTaskRecords(open, options.totalCacheMs ?? 5000, origin)
     this.pending = sqlPendingQueue(open, this.records)
     this.idempotency = sqlIdempotency(open)
     this.slots = sqlScheduleSlots(open)
     this.oneOffs = sqlOneOffs(open)
     this.admin = sqlAdminData(open)
     this.sessions = sqlSessions(open)
+    this.metrics = sqlMetrics(open)
+    this.changes = sqlChanges(open, origin)
   }
 
   async init(): Promise<void> {

@@ -1,6 +1,7 @@
 /**
- * The task-store conformance: one suite per port (records, pending queue, idempotency and
- * schedule slots, one-off schedules, admin data, sessions), each run on every backend.
+ * The task-store conformance: one suite per port (records, pending queue, idempotency keys,
+ * schedule slots, one-off schedules, admin data, sessions, metrics, change feed), each run on
+ * every backend.
  */
 import { afterAll, beforeAll, describe, it } from 'vitest'
 import type { DurableTaskStore } from '../../../../src/tasks/stores/ports.js'
@@ -9,7 +10,8 @@ import { adminDataSuite, sessionsSuite } from './admin-data.js'
 import { idempotencySuite, scheduleSlotsSuite } from './claims.js'
 import { oneOffSuite } from './one-offs.js'
 import { pendingQueueSuite } from './pending-queue.js'
-import { recordsSuite } from './records.js'
+import { changesSuite, metricsSuite } from './metrics.js'
+import { recordsSuite, retentionCascadeSuite } from './records.js'
 
 export type { ConformanceTarget } from './context.js'
 
@@ -34,6 +36,9 @@ export function storeConformance(target: ConformanceTarget): void {
     })
     const context: SuiteContext = { a: () => a, b: () => b, test: enabled ? it : it.skip }
     describe('records', () => recordsSuite(context))
+    describe('retention cascade', () => retentionCascadeSuite(context))
+    describe('metrics', () => metricsSuite(context))
+    describe('change feed', () => changesSuite(context))
     describe('pending queue', () => pendingQueueSuite(context))
     describe('idempotency keys', () => idempotencySuite(context))
     describe('schedule slots', () => scheduleSlotsSuite(context))
