@@ -358,7 +358,7 @@ async function managerRound(count: number, round: number, durable: boolean): Pro
   for (let index = 0; index < count; index++) adds.push(manager.addTask(noop, []))
   const ids = await Promise.all(adds)
   for (let done = 0; done < ids.length;) {
-    const status = manager.getTask(ids[done]!)?.status
+    const status = manager.localTask(ids[done]!)?.status
     if (status === 'success') done++
     else if (status === 'pending' || status === 'running') await nextTick()
     else throw new Error(`a benchmark task ended as ${String(status)}`)

@@ -127,8 +127,8 @@ async function registerTasks(app: FastifyInstance): Promise<void> {
     const taskId = await manager.addTask(sendReceipt, [id])
     return reply.code(202).send({ order: id, task_id: taskId })
   })
-  app.get<{ Params: { taskId: string } }>('/_demo/tasks/:taskId', (request, reply) => {
-    const record = manager.getTask(request.params.taskId)
+  app.get<{ Params: { taskId: string } }>('/_demo/tasks/:taskId', async (request, reply) => {
+    const record = await manager.getTask(request.params.taskId)
     return record === undefined
       ? reply.code(404).send({ error: { code: 'TASK_NOT_FOUND', message: 'No such task.' } })
       : record

@@ -11,7 +11,6 @@ import { ManagerOneOffs } from './one-offs.js'
 import type { AddTaskOptions, TaskManagerLogger, TaskManagerOptions } from './options.js'
 import { sqliteStore } from './stores/index.js'
 import type { StoredTask } from './record.js'
-import type { RecordBook } from './records.js'
 import type { TaskHandle, TaskRegistry } from './registry.js'
 import { RetentionLoop, retentionMs } from './retention.js'
 import { ManagerSchedules } from './schedules.js'
@@ -24,7 +23,6 @@ import type { TaskClock } from './time.js'
 export interface BackgroundDeps {
   store: AnyTaskStore
   registry: TaskRegistry
-  book: RecordBook
   clock: TaskClock
   logger: TaskManagerLogger
   cipher: ArgumentCipher | null
@@ -36,6 +34,10 @@ export interface BackgroundDeps {
   ): Promise<string>
   /** Dispatches a pending task claimed from the store. */
   adopt(task: StoredTask): void
+  /** Deletes terminal records that ended before the cutoff (retention). */
+  deleteBefore(cutoff: number): Promise<number>
+  /** Applies what other instances stored (queue configs), every maintenance round. */
+  refresh(): Promise<void>
 }
 
 /** The background services of one manager. */
@@ -44,7 +46,7 @@ export class ManagerBackground {
   readonly durable: DurableLink | null
   readonly schedules: ManagerSchedules
   readonly oneOffs: ManagerOneOffs
-  readonly #retention: RetentionLoop | null
+  readonly #retention: RetentionLoop
 
   constructor(options: TaskManagerOptions, deps: BackgroundDeps) {
     const { registry, clock, logger } = deps
@@ -64,6 +66,7 @@ export class ManagerBackground {
             dispatch: (task) => deps.adopt(task),
             warn: (message) => logger.warn(message),
             error,
+            refresh: () => deps.refresh(),
           },
         })
       : null
@@ -101,29 +104,31 @@ export class ManagerBackground {
         error,
       },
     })
-    this.#retention =
-      maxAgeMs === null
-        ? null
-        : new RetentionLoop({
-            maxAgeMs,
-            book: deps.book,
-            store,
-            clock,
-            timer: options.timer ?? systemLoopTimer,
-            error,
-          })
+    this.#retention = new RetentionLoop({
+      maxAgeMs,
+      deleteBefore: (cutoff) => deps.deleteBefore(cutoff),
+      slots: store?.slots ?? null,
+      clock,
+      timer: options.timer ?? systemLoopTimer,
+      error,
+    })
   }
 
   /** Starts the schedulers and retention (the last step of startup). */
   start(): void {
     this.schedules.start()
     this.oneOffs.start()
-    this.#retention?.start()
+    this.#retention.start()
+  }
+
+  /** Changes the retention (days; null keeps records forever). */
+  setRetentionDays(days: number | null): void {
+    this.#retention.setMaxAge(retentionMs(days))
   }
 
   /** Stops them and waits for ticks in progress (the first step of shutdown). */
   async stop(): Promise<void> {
-    await Promise.all([this.schedules.stop(), this.oneOffs.stop(), this.#retention?.stop()])
+    await Promise.all([this.schedules.stop(), this.oneOffs.stop(), this.#retention.stop()])
   }
 }
 

@@ -30,6 +30,8 @@ export interface AdoptionSink {
   dispatch(task: StoredTask): void
   warn(message: string): void
   error(message: string, error: unknown): void
+  /** Called at the end of every maintenance round (e.g. to apply stored queue configs). */
+  refresh?(): Promise<void>
 }
 
 /** Options of {@link DurableLink}. */
@@ -214,6 +216,7 @@ export class DurableLink {
       }
     }
     await this.#warnUnregistered(new Set(funcNames))
+    await sink.refresh?.()
   }
 
   /** Pending tasks nobody here can run stay in the store; say so once per function. */

@@ -3,6 +3,8 @@
  */
 export { TaskManager } from './manager.js'
 export type { TaskManagerOptions, AddTaskOptions, TaskManagerLogger } from './options.js'
+export type { TaskQuery } from './task-query.js'
+export type { TaskMetrics, FunctionMetrics, MetricsMinute } from './metrics-report.js'
 export type { ScheduleOptions, ScheduleInfo } from './schedules.js'
 export type { ScheduleOnceOptions } from './one-offs.js'
 export {
@@ -75,6 +77,9 @@ export {
   type OneOffScheduleStore,
   type TaskAdminStore,
   type SessionRevocationStore,
+  type TaskMetricsStore,
+  type TaskChangeFeed,
+  type TaskChange,
   type TaskListQuery,
   type TaskPage,
   type OneOffEntry,
@@ -83,6 +88,7 @@ export {
 } from './stores/index.js'
 export {
   PeriodicTrigger,
+  ScheduledEntry,
   ScheduleError,
   OneOffNextRunError,
   ScheduleOnceUnsupportedError,

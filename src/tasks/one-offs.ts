@@ -15,6 +15,7 @@ import type { TaskHandle } from './registry.js'
 import { ScheduleOnceUnsupportedError } from './scheduling/errors.js'
 import { OneOffScheduler, assertOneOffSupport } from './scheduling/one-off-scheduler.js'
 import type { LoopClock, LoopTimer } from './scheduling/timer.js'
+import { toEpochMs } from './time.js'
 
 /** Options of `manager.scheduleOnce(task, options)`. */
 export interface ScheduleOnceOptions<A extends unknown[] = unknown[]> {
@@ -83,7 +84,7 @@ export class ManagerOneOffs {
     if (typeof options !== 'object' || (options as unknown) === null) {
       throw new TaskValidationError('scheduleOnce needs options with runAt.')
     }
-    const runAt = toEpochMs(options.runAt)
+    const runAt = toEpochMs(options.runAt, 'runAt')
     const args = options.args ?? []
     if (!Array.isArray(args)) throw new TaskValidationError('scheduleOnce args must be an array.')
     const definition = handle.definition
@@ -117,7 +118,7 @@ export class ManagerOneOffs {
   /** Entries not yet run, earliest first; only those due before `before` when given. */
   async list(before?: Date | number | string): Promise<OneOffEntry[]> {
     const store = this.#require()
-    return store.list(before === undefined ? undefined : toEpochMs(before))
+    return store.list(before === undefined ? undefined : toEpochMs(before, 'before'))
   }
 
   /** Starts the scheduler (re-arms stored entries on its first tick). */
@@ -160,20 +161,4 @@ export class ManagerOneOffs {
         : { args: plainArgs(cipher, entry, oneOffOwner(entry.run_key)) }
     await this.#host.enqueue(handle, payload, entry)
   }
-}
-
-/** Epoch ms of a Date, epoch number or ISO string; throws a validation error otherwise. */
-function toEpochMs(value: Date | number | string): number {
-  const ms =
-    value instanceof Date
-      ? value.getTime()
-      : typeof value === 'number'
-        ? value
-        : typeof value === 'string'
-          ? Date.parse(value)
-          : Number.NaN
-  if (!Number.isFinite(ms)) {
-    throw new TaskValidationError('runAt must be a Date, epoch milliseconds or an ISO timestamp.')
-  }
-  return Math.round(ms)
 }

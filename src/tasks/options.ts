@@ -3,6 +3,7 @@
  */
 import { TaskValidationError } from './errors.js'
 import type { EncryptionKeyInput } from './encryption.js'
+import { FileObserver, type FileObserverOptions } from './observers/file.js'
 import type { TaskObserver } from './observers/types.js'
 import type { QueueOptions } from './queues/queue-set.js'
 import type { TaskSource } from './record.js'
@@ -44,6 +45,11 @@ export interface TaskManagerOptions {
   encryptionKey?: EncryptionKeyInput | null
   /** Log and lifecycle observers. */
   observers?: readonly TaskObserver[]
+  /**
+   * Shorthand for a {@link FileObserver}: a path (lines `[task_id] [func_name] <timestamp>
+   * message`), or the observer's options (`minLevel`, `lifecycle`, rotation).
+   */
+  logFile?: string | FileObserverOptions | null
   /**
    * Persistence and idempotency: a durable store (`sqliteStore`, `postgresStore`, `mysqlStore`,
    * `redisStore`), a path (→ `sqliteStore(path)`), or the small seam. Default: in memory.
@@ -131,4 +137,16 @@ export function workerEnvNames(names: readonly string[] | null | undefined): str
     )
   }
   return [...(list as string[])]
+}
+
+/** The observers of the `logFile` shorthand (none when it is not set). */
+export function logFileObservers(
+  logFile: string | FileObserverOptions | null | undefined,
+): TaskObserver[] {
+  if (logFile === undefined || logFile === null) return []
+  if (typeof logFile === 'string') return [new FileObserver({ path: logFile })]
+  if (typeof logFile !== 'object') {
+    throw new TaskValidationError('logFile must be a path or FileObserver options.')
+  }
+  return [new FileObserver(logFile)]
 }

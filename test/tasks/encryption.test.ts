@@ -60,7 +60,9 @@ describe('encrypted arguments without an encryption key', () => {
     manager.task({ name: 'charge' }, () => undefined)
     await manager.startup()
     await expect(manager.retryTask(task.record.task_id)).rejects.toThrow(TaskArgumentError)
-    expect(manager.listTasks().map((record) => record.task_id)).toEqual([task.record.task_id])
+    expect((await manager.listTasks()).items.map((record) => record.task_id)).toEqual([
+      task.record.task_id,
+    ])
     await manager.shutdown()
   })
 
@@ -195,7 +197,7 @@ describe('owners of encrypted arguments', () => {
     fail = false
     const second = await manager.retryTask(first)
     await waitForStatus(manager, second)
-    const sealed = manager.getStoredTask(second)!.encrypted_args!
+    const sealed = (await manager.getStoredTask(second))!.encrypted_args!
     expect(opener.decrypt(sealed, `task:${second}`)).toEqual(['card'])
     expect(() => opener.decrypt(sealed, `task:${first}`)).toThrow(TaskArgumentError)
 

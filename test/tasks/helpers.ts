@@ -63,7 +63,7 @@ export function waitForStatus(
 ): Promise<TaskRecord> {
   return new Promise((resolve, reject) => {
     const check = (): boolean => {
-      const record = manager.getTask(taskId)
+      const record = manager.localTask(taskId)
       if (record !== undefined && statuses.includes(record.status)) {
         clearTimeout(timer)
         unsubscribe()
@@ -76,7 +76,7 @@ export function waitForStatus(
       unsubscribe()
       reject(
         new Error(
-          `task ${taskId} did not reach ${statuses.join('/')}; it is ${manager.getTask(taskId)?.status ?? 'missing'}`,
+          `task ${taskId} did not reach ${statuses.join('/')}; it is ${manager.localTask(taskId)?.status ?? 'missing'}`,
         ),
       )
     }, timeoutMs)
@@ -93,9 +93,12 @@ export function flush(): Promise<void> {
 }
 
 /** Polls `predicate` on every turn of the event loop until it holds. */
-export async function until(predicate: () => boolean, timeoutMs = 10_000): Promise<void> {
+export async function until(
+  predicate: () => boolean | Promise<boolean>,
+  timeoutMs = 10_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs
-  while (!predicate()) {
+  while (!(await predicate())) {
     if (Date.now() > deadline) throw new Error('condition not met in time')
     await new Promise((resolve) => setTimeout(resolve, 5))
   }

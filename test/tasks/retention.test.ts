@@ -60,14 +60,14 @@ describe('retentionDays', () => {
     try {
       const exists = async (id: string) => (await store.records.get(id)) !== null
       await expect.poll(() => exists(old.record.task_id)).toBe(false)
-      expect(manager.getTask(old.record.task_id)).toBeUndefined()
+      expect(await manager.getTask(old.record.task_id)).toBeUndefined()
       expect(await exists(ageing.record.task_id)).toBe(true)
-      expect(manager.getTask(ageing.record.task_id)?.status).toBe('failed')
+      expect((await manager.getTask(ageing.record.task_id))?.status).toBe('failed')
 
       clock.advance(2 * DAY)
       timer.fire(6 * 60 * 60 * 1000)
       await expect.poll(() => exists(ageing.record.task_id)).toBe(false)
-      expect(manager.getTask(ageing.record.task_id)).toBeUndefined()
+      expect(await manager.getTask(ageing.record.task_id)).toBeUndefined()
       expect(await exists(pending.record.task_id)).toBe(true)
     } finally {
       await manager.shutdown()
