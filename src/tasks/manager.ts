@@ -335,6 +335,11 @@ export class TaskManager {
     return { ...page, items: page.items.map((task) => task.record) }
   }
 
+  /** Like {@link listTasks}, in the stored form (records with their arguments and keys). */
+  listStoredTasks(query: TaskQuery = {}): Promise<TaskPage> {
+    return this.#reads.list(toTaskListQuery(query))
+  }
+
   /** The stored form of a task (record plus arguments, encrypted when a key is set), a copy. */
   getStoredTask(taskId: string): Promise<StoredTask | undefined> {
     return this.#reads.get(taskId)

@@ -7,6 +7,12 @@
  * claimed on one instance is seen by every other instance sharing the store.
  */
 import type { StoredTask } from '../record.js'
+import type {
+  SessionRevocationStore,
+  StoredQueueConfig,
+  TaskAdminStore,
+  TaskAuditEntry,
+} from './ports.js'
 
 /** A value or a promise of it: the in-memory store answers synchronously on the hot path. */
 export type MaybePromise<T> = T | Promise<T>
@@ -52,6 +58,65 @@ export function memoryTaskStore(): TaskStore {
     close() {
       tasks.clear()
       keys.clear()
+    },
+  }
+}
+
+/** Most audit entries the in-memory admin data keeps (the oldest go first). */
+const MEMORY_AUDIT_LIMIT = 10_000
+/** Most revoked sessions kept in memory (expired ones go first, then the oldest). */
+const MEMORY_REVOCATION_LIMIT = 100_000
+
+/**
+ * The task admin's data in process memory, for a manager without a durable store: queue
+ * configs (kept, but a restart forgets them) and the audit, bounded to the newest 10,000
+ * entries.
+ */
+export function memoryAdminData(): TaskAdminStore {
+  const configs = new Map<string, StoredQueueConfig>()
+  const audit: TaskAuditEntry[] = []
+  let nextId = 1
+  return {
+    queueConfigs: () =>
+      Promise.resolve([...configs.values()].sort((x, y) => x.name.localeCompare(y.name))),
+    putQueueConfig(config) {
+      configs.set(config.name, { ...config })
+      return Promise.resolve()
+    },
+    appendAudit(entry) {
+      const full: TaskAuditEntry = { id: nextId++, ...entry }
+      audit.push(full)
+      if (audit.length > MEMORY_AUDIT_LIMIT) audit.shift()
+      return Promise.resolve(full)
+    },
+    listAudit(page, perPage) {
+      const newest = audit.length - (page - 1) * perPage
+      const items = audit.slice(Math.max(0, newest - perPage), Math.max(0, newest)).reverse()
+      return Promise.resolve({ items, total: audit.length, page, per_page: perPage })
+    },
+  }
+}
+
+/** Session revocations in process memory (one instance: nobody else needs to see them). */
+export function memorySessions(): SessionRevocationStore {
+  const revoked = new Map<string, number>()
+  return {
+    revoke(tokenId, expiresAt) {
+      revoked.delete(tokenId)
+      revoked.set(tokenId, expiresAt)
+      if (revoked.size > MEMORY_REVOCATION_LIMIT) {
+        const now = Date.now()
+        for (const [id, until] of revoked) if (until <= now) revoked.delete(id)
+        if (revoked.size > MEMORY_REVOCATION_LIMIT) {
+          const oldest = revoked.keys().next().value
+          if (oldest !== undefined) revoked.delete(oldest)
+        }
+      }
+      return Promise.resolve()
+    },
+    isRevoked(tokenId, now) {
+      const until = revoked.get(tokenId)
+      return Promise.resolve(until !== undefined && until > now)
     },
   }
 }
