@@ -79,6 +79,7 @@ async function taskAdminPlugin(app: FastifyInstance, options: TaskAdminOptions):
     relayInterval: seconds(options.relayInterval, 1, 'relayInterval'),
     logger: consoleLogger,
     sessionValid: async (session) => !(await revocations.isRevoked(session.tokenId, now())),
+    now,
   })
   const context: TaskAdminContext = {
     manager,

@@ -36,6 +36,8 @@ export interface TaskStreamOptions {
   logger: TaskManagerLogger
   /** Whether a session still holds (not revoked). */
   sessionValid: (session: TaskAdminSession) => Promise<boolean>
+  /** The sessions' clock (epoch ms). */
+  now: () => number
 }
 
 /** The stream of one task-admin mount. */
@@ -110,7 +112,7 @@ export class TaskStream {
     }
     if (session !== null) {
       // A stream lives no longer than its session: it ends at expiry and after a logout.
-      const expiry = setTimeout(end, Math.max(0, session.expiresAt - Date.now()))
+      const expiry = setTimeout(end, Math.max(0, session.expiresAt - this.#options.now()))
       const check = setInterval(() => {
         this.#options.sessionValid(session).then(
           (valid) => {
