@@ -15,7 +15,7 @@ import {
   switchyard,
 } from '../fastify/index.js'
 import { TaskManager, taskLog } from '../tasks/index.js'
-import { tasksPlugin } from '../tasks/fastify/index.js'
+import { taskAdmin, tasksPlugin } from '../tasks/fastify/index.js'
 
 /** Credentials of the demo's admin app (`ctl login admin --password switchyard`). */
 export const DEMO_ADMIN = { username: 'admin', password: 'switchyard' } as const
@@ -111,7 +111,7 @@ export async function buildDemoApp(options: DemoOptions = {}): Promise<FastifyIn
 
 /** A task manager with one task, dispatched after the response by `POST /orders`. */
 async function registerTasks(app: FastifyInstance): Promise<void> {
-  const manager = new TaskManager({ queues: { receipts: { concurrency: 2, max_size: 100 } } })
+  const manager = new TaskManager({ queues: { receipts: { concurrency: 2, maxSize: 100 } } })
   const sendReceipt = manager.task(
     { name: 'sendReceipt', retries: 2, delay: 1, queue: 'receipts' },
     async (orderId: string) => {
@@ -122,6 +122,11 @@ async function registerTasks(app: FastifyInstance): Promise<void> {
     },
   )
   await app.register(tasksPlugin, { taskManager: manager })
+  await app.register(taskAdmin, {
+    taskManager: manager,
+    path: '/tasks',
+    auth: [DEMO_ADMIN.username, DEMO_ADMIN.password],
+  })
   app.post<{ Body: { id?: string } | undefined }>('/orders', async (request, reply) => {
     const id = request.body?.id ?? String(Date.now())
     const taskId = await manager.addTask(sendReceipt, [id])
@@ -201,6 +206,11 @@ export function demoInstructions(base: string): string {
     `  curl -s -H 'x-user: ada' ${base}/checkout     # flag new-checkout: ada is targeted, others 50/50`,
     `  curl -s -X POST ${base}/orders                # 202 + task_id; then:`,
     `  curl -s ${base}/_demo/tasks/<task_id>          # the task record (logs, status, duration)`,
+    '',
+    `The task admin (user ${DEMO_ADMIN.username}, password ${DEMO_ADMIN.password}):`,
+    `  open ${base}/tasks/dashboard                 # log in in the browser`,
+    `  curl -c /tmp/sy-tasks -d 'username=${DEMO_ADMIN.username}&password=${DEMO_ADMIN.password}' ${base}/tasks/auth/login`,
+    `  curl -b /tmp/sy-tasks ${base}/tasks/metrics   # also /tasks/, /tasks/queues, /tasks/audit`,
     '',
     `The admin API and ctl (user ${DEMO_ADMIN.username}, password ${DEMO_ADMIN.password}):`,
     `  export CTL_SERVER_URL=${base}/switchyard`,

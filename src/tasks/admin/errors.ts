@@ -11,12 +11,6 @@ export class TaskAdminUnauthenticatedError extends TaskError {
   readonly statusCode = 401
 }
 
-/** Too many failed logins for this username from this address; `retry_after` says when. */
-export class TaskAdminLoginThrottledError extends TaskError {
-  readonly code = 'TOO_MANY_LOGIN_ATTEMPTS'
-  readonly statusCode = 429
-}
-
 /** A cookie-authenticated write without the session's `X-CSRF-Token`. */
 export class TaskAdminCsrfError extends TaskError {
   readonly code = 'CSRF_TOKEN_INVALID'
@@ -50,7 +44,6 @@ export class TaskAdminRequestError extends TaskError {
 /** Every error class of the task admin with a fixed code, for docs and tests. */
 export const taskAdminErrorCatalogue = [
   TaskAdminUnauthenticatedError,
-  TaskAdminLoginThrottledError,
   TaskAdminCsrfError,
   TaskAdminNotFoundError,
   TaskAdminBackendError,

@@ -20,7 +20,6 @@ export type { TaskAdminAuth, TaskAdminAuthBackend } from '../admin/auth/credenti
 export { SESSION_COOKIE as TASK_ADMIN_SESSION_COOKIE } from '../admin/auth/sessions.js'
 export {
   TaskAdminUnauthenticatedError,
-  TaskAdminLoginThrottledError,
   TaskAdminCsrfError,
   TaskAdminNotFoundError,
   TaskAdminBackendError,

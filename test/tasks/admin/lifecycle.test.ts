@@ -88,3 +88,16 @@ describe('task admin lifecycle', () => {
     }
   })
 })
+
+describe('task admin errors', () => {
+  it('documents every error class with its code and status in docs/task-admin.md', async () => {
+    const { readFileSync } = await import('node:fs')
+    const { taskAdminErrorCatalogue } = await import('../../../src/tasks/fastify/index.js')
+    const docs = readFileSync(new URL('../../../docs/task-admin.md', import.meta.url), 'utf8')
+    for (const ErrorClass of taskAdminErrorCatalogue) {
+      const error = new ErrorClass('x')
+      const row = `| \`${error.code}\` | \`${ErrorClass.name}\` | ${String(error.statusCode)} |`
+      expect(docs, `docs/task-admin.md lacks the row for ${ErrorClass.name}`).toContain(row)
+    }
+  })
+})

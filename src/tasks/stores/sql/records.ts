@@ -125,7 +125,7 @@ export class SqlTaskRecords implements TaskRecordStore {
   /** Prepared single-row upserts: [without claim, with claim]. */
   readonly #rowUpserts: [string | null, string | null] = [null, null]
   /** Totals of recent list queries by filter (the cached backend read). */
-  readonly #totals = new Map<string, { total: number; at: number }>()
+  readonly #totals = new Map<string, { total: number; at: number; refreshing: boolean }>()
   #writes = 0
 
   constructor(
@@ -240,38 +240,59 @@ export class SqlTaskRecords implements TaskRecordStore {
       query.q,
       query.tags,
     ])
-    const cached = this.#totals.get(totalKey)
-    const now = Date.now()
-    const fresh = cached !== undefined && now - cached.at < this.totalCacheMs
-    const [rows, count] = await Promise.all([
+    const count = () =>
       db
         .selectFrom('tasks')
-        .select('body')
+        .select((eb) => eb.fn.countAll().as('n'))
         .where(filtered)
-        .orderBy('created_ms', 'desc')
-        .orderBy('task_id', 'desc')
-        .limit(query.perPage)
-        .offset((query.page - 1) * query.perPage)
-        .execute(),
-      fresh
-        ? cached.total
-        : db
-            .selectFrom('tasks')
-            .select((eb) => eb.fn.countAll().as('n'))
-            .where(filtered)
-            .executeTakeFirstOrThrow()
-            .then((row) => toNumber(row.n)),
-    ])
-    if (this.totalCacheMs > 0 && !fresh) {
-      if (this.#totals.size > 1000) this.#totals.clear()
-      this.#totals.set(totalKey, { total: count, at: now })
-    }
+        .executeTakeFirstOrThrow()
+        .then((row) => toNumber(row.n))
+    const rowsRead = db
+      .selectFrom('tasks')
+      .select('body')
+      .where(filtered)
+      .orderBy('created_ms', 'desc')
+      .orderBy('task_id', 'desc')
+      .limit(query.perPage)
+      .offset((query.page - 1) * query.perPage)
+      .execute()
+    const [rows, total] = await Promise.all([rowsRead, this.#total(totalKey, count)])
     return {
       items: rows.map((row) => parseTask(row.body)),
-      total: count,
+      total,
       page: query.page,
       per_page: query.perPage,
     }
+  }
+
+  /**
+   * The total of a list query: counted on first use, then served from the cache; once older
+   * than `totalCacheMs` it is recounted in the background while the old value is served, so no
+   * request waits for a count over a large history (only `total` lags, by about the TTL).
+   */
+  async #total(key: string, count: () => Promise<number>): Promise<number> {
+    if (this.totalCacheMs <= 0) return count()
+    const cached = this.#totals.get(key)
+    const now = Date.now()
+    if (cached !== undefined) {
+      if (now - cached.at >= this.totalCacheMs && !cached.refreshing) {
+        cached.refreshing = true
+        // After this answer is on its way (SQLite counts synchronously).
+        setImmediate(() => {
+          count().then(
+            (total) => this.#totals.set(key, { total, at: Date.now(), refreshing: false }),
+            () => {
+              cached.refreshing = false
+            },
+          )
+        })
+      }
+      return cached.total
+    }
+    const total = await count()
+    if (this.#totals.size > 1000) this.#totals.clear()
+    this.#totals.set(key, { total, at: now, refreshing: false })
+    return total
   }
 
   async loadAll(): Promise<StoredTask[]> {
