@@ -192,17 +192,15 @@ const v3: TaskMigration = {
     return [
       db.schema.alterTable('tasks').addColumn('progress', t.real).compile(),
       db.schema.alterTable('tasks').addColumn('progress_message', t.body).compile(),
+      // One B-tree per tag row, ordered for the search (a tag, newest first); deleting by
+      // task id scans it, which only retention does.
       db.schema
         .createTable('task_tags')
-        .addColumn('task_id', t.key, (c) => c.notNull())
         .addColumn('tag_hash', sql`char(32)`, (c) => c.notNull())
         .addColumn('created_ms', t.ms, (c) => c.notNull())
-        .addPrimaryKeyConstraint(`${prefix}task_tags_pk`, ['task_id', 'tag_hash'])
-        .compile(),
-      db.schema
-        .createIndex(`${prefix}task_tags_hash`)
-        .on('task_tags')
-        .columns(['tag_hash', 'created_ms', 'task_id'])
+        .addColumn('task_id', t.key, (c) => c.notNull())
+        .addPrimaryKeyConstraint(`${prefix}task_tags_pk`, ['tag_hash', 'created_ms', 'task_id'])
+        .$call((table) => (dialect === 'sqlite' ? table.modifyEnd(sql`without rowid`) : table))
         .compile(),
       db.schema
         .createTable('task_metrics')

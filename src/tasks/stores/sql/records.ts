@@ -4,9 +4,9 @@
  * columns and, for claimed writes, the claim columns.
  *
  * One write is one transaction holding the rows, the metric increments of the records that
- * became terminal, the tags of new records and one change-feed row. Which records are new or
- * newly terminal is read just before (a record is written by the instance that runs it, one
- * write at a time, so nobody else changes it in between).
+ * became terminal, the tags of the records (insert-if-absent) and one change-feed row. Which
+ * terminal rows are newly terminal is read just before (a record is written by the instance
+ * that runs it, one write at a time, so nobody else changes it in between).
  */
 import {
   sql,
@@ -154,9 +154,10 @@ export class SqlTaskRecords implements TaskRecordStore {
     }))
     const backend = await this.open()
     const db = backend.db
+    // Only a terminal row may need a metric count; the hot path (pending enqueues) reads nothing.
     const before = await statuses(
       db,
-      rows.map((row) => row.task_id),
+      rows.filter((row) => TERMINAL_STATUSES.has(row.status)).map((row) => row.task_id),
     )
     const extra = [
       ...metricIncrements(db, backend.dialect, newlyTerminal(rows, before)),
@@ -406,7 +407,10 @@ function newlyTerminal(
   return [...cells.values()]
 }
 
-/** Insert-if-absent of the tag rows of records that are new with this write. */
+/**
+ * Insert-if-absent of the tag rows of the records (tags never change; a row that is known to
+ * exist already is skipped, the others are ignored by the database when present).
+ */
 function tagInserts(
   db: Db,
   dialect: SqlBackend['dialect'],
