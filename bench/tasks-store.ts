@@ -29,6 +29,7 @@ import { Redis } from 'ioredis'
 import pg from 'pg'
 import { TaskManager } from '../src/tasks/index.js'
 import type { StoredTask } from '../src/tasks/record.js'
+import { TASK_TABLES } from '../src/tasks/stores/sql/schema.js'
 import { benchTask, FUNCS, fillSqliteHistory, median, percentile, T0 } from './lib/task-history.js'
 import {
   postgresStore,
@@ -149,16 +150,7 @@ async function enqueueBench(): Promise<
         async () => {
           const client = new pg.Client({ connectionString: PG_URL })
           await client.connect()
-          for (const table of [
-            'tasks',
-            'idempotency_keys',
-            'schedule_slots',
-            'queue_configs',
-            'task_audit',
-            'revoked_sessions',
-            'one_off_schedules',
-            'task_migrations',
-          ]) {
+          for (const table of TASK_TABLES) {
             await client.query(`drop table if exists "${prefix}${table}"`)
           }
           await client.end()

@@ -13,6 +13,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { EventHub, type EventHubOptions } from '../../common/sse-hub.js'
+import { lastEventId, writeStreamHead } from '../../common/sse-stream.js'
 import { TaskValidationError } from '../errors.js'
 import type { TaskManager } from '../manager.js'
 import type { TaskManagerLogger } from '../options.js'
@@ -87,23 +88,11 @@ export class TaskStream {
 
   /** Answers a stream request: SSE headers, resume after `Last-Event-ID`, session watch. */
   connect(request: FastifyRequest, reply: FastifyReply, session: TaskAdminSession | null): void {
-    const header = request.headers['last-event-id']
-    let lastEventId: number | null = null
-    if (typeof header === 'string' && header !== '') {
-      if (!/^\d{1,15}$/.test(header)) {
-        throw new TaskValidationError('Last-Event-ID must be an event id (a non-negative integer).')
-      }
-      lastEventId = Number(header)
-    }
+    const resumeAfter = lastEventId(request.headers, (message) => new TaskValidationError(message))
     void reply.hijack()
     const response = reply.raw
-    response.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache, no-transform',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-    })
-    const disconnect = this.hub.connect(response, lastEventId)
+    writeStreamHead(response)
+    const disconnect = this.hub.connect(response, resumeAfter)
     const timers: NodeJS.Timeout[] = []
     const end = () => {
       for (const timer of timers) clearTimeout(timer)

@@ -6,25 +6,14 @@
 import { randomUUID } from 'node:crypto'
 import { createConnection } from 'node:net'
 import type { StoredTask } from '../../../src/tasks/record.js'
+import { TASK_TABLES } from '../../../src/tasks/stores/sql/schema.js'
 
 export const PG_URL = process.env.SY_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 export const MYSQL_URL = process.env.SY_TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test'
 export const REDIS_URL = process.env.SY_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
 
 /** The tables of the SQL schema (for cleanup). */
-export const TABLES = [
-  'tasks',
-  'idempotency_keys',
-  'schedule_slots',
-  'queue_configs',
-  'task_audit',
-  'revoked_sessions',
-  'one_off_schedules',
-  'task_tags',
-  'task_metrics',
-  'task_changes',
-  'task_migrations',
-]
+export const TABLES: readonly string[] = TASK_TABLES
 
 function reachable(host: string, port: number): Promise<boolean> {
   return new Promise((resolve) => {

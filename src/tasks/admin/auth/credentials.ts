@@ -1,13 +1,9 @@
 /**
- * The task admin's `auth` option: one `[username, password]` pair, a list of pairs, or a
- * backend object with `authenticateUser(username, password)` (sync or async, true to accept).
- *
- * Why hashes are compared: `timingSafeEqual` needs equal lengths, and comparing the raw
- * strings would leak a password's length. SHA-256 digests always have 32 bytes, and every
- * configured pair is checked, so the time a check takes says nothing about the password or
- * about which usernames exist.
+ * The task admin's `auth` option: one `[username, password]` pair, a list of pairs (checked in
+ * constant time, see common/credential-table.ts), or a backend object with
+ * `authenticateUser(username, password)` (sync or async, true to accept).
  */
-import { createHash, timingSafeEqual } from 'node:crypto'
+import { credentialTable } from '../../../common/credential-table.js'
 import { TaskValidationError } from '../../errors.js'
 
 /** A backend that checks credentials itself (a user table, an LDAP bind). */
@@ -25,8 +21,6 @@ export type TaskAdminAuth =
 export interface CredentialCheck {
   verify(username: string, password: string): Promise<boolean>
 }
-
-const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest()
 
 /**
  * Prepares the check, or returns null without `auth` (every route open). A malformed `auth` is
@@ -48,7 +42,7 @@ export function prepareCredentials(auth: TaskAdminAuth | null | undefined): Cred
   }
   const list: unknown[] = typeof auth[0] === 'string' ? [auth] : auth
   if (list.length === 0) throw invalid()
-  const table = list.map((pair) => {
+  const pairs = list.map((pair) => {
     if (
       !Array.isArray(pair) ||
       pair.length !== 2 ||
@@ -59,22 +53,10 @@ export function prepareCredentials(auth: TaskAdminAuth | null | undefined): Cred
     ) {
       throw invalid()
     }
-    return { username: digest(pair[0]), password: digest(pair[1]) }
+    return { username: pair[0], password: pair[1] }
   })
-  return {
-    verify(username, password) {
-      const name = digest(username)
-      const secret = digest(password)
-      let accepted = false
-      for (const user of table) {
-        // Both comparisons always run, for every pair: constant time in what is compared.
-        const nameMatches = timingSafeEqual(user.username, name)
-        const passwordMatches = timingSafeEqual(user.password, secret)
-        if (nameMatches && passwordMatches) accepted = true
-      }
-      return Promise.resolve(accepted)
-    },
-  }
+  const matches = credentialTable(pairs)
+  return { verify: (username, password) => Promise.resolve(matches(username, password)) }
 }
 
 function invalid(): TaskValidationError {

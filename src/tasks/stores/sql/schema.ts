@@ -130,8 +130,8 @@ export interface TaskDatabase {
   task_migrations: MigrationsTable
 }
 
-/** The unprefixed table names (the keys of {@link TaskDatabase}). */
-const TABLE_NAMES: ReadonlySet<string> = new Set<keyof TaskDatabase>([
+/** The unprefixed names of every table of the task store (the keys of {@link TaskDatabase}). */
+export const TASK_TABLES: readonly (keyof TaskDatabase)[] = [
   'tasks',
   'idempotency_keys',
   'schedule_slots',
@@ -143,7 +143,9 @@ const TABLE_NAMES: ReadonlySet<string> = new Set<keyof TaskDatabase>([
   'task_metrics',
   'task_changes',
   'task_migrations',
-])
+]
+
+const TABLE_NAMES: ReadonlySet<string> = new Set<string>(TASK_TABLES)
 
 class PrefixTransformer extends OperationNodeTransformer {
   constructor(private readonly prefix: string) {
