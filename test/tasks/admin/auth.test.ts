@@ -269,3 +269,27 @@ describe('task admin sessions across instances', () => {
     await Promise.all([a.app.close(), b.app.close()])
   })
 })
+
+describe('task admin pages', () => {
+  it('the dashboard placeholder has the title (escaped), the CSRF token, a logout link and the JSON endpoints', async () => {
+    const { app } = await adminApp({
+      auth: AUTH,
+      title: 'Ops <script>alert(1)</script>',
+      pollInterval: 12,
+    })
+    const { cookie, csrf } = await login(app)
+    const page = await app.inject({ url: '/tasks/dashboard', headers: { cookie } })
+    expect(page.headers['content-type']).toMatch(/^text\/html/)
+    expect(page.body).toContain('<title>Ops &#60;script&#62;alert(1)&#60;/script&#62;</title>')
+    expect(page.body).not.toContain('<script>')
+    expect(page.body).toContain(`<meta name="csrf-token" content="${csrf}">`)
+    expect(page.body).toContain('<meta name="poll-interval" content="12">')
+    expect(page.body).toContain('href="/tasks/auth/logout"')
+    for (const path of ['/tasks/', '/tasks/metrics', '/tasks/queues', '/tasks/dashboard/stream']) {
+      expect(page.body).toContain(`href="${path}"`)
+    }
+    const loginView = await app.inject('/tasks/auth/login')
+    expect(loginView.body).toContain('Ops &#60;script&#62;')
+    await app.close()
+  })
+})

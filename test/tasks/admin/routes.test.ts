@@ -2,6 +2,9 @@
  * Every route of the task admin on an in-memory manager, without auth: shapes, semantics,
  * audit entries (actor `anonymous`).
  */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { FastifyInstance } from 'fastify'
 import { TaskManager, type TaskRecord } from '../../../src/tasks/index.js'
@@ -315,3 +318,24 @@ function memoryWith(tasks: import('../../../src/tasks/index.js').StoredTask[]) {
     close: () => undefined,
   }
 }
+
+describe('task admin backend failures', () => {
+  it('answer 503 BACKEND_UNAVAILABLE with the JSON shape, never 500', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sy-admin-503-'))
+    const manager = new TaskManager({ store: join(dir, 'down.db'), logger: quietLogger })
+    const mounted = await adminApp({}, {}, manager)
+    app = mounted.app
+    const store = manager.durableStore!
+    const down = () => Promise.reject(new Error('connection lost'))
+    Object.assign(store.records, { list: down, get: down })
+    Object.assign(store.metrics, { read: down })
+    for (const url of ['/tasks', '/tasks/some-id', '/tasks/metrics']) {
+      const response = await json(url)
+      expect(response.status, url).toBe(503)
+      expect(response.body).toMatchObject({ error: { code: 'BACKEND_UNAVAILABLE' } })
+    }
+    await app.close()
+    app = null
+    rmSync(dir, { recursive: true, force: true })
+  })
+})
