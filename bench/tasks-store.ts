@@ -29,12 +29,14 @@ import { Redis } from 'ioredis'
 import pg from 'pg'
 import { TaskManager } from '../src/tasks/index.js'
 import type { StoredTask } from '../src/tasks/record.js'
+import { TASK_TABLES } from '../src/tasks/stores/sql/schema.js'
+import { benchTask, FUNCS, fillSqliteHistory, median, percentile, T0 } from './lib/task-history.js'
 import {
   postgresStore,
   redisStore,
   sqliteStore,
   type DurableTaskStore,
-} from '../src/tasks/persistence/index.js'
+} from '../src/tasks/stores/index.js'
 
 const quick = process.argv.includes('--quick')
 const e2eOnly = process.argv.includes('--e2e-only')
@@ -51,47 +53,7 @@ const PG_URL = process.env.SY_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:543
 const REDIS_URL = process.env.SY_BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379'
 
 const dir = mkdtempSync(join(tmpdir(), 'sy-bench-store-'))
-const T0 = Date.parse('2026-11-21T00:00:00Z')
-const FUNCS = ['send_email', 'resize_image', 'sync_account', 'charge_card', 'rebuild_index']
-const QUEUES = ['default', 'emails', 'media']
-const STATUSES = ['success', 'success', 'success', 'failed', 'cancelled'] as const
-
-function task(i: number, status: StoredTask['record']['status'] = 'pending'): StoredTask {
-  const created = new Date(T0 + i * 10).toISOString().replace('Z', '+00:00')
-  const done = status !== 'pending'
-  return {
-    record: {
-      task_id: randomUUID(),
-      func_name: FUNCS[i % FUNCS.length]!,
-      status,
-      created_at: created,
-      start_time: done ? created : null,
-      end_time: done ? created : null,
-      duration: done ? 0.012 : 0,
-      retries_used: 0,
-      error: status === 'failed' ? 'Error: upstream timed out' : null,
-      logs: done ? [`${created} [info] started`] : [],
-      stacktrace: null,
-      tags: { tenant: `t${i % 17}` },
-      source: 'manual',
-      priority: null,
-      executor: 'async',
-      queue: QUEUES[i % QUEUES.length]!,
-    },
-    args: [`user-${i}@example.com`, { template: 'welcome', locale: 'en' }],
-    encrypted_args: null,
-    idempotency_key: null,
-  }
-}
-
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN
-}
-const percentile = (values: number[], p: number): number => {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] ?? Number.NaN
-}
+const task = benchTask
 
 interface EnqueueCase {
   name: string
@@ -125,7 +87,7 @@ function storeCase(
     name,
     run: async (tasks) => {
       for (let i = 0; i < tasks.length; i += BATCH) {
-        await store.enqueuePending(tasks.slice(i, i + BATCH), {
+        await store.pending.enqueue(tasks.slice(i, i + BATCH), {
           owner: 'bench',
           leaseUntil: Date.now() + 60_000,
         })
@@ -188,16 +150,7 @@ async function enqueueBench(): Promise<
         async () => {
           const client = new pg.Client({ connectionString: PG_URL })
           await client.connect()
-          for (const table of [
-            'tasks',
-            'idempotency_keys',
-            'schedule_slots',
-            'queue_configs',
-            'task_audit',
-            'revoked_sessions',
-            'one_off_schedules',
-            'task_migrations',
-          ]) {
+          for (const table of TASK_TABLES) {
             await client.query(`drop table if exists "${prefix}${table}"`)
           }
           await client.end()
@@ -260,41 +213,15 @@ async function listBench(): Promise<Record<string, number>> {
   const store = sqliteStore(path)
   await store.init()
   const rssBefore = process.memoryUsage().rss
-  // Build the history fast: raw batched inserts in one transaction, in the store's schema.
-  const started = performance.now()
-  const raw = new Database(path)
-  raw.pragma('journal_mode = WAL')
-  raw.pragma('synchronous = OFF')
-  const insert = raw.prepare(
-    'insert into switchyard_tasks (task_id, func_name, status, queue, created_ms, finished_ms, duration, body) values (?, ?, ?, ?, ?, ?, ?, ?)',
-  )
-  const fill = raw.transaction((from: number, to: number) => {
-    for (let i = from; i < to; i++) {
-      const t = task(i, STATUSES[i % STATUSES.length])
-      const created = T0 + i * 10
-      insert.run(
-        t.record.task_id,
-        t.record.func_name,
-        t.record.status,
-        t.record.queue,
-        created,
-        created,
-        0.012,
-        JSON.stringify(t),
-      )
-    }
-  })
-  for (let i = 0; i < RECORDS; i += 100_000) fill(i, Math.min(RECORDS, i + 100_000))
-  raw.exec('analyze')
-  raw.close()
-  const buildSeconds = (performance.now() - started) / 1000
+  // Build the history fast: raw batched inserts in the store's schema.
+  const buildSeconds = fillSqliteHistory(path, RECORDS)
   const windows = [undefined, T0 + RECORDS * 10 - 3_600_000, T0 + RECORDS * 10 - 6 * 3_600_000]
   const measure = async (target: DurableTaskStore): Promise<number[]> => {
     const times: number[] = []
     for (let q = 0; q < PAGE_QUERIES; q++) {
       const kind = q % 5
       const started = performance.now()
-      await target.listTasks({
+      await target.records.list({
         page: 1 + (q % 5),
         perPage: 50,
         status: kind === 1 ? 'failed' : undefined,
@@ -354,12 +281,12 @@ async function managerRound(count: number, round: number, durable: boolean): Pro
   const started = performance.now()
   const adds: Promise<string>[] = []
   for (let index = 0; index < count; index++) adds.push(manager.addTask(noop, []))
-  const ids = await Promise.all(adds)
-  for (let done = 0; done < ids.length;) {
-    const status = manager.getTask(ids[done]!)?.status
-    if (status === 'success') done++
-    else if (status === 'pending' || status === 'running') await nextTick()
-    else throw new Error(`a benchmark task ended as ${String(status)}`)
+  await Promise.all(adds)
+  // (A manager on a durable store keeps only its newest finished records in memory: count
+  // finished tasks in the queue stats, and check the stored outcome after shutdown.)
+  while ((manager.queueStats()[0]?.finished ?? 0) < count) await nextTick()
+  if (!durable && (await manager.metrics()).by_status.success !== count) {
+    throw new Error('a benchmark task did not succeed')
   }
   const successSeconds = (performance.now() - started) / 1000
   await manager.shutdown()
@@ -367,7 +294,7 @@ async function managerRound(count: number, round: number, durable: boolean): Pro
   if (!durable) return { successPerSecond: count / successSeconds, flushedPerSecond: null }
   const check = sqliteStore(path)
   try {
-    const page = await check.listTasks({ status: 'success', page: 1, perPage: 1 })
+    const page = await check.records.list({ status: 'success', page: 1, perPage: 1 })
     if (page.total !== count) {
       throw new Error(`expected ${String(count)} success rows, found ${String(page.total)}`)
     }

@@ -44,6 +44,18 @@ describe('the demo app', () => {
         async () => (await app.inject(`/_demo/tasks/${taskId}`)).json<{ status: string }>().status,
       )
       .toBe('success')
+    // The task admin at /tasks, behind the demo's login.
+    expect((await app.inject('/tasks/metrics')).statusCode).toBe(401)
+    const session = await app.inject({
+      method: 'POST',
+      url: '/tasks/auth/login',
+      payload: 'username=admin&password=switchyard',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    })
+    expect(session.statusCode).toBe(303)
+    const cookie = String(session.headers['set-cookie']).split(';')[0]!
+    const record = await app.inject({ url: `/tasks/${taskId}`, headers: { cookie } })
+    expect(record.json<{ status: string }>().status).toBe('success')
     const login = await app.inject({
       method: 'POST',
       url: '/switchyard/api/auth/login',

@@ -78,12 +78,13 @@ async function main(): Promise<void> {
   })
 
   // Wait until both tasks are finished (a real app would not wait: the tasks run by themselves).
-  const done = (): boolean =>
-    manager.listTasks().length === 2 &&
-    manager.listTasks().every((record) => record.status === 'success')
-  while (!done()) await new Promise((resolve) => setTimeout(resolve, 20))
+  const done = async (): Promise<boolean> => {
+    const { items } = await manager.listTasks()
+    return items.length === 2 && items.every((record) => record.status === 'success')
+  }
+  while (!(await done())) await new Promise((resolve) => setTimeout(resolve, 20))
 
-  for (const record of manager.listTasks()) {
+  for (const record of (await manager.listTasks()).items) {
     console.log(
       `${record.func_name}: ${record.status} after ${record.retries_used} retries on ${record.executor}/${record.queue}`,
     )

@@ -38,7 +38,7 @@ await manager.scheduleOnce(remind, { args: ['grace'], runAt: Date.now() + 1000, 
 console.log('one-off entries:', (await manager.listScheduled()).length)
 
 await new Promise((resolve) => setTimeout(resolve, 4500))
-const done = manager.listTasks().filter((record) => record.status === 'success')
-console.log(`${String(done.length)} tasks succeeded; schedules:`, manager.listSchedules())
+const done = await manager.listTasks({ status: 'success' })
+console.log(`${String(done.total)} tasks succeeded; schedules:`, manager.listSchedules())
 await manager.shutdown()
 rmSync(dir, { recursive: true, force: true })

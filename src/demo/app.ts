@@ -20,7 +20,7 @@ import {
 } from '../fastify/index.js'
 import { sqliteStore, TaskManager, taskLog } from '../tasks/index.js'
 import { docsInstructions, registerDocs } from './docs.js'
-import { tasksPlugin } from '../tasks/fastify/index.js'
+import { taskAdmin, tasksPlugin } from '../tasks/fastify/index.js'
 
 /** Credentials of the demo's admin app (`ctl login admin --password switchyard`). */
 export const DEMO_ADMIN = { username: 'admin', password: 'switchyard' } as const
@@ -202,7 +202,7 @@ async function registerTasks(app: FastifyInstance, tasksPath: string | null): Pr
   const store = tasksPath === null ? null : sqliteStore(tasksPath)
   const manager = new TaskManager({
     ...(store === null ? {} : { store }),
-    queues: { receipts: { concurrency: 2, max_size: 100 } },
+    queues: { receipts: { concurrency: 2, maxSize: 100 } },
   })
   const sendReceipt = manager.task(
     // persist: its record (and its history) is kept in the task store
@@ -215,16 +215,18 @@ async function registerTasks(app: FastifyInstance, tasksPath: string | null): Pr
     },
   )
   await app.register(tasksPlugin, { taskManager: manager })
+  await app.register(taskAdmin, {
+    taskManager: manager,
+    path: '/tasks',
+    auth: [DEMO_ADMIN.username, DEMO_ADMIN.password],
+  })
   app.post<{ Body: { id?: string } | undefined }>('/orders', async (request, reply) => {
     const id = request.body?.id ?? String(Date.now())
     const taskId = await manager.addTask(sendReceipt, [id])
     return reply.code(202).send({ order: id, task_id: taskId })
   })
   app.get<{ Params: { taskId: string } }>('/_demo/tasks/:taskId', async (request, reply) => {
-    // Tasks of this run are in the manager; older ones (before a restart) in the SQLite file.
-    const record =
-      manager.getTask(request.params.taskId) ??
-      (await store?.getTask(request.params.taskId))?.record
+    const record = await manager.getTask(request.params.taskId)
     return record === undefined
       ? reply.code(404).send({ error: { code: 'TASK_NOT_FOUND', message: 'No such task.' } })
       : record
@@ -296,6 +298,11 @@ export function demoInstructions(base: string, backend?: DemoBackend): string {
     `  curl -s -H 'x-user: ada' ${base}/checkout     # flag new-checkout: ada is targeted, others 50/50`,
     `  curl -s -X POST ${base}/orders                # 202 + task_id; then:`,
     `  curl -s ${base}/_demo/tasks/<task_id>          # the task record (logs, status, duration)`,
+    '',
+    `The task admin (user ${DEMO_ADMIN.username}, password ${DEMO_ADMIN.password}):`,
+    `  open ${base}/tasks/dashboard                 # log in in the browser`,
+    `  curl -c /tmp/sy-tasks -d 'username=${DEMO_ADMIN.username}&password=${DEMO_ADMIN.password}' ${base}/tasks/auth/login`,
+    `  curl -b /tmp/sy-tasks ${base}/tasks/metrics   # also /tasks/, /tasks/queues, /tasks/audit`,
     '',
     `The admin API and ctl (user ${DEMO_ADMIN.username}, password ${DEMO_ADMIN.password}):`,
     `  export CTL_SERVER_URL=${base}/switchyard`,

@@ -4,32 +4,40 @@
  * started at the end of startup and stopped first at shutdown.
  */
 import { randomUUID } from 'node:crypto'
-import { DurableLink, isDurableStore } from './durable-link.js'
+import { DurableLink } from './durable-link.js'
 import type { ArgumentCipher } from './encryption.js'
 import { TaskValidationError } from './errors.js'
 import { ManagerOneOffs } from './one-offs.js'
 import type { AddTaskOptions, TaskManagerLogger, TaskManagerOptions } from './options.js'
-import { sqliteStore } from './persistence/index.js'
+import { sqliteStore } from './stores/index.js'
 import type { StoredTask } from './record.js'
-import type { RecordBook } from './records.js'
 import type { TaskHandle, TaskRegistry } from './registry.js'
 import { RetentionLoop, retentionMs } from './retention.js'
 import { ManagerSchedules } from './schedules.js'
 import { systemLoopTimer } from './scheduling/timer.js'
-import { memoryTaskStore, type TaskStore } from './store.js'
+import { memoryTaskStore } from './stores/memory.js'
+import { isDurableStore, type AnyTaskStore } from './stores/seam.js'
 import type { TaskClock } from './time.js'
 
 /** What the background services need of the manager. */
 export interface BackgroundDeps {
-  store: TaskStore
+  store: AnyTaskStore
   registry: TaskRegistry
-  book: RecordBook
   clock: TaskClock
   logger: TaskManagerLogger
   cipher: ArgumentCipher | null
-  addTask(handle: TaskHandle, args: unknown[], options: AddTaskOptions): Promise<string>
+  /** Enqueues a run (plain arguments, or a ciphertext this manager cannot open). */
+  enqueue(
+    handle: TaskHandle,
+    payload: { args: unknown[] } | { sealed: string },
+    options: AddTaskOptions,
+  ): Promise<string>
   /** Dispatches a pending task claimed from the store. */
   adopt(task: StoredTask): void
+  /** Deletes terminal records that ended before the cutoff (retention). */
+  deleteBefore(cutoff: number): Promise<number>
+  /** Applies what other instances stored (queue configs), every maintenance round. */
+  refresh(): Promise<void>
 }
 
 /** The background services of one manager. */
@@ -38,7 +46,7 @@ export class ManagerBackground {
   readonly durable: DurableLink | null
   readonly schedules: ManagerSchedules
   readonly oneOffs: ManagerOneOffs
-  readonly #retention: RetentionLoop | null
+  readonly #retention: RetentionLoop
 
   constructor(options: TaskManagerOptions, deps: BackgroundDeps) {
     const { registry, clock, logger } = deps
@@ -58,6 +66,7 @@ export class ManagerBackground {
             dispatch: (task) => deps.adopt(task),
             warn: (message) => logger.warn(message),
             error,
+            refresh: () => deps.refresh(),
           },
         })
       : null
@@ -66,16 +75,17 @@ export class ManagerBackground {
     this.schedules = new ManagerSchedules({
       host: {
         register: (taskOptions, fn) => registry.register(taskOptions, fn),
-        enqueue: (handle, tags) => deps.addTask(handle, [], { source: 'scheduled', tags }),
+        enqueue: (handle, tags) =>
+          deps.enqueue(handle, { args: [] }, { source: 'scheduled', tags }),
         error,
       },
-      store,
+      store: store?.slots ?? null,
       owner,
       clock,
       timer: options.timer,
     })
     this.oneOffs = new ManagerOneOffs({
-      store,
+      store: store?.oneOffs ?? null,
       owner,
       clock,
       timer: options.timer,
@@ -83,8 +93,8 @@ export class ManagerBackground {
         owns: (handle) => registry.owns(handle),
         handle: (name) => registry.get(name),
         cipher: deps.cipher,
-        enqueue: (handle, args, entry) =>
-          deps.addTask(handle, args, {
+        enqueue: (handle, payload, entry) =>
+          deps.enqueue(handle, payload, {
             source: 'scheduled',
             tags: entry.tags,
             priority: entry.priority,
@@ -94,34 +104,36 @@ export class ManagerBackground {
         error,
       },
     })
-    this.#retention =
-      maxAgeMs === null
-        ? null
-        : new RetentionLoop({
-            maxAgeMs,
-            book: deps.book,
-            store,
-            clock,
-            timer: options.timer ?? systemLoopTimer,
-            error,
-          })
+    this.#retention = new RetentionLoop({
+      maxAgeMs,
+      deleteBefore: (cutoff) => deps.deleteBefore(cutoff),
+      slots: store?.slots ?? null,
+      clock,
+      timer: options.timer ?? systemLoopTimer,
+      error,
+    })
   }
 
   /** Starts the schedulers and retention (the last step of startup). */
   start(): void {
     this.schedules.start()
     this.oneOffs.start()
-    this.#retention?.start()
+    this.#retention.start()
+  }
+
+  /** Changes the retention (days; null keeps records forever). */
+  setRetentionDays(days: number | null): void {
+    this.#retention.setMaxAge(retentionMs(days))
   }
 
   /** Stops them and waits for ticks in progress (the first step of shutdown). */
   async stop(): Promise<void> {
-    await Promise.all([this.schedules.stop(), this.oneOffs.stop(), this.#retention?.stop()])
+    await Promise.all([this.schedules.stop(), this.oneOffs.stop(), this.#retention.stop()])
   }
 }
 
 /** The manager's store: the given seam, a SQLite file for a path, or the in-memory default. */
-export function resolveStore(store: TaskStore | string | undefined): TaskStore {
+export function resolveStore(store: AnyTaskStore | string | undefined): AnyTaskStore {
   if (store === undefined) return memoryTaskStore()
   if (typeof store === 'string') {
     if (store === '') throw new TaskValidationError('store path must not be empty.')

@@ -9,10 +9,9 @@
  * transaction per `addTask` would cap throughput at the database's commit rate.
  */
 import { randomUUID } from 'node:crypto'
-import type { DurableTaskStore } from './persistence/port.js'
+import type { DurableTaskStore } from './stores/ports.js'
 import type { StoredTask } from './record.js'
 import { TERMINAL_STATUSES } from './status.js'
-import type { TaskStore } from './store.js'
 import type { TaskClock } from './time.js'
 import { systemLoopTimer, type LoopTimer } from './scheduling/timer.js'
 
@@ -20,16 +19,6 @@ import { systemLoopTimer, type LoopTimer } from './scheduling/timer.js'
 const BATCH_SIZE = 500
 
 type WriteKind = 'enqueue' | 'save'
-
-/** Whether `store` is a durable store (the port), not only the small seam. */
-export function isDurableStore(store: TaskStore): store is DurableTaskStore {
-  const candidate = store as Partial<DurableTaskStore>
-  return (
-    typeof candidate.init === 'function' &&
-    typeof candidate.enqueuePending === 'function' &&
-    typeof candidate.claimPending === 'function'
-  )
-}
 
 /** What adoption hands back to the manager for dispatch. */
 export interface AdoptionSink {
@@ -41,6 +30,8 @@ export interface AdoptionSink {
   dispatch(task: StoredTask): void
   warn(message: string): void
   error(message: string, error: unknown): void
+  /** Called at the end of every maintenance round (e.g. to apply stored queue configs). */
+  refresh?(): Promise<void>
 }
 
 /** Options of {@link DurableLink}. */
@@ -135,11 +126,11 @@ export class DurableLink {
       for (const run of runs) {
         try {
           if (run.kind === 'enqueue') {
-            await this.store.enqueuePending(run.tasks, {
+            await this.store.pending.enqueue(run.tasks, {
               owner: this.owner,
               leaseUntil: this.#leaseUntil(),
             })
-          } else await this.store.saveTasks(run.tasks)
+          } else await this.store.records.save(run.tasks)
         } catch (error) {
           this.#options.sink.error(
             `could not write ${run.tasks.length} task(s) to the store`,
@@ -176,11 +167,11 @@ export class DurableLink {
 
   async #maintain(): Promise<void> {
     const { store, clock, sink } = this.#options
-    await store.renewLeases(this.owner, this.#leaseUntil())
+    await store.pending.renewLeases(this.owner, this.#leaseUntil())
     // Running records whose lease ran out belong to a dead instance.
     for (;;) {
       const now = clock.now()
-      const orphans = await store.claimOrphans({
+      const orphans = await store.pending.claimOrphans({
         owner: this.owner,
         leaseUntil: this.#leaseUntil(),
         now,
@@ -200,11 +191,11 @@ export class DurableLink {
           interrupted.push(task)
         }
       }
-      if (interrupted.length > 0) await store.saveTasks(interrupted)
+      if (interrupted.length > 0) await store.records.save(interrupted)
       // Put back as pending, still held by us; the pending sweep below dispatches them.
       if (requeued.length > 0) {
-        await store.enqueuePending(requeued, { owner: this.owner, leaseUntil: this.#leaseUntil() })
-        await store.releaseTasks(
+        await store.pending.enqueue(requeued, { owner: this.owner, leaseUntil: this.#leaseUntil() })
+        await store.pending.release(
           requeued.map((task) => task.record.task_id),
           this.owner,
         )
@@ -213,7 +204,7 @@ export class DurableLink {
     const funcNames = sink.funcNames()
     if (funcNames.length > 0) {
       for (;;) {
-        const claimed = await store.claimPending({
+        const claimed = await store.pending.claim({
           owner: this.owner,
           leaseUntil: this.#leaseUntil(),
           now: clock.now(),
@@ -225,11 +216,12 @@ export class DurableLink {
       }
     }
     await this.#warnUnregistered(new Set(funcNames))
+    await sink.refresh?.()
   }
 
   /** Pending tasks nobody here can run stay in the store; say so once per function. */
   async #warnUnregistered(registered: Set<string>): Promise<void> {
-    const page = await this.store.listTasks({ status: 'pending', page: 1, perPage: 100 })
+    const page = await this.store.records.list({ status: 'pending', page: 1, perPage: 100 })
     for (const task of page.items) {
       const name = task.record.func_name
       if (registered.has(name) || this.#warnedUnregistered.has(name)) continue
@@ -247,7 +239,7 @@ export class DurableLink {
     await this.#maintaining
     await this.flush()
     for (let i = 0; i < pendingIds.length; i += BATCH_SIZE) {
-      await this.store.releaseTasks(pendingIds.slice(i, i + BATCH_SIZE), this.owner)
+      await this.store.pending.release(pendingIds.slice(i, i + BATCH_SIZE), this.owner)
     }
   }
 }

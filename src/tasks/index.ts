@@ -3,6 +3,8 @@
  */
 export { TaskManager } from './manager.js'
 export type { TaskManagerOptions, AddTaskOptions, TaskManagerLogger } from './options.js'
+export type { TaskQuery } from './task-query.js'
+export type { TaskMetrics, FunctionMetrics, MetricsMinute } from './metrics-report.js'
 export type { ScheduleOptions, ScheduleInfo } from './schedules.js'
 export type { ScheduleOnceOptions } from './one-offs.js'
 export {
@@ -31,8 +33,8 @@ export {
   canTransition,
   type TaskStatus,
 } from './status.js'
-export { memoryTaskStore, type TaskStore, type MaybePromise } from './store.js'
-export { DEFAULT_QUEUE } from './queues/queue-set.js'
+export { memoryTaskStore, type TaskStore, type MaybePromise } from './stores/memory.js'
+export { DEFAULT_QUEUE, type QueueOptions } from './queues/queue-set.js'
 export type { QueueConfig, QueueStats } from './queues/queue.js'
 export { generateEncryptionKey, type EncryptionKeyInput } from './encryption.js'
 export { systemTaskClock, toIso, type TaskClock } from './time.js'
@@ -68,12 +70,25 @@ export {
   StoreError,
   StoreDriverMissingError,
   type DurableTaskStore,
+  type TaskRecordStore,
+  type PendingQueueStore,
+  type IdempotencyStore,
+  type ScheduleSlotStore,
+  type OneOffScheduleStore,
+  type TaskAdminStore,
+  type SessionRevocationStore,
+  type TaskMetricsStore,
+  type TaskChangeFeed,
+  type TaskChange,
   type TaskListQuery,
   type TaskPage,
   type OneOffEntry,
-} from './persistence/index.js'
+  type StoredQueueConfig,
+  type TaskAuditEntry,
+} from './stores/index.js'
 export {
   PeriodicTrigger,
+  ScheduledEntry,
   ScheduleError,
   OneOffNextRunError,
   ScheduleOnceUnsupportedError,

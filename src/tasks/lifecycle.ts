@@ -16,12 +16,9 @@ import type { RecordBook } from './records.js'
 import { TaskAbort } from './cancellation.js'
 import type { RunJob } from './jobs.js'
 import { TERMINAL_STATUSES, type TaskStatus } from './status.js'
-import type { TaskStore } from './store.js'
+import type { TaskStore } from './stores/memory.js'
 import type { DurableLink } from './durable-link.js'
 import { toIso, type TaskClock } from './time.js'
-
-/** Newest records a manager on a durable store loads into memory at startup. */
-const HISTORY_PAGE = 500
 
 /** The part of an application `initApp` needs (a Fastify instance fits). */
 export interface LifecycleHost {
@@ -49,6 +46,8 @@ export interface LifecycleDeps {
   readonly scheduling: { start(): void; stop(): Promise<void> }
   /** Whether a task's records go to the store (`persist`, or the manager's `requeuePending`). */
   readonly persistent: (job: RunJob) => boolean
+  /** Applies the queue configs kept in the durable store. */
+  readonly loadStoredConfig: () => Promise<void>
 }
 
 /** Startup/shutdown state machine of one manager. */
@@ -68,7 +67,8 @@ export class ManagerLifecycle {
   }
 
   /**
-   * Initialises a durable store, loads recent completed history, claims stored pending work and
+   * Initialises a durable store and applies its queue configs (or loads the seam's finished
+   * records), claims stored pending work and
    * starts lease renewal, opens observers, then starts the schedulers. Idempotent.
    */
   startup(): Promise<void> {
@@ -78,21 +78,20 @@ export class ManagerLifecycle {
 
   async #startup(): Promise<void> {
     const { book, store, durable } = this.#deps
-    if (durable !== null) await durable.store.init()
-    // Only finished records: re-running stored pending tasks (requeuePending) belongs to the
-    // persistence layer, which must claim each one so exactly one instance runs it.
-    // A durable store is queried by page: only the newest records are kept in memory, so
-    // memory does not grow with the history.
-    const history =
-      durable === null
-        ? await store.loadTasks()
-        : (await durable.store.listTasks({ page: 1, perPage: HISTORY_PAGE })).items.reverse()
-    for (const task of history) {
-      if (
-        TERMINAL_STATUSES.has(task.record.status) &&
-        book.get(task.record.task_id) === undefined
-      ) {
-        book.add(task)
+    if (durable !== null) {
+      // The history stays in the store, where every read goes: nothing to load.
+      await durable.store.init()
+      await this.#deps.loadStoredConfig()
+    } else {
+      // Only finished records: re-running stored pending tasks (requeuePending) needs a
+      // durable store, which claims each one so exactly one instance runs it.
+      for (const task of await store.loadTasks()) {
+        if (
+          TERMINAL_STATUSES.has(task.record.status) &&
+          book.get(task.record.task_id) === undefined
+        ) {
+          book.add(task)
+        }
       }
     }
     // Claims pending work (ours after a crash, or of dead instances) and starts lease renewal.
@@ -134,7 +133,8 @@ export class ManagerLifecycle {
           })
       if (!moved) continue
       deps.lifecycle(task, 'running', task.record.retries_used + 1)
-      if (requeue || deps.persistent(job)) toSave.push(task)
+      // With a durable store every finished record is kept (the shared history).
+      if (requeue || deps.persistent(job) || deps.durable !== null) toSave.push(task)
     }
     // Pending persistent tasks stay in the store; their claims are given up below.
     const release: string[] = []

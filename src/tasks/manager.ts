@@ -4,23 +4,13 @@
  * each of those owns its idea, this file only wires them and validates public input.
  *
  * @example
- * const manager = new TaskManager({ queues: { emails: { concurrency: 2, max_size: 100 } } })
+ * const manager = new TaskManager({ queues: { emails: { concurrency: 2, maxSize: 100 } } })
  * const sendEmail = manager.task({ retries: 3, delay: 1, backoff: 2, queue: 'emails' },
  *   async function sendEmail(to: string) { ... })
  * const taskId = await manager.addTask(sendEmail, ['ada@example.com'], { tags: { user: '42' } })
  */
-import { randomUUID } from 'node:crypto'
-import { assertTransferable } from './arguments.js'
 import { ArgumentCipher } from './encryption.js'
-import {
-  ManagerClosedError,
-  QueueFullError,
-  TaskNotCancellableError,
-  TaskNotFoundError,
-  TaskNotRegisteredError,
-  TaskNotRetryableError,
-  TaskValidationError,
-} from './errors.js'
+import { ManagerClosedError, TaskNotFoundError, TaskValidationError } from './errors.js'
 import { ExecutorSet } from './executors/executor-set.js'
 import { isTypeScript } from './executors/typescript-loader.js'
 import { ManagerLifecycle, type LifecycleHost } from './lifecycle.js'
@@ -28,16 +18,18 @@ import { ObserverDispatcher } from './observers/dispatcher.js'
 import { QueueSet } from './queues/queue-set.js'
 import type { QueueConfig, QueueStats } from './queues/queue.js'
 import { copyRecord, type StoredTask, type TaskRecord } from './record.js'
-import { RecordBook, type RecordListener } from './records.js'
+import { RecordBook, type LogListener, type RecordListener } from './records.js'
 import {
+  cancelGraceMs,
   consoleLogger,
+  logFileObservers,
   positiveOrNull,
   shutdownTimeoutMs,
   type AddTaskOptions,
   type TaskManagerLogger,
   type TaskManagerOptions,
+  workerEnvNames,
 } from './options.js'
-import { newStoredTask, resolveAddOptions } from './task-input.js'
 import {
   isTaskHandle,
   TaskRegistry,
@@ -45,29 +37,37 @@ import {
   type TaskHandle,
   type TaskOptions,
 } from './registry.js'
-import { TaskAbort } from './cancellation.js'
-import { RunJob } from './jobs.js'
-import { describe, TaskRunner } from './runner.js'
-import { RETRYABLE_STATUSES, TERMINAL_STATUSES, type TaskStatus } from './status.js'
-import type { TaskStore } from './store.js'
+import { TaskIntake } from './intake.js'
+import type { RunJob } from './jobs.js'
+import type { TaskMetrics } from './metrics-report.js'
+import { QueueConfigSync } from './queues/queue-configs.js'
+import { TaskRunner } from './runner.js'
+import type { TaskStatus } from './status.js'
+import type { TaskStore } from './stores/memory.js'
+import type { DurableTaskStore, TaskPage } from './stores/ports.js'
+import { isDurableStore, seamOf } from './stores/seam.js'
+import { toTaskListQuery, type TaskQuery } from './task-query.js'
+import { TaskReads } from './task-reads.js'
 import type { DurableLink } from './durable-link.js'
 import { ManagerBackground, resolveStore } from './background.js'
 import type { ScheduleInfo, ScheduleOptions } from './schedules.js'
 import type { ScheduleOnceOptions } from './one-offs.js'
 import type { ScheduleTrigger } from './scheduling/trigger.js'
-import type { OneOffEntry } from './persistence/port.js'
-import { systemTaskClock, toIso, type TaskClock } from './time.js'
+import type { OneOffEntry } from './stores/ports.js'
+import { systemTaskClock, toEpochMs, type TaskClock } from './time.js'
 
 /** Runs and tracks background tasks. */
 export class TaskManager {
   readonly #registry = new TaskRegistry()
   readonly #book = new RecordBook()
   readonly #queues: QueueSet
+  readonly #queueConfigs: QueueConfigSync
   readonly #executors: ExecutorSet
   readonly #observers: ObserverDispatcher
   readonly #runner: TaskRunner
   readonly #lifecycle: ManagerLifecycle
   readonly #store: TaskStore
+  readonly #durableStore: DurableTaskStore | null
   readonly #clock: TaskClock
   readonly #cipher: ArgumentCipher | null
   readonly #logger: TaskManagerLogger
@@ -77,25 +77,35 @@ export class TaskManager {
   readonly #durable: DurableLink | null
   readonly #requeuePending: boolean
   readonly #background: ManagerBackground
+  readonly #intake: TaskIntake
+  readonly #reads: TaskReads
 
   constructor(options: TaskManagerOptions = {}) {
     this.#logger = options.logger ?? consoleLogger
     this.#clock = options.clock ?? systemTaskClock
-    this.#store = resolveStore(options.store)
+    const store = resolveStore(options.store)
+    this.#store = seamOf(store)
+    this.#durableStore = isDurableStore(store) ? store : null
     this.#requeuePending = options.requeuePending === true
+    if (this.#requeuePending && this.#durableStore === null) {
+      throw new TaskValidationError(
+        'requeuePending needs a durable store that can requeue pending tasks (sqliteStore, postgresStore, mysqlStore or redisStore): with the in-memory store they would be lost.',
+      )
+    }
     this.#cipher =
       options.encryptionKey === undefined || options.encryptionKey === null
         ? null
         : new ArgumentCipher(options.encryptionKey)
     this.#background = new ManagerBackground(options, {
-      store: this.#store,
+      store,
       registry: this.#registry,
-      book: this.#book,
       clock: this.#clock,
       logger: this.#logger,
       cipher: this.#cipher,
-      addTask: (handle, args, addOptions) => this.addTask(handle, args, addOptions),
-      adopt: (task) => this.#adopt(task),
+      enqueue: (handle, payload, addOptions) => this.#intake.enqueue(handle, payload, addOptions),
+      adopt: (task) => this.#intake.adopt(task),
+      deleteBefore: (cutoff) => this.#reads.deleteBefore(cutoff),
+      refresh: () => this.#queueConfigs.load(),
     })
     this.#durable = this.#background.durable
     this.#queues = new QueueSet({
@@ -103,18 +113,27 @@ export class TaskManager {
       maxSize: options.maxSize,
       warn: (message) => this.#logger.warn(message),
     })
+    this.#queueConfigs = new QueueConfigSync(
+      this.#queues,
+      this.#durableStore?.admin ?? null,
+      (message) => this.#logger.warn(message),
+    )
     this.#executors = new ExecutorSet({
       maxConcurrentTasks: positiveOrNull(options.maxConcurrentTasks, 'maxConcurrentTasks'),
       maxSyncThreads: positiveOrNull(options.maxSyncThreads, 'maxSyncThreads'),
       maxProcessWorkers: positiveOrNull(options.maxProcessWorkers, 'maxProcessWorkers'),
       needsTypeScript: () =>
         this.#registry.all().some((task) => isTypeScript(task.definition.module ?? '')),
+      cancelGraceMs: cancelGraceMs(options.cancelGracePeriod),
+      workerEnv: workerEnvNames(options.workerEnv),
     })
     const processShutdownTimeoutMs = shutdownTimeoutMs(options.processShutdownTimeout)
-    this.#observers = new ObserverDispatcher(options.observers ?? [], (error) =>
-      this.#logger.error('an observer failed', error),
+    this.#observers = new ObserverDispatcher(
+      [...(options.observers ?? []), ...logFileObservers(options.logFile)],
+      (error) => this.#logger.error('an observer failed', error),
     )
-    const lifecycle = this.#emitLifecycle.bind(this)
+    const lifecycle = (task: StoredTask, previous: TaskStatus | null, attempt: number) =>
+      this.#observers.transition(task.record, previous, attempt, this.#clock.now())
     this.#runner = new TaskRunner({
       book: this.#book,
       clock: this.#clock,
@@ -122,7 +141,30 @@ export class TaskManager {
       executor: (kind) => this.#executors.get(kind),
       cipher: this.#cipher,
       lifecycle,
-      onTerminal: (job) => this.#onTerminal(job.task, job.handle),
+      onTerminal: (job) => this.#intake.finished(job.task, job.handle),
+    })
+    this.#intake = new TaskIntake({
+      registry: this.#registry,
+      book: this.#book,
+      queues: this.#queues,
+      live: this.#live,
+      durable: this.#durable,
+      seam: this.#store,
+      cipher: this.#cipher,
+      clock: this.#clock,
+      logger: this.#logger,
+      runner: this.#runner,
+      persistent: (handle) => this.#isPersistent(handle),
+      closed: () => this.#lifecycle.closed,
+      lifecycle,
+    })
+    this.#reads = new TaskReads({
+      book: this.#book,
+      live: this.#live,
+      persistent: (job) => this.#isPersistent(job.handle),
+      unwritten: (taskId) => this.#intake.unwritten(taskId),
+      durable: this.#durableStore,
+      seam: this.#store,
     })
     this.#lifecycle = new ManagerLifecycle({
       book: this.#book,
@@ -137,16 +179,8 @@ export class TaskManager {
       durable: this.#durable,
       scheduling: this.#background,
       persistent: (job) => this.#isPersistent(job.handle),
+      loadStoredConfig: () => this.#queueConfigs.load(),
     })
-    if (this.#durable !== null) {
-      const durable = this.#durable
-      // A persistent task's start is written too, so a crash mid-run is seen as an orphan.
-      this.#book.subscribe((record) => {
-        if (record.status !== 'running') return
-        const job = this.#live.get(record.task_id)
-        if (job !== undefined && this.#isPersistent(job.handle)) void durable.save(job.task)
-      })
-    }
   }
 
   /**
@@ -210,6 +244,11 @@ export class TaskManager {
     return this.#background.oneOffs.list(options.before)
   }
 
+  /** Number of one-off entries not yet run (0 without a durable store). */
+  countScheduled(): Promise<number> {
+    return this.#durableStore?.oneOffs.count() ?? Promise.resolve(0)
+  }
+
   /** The handle registered under `name`. */
   getRegisteredTask(name: string): TaskHandle | undefined {
     return this.#registry.get(name)
@@ -242,61 +281,7 @@ export class TaskManager {
       )
     }
     if (!Array.isArray(args)) throw new TaskValidationError('addTask args must be an array.')
-    const definition = handle.definition
-    const resolved = resolveAddOptions(definition, options)
-    if (definition.executor !== 'async') assertTransferable(args, definition.name)
-    const encrypted = this.#cipher === null ? null : this.#cipher.encrypt(args)
-    const queue = this.#queues.resolve(resolved.queue)
-    const taskId = randomUUID()
-    const key = resolved.idempotencyKey
-    if (key !== null) {
-      const claim = this.#store.claimIdempotencyKey(key, taskId)
-      const holder = claim instanceof Promise ? await claim : claim
-      if (holder !== null) return holder
-    }
-    const stored = newStoredTask(
-      taskId,
-      definition,
-      resolved,
-      queue.name,
-      toIso(this.#clock.now()),
-      encrypted === null ? args : null,
-      encrypted,
-    )
-    try {
-      queue.admit()
-    } catch (error) {
-      if (error instanceof QueueFullError) {
-        stored.record.status = 'rejected'
-        stored.record.error = describe(error)
-        this.#book.add(stored)
-        this.#emitLifecycle(stored, null, 0)
-        this.#releaseKey(stored)
-      }
-      throw error
-    }
-    this.#book.add(stored)
-    const job = new RunJob(stored, handle, resolved.priority ?? 0, this.#runner)
-    this.#live.set(taskId, job)
-    const written =
-      this.#durable !== null && this.#isPersistent(handle) ? this.#durable.enqueue(stored) : null
-    queue.offer(job)
-    if (written !== null) await written
-    return taskId
-  }
-
-  /** Dispatches a pending task this instance claimed from the store (startup or takeover). */
-  #adopt(task: StoredTask): void {
-    const id = task.record.task_id
-    const handle = this.#registry.get(task.record.func_name)
-    if (handle === undefined || this.#live.has(id) || this.#lifecycle.closed) return
-    const existing = this.#book.get(id)
-    if (existing !== undefined && existing.record.status !== 'pending') return
-    if (existing === undefined) this.#book.add(task)
-    const stored = existing ?? task
-    const job = new RunJob(stored, handle, stored.record.priority ?? 0, this.#runner)
-    this.#live.set(id, job)
-    this.#queues.resolve(stored.record.queue).offer(job)
+    return this.#intake.enqueue(handle, { args }, options)
   }
 
   #isPersistent(handle: TaskHandle): boolean {
@@ -306,100 +291,87 @@ export class TaskManager {
   /**
    * Cancels a pending task (at once: it will never start) or a running one (asynchronously: the
    * signal is sent and the executor records `cancelled`; the returned record may still say
-   * `running`). Throws `TaskNotFoundError` or `TaskNotCancellableError`.
+   * `running`). Only tasks of this process can be cancelled. Throws `TaskNotFoundError` or
+   * `TaskNotCancellableError`.
    */
   cancel(taskId: string): TaskRecord {
-    const task = this.#book.get(taskId)
-    if (task === undefined) throw new TaskNotFoundError(`No task ${JSON.stringify(taskId)}.`)
-    const record = task.record
-    if (record.status === 'pending') {
-      if (
-        this.#book.transition(task, 'pending', 'cancelled', {
-          end_time: toIso(this.#clock.now()),
-        })
-      ) {
-        this.#queues.get(record.queue)?.remove(taskId)
-        const job = this.#live.get(taskId)
-        job?.abort(new TaskAbort('cancel'))
-        this.#emitLifecycle(task, 'pending', 0)
-        this.#onTerminal(task, job?.handle)
-      }
-      return copyRecord(record)
-    }
-    if (record.status === 'running') {
-      const job = this.#live.get(taskId)
-      if (job !== undefined) this.#runner.cancelRunning(job)
-      return copyRecord(record)
-    }
-    throw new TaskNotCancellableError(
-      `Task ${taskId} is ${record.status}; only pending or running tasks can be cancelled.`,
-      { status: record.status },
-    )
+    return this.#intake.cancel(taskId)
   }
 
   /**
-   * Re-enqueues a failed or interrupted task with its original function, arguments, tags,
-   * priority and queue; returns the new task_id. The original record is unchanged.
+   * Re-enqueues a failed or interrupted task — of this instance or, with a durable store, of
+   * any instance — with its original function, arguments, tags, priority and queue; returns the
+   * new task_id. The original record is unchanged.
    */
   async retryTask(taskId: string): Promise<string> {
-    const task = this.#book.get(taskId)
+    const task = await this.#reads.get(taskId)
     if (task === undefined) throw new TaskNotFoundError(`No task ${JSON.stringify(taskId)}.`)
-    const record = task.record
-    if (!RETRYABLE_STATUSES.has(record.status)) {
-      throw new TaskNotRetryableError(
-        `Task ${taskId} is ${record.status}; only failed or interrupted tasks can be retried.`,
-        { status: record.status },
-      )
-    }
-    const handle = this.#registry.get(record.func_name)
-    if (handle === undefined) {
-      throw new TaskNotRegisteredError(
-        `Task function ${JSON.stringify(record.func_name)} is not registered in this process.`,
-      )
-    }
-    const args =
-      task.encrypted_args !== null && this.#cipher !== null
-        ? this.#cipher.decrypt(task.encrypted_args)
-        : (task.args ?? [])
-    return this.addTask(handle, args, {
-      tags: record.tags,
-      priority: record.priority,
-      queue: record.queue,
-    })
+    return this.#intake.retry(task)
   }
 
-  /** The serialized record of one task (a copy). */
-  getTask(taskId: string): TaskRecord | undefined {
+  /**
+   * The record of one task (a copy): this process's, or with a durable store the stored one of
+   * any instance.
+   */
+  async getTask(taskId: string): Promise<TaskRecord | undefined> {
+    return (await this.#reads.get(taskId))?.record
+  }
+
+  /** The record of a task this process holds in memory (no store read), a copy. */
+  localTask(taskId: string): TaskRecord | undefined {
     const task = this.#book.get(taskId)
     return task === undefined ? undefined : copyRecord(task.record)
   }
 
-  /** Every record (copies), oldest first. */
-  listTasks(): TaskRecord[] {
-    const records: TaskRecord[] = []
-    for (const task of this.#book.all()) records.push(copyRecord(task.record))
-    return records
+  /**
+   * A page of records, newest first (default 50 per page): every instance's with a durable
+   * store. Throws `TaskValidationError` for a bad query.
+   *
+   * @example
+   * const { items, total } = await manager.listTasks({ status: 'failed', since: '2026-11-21T00:00:00Z' })
+   */
+  async listTasks(query: TaskQuery = {}): Promise<TaskPage<TaskRecord>> {
+    const page = await this.#reads.list(toTaskListQuery(query))
+    return { ...page, items: page.items.map((task) => task.record) }
+  }
+
+  /** Like {@link listTasks}, in the stored form (records with their arguments and keys). */
+  listStoredTasks(query: TaskQuery = {}): Promise<TaskPage> {
+    return this.#reads.list(toTaskListQuery(query))
   }
 
   /** The stored form of a task (record plus arguments, encrypted when a key is set), a copy. */
-  getStoredTask(taskId: string): StoredTask | undefined {
-    const task = this.#book.get(taskId)
-    return task === undefined ? undefined : structuredClone(task)
+  getStoredTask(taskId: string): Promise<StoredTask | undefined> {
+    return this.#reads.get(taskId)
   }
 
-  /** Deletes terminal records; pending and running ones are never deleted. Returns how many went. */
-  deleteTasks(taskIds: Iterable<string>): number {
-    const deletable: string[] = []
-    for (const id of taskIds) {
-      const status = this.#book.get(id)?.record.status
-      if (status !== undefined && TERMINAL_STATUSES.has(status)) deletable.push(id)
-    }
-    return this.#book.delete(deletable)
+  /**
+   * Deletes finished records that ended before `before`, in memory and in the store, with their
+   * tags, idempotency keys and metric minutes; pending and running records never go. Resolves
+   * how many were deleted.
+   */
+  deleteHistory(before: Date | number | string): Promise<number> {
+    return this.#reads.deleteBefore(toEpochMs(before, 'before'))
+  }
+
+  /**
+   * The metrics: counts by status, success rate, average and P95 durations, per function; with
+   * `since`, over the minutes from then, with a per-minute series. Every instance's with a
+   * durable store.
+   */
+  metrics(options: { since?: Date | number | string } = {}): Promise<TaskMetrics> {
+    const since = options.since === undefined ? undefined : toEpochMs(options.since, 'since')
+    return this.#reads.metrics(since)
   }
 
   /** Subscribes to record creation and status changes; returns the unsubscribe function. */
   subscribe(listener: RecordListener): () => void {
     return this.#book.subscribe(listener)
+  }
+
+  /** Subscribes to log lines added to this process's records (called with the task id). */
+  subscribeLogs(listener: LogListener): () => void {
+    return this.#book.subscribeLogs(listener)
   }
 
   /** Per-queue counts and config. */
@@ -408,12 +380,24 @@ export class TaskManager {
   }
 
   /**
-   * Changes a queue's concurrency and/or max_size live (null = unlimited, undefined = unchanged).
-   * Lowering concurrency never stops running tasks; no new one starts until fewer run than the
-   * new limit. Throws `QueueNotFoundError` or `TaskValidationError` (and changes nothing).
+   * Changes a queue's concurrency and/or max_size live (null = unlimited, undefined = unchanged)
+   * and, with a durable store, stores it: every instance applies it within a third of the lease
+   * (10 s by default), and it survives restarts. Lowering concurrency never stops running tasks;
+   * no new one starts until fewer run than the new limit. Rejects with `QueueNotFoundError` or
+   * `TaskValidationError` (and changes nothing).
    */
-  updateQueueConfig(name: string, change: Partial<QueueConfig>): QueueConfig {
-    return this.#queues.update(name, change)
+  updateQueueConfig(name: string, change: Partial<QueueConfig>): Promise<QueueConfig> {
+    return this.#queueConfigs.update(name, change)
+  }
+
+  /** Changes the retention of finished records (days; null keeps them forever). */
+  setRetentionDays(days: number | null): void {
+    this.#background.setRetentionDays(days)
+  }
+
+  /** The durable store of this manager, or null (in memory). */
+  get durableStore(): DurableTaskStore | null {
+    return this.#durableStore
   }
 
   /** Startup: opens observers. Idempotent; tasks may be added before it. */
@@ -429,57 +413,5 @@ export class TaskManager {
   /** Registers startup/shutdown on the app's `onReady`/`onClose` hooks; safe to repeat. */
   initApp(app: LifecycleHost): void {
     this.#lifecycle.attach(app)
-  }
-
-  #onTerminal(task: StoredTask, handle: TaskHandle | undefined): void {
-    this.#live.delete(task.record.task_id)
-    const status = task.record.status
-    if (status === 'failed' || status === 'rejected') this.#releaseKey(task)
-    if (handle === undefined || !this.#isPersistent(handle)) return
-    if (this.#durable !== null) {
-      void this.#durable.save(task)
-      return
-    }
-    this.#storeCall(`could not save task ${task.record.task_id}`, () =>
-      this.#store.saveTasks([task]),
-    )
-  }
-
-  #releaseKey(task: StoredTask): void {
-    const key = task.idempotency_key
-    if (key === null) return
-    this.#storeCall(`could not release idempotency key ${key}`, () =>
-      this.#store.releaseIdempotencyKey(key, task.record.task_id),
-    )
-  }
-
-  /** Calls the store without waiting; a synchronous store (memory) has finished on return. */
-  #storeCall(failure: string, call: () => unknown): void {
-    try {
-      const result = call()
-      if (result instanceof Promise) {
-        result.catch((error: unknown) => this.#logger.error(failure, error))
-      }
-    } catch (error) {
-      this.#logger.error(failure, error)
-    }
-  }
-
-  #emitLifecycle(task: StoredTask, previous: TaskStatus | null, attempt: number): void {
-    if (!this.#observers.active) return
-    const record = task.record
-    this.#observers.lifecycle({
-      type: 'lifecycle',
-      task_id: record.task_id,
-      func_name: record.func_name,
-      timestamp: toIso(this.#clock.now()),
-      status: record.status,
-      previous_status: previous,
-      attempt,
-      tags: record.tags,
-      error: record.status === 'failed' ? record.error : null,
-      duration:
-        TERMINAL_STATUSES.has(record.status) && record.start_time !== null ? record.duration : null,
-    })
   }
 }

@@ -8,13 +8,14 @@
  */
 import { randomUUID } from 'node:crypto'
 import { assertTransferable } from './arguments.js'
-import type { ArgumentCipher } from './encryption.js'
+import { oneOffOwner, plainArgs, type ArgumentCipher } from './encryption.js'
 import { TaskNotRegisteredError, TaskValidationError } from './errors.js'
-import type { DurableTaskStore, OneOffEntry } from './persistence/port.js'
+import type { OneOffEntry, OneOffScheduleStore } from './stores/ports.js'
 import type { TaskHandle } from './registry.js'
 import { ScheduleOnceUnsupportedError } from './scheduling/errors.js'
 import { OneOffScheduler, assertOneOffSupport } from './scheduling/one-off-scheduler.js'
 import type { LoopClock, LoopTimer } from './scheduling/timer.js'
+import { toEpochMs } from './time.js'
 
 /** Options of `manager.scheduleOnce(task, options)`. */
 export interface ScheduleOnceOptions<A extends unknown[] = unknown[]> {
@@ -34,19 +35,24 @@ export interface OneOffHost {
   owns(handle: TaskHandle): boolean
   handle(funcName: string): TaskHandle | undefined
   cipher: ArgumentCipher | null
-  enqueue(handle: TaskHandle, args: unknown[], entry: OneOffEntry): Promise<unknown>
+  /** Enqueues the entry's run: plain arguments, or its ciphertext when there is no key. */
+  enqueue(
+    handle: TaskHandle,
+    payload: { args: unknown[] } | { sealed: string },
+    entry: OneOffEntry,
+  ): Promise<unknown>
   error(message: string, error: unknown): void
 }
 
 /** One-off schedules of one manager; without a store that supports them every call throws. */
 export class ManagerOneOffs {
-  readonly #store: DurableTaskStore | null
+  readonly #store: OneOffScheduleStore | null
   readonly #host: OneOffHost
   readonly #clock: LoopClock
   readonly #scheduler: OneOffScheduler<OneOffEntry> | null
 
   constructor(options: {
-    store: DurableTaskStore | null
+    store: OneOffScheduleStore | null
     host: OneOffHost
     owner: string
     clock: LoopClock
@@ -78,25 +84,26 @@ export class ManagerOneOffs {
     if (typeof options !== 'object' || (options as unknown) === null) {
       throw new TaskValidationError('scheduleOnce needs options with runAt.')
     }
-    const runAt = toEpochMs(options.runAt)
+    const runAt = toEpochMs(options.runAt, 'runAt')
     const args = options.args ?? []
     if (!Array.isArray(args)) throw new TaskValidationError('scheduleOnce args must be an array.')
     const definition = handle.definition
     if (definition.executor !== 'async') assertTransferable(args, definition.name)
     const cipher = this.#host.cipher
+    const runKey = options.runKey ?? randomUUID()
     const entry: OneOffEntry = {
-      run_key: options.runKey ?? randomUUID(),
+      run_key: runKey,
       func_name: definition.name,
       run_at: runAt,
       args: cipher === null ? args : null,
-      encrypted_args: cipher === null ? null : cipher.encrypt(args),
+      encrypted_args: cipher === null ? null : cipher.encrypt(args, oneOffOwner(runKey)),
       tags: { ...(options.tags ?? {}) },
       priority: options.priority ?? null,
       queue: options.queue ?? null,
       idempotency_key: options.idempotencyKey ?? null,
       created_at: Math.round(this.#clock.now()),
     }
-    await store.upsertOneOff(entry)
+    await store.upsert(entry)
     this.#scheduler?.arm(entry)
     return entry.run_key
   }
@@ -105,13 +112,13 @@ export class ManagerOneOffs {
   async cancel(runKey: string): Promise<boolean> {
     const store = this.#require()
     this.#scheduler?.disarm(runKey)
-    return store.cancelOneOff(runKey)
+    return store.cancel(runKey)
   }
 
   /** Entries not yet run, earliest first; only those due before `before` when given. */
   async list(before?: Date | number | string): Promise<OneOffEntry[]> {
     const store = this.#require()
-    return store.listOneOff(before === undefined ? undefined : toEpochMs(before))
+    return store.list(before === undefined ? undefined : toEpochMs(before, 'before'))
   }
 
   /** Starts the scheduler (re-arms stored entries on its first tick). */
@@ -129,7 +136,7 @@ export class ManagerOneOffs {
     return this.#scheduler?.tick() ?? Promise.resolve()
   }
 
-  #require(): DurableTaskStore {
+  #require(): OneOffScheduleStore {
     if (this.#store === null) {
       assertOneOffSupport(null)
       throw new ScheduleOnceUnsupportedError('scheduleOnce needs a durable task store.')
@@ -146,26 +153,12 @@ export class ManagerOneOffs {
       )
     }
     const cipher = this.#host.cipher
-    const args =
-      entry.encrypted_args !== null && cipher !== null
-        ? cipher.decrypt(entry.encrypted_args)
-        : (entry.args ?? [])
-    await this.#host.enqueue(handle, args, entry)
+    // Without the key the run is still recorded, carrying the ciphertext: its attempt fails
+    // with TaskArgumentError (saying why) instead of running without arguments.
+    const payload =
+      entry.encrypted_args !== null && cipher === null
+        ? { sealed: entry.encrypted_args }
+        : { args: plainArgs(cipher, entry, oneOffOwner(entry.run_key)) }
+    await this.#host.enqueue(handle, payload, entry)
   }
-}
-
-/** Epoch ms of a Date, epoch number or ISO string; throws a validation error otherwise. */
-function toEpochMs(value: Date | number | string): number {
-  const ms =
-    value instanceof Date
-      ? value.getTime()
-      : typeof value === 'number'
-        ? value
-        : typeof value === 'string'
-          ? Date.parse(value)
-          : Number.NaN
-  if (!Number.isFinite(ms)) {
-    throw new TaskValidationError('runAt must be a Date, epoch milliseconds or an ISO timestamp.')
-  }
-  return Math.round(ms)
 }

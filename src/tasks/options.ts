@@ -3,10 +3,11 @@
  */
 import { TaskValidationError } from './errors.js'
 import type { EncryptionKeyInput } from './encryption.js'
+import { FileObserver, type FileObserverOptions } from './observers/file.js'
 import type { TaskObserver } from './observers/types.js'
-import type { QueueConfig } from './queues/queue.js'
+import type { QueueOptions } from './queues/queue-set.js'
 import type { TaskSource } from './record.js'
-import type { TaskStore } from './store.js'
+import type { AnyTaskStore } from './stores/seam.js'
 import type { TaskClock } from './time.js'
 import type { LoopTimer } from './scheduling/timer.js'
 
@@ -18,8 +19,8 @@ export interface TaskManagerLogger {
 
 /** Options of `new TaskManager(options)`. Durations are seconds. */
 export interface TaskManagerOptions {
-  /** Named queues: name → `{ concurrency, max_size }` (null or absent = unlimited). */
-  queues?: Record<string, Partial<QueueConfig>>
+  /** Named queues: name → `{ concurrency, maxSize }` (null or absent = unlimited). */
+  queues?: Record<string, QueueOptions>
   /** Shorthand for the default queue's max_size. */
   maxSize?: number | null
   /** Cap on simultaneous async tasks; null (default) = no cap. */
@@ -30,15 +31,30 @@ export interface TaskManagerOptions {
   maxProcessWorkers?: number | null
   /** Seconds process workers get to finish at shutdown before they are killed. Default 10. */
   processShutdownTimeout?: number
+  /**
+   * Seconds a thread or process worker may go on with the call of a cancelled task before it is
+   * terminated and replaced by a fresh one. Default 5.
+   */
+  cancelGracePeriod?: number
+  /**
+   * Names of the environment variables process workers inherit (an allow-list, e.g.
+   * `['PATH', 'NODE_ENV', 'DATABASE_URL']`). Default: all of them.
+   */
+  workerEnv?: readonly string[] | null
   /** AES-256-GCM key (32 bytes; Buffer, hex or base64) to encrypt task arguments at rest. */
   encryptionKey?: EncryptionKeyInput | null
   /** Log and lifecycle observers. */
   observers?: readonly TaskObserver[]
   /**
+   * Shorthand for a {@link FileObserver}: a path (lines `[task_id] [func_name] <timestamp>
+   * message`), or the observer's options (`minLevel`, `lifecycle`, rotation).
+   */
+  logFile?: string | FileObserverOptions | null
+  /**
    * Persistence and idempotency: a durable store (`sqliteStore`, `postgresStore`, `mysqlStore`,
    * `redisStore`), a path (→ `sqliteStore(path)`), or the small seam. Default: in memory.
    */
-  store?: TaskStore | string
+  store?: AnyTaskStore | string
   /** Persist every task (as if each had `persist: true`) so pending work survives a restart. */
   requeuePending?: boolean
   /**
@@ -97,4 +113,40 @@ export function shutdownTimeoutMs(seconds: number | undefined): number {
     )
   }
   return timeout * 1000
+}
+
+/** Validates `cancelGracePeriod` (seconds, default 5) and returns milliseconds. */
+export function cancelGraceMs(seconds: number | undefined): number {
+  const grace = seconds ?? 5
+  if (typeof grace !== 'number' || !Number.isFinite(grace) || grace < 0) {
+    throw new TaskValidationError('cancelGracePeriod must be a non-negative number of seconds.')
+  }
+  return grace * 1000
+}
+
+/** Validates `workerEnv`: null/undefined (every variable) or a list of variable names. */
+export function workerEnvNames(names: readonly string[] | null | undefined): string[] | null {
+  if (names === undefined || names === null) return null
+  const list: unknown = names
+  if (
+    !Array.isArray(list) ||
+    !list.every((name) => typeof name === 'string' && /^[^=\0]+$/.test(name))
+  ) {
+    throw new TaskValidationError(
+      'workerEnv must be a list of environment variable names, e.g. ["PATH", "NODE_ENV"].',
+    )
+  }
+  return [...(list as string[])]
+}
+
+/** The observers of the `logFile` shorthand (none when it is not set). */
+export function logFileObservers(
+  logFile: string | FileObserverOptions | null | undefined,
+): TaskObserver[] {
+  if (logFile === undefined || logFile === null) return []
+  if (typeof logFile === 'string') return [new FileObserver({ path: logFile })]
+  if (typeof logFile !== 'object') {
+    throw new TaskValidationError('logFile must be a path or FileObserver options.')
+  }
+  return [new FileObserver(logFile)]
 }

@@ -38,6 +38,10 @@ export interface TaskRecord {
   priority: number | null
   executor: ExecutorKind
   queue: string
+  /** How far the task says it is, 0..1, or null when it does not report progress. */
+  progress: number | null
+  /** What the task says it is doing, or null. */
+  progress_message: string | null
 }
 
 /**

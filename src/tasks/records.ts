@@ -11,15 +11,24 @@ import { canTransition, TERMINAL_STATUSES, type TaskStatus } from './status.js'
 /** Called with the record after it was created or changed status. */
 export type RecordListener = (record: TaskRecord) => void
 
+/** Called with a task id after a log line was added to its record. */
+export type LogListener = (taskId: string) => void
+
 /** Live records plus change notification. */
 export class RecordBook {
   readonly #tasks = new Map<string, StoredTask>()
   readonly #listeners = new Set<RecordListener>()
+  readonly #logListeners = new Set<LogListener>()
+  /** Called (without a copy) when a record enters a terminal status: the manager's metrics. */
+  onTerminal: ((task: StoredTask) => void) | null = null
 
   /** Adds a new record and notifies listeners. */
   add(task: StoredTask): void {
     this.#tasks.set(task.record.task_id, task)
     this.#notify(task.record)
+    if (this.onTerminal !== null && TERMINAL_STATUSES.has(task.record.status)) {
+      this.onTerminal(task)
+    }
   }
 
   /** The stored task (live object; callers must not mutate it). */
@@ -51,6 +60,7 @@ export class RecordBook {
     if (patch !== undefined) Object.assign(task.record, patch)
     task.record.status = to
     this.#notify(task.record)
+    if (this.onTerminal !== null && TERMINAL_STATUSES.has(to)) this.onTerminal(task)
     return true
   }
 
@@ -81,6 +91,7 @@ export class RecordBook {
     record.stacktrace = stacktrace
     record.status = to
     this.#notify(record)
+    this.onTerminal?.(task)
     return true
   }
 
@@ -95,6 +106,15 @@ export class RecordBook {
   appendLog(task: StoredTask, line: string): boolean {
     if (TERMINAL_STATUSES.has(task.record.status)) return false
     task.record.logs.push(line)
+    if (this.#logListeners.size > 0) {
+      for (const listener of this.#logListeners) {
+        try {
+          listener(task.record.task_id)
+        } catch (error) {
+          console.error('[switchyard.tasks] log listener failed', error)
+        }
+      }
+    }
     return true
   }
 
@@ -109,6 +129,12 @@ export class RecordBook {
   subscribe(listener: RecordListener): () => void {
     this.#listeners.add(listener)
     return () => this.#listeners.delete(listener)
+  }
+
+  /** Subscribes to added log lines (the id only: callers read the record when they need it). */
+  subscribeLogs(listener: LogListener): () => void {
+    this.#logListeners.add(listener)
+    return () => this.#logListeners.delete(listener)
   }
 
   #notify(record: TaskRecord): void {

@@ -13,7 +13,7 @@
  */
 import { TaskAbort, type Cancellation } from './cancellation.js'
 import type { JobRunner, RunJob } from './jobs.js'
-import type { ArgumentCipher } from './encryption.js'
+import { plainArgs, taskOwner, type ArgumentCipher } from './encryption.js'
 import type { ExecutionOutcome, ExecutionRequest, TaskExecutor } from './executors/types.js'
 import type { ObserverDispatcher } from './observers/dispatcher.js'
 import {
@@ -126,10 +126,7 @@ export class TaskRunner implements JobRunner {
 
   /** The plaintext arguments of a task (decrypted when encryption is on). */
   argsOf(task: StoredTask): unknown[] {
-    if (task.encrypted_args !== null && this.#deps.cipher !== null) {
-      return this.#deps.cipher.decrypt(task.encrypted_args)
-    }
-    return task.args ?? []
+    return plainArgs(this.#deps.cipher, task, taskOwner(task.record.task_id))
   }
 
   /** The compare-and-set before an attempt's function runs. */

@@ -50,7 +50,7 @@ export interface ScheduleHost {
 function memorySlotStore(): SlotStore {
   const claimed = new Set<string>()
   return {
-    claimScheduleSlot(name, slot) {
+    claim(name, slot) {
       const key = `${name}\u0000${String(slot)}`
       if (claimed.has(key)) return Promise.resolve(false)
       claimed.add(key)

@@ -70,6 +70,8 @@ export function newStoredTask(
       priority: resolved.priority,
       executor: definition.executor,
       queue,
+      progress: null,
+      progress_message: null,
     },
     args,
     encrypted_args: encryptedArgs,

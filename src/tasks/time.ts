@@ -2,6 +2,7 @@
  * Time for the task manager. Everything that reads "now" or waits (retry backoff) goes through a
  * {@link TaskClock}, so tests drive time instead of sleeping.
  */
+import { TaskValidationError } from './errors.js'
 
 /** A source of the current time and of cancellable waits. */
 export interface TaskClock {
@@ -53,4 +54,25 @@ export function toIso(epochMs: number): string {
     lastMs = epochMs
   }
   return lastText
+}
+
+/**
+ * Epoch ms of a Date, epoch number or ISO string; throws `TaskValidationError` naming `field`
+ * otherwise.
+ */
+export function toEpochMs(value: Date | number | string, field: string): number {
+  const ms =
+    value instanceof Date
+      ? value.getTime()
+      : typeof value === 'number'
+        ? value
+        : typeof value === 'string'
+          ? Date.parse(value)
+          : Number.NaN
+  if (!Number.isFinite(ms)) {
+    throw new TaskValidationError(
+      `${field} must be a Date, epoch milliseconds or an ISO timestamp.`,
+    )
+  }
+  return Math.round(ms)
 }

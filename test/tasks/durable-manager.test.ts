@@ -57,7 +57,7 @@ describe('TaskManager on a durable store', () => {
     const before = sqliteStore(path)
     try {
       // The hung runs were written as running: the next manager sees them as orphans.
-      const running = await before.listTasks({ status: 'running', page: 1, perPage: 1 })
+      const running = await before.records.list({ status: 'running', page: 1, perPage: 1 })
       expect(running.total).toBeGreaterThan(0)
     } finally {
       await before.close()
@@ -81,9 +81,9 @@ describe('TaskManager on a durable store', () => {
     expect(new Set(ran).size).toBe(1000)
     const store = sqliteStore(path)
     try {
-      const page = await store.listTasks({ status: 'success', page: 1, perPage: 1 })
+      const page = await store.records.list({ status: 'success', page: 1, perPage: 1 })
       expect(page.total).toBe(1000)
-      const pending = await store.listTasks({ status: 'pending', page: 1, perPage: 1 })
+      const pending = await store.records.list({ status: 'pending', page: 1, perPage: 1 })
       expect(pending.total).toBe(0)
     } finally {
       await store.close()
@@ -95,10 +95,10 @@ describe('TaskManager on a durable store', () => {
     const seed = sqliteStore(path)
     const orphan = makeTask({ func_name: 'work' })
     const foreign = makeTask({ func_name: 'not-here' })
-    await seed.enqueuePending([orphan, foreign], { owner: 'dead', leaseUntil: 1 })
+    await seed.pending.enqueue([orphan, foreign], { owner: 'dead', leaseUntil: 1 })
     orphan.record.status = 'running'
     orphan.record.start_time = orphan.record.created_at
-    await seed.saveTasks([orphan])
+    await seed.records.save([orphan])
     await seed.close()
 
     const warnings: string[] = []
@@ -125,11 +125,11 @@ describe('TaskManager on a durable store', () => {
 
     const check = sqliteStore(path)
     try {
-      expect((await check.getTask(orphan.record.task_id))?.record.status).toBe('interrupted')
+      expect((await check.records.get(orphan.record.task_id))?.record.status).toBe('interrupted')
       // A task of an unregistered function stays pending in the store, with a warning.
-      expect((await check.getTask(foreign.record.task_id))?.record.status).toBe('pending')
+      expect((await check.records.get(foreign.record.task_id))?.record.status).toBe('pending')
       expect(warnings.some((m) => m.includes('not-here'))).toBe(true)
-      expect((await check.getTask(idA))?.record.status).toBe('success')
+      expect((await check.records.get(idA))?.record.status).toBe('success')
     } finally {
       await check.close()
     }
@@ -146,17 +146,20 @@ describe('TaskManager on a durable store', () => {
       await gate
       return 'done'
     })
-    const plain = manager.task({ name: 'plain' }, () => 'not stored')
+    const plain = manager.task({ name: 'plain' }, () => 'stored when finished')
     await manager.startup()
     const id = await manager.addTask(slow, [])
     const plainId = await manager.addTask(plain, [])
     const store = sqliteStore(path)
     try {
       // No polling: addTask resolved only after the batch holding this task was written.
-      expect((await store.getTask(id))?.record.status).toBe('running')
+      expect((await store.records.get(id))?.record.status).toBe('running')
       release()
-      await expect.poll(async () => (await store.getTask(id))?.record.status).toBe('success')
-      expect(await store.getTask(plainId)).toBeNull()
+      await expect.poll(async () => (await store.records.get(id))?.record.status).toBe('success')
+      // A task that is not persistent is stored once finished (the shared history), not before.
+      await expect
+        .poll(async () => (await store.records.get(plainId))?.record.status)
+        .toBe('success')
     } finally {
       await manager.shutdown()
       await store.close()

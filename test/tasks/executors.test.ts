@@ -74,7 +74,7 @@ describe('thread executor', () => {
 
   it('cancels the wait for a running thread task; the thread finishes and is reused', async () => {
     const id = await manager.addTask(sleeper, [300])
-    await until(() => manager.getTask(id)!.status === 'running')
+    await until(() => manager.localTask(id)!.status === 'running')
     manager.cancel(id)
     expect((await waitForStatus(manager, id)).status).toBe('cancelled')
     // The single thread is busy until the call ends; the next task still runs afterwards.
@@ -84,14 +84,14 @@ describe('thread executor', () => {
 
   it('a thread task cancelled while it waits for a free thread never runs', async () => {
     const busy = await manager.addTask(sleeper, [200])
-    await until(() => manager.getTask(busy)!.status === 'running')
+    await until(() => manager.localTask(busy)!.status === 'running')
     const waiting = await manager.addTask(who, [])
-    expect(manager.getTask(waiting)!.status).toBe('pending')
+    expect(manager.localTask(waiting)!.status).toBe('pending')
     expect(manager.cancel(waiting).status).toBe('cancelled')
     expect((await waitForStatus(manager, busy)).status).toBe('success')
     const after = await manager.addTask(fibTask, [3])
     await waitForStatus(manager, after)
-    expect(manager.getTask(waiting)).toMatchObject({
+    expect(manager.localTask(waiting)).toMatchObject({
       status: 'cancelled',
       start_time: null,
       logs: [],
@@ -99,9 +99,9 @@ describe('thread executor', () => {
   })
 
   it('refuses arguments that cannot be cloned to a thread', async () => {
-    const before = manager.listTasks().length
+    const before = (await manager.listTasks()).total
     await expect(manager.addTask(fibTask, [(() => 1) as never])).rejects.toThrow(TaskArgumentError)
-    expect(manager.listTasks()).toHaveLength(before)
+    expect((await manager.listTasks()).total).toBe(before)
   })
 })
 
@@ -131,12 +131,12 @@ describe('process executor', () => {
   })
 
   it('rejects arguments that cannot be serialised at addTask, before anything is stored', async () => {
-    const before = manager.listTasks().length
+    const before = (await manager.listTasks()).total
     await expect(manager.addTask(echoTask, [() => 'fn'])).rejects.toThrow(TaskArgumentError)
     await expect(manager.addTask(echoTask, [Symbol('s')])).rejects.toThrow(TaskArgumentError)
     const error = await manager.addTask(echoTask, [{ nested: () => 1 }]).catch((e: unknown) => e)
     expect((error as TaskArgumentError).code).toBe('TASK_ARGUMENT_ERROR')
-    expect(manager.listTasks()).toHaveLength(before)
+    expect((await manager.listTasks()).total).toBe(before)
   })
 
   it('carries structured-clone values (Map, Date, BigInt) to the child', async () => {
@@ -176,8 +176,8 @@ describe('process executor', () => {
 
   it('at shutdown waits processShutdownTimeout, then kills the child and marks the task interrupted', async () => {
     const id = await manager.addTask(sleeper, [60_000])
-    await until(() => manager.getTask(id)!.status === 'running')
+    await until(() => manager.localTask(id)!.status === 'running')
     await manager.shutdown()
-    expect(manager.getTask(id)!.status).toBe('interrupted')
+    expect(manager.localTask(id)!.status).toBe('interrupted')
   })
 })

@@ -34,7 +34,7 @@ describe('tasksPlugin', () => {
     expect(await response.json()).toEqual({ ok: true })
     await until(() => events.includes('task:ada@example.com'))
     expect(events).toEqual(['handler:1', 'send', 'task:ada@example.com'])
-    const [record] = manager.listTasks()
+    const [record] = (await manager.listTasks()).items
     expect(record!.status).toBe('running')
     gate.resolve()
     await waitForStatus(manager, record!.task_id)
@@ -68,6 +68,34 @@ describe('tasksPlugin', () => {
     await app.close()
   })
 
+  it('dispatches tasks with a priority at once: they bypass the after-response hold', async () => {
+    const manager = new TaskManager()
+    const events: string[] = []
+    const urgent = manager.task({ name: 'urgent', priority: 9 }, () => {
+      events.push('urgent')
+    })
+    const plain = manager.task({ name: 'plain' }, (label: string) => {
+      events.push(label)
+    })
+    const app = Fastify()
+    await app.register(tasksPlugin, { taskManager: manager })
+    app.addHook('onSend', (_request, _reply, payload, done) => {
+      events.push('send')
+      done(null, payload)
+    })
+    app.get('/', async (request) => {
+      request.backgroundTasks.add(plain, 'later')
+      request.backgroundTasks.add(urgent)
+      request.backgroundTasks.addWith(plain, ['prioritised'], { priority: 1 })
+      events.push('handler')
+      return Promise.resolve('ok')
+    })
+    await app.inject('/')
+    await until(() => events.includes('later'))
+    expect(events).toEqual(['urgent', 'prioritised', 'handler', 'send', 'later'])
+    await app.close()
+  })
+
   it('addWith can make one call eager and pass tags', async () => {
     const manager = new TaskManager()
     const events: string[] = []
@@ -83,7 +111,7 @@ describe('tasksPlugin', () => {
     })
     await app.inject('/')
     expect(events).toEqual(['task:now', 'handler'])
-    expect(manager.listTasks()[0]!.tags).toEqual({ via: 'addWith' })
+    expect((await manager.listTasks()).items[0]!.tags).toEqual({ via: 'addWith' })
     await app.close()
   })
 
@@ -99,13 +127,13 @@ describe('tasksPlugin', () => {
     let queuedBeforeResponse = 0
     app.get('/', async (request) => {
       request.backgroundTasks.add(echoTask, 'hi')
-      await until(() => manager.listTasks().length === 1)
-      queuedBeforeResponse = manager.listTasks().length
+      await until(async () => (await manager.listTasks()).total === 1)
+      queuedBeforeResponse = (await manager.listTasks()).total
       return 'ok'
     })
     await app.inject('/')
     expect(queuedBeforeResponse).toBe(1)
-    const [record] = manager.listTasks()
+    const [record] = (await manager.listTasks()).items
     expect((await waitForStatus(manager, record!.task_id)).status).toBe('success')
     await app.close()
   })
@@ -132,7 +160,7 @@ describe('tasksPlugin', () => {
   })
 
   it('logs (and does not throw) when a deferred task cannot be dispatched', async () => {
-    const manager = new TaskManager({ queues: { default: { concurrency: 1, max_size: 0 } } })
+    const manager = new TaskManager({ queues: { default: { concurrency: 1, maxSize: 0 } } })
     const gate = deferred()
     const slow = manager.task({ name: 'slow' }, () => gate.promise)
     const logs: string[] = []
@@ -148,12 +176,10 @@ describe('tasksPlugin', () => {
     expect((await app.inject('/')).statusCode).toBe(200)
     await until(() => logs.length === 1)
     expect(logs[0]).toContain('background task was not dispatched')
-    expect(
-      manager
-        .listTasks()
-        .map((r) => r.status)
-        .sort(),
-    ).toEqual(['rejected', 'running'])
+    expect((await manager.listTasks()).items.map((r) => r.status).sort()).toEqual([
+      'rejected',
+      'running',
+    ])
     gate.resolve()
     await app.close()
   })
@@ -178,9 +204,9 @@ describe('tasksPlugin', () => {
     await app.ready()
     expect(opened).toBe(1)
     const id = await manager.addTask(forever, [])
-    await until(() => manager.getTask(id)!.status === 'running')
+    await until(() => manager.localTask(id)!.status === 'running')
     await app.close()
-    expect(manager.getTask(id)!.status).toBe('interrupted')
+    expect(manager.localTask(id)!.status).toBe('interrupted')
     expect(observer.lifecycle.map((e) => e.status)).toEqual(['running', 'interrupted'])
   })
 

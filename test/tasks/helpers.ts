@@ -63,7 +63,7 @@ export function waitForStatus(
 ): Promise<TaskRecord> {
   return new Promise((resolve, reject) => {
     const check = (): boolean => {
-      const record = manager.getTask(taskId)
+      const record = manager.localTask(taskId)
       if (record !== undefined && statuses.includes(record.status)) {
         clearTimeout(timer)
         unsubscribe()
@@ -76,7 +76,7 @@ export function waitForStatus(
       unsubscribe()
       reject(
         new Error(
-          `task ${taskId} did not reach ${statuses.join('/')}; it is ${manager.getTask(taskId)?.status ?? 'missing'}`,
+          `task ${taskId} did not reach ${statuses.join('/')}; it is ${manager.localTask(taskId)?.status ?? 'missing'}`,
         ),
       )
     }, timeoutMs)

@@ -42,6 +42,8 @@ describe('task records', () => {
         'priority',
         'executor',
         'queue',
+        'progress',
+        'progress_message',
       ].sort(),
     )
     expect(record).toMatchObject({
@@ -56,6 +58,8 @@ describe('task records', () => {
       priority: 3,
       executor: 'async',
       queue: 'default',
+      progress: null,
+      progress_message: null,
     })
     expect(record.created_at).toMatch(ISO)
     expect(record.start_time).toMatch(ISO)
@@ -163,7 +167,7 @@ describe('retries', () => {
       throw new Error('fail')
     })
     const id = await manager.addTask(slowRetry, [])
-    await until(() => manager.getTask(id)?.logs.includes('--- retry 1 ---') === true)
+    await until(() => manager.localTask(id)?.logs.includes('--- retry 1 ---') === true)
     manager.cancel(id)
     const record = await waitForStatus(manager, id)
     expect(record.status).toBe('cancelled')
@@ -182,7 +186,7 @@ describe('cancel', () => {
     })
     const first = await manager.addTask(job, ['first'])
     const second = await manager.addTask(job, ['second'])
-    expect(manager.getTask(second)?.status).toBe('pending')
+    expect(manager.localTask(second)?.status).toBe('pending')
     const cancelled = manager.cancel(second)
     expect(cancelled.status).toBe('cancelled')
     expect(cancelled.end_time).toMatch(ISO)
@@ -191,8 +195,8 @@ describe('cancel', () => {
     await waitForStatus(manager, first)
     await flush()
     expect(ran).toEqual(['first'])
-    expect(manager.getTask(second)?.status).toBe('cancelled')
-    expect(manager.getTask(second)?.start_time).toBeNull()
+    expect(manager.localTask(second)?.status).toBe('cancelled')
+    expect(manager.localTask(second)?.start_time).toBeNull()
   })
 
   it('cancels a running async task asynchronously and aborts its signal', async () => {
@@ -221,7 +225,7 @@ describe('cancel', () => {
     const id = await manager.addTask(noop, [])
     await waitForStatus(manager, id)
     expect(() => manager.cancel(id)).toThrow(TaskNotCancellableError)
-    expect(manager.getTask(id)?.status).toBe('success')
+    expect(manager.localTask(id)?.status).toBe('success')
     expect(() => manager.cancel('nope')).toThrow(TaskNotFoundError)
   })
 })
@@ -253,7 +257,7 @@ describe('validation', () => {
     )
     await expect(manager.addTask(task, 1 as never)).rejects.toThrow(/array/)
     await expect(manager.addTask(task, [1], { source: 'cron' as never })).rejects.toThrow(/source/)
-    expect(manager.listTasks()).toEqual([])
+    expect((await manager.listTasks()).items).toEqual([])
   })
 
   it('validates manager options', () => {
@@ -282,7 +286,7 @@ describe('retryTask', () => {
     const retried = await waitForStatus(manager, newId)
     expect(retried).toMatchObject({ status: 'success', tags: { k: 'v' } })
     expect(seen).toEqual(['x', 'x'])
-    expect(manager.getTask(id)).toEqual(failed)
+    expect(manager.localTask(id)).toEqual(failed)
     await expect(manager.retryTask(newId)).rejects.toThrow(TaskNotRetryableError)
     await expect(manager.retryTask('missing')).rejects.toThrow(TaskNotFoundError)
   })
@@ -300,9 +304,9 @@ describe('retryTask', () => {
     // A second process sharing the store loads the history but never registered 'gone'.
     const second = new TaskManager({ store })
     await second.startup()
-    expect(second.getTask(id)?.status).toBe('failed')
+    expect(second.localTask(id)?.status).toBe('failed')
     await expect(second.retryTask(id)).rejects.toThrow(TaskNotRegisteredError)
-    expect(second.listTasks()).toHaveLength(1)
+    expect((await second.listTasks()).items).toHaveLength(1)
   })
 })
 
@@ -323,11 +327,11 @@ describe('shutdown', () => {
     const c = await manager.addTask(again, [])
     await started.promise
     await manager.shutdown()
-    expect(manager.getTask(a)?.status).toBe('interrupted')
-    expect(manager.getTask(b)?.status).toBe('interrupted')
-    expect(manager.getTask(a)?.end_time).toMatch(ISO)
-    expect(manager.getTask(c)?.status).toBe('pending')
-    expect(manager.getTask(c)?.start_time).toBeNull()
+    expect(manager.localTask(a)?.status).toBe('interrupted')
+    expect(manager.localTask(b)?.status).toBe('interrupted')
+    expect(manager.localTask(a)?.end_time).toMatch(ISO)
+    expect(manager.localTask(c)?.status).toBe('pending')
+    expect(manager.localTask(c)?.start_time).toBeNull()
     await expect(manager.addTask(block, [])).rejects.toThrow(ManagerClosedError)
     await manager.shutdown()
   })

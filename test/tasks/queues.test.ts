@@ -54,7 +54,7 @@ describe('priority order', () => {
     await manager.addTask(blocker, [])
     const a = await manager.addTask(urgent, ['overridden'], { priority: 1 })
     const b = await manager.addTask(urgent, ['default-9'])
-    expect(manager.getTask(b)?.priority).toBe(9)
+    expect(manager.localTask(b)?.priority).toBe(9)
     gate.resolve()
     await waitForStatus(manager, a)
     expect(order).toEqual(['default-9', 'overridden'])
@@ -80,7 +80,7 @@ describe('priority order', () => {
 
 describe('queue admission', () => {
   it('raises QueueFullError and records status rejected when waiting items reach max_size', async () => {
-    const manager = new TaskManager({ queues: { small: { concurrency: 1, max_size: 2 } } })
+    const manager = new TaskManager({ queues: { small: { concurrency: 1, maxSize: 2 } } })
     const gate = deferred()
     const job = manager.task({ name: 'job', queue: 'small' }, () => gate.promise)
     await manager.addTask(job, []) // running
@@ -89,7 +89,7 @@ describe('queue admission', () => {
     const error = await manager.addTask(job, []).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(QueueFullError)
     expect((error as QueueFullError).code).toBe('QUEUE_FULL')
-    const rejected = manager.listTasks().filter((r) => r.status === 'rejected')
+    const rejected = (await manager.listTasks({ status: 'rejected' })).items
     expect(rejected).toHaveLength(1)
     expect(rejected[0]!.error).toMatch(/QueueFullError: Queue "small" is full/)
     expect(rejected[0]!.start_time).toBeNull()
@@ -159,13 +159,13 @@ describe('live queue config', () => {
     const ids: string[] = []
     for (let i = 0; i < 20; i++) ids.push(await manager.addTask(job, []))
     await until(() => running === 4)
-    expect(manager.updateQueueConfig('work', { concurrency: 2 })).toEqual({
+    expect(await manager.updateQueueConfig('work', { concurrency: 2 })).toEqual({
       concurrency: 2,
       max_size: null,
     })
     changed = true
     // Release tasks one at a time; starts after the change must keep running ≤ 2.
-    while (ids.some((id) => manager.getTask(id)!.status !== 'success')) {
+    while (ids.some((id) => manager.localTask(id)!.status !== 'success')) {
       gates.shift()?.()
       await flush()
       await flush()
@@ -185,7 +185,7 @@ describe('live queue config', () => {
     for (let i = 0; i < 5; i++) await manager.addTask(job, [])
     await flush()
     expect(started).toBe(1)
-    manager.updateQueueConfig('work', { concurrency: 3, max_size: 10 })
+    await manager.updateQueueConfig('work', { concurrency: 3, max_size: 10 })
     await flush()
     expect(started).toBe(3)
     expect(manager.queueStats()[0]).toMatchObject({
@@ -194,20 +194,24 @@ describe('live queue config', () => {
       pending: 2,
       running: 3,
     })
-    manager.updateQueueConfig('work', { concurrency: null })
+    await manager.updateQueueConfig('work', { concurrency: null })
     await flush()
     expect(started).toBe(5)
     gate.resolve()
   })
 
-  it('rejects bad updates and unknown queues, changing nothing', () => {
+  it('rejects bad updates and unknown queues, changing nothing', async () => {
     const manager = new TaskManager({ queues: { work: { concurrency: 2, max_size: 5 } } })
-    expect(() => manager.updateQueueConfig('work', { concurrency: 0 })).toThrow(TaskValidationError)
-    expect(() => manager.updateQueueConfig('work', { max_size: -1 })).toThrow(TaskValidationError)
-    expect(() => manager.updateQueueConfig('work', { concurrency: 2.5 })).toThrow(
+    await expect(manager.updateQueueConfig('work', { concurrency: 0 })).rejects.toThrow(
+      TaskValidationError,
+    )
+    await expect(manager.updateQueueConfig('work', { max_size: -1 })).rejects.toThrow(
+      TaskValidationError,
+    )
+    await expect(manager.updateQueueConfig('work', { concurrency: 2.5 })).rejects.toThrow(
       /positive integer/,
     )
-    expect(() => manager.updateQueueConfig('missing', { concurrency: 1 })).toThrow(
+    await expect(manager.updateQueueConfig('missing', { concurrency: 1 })).rejects.toThrow(
       QueueNotFoundError,
     )
     expect(manager.queueStats().find((q) => q.name === 'work')).toMatchObject({
@@ -235,7 +239,7 @@ describe('maxConcurrentTasks', () => {
     await until(() => running === 2)
     await flush()
     expect(running).toBe(2)
-    expect(ids.filter((id) => manager.getTask(id)!.status === 'pending')).toHaveLength(4)
+    expect(ids.filter((id) => manager.localTask(id)!.status === 'pending')).toHaveLength(4)
     while (gates.length > 0 || running > 0) {
       gates.shift()?.()
       await flush()
@@ -255,13 +259,53 @@ describe('maxConcurrentTasks', () => {
     const first = await manager.addTask(job, ['first'])
     const second = await manager.addTask(job, ['second'])
     await flush()
-    expect(manager.getTask(second)!.status).toBe('pending')
+    expect(manager.localTask(second)!.status).toBe('pending')
     expect(manager.cancel(second).status).toBe('cancelled')
     gate.resolve()
     await waitForStatus(manager, first)
     const third = await manager.addTask(job, ['third'])
     await waitForStatus(manager, third)
     expect(ran).toEqual(['first', 'third'])
-    expect(manager.getTask(second)!.start_time).toBeNull()
+    expect(manager.localTask(second)!.start_time).toBeNull()
+  })
+})
+
+describe('queue options', () => {
+  it('take camelCase { concurrency, maxSize }', async () => {
+    const logger = { warn: vi.fn(), error: vi.fn() }
+    const manager = new TaskManager({ queues: { small: { concurrency: 1, maxSize: 1 } }, logger })
+    expect(manager.queueStats().find((q) => q.name === 'small')).toMatchObject({
+      concurrency: 1,
+      max_size: 1,
+    })
+    const gate = deferred()
+    const job = manager.task({ name: 'job', queue: 'small' }, () => gate.promise)
+    await manager.addTask(job, [])
+    await manager.addTask(job, [])
+    await expect(manager.addTask(job, [])).rejects.toThrow(QueueFullError)
+    expect(logger.warn).not.toHaveBeenCalled()
+    gate.resolve()
+    await manager.shutdown()
+  })
+
+  it('still take max_size, with one deprecation warning per manager', () => {
+    const logger = { warn: vi.fn(), error: vi.fn() }
+    const manager = new TaskManager({
+      queues: { a: { max_size: 3 }, b: { concurrency: 2, max_size: 4 } },
+      logger,
+    })
+    expect(manager.queueStats().map((q) => [q.name, q.max_size])).toEqual([
+      ['a', 3],
+      ['b', 4],
+      ['default', null],
+    ])
+    expect(logger.warn).toHaveBeenCalledTimes(1)
+    expect(String(logger.warn.mock.calls[0]![0])).toMatch(/max_size.*deprecated.*maxSize/)
+  })
+
+  it('refuse maxSize and max_size that disagree', () => {
+    expect(
+      () => new TaskManager({ queues: { a: { maxSize: 3, max_size: 4 } }, logger: quietLogger }),
+    ).toThrow(TaskValidationError)
   })
 })

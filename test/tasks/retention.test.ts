@@ -43,7 +43,7 @@ describe('retentionDays', () => {
     const ageing = makeTask({ status: 'failed', created: START - 6 * DAY, func_name: 'x' })
     ageing.record.end_time = iso(START - 6 * DAY)
     const pending = makeTask({ status: 'pending', created: START - 30 * DAY, func_name: 'x' })
-    await seed.saveTasks([old, ageing, pending])
+    await seed.records.save([old, ageing, pending])
     await seed.close()
 
     const clock = fakeClock(START)
@@ -58,16 +58,16 @@ describe('retentionDays', () => {
     await manager.startup()
     const store = sqliteStore(path)
     try {
-      const exists = async (id: string) => (await store.getTask(id)) !== null
+      const exists = async (id: string) => (await store.records.get(id)) !== null
       await expect.poll(() => exists(old.record.task_id)).toBe(false)
-      expect(manager.getTask(old.record.task_id)).toBeUndefined()
+      expect(await manager.getTask(old.record.task_id)).toBeUndefined()
       expect(await exists(ageing.record.task_id)).toBe(true)
-      expect(manager.getTask(ageing.record.task_id)?.status).toBe('failed')
+      expect((await manager.getTask(ageing.record.task_id))?.status).toBe('failed')
 
       clock.advance(2 * DAY)
       timer.fire(6 * 60 * 60 * 1000)
       await expect.poll(() => exists(ageing.record.task_id)).toBe(false)
-      expect(manager.getTask(ageing.record.task_id)).toBeUndefined()
+      expect(await manager.getTask(ageing.record.task_id)).toBeUndefined()
       expect(await exists(pending.record.task_id)).toBe(true)
     } finally {
       await manager.shutdown()

@@ -59,7 +59,7 @@ describe('manager.scheduleOnce', () => {
     clock.advance(2000)
     timer.fire()
     await expect.poll(() => seen).toEqual(['grace'])
-    const record = manager.listTasks()[0]!
+    const record = (await manager.listTasks()).items[0]!
     expect(record.source).toBe('scheduled')
     expect(record.tags).toEqual({ kind: 'reminder' })
     await expect.poll(async () => (await manager.listScheduled()).length).toBe(0)

@@ -12,8 +12,9 @@ import { fakeClock, fakeTimer, quietLogger, SCHEDULE_START } from './helpers.js'
 const dir = mkdtempSync(join(tmpdir(), 'sy-schedule-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
-function scheduled(manager: TaskManager): TaskRecord[] {
-  return manager.listTasks().filter((record) => record.source === 'scheduled')
+async function scheduled(manager: TaskManager): Promise<TaskRecord[]> {
+  const page = await manager.listTasks({ perPage: 500 })
+  return page.items.filter((record) => record.source === 'scheduled').reverse()
 }
 
 describe('manager.schedule', () => {
@@ -37,10 +38,12 @@ describe('manager.schedule', () => {
     for (let second = 1; second <= 6; second++) {
       clock.advance(1000)
       timer.fire()
-      await expect.poll(() => scheduled(manager).length).toBe(1 + Math.floor(second / 2))
+      await expect
+        .poll(async () => (await scheduled(manager)).length)
+        .toBe(1 + Math.floor(second / 2))
     }
     await expect.poll(() => runs).toBe(4)
-    const records = scheduled(manager)
+    const records = await scheduled(manager)
     expect(records.every((record) => record.func_name === 'heartbeat')).toBe(true)
     expect(records.map((record) => record.tags.slot).filter(Boolean)).toEqual([
       toIso(SCHEDULE_START + 2000),
@@ -82,9 +85,10 @@ describe('manager.schedule', () => {
     for (let second = 1; second <= 10; second++) {
       clock.advance(1000)
       for (const timer of timers) timer.fire()
-      await expect.poll(() => managers.flatMap(scheduled).length).toBe(second)
+      // Both instances' records are in the shared store: one list shows them all.
+      await expect.poll(async () => (await scheduled(managers[0]!)).length).toBe(second)
     }
-    const slots = managers.flatMap(scheduled).map((record) => record.tags.slot)
+    const slots = (await scheduled(managers[1]!)).map((record) => record.tags.slot)
     expect(slots.sort()).toEqual(
       Array.from({ length: 10 }, (_, i) => toIso(SCHEDULE_START + (i + 1) * 1000)),
     )

@@ -18,6 +18,10 @@ export interface ExecutorSetOptions {
   maxProcessWorkers: number | null
   /** Whether workers must load TypeScript task modules. */
   needsTypeScript: () => boolean
+  /** Time a worker may go on with a cancelled call before it is terminated (ms). */
+  cancelGraceMs: number
+  /** Environment variables process workers inherit; null: all. */
+  workerEnv: readonly string[] | null
 }
 
 /** Lazily built executors by kind. */
@@ -53,11 +57,14 @@ export class ExecutorSet {
         return threadExecutor({
           size: options.maxSyncThreads ?? availableParallelism(),
           needsTypeScript: options.needsTypeScript,
+          cancelGraceMs: options.cancelGraceMs,
         })
       case 'process':
         return processExecutor({
           size: options.maxProcessWorkers ?? availableParallelism(),
           needsTypeScript: options.needsTypeScript,
+          cancelGraceMs: options.cancelGraceMs,
+          workerEnv: options.workerEnv,
         })
     }
   }

@@ -5,7 +5,9 @@
  *
  * A child that dies during an attempt fails that attempt and is replaced. At shutdown the pool
  * waits `processShutdownTimeout` seconds for running attempts, then kills the children.
- * Cancelling a running process task stops the wait; the child finishes the call and is reused.
+ * Cancelling a running process task stops the wait; the child gets the grace period to finish the
+ * call and is reused, or is killed and replaced. `workerEnv` limits the environment children
+ * inherit to the listed variables.
  */
 import { fork, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
@@ -21,14 +23,34 @@ export interface ProcessExecutorOptions {
   size: number
   /** Whether children must load TypeScript (asked when the first child starts). */
   needsTypeScript: () => boolean
+  /** Time a child may go on with a cancelled call before it is killed (ms). */
+  cancelGraceMs?: number
+  /** Names of the environment variables children inherit; null: all of them. */
+  workerEnv?: readonly string[] | null
 }
 
 /** Creates the child-process executor. */
 export function processExecutor(options: ProcessExecutorOptions): TaskExecutor {
-  return pooledExecutor('process', options.size, () => spawnProcess(options.needsTypeScript()))
+  const allowed = options.workerEnv ?? null
+  return pooledExecutor(
+    'process',
+    options.size,
+    () => spawnProcess(options.needsTypeScript(), allowed === null ? undefined : pick(allowed)),
+    options.cancelGraceMs,
+  )
 }
 
-function spawnProcess(typescriptModules: boolean): WorkerPort {
+/** The listed variables of this process's environment. */
+function pick(names: readonly string[]): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {}
+  for (const name of names) {
+    const value = process.env[name]
+    if (value !== undefined) env[name] = value
+  }
+  return env
+}
+
+function spawnProcess(typescriptModules: boolean, env: NodeJS.ProcessEnv | undefined): WorkerPort {
   const entry = workerEntryUrl()
   const execArgv =
     typescriptModules || isTypeScript(entry.href) ? ['--import', tsxLoader().importFlag] : []
@@ -36,6 +58,7 @@ function spawnProcess(typescriptModules: boolean): WorkerPort {
     execArgv,
     serialization: 'advanced',
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    ...(env === undefined ? {} : { env }),
   })
   const exit = exitReport()
   child.on('error', (error) => exit.report(`error: ${error.message}`))

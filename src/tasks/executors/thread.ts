@@ -3,7 +3,8 @@
  * module and calls the function there, so CPU-bound work does not block the event loop.
  *
  * Cancelling a running thread task stops the wait (the record becomes `cancelled`); the thread
- * itself runs the call to completion (JavaScript cannot interrupt it) and is then reused.
+ * gets the grace period to finish the call (JavaScript cannot interrupt it) and is then reused,
+ * or is terminated and replaced.
  */
 import { Worker } from 'node:worker_threads'
 import { isTypeScript, tsxLoader } from './typescript-loader.js'
@@ -23,11 +24,18 @@ export interface ThreadExecutorOptions {
   size: number
   /** Whether workers must load TypeScript (asked when the first worker starts). */
   needsTypeScript: () => boolean
+  /** Time a thread may go on with a cancelled call before it is terminated (ms). */
+  cancelGraceMs?: number
 }
 
 /** Creates the worker-thread executor. */
 export function threadExecutor(options: ThreadExecutorOptions): TaskExecutor {
-  return pooledExecutor('thread', options.size, () => spawnThread(options.needsTypeScript()))
+  return pooledExecutor(
+    'thread',
+    options.size,
+    () => spawnThread(options.needsTypeScript()),
+    options.cancelGraceMs,
+  )
 }
 
 function spawnThread(typescriptModules: boolean): WorkerPort {

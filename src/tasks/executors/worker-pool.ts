@@ -5,8 +5,9 @@
  * does it call `begin()` (the pending → running compare-and-set), so a task cancelled while it
  * waited never reaches a worker. A worker that exits during a job fails that attempt with
  * {@link WorkerCrashedError} and is replaced by a fresh one on demand. Cancelling a job that
- * already runs stops the wait; the worker finishes the call (its result is dropped) and is then
- * reused.
+ * already runs stops the wait at once; the worker gets `cancelGraceMs` to finish the call (its
+ * result is dropped) and is reused, or is terminated after it — a call that never returns must
+ * not hold a worker forever — and a fresh one takes its place on demand.
  */
 import { WorkerCrashedError } from '../errors.js'
 import { deserializeError, type RunMessage, type WorkerMessage } from './protocol.js'
@@ -42,8 +43,9 @@ export function pooledExecutor(
   kind: 'thread' | 'process',
   size: number,
   spawn: () => WorkerPort,
+  cancelGraceMs = DEFAULT_CANCEL_GRACE_MS,
 ): TaskExecutor {
-  const pool = new WorkerPool({ size, label: kind, spawn })
+  const pool = new WorkerPool({ size, label: kind, spawn, cancelGraceMs })
   return {
     kind,
     execute: (request) => pool.run(request),
@@ -78,8 +80,13 @@ export function exitReport(): {
   }
 }
 
+/** How long a worker may go on with a cancelled call before it is terminated (default). */
+export const DEFAULT_CANCEL_GRACE_MS = 5000
+
 /** Options of a {@link WorkerPool}. */
 export interface WorkerPoolOptions {
+  /** Time a worker gets to finish a cancelled call before it is terminated (ms). */
+  cancelGraceMs?: number
   /** Most workers alive at once. */
   size: number
   /** Starts a worker. */
@@ -100,6 +107,8 @@ interface PoolWorker {
   /** Id of the run message in flight, to match results. */
   runId: number
   gone: boolean
+  /** Terminates the worker when its cancelled call outlives the grace period. */
+  graceTimer: NodeJS.Timeout | null
 }
 
 /** Runs attempts on a bounded set of workers. */
@@ -151,6 +160,7 @@ export class WorkerPool {
     this.#workers.clear()
     for (const worker of workers) {
       worker.gone = true
+      this.#clearGrace(worker)
       if (worker.job !== null) this.#settle(worker.job, ABORTED)
     }
     await Promise.all(workers.map((worker) => worker.port.terminate()))
@@ -205,7 +215,13 @@ export class WorkerPool {
   }
 
   #spawn(): PoolWorker {
-    const worker: PoolWorker = { port: this.#options.spawn(), job: null, runId: 0, gone: false }
+    const worker: PoolWorker = {
+      port: this.#options.spawn(),
+      job: null,
+      runId: 0,
+      gone: false,
+      graceTimer: null,
+    }
     this.#workers.add(worker)
     worker.port.onMessage((message) => this.#onMessage(worker, message))
     worker.port.onExit((detail) => this.#onExit(worker, detail))
@@ -220,6 +236,7 @@ export class WorkerPool {
       return
     }
     worker.job = null
+    this.#clearGrace(worker)
     worker.port.keepAlive(false)
     this.#settle(
       job,
@@ -229,6 +246,7 @@ export class WorkerPool {
   }
 
   #onExit(worker: PoolWorker, detail: string): void {
+    this.#clearGrace(worker)
     if (worker.gone) return
     worker.gone = true
     this.#workers.delete(worker)
@@ -258,6 +276,31 @@ export class WorkerPool {
       return
     }
     this.#settle(job, ABORTED)
+    for (const worker of this.#workers) {
+      if (worker.job !== job || worker.graceTimer !== null) continue
+      worker.graceTimer = setTimeout(
+        () => this.#retire(worker, job),
+        this.#options.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS,
+      )
+      worker.graceTimer.unref()
+    }
+  }
+
+  /** Terminates a worker still busy with a cancelled job; a fresh one replaces it on demand. */
+  #retire(worker: PoolWorker, job: Job): void {
+    worker.graceTimer = null
+    if (worker.gone || worker.job !== job) return
+    worker.gone = true
+    worker.job = null
+    this.#workers.delete(worker)
+    void worker.port.terminate().catch(() => undefined)
+    this.#afterJob()
+  }
+
+  #clearGrace(worker: PoolWorker): void {
+    if (worker.graceTimer === null) return
+    clearTimeout(worker.graceTimer)
+    worker.graceTimer = null
   }
 
   #settle(job: Job, outcome: ExecutionOutcome): void {

@@ -2,7 +2,8 @@
  * `request.backgroundTasks`: tasks a handler asks for while it answers a request.
  *
  * A task added here is dispatched after the response was sent (from the `onResponse` hook), so
- * it never delays the answer; an `eager` task is dispatched at once, before the response. Plain
+ * it never delays the answer; an `eager` task, and a task with a priority (its queue orders it
+ * against the others at once), is dispatched at once, before the response. Plain
  * functions are accepted too and registered on first use under their name (the spec's "bare
  * background-task injection").
  */
@@ -92,7 +93,8 @@ export class RequestBackgroundTasks implements BackgroundTasks {
 
   #enqueue(handle: TaskHandle, args: unknown[], options: AddTaskOptions): void {
     const item = { handle, args, options }
-    if (options.eager ?? handle.definition.eager) this.#send(item)
+    const priority = options.priority === undefined ? handle.definition.priority : options.priority
+    if ((options.eager ?? handle.definition.eager) || priority !== null) this.#send(item)
     else this.#deferred.push(item)
   }
 

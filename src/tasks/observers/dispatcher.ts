@@ -2,6 +2,9 @@
  * Fans events out to observers with isolation: each observer is called on its own, and whatever
  * it throws (synchronously or as a rejected promise) is reported and swallowed.
  */
+import type { TaskRecord } from '../record.js'
+import { TERMINAL_STATUSES, type TaskStatus } from '../status.js'
+import { toIso } from '../time.js'
 import type { TaskLifecycleEvent, TaskLogEvent, TaskObserver } from './types.js'
 
 /** Reports an observer failure. */
@@ -27,6 +30,24 @@ export class ObserverDispatcher {
     for (const observer of this.#observers) {
       if (observer.onLog) this.#call(observer, () => observer.onLog?.(event))
     }
+  }
+
+  /** Sends the lifecycle event of a transition of `record` (just made) at `now`. */
+  transition(record: TaskRecord, previous: TaskStatus | null, attempt: number, now: number): void {
+    if (this.#observers.length === 0) return
+    this.lifecycle({
+      type: 'lifecycle',
+      task_id: record.task_id,
+      func_name: record.func_name,
+      timestamp: toIso(now),
+      status: record.status,
+      previous_status: previous,
+      attempt,
+      tags: record.tags,
+      error: record.status === 'failed' ? record.error : null,
+      duration:
+        TERMINAL_STATUSES.has(record.status) && record.start_time !== null ? record.duration : null,
+    })
   }
 
   /** Sends a lifecycle event to every observer. */

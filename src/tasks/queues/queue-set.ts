@@ -9,10 +9,20 @@ import { TaskQueue, type QueueConfig, type QueueStats } from './queue.js'
 /** The queue used when a task names none. */
 export const DEFAULT_QUEUE = 'default'
 
+/** One named queue in the manager's `queues` option; a field left out is unlimited (null). */
+export interface QueueOptions {
+  /** Most tasks of the queue running at once. */
+  concurrency?: number | null
+  /** Most tasks waiting to start (running ones do not count); more are rejected. */
+  maxSize?: number | null
+  /** Deprecated snake_case spelling of {@link maxSize}: still accepted, with a warning. */
+  max_size?: number | null
+}
+
 /** Queue options of the manager: a mapping name → config, plus the `maxSize` shorthand. */
 export interface QueueSetOptions {
   /** Named queues; fields left out are unlimited (null). */
-  queues?: Record<string, Partial<QueueConfig>> | undefined
+  queues?: Record<string, QueueOptions> | undefined
   /** Shorthand for the default queue's max_size. */
   maxSize?: number | null | undefined
   /** Receives the unknown-queue warning. */
@@ -29,13 +39,20 @@ export class QueueSet {
     this.#warn = options.warn
     const given = options.queues ?? {}
     if (typeof given !== 'object') throw new TaskValidationError('queues must be an object.')
+    let deprecated = false
+    const sizes = new Map<string, number | null | undefined>()
     for (const [name, config] of Object.entries(given)) {
+      const size = queueMaxSize(name, config)
+      if (config.max_size !== undefined) deprecated = true
+      sizes.set(name, size)
       this.#queues.set(
         name,
-        new TaskQueue(name, {
-          concurrency: config.concurrency ?? null,
-          max_size: config.max_size ?? null,
-        }),
+        new TaskQueue(name, { concurrency: config.concurrency ?? null, max_size: size ?? null }),
+      )
+    }
+    if (deprecated) {
+      this.#warn(
+        'The queue option max_size is deprecated: write maxSize (queues: { name: { concurrency, maxSize } }).',
       )
     }
     const defaultQueue = this.#queues.get(DEFAULT_QUEUE)
@@ -45,7 +62,7 @@ export class QueueSet {
         DEFAULT_QUEUE,
         new TaskQueue(DEFAULT_QUEUE, { concurrency: null, max_size: maxSize }),
       )
-    } else if (options.maxSize !== undefined && given[DEFAULT_QUEUE]?.max_size === undefined) {
+    } else if (options.maxSize !== undefined && sizes.get(DEFAULT_QUEUE) === undefined) {
       defaultQueue.updateConfig({ max_size: maxSize })
     }
   }
@@ -89,4 +106,20 @@ export class QueueSet {
   #default(): TaskQueue {
     return this.#queues.get(DEFAULT_QUEUE) as TaskQueue
   }
+}
+
+/** The waiting-task bound of one queue option: `maxSize`, or the deprecated `max_size`. */
+function queueMaxSize(name: string, config: QueueOptions): number | null | undefined {
+  if (typeof config !== 'object' || (config as unknown) === null) {
+    throw new TaskValidationError(
+      `Queue ${JSON.stringify(name)}: expected { concurrency, maxSize }.`,
+    )
+  }
+  const { maxSize, max_size: legacy } = config
+  if (maxSize !== undefined && legacy !== undefined && maxSize !== legacy) {
+    throw new TaskValidationError(
+      `Queue ${JSON.stringify(name)}: maxSize (${String(maxSize)}) and the deprecated max_size (${String(legacy)}) disagree; keep maxSize.`,
+    )
+  }
+  return maxSize !== undefined ? maxSize : legacy
 }

@@ -16,17 +16,17 @@ export interface OneOffRun {
 }
 
 /**
- * The store operations the one-off scheduler uses; `DurableTaskStore` implements them (see its
+ * The store operations the one-off scheduler uses; the durable stores' `oneOffs` port implements them (see its
  * port for the exact semantics). Declared here so scheduling does not depend on the stores.
  */
 export interface OneOffStore<E extends OneOffRun = OneOffRun> {
   readonly supportsOneOff: boolean
-  fetchOneOffWindow(until: number, now: number, limit: number): Promise<E[]>
-  claimOneOff(
+  fetchWindow(until: number, now: number, limit: number): Promise<E[]>
+  claim(
     runKey: string,
     lease: { owner: string; leaseUntil: number; now: number },
   ): Promise<{ entry: E; claim_token: string } | null>
-  completeOneOff(runKey: string, claimToken: string): Promise<boolean>
+  complete(runKey: string, claimToken: string): Promise<boolean>
 }
 
 /** Options of {@link OneOffScheduler}. */
@@ -125,7 +125,7 @@ export class OneOffScheduler<E extends OneOffRun = OneOffRun> {
     const now = this.options.clock.now()
     if (now - this.#lastRefill >= (this.options.refillMs ?? 150_000)) {
       try {
-        const entries = await this.options.store.fetchOneOffWindow(
+        const entries = await this.options.store.fetchWindow(
           now + this.#horizon(),
           now,
           this.options.windowLimit ?? 10_000,
@@ -141,14 +141,14 @@ export class OneOffScheduler<E extends OneOffRun = OneOffRun> {
     for (const [runKey] of due) {
       this.#window.delete(runKey)
       try {
-        const claimed = await this.options.store.claimOneOff(runKey, {
+        const claimed = await this.options.store.claim(runKey, {
           owner: this.options.owner,
           leaseUntil: now + (this.options.leaseMs ?? 60_000),
           now,
         })
         if (claimed === null) continue
         await this.options.fire(claimed.entry)
-        await this.options.store.completeOneOff(runKey, claimed.claim_token)
+        await this.options.store.complete(runKey, claimed.claim_token)
       } catch (error) {
         // Not completed: the lease ends and a later refill claims the entry again.
         this.options.onError?.(error, runKey)

@@ -13,11 +13,11 @@ import { PeriodicTrigger, type ScheduleTrigger } from './trigger.js'
 export type SlotFire = (scheduleName: string, slotTime: number) => void | Promise<void>
 
 /**
- * The store operation the loop needs (`DurableTaskStore.claimScheduleSlot`): an
- * insert-if-absent of the slot that answers true to exactly one caller.
+ * The store operation the loop needs (the durable stores' `slots.claim`): an insert-if-absent
+ * of the slot that answers true to exactly one caller.
  */
 export interface SlotStore {
-  claimScheduleSlot(scheduleName: string, slotTime: number, owner: string): Promise<boolean>
+  claim(scheduleName: string, slotTime: number, owner: string): Promise<boolean>
 }
 
 /** Options of {@link SchedulerLoop}. */
@@ -111,7 +111,7 @@ export class SchedulerLoop {
       schedule.checkedUntil = now
       for (const slot of slots.slice(-maxCatchUp)) {
         try {
-          if (await this.options.store.claimScheduleSlot(name, slot, this.options.owner)) {
+          if (await this.options.store.claim(name, slot, this.options.owner)) {
             await this.options.fire(name, slot)
           }
         } catch (error) {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
-import { sqliteStore } from '../../../src/tasks/persistence/index.js'
+import { sqliteStore } from '../../../src/tasks/stores/index.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'sy-crash-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -44,7 +44,7 @@ describe('crash durability (SQLite)', () => {
     const b = sqliteStore(path)
     try {
       const claim = (store: typeof a, owner: string, now: number) =>
-        store.claimPending({
+        store.pending.claim({
           owner,
           leaseUntil: now + 30_000,
           now,

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { loadDriver } from '../../../src/tasks/persistence/drivers.js'
+import { loadDriver } from '../../../src/tasks/stores/drivers.js'
 import {
   sqliteStore,
   StoreDriverMissingError,
   StoreError,
-} from '../../../src/tasks/persistence/index.js'
+} from '../../../src/tasks/stores/index.js'
 
 describe('store drivers and options', () => {
   it('a missing driver is a clear error naming the package to install', async () => {
@@ -21,7 +21,7 @@ describe('store drivers and options', () => {
 
   it('works on an in-memory SQLite database', async () => {
     const store = sqliteStore(':memory:')
-    expect(await store.countOneOff()).toBe(0)
+    expect(await store.oneOffs.count()).toBe(0)
     expect(store.kind).toBe('sqlite')
     await store.close()
   })

@@ -5,22 +5,14 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { StoredTask } from '../../../src/tasks/record.js'
+import { TASK_TABLES } from '../../../src/tasks/stores/sql/schema.js'
 
 export const PG_URL = process.env.SY_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 export const MYSQL_URL = process.env.SY_TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test'
 export { TEST_REDIS_URL as REDIS_URL } from '../../helpers/redis.js'
 
 /** The tables of the SQL schema (for cleanup). */
-export const TABLES = [
-  'tasks',
-  'idempotency_keys',
-  'schedule_slots',
-  'queue_configs',
-  'task_audit',
-  'revoked_sessions',
-  'one_off_schedules',
-  'task_migrations',
-]
+export const TABLES: readonly string[] = TASK_TABLES
 
 export { serverEnabled } from '../../helpers/servers.js'
 
@@ -55,6 +47,8 @@ export function makeTask(
       priority: null,
       executor: 'async',
       queue: 'default',
+      progress: null,
+      progress_message: null,
       ...record,
     },
     args: [1, 'two'],

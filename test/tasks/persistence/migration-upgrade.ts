@@ -1,30 +1,66 @@
 /** Upgrading a database created at schema version 1 keeps its data (shared by the SQL files). */
 import { describe, expect, it } from 'vitest'
-import type { SqlStoreOptions, SqlTaskStore } from '../../../src/tasks/persistence/index.js'
+import type { SqlStoreOptions, SqlTaskStore } from '../../../src/tasks/stores/index.js'
+import { durationBin } from '../../../src/tasks/stores/metrics-model.js'
 import { makeTask } from './helpers.js'
 
-/** Registers the upgrade test for one SQL backend. */
+/** A row of the version-1 `tasks` table (the columns that version had). */
+export interface V1TaskRow {
+  task_id: string
+  func_name: string
+  status: string
+  queue: string
+  created_ms: number
+  finished_ms: number | null
+  duration: number
+  body: string
+}
+
+/** The version-1 row of a task as that version wrote it (no progress fields in the body). */
+function v1Row(task: ReturnType<typeof makeTask>): V1TaskRow {
+  const { progress: _p, progress_message: _m, ...record } = task.record
+  const created = Date.parse(record.created_at)
+  return {
+    task_id: record.task_id,
+    func_name: record.func_name,
+    status: record.status,
+    queue: record.queue,
+    created_ms: created,
+    finished_ms: record.end_time === null ? null : Date.parse(record.end_time),
+    duration: record.duration,
+    body: JSON.stringify({ ...task, record }),
+  }
+}
+
+/**
+ * Registers the upgrade test for one SQL backend. `seed` inserts rows into the version-1
+ * `tasks` table with the backend's own driver, as the old code did.
+ */
 export function migrationUpgrade(
   name: string,
   enabled: () => Promise<boolean>,
   open: (options: SqlStoreOptions) => SqlTaskStore,
+  seed: (rows: V1TaskRow[]) => Promise<void>,
 ): void {
   describe(`${name} schema migrations`, async () => {
     const test = (await enabled()) ? it : it.skip
     test('an existing version-1 database is upgraded with its data intact', async () => {
       const v1 = open({ schemaVersion: 1 })
-      const task = makeTask({ func_name: 'old' })
-      await v1.saveTasks([task])
-      expect(await v1.claimIdempotencyKey('k', task.record.task_id)).toBeNull()
+      const pending = makeTask({ func_name: 'old' })
+      const done = makeTask({ func_name: 'old', status: 'success', duration: 2.5 })
+      done.record.end_time = done.record.created_at
+      await v1.init()
+      await seed([v1Row(pending), v1Row(done)])
+      expect(await v1.idempotency.claim('k', pending.record.task_id)).toBeNull()
       // Version 1 has no one-off table.
-      await expect(v1.countOneOff()).rejects.toThrow()
+      await expect(v1.oneOffs.count()).rejects.toThrow()
       await v1.close()
       const current = open({})
       try {
-        expect(await current.getTask(task.record.task_id)).toEqual(task)
-        expect(await current.claimIdempotencyKey('k', 'other')).toBe(task.record.task_id)
-        expect(await current.countOneOff()).toBe(0)
-        await current.upsertOneOff({
+        expect(await current.records.get(pending.record.task_id)).toEqual(pending)
+        expect(await current.idempotency.claim('k', 'other')).toBe(pending.record.task_id)
+        expect(await current.oneOffs.count()).toBe(0)
+        await current.oneOffs.upsert({
           run_key: 'after-upgrade',
           func_name: 'old',
           run_at: 1,
@@ -36,13 +72,31 @@ export function migrationUpgrade(
           idempotency_key: null,
           created_at: 1,
         })
-        expect(await current.countOneOff()).toBe(1)
+        expect(await current.oneOffs.count()).toBe(1)
+        // Version 3 filled the metrics from the finished records it found.
+        const metrics = await current.metrics.read({})
+        expect(metrics.cells).toEqual([
+          {
+            func_name: 'old',
+            status: 'success',
+            bin: durationBin(2.5),
+            count: 1,
+            duration_sum: 2.5,
+          },
+        ])
+        expect(metrics.live).toEqual([{ func_name: 'old', status: 'pending', count: 1 }])
+        // New records take progress and tags.
+        const fresh = makeTask({ func_name: 'new', tags: { v: '3' }, progress: 0.5 })
+        await current.records.save([fresh])
+        expect(
+          (await current.records.list({ tags: [['v', '3']], page: 1, perPage: 5 })).total,
+        ).toBe(1)
       } finally {
         await current.close()
       }
       // Running the migrations again is a no-op.
       const again = open({})
-      expect(await again.countOneOff()).toBe(1)
+      expect(await again.oneOffs.count()).toBe(1)
       await again.close()
     })
   })

@@ -1,7 +1,7 @@
 import mysql from 'mysql2/promise'
-import { mysqlStore } from '../../../src/tasks/persistence/index.js'
+import { mysqlStore } from '../../../src/tasks/stores/index.js'
 import { afterAll } from 'vitest'
-import { storeConformance } from './conformance.js'
+import { storeConformance } from './conformance/index.js'
 import { MYSQL_URL, serverEnabled, TABLES, uniquePrefix } from './helpers.js'
 import { migrationUpgrade } from './migration-upgrade.js'
 
@@ -32,6 +32,31 @@ storeConformance({
   cleanup: dropTables,
 })
 
-migrationUpgrade('MariaDB', enabled, (options) =>
-  mysqlStore({ uri: MYSQL_URL, poolSize: 2 }, { ...options, tablePrefix: upgradePrefix }),
+migrationUpgrade(
+  'MariaDB',
+  enabled,
+  (options) =>
+    mysqlStore({ uri: MYSQL_URL, poolSize: 2 }, { ...options, tablePrefix: upgradePrefix }),
+  async (rows) => {
+    const connection = await mysql.createConnection(MYSQL_URL)
+    try {
+      for (const r of rows) {
+        await connection.query(
+          `insert into \`${upgradePrefix}tasks\` (task_id, func_name, status, queue, created_ms, finished_ms, duration, body) values (?, ?, ?, ?, ?, ?, ?, ?)`,
+          [
+            r.task_id,
+            r.func_name,
+            r.status,
+            r.queue,
+            r.created_ms,
+            r.finished_ms,
+            r.duration,
+            r.body,
+          ],
+        )
+      }
+    } finally {
+      await connection.end()
+    }
+  },
 )

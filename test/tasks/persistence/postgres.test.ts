@@ -1,7 +1,7 @@
 import pg from 'pg'
-import { postgresStore } from '../../../src/tasks/persistence/index.js'
+import { postgresStore } from '../../../src/tasks/stores/index.js'
 import { afterAll } from 'vitest'
-import { storeConformance } from './conformance.js'
+import { storeConformance } from './conformance/index.js'
 import { PG_URL, serverEnabled, TABLES, uniquePrefix } from './helpers.js'
 import { migrationUpgrade } from './migration-upgrade.js'
 
@@ -33,9 +33,35 @@ storeConformance({
   cleanup: dropTables,
 })
 
-migrationUpgrade('PostgreSQL', enabled, (options) =>
-  postgresStore(
-    { connectionString: PG_URL, poolSize: 2 },
-    { ...options, tablePrefix: upgradePrefix },
-  ),
+migrationUpgrade(
+  'PostgreSQL',
+  enabled,
+  (options) =>
+    postgresStore(
+      { connectionString: PG_URL, poolSize: 2 },
+      { ...options, tablePrefix: upgradePrefix },
+    ),
+  async (rows) => {
+    const client = new pg.Client({ connectionString: PG_URL })
+    await client.connect()
+    try {
+      for (const r of rows) {
+        await client.query(
+          `insert into "${upgradePrefix}tasks" (task_id, func_name, status, queue, created_ms, finished_ms, duration, body) values ($1, $2, $3, $4, $5, $6, $7, $8)`,
+          [
+            r.task_id,
+            r.func_name,
+            r.status,
+            r.queue,
+            r.created_ms,
+            r.finished_ms,
+            r.duration,
+            r.body,
+          ],
+        )
+      }
+    } finally {
+      await client.end()
+    }
+  },
 )

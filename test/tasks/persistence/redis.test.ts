@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis'
-import { redisStore } from '../../../src/tasks/persistence/index.js'
-import { storeConformance } from './conformance.js'
+import { redisStore } from '../../../src/tasks/stores/index.js'
+import { storeConformance } from './conformance/index.js'
 import { REDIS_URL, serverEnabled, uniquePrefix } from './helpers.js'
 
 const prefix = `sy-test:${uniquePrefix('redis')}`

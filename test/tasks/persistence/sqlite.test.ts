@@ -1,9 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import Database from 'better-sqlite3'
 import { afterAll } from 'vitest'
-import { sqliteStore } from '../../../src/tasks/persistence/index.js'
-import { storeConformance } from './conformance.js'
+import { sqliteStore } from '../../../src/tasks/stores/index.js'
+import { storeConformance } from './conformance/index.js'
 import { migrationUpgrade } from './migration-upgrade.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'sy-tasks-sqlite-'))
@@ -26,4 +27,13 @@ migrationUpgrade(
   'SQLite',
   () => Promise.resolve(true),
   (options) => sqliteStore(join(upgradeDir, 'upgrade.db'), options),
+  (rows) => {
+    const raw = new Database(join(upgradeDir, 'upgrade.db'))
+    const insert = raw.prepare(
+      'insert into switchyard_tasks (task_id, func_name, status, queue, created_ms, finished_ms, duration, body) values (@task_id, @func_name, @status, @queue, @created_ms, @finished_ms, @duration, @body)',
+    )
+    for (const row of rows) insert.run(row)
+    raw.close()
+    return Promise.resolve()
+  },
 )

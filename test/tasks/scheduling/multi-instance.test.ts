@@ -5,7 +5,7 @@ import {
   ScheduleOnceUnsupportedError,
   SchedulerLoop,
 } from '../../../src/tasks/scheduling/index.js'
-import type { DurableTaskStore, OneOffEntry } from '../../../src/tasks/persistence/index.js'
+import type { DurableTaskStore, OneOffEntry } from '../../../src/tasks/stores/index.js'
 import { manualTimer, ManualClock } from './fakes.js'
 import { removeSqliteFiles, storeKinds } from './stores.js'
 
@@ -32,7 +32,7 @@ describe('one-off scheduling needs a capable store', () => {
   it('throws ScheduleOnceUnsupportedError without one', () => {
     const make = (store: unknown) => () =>
       new OneOffScheduler({
-        store: store as DurableTaskStore,
+        store: store as DurableTaskStore['oneOffs'],
         owner: 'a',
         clock: new ManualClock(T0),
         fire: () => undefined,
@@ -43,7 +43,7 @@ describe('one-off scheduling needs a capable store', () => {
   })
 
   it('refuses a claim lease under one second', () => {
-    const store = { supportsOneOff: true } as unknown as DurableTaskStore
+    const store = { supportsOneOff: true } as unknown as DurableTaskStore['oneOffs']
     const make = (leaseMs: number) => () =>
       new OneOffScheduler({
         store,
@@ -78,7 +78,7 @@ for (const kind of storeKinds('sched')) {
       const name = `every-second-${kind.name}`
       const loops = [open(), open()].map((store, i) => {
         const loop = new SchedulerLoop({
-          store,
+          store: store.slots,
           owner: `instance-${i}`,
           clock,
           timer: manualTimer,
@@ -115,7 +115,7 @@ for (const kind of storeKinds('sched')) {
       const schedulers = [a, b].map(
         (store, i) =>
           new OneOffScheduler({
-            store,
+            store: store.oneOffs,
             owner: `s${i}`,
             clock,
             timer: manualTimer,
@@ -124,12 +124,12 @@ for (const kind of storeKinds('sched')) {
             },
           }),
       )
-      await a.upsertOneOff(entry('soon', T0 + 2_000))
-      await a.upsertOneOff(entry('replaced', T0 + 3_000))
-      await b.upsertOneOff(entry('replaced', T0 + 4_000))
-      await a.upsertOneOff(entry('far', T0 + 400_000))
-      await a.upsertOneOff(entry('cancelled', T0 + 1_000))
-      expect(await b.cancelOneOff('cancelled')).toBe(true)
+      await a.oneOffs.upsert(entry('soon', T0 + 2_000))
+      await a.oneOffs.upsert(entry('replaced', T0 + 3_000))
+      await b.oneOffs.upsert(entry('replaced', T0 + 4_000))
+      await a.oneOffs.upsert(entry('far', T0 + 400_000))
+      await a.oneOffs.upsert(entry('cancelled', T0 + 1_000))
+      expect(await b.oneOffs.cancel('cancelled')).toBe(true)
       await Promise.all(schedulers.map((s) => s.tick()))
       // The far entry is beyond the 300 s horizon: not held in memory yet.
       expect(schedulers[0]!.windowSize).toBe(2)
@@ -144,16 +144,16 @@ for (const kind of storeKinds('sched')) {
         await Promise.all(schedulers.map((s) => s.tick()))
       }
       expect(fired.sort()).toEqual(['far', 'replaced', 'soon'])
-      expect(await a.countOneOff()).toBe(0)
+      expect(await a.oneOffs.count()).toBe(0)
     })
 
     test('a crash between claim and run loses nothing; a restarted scheduler re-arms', async () => {
       const store = open()
       const clock = new ManualClock(T0)
-      await store.upsertOneOff(entry('crashy', T0 + 1_000))
-      await store.upsertOneOff(entry('after-restart', T0 + 5_000))
+      await store.oneOffs.upsert(entry('crashy', T0 + 1_000))
+      await store.oneOffs.upsert(entry('after-restart', T0 + 5_000))
       const crashing = new OneOffScheduler({
-        store,
+        store: store.oneOffs,
         owner: 'crasher',
         clock,
         timer: manualTimer,
@@ -167,11 +167,11 @@ for (const kind of storeKinds('sched')) {
       clock.time = T0 + 1_000
       await crashing.tick()
       await crashing.stop()
-      expect(await store.countOneOff()).toBe(2)
+      expect(await store.oneOffs.count()).toBe(2)
       // A fresh scheduler (a new process) refills from the store at its first tick.
       const fired: string[] = []
       const fresh = new OneOffScheduler({
-        store: open(),
+        store: open().oneOffs,
         owner: 'fresh',
         clock,
         timer: manualTimer,
@@ -187,7 +187,7 @@ for (const kind of storeKinds('sched')) {
       clock.time = T0 + 160_000
       await fresh.tick()
       expect(fired).toEqual(['after-restart', 'crashy'])
-      expect(await store.countOneOff()).toBe(0)
+      expect(await store.oneOffs.count()).toBe(0)
       await fresh.stop()
     })
   })

@@ -8,7 +8,7 @@ import {
   redisStore,
   sqliteStore,
   type DurableTaskStore,
-} from '../../../src/tasks/persistence/index.js'
+} from '../../../src/tasks/stores/index.js'
 import mysql from 'mysql2/promise'
 import pg from 'pg'
 import { Redis } from 'ioredis'

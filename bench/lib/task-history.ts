@@ -1,0 +1,121 @@
+/**
+ * Synthetic task history for the store and admin benchmarks: records as the manager writes
+ * them, and a fast raw fill of a SQLite store file (records, and the metric cells the store
+ * would have written with them).
+ */
+import { randomUUID } from 'node:crypto'
+import Database from 'better-sqlite3'
+import type { StoredTask } from '../../src/tasks/record.js'
+import { durationBin, minuteOf, TOTAL_MINUTE } from '../../src/tasks/stores/metrics-model.js'
+
+/** Creation time of record 0; record i is created i × 10 ms later. */
+export const T0 = Date.parse('2026-11-21T00:00:00Z')
+export const FUNCS = ['send_email', 'resize_image', 'sync_account', 'charge_card', 'rebuild_index']
+export const QUEUES = ['default', 'emails', 'media']
+export const STATUSES = ['success', 'success', 'success', 'failed', 'cancelled'] as const
+
+/** A duration spread over 5 ms … 5 s (log-uniform, deterministic in `i`). */
+export function durationOf(i: number): number {
+  const unit = ((i * 2654435761) % 1000) / 1000
+  return Math.round(0.005 * 1000 ** unit * 1e6) / 1e6
+}
+
+/** Record `i` in `status` (pending records have no times). */
+export function benchTask(
+  i: number,
+  status: StoredTask['record']['status'] = 'pending',
+): StoredTask {
+  const created = new Date(T0 + i * 10).toISOString().replace('Z', '+00:00')
+  const done = status !== 'pending'
+  return {
+    record: {
+      task_id: randomUUID(),
+      func_name: FUNCS[i % FUNCS.length]!,
+      status,
+      created_at: created,
+      start_time: done ? created : null,
+      end_time: done ? created : null,
+      duration: done ? durationOf(i) : 0,
+      retries_used: 0,
+      error: status === 'failed' ? 'Error: upstream timed out' : null,
+      logs: done ? [`${created} [info] started`] : [],
+      stacktrace: null,
+      tags: { tenant: `t${i % 17}` },
+      source: 'manual',
+      priority: null,
+      executor: 'async',
+      queue: QUEUES[i % QUEUES.length]!,
+      progress: null,
+      progress_message: null,
+    },
+    args: [`user-${i}@example.com`, { template: 'welcome', locale: 'en' }],
+    encrypted_args: null,
+    idempotency_key: null,
+  }
+}
+
+/**
+ * Fills the store file at `path` (already migrated) with `count` finished records and their
+ * metric cells, by raw batched inserts in the store's schema; returns the seconds it took.
+ */
+export function fillSqliteHistory(path: string, count: number): number {
+  const started = performance.now()
+  const raw = new Database(path)
+  raw.pragma('journal_mode = WAL')
+  raw.pragma('synchronous = OFF')
+  const insert = raw.prepare(
+    'insert into switchyard_tasks (task_id, func_name, status, queue, created_ms, finished_ms, duration, body) values (?, ?, ?, ?, ?, ?, ?, ?)',
+  )
+  const cells = new Map<string, [string, number, string, number, number, number]>()
+  const count1 = (func: string, minute: number, status: string, bin: number, duration: number) => {
+    const key = `${func}\n${String(minute)}\n${status}\n${String(bin)}`
+    const cell = cells.get(key)
+    if (cell === undefined) cells.set(key, [func, minute, status, bin, 1, duration])
+    else {
+      cell[4]++
+      cell[5] += duration
+    }
+  }
+  const fill = raw.transaction((from: number, to: number) => {
+    for (let i = from; i < to; i++) {
+      const t = benchTask(i, STATUSES[i % STATUSES.length])
+      const r = t.record
+      const created = T0 + i * 10
+      insert.run(
+        r.task_id,
+        r.func_name,
+        r.status,
+        r.queue,
+        created,
+        created,
+        r.duration,
+        JSON.stringify(t),
+      )
+      const bin = durationBin(r.duration)
+      count1(r.func_name, minuteOf(created), r.status, bin, r.duration)
+      count1(r.func_name, TOTAL_MINUTE, r.status, bin, r.duration)
+    }
+  })
+  for (let i = 0; i < count; i += 100_000) fill(i, Math.min(count, i + 100_000))
+  const metric = raw.prepare(
+    'insert into switchyard_task_metrics (func_name, minute_ms, status, bin, count, duration_sum) values (?, ?, ?, ?, ?, ?)',
+  )
+  raw.transaction(() => {
+    for (const cell of cells.values()) metric.run(...cell)
+  })()
+  raw.exec('analyze')
+  raw.close()
+  return (performance.now() - started) / 1000
+}
+
+/** The median of `values`. */
+export const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN
+}
+
+/** The `p` quantile (0..1, nearest rank) of `values`. */
+export const percentile = (values: number[], p: number): number => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] ?? Number.NaN
+}

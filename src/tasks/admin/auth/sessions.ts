@@ -1,0 +1,115 @@
+/**
+ * Sessions of the task admin: signed tokens (tokens.ts) plus revocation at logout, kept in the
+ * task store (every instance sees it) or, for a manager without a durable store, in memory.
+ * The guard hook authenticates every request that is not a public route: a bearer token
+ * (`Authorization: Bearer <token>`, for scripts) or the session cookie (the browser), and asks
+ * cookie-authenticated writes for the CSRF token.
+ *
+ * Which routes are public is a property of the route itself (`config.taskAdminPublic`), never a
+ * rule on the URL, so no crafted path reaches a protected handler without a session.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { SessionRevocationStore } from '../../stores/ports.js'
+import { TaskAdminCsrfError, TaskAdminUnauthenticatedError } from '../errors.js'
+import type { SessionTokens, TaskAdminSession } from './tokens.js'
+
+/** Name of the session cookie. */
+export const SESSION_COOKIE = 'switchyard_tasks_session'
+
+/** Who made a request to the task admin. */
+export interface TaskAdminPrincipal {
+  /** The logged-in user, or `anonymous` without auth. */
+  username: string
+  /** Null without auth. */
+  session: TaskAdminSession | null
+  via: 'cookie' | 'bearer' | 'open'
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The caller of a task-admin endpoint (null on its public routes). */
+    taskAdmin: TaskAdminPrincipal | null
+  }
+  interface FastifyContextConfig {
+    /** A task-admin route reachable without a session (the login view). */
+    taskAdminPublic?: boolean
+    /** A task-admin page: without a session it redirects to the login view instead of 401. */
+    taskAdminPage?: boolean
+  }
+}
+
+/** Issues, resolves and revokes sessions. */
+export class TaskAdminSessions {
+  constructor(
+    readonly tokens: SessionTokens,
+    private readonly revocations: SessionRevocationStore,
+    private readonly now: () => number,
+    private readonly expirySeconds: number,
+  ) {}
+
+  /** A new session for `username`. */
+  issue(username: string): { token: string; session: TaskAdminSession } {
+    return this.tokens.issue(username, this.now() + this.expirySeconds * 1000)
+  }
+
+  /** The session of a token: well-formed, signed with our key, not expired, not revoked. */
+  async resolve(token: string): Promise<TaskAdminSession | null> {
+    const now = this.now()
+    const session = this.tokens.verify(token, now)
+    if (session === null) return null
+    return (await this.revocations.isRevoked(session.tokenId, now)) ? null : session
+  }
+
+  /** Revokes a session on every instance until it would have expired anyway. */
+  revoke(session: TaskAdminSession): Promise<void> {
+    return this.revocations.revoke(session.tokenId, session.expiresAt)
+  }
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
+
+/** The `onRequest` hook that authenticates every non-public task-admin request. */
+export function sessionGuard(sessions: TaskAdminSessions | null, loginPath: string) {
+  return async function guard(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+    const config = request.routeOptions.config
+    if (config.taskAdminPublic === true) return undefined
+    if (sessions === null) {
+      request.taskAdmin = { username: 'anonymous', session: null, via: 'open' }
+      return undefined
+    }
+    const header = request.headers.authorization
+    const bearer = /^Bearer ([A-Za-z0-9._~+/=-]{1,1024})$/i.exec(header?.trim() ?? '')?.[1]
+    const cookie = bearer === undefined ? request.cookies[SESSION_COOKIE] : undefined
+    const token = bearer ?? cookie
+    const session = token === undefined || token === '' ? null : await sessions.resolve(token)
+    if (session === null) {
+      if (config.taskAdminPage === true) return reply.redirect(loginPath, 303)
+      throw new TaskAdminUnauthenticatedError(
+        header !== undefined && bearer === undefined
+          ? 'Malformed Authorization header: expected "Bearer <token>".'
+          : `Authentication required: log in at ${loginPath}.`,
+      )
+    }
+    if (bearer === undefined && !SAFE_METHODS.has(request.method)) {
+      const presented = request.headers['x-csrf-token']
+      if (
+        !sessions.tokens.csrfMatches(session, typeof presented === 'string' ? presented : undefined)
+      ) {
+        throw new TaskAdminCsrfError(
+          'Cookie-authenticated writes need the X-CSRF-Token header (the dashboard page embeds it).',
+        )
+      }
+    }
+    request.taskAdmin = {
+      username: session.username,
+      session,
+      via: bearer === undefined ? 'cookie' : 'bearer',
+    }
+    return undefined
+  }
+}
+
+/** The actor of an audit entry: the logged-in user, or `anonymous`. */
+export function actorOf(request: FastifyRequest): string {
+  return request.taskAdmin?.username ?? 'anonymous'
+}

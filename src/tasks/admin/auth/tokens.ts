@@ -1,0 +1,92 @@
+/**
+ * Session tokens of the task admin: `v1.<payload>.<signature>`, the payload a base64url JSON
+ * `{ u: username, e: expiry (epoch ms), i: token id }` and the signature its HMAC-SHA256 with
+ * the secret key. Nothing is stored at login: any instance with the same `secretKey` accepts
+ * the token until it expires. Logout stores the token id as revoked (in the task store, so it
+ * holds on every instance) until the token's own expiry.
+ *
+ * The CSRF token of a session is the HMAC of its id with the same key, so it needs no storage
+ * either and only the holder of the session can know it.
+ */
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+
+/** A verified session. */
+export interface TaskAdminSession {
+  username: string
+  /** Epoch ms. */
+  expiresAt: number
+  /** Revocation key. */
+  tokenId: string
+}
+
+/** Signs and verifies session tokens with one key. */
+export class SessionTokens {
+  readonly #key: Buffer
+
+  constructor(secretKey: string | Buffer) {
+    this.#key = Buffer.from(secretKey)
+  }
+
+  /** A new token for `username` valid until `expiresAt` (epoch ms). */
+  issue(username: string, expiresAt: number): { token: string; session: TaskAdminSession } {
+    const tokenId = randomBytes(16).toString('base64url')
+    const payload = Buffer.from(
+      JSON.stringify({ u: username, e: expiresAt, i: tokenId }),
+      'utf8',
+    ).toString('base64url')
+    const token = `v1.${payload}.${this.#sign(`v1.${payload}`)}`
+    return { token, session: { username, expiresAt, tokenId } }
+  }
+
+  /**
+   * The session of a well-formed, correctly signed token that has not expired at `now`, else
+   * null. (Revocation is checked by the caller, against the store.)
+   */
+  verify(token: string, now: number): TaskAdminSession | null {
+    if (token.length > 1024) return null
+    const [version, payload, signature, extra] = token.split('.')
+    if (
+      version !== 'v1' ||
+      payload === undefined ||
+      signature === undefined ||
+      extra !== undefined
+    ) {
+      return null
+    }
+    const expected = Buffer.from(this.#sign(`v1.${payload}`))
+    const given = Buffer.from(signature)
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'))
+    } catch {
+      return null
+    }
+    const { u, e, i } = (parsed ?? {}) as { u?: unknown; e?: unknown; i?: unknown }
+    if (typeof u !== 'string' || typeof e !== 'number' || typeof i !== 'string') return null
+    if (e <= now) return null
+    return { username: u, expiresAt: e, tokenId: i }
+  }
+
+  /** The CSRF token of a session. */
+  csrfToken(session: TaskAdminSession): string {
+    return this.#sign(`csrf.${session.tokenId}`)
+  }
+
+  /** Whether `presented` is the session's CSRF token (constant time). */
+  csrfMatches(session: TaskAdminSession, presented: string | undefined): boolean {
+    if (presented === undefined) return false
+    const expected = Buffer.from(this.csrfToken(session))
+    const given = Buffer.from(presented)
+    return given.length === expected.length && timingSafeEqual(given, expected)
+  }
+
+  #sign(text: string): string {
+    return createHmac('sha256', this.#key).update(text, 'utf8').digest('base64url')
+  }
+}
+
+/** A random secret for one process (sessions then end at every restart). */
+export function randomSecretKey(): string {
+  return randomBytes(32).toString('base64url')
+}

@@ -1,0 +1,75 @@
+/**
+ * What every group of task-admin routes receives: the Fastify instance (typed by the TypeBox
+ * provider, so handler inputs are typed from their schemas), the manager, and the mount's
+ * services and settings.
+ */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  FastifyRequest,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify'
+import type { LoginThrottle } from '../../common/login-throttle.js'
+import type { TaskManager } from '../manager.js'
+import type { SessionRevocationStore, TaskAdminStore } from '../stores/ports.js'
+import type { ClientInfo } from './auth/client.js'
+import type { CredentialCheck } from './auth/credentials.js'
+import { actorOf, type TaskAdminSessions } from './auth/sessions.js'
+import type { TaskStream } from './stream.js'
+
+/** The task admin's Fastify instance, with TypeBox type inference. */
+export type TaskAdminInstance = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>
+
+/** Shared services and settings of one mount. */
+export interface TaskAdminContext {
+  manager: TaskManager
+  /** The mount path, e.g. `/tasks` (`` at the root). */
+  base: string
+  title: string
+  pollInterval: number
+  displayFuncArgs: boolean
+  publicStream: boolean
+  tokenExpiry: number
+  /** Audit and queue configs: the durable store's, or in memory. */
+  data: TaskAdminStore
+  revocations: SessionRevocationStore
+  /** Null without `auth`. */
+  credentials: CredentialCheck | null
+  /** Null without `auth`. */
+  sessions: TaskAdminSessions | null
+  throttle: LoginThrottle
+  client: ClientInfo
+  stream: TaskStream
+  now: () => number
+}
+
+/** A path under the mount. */
+export function mountPath(context: TaskAdminContext, path: string): string {
+  return `${context.base}${path}`
+}
+
+/** Appends a task-audit entry for the request's actor. */
+export async function audit(
+  context: TaskAdminContext,
+  request: FastifyRequest,
+  action: string,
+  taskId: string | null,
+  detail: Record<string, unknown>,
+): Promise<void> {
+  await context.data.appendAudit({
+    timestamp: context.now(),
+    action,
+    task_id: taskId,
+    actor: actorOf(request),
+    detail,
+  })
+}

@@ -1,0 +1,112 @@
+/**
+ * TypeBox schemas of the task admin's queries, parameters and bodies: each is the TypeScript
+ * type of a handler's input and its runtime validation (wrong types, unknown fields and
+ * out-of-range values are a 400 before any handler runs, and change nothing).
+ */
+import { Type } from 'typebox'
+import { TASK_STATUSES } from '../status.js'
+import { MAX_PER_PAGE } from '../stores/ports.js'
+
+const Name = (description: string) => Type.String({ minLength: 1, maxLength: 255, description })
+
+/** A task id in a path: letters, digits and `._:-`, at most 128. */
+export const TaskIdParams = Type.Object(
+  { task_id: Type.String({ pattern: '^[A-Za-z0-9._:-]{1,128}$', description: 'Task id' }) },
+  { additionalProperties: false },
+)
+
+/** A time window back from now: `<N>h`, `<N>d` (e.g. `1h`, `6h`, `24h`, `7d`) or `all`. */
+export const Window = Type.String({
+  pattern: '^([1-9][0-9]{0,3}[hd]|all)$',
+  description: 'Window back from now: <N>h, <N>d, or all',
+})
+
+const Paging = {
+  page: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'Page (default 1)' }),
+  ),
+  per_page: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: MAX_PER_PAGE,
+      description: 'Records per page (default 50)',
+    }),
+  ),
+}
+
+const Tag = Type.String({
+  pattern: '^[^=]{1,255}=[\\s\\S]{0,1000}$',
+  description: 'key=value (exact match)',
+})
+
+/** `GET {tasks}/` */
+export const ListQuery = Type.Object(
+  {
+    status: Type.Optional(Type.Union(TASK_STATUSES.map((status) => Type.Literal(status)))),
+    func_name: Type.Optional(Name('Function name')),
+    queue: Type.Optional(Name('Queue name')),
+    since: Type.Optional(Window),
+    q: Type.Optional(Name('A task-id prefix or an exact function name')),
+    tag: Type.Optional(Type.Union([Tag, Type.Array(Tag, { maxItems: 10 })])),
+    ...Paging,
+  },
+  { additionalProperties: false },
+)
+
+/** `GET {tasks}/audit` */
+export const AuditQuery = Type.Object(Paging, { additionalProperties: false })
+
+/** `GET {tasks}/metrics` */
+export const MetricsQuery = Type.Object(
+  {
+    since: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: 'ISO datetime: adds `series`' }),
+    ),
+  },
+  { additionalProperties: false },
+)
+
+/** `POST {tasks}/bulk-retry` */
+export const BulkRetryBody = Type.Object(
+  {
+    task_ids: Type.Array(Type.String({ pattern: '^[A-Za-z0-9._:-]{1,128}$' }), {
+      minItems: 1,
+      maxItems: 500,
+    }),
+  },
+  { additionalProperties: false },
+)
+
+/** `POST {tasks}/retry-failed` */
+export const RetryFailedQuery = Type.Object(
+  { since: Type.Optional(Window), func_name: Type.Optional(Name('Function name')) },
+  { additionalProperties: false },
+)
+
+/** `DELETE {tasks}/history` */
+export const HistoryQuery = Type.Object(
+  {
+    value: Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'How many units back' }),
+    unit: Type.Union([Type.Literal('min'), Type.Literal('hour'), Type.Literal('day')]),
+  },
+  { additionalProperties: false },
+)
+
+/** `PATCH {tasks}/queues/{name}` */
+export const QueueParams = Type.Object(
+  { name: Name('Queue name') },
+  { additionalProperties: false },
+)
+
+/** `PATCH {tasks}/queues/{name}`: null = unlimited, absent = unchanged. */
+export const QueuePatchBody = Type.Object(
+  {
+    concurrency: Type.Optional(
+      Type.Union([Type.Integer({ minimum: 1, maximum: 100_000 }), Type.Null()]),
+    ),
+    max_size: Type.Optional(
+      Type.Union([Type.Integer({ minimum: 0, maximum: 100_000_000 }), Type.Null()]),
+    ),
+  },
+  { additionalProperties: false },
+)

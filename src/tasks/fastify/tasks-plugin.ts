@@ -1,0 +1,59 @@
+/**
+ * `tasksPlugin`: wires a task manager's startup and shutdown to a Fastify app's `onReady` /
+ * `onClose` (through `manager.initApp`, which is idempotent) and, unless `autoInstall` is
+ * false, decorates every request with `backgroundTasks`.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { TaskValidationError } from '../errors.js'
+import { TaskManager } from '../manager.js'
+import {
+  PlainFunctionTasks,
+  RequestBackgroundTasks,
+  type BackgroundTasks,
+} from './background-tasks.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Background tasks of this request (present when `tasksPlugin` was registered with autoInstall). */
+    backgroundTasks: BackgroundTasks
+  }
+}
+
+/** Options of {@link tasksPlugin}. */
+export interface TasksPluginOptions {
+  /** The manager that runs the tasks. */
+  taskManager: TaskManager
+  /** Decorate every request with `backgroundTasks`. Default true. */
+  autoInstall?: boolean
+}
+
+const collectors = new WeakMap<FastifyRequest, RequestBackgroundTasks>()
+
+async function tasks(app: FastifyInstance, options: TasksPluginOptions): Promise<void> {
+  const manager = options.taskManager
+  if (!(manager instanceof TaskManager)) {
+    throw new TaskValidationError('tasksPlugin needs { taskManager: new TaskManager(...) }.')
+  }
+  manager.initApp(app)
+  if (options.autoInstall === false || app.hasRequestDecorator('backgroundTasks')) return
+  const plain = new PlainFunctionTasks(manager)
+  app.decorateRequest('backgroundTasks', {
+    getter(this: FastifyRequest): BackgroundTasks {
+      let collector = collectors.get(this)
+      if (collector === undefined) {
+        collector = new RequestBackgroundTasks(manager, plain, this.log)
+        collectors.set(this, collector)
+      }
+      return collector
+    },
+  })
+  app.addHook('onResponse', (request, _reply, done) => {
+    collectors.get(request)?.dispatch()
+    done()
+  })
+  await Promise.resolve()
+}
+
+/** The Fastify plugin: `app.register(tasksPlugin, { taskManager, autoInstall })`. */
+export const tasksPlugin = fp(tasks, { name: 'switchyard-tasks', fastify: '5.x' })

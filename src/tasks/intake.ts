@@ -1,0 +1,268 @@
+/**
+ * The intake of a manager: how a task enters (a new run from `addTask`, a retry, a scheduler,
+ * or a pending task adopted from the store), how it is cancelled, and how its end is recorded
+ * (the terminal write, the idempotency key, the bounded memory of finished records).
+ *
+ * Where records go: with a durable store, a persistent task's pending and running records are
+ * written (claimed by this instance), and every task's terminal record is — the shared history
+ * that every instance lists, retries and counts in the metrics. Without one, only persistent
+ * tasks reach the (small) seam, at their end.
+ */
+import { randomUUID } from 'node:crypto'
+import { assertTransferable } from './arguments.js'
+import { TaskAbort } from './cancellation.js'
+import { plainArgs, taskOwner, type ArgumentCipher } from './encryption.js'
+import {
+  QueueFullError,
+  TaskNotCancellableError,
+  TaskNotFoundError,
+  TaskNotRegisteredError,
+  TaskNotRetryableError,
+} from './errors.js'
+import type { DurableLink } from './durable-link.js'
+import { RunJob } from './jobs.js'
+import type { AddTaskOptions, TaskManagerLogger } from './options.js'
+import type { QueueSet } from './queues/queue-set.js'
+import { copyRecord, type StoredTask, type TaskRecord } from './record.js'
+import type { RecordBook } from './records.js'
+import type { TaskHandle, TaskRegistry } from './registry.js'
+import { describe, type TaskRunner } from './runner.js'
+import { RETRYABLE_STATUSES, TERMINAL_STATUSES, type TaskStatus } from './status.js'
+import type { TaskStore } from './stores/memory.js'
+import { newStoredTask, resolveAddOptions } from './task-input.js'
+import { toIso, type TaskClock } from './time.js'
+
+/** Finished records a manager on a durable store keeps in memory (the store has them all). */
+const RECENT_FINISHED = 1000
+
+/** The arguments of a new run: plain, or a ciphertext this manager cannot open (no key). */
+export type RunPayload = { args: unknown[] } | { sealed: string }
+
+/** What the intake needs of the manager. */
+export interface IntakeDeps {
+  readonly registry: TaskRegistry
+  readonly book: RecordBook
+  readonly queues: QueueSet
+  readonly live: Map<string, RunJob>
+  readonly durable: DurableLink | null
+  readonly seam: TaskStore
+  readonly cipher: ArgumentCipher | null
+  readonly clock: TaskClock
+  readonly logger: TaskManagerLogger
+  readonly runner: TaskRunner
+  readonly persistent: (handle: TaskHandle) => boolean
+  readonly closed: () => boolean
+  readonly lifecycle: (task: StoredTask, previous: TaskStatus | null, attempt: number) => void
+}
+
+/** New runs in, finished runs recorded. */
+export class TaskIntake {
+  /** Ids of finished records kept in memory, oldest first (durable store only). */
+  readonly #recent: string[] = []
+  /** Finished records whose terminal write has not reached the store yet. */
+  readonly #unwritten = new Set<string>()
+
+  constructor(private readonly deps: IntakeDeps) {
+    const durable = deps.durable
+    if (durable === null) return
+    // A persistent task's start is written too, so a crash mid-run is seen as an orphan.
+    deps.book.subscribe((record) => {
+      if (record.status !== 'running') return
+      const job = deps.live.get(record.task_id)
+      if (job !== undefined && deps.persistent(job.handle)) void durable.save(job.task)
+    })
+  }
+
+  /**
+   * Enqueues a run of a validated handle and resolves with its task id (a persistent task's
+   * pending record is in the store by then). With an idempotency key held by a task that did
+   * not fail, resolves with that task's id and runs nothing.
+   */
+  async enqueue(handle: TaskHandle, payload: RunPayload, options: AddTaskOptions): Promise<string> {
+    const { book, queues, live, durable, seam, cipher, clock, runner } = this.deps
+    const definition = handle.definition
+    const resolved = resolveAddOptions(definition, options)
+    const taskId = randomUUID()
+    let args: unknown[] | null = null
+    let encrypted: string | null = null
+    if ('sealed' in payload) encrypted = payload.sealed
+    else {
+      if (definition.executor !== 'async') assertTransferable(payload.args, definition.name)
+      if (cipher === null) args = payload.args
+      else encrypted = cipher.encrypt(payload.args, taskOwner(taskId))
+    }
+    const queue = queues.resolve(resolved.queue)
+    const key = resolved.idempotencyKey
+    if (key !== null) {
+      const claim = seam.claimIdempotencyKey(key, taskId)
+      const holder = claim instanceof Promise ? await claim : claim
+      if (holder !== null) return holder
+    }
+    const stored = newStoredTask(
+      taskId,
+      definition,
+      resolved,
+      queue.name,
+      toIso(clock.now()),
+      args,
+      encrypted,
+    )
+    try {
+      queue.admit()
+    } catch (error) {
+      if (error instanceof QueueFullError) {
+        stored.record.status = 'rejected'
+        stored.record.error = describe(error)
+        book.add(stored)
+        this.deps.lifecycle(stored, null, 0)
+        this.releaseKey(stored)
+        this.#recordEnd(stored, handle)
+      }
+      throw error
+    }
+    book.add(stored)
+    const job = new RunJob(stored, handle, resolved.priority ?? 0, runner)
+    live.set(taskId, job)
+    const written =
+      durable !== null && this.deps.persistent(handle) ? durable.enqueue(stored) : null
+    queue.offer(job)
+    if (written !== null) await written
+    return taskId
+  }
+
+  /** Dispatches a pending task this instance claimed from the store (startup or takeover). */
+  adopt(task: StoredTask): void {
+    const { registry, book, live, queues, runner } = this.deps
+    const id = task.record.task_id
+    const handle = registry.get(task.record.func_name)
+    if (handle === undefined || live.has(id) || this.deps.closed()) return
+    const existing = book.get(id)
+    if (existing !== undefined && existing.record.status !== 'pending') return
+    if (existing === undefined) book.add(task)
+    const stored = existing ?? task
+    const job = new RunJob(stored, handle, stored.record.priority ?? 0, runner)
+    live.set(id, job)
+    queues.resolve(stored.record.queue).offer(job)
+  }
+
+  /**
+   * Cancels a pending task of this process (at once: it will never start) or a running one
+   * (asynchronously: the signal is sent and the executor records `cancelled`; the returned
+   * record may still say `running`). Throws `TaskNotFoundError` or `TaskNotCancellableError`.
+   */
+  cancel(taskId: string): TaskRecord {
+    const { book, queues, live, clock, runner } = this.deps
+    const task = book.get(taskId)
+    if (task === undefined) throw new TaskNotFoundError(`No task ${JSON.stringify(taskId)}.`)
+    const record = task.record
+    if (record.status === 'pending') {
+      if (book.transition(task, 'pending', 'cancelled', { end_time: toIso(clock.now()) })) {
+        queues.get(record.queue)?.remove(taskId)
+        const job = live.get(taskId)
+        job?.abort(new TaskAbort('cancel'))
+        this.deps.lifecycle(task, 'pending', 0)
+        this.finished(task, job?.handle)
+      }
+      return copyRecord(record)
+    }
+    if (record.status === 'running') {
+      const job = live.get(taskId)
+      if (job !== undefined) runner.cancelRunning(job)
+      return copyRecord(record)
+    }
+    throw new TaskNotCancellableError(
+      `Task ${taskId} is ${record.status}; only pending or running tasks can be cancelled.`,
+      { status: record.status },
+    )
+  }
+
+  /**
+   * Enqueues a new run of a failed or interrupted task with its function, arguments (encrypted
+   * again for the new task), tags, priority and queue; resolves with the new task id.
+   */
+  async retry(task: StoredTask): Promise<string> {
+    const record = task.record
+    if (!RETRYABLE_STATUSES.has(record.status)) {
+      throw new TaskNotRetryableError(
+        `Task ${record.task_id} is ${record.status}; only failed or interrupted tasks can be retried.`,
+        { status: record.status },
+      )
+    }
+    const handle = this.deps.registry.get(record.func_name)
+    if (handle === undefined) {
+      throw new TaskNotRegisteredError(
+        `Task function ${JSON.stringify(record.func_name)} is not registered in this process.`,
+      )
+    }
+    const args = plainArgs(this.deps.cipher, task, taskOwner(record.task_id))
+    return this.enqueue(
+      handle,
+      { args },
+      { tags: record.tags, priority: record.priority, queue: record.queue },
+    )
+  }
+
+  /** Records the end of a run: frees its slot and key, writes its terminal record. */
+  finished(task: StoredTask, handle: TaskHandle | undefined): void {
+    this.deps.live.delete(task.record.task_id)
+    const status = task.record.status
+    if (status === 'failed' || status === 'rejected') this.releaseKey(task)
+    this.#recordEnd(task, handle)
+  }
+
+  /** Whether a finished record of this process is still on its way to the store. */
+  unwritten(taskId: string): boolean {
+    return this.#unwritten.has(taskId)
+  }
+
+  /** Frees the idempotency key a task holds (failed and rejected tasks give theirs up). */
+  releaseKey(task: StoredTask): void {
+    const key = task.idempotency_key
+    if (key === null) return
+    this.#storeCall(`could not release idempotency key ${key}`, () =>
+      this.deps.seam.releaseIdempotencyKey(key, task.record.task_id),
+    )
+  }
+
+  #recordEnd(task: StoredTask, handle: TaskHandle | undefined): void {
+    const { durable } = this.deps
+    if (durable !== null) {
+      const id = task.record.task_id
+      this.#unwritten.add(id)
+      void durable.save(task).finally(() => this.#unwritten.delete(id))
+      this.#forgetOldest(task)
+      return
+    }
+    if (handle === undefined || !this.deps.persistent(handle)) return
+    this.#storeCall(`could not save task ${task.record.task_id}`, () =>
+      this.deps.seam.saveTasks([task]),
+    )
+  }
+
+  /** Keeps the newest finished records in memory; older ones are read from the store. */
+  #forgetOldest(task: StoredTask): void {
+    this.#recent.push(task.record.task_id)
+    if (this.#recent.length <= RECENT_FINISHED) return
+    const id = this.#recent.shift() as string
+    const kept = this.deps.book.get(id)
+    if (
+      kept !== undefined &&
+      TERMINAL_STATUSES.has(kept.record.status) &&
+      !this.deps.live.has(id)
+    ) {
+      this.deps.book.delete([id])
+    }
+  }
+
+  /** Calls the store without waiting; a synchronous store (memory) has finished on return. */
+  #storeCall(failure: string, call: () => unknown): void {
+    try {
+      const result = call()
+      if (result instanceof Promise) {
+        result.catch((error: unknown) => this.deps.logger.error(failure, error))
+      }
+    } catch (error) {
+      this.deps.logger.error(failure, error)
+    }
+  }
+}

@@ -1,0 +1,122 @@
+/**
+ * The persistence seam of the task manager.
+ *
+ * The manager keeps live records in its {@link RecordBook}; a `TaskStore` is where records go to
+ * outlive the process and where idempotency keys are claimed. Only the in-memory implementation
+ * lives here; SQL and Redis stores implement the same interface, so that an idempotency key
+ * claimed on one instance is seen by every other instance sharing the store.
+ */
+import type { StoredTask } from '../record.js'
+import type {
+  SessionRevocationStore,
+  StoredQueueConfig,
+  TaskAdminStore,
+  TaskAuditEntry,
+} from './ports.js'
+
+/** A value or a promise of it: the in-memory store answers synchronously on the hot path. */
+export type MaybePromise<T> = T | Promise<T>
+
+/** Where task records and idempotency keys are kept beyond one process. */
+export interface TaskStore {
+  /** Inserts or replaces tasks (by `task_id`). Called for persisted tasks on completion. */
+  saveTasks(tasks: readonly StoredTask[]): MaybePromise<void>
+  /** Every stored task, for history loading at startup. Read-only. */
+  loadTasks(): MaybePromise<StoredTask[]>
+  /**
+   * Atomically claims `key` for `taskId`. When another task already holds the key (a task that is
+   * not failed), returns that task's id and changes nothing; otherwise records `taskId` as the
+   * holder and returns null.
+   */
+  claimIdempotencyKey(key: string, taskId: string): MaybePromise<string | null>
+  /** Frees `key` if (and only if) `taskId` holds it; called when that task fails or is rejected. */
+  releaseIdempotencyKey(key: string, taskId: string): MaybePromise<void>
+  /** Releases connections; the store is not used afterwards. */
+  close(): MaybePromise<void>
+}
+
+/** A process-local store: saved tasks and idempotency keys live in maps. */
+export function memoryTaskStore(): TaskStore {
+  const tasks = new Map<string, StoredTask>()
+  const keys = new Map<string, string>()
+  return {
+    saveTasks(batch) {
+      for (const task of batch) tasks.set(task.record.task_id, structuredClone(task))
+    },
+    loadTasks() {
+      return [...tasks.values()].map((task) => structuredClone(task))
+    },
+    claimIdempotencyKey(key, taskId) {
+      const holder = keys.get(key)
+      if (holder !== undefined) return holder
+      keys.set(key, taskId)
+      return null
+    },
+    releaseIdempotencyKey(key, taskId) {
+      if (keys.get(key) === taskId) keys.delete(key)
+    },
+    close() {
+      tasks.clear()
+      keys.clear()
+    },
+  }
+}
+
+/** Most audit entries the in-memory admin data keeps (the oldest go first). */
+const MEMORY_AUDIT_LIMIT = 10_000
+/** Most revoked sessions kept in memory (expired ones go first, then the oldest). */
+const MEMORY_REVOCATION_LIMIT = 100_000
+
+/**
+ * The task admin's data in process memory, for a manager without a durable store: queue
+ * configs (kept, but a restart forgets them) and the audit, bounded to the newest 10,000
+ * entries.
+ */
+export function memoryAdminData(): TaskAdminStore {
+  const configs = new Map<string, StoredQueueConfig>()
+  const audit: TaskAuditEntry[] = []
+  let nextId = 1
+  return {
+    queueConfigs: () =>
+      Promise.resolve([...configs.values()].sort((x, y) => x.name.localeCompare(y.name))),
+    putQueueConfig(config) {
+      configs.set(config.name, { ...config })
+      return Promise.resolve()
+    },
+    appendAudit(entry) {
+      const full: TaskAuditEntry = { id: nextId++, ...entry }
+      audit.push(full)
+      if (audit.length > MEMORY_AUDIT_LIMIT) audit.shift()
+      return Promise.resolve(full)
+    },
+    listAudit(page, perPage) {
+      const newest = audit.length - (page - 1) * perPage
+      const items = audit.slice(Math.max(0, newest - perPage), Math.max(0, newest)).reverse()
+      return Promise.resolve({ items, total: audit.length, page, per_page: perPage })
+    },
+  }
+}
+
+/** Session revocations in process memory (one instance: nobody else needs to see them). */
+export function memorySessions(): SessionRevocationStore {
+  const revoked = new Map<string, number>()
+  return {
+    revoke(tokenId, expiresAt) {
+      revoked.delete(tokenId)
+      revoked.set(tokenId, expiresAt)
+      if (revoked.size > MEMORY_REVOCATION_LIMIT) {
+        const now = Date.now()
+        for (const [id, until] of revoked) if (until <= now) revoked.delete(id)
+        if (revoked.size > MEMORY_REVOCATION_LIMIT) {
+          const oldest = revoked.keys().next().value
+          if (oldest !== undefined) revoked.delete(oldest)
+        }
+      }
+      return Promise.resolve()
+    },
+    isRevoked(tokenId, now) {
+      const until = revoked.get(tokenId)
+      return Promise.resolve(until !== undefined && until > now)
+    },
+  }
+}

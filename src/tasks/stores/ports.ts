@@ -1,0 +1,343 @@
+/**
+ * The durable task-store ports: everything the task half keeps beyond one process, as small
+ * interfaces, one per kind of data, that every backend (SQLite, PostgreSQL, MySQL/MariaDB,
+ * Redis) implements with the same semantics. Each port has its own conformance suite
+ * (`test/tasks/persistence/conformance/`), run on every backend; it is the executable form of
+ * the semantics written here.
+ *
+ * Why every multi-instance operation is a single conditional write (insert-if-absent, or an
+ * update guarded by the current claim): two instances racing must never both win, and a
+ * check-then-act in application code cannot promise that. Why leases instead of locks: a claim
+ * held by an instance that died must become claimable again without anyone cleaning up.
+ *
+ * Time: every timestamp crossing these ports is UTC epoch milliseconds (an integer), supplied
+ * by the caller's clock, so tests drive time and stores never compare date strings.
+ *
+ * Redis: the store's Lua scripts derive most key names inside the script from the key prefix,
+ * so they are **not Redis Cluster-safe**: use one Redis server (or a primary with replicas).
+ */
+import type { StoredTask } from '../record.js'
+import type { TaskStatus } from '../status.js'
+
+/** Filters and paging of {@link TaskRecordStore.list}. */
+export interface TaskListQuery {
+  status?: TaskStatus
+  funcName?: string
+  queue?: string
+  /** Only records created at or after this instant (epoch ms). */
+  since?: number
+  /** A task-id prefix or an exact function name (either matches). */
+  q?: string
+  /** Exact tag matches, all of which must hold. */
+  tags?: readonly (readonly [key: string, value: string])[]
+  /** 1-based page number. */
+  page: number
+  /** Records per page (1..500). */
+  perPage: number
+}
+
+/** One page of records, newest first, with the number of records matching the filters. */
+export interface TaskPage<T = StoredTask> {
+  items: T[]
+  total: number
+  page: number
+  per_page: number
+}
+
+/** Task records: the history every instance shares. */
+export interface TaskRecordStore {
+  /**
+   * Inserts or replaces records by `task_id` in one batch (one transaction on SQL). A claim
+   * (`claimed_by`, `lease_until`) survives the replace; claims only mean something while the
+   * record is pending or running. A record written in a terminal status for the first time
+   * also counts in the metrics ({@link TaskMetricsStore}), in the same step; every batch is a
+   * change of the {@link TaskChangeFeed}.
+   */
+  save(tasks: readonly StoredTask[]): Promise<void>
+  /** One record, or null. */
+  get(taskId: string): Promise<StoredTask | null>
+  /** A page of records matching every given filter, newest first (by `created_at`). */
+  list(query: TaskListQuery): Promise<TaskPage>
+  /** Every stored task, oldest first. For small stores and tests only: prefer {@link list}. */
+  loadAll(): Promise<StoredTask[]>
+  /**
+   * Deletes terminal records (success, failed, cancelled, interrupted, rejected) whose end
+   * (or, without an end, creation) is before `cutoff`, with their tags and the idempotency keys
+   * they hold, and the metric minutes that end by `cutoff` (their counts leave the totals too);
+   * pending and running records are never deleted. Returns the number of records deleted.
+   */
+  deleteTerminalBefore(cutoff: number): Promise<number>
+}
+
+/** Pending or running records of one function in one status (live, not yet in the metrics). */
+export interface LiveCount {
+  func_name: string
+  status: 'pending' | 'running'
+  count: number
+}
+
+/**
+ * Terminal records of one function in one status whose duration fell in one histogram bin
+ * (see `metrics-model.ts`), with the sum of their durations (seconds).
+ */
+export interface MetricCell {
+  func_name: string
+  status: TaskStatus
+  bin: number
+  count: number
+  duration_sum: number
+}
+
+/** A {@link MetricCell} of one minute (epoch ms of the minute's start). */
+export interface MinuteCell extends MetricCell {
+  minute: number
+}
+
+/** What {@link TaskMetricsStore.read} returns. */
+export interface MetricsSnapshot {
+  live: LiveCount[]
+  cells: MetricCell[]
+}
+
+/**
+ * Task metrics, kept as per-function, per-minute buckets of counts by status and a duration
+ * histogram, written with the terminal record (so every instance reads the same figures) and
+ * pruned with the records (retention, history deletion). All-time totals are kept next to the
+ * minutes, so reading them costs the number of functions × bins, not the history.
+ */
+export interface TaskMetricsStore {
+  /**
+   * Terminal counts and histograms per function and status, over all kept history, or over the
+   * minutes from the one holding `since`; plus the live (pending/running) counts.
+   */
+  read(query: { since?: number }): Promise<MetricsSnapshot>
+  /** Per-minute cells from the minute holding `since`, oldest first. */
+  series(since: number): Promise<MinuteCell[]>
+}
+
+/** One entry of the change feed: a write of some records by one store instance. */
+export interface TaskChange {
+  /** Unique and increasing in feed order. */
+  id: string
+  /** The {@link TaskChangeFeed.origin} of the store instance that wrote them. */
+  origin: string
+  task_ids: string[]
+}
+
+/**
+ * The change feed: which records changed, in write order, so that an instance can relay other
+ * instances' changes (the task admin's live stream). Bounded: only recent changes are kept.
+ */
+export interface TaskChangeFeed {
+  /** This store instance's id, carried by the changes it writes. */
+  readonly origin: string
+  /**
+   * Changes after the position `after` (null: the current end, returning none), at most
+   * `limit`, with the new position. Delivery is at least once: a change may come again (on SQL
+   * the last few are read again, since ids are assigned before commit); callers drop ids seen.
+   */
+  read(after: string | null, limit: number): Promise<{ position: string; changes: TaskChange[] }>
+}
+
+/** Who claims work and for how long. */
+export interface LeaseRequest {
+  /** Stable id of the claiming instance. */
+  owner: string
+  /** The claim stays valid until this instant (epoch ms). */
+  leaseUntil: number
+  /** The current time (epoch ms): claims whose lease ended before it are free. */
+  now: number
+}
+
+/** Options of {@link PendingQueueStore.claim}. */
+export interface ClaimPendingRequest extends LeaseRequest {
+  /** At most this many tasks are claimed. */
+  limit: number
+  /**
+   * Only tasks of these functions are claimed: a task whose function this instance has not
+   * registered stays in the store untouched for an instance that has.
+   */
+  funcNames: readonly string[]
+}
+
+/** A task record in the pending queue or running, with its current claim. */
+export interface ClaimedTask {
+  task: StoredTask
+  claimed_by: string
+  lease_until: number
+}
+
+/** The pending queue: pending and running records with the claim of the instance running them. */
+export interface PendingQueueStore {
+  /**
+   * Writes new pending records already claimed by `owner` (the instance that will run them),
+   * so no other instance takes them while that instance lives. Call it in batches at `addTask`.
+   * An existing record with the same id is replaced and takes this claim (e.g. a running task
+   * put back to pending by `requeueOnInterrupt`).
+   */
+  enqueue(tasks: readonly StoredTask[], lease: Omit<LeaseRequest, 'now'>): Promise<void>
+  /**
+   * Atomically claims up to `limit` pending records of `funcNames`, oldest first, that nobody
+   * holds (never claimed, released, or lease ended before `now`). Each record is claimed by at
+   * most one caller even when instances race.
+   */
+  claim(request: ClaimPendingRequest): Promise<ClaimedTask[]>
+  /**
+   * Atomically claims up to `limit` *running* records whose lease ended before `now`: tasks of a
+   * dead instance. The caller decides their fate (`interrupted`, or `pending` again with
+   * `requeueOnInterrupt`) and saves them.
+   */
+  claimOrphans(request: LeaseRequest & { limit: number }): Promise<ClaimedTask[]>
+  /** Extends the lease of every pending or running record held by `owner`; returns how many. */
+  renewLeases(owner: string, leaseUntil: number): Promise<number>
+  /** Gives up `owner`'s claim on these records (e.g. at shutdown, so others take them at once). */
+  release(taskIds: readonly string[], owner: string): Promise<void>
+}
+
+/** Idempotency keys, shared by every instance (see `addTask`'s `idempotencyKey`). */
+export interface IdempotencyStore {
+  /** Insert-if-absent of `key → taskId`; returns the existing holder's id, or null when won. */
+  claim(key: string, taskId: string): Promise<string | null>
+  /** Deletes `key` only when `taskId` holds it. */
+  release(key: string, taskId: string): Promise<void>
+}
+
+/** Fired slots of periodic schedules: how instances agree that exactly one fires each slot. */
+export interface ScheduleSlotStore {
+  /**
+   * Insert-if-absent of the slot `(scheduleName, slotTime)`: true for exactly one caller across
+   * all instances, false for every other. No TTL: a slot, once claimed, stays claimed.
+   */
+  claim(scheduleName: string, slotTime: number, owner: string): Promise<boolean>
+  /** Forgets slots older than `before` (housekeeping; they are in the past and never re-fire). */
+  prune(before: number): Promise<number>
+}
+
+/** A one-off scheduled run (`scheduleOnce`). `run_key` is its own namespace. */
+export interface OneOffEntry {
+  run_key: string
+  func_name: string
+  /** When to fire (epoch ms). */
+  run_at: number
+  args: unknown[] | null
+  encrypted_args: string | null
+  tags: Record<string, string>
+  priority: number | null
+  queue: string | null
+  idempotency_key: string | null
+  /** When the entry was (re)placed (epoch ms). */
+  created_at: number
+}
+
+/** A one-off entry claimed by one instance: fire it, then {@link OneOffScheduleStore.complete}. */
+export interface ClaimedOneOff {
+  entry: OneOffEntry
+  /** Proof of this claim; a replaced or re-claimed entry has another token. */
+  claim_token: string
+}
+
+/** One-off schedules (`scheduleOnce`): stored entries, claimed by exactly one instance when due. */
+export interface OneOffScheduleStore {
+  /** Whether one-off schedules are supported (every built-in store: true). */
+  readonly supportsOneOff: boolean
+  /** Places `entry`, replacing any entry with the same `run_key` (and dropping its claim). */
+  upsert(entry: OneOffEntry): Promise<void>
+  /** Deletes the entry; true when one existed. */
+  cancel(runKey: string): Promise<boolean>
+  /** Entries not yet done with `run_at < before` (all when omitted), earliest first. */
+  list(before?: number): Promise<OneOffEntry[]>
+  /** Number of entries not yet done (the task admin's `one_off_armed`). */
+  count(): Promise<number>
+  /**
+   * Entries due by `until` (the horizon) that nobody holds at `now`, earliest first, at most
+   * `limit`: the in-memory window of the one-off scheduler. Reading claims nothing.
+   */
+  fetchWindow(until: number, now: number, limit: number): Promise<OneOffEntry[]>
+  /**
+   * Claims the entry if it is still there, due (`run_at <= now`) and nobody holds it at `now`;
+   * exactly one racing caller gets it. After a crash the lease ends and it is claimable again.
+   */
+  claim(runKey: string, lease: LeaseRequest): Promise<ClaimedOneOff | null>
+  /** Marks a fired entry done (deletes it) if `claimToken` still holds it; true when it did. */
+  complete(runKey: string, claimToken: string): Promise<boolean>
+}
+
+/** A queue's persisted configuration; null means unlimited. */
+export interface StoredQueueConfig {
+  name: string
+  concurrency: number | null
+  max_size: number | null
+}
+
+/** A task-admin audit entry; `id` is assigned by the store, increasing. */
+export interface TaskAuditEntry {
+  id: number
+  /** Epoch ms. */
+  timestamp: number
+  action: string
+  task_id: string | null
+  actor: string
+  detail: Record<string, unknown>
+}
+
+/** A page of audit entries, newest first. */
+export interface AuditPage {
+  items: TaskAuditEntry[]
+  total: number
+  page: number
+  per_page: number
+}
+
+/** What the task admin writes: queue configurations and the task audit. */
+export interface TaskAdminStore {
+  /** Every persisted queue config, by name. */
+  queueConfigs(): Promise<StoredQueueConfig[]>
+  /** Inserts or replaces one queue's config. */
+  putQueueConfig(config: StoredQueueConfig): Promise<void>
+  /** Appends an audit entry; returns it with its id. */
+  appendAudit(entry: Omit<TaskAuditEntry, 'id'>): Promise<TaskAuditEntry>
+  /** A page of audit entries, newest first. */
+  listAudit(page: number, perPage: number): Promise<AuditPage>
+}
+
+/** Revoked task-admin sessions, shared so that a logout holds on every instance. */
+export interface SessionRevocationStore {
+  /** Revokes a session token id until `expiresAt` (epoch ms). */
+  revoke(tokenId: string, expiresAt: number): Promise<void>
+  /** Whether `tokenId` is revoked at `now`. */
+  isRevoked(tokenId: string, now: number): Promise<boolean>
+}
+
+/**
+ * A durable task store: the ports above on one backend, plus its lifecycle. The manager takes
+ * one as its `store` option (`sqliteStore`, `postgresStore`, `mysqlStore`, `redisStore`).
+ */
+export interface DurableTaskStore {
+  /** Backend name: `sqlite`, `postgres`, `mysql` or `redis`. */
+  readonly kind: string
+  readonly records: TaskRecordStore
+  readonly pending: PendingQueueStore
+  readonly idempotency: IdempotencyStore
+  readonly slots: ScheduleSlotStore
+  readonly oneOffs: OneOffScheduleStore
+  readonly admin: TaskAdminStore
+  readonly sessions: SessionRevocationStore
+  readonly metrics: TaskMetricsStore
+  readonly changes: TaskChangeFeed
+  /** Connects and runs pending schema migrations; idempotent. Every port calls it lazily. */
+  init(): Promise<void>
+  /** Releases connections (a pool or client passed in by the caller is left open). */
+  close(): Promise<void>
+}
+
+/** Statuses whose records retention may delete. */
+export const PRUNABLE_STATUSES: readonly TaskStatus[] = [
+  'success',
+  'failed',
+  'cancelled',
+  'interrupted',
+  'rejected',
+]
+
+/** The maximum `perPage` of list queries. */
+export const MAX_PER_PAGE = 500

@@ -1,0 +1,38 @@
+/**
+ * The change feed on Redis (the {@link TaskChangeFeed} port): a stream (`changes`, trimmed to
+ * about 10,000 entries) to which `save-tasks.lua` adds one entry per write. Stream ids are
+ * assigned inside the script, so they are in commit order and read exactly once.
+ */
+import type { TaskChangeFeed } from '../ports.js'
+import type { RedisOps } from './ops.js'
+
+type StreamEntry = [id: string, fields: string[]]
+
+/** The change feed on Redis. */
+export function redisChanges(ops: RedisOps, origin: string): TaskChangeFeed {
+  return {
+    origin,
+    async read(after, limit) {
+      const stream = ops.key('changes')
+      if (after === null) {
+        const last = (await ops.call('XREVRANGE', stream, '+', '-', 'COUNT', 1)) as StreamEntry[]
+        return { position: last[0]?.[0] ?? '0-0', changes: [] }
+      }
+      const entries = (await ops.call(
+        'XRANGE',
+        stream,
+        `(${after}`,
+        '+',
+        'COUNT',
+        limit,
+      )) as StreamEntry[]
+      const changes = entries.map(([id, fields]) => {
+        const values = new Map<string, string>()
+        for (let i = 0; i < fields.length; i += 2) values.set(fields[i] ?? '', fields[i + 1] ?? '')
+        const ids = values.get('ids') ?? ''
+        return { id, origin: values.get('o') ?? '', task_ids: ids === '' ? [] : ids.split(',') }
+      })
+      return { position: entries.at(-1)?.[0] ?? after, changes }
+    },
+  }
+}

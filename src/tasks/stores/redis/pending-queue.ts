@@ -1,0 +1,60 @@
+/**
+ * The pending queue on Redis (the {@link PendingQueueStore} port; see it for the semantics):
+ * claims, renewals and releases are Lua scripts, so two instances can never both win a record.
+ */
+import type { TaskStatus } from '../../status.js'
+import type { ClaimedTask, LeaseRequest, PendingQueueStore } from '../ports.js'
+import { checkLease, checkPendingBatch, claimWanted, parseTask } from '../rows.js'
+import type { RedisOps } from './ops.js'
+import { writeTasks } from './records.js'
+
+async function claimTasks(
+  ops: RedisOps,
+  status: TaskStatus,
+  request: LeaseRequest & { limit: number },
+  funcNames: readonly string[] | null,
+): Promise<ClaimedTask[]> {
+  if (!claimWanted(request)) return []
+  const found = (await ops.run(
+    'claim-tasks',
+    [],
+    [
+      ops.prefix,
+      status,
+      request.owner,
+      request.leaseUntil,
+      request.now,
+      request.limit,
+      funcNames === null ? '0' : '1',
+      ...(funcNames ?? []),
+    ],
+  )) as string[]
+  return found.map((body) => ({
+    task: parseTask(body),
+    claimed_by: request.owner,
+    lease_until: request.leaseUntil,
+  }))
+}
+
+/** The pending queue on Redis. */
+export function redisPendingQueue(ops: RedisOps, origin: string): PendingQueueStore {
+  return {
+    async enqueue(tasks, lease) {
+      checkPendingBatch(tasks, lease)
+      await writeTasks(ops, origin, tasks, lease.owner, String(lease.leaseUntil))
+    },
+    claim: (request) =>
+      request.funcNames.length === 0
+        ? Promise.resolve([])
+        : claimTasks(ops, 'pending', request, request.funcNames),
+    claimOrphans: (request) => claimTasks(ops, 'running', request, null),
+    async renewLeases(owner, leaseUntil) {
+      checkLease(owner, leaseUntil)
+      return Number(await ops.run('renew-leases', [], [ops.prefix, owner, leaseUntil]))
+    },
+    async release(taskIds, owner) {
+      if (taskIds.length === 0) return
+      await ops.run('release-tasks', [], [ops.prefix, owner, ...taskIds])
+    },
+  }
+}

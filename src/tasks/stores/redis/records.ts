@@ -1,0 +1,148 @@
+/**
+ * Task records on Redis (the {@link TaskRecordStore} port; see it for the semantics). A record
+ * is a hash with sorted-set indexes by creation time (all, per status, function, queue and tag),
+ * an id index for prefix search, the finished-time set that retention scans and
+ * per-(function, status) counters; every write goes through `save-tasks.lua`, so a record, its
+ * indexes, its metric buckets and its change-stream entry change in one atomic step.
+ */
+import { randomUUID } from 'node:crypto'
+import { TaskValidationError } from '../../errors.js'
+import type { StoredTask } from '../../record.js'
+import { durationBin, MINUTE_MS } from '../metrics-model.js'
+import type { TaskListQuery, TaskPage, TaskRecordStore } from '../ports.js'
+import { checkListQuery, parseTask, tagHash, taskColumns } from '../rows.js'
+import type { RedisOps } from './ops.js'
+
+const SAVE_CHUNK = 500
+/** Lifetime of a list query's temporary keys, should their delete never come. */
+const TEMPORARY_TTL_MS = 60_000
+/** Ids a `q` prefix matches at most (the first ones in id order). */
+const PREFIX_MATCHES = 1000
+
+/**
+ * Upserts `tasks` through `save-tasks.lua`; with an `owner`, the records also take that claim
+ * until `lease` (the pending queue's enqueue).
+ */
+export async function writeTasks(
+  ops: RedisOps,
+  origin: string,
+  tasks: readonly StoredTask[],
+  owner: string,
+  lease: string,
+): Promise<void> {
+  for (let i = 0; i < tasks.length; i += SAVE_CHUNK) {
+    const args: (string | number)[] = [ops.prefix, owner, lease, origin]
+    for (const task of tasks.slice(i, i + SAVE_CHUNK)) {
+      const row = taskColumns(task)
+      const tags = Object.entries(task.record.tags).map(([key, value]) => tagHash(key, value))
+      args.push(
+        row.task_id,
+        row.status,
+        row.func_name,
+        row.queue,
+        row.created_ms,
+        row.finished_ms ?? '',
+        row.duration,
+        durationBin(row.duration),
+        tags.join(' '),
+        task.idempotency_key ?? '',
+        row.body,
+      )
+    }
+    await ops.run('save-tasks', [], args)
+  }
+}
+
+/** The stored tasks of `ids`, in order, skipping ids whose record is gone. */
+export async function bodies(ops: RedisOps, ids: string[]): Promise<StoredTask[]> {
+  const tasks: StoredTask[] = []
+  for (const id of ids) {
+    const body = (await ops.call('HGET', ops.key('task:', id), 'body')) as string | null
+    if (body !== null) tasks.push(parseTask(body))
+  }
+  return tasks
+}
+
+/** Task records on Redis. */
+export function redisRecords(ops: RedisOps, origin: string): TaskRecordStore {
+  return {
+    save: (tasks) => writeTasks(ops, origin, tasks, '', ''),
+
+    async get(taskId) {
+      const body = (await ops.call('HGET', ops.key('task:', taskId), 'body')) as string | null
+      return body === null ? null : parseTask(body)
+    },
+
+    async list(query: TaskListQuery): Promise<TaskPage> {
+      checkListQuery(query)
+      const indexes: string[] = []
+      if (query.status !== undefined) indexes.push(ops.key('idx:status:', query.status))
+      if (query.funcName !== undefined) indexes.push(ops.key('idx:func:', query.funcName))
+      if (query.queue !== undefined) indexes.push(ops.key('idx:queue:', query.queue))
+      for (const [key, value] of query.tags ?? []) {
+        indexes.push(ops.key('idx:tag:', tagHash(key, value)))
+      }
+      const temporary: string[] = []
+      try {
+        if (query.q !== undefined) {
+          const matches = ops.key('tmp:', randomUUID())
+          temporary.push(matches)
+          await ops.run(
+            'search-ids',
+            [matches, ops.key('idx:id'), ops.key('idx:all'), ops.key('idx:func:', query.q)],
+            [query.q, PREFIX_MATCHES, TEMPORARY_TTL_MS],
+          )
+          indexes.push(matches)
+        }
+        let source = indexes[0] ?? ops.key('idx:all')
+        if (indexes.length > 1) {
+          source = ops.key('tmp:', randomUUID())
+          temporary.push(source)
+          await ops.run('intersect', [source, ...indexes], [TEMPORARY_TTL_MS])
+        }
+        const min = query.since === undefined ? '-inf' : query.since
+        const offset = (query.page - 1) * query.perPage
+        const ids = (await ops.call(
+          'ZRANGE',
+          source,
+          '+inf',
+          min,
+          'BYSCORE',
+          'REV',
+          'LIMIT',
+          offset,
+          query.perPage,
+        )) as string[]
+        const total = Number(await ops.call('ZCOUNT', source, min, '+inf'))
+        return {
+          items: await bodies(ops, ids),
+          total,
+          page: query.page,
+          per_page: query.perPage,
+        }
+      } finally {
+        if (temporary.length > 0) await ops.call('DEL', ...temporary)
+      }
+    },
+
+    async loadAll() {
+      const ids = (await ops.call('ZRANGE', ops.key('idx:all'), 0, -1)) as string[]
+      return bodies(ops, ids)
+    },
+
+    async deleteTerminalBefore(cutoff) {
+      if (!Number.isFinite(cutoff)) throw new TaskValidationError('cutoff must be epoch ms.')
+      let total = 0
+      for (;;) {
+        const n = Number(await ops.run('delete-terminal', [], [ops.prefix, cutoff, 1000]))
+        total += n
+        if (n < 1000) break
+      }
+      const lastMinute = cutoff - MINUTE_MS
+      while (Number(await ops.run('prune-metrics', [], [ops.prefix, lastMinute, 500])) === 500) {
+        // the next 500 minutes
+      }
+      return total
+    },
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * The Redis task store: the durable task-store ports on one Redis server. Records are hashes
+ * with sorted-set indexes; every multi-key change and every claim is one Lua script, so it is
+ * atomic and two instances can never both win a claim. Single-key claims (idempotency keys,
+ * schedule slots) are `SET NX`.
+ *
+ * Key names are derived inside the scripts from the prefix: the store targets one Redis server
+ * (or a primary with replicas), not a Redis Cluster.
+ */
+import { randomUUID } from 'node:crypto'
+import { defaultExport, loadDriver } from '../drivers.js'
+import { StoreError } from '../errors.js'
+import type {
+  DurableTaskStore,
+  IdempotencyStore,
+  OneOffScheduleStore,
+  PendingQueueStore,
+  ScheduleSlotStore,
+  SessionRevocationStore,
+  TaskAdminStore,
+  TaskChangeFeed,
+  TaskMetricsStore,
+  TaskRecordStore,
+} from '../ports.js'
+import { redisAdminData, redisSessions } from './admin-data.js'
+import { redisChanges } from './changes.js'
+import { redisIdempotency, redisScheduleSlots } from './claims.js'
+import { redisMetrics } from './metrics.js'
+import { redisOneOffs } from './one-off.js'
+import type { RedisOps } from './ops.js'
+import { redisPendingQueue } from './pending-queue.js'
+import { redisRecords } from './records.js'
+import { loadScripts, type LuaScript, type ScriptName } from './scripts.js'
+
+/** The commands the store needs from a Redis client (ioredis satisfies it). */
+export interface RedisCommandClient {
+  call(command: string, ...args: (string | number)[]): Promise<unknown>
+  quit(): Promise<unknown>
+}
+
+/** Options of {@link RedisTaskStore}. */
+export interface RedisStoreOptions {
+  /** Prefix of every key; default `switchyard:tasks:`. */
+  prefix?: string
+}
+
+type RedisConstructor = new (url: string, options: Record<string, unknown>) => RedisCommandClient
+
+/** The durable task store on Redis. */
+export class RedisTaskStore implements DurableTaskStore {
+  readonly kind = 'redis'
+  readonly records: TaskRecordStore
+  readonly pending: PendingQueueStore
+  readonly idempotency: IdempotencyStore
+  readonly slots: ScheduleSlotStore
+  readonly oneOffs: OneOffScheduleStore
+  readonly admin: TaskAdminStore
+  readonly sessions: SessionRevocationStore
+  readonly metrics: TaskMetricsStore
+  readonly changes: TaskChangeFeed
+  readonly #prefix: string
+  #client: RedisCommandClient | null = null
+  #scripts: Map<ScriptName, LuaScript> | null = null
+  #opening: Promise<RedisCommandClient> | null = null
+
+  constructor(
+    private readonly connection: { url: string } | { client: RedisCommandClient },
+    options: RedisStoreOptions = {},
+  ) {
+    this.#prefix = options.prefix ?? 'switchyard:tasks:'
+    const ops: RedisOps = {
+      prefix: this.#prefix,
+      key: (...parts) => this.#prefix + parts.join(''),
+      run: (name, keys, args) => this.#run(name, keys, args),
+      call: async (command, ...args) => (await this.#open()).call(command, ...args),
+    }
+    const origin = randomUUID()
+    this.records = redisRecords(ops, origin)
+    this.pending = redisPendingQueue(ops, origin)
+    this.idempotency = redisIdempotency(ops)
+    this.slots = redisScheduleSlots(ops)
+    this.oneOffs = redisOneOffs(ops)
+    this.admin = redisAdminData(ops)
+    this.sessions = redisSessions(ops)
+    this.metrics = redisMetrics(ops)
+    this.changes = redisChanges(ops, origin)
+  }
+
+  async init(): Promise<void> {
+    await this.#open()
+  }
+
+  #open(): Promise<RedisCommandClient> {
+    if (this.#client !== null) return Promise.resolve(this.#client)
+    this.#opening ??= (async () => {
+      this.#scripts = await loadScripts()
+      let client: RedisCommandClient
+      if ('client' in this.connection) client = this.connection.client
+      else {
+        const module = (await loadDriver('ioredis', 'Redis')) as { Redis?: RedisConstructor }
+        const Redis = module.Redis ?? (defaultExport(module) as RedisConstructor)
+        client = new Redis(this.connection.url, { maxRetriesPerRequest: 2 })
+      }
+      this.#client = client
+      return client
+    })().finally(() => {
+      this.#opening = null
+    })
+    return this.#opening
+  }
+
+  async #run(name: ScriptName, keys: string[], args: (string | number)[]): Promise<unknown> {
+    const client = await this.#open()
+    const script = this.#scripts?.get(name)
+    if (script === undefined) throw new StoreError(`Missing Lua script ${name}.`)
+    try {
+      return await client.call('EVALSHA', script.sha, keys.length, ...keys, ...args)
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.includes('NOSCRIPT')) throw error
+      return client.call('EVAL', script.text, keys.length, ...keys, ...args)
+    }
+  }
+
+  async close(): Promise<void> {
+    const opening = this.#opening
+    if (opening !== null) await opening.catch(() => undefined)
+    const client = this.#client
+    this.#client = null
+    if (client !== null && !('client' in this.connection)) await client.quit()
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * The Redis store's Lua scripts, read from the `.lua` files next to this module (the build
+ * copies them to dist), run by SHA with a fallback to EVAL when the server lost its cache.
+ */
+import { createHash } from 'node:crypto'
+import { readFile } from 'node:fs/promises'
+
+/** The scripts, by file name without `.lua`. */
+export const SCRIPT_NAMES = [
+  'save-tasks',
+  'claim-tasks',
+  'renew-leases',
+  'release-tasks',
+  'delete-terminal',
+  'release-key',
+  'upsert-one-off',
+  'claim-one-off',
+  'complete-one-off',
+  'intersect',
+  'prune-metrics',
+  'read-metrics',
+  'search-ids',
+] as const
+
+/** One of {@link SCRIPT_NAMES}. */
+export type ScriptName = (typeof SCRIPT_NAMES)[number]
+
+/** A script's text and SHA-1. */
+export interface LuaScript {
+  text: string
+  sha: string
+}
+
+let cache: Promise<Map<ScriptName, LuaScript>> | null = null
+
+/** Reads every script once per process. */
+export function loadScripts(): Promise<Map<ScriptName, LuaScript>> {
+  cache ??= (async () => {
+    const scripts = new Map<ScriptName, LuaScript>()
+    for (const name of SCRIPT_NAMES) {
+      const text = await readFile(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8')
+      scripts.set(name, { text, sha: createHash('sha1').update(text).digest('hex') })
+    }
+    return scripts
+  })()
+  return cache
+}

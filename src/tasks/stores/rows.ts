@@ -1,0 +1,158 @@
+/**
+ * What every backend shares: validation of port input and the flat, indexed columns derived
+ * from a stored task (the full task travels as one JSON body next to them).
+ */
+import { createHash } from 'node:crypto'
+import { TaskValidationError } from '../errors.js'
+import type { StoredTask } from '../record.js'
+import { TASK_STATUSES, TERMINAL_STATUSES, type TaskStatus } from '../status.js'
+import { MAX_PER_PAGE, type LeaseRequest, type OneOffEntry, type TaskListQuery } from './ports.js'
+
+/** The indexed columns of a task plus its JSON body. */
+export interface TaskColumns {
+  task_id: string
+  func_name: string
+  status: TaskStatus
+  queue: string
+  created_ms: number
+  /** End time, or creation time for terminal records without one; null while live. */
+  finished_ms: number | null
+  duration: number
+  progress: number | null
+  progress_message: string | null
+  body: string
+}
+
+/** Epoch ms of an ISO timestamp; throws a validation error for anything unparsable. */
+export function isoToMs(iso: string, field: string): number {
+  const ms = Date.parse(iso)
+  if (!Number.isFinite(ms)) throw new TaskValidationError(`${field} is not a timestamp: ${iso}`)
+  return ms
+}
+
+/** The columns of `task`; rejects records that could not be queried correctly. */
+export function taskColumns(task: StoredTask): TaskColumns {
+  const record = task.record
+  if (typeof record.task_id !== 'string' || record.task_id === '') {
+    throw new TaskValidationError('A stored task needs a task_id.')
+  }
+  if (!TASK_STATUSES.includes(record.status)) {
+    throw new TaskValidationError(`Unknown task status: ${record.status}`)
+  }
+  const created = isoToMs(record.created_at, 'created_at')
+  const terminal = TERMINAL_STATUSES.has(record.status)
+  const finished = terminal
+    ? record.end_time === null
+      ? created
+      : isoToMs(record.end_time, 'end_time')
+    : null
+  return {
+    task_id: record.task_id,
+    func_name: record.func_name,
+    status: record.status,
+    queue: record.queue,
+    created_ms: created,
+    finished_ms: finished,
+    duration: record.duration,
+    progress: record.progress ?? null,
+    progress_message: record.progress_message ?? null,
+    body: JSON.stringify(task),
+  }
+}
+
+/** Parses a stored JSON body back into a task (bodies written before progress existed get nulls). */
+export function parseTask(body: string): StoredTask {
+  const task = JSON.parse(body) as StoredTask
+  task.record.progress ??= null
+  task.record.progress_message ??= null
+  return task
+}
+
+/** The index key of one tag: 32 hex characters of SHA-256 over `key \0 value`. */
+export function tagHash(key: string, value: string): string {
+  return createHash('sha256').update(`${key}\u0000${value}`, 'utf8').digest('hex').slice(0, 32)
+}
+
+/** Validates list paging and filters (bad input changes nothing and says why). */
+export function checkListQuery(query: TaskListQuery): void {
+  if (!Number.isInteger(query.page) || query.page < 1) {
+    throw new TaskValidationError('page must be an integer ≥ 1.')
+  }
+  if (!Number.isInteger(query.perPage) || query.perPage < 1 || query.perPage > MAX_PER_PAGE) {
+    throw new TaskValidationError(`per_page must be an integer between 1 and ${MAX_PER_PAGE}.`)
+  }
+  if (query.status !== undefined && !TASK_STATUSES.includes(query.status)) {
+    throw new TaskValidationError(`Unknown task status: ${query.status}`)
+  }
+  if (query.since !== undefined && !Number.isFinite(query.since)) {
+    throw new TaskValidationError('since must be epoch milliseconds.')
+  }
+  if (
+    query.q !== undefined &&
+    (typeof query.q !== 'string' || query.q === '' || query.q.length > 255)
+  ) {
+    throw new TaskValidationError(
+      'q must be a task-id prefix or a function name (1–255 characters).',
+    )
+  }
+  if (query.tags !== undefined && query.tags.length > 10) {
+    throw new TaskValidationError('At most 10 tag filters.')
+  }
+}
+
+/** Validates a one-off entry before it is stored. */
+export function checkOneOff(entry: OneOffEntry): void {
+  if (typeof entry.run_key !== 'string' || entry.run_key === '' || entry.run_key.length > 255) {
+    throw new TaskValidationError('run_key must be a non-empty string of at most 255 characters.')
+  }
+  if (!Number.isSafeInteger(entry.run_at)) {
+    throw new TaskValidationError('run_at must be epoch milliseconds (an integer).')
+  }
+  if (typeof entry.func_name !== 'string' || entry.func_name === '') {
+    throw new TaskValidationError('A one-off entry needs a func_name.')
+  }
+}
+
+/** Validates a lease. */
+export function checkLease(owner: string, leaseUntil: number): void {
+  if (typeof owner !== 'string' || owner === '') {
+    throw new TaskValidationError('A claim needs a non-empty owner id.')
+  }
+  if (!Number.isSafeInteger(leaseUntil)) {
+    throw new TaskValidationError('leaseUntil must be epoch milliseconds (an integer).')
+  }
+}
+
+/** Validates an `enqueuePending` call: a well-formed lease, and pending tasks only. */
+export function checkPendingBatch(
+  tasks: readonly StoredTask[],
+  lease: Omit<LeaseRequest, 'now'>,
+): void {
+  checkLease(lease.owner, lease.leaseUntil)
+  for (const task of tasks) {
+    if (task.record.status !== 'pending') {
+      throw new TaskValidationError(`enqueuePending got a ${task.record.status} task.`)
+    }
+  }
+}
+
+/**
+ * Whether a claim asks for anything: throws for a malformed lease, false for a limit below 1
+ * (nothing to claim).
+ */
+export function claimWanted(request: LeaseRequest & { limit: number }): boolean {
+  checkLease(request.owner, request.leaseUntil)
+  return Number.isInteger(request.limit) && request.limit >= 1
+}
+
+/** A database integer (PostgreSQL returns BIGINT as a string) as a number. */
+export function toNumber(value: unknown): number {
+  if (typeof value === 'number') return value
+  if (typeof value === 'bigint' || typeof value === 'string') return Number(value)
+  return Number.NaN
+}
+
+/** Like {@link toNumber} but keeps null. */
+export function toNumberOrNull(value: unknown): number | null {
+  return value === null || value === undefined ? null : toNumber(value)
+}

@@ -1,0 +1,240 @@
+/**
+ * Numbered, additive schema migrations. Each one builds its statements with Kysely's schema
+ * builder for the store's dialect; the runner applies the missing ones in order, under a
+ * database-wide lock, and records them in `task_migrations`. Never edit a released migration:
+ * add the next number.
+ */
+import { sql, type CompiledQuery, type Kysely } from 'kysely'
+import type { TaskDatabase } from './schema.js'
+
+/** The SQL dialects of the stores. */
+export type SqlDialectName = 'sqlite' | 'postgres' | 'mysql'
+
+/** One schema migration. */
+export interface TaskMigration {
+  version: number
+  name: string
+  /** The statements, compiled for `dialect`; index names carry `prefix`. */
+  statements(db: Kysely<TaskDatabase>, dialect: SqlDialectName, prefix: string): CompiledQuery[]
+}
+
+function types(dialect: SqlDialectName) {
+  return {
+    key: sql`varchar(255)`,
+    ms: sql`bigint`,
+    real: dialect === 'mysql' ? sql`double` : sql`double precision`,
+    body: dialect === 'mysql' ? sql`longtext` : sql`text`,
+  }
+}
+
+/**
+ * Version 1: records, pending queue columns, idempotency, slots, queues, audit, revocations.
+ * The list indexes end in `task_id` so "newest first, then by id" is read straight from the
+ * index; lease renewal goes through the status index (pending and running rows are few).
+ */
+const v1: TaskMigration = {
+  version: 1,
+  name: 'initial',
+  statements(db, dialect, prefix) {
+    const t = types(dialect)
+    const schema = db.schema
+    const audit = schema.createTable('task_audit')
+    const auditWithId =
+      dialect === 'sqlite'
+        ? audit.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+        : dialect === 'postgres'
+          ? audit.addColumn('id', 'bigserial', (c) => c.primaryKey())
+          : audit.addColumn('id', 'bigint', (c) => c.primaryKey().autoIncrement())
+    return [
+      schema
+        .createTable('tasks')
+        .addColumn('task_id', t.key, (c) => c.primaryKey())
+        .addColumn('func_name', t.key, (c) => c.notNull())
+        .addColumn('status', sql`varchar(16)`, (c) => c.notNull())
+        .addColumn('queue', t.key, (c) => c.notNull())
+        .addColumn('created_ms', t.ms, (c) => c.notNull())
+        .addColumn('finished_ms', t.ms)
+        .addColumn('duration', t.real, (c) => c.notNull().defaultTo(0))
+        .addColumn('claimed_by', t.key)
+        .addColumn('lease_until', t.ms)
+        .addColumn('claim_token', sql`varchar(64)`)
+        .addColumn('body', t.body, (c) => c.notNull())
+        .compile(),
+      schema
+        .createIndex(`${prefix}tasks_created`)
+        .on('tasks')
+        .columns(['created_ms', 'task_id'])
+        .compile(),
+      schema
+        .createIndex(`${prefix}tasks_status`)
+        .on('tasks')
+        .columns(['status', 'created_ms', 'task_id'])
+        .compile(),
+      schema
+        .createIndex(`${prefix}tasks_func`)
+        .on('tasks')
+        .columns(['func_name', 'created_ms', 'task_id'])
+        .compile(),
+      schema
+        .createIndex(`${prefix}tasks_queue`)
+        .on('tasks')
+        .columns(['queue', 'created_ms', 'task_id'])
+        .compile(),
+      schema.createIndex(`${prefix}tasks_finished`).on('tasks').columns(['finished_ms']).compile(),
+      schema
+        .createTable('idempotency_keys')
+        .addColumn('idem_key', t.key, (c) => c.primaryKey())
+        .addColumn('task_id', t.key, (c) => c.notNull())
+        .compile(),
+      schema
+        .createTable('schedule_slots')
+        .addColumn('schedule_name', t.key, (c) => c.notNull())
+        .addColumn('slot_ms', t.ms, (c) => c.notNull())
+        .addColumn('claimed_by', t.key, (c) => c.notNull())
+        .addPrimaryKeyConstraint(`${prefix}schedule_slots_pk`, ['schedule_name', 'slot_ms'])
+        .compile(),
+      schema
+        .createTable('queue_configs')
+        .addColumn('name', t.key, (c) => c.primaryKey())
+        .addColumn('concurrency', 'integer')
+        .addColumn('max_size', 'integer')
+        .compile(),
+      auditWithId
+        .addColumn('timestamp_ms', t.ms, (c) => c.notNull())
+        .addColumn('action', sql`varchar(64)`, (c) => c.notNull())
+        .addColumn('task_id', t.key)
+        .addColumn('actor', t.key, (c) => c.notNull())
+        .addColumn('detail', t.body, (c) => c.notNull())
+        .compile(),
+      schema
+        .createTable('revoked_sessions')
+        .addColumn('token_id', t.key, (c) => c.primaryKey())
+        .addColumn('expires_ms', t.ms, (c) => c.notNull())
+        .compile(),
+    ]
+  },
+}
+
+/** Version 2 (additive, like the spec's 0.12.0): one-off schedules. */
+const v2: TaskMigration = {
+  version: 2,
+  name: 'one-off schedules',
+  statements(db, dialect, prefix) {
+    const t = types(dialect)
+    return [
+      db.schema
+        .createTable('one_off_schedules')
+        .addColumn('run_key', t.key, (c) => c.primaryKey())
+        .addColumn('func_name', t.key, (c) => c.notNull())
+        .addColumn('run_at_ms', t.ms, (c) => c.notNull())
+        .addColumn('created_ms', t.ms, (c) => c.notNull())
+        .addColumn('claimed_by', t.key)
+        .addColumn('lease_until', t.ms)
+        .addColumn('claim_token', sql`varchar(64)`)
+        .addColumn('body', t.body, (c) => c.notNull())
+        .compile(),
+      db.schema
+        .createIndex(`${prefix}one_off_run_at`)
+        .on('one_off_schedules')
+        .columns(['run_at_ms'])
+        .compile(),
+    ]
+  },
+}
+
+/**
+ * The duration bin of a row in SQL, the same as `durationBin` in metrics-model.ts:
+ * 0 below a microsecond, else `1 + floor(ln(µs) / ln(1.01))`.
+ */
+const binOf = sql<number>`case when ${sql.ref('duration')} * 1000000 >= 1 then 1 + floor(ln(${sql.ref('duration')} * 1000000) / ln(1.01) + 0.000000001) else 0 end`
+const minuteOfFinished = sql<number>`floor(${sql.ref('finished_ms')} / 60000) * 60000`
+
+/**
+ * Version 3 (additive): the task admin's data. Progress columns on `tasks` (null until a task
+ * reports progress), `task_tags` (one row per tag, by a hash of key and value, for exact tag
+ * search), `task_metrics` (per function, minute, status and duration bin: a count and a
+ * duration sum; minute -1 holds the all-time totals) filled from the existing terminal records,
+ * and `task_changes` (the change feed other instances read).
+ */
+const v3: TaskMigration = {
+  version: 3,
+  name: 'task admin: progress, tags, metrics, changes',
+  statements(db, dialect, prefix) {
+    const t = types(dialect)
+    const changes = db.schema.createTable('task_changes')
+    const changesWithId =
+      dialect === 'sqlite'
+        ? changes.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+        : dialect === 'postgres'
+          ? changes.addColumn('id', 'bigserial', (c) => c.primaryKey())
+          : changes.addColumn('id', 'bigint', (c) => c.primaryKey().autoIncrement())
+    const terminal = ['success', 'failed', 'cancelled', 'interrupted', 'rejected']
+    const backfill = (minute: typeof minuteOfFinished | number) =>
+      db
+        .insertInto('task_metrics')
+        .columns(['func_name', 'minute_ms', 'status', 'bin', 'count', 'duration_sum'])
+        .expression(
+          db
+            .selectFrom('tasks')
+            .select((eb) => [
+              'func_name',
+              (typeof minute === 'number' ? sql<number>`${sql.lit(minute)}` : minute).as('m'),
+              'status',
+              binOf.as('b'),
+              eb.fn.countAll<number>().as('n'),
+              eb.fn.sum<number>('duration').as('d'),
+            ])
+            .where('status', 'in', terminal)
+            .where('finished_ms', 'is not', null)
+            .groupBy(sql`1, 2, 3, 4`),
+        )
+        .compile()
+    return [
+      db.schema.alterTable('tasks').addColumn('progress', t.real).compile(),
+      db.schema.alterTable('tasks').addColumn('progress_message', t.body).compile(),
+      // One B-tree per tag row, ordered for the search (a tag, newest first); deleting by
+      // task id scans it, which only retention does.
+      db.schema
+        .createTable('task_tags')
+        .addColumn('tag_hash', sql`char(32)`, (c) => c.notNull())
+        .addColumn('created_ms', t.ms, (c) => c.notNull())
+        .addColumn('task_id', t.key, (c) => c.notNull())
+        .addPrimaryKeyConstraint(`${prefix}task_tags_pk`, ['tag_hash', 'created_ms', 'task_id'])
+        .$call((table) => (dialect === 'sqlite' ? table.modifyEnd(sql`without rowid`) : table))
+        .compile(),
+      db.schema
+        .createTable('task_metrics')
+        .addColumn('func_name', t.key, (c) => c.notNull())
+        .addColumn('minute_ms', t.ms, (c) => c.notNull())
+        .addColumn('status', sql`varchar(16)`, (c) => c.notNull())
+        .addColumn('bin', 'integer', (c) => c.notNull())
+        .addColumn('count', t.ms, (c) => c.notNull())
+        .addColumn('duration_sum', t.real, (c) => c.notNull())
+        .addPrimaryKeyConstraint(`${prefix}task_metrics_pk`, [
+          'func_name',
+          'minute_ms',
+          'status',
+          'bin',
+        ])
+        .compile(),
+      db.schema
+        .createIndex(`${prefix}task_metrics_minute`)
+        .on('task_metrics')
+        .columns(['minute_ms'])
+        .compile(),
+      backfill(minuteOfFinished),
+      backfill(-1),
+      changesWithId
+        .addColumn('origin', sql`varchar(64)`, (c) => c.notNull())
+        .addColumn('task_ids', t.body, (c) => c.notNull())
+        .addColumn('changed_ms', t.ms, (c) => c.notNull())
+        .compile(),
+    ]
+  },
+}
+
+/** Every migration, in order. The last one's version is the current schema version. */
+export const TASK_MIGRATIONS: readonly TaskMigration[] = [v1, v2, v3]
+
+/** The schema version this code expects. */
+export const CURRENT_SCHEMA_VERSION = 3

@@ -1,0 +1,447 @@
+/**
+ * Task records on SQL (the {@link TaskRecordStore} port; see it for the semantics), and the
+ * row writer the pending queue shares: an upsert by `task_id` that overwrites the record
+ * columns and, for claimed writes, the claim columns.
+ *
+ * One write is one transaction holding the rows, the metric increments of the records that
+ * became terminal, the tags of the records (insert-if-absent) and one change-feed row. Which
+ * terminal rows are newly terminal is read just before (a record is written by the instance
+ * that runs it, one write at a time, so nobody else changes it in between).
+ */
+import {
+  sql,
+  type CompiledQuery,
+  type ExpressionBuilder,
+  type InsertQueryBuilder,
+  type InsertResult,
+  type Kysely,
+} from 'kysely'
+import { TaskValidationError } from '../../errors.js'
+import type { StoredTask } from '../../record.js'
+import { TERMINAL_STATUSES, type TaskStatus } from '../../status.js'
+import { StoreError } from '../errors.js'
+import { durationBin, MINUTE_MS, minuteOf, TOTAL_MINUTE } from '../metrics-model.js'
+import {
+  PRUNABLE_STATUSES,
+  type TaskListQuery,
+  type TaskPage,
+  type TaskRecordStore,
+} from '../ports.js'
+import { checkListQuery, parseTask, tagHash, taskColumns, toNumber } from '../rows.js'
+import type { SqlBackend } from './backend.js'
+import { pruneChanges } from './changes.js'
+import type { TaskDatabase, TaskMetricsTable } from './schema.js'
+
+/** Columns an upsert overwrites on an existing row (the claim columns only with a claim). */
+const RECORD_COLUMNS = [
+  'func_name',
+  'status',
+  'queue',
+  'created_ms',
+  'finished_ms',
+  'duration',
+  'progress',
+  'progress_message',
+  'body',
+] as const
+const CLAIM_COLUMNS = ['claimed_by', 'lease_until'] as const
+
+/** Columns of a task row, in the order of the prepared single-row upsert's parameters. */
+const TASK_COLUMNS = ['task_id', ...RECORD_COLUMNS, ...CLAIM_COLUMNS, 'claim_token'] as const
+
+/** Rows per multi-row INSERT (well under every dialect's bound-parameter limit). */
+const INSERT_CHUNK = 400
+
+/** Every this many writes, the change feed is cut back to its most recent rows. */
+const PRUNE_CHANGES_EVERY = 100
+
+type Db = Kysely<TaskDatabase>
+
+/** Opens the store's backend (connecting and migrating on first use). */
+export type OpenBackend = () => Promise<SqlBackend>
+
+/**
+ * `insert` made an upsert on `task_id` in the dialect's form (`ON DUPLICATE KEY UPDATE` on MySQL,
+ * `ON CONFLICT ... DO UPDATE` elsewhere), overwriting the record columns and, `withClaim`, the
+ * claim columns with the inserted values.
+ */
+function taskUpsert(
+  insert: InsertQueryBuilder<TaskDatabase, 'tasks', InsertResult>,
+  dialect: SqlBackend['dialect'],
+  withClaim: boolean,
+): InsertQueryBuilder<TaskDatabase, 'tasks', InsertResult> {
+  const columns = withClaim ? [...RECORD_COLUMNS, ...CLAIM_COLUMNS] : RECORD_COLUMNS
+  if (dialect === 'mysql') {
+    return insert.onDuplicateKeyUpdate(
+      Object.fromEntries(columns.map((column) => [column, sql`values(${sql.ref(column)})`])),
+    )
+  }
+  return insert.onConflict((oc) =>
+    oc
+      .column('task_id')
+      .doUpdateSet((eb) =>
+        Object.fromEntries(columns.map((column) => [column, eb.ref(`excluded.${column}`)])),
+      ),
+  )
+}
+
+/** Adds metric rows to their existing counts (a negative count subtracts). */
+export function metricIncrements(
+  db: Db,
+  dialect: SqlBackend['dialect'],
+  cells: readonly TaskMetricsTable[],
+): CompiledQuery[] {
+  const queries: CompiledQuery[] = []
+  for (let i = 0; i < cells.length; i += INSERT_CHUNK) {
+    const insert = db.insertInto('task_metrics').values(cells.slice(i, i + INSERT_CHUNK))
+    const query =
+      dialect === 'mysql'
+        ? insert.onDuplicateKeyUpdate({
+            count: sql`${sql.ref('count')} + values(${sql.ref('count')})`,
+            duration_sum: sql`${sql.ref('duration_sum')} + values(${sql.ref('duration_sum')})`,
+          })
+        : insert.onConflict((oc) =>
+            oc.columns(['func_name', 'minute_ms', 'status', 'bin']).doUpdateSet((eb) => ({
+              count: eb(eb.ref('task_metrics.count'), '+', eb.ref('excluded.count')),
+              duration_sum: eb(
+                eb.ref('task_metrics.duration_sum'),
+                '+',
+                eb.ref('excluded.duration_sum'),
+              ),
+            })),
+          )
+    queries.push(query.compile())
+  }
+  return queries
+}
+
+/** Escapes `%`, `_` and the escape character `!` for a LIKE pattern (`... ESCAPE '!'`). */
+function likePrefix(text: string): string {
+  return `${text.replace(/[!%_]/g, (c) => `!${c}`)}%`
+}
+
+/** Task records on SQL. */
+export class SqlTaskRecords implements TaskRecordStore {
+  /** Prepared single-row upserts: [without claim, with claim]. */
+  readonly #rowUpserts: [string | null, string | null] = [null, null]
+  /** Totals of recent list queries by filter (the cached backend read). */
+  readonly #totals = new Map<string, { total: number; at: number; refreshing: boolean }>()
+  #writes = 0
+
+  constructor(
+    private readonly open: OpenBackend,
+    /** How long (ms) a list total may be reused for the same filters. */
+    private readonly totalCacheMs: number,
+    /** The change feed's origin of this store instance. */
+    private readonly origin: string,
+  ) {}
+
+  save(tasks: readonly StoredTask[]): Promise<void> {
+    return this.write(tasks, null)
+  }
+
+  /** Upserts `tasks`, taking `claim` when given (the pending queue's enqueue). */
+  async write(
+    tasks: readonly StoredTask[],
+    claim: { owner: string; leaseUntil: number } | null,
+  ): Promise<void> {
+    if (tasks.length === 0) return
+    const rows = tasks.map((task) => ({
+      ...taskColumns(task),
+      claimed_by: claim?.owner ?? null,
+      lease_until: claim?.leaseUntil ?? null,
+      claim_token: null,
+    }))
+    const backend = await this.open()
+    const db = backend.db
+    // Only a terminal row may need a metric count; the hot path (pending enqueues) reads nothing.
+    const before = await statuses(
+      db,
+      rows.filter((row) => TERMINAL_STATUSES.has(row.status)).map((row) => row.task_id),
+    )
+    const extra = [
+      ...metricIncrements(db, backend.dialect, newlyTerminal(rows, before)),
+      ...tagInserts(db, backend.dialect, tasks, before),
+      db
+        .insertInto('task_changes')
+        .values({
+          origin: this.origin,
+          task_ids: JSON.stringify(rows.map((row) => row.task_id)),
+          changed_ms: Date.now(),
+        })
+        .compile(),
+    ]
+    if (++this.#writes % PRUNE_CHANGES_EVERY === 0) extra.push(...(await pruneChanges(db)))
+    if (backend.batchRows !== undefined) {
+      // One prepared single-row upsert per row in one native transaction: no per-batch SQL
+      // building, which is what keeps SQLite near its raw write rate.
+      const variant = claim === null ? 0 : 1
+      const text = (this.#rowUpserts[variant] ??= compileRowUpsert(db, claim !== null))
+      await backend.batchRows(
+        text,
+        rows.map((row) => TASK_COLUMNS.map((column) => row[column])),
+        extra,
+      )
+      return
+    }
+    const queries: CompiledQuery[] = []
+    for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+      const insert = db.insertInto('tasks').values(rows.slice(i, i + INSERT_CHUNK))
+      queries.push(taskUpsert(insert, backend.dialect, claim !== null).compile())
+    }
+    await backend.batch([...queries, ...extra])
+  }
+
+  async get(taskId: string): Promise<StoredTask | null> {
+    const { db } = await this.open()
+    const row = await db
+      .selectFrom('tasks')
+      .select('body')
+      .where('task_id', '=', taskId)
+      .executeTakeFirst()
+    return row === undefined ? null : parseTask(row.body)
+  }
+
+  async list(query: TaskListQuery): Promise<TaskPage> {
+    checkListQuery(query)
+    const { db } = await this.open()
+    const filtered = (eb: ExpressionBuilder<TaskDatabase, 'tasks'>) => {
+      const parts = []
+      if (query.status !== undefined) parts.push(eb('status', '=', query.status))
+      if (query.funcName !== undefined) parts.push(eb('func_name', '=', query.funcName))
+      if (query.queue !== undefined) parts.push(eb('queue', '=', query.queue))
+      if (query.since !== undefined) parts.push(eb('created_ms', '>=', query.since))
+      if (query.q !== undefined) {
+        parts.push(
+          eb.or([
+            sql<boolean>`${sql.ref('task_id')} like ${likePrefix(query.q)} escape '!'`,
+            eb('func_name', '=', query.q),
+          ]),
+        )
+      }
+      for (const [key, value] of query.tags ?? []) {
+        parts.push(
+          eb(
+            'task_id',
+            'in',
+            eb
+              .selectFrom('task_tags')
+              .select('task_tags.task_id')
+              .where('tag_hash', '=', tagHash(key, value)),
+          ),
+        )
+      }
+      return eb.and(parts)
+    }
+    const totalKey = JSON.stringify([
+      query.status,
+      query.funcName,
+      query.queue,
+      query.since,
+      query.q,
+      query.tags,
+    ])
+    const count = () =>
+      db
+        .selectFrom('tasks')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where(filtered)
+        .executeTakeFirstOrThrow()
+        .then((row) => toNumber(row.n))
+    const rowsRead = db
+      .selectFrom('tasks')
+      .select('body')
+      .where(filtered)
+      .orderBy('created_ms', 'desc')
+      .orderBy('task_id', 'desc')
+      .limit(query.perPage)
+      .offset((query.page - 1) * query.perPage)
+      .execute()
+    const [rows, total] = await Promise.all([rowsRead, this.#total(totalKey, count)])
+    return {
+      items: rows.map((row) => parseTask(row.body)),
+      total,
+      page: query.page,
+      per_page: query.perPage,
+    }
+  }
+
+  /**
+   * The total of a list query: counted on first use, then served from the cache; once older
+   * than `totalCacheMs` it is recounted in the background while the old value is served, so no
+   * request waits for a count over a large history (only `total` lags, by about the TTL).
+   */
+  async #total(key: string, count: () => Promise<number>): Promise<number> {
+    if (this.totalCacheMs <= 0) return count()
+    const cached = this.#totals.get(key)
+    const now = Date.now()
+    if (cached !== undefined) {
+      if (now - cached.at >= this.totalCacheMs && !cached.refreshing) {
+        cached.refreshing = true
+        // After this answer is on its way (SQLite counts synchronously).
+        setImmediate(() => {
+          count().then(
+            (total) => this.#totals.set(key, { total, at: Date.now(), refreshing: false }),
+            () => {
+              cached.refreshing = false
+            },
+          )
+        })
+      }
+      return cached.total
+    }
+    const total = await count()
+    if (this.#totals.size > 1000) this.#totals.clear()
+    this.#totals.set(key, { total, at: now, refreshing: false })
+    return total
+  }
+
+  async loadAll(): Promise<StoredTask[]> {
+    const { db } = await this.open()
+    const rows = await db.selectFrom('tasks').select('body').orderBy('created_ms').execute()
+    return rows.map((row) => parseTask(row.body))
+  }
+
+  async deleteTerminalBefore(cutoff: number): Promise<number> {
+    if (!Number.isFinite(cutoff)) throw new TaskValidationError('cutoff must be epoch ms.')
+    const backend = await this.open()
+    const db = backend.db
+    const doomed = (eb: ExpressionBuilder<TaskDatabase, 'tasks'>) =>
+      eb.and([eb('status', 'in', PRUNABLE_STATUSES), eb('finished_ms', '<', cutoff)])
+    const lastMinute = cutoff - MINUTE_MS
+    const [count, minutes] = await Promise.all([
+      db
+        .selectFrom('tasks')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where(doomed)
+        .executeTakeFirstOrThrow(),
+      db
+        .selectFrom('task_metrics')
+        .select((eb) => [
+          'func_name',
+          'status',
+          'bin',
+          eb.fn.sum<number>('count').as('n'),
+          eb.fn.sum<number>('duration_sum').as('d'),
+        ])
+        .where('minute_ms', '>=', 0)
+        .where('minute_ms', '<=', lastMinute)
+        .groupBy(['func_name', 'status', 'bin'])
+        .execute(),
+    ])
+    const taken = minutes.map((row) => ({
+      func_name: row.func_name,
+      minute_ms: TOTAL_MINUTE,
+      status: row.status,
+      bin: toNumber(row.bin),
+      count: -toNumber(row.n),
+      duration_sum: -toNumber(row.d),
+    }))
+    const doomedIds = db.selectFrom('tasks').select('tasks.task_id').where(doomed)
+    await backend.batch([
+      ...metricIncrements(db, backend.dialect, taken),
+      db
+        .deleteFrom('task_metrics')
+        .where('minute_ms', '>=', 0)
+        .where('minute_ms', '<=', lastMinute)
+        .compile(),
+      db
+        .deleteFrom('task_metrics')
+        .where('minute_ms', '=', TOTAL_MINUTE)
+        .where('count', '<=', 0)
+        .compile(),
+      db.deleteFrom('task_tags').where('task_id', 'in', doomedIds).compile(),
+      db.deleteFrom('idempotency_keys').where('task_id', 'in', doomedIds).compile(),
+      db.deleteFrom('tasks').where(doomed).compile(),
+    ])
+    this.#totals.clear()
+    return toNumber(count.n)
+  }
+}
+
+/** The current status of each of `ids` that has a row. */
+async function statuses(db: Db, ids: readonly string[]): Promise<Map<string, TaskStatus>> {
+  const found = new Map<string, TaskStatus>()
+  for (let i = 0; i < ids.length; i += INSERT_CHUNK) {
+    const rows = await db
+      .selectFrom('tasks')
+      .select(['task_id', 'status'])
+      .where('task_id', 'in', ids.slice(i, i + INSERT_CHUNK))
+      .execute()
+    for (const row of rows) found.set(row.task_id, row.status as TaskStatus)
+  }
+  return found
+}
+
+/** Metric rows (minute and totals) of the rows that become terminal with this write. */
+function newlyTerminal(
+  rows: readonly ReturnType<typeof taskColumns>[],
+  before: ReadonlyMap<string, TaskStatus>,
+): TaskMetricsTable[] {
+  const cells = new Map<string, TaskMetricsTable>()
+  const add = (row: ReturnType<typeof taskColumns>, minute: number) => {
+    const bin = durationBin(row.duration)
+    const key = `${row.func_name}\n${String(minute)}\n${row.status}\n${String(bin)}`
+    const cell = cells.get(key)
+    if (cell === undefined) {
+      cells.set(key, {
+        func_name: row.func_name,
+        minute_ms: minute,
+        status: row.status,
+        bin,
+        count: 1,
+        duration_sum: row.duration,
+      })
+    } else {
+      cell.count++
+      cell.duration_sum += row.duration
+    }
+  }
+  for (const row of rows) {
+    const previous = before.get(row.task_id)
+    if (!TERMINAL_STATUSES.has(row.status) || row.finished_ms === null) continue
+    if (previous !== undefined && TERMINAL_STATUSES.has(previous)) continue
+    add(row, minuteOf(row.finished_ms))
+    add(row, TOTAL_MINUTE)
+  }
+  return [...cells.values()]
+}
+
+/**
+ * Insert-if-absent of the tag rows of the records (tags never change; a row that is known to
+ * exist already is skipped, the others are ignored by the database when present).
+ */
+function tagInserts(
+  db: Db,
+  dialect: SqlBackend['dialect'],
+  tasks: readonly StoredTask[],
+  before: ReadonlyMap<string, TaskStatus>,
+): CompiledQuery[] {
+  const rows: { task_id: string; tag_hash: string; created_ms: number }[] = []
+  for (const task of tasks) {
+    const record = task.record
+    if (before.has(record.task_id)) continue
+    const created = Date.parse(record.created_at)
+    for (const [key, value] of Object.entries(record.tags)) {
+      rows.push({ task_id: record.task_id, tag_hash: tagHash(key, value), created_ms: created })
+    }
+  }
+  const queries: CompiledQuery[] = []
+  for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+    const insert = db.insertInto('task_tags').values(rows.slice(i, i + INSERT_CHUNK))
+    queries.push(
+      (dialect === 'mysql' ? insert.ignore() : insert.onConflict((oc) => oc.doNothing())).compile(),
+    )
+  }
+  return queries
+}
+
+function compileRowUpsert(db: Db, withClaim: boolean): string {
+  const template = Object.fromEntries(TASK_COLUMNS.map((column) => [column, null])) as never
+  const insert = db.insertInto('tasks').values(template)
+  const compiled = taskUpsert(insert, 'sqlite', withClaim).compile()
+  if (compiled.parameters.length !== TASK_COLUMNS.length) {
+    throw new StoreError('Unexpected shape of the compiled task upsert.')
+  }
+  return compiled.sql
+}

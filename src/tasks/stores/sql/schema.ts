@@ -1,0 +1,187 @@
+/**
+ * The SQL schema as Kysely table types, and the plugin that puts a table prefix in front of
+ * every table name (so several stores, or parallel test files, can share one database).
+ */
+import {
+  OperationNodeTransformer,
+  type KyselyPlugin,
+  type PluginTransformQueryArgs,
+  type PluginTransformResultArgs,
+  type QueryResult,
+  type RootOperationNode,
+  type TableNode,
+  type UnknownRow,
+  type Generated,
+} from 'kysely'
+
+/** Table `tasks`: indexed columns plus the JSON body of the stored task. */
+export interface TasksTable {
+  task_id: string
+  func_name: string
+  status: string
+  queue: string
+  created_ms: number
+  finished_ms: number | null
+  duration: number
+  claimed_by: string | null
+  lease_until: number | null
+  claim_token: string | null
+  body: string
+  /** Schema version 3: 0..1 while a task reports progress, else null. */
+  progress: number | null
+  /** Schema version 3. */
+  progress_message: string | null
+}
+
+/** Table `task_tags` (schema version 3): one row per tag of a task, by its hash. */
+export interface TaskTagsTable {
+  task_id: string
+  /** 32 hex characters of SHA-256 over `key \0 value`. */
+  tag_hash: string
+  created_ms: number
+}
+
+/** Table `task_metrics` (schema version 3); `minute_ms` -1 holds the all-time totals. */
+export interface TaskMetricsTable {
+  func_name: string
+  minute_ms: number
+  status: string
+  bin: number
+  count: number
+  duration_sum: number
+}
+
+/** Table `task_changes` (schema version 3): the change feed. */
+export interface TaskChangesTable {
+  id: Generated<number>
+  origin: string
+  /** Comma-separated task ids of one write. */
+  task_ids: string
+  changed_ms: number
+}
+
+/** Table `idempotency_keys`. */
+export interface IdempotencyTable {
+  idem_key: string
+  task_id: string
+}
+
+/** Table `schedule_slots`: one row per fired periodic slot. */
+export interface ScheduleSlotsTable {
+  schedule_name: string
+  slot_ms: number
+  claimed_by: string
+}
+
+/** Table `queue_configs`. */
+export interface QueueConfigsTable {
+  name: string
+  concurrency: number | null
+  max_size: number | null
+}
+
+/** Table `task_audit`. */
+export interface TaskAuditTable {
+  id: Generated<number>
+  timestamp_ms: number
+  action: string
+  task_id: string | null
+  actor: string
+  detail: string
+}
+
+/** Table `revoked_sessions`. */
+export interface RevokedSessionsTable {
+  token_id: string
+  expires_ms: number
+}
+
+/** Table `one_off_schedules` (schema version 2). */
+export interface OneOffTable {
+  run_key: string
+  func_name: string
+  run_at_ms: number
+  created_ms: number
+  claimed_by: string | null
+  lease_until: number | null
+  claim_token: string | null
+  body: string
+}
+
+/** Table `task_migrations`: applied schema versions. */
+export interface MigrationsTable {
+  version: number
+  name: string
+  applied_ms: number
+}
+
+/** Every table, by its unprefixed name. */
+export interface TaskDatabase {
+  tasks: TasksTable
+  idempotency_keys: IdempotencyTable
+  schedule_slots: ScheduleSlotsTable
+  queue_configs: QueueConfigsTable
+  task_audit: TaskAuditTable
+  revoked_sessions: RevokedSessionsTable
+  one_off_schedules: OneOffTable
+  task_tags: TaskTagsTable
+  task_metrics: TaskMetricsTable
+  task_changes: TaskChangesTable
+  task_migrations: MigrationsTable
+}
+
+/** The unprefixed names of every table of the task store (the keys of {@link TaskDatabase}). */
+export const TASK_TABLES: readonly (keyof TaskDatabase)[] = [
+  'tasks',
+  'idempotency_keys',
+  'schedule_slots',
+  'queue_configs',
+  'task_audit',
+  'revoked_sessions',
+  'one_off_schedules',
+  'task_tags',
+  'task_metrics',
+  'task_changes',
+  'task_migrations',
+]
+
+const TABLE_NAMES: ReadonlySet<string> = new Set<string>(TASK_TABLES)
+
+class PrefixTransformer extends OperationNodeTransformer {
+  constructor(private readonly prefix: string) {
+    super()
+  }
+
+  protected override transformTable(node: TableNode): TableNode {
+    const table = super.transformTable(node)
+    const identifier = table.table.identifier
+    // Only our own names: `excluded` (the upsert's pseudo-table) stays, and a subquery that
+    // Kysely already transformed (it applies plugins to nested builders too) is not prefixed
+    // twice.
+    if (!TABLE_NAMES.has(identifier.name)) return table
+    return {
+      ...table,
+      table: {
+        ...table.table,
+        identifier: { ...identifier, name: this.prefix + identifier.name },
+      },
+    }
+  }
+}
+
+/** Prefixes every table name in every query (including schema statements). */
+export class TablePrefixPlugin implements KyselyPlugin {
+  readonly #transformer: PrefixTransformer
+
+  constructor(prefix: string) {
+    this.#transformer = new PrefixTransformer(prefix)
+  }
+
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    return this.#transformer.transformNode(args.node)
+  }
+
+  transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return Promise.resolve(args.result)
+  }
+}

@@ -1,0 +1,295 @@
+/**
+ * Authentication of the task admin: the login form, the session cookie's flags, expiry,
+ * a secret key shared by two instances, revocation at logout seen by every instance, CSRF on
+ * cookie-authenticated writes, login throttling per (username, address).
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import Fastify from 'fastify'
+import { afterAll, describe, expect, it } from 'vitest'
+import { TaskManager } from '../../../src/tasks/index.js'
+import { taskAdmin } from '../../../src/tasks/fastify/index.js'
+import { quietLogger, waitForStatus } from '../helpers.js'
+import { adminApp, login } from './helpers.js'
+
+const AUTH = ['admin', 's3cret'] as const
+const dir = mkdtempSync(join(tmpdir(), 'sy-task-admin-auth-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+const form = (username: string, password: string) => ({
+  method: 'POST' as const,
+  url: '/tasks/auth/login',
+  payload: `username=${username}&password=${password}`,
+  headers: { 'content-type': 'application/x-www-form-urlencoded' },
+})
+
+describe('task admin login', () => {
+  it('answers 303 to the dashboard with an HttpOnly, SameSite=Lax cookie, and audits the login', async () => {
+    const { app } = await adminApp({ auth: AUTH })
+    const view = await app.inject('/tasks/auth/login')
+    expect(view.statusCode).toBe(200)
+    expect(view.headers['content-type']).toMatch(/^text\/html/)
+    expect(view.body).toContain('name="password"')
+    const response = await app.inject(form('admin', 's3cret'))
+    expect(response.statusCode).toBe(303)
+    expect(response.headers.location).toBe('/tasks/dashboard')
+    const cookie = String(response.headers['set-cookie'])
+    expect(cookie).toMatch(
+      /^switchyard_tasks_session=v1\.[^;]+; Max-Age=86400; Path=\/tasks; HttpOnly; SameSite=Lax$/,
+    )
+    const { cookie: session } = await login(app)
+    const audit = await app.inject({ url: '/tasks/audit', headers: { cookie: session } })
+    expect(audit.json<{ items: { action: string; actor: string }[] }>().items[0]).toMatchObject({
+      action: 'login',
+      actor: 'admin',
+    })
+    await app.close()
+  })
+
+  it('answers 401 with the form for wrong or missing credentials, and writes nothing', async () => {
+    const { app } = await adminApp({
+      auth: [
+        ['ada', 'pw-1'],
+        ['grace', 'pw-2'],
+      ],
+    })
+    for (const attempt of [form('ada', 'pw-2'), form('nobody', 'pw-1'), form('ada', '')]) {
+      const response = await app.inject(attempt)
+      expect(response.statusCode).toBe(401)
+      expect(response.body).toContain('<form')
+      expect(response.headers['set-cookie']).toBeUndefined()
+    }
+    expect((await app.inject(form('grace', 'pw-2'))).statusCode).toBe(303)
+    const { cookie } = await login(app, 'ada', 'pw-1')
+    const audit = await app.inject({ url: '/tasks/audit', headers: { cookie } })
+    expect(audit.json<{ total: number }>().total).toBe(2)
+    await app.close()
+  })
+
+  it('accepts an authenticateUser backend, and only a real true', async () => {
+    const { app } = await adminApp({
+      auth: {
+        authenticateUser: async (username: string, password: string) => {
+          await Promise.resolve()
+          return username === 'ldap' ? password === 'ok' : ('yes' as unknown as boolean)
+        },
+      },
+    })
+    expect((await app.inject(form('ldap', 'ok'))).statusCode).toBe(303)
+    expect((await app.inject(form('other', 'anything'))).statusCode).toBe(401)
+    await app.close()
+  })
+
+  it('refuses a malformed auth option at registration', async () => {
+    const manager = new TaskManager({ logger: quietLogger })
+    for (const auth of [['admin'], [], { authenticate: () => true }, [['a', '']]]) {
+      await expect(
+        Fastify()
+          .register(taskAdmin, { taskManager: manager, auth: auth as never })
+          .ready(),
+      ).rejects.toThrow(/Invalid task admin `auth`/)
+    }
+  })
+
+  it('sets Secure behind a trusted TLS proxy or with Fastify trustProxy, not for an untrusted peer', async () => {
+    const https = { 'x-forwarded-proto': 'https' }
+    const trusting = await adminApp({ auth: AUTH })
+    const secure = await trusting.app.inject({
+      ...form('admin', 's3cret'),
+      headers: { ...form('a', 'b').headers, ...https },
+    })
+    expect(String(secure.headers['set-cookie'])).toMatch(/; Secure/)
+    const strict = await adminApp({ auth: AUTH, trustedProxies: ['10.0.0.0/8'] })
+    const spoofed = await strict.app.inject({
+      ...form('admin', 's3cret'),
+      headers: { ...form('a', 'b').headers, ...https },
+    })
+    expect(String(spoofed.headers['set-cookie'])).not.toMatch(/Secure/)
+    const viaProxy = await strict.app.inject({
+      ...form('admin', 's3cret'),
+      remoteAddress: '10.1.2.3',
+      headers: { ...form('a', 'b').headers, ...https },
+    })
+    expect(String(viaProxy.headers['set-cookie'])).toMatch(/; Secure/)
+    const app = Fastify({ trustProxy: true })
+    await app.register(taskAdmin, {
+      taskManager: new TaskManager({ logger: quietLogger }),
+      auth: AUTH,
+      trustedProxies: ['10.0.0.0/8'],
+    })
+    const fastifyRule = await app.inject({
+      ...form('admin', 's3cret'),
+      headers: { ...form('a', 'b').headers, ...https },
+    })
+    expect(String(fastifyRule.headers['set-cookie'])).toMatch(/; Secure/)
+    await Promise.all([trusting.app.close(), strict.app.close(), app.close()])
+  })
+
+  it('throttles repeated failures per username and address; other users are not locked out', async () => {
+    let now = Date.parse('2026-11-21T12:00:00Z')
+    const { app } = await adminApp({
+      auth: [
+        ['admin', 's3cret'],
+        ['ops', 'pw'],
+      ],
+      loginThrottle: { freeAttempts: 2, baseDelay: 60 },
+      clock: { now: () => now },
+    })
+    expect((await app.inject(form('admin', 'x'))).statusCode).toBe(401)
+    expect((await app.inject(form('admin', 'y'))).statusCode).toBe(401)
+    const blocked = await app.inject(form('admin', 's3cret'))
+    expect(blocked.statusCode).toBe(429)
+    expect(blocked.headers['retry-after']).toBe('60')
+    expect(blocked.body).toContain('Too many failed logins')
+    // Another user from the same address, and the same user from another address, go ahead.
+    expect((await app.inject(form('ops', 'pw'))).statusCode).toBe(303)
+    expect(
+      (await app.inject({ ...form('admin', 's3cret'), remoteAddress: '203.0.113.9' })).statusCode,
+    ).toBe(303)
+    now += 61_000
+    expect((await app.inject(form('admin', 's3cret'))).statusCode).toBe(303)
+    await app.close()
+  })
+})
+
+describe('task admin sessions', () => {
+  it('sends the dashboard to the login view and the API a 401 without a session', async () => {
+    const { app } = await adminApp({ auth: AUTH })
+    const page = await app.inject('/tasks/dashboard')
+    expect(page.statusCode).toBe(303)
+    expect(page.headers.location).toBe('/tasks/auth/login')
+    for (const url of ['/tasks', '/tasks/metrics', '/tasks/dashboard/stream']) {
+      const response = await app.inject(url)
+      expect(response.statusCode, url).toBe(401)
+      expect(response.json()).toMatchObject({ error: { code: 'UNAUTHENTICATED' } })
+    }
+    const forged = await app.inject({
+      url: '/tasks',
+      headers: {
+        cookie:
+          'switchyard_tasks_session=v1.eyJ1IjoiYWRtaW4iLCJlIjo5OTk5OTk5OTk5OTk5LCJpIjoieCJ9.AAAA',
+      },
+    })
+    expect(forged.statusCode).toBe(401)
+    await app.close()
+  })
+
+  it('expires after tokenExpiry seconds (fake clock)', async () => {
+    let now = Date.parse('2026-11-21T12:00:00Z')
+    const { app } = await adminApp({ auth: AUTH, tokenExpiry: 60, clock: { now: () => now } })
+    const { cookie } = await login(app)
+    expect((await app.inject({ url: '/tasks', headers: { cookie } })).statusCode).toBe(200)
+    now += 59_000
+    expect((await app.inject({ url: '/tasks', headers: { cookie } })).statusCode).toBe(200)
+    now += 2_000
+    expect((await app.inject({ url: '/tasks', headers: { cookie } })).statusCode).toBe(401)
+    await app.close()
+  })
+
+  it('needs the CSRF token on cookie-authenticated writes; a bearer token needs none', async () => {
+    const { app, manager } = await adminApp({ auth: AUTH }, { queues: { mail: {} } })
+    const job = manager.task({ name: 'job' }, () => {
+      throw new Error('x')
+    })
+    const id = await manager.addTask(job, [])
+    await waitForStatus(manager, id)
+    const { cookie, csrf } = await login(app)
+    const patch = (headers: Record<string, string>) =>
+      app.inject({
+        method: 'PATCH',
+        url: '/tasks/queues/mail',
+        payload: { concurrency: 3 },
+        headers,
+      })
+    const missing = await patch({ cookie })
+    expect(missing.statusCode).toBe(403)
+    expect(missing.json()).toMatchObject({ error: { code: 'CSRF_TOKEN_INVALID' } })
+    expect((await patch({ cookie, 'x-csrf-token': 'wrong' })).statusCode).toBe(403)
+    expect(manager.queueStats()[0]).toMatchObject({ name: 'mail', concurrency: null })
+    expect((await patch({ cookie, 'x-csrf-token': csrf })).statusCode).toBe(200)
+    const token = cookie.slice(cookie.indexOf('=') + 1)
+    const retry = await app.inject({
+      method: 'POST',
+      url: `/tasks/${id}/retry`,
+      headers: { authorization: `Bearer ${token}` },
+    })
+    expect(retry.statusCode).toBe(201)
+    await app.close()
+  })
+
+  it('without auth has no login view', async () => {
+    const { app } = await adminApp()
+    expect((await app.inject('/tasks/auth/login')).statusCode).toBe(404)
+    expect((await app.inject('/tasks')).statusCode).toBe(200)
+    await app.close()
+  })
+})
+
+describe('task admin sessions across instances', () => {
+  async function instance(path: string, secretKey: string) {
+    const manager = new TaskManager({ store: path, logger: quietLogger })
+    return adminApp({ auth: AUTH, secretKey }, {}, manager)
+  }
+
+  it('a shared secretKey lets every instance accept the session; a logout revokes it everywhere', async () => {
+    const path = join(dir, 'shared.db')
+    const key = 'a-shared-secret-of-enough-length'
+    const [a, b] = [await instance(path, key), await instance(path, key)]
+    const stranger = await instance(path, 'another-secret-key-entirely-here')
+    const { cookie } = await login(a.app)
+    expect((await b.app.inject({ url: '/tasks', headers: { cookie } })).statusCode).toBe(200)
+    expect((await stranger.app.inject({ url: '/tasks', headers: { cookie } })).statusCode).toBe(401)
+    const out = await a.app.inject({ url: '/tasks/auth/logout', headers: { cookie } })
+    expect(out.statusCode).toBe(303)
+    expect(out.headers.location).toBe('/tasks/auth/login')
+    expect(String(out.headers['set-cookie'])).toMatch(
+      /^switchyard_tasks_session=;.*Expires=Thu, 01 Jan 1970/,
+    )
+    expect((await b.app.inject({ url: '/tasks', headers: { cookie } })).statusCode).toBe(401)
+    expect((await a.app.inject({ url: '/tasks', headers: { cookie } })).statusCode).toBe(401)
+    await Promise.all([a.app.close(), b.app.close(), stranger.app.close()])
+  })
+
+  it('without a secretKey, a session is good on its own instance only', async () => {
+    const path = join(dir, 'random-keys.db')
+    const a = await adminApp(
+      { auth: AUTH },
+      {},
+      new TaskManager({ store: path, logger: quietLogger }),
+    )
+    const b = await adminApp(
+      { auth: AUTH },
+      {},
+      new TaskManager({ store: path, logger: quietLogger }),
+    )
+    const { cookie } = await login(a.app)
+    expect((await a.app.inject({ url: '/tasks', headers: { cookie } })).statusCode).toBe(200)
+    expect((await b.app.inject({ url: '/tasks', headers: { cookie } })).statusCode).toBe(401)
+    await Promise.all([a.app.close(), b.app.close()])
+  })
+})
+
+describe('task admin pages', () => {
+  it('the dashboard placeholder has the title (escaped), the CSRF token, a logout link and the JSON endpoints', async () => {
+    const { app } = await adminApp({
+      auth: AUTH,
+      title: 'Ops <script>alert(1)</script>',
+      pollInterval: 12,
+    })
+    const { cookie, csrf } = await login(app)
+    const page = await app.inject({ url: '/tasks/dashboard', headers: { cookie } })
+    expect(page.headers['content-type']).toMatch(/^text\/html/)
+    expect(page.body).toContain('<title>Ops &#60;script&#62;alert(1)&#60;/script&#62;</title>')
+    expect(page.body).not.toContain('<script>')
+    expect(page.body).toContain(`<meta name="csrf-token" content="${csrf}">`)
+    expect(page.body).toContain('<meta name="poll-interval" content="12">')
+    expect(page.body).toContain('href="/tasks/auth/logout"')
+    for (const path of ['/tasks/', '/tasks/metrics', '/tasks/queues', '/tasks/dashboard/stream']) {
+      expect(page.body).toContain(`href="${path}"`)
+    }
+    const loginView = await app.inject('/tasks/auth/login')
+    expect(loginView.body).toContain('Ops &#60;script&#62;')
+    await app.close()
+  })
+})

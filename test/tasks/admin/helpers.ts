@@ -1,0 +1,128 @@
+/**
+ * Test helpers for the task admin: an app with a manager mounted at `/tasks`, a login that
+ * returns the session cookie and CSRF token, and an SSE client that collects frames.
+ */
+import { request as httpRequest, type IncomingMessage } from 'node:http'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { TaskManager, type TaskManagerOptions } from '../../../src/tasks/index.js'
+import { taskAdmin, type TaskAdminOptions } from '../../../src/tasks/fastify/index.js'
+import { quietLogger } from '../helpers.js'
+
+/** An app with `taskAdmin` mounted, and its manager. */
+export async function adminApp(
+  options: Partial<TaskAdminOptions> = {},
+  managerOptions: TaskManagerOptions = {},
+  manager = new TaskManager({ logger: quietLogger, ...managerOptions }),
+): Promise<{ app: FastifyInstance; manager: TaskManager }> {
+  const app = Fastify()
+  await app.register(taskAdmin, { taskManager: manager, ...options })
+  await app.ready()
+  return { app, manager }
+}
+
+/** Logs in through the form; returns the cookie header value and the page's CSRF token. */
+export async function login(
+  app: FastifyInstance,
+  username = 'admin',
+  password = 's3cret',
+  base = '/tasks',
+): Promise<{ cookie: string; csrf: string; setCookie: string }> {
+  const response = await app.inject({
+    method: 'POST',
+    url: `${base}/auth/login`,
+    payload: `username=${encodeURIComponent(username)}&password=${encodeURIComponent(password)}`,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  })
+  if (response.statusCode !== 303) throw new Error(`login failed: ${String(response.statusCode)}`)
+  const setCookie = String(response.headers['set-cookie'])
+  const cookie = setCookie.split(';')[0]!
+  const page = await app.inject({ url: `${base}/dashboard`, headers: { cookie } })
+  const csrf = /<meta name="csrf-token" content="([^"]+)">/.exec(page.body)?.[1]
+  if (csrf === undefined) throw new Error('no csrf token on the dashboard')
+  return { cookie, csrf, setCookie }
+}
+
+/** One SSE frame. */
+export interface Frame {
+  id: number
+  event: string
+  data: unknown
+}
+
+/** An open SSE stream collecting frames. */
+export interface StreamClient {
+  frames: Frame[]
+  /** Comments seen (keepalive). */
+  comments: string[]
+  response: IncomingMessage
+  /** Resolves once `count` frames have arrived (rejects after `timeoutMs`). */
+  waitFor(count: number, timeoutMs?: number): Promise<Frame[]>
+  close(): void
+}
+
+/** Opens `url` as an event stream. */
+export function openStream(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<StreamClient> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(url, { headers: { accept: 'text/event-stream', ...headers } })
+    request.once('error', reject)
+    request.once('response', (response) => {
+      const frames: Frame[] = []
+      const comments: string[] = []
+      const waiters: (() => void)[] = []
+      let buffer = ''
+      response.setEncoding('utf8')
+      response.on('data', (chunk: string) => {
+        buffer += chunk
+        let end: number
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, end)
+          buffer = buffer.slice(end + 2)
+          const fields = new Map<string, string>()
+          for (const line of block.split('\n')) {
+            if (line.startsWith(':')) comments.push(line)
+            const at = line.indexOf(': ')
+            if (at > 0) fields.set(line.slice(0, at), line.slice(at + 2))
+          }
+          if (fields.has('data')) {
+            frames.push({
+              id: Number(fields.get('id')),
+              event: fields.get('event') ?? 'message',
+              data: JSON.parse(fields.get('data')!),
+            })
+          }
+          for (const wake of waiters.splice(0)) wake()
+        }
+      })
+      resolve({
+        frames,
+        comments,
+        response,
+        waitFor(count, timeoutMs = 10_000) {
+          return new Promise((done, fail) => {
+            const timer = setTimeout(
+              () => fail(new Error(`only ${String(frames.length)} of ${String(count)} frames`)),
+              timeoutMs,
+            )
+            const check = () => {
+              if (frames.length >= count) {
+                clearTimeout(timer)
+                done(frames)
+              } else waiters.push(check)
+            }
+            check()
+          })
+        },
+        close: () => request.destroy(),
+      })
+    })
+    request.end()
+  })
+}
+
+/** The base URL of a listening app. */
+export async function listen(app: FastifyInstance): Promise<string> {
+  return app.listen({ host: '127.0.0.1', port: 0 })
+}

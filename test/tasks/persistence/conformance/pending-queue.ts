@@ -1,0 +1,122 @@
+/** Conformance of the pending-queue port: claims, leases, orphans, releases. */
+import { expect } from 'vitest'
+import { TaskValidationError } from '../../../../src/tasks/errors.js'
+import { makeTask } from '../helpers.js'
+import { T0, type SuiteContext } from './context.js'
+
+/** Registers the pending-queue suite. */
+export function pendingQueueSuite({ a, b, test }: SuiteContext): void {
+  test('the owner holds its tasks; others claim only after the lease, each once', async () => {
+    const tasks = Array.from({ length: 60 }, () => makeTask({ func_name: 'queued' }))
+    const stray = makeTask({ func_name: 'unregistered' })
+    await a().pending.enqueue([...tasks, stray], { owner: 'A', leaseUntil: T0 + 30_000 })
+    await expect(
+      a().pending.enqueue([makeTask({ status: 'success' })], { owner: 'A', leaseUntil: T0 }),
+    ).rejects.toThrow(TaskValidationError)
+    const early = await b().pending.claim({
+      owner: 'B',
+      leaseUntil: T0 + 60_000,
+      now: T0 + 1000,
+      limit: 100,
+      funcNames: ['queued'],
+    })
+    expect(early).toHaveLength(0)
+    expect(await a().pending.renewLeases('A', T0 + 40_000)).toBeGreaterThanOrEqual(61)
+    // A died; B and C (two pools) race after the lease ended.
+    const now = T0 + 41_000
+    const claims = await Promise.all(
+      ['B', 'C', 'B', 'C'].map((owner) =>
+        (owner === 'B' ? a() : b()).pending.claim({
+          owner,
+          leaseUntil: now + 30_000,
+          now,
+          limit: 25,
+          funcNames: ['queued'],
+        }),
+      ),
+    )
+    const ids = claims.flat().map((c) => c.task.record.task_id)
+    expect(new Set(ids).size).toBe(ids.length)
+    const rest = await a().pending.claim({
+      owner: 'D',
+      leaseUntil: now + 30_000,
+      now,
+      limit: 100,
+      funcNames: ['queued'],
+    })
+    expect(ids.length + rest.length).toBe(60)
+    expect(rest.every((c) => c.claimed_by === 'D')).toBe(true)
+    // The unregistered function's task is untouched and still pending.
+    const strayNow = await b().records.get(stray.record.task_id)
+    expect(strayNow?.record.status).toBe('pending')
+    // Released tasks are claimable at once.
+    await a().pending.release(
+      rest.map((c) => c.task.record.task_id),
+      'D',
+    )
+    const again = await b().pending.claim({
+      owner: 'E',
+      leaseUntil: now + 30_000,
+      now,
+      limit: 100,
+      funcNames: ['queued'],
+    })
+    expect(again.map((c) => c.task.record.task_id).sort()).toEqual(
+      rest.map((c) => c.task.record.task_id).sort(),
+    )
+    // Finish them so later tests see a clean queue.
+    const done = [...claims.flat(), ...again].map((c) => {
+      c.task.record.status = 'success'
+      c.task.record.end_time = c.task.record.created_at
+      return c.task
+    })
+    await a().records.save(done)
+  })
+
+  test('orphaned running tasks are claimed once after their lease', async () => {
+    const running = Array.from({ length: 10 }, () =>
+      makeTask({ func_name: 'orphan', status: 'running' }),
+    )
+    for (const t of running) t.record.status = 'pending'
+    await a().pending.enqueue(running, { owner: 'dead', leaseUntil: T0 + 1000 })
+    for (const t of running) t.record.status = 'running'
+    await a().records.save(running)
+    const before = await b().pending.claimOrphans({
+      owner: 'X',
+      leaseUntil: T0 + 9000,
+      now: T0,
+      limit: 50,
+    })
+    expect(before.filter((c) => c.task.record.func_name === 'orphan')).toHaveLength(0)
+    const isOrphan = (c: { task: { record: { func_name: string } } }) =>
+      c.task.record.func_name === 'orphan'
+    const [x, y] = (
+      await Promise.all([
+        a().pending.claimOrphans({ owner: 'X', leaseUntil: T0 + 9000, now: T0 + 2000, limit: 50 }),
+        b().pending.claimOrphans({ owner: 'Y', leaseUntil: T0 + 9000, now: T0 + 2000, limit: 50 }),
+      ])
+    ).map((list) => list.filter(isOrphan))
+    expect(x!.length + y!.length).toBe(10)
+    const ids = [...x!, ...y!].map((c) => c.task.record.task_id)
+    expect(new Set(ids).size).toBe(10)
+    for (const c of [...x!, ...y!]) {
+      c.task.record.status = 'interrupted'
+      c.task.record.end_time = c.task.record.created_at
+    }
+    await a().records.save([...x!, ...y!].map((c) => c.task))
+  })
+
+  test('re-enqueueing an existing task replaces it and takes the new claim', async () => {
+    const task = makeTask({ func_name: 'requeued' })
+    await a().pending.enqueue([task], { owner: 'first', leaseUntil: T0 + 1000 })
+    task.record.logs = ['requeued once']
+    await b().pending.enqueue([task], { owner: 'second', leaseUntil: T0 + 50_000 })
+    const free = { leaseUntil: T0 + 90_000, limit: 10, funcNames: ['requeued'] }
+    expect(await a().pending.claim({ owner: 'third', now: T0 + 2000, ...free })).toHaveLength(0)
+    const taken = await a().pending.claim({ owner: 'third', now: T0 + 60_000, ...free })
+    expect(taken.map((c) => c.task.record.logs)).toEqual([['requeued once']])
+    taken[0]!.task.record.status = 'cancelled'
+    taken[0]!.task.record.end_time = taken[0]!.task.record.created_at
+    await a().records.save([taken[0]!.task])
+  })
+}

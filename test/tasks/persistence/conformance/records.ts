@@ -1,0 +1,160 @@
+/** Conformance of the record port: save/replace, get, list (filters, paging), retention. */
+import { expect } from 'vitest'
+import { TaskValidationError } from '../../../../src/tasks/errors.js'
+import { makeTask } from '../helpers.js'
+import { iso, T0, type SuiteContext } from './context.js'
+
+/** Registers the record suite. */
+export function recordsSuite({ a, b, test }: SuiteContext): void {
+  test('saves, replaces and reads records; bad records change nothing', async () => {
+    const task = makeTask({ func_name: 'roundtrip' })
+    await a().records.save([task])
+    expect(await b().records.get(task.record.task_id)).toEqual(task)
+    task.record.status = 'success'
+    task.record.end_time = task.record.created_at
+    await a().records.save([task])
+    expect((await b().records.get(task.record.task_id))?.record.status).toBe('success')
+    const bad = makeTask({ func_name: 'roundtrip', created_at: 'yesterday' })
+    await expect(a().records.save([makeTask({ func_name: 'roundtrip' }), bad])).rejects.toThrow(
+      TaskValidationError,
+    )
+    const page = await a().records.list({ funcName: 'roundtrip', page: 1, perPage: 50 })
+    expect(page.total).toBe(1)
+    expect(await a().records.get('missing')).toBeNull()
+  })
+
+  test('lists newest first with filters, paging and totals', async () => {
+    const tasks = Array.from({ length: 12 }, (_, i) =>
+      makeTask({
+        func_name: 'lister',
+        created: T0 + i * 1000,
+        status: i % 3 === 0 ? 'failed' : 'success',
+        end_time: iso(T0 + i * 1000),
+        queue: i % 2 === 0 ? 'even' : 'odd',
+        duration: 2,
+      }),
+    )
+    await a().records.save(tasks)
+    const first = await b().records.list({ funcName: 'lister', page: 1, perPage: 5 })
+    expect(first.total).toBe(12)
+    expect(first.items.map((t) => t.record.task_id)).toEqual(
+      tasks
+        .slice(7)
+        .reverse()
+        .map((t) => t.record.task_id),
+    )
+    const last = await b().records.list({ funcName: 'lister', page: 3, perPage: 5 })
+    expect(last.items).toHaveLength(2)
+    const failed = await b().records.list({
+      funcName: 'lister',
+      status: 'failed',
+      page: 1,
+      perPage: 50,
+    })
+    expect(failed.total).toBe(4)
+    const evenRecent = await b().records.list({
+      funcName: 'lister',
+      queue: 'even',
+      since: T0 + 6000,
+      page: 1,
+      perPage: 50,
+    })
+    expect(evenRecent.items.map((t) => t.record.created_at)).toEqual(
+      [10, 8, 6].map((i) => tasks[i]!.record.created_at),
+    )
+    await expect(b().records.list({ page: 0, perPage: 5 })).rejects.toThrow(TaskValidationError)
+    await expect(b().records.list({ page: 1, perPage: 501 })).rejects.toThrow(TaskValidationError)
+  })
+
+  test('searches by id prefix or function name (q) and by exact tags, all filters holding', async () => {
+    const tagged = [
+      makeTask({ func_name: 'searchable', tags: { tenant: 'acme', plan: 'pro' } }),
+      makeTask({ func_name: 'searchable', tags: { tenant: 'acme', plan: 'free' } }),
+      makeTask({ func_name: 'other-fn', tags: { tenant: 'globex', 'a=b': 'c=d' } }),
+    ]
+    await a().records.save(tagged)
+    const ids = (page: { items: { record: { task_id: string } }[] }) =>
+      page.items.map((t) => t.record.task_id).sort()
+    const byTag = await b().records.list({ tags: [['tenant', 'acme']], page: 1, perPage: 50 })
+    expect(ids(byTag)).toEqual([tagged[0]!, tagged[1]!].map((t) => t.record.task_id).sort())
+    expect(byTag.total).toBe(2)
+    const both = await b().records.list({
+      tags: [
+        ['tenant', 'acme'],
+        ['plan', 'pro'],
+      ],
+      page: 1,
+      perPage: 50,
+    })
+    expect(ids(both)).toEqual([tagged[0]!.record.task_id])
+    // A key or value holding "=" is matched exactly, not split.
+    const odd = await b().records.list({ tags: [['a=b', 'c=d']], page: 1, perPage: 50 })
+    expect(ids(odd)).toEqual([tagged[2]!.record.task_id])
+    expect((await b().records.list({ tags: [['a', 'b=c=d']], page: 1, perPage: 50 })).total).toBe(0)
+    const byName = await b().records.list({ q: 'other-fn', page: 1, perPage: 50 })
+    expect(ids(byName)).toEqual([tagged[2]!.record.task_id])
+    const prefix = tagged[1]!.record.task_id.slice(0, 13)
+    const byPrefix = await b().records.list({ q: prefix, page: 1, perPage: 50 })
+    expect(ids(byPrefix)).toContain(tagged[1]!.record.task_id)
+    expect(byPrefix.items.every((t) => t.record.task_id.startsWith(prefix))).toBe(true)
+    // LIKE wildcards in q are plain characters.
+    expect((await b().records.list({ q: '%', page: 1, perPage: 50 })).total).toBe(0)
+    const combined = await b().records.list({
+      q: 'searchable',
+      tags: [['plan', 'free']],
+      page: 1,
+      perPage: 50,
+    })
+    expect(ids(combined)).toEqual([tagged[1]!.record.task_id])
+  })
+
+  test('keeps progress and its message', async () => {
+    const task = makeTask({ func_name: 'progressing', status: 'running', progress: 0.25 })
+    task.record.progress_message = 'a quarter'
+    await a().records.save([task])
+    const read = await b().records.get(task.record.task_id)
+    expect(read?.record).toMatchObject({ progress: 0.25, progress_message: 'a quarter' })
+  })
+
+  test('retention deletes old terminal records only, never pending or running', async () => {
+    const old = T0 - 10 * 86_400_000
+    const tasks = [
+      makeTask({ func_name: 'ret', created: old, status: 'pending' }),
+      makeTask({ func_name: 'ret', created: old, status: 'running', start_time: iso(old) }),
+      makeTask({ func_name: 'ret', created: old, status: 'success', end_time: iso(old) }),
+      makeTask({ func_name: 'ret', created: old, status: 'cancelled', end_time: iso(old) }),
+      makeTask({ func_name: 'ret', created: old, status: 'failed', end_time: iso(T0) }),
+    ]
+    await a().records.save(tasks)
+    await expect(a().records.deleteTerminalBefore(Number.NaN)).rejects.toThrow(TaskValidationError)
+    const deleted = await b().records.deleteTerminalBefore(T0 - 86_400_000)
+    expect(deleted).toBeGreaterThanOrEqual(2)
+    const left = await a().records.list({ funcName: 'ret', page: 1, perPage: 50 })
+    expect(left.items.map((t) => t.record.status).sort()).toEqual(['failed', 'pending', 'running'])
+  })
+}
+
+/** Registers the retention-cascade suite: what goes with pruned records. */
+export function retentionCascadeSuite({ a, b, test }: SuiteContext): void {
+  test('pruning takes the tags and idempotency keys of deleted records with them', async () => {
+    const old = T0 - 20 * 86_400_000
+    const gone = makeTask({
+      func_name: 'cascade',
+      created: old,
+      status: 'success',
+      end_time: iso(old),
+      tags: { batch: 'cascade-1' },
+    })
+    gone.idempotency_key = 'cascade-key'
+    const kept = makeTask({ func_name: 'cascade', status: 'pending', tags: { batch: 'cascade-1' } })
+    expect(await a().idempotency.claim('cascade-key', gone.record.task_id)).toBeNull()
+    await a().records.save([gone, kept])
+    await b().records.deleteTerminalBefore(old + 1)
+    expect(await a().records.get(gone.record.task_id)).toBeNull()
+    const tagged = await a().records.list({ tags: [['batch', 'cascade-1']], page: 1, perPage: 50 })
+    expect(tagged.items.map((t) => t.record.task_id)).toEqual([kept.record.task_id])
+    expect(tagged.total).toBe(1)
+    // The key of the deleted record is free again.
+    expect(await a().idempotency.claim('cascade-key', 'next')).toBeNull()
+  })
+}
