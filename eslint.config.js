@@ -59,6 +59,8 @@ export default tseslint.config(
       'coverage/**',
       'bench/results/**',
       'bench/.out/**',
+      '.tmp/**',
+      'drill/.out/**',
       '**/*.cjs',
     ],
   },
@@ -188,7 +190,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['test/**', 'bench/**', 'examples/**'],
+    files: ['test/**', 'bench/**', 'drill/**', 'examples/**'],
     rules: {
       '@typescript-eslint/no-non-null-assertion': 'off',
       '@typescript-eslint/no-unsafe-assignment': 'off',

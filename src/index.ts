@@ -4,15 +4,31 @@
 export { createEngine } from './create-engine.js'
 export { Engine, type EngineOptions, type EngineLogger } from './core/engine.js'
 export type { MaintenanceHandle, MaintenanceScopes } from './core/maintenance-scopes.js'
-export { systemClock, type Clock } from './core/clock.js'
+export { systemClock, ManualClock, type Clock } from './core/clock.js'
 export {
   SwitchyardError,
   ValidationError,
   RouteNotFoundError,
   RouteProtectedError,
   ConfigError,
-  errorCatalogue,
 } from './core/errors.js'
+export {
+  UnauthenticatedError,
+  AuthNotConfiguredError,
+  LoginThrottledError,
+  CsrfError,
+  EndpointNotFoundError,
+  UnsupportedMediaTypeError,
+  BodyTooLargeError,
+  BadRequestError,
+  SegmentExistsError,
+  EvaluationKeyNotAllowedError,
+  EvaluationKeyNotFoundError,
+  TooManyEvaluationKeysError,
+  BackendUnavailableError,
+} from './admin/errors.js'
+export { SdkConnectionError, SdkReadOnlyError } from './sdk/errors.js'
+export { errorCatalogue } from './error-catalogue.js'
 export {
   parseRouteKey,
   formatRouteKey,

@@ -1,5 +1,5 @@
 /**
- * The admin app: the REST API of CONTRACT.md §3 and its event stream, as an encapsulated
+ * The admin app: the REST API of docs/reference/admin-rest.md and its event stream, as an encapsulated
  * Fastify plugin mounted under a path (default `/switchyard`).
  *
  * @example
@@ -23,10 +23,16 @@ import { LoginThrottle, type LoginThrottleOptions } from '../common/login-thrott
 import { TrustedProxies } from '../common/trusted-proxies.js'
 import { jsonTextDepthExceeds, MAX_JSON_DEPTH } from '../common/json-depth.js'
 import { ADMIN_ROUTE, flagServiceOf, type AdminContext, type AdminInstance } from './context.js'
-import { dashboardRoutes } from './dashboard/index.js'
+import { dashboardRoutes, type PageNotFound } from './dashboard/index.js'
 import { EvaluationKeys } from './auth/evaluation-keys.js'
 import { ofrepApi, resolveOfrepOptions, type OfrepOptions } from './ofrep/index.js'
-import { BackendUnavailableError, BadRequestError, EndpointNotFoundError } from './errors.js'
+import {
+  BackendUnavailableError,
+  BadRequestError,
+  BodyTooLargeError,
+  EndpointNotFoundError,
+  UnsupportedMediaTypeError,
+} from './errors.js'
 import { EventHub, type EventHubOptions } from '../common/sse-hub.js'
 import { toStreamEvent } from './events/stream-event.js'
 import { buildOpenApi, endpointRecords, type EndpointRecord } from './openapi.js'
@@ -37,6 +43,10 @@ import { flagRoutes } from './routes/flags.js'
 import { maintenanceRoutes } from './routes/maintenance.js'
 import { rateLimitRoutes } from './routes/rate-limits.js'
 import { routeStateRoutes } from './routes/route-states.js'
+import { sdkRoutes, type SdkEndpoints } from './routes/sdk.js'
+import { registrationStoreFor } from '../sdk/server/registrations.js'
+import { RemoteRoutes } from '../sdk/server/remote-routes.js'
+import { SdkStreams } from '../sdk/server/streams.js'
 
 /** Options of {@link adminApp}. */
 export interface AdminAppOptions extends EventHubOptions {
@@ -153,7 +163,26 @@ async function adminPlugin(app: FastifyInstance, options: AdminAppOptions): Prom
         }),
       )
     : undefined
+  // Multi-service mode: SDK apps' registered routes and their event streams.
+  const sdk: SdkEndpoints = {
+    remote: new RemoteRoutes(
+      engine,
+      registrationStoreFor(engine.storeBackend(), (error, what) =>
+        engine.logger.error(`SDK registrations: ${what} failed`, error),
+      ),
+      engine.logger,
+    ),
+    streams: new SdkStreams(engine, () => flagServiceOf(context), options),
+  }
+  app.addHook('onReady', async () => {
+    await engine.start()
+    await sdk.remote.start()
+  })
+  app.addHook('onClose', async () => {
+    await sdk.remote.close()
+  })
   app.addHook('preClose', (done) => {
+    sdk.streams.close()
     unsubscribe()
     unsubscribeFlags?.()
     unsubscribeLimits()
@@ -163,7 +192,7 @@ async function adminPlugin(app: FastifyInstance, options: AdminAppOptions): Prom
   })
   await app.register(
     (admin, _opts, done) => {
-      registerAdmin(admin, context, hub, mountPath)
+      registerAdmin(admin, context, hub, mountPath, sdk)
       done()
     },
     { prefix: mountPath },
@@ -175,14 +204,18 @@ function registerAdmin(
   context: AdminContext,
   hub: EventHub,
   prefix: string,
+  sdk: SdkEndpoints,
 ): void {
   if (!app.hasRequestDecorator('cookies')) void app.register(fastifyCookie)
   app.setValidatorCompiler(TypeBoxValidatorCompiler)
   // JSON bodies nested deeper than MAX_JSON_DEPTH are refused before they are parsed: every
   // later step (schema validation, merge patches, cloning) walks them recursively.
+  // `application/merge-patch+json` is JSON too (RFC 7396, `PATCH /api/flags/{key}`). Plain text
+  // is not read at all, so every body that is not JSON gets the same 415.
   const parseJson = app.getDefaultJsonParser('error', 'error')
-  app.removeContentTypeParser('application/json')
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+  app.removeContentTypeParser(['application/json', 'text/plain'])
+  const jsonTypes = ['application/json', 'application/merge-patch+json']
+  app.addContentTypeParser(jsonTypes, { parseAs: 'string' }, (request, body, done) => {
     if (typeof body === 'string' && jsonTextDepthExceeds(body, MAX_JSON_DEPTH)) {
       done(
         new ValidationError(`The JSON body nests deeper than ${MAX_JSON_DEPTH} levels.`, {
@@ -207,7 +240,12 @@ function registerAdmin(
     if (request.body === undefined || request.body === null) request.body = {}
     done()
   })
-  app.setNotFoundHandler((request) => {
+  // Filled in once the dashboard's routes exist; a browser navigating to an unknown page gets
+  // an HTML page, everything else the API's JSON 404.
+  let pageNotFound: PageNotFound = () => null
+  app.setNotFoundHandler((request, reply) => {
+    const page = pageNotFound(request, reply)
+    if (page !== null) return page
     throw new EndpointNotFoundError(`No admin endpoint ${request.method} ${request.url}.`)
   })
 
@@ -218,7 +256,8 @@ function registerAdmin(
   rateLimitRoutes(app, context)
   flagRoutes(app, () => flagServiceOf(context))
   eventRoutes(app, hub, context.sessions, context.streams, context.sessionCheckMs)
-  dashboardRoutes(app, context)
+  sdkRoutes(app, context, sdk)
+  pageNotFound = dashboardRoutes(app, context)
   ofrepApi(app, context, hub)
   app.get(
     '/api/openapi.json',
@@ -276,17 +315,13 @@ export function toAdminError(error: unknown): SwitchyardError | null {
         details: [{ field: 'body', message: 'malformed JSON' }],
       })
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new BadRequestError(
-        415,
-        'UNSUPPORTED_MEDIA_TYPE',
-        'Send JSON (Content-Type: application/json).',
-      )
+      return new UnsupportedMediaTypeError('Send JSON (Content-Type: application/json).')
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new BadRequestError(413, 'BODY_TOO_LARGE', 'The request body is too large.')
+      return new BodyTooLargeError('The request body is too large.')
   }
   const status = fastifyError.statusCode
   if (typeof status === 'number' && status >= 400 && status < 500) {
-    return new BadRequestError(status, 'BAD_REQUEST', fastifyError.message ?? 'Bad request.')
+    return new BadRequestError(fastifyError.message ?? 'Bad request.', status)
   }
   return null
 }

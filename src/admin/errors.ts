@@ -37,22 +37,30 @@ export class EndpointNotFoundError extends SwitchyardError {
   readonly statusCode = 404
 }
 
-/** A request the HTTP layer rejected before a handler ran (unsupported media type, body too large). */
-export class BadRequestError extends SwitchyardError {
-  readonly code: string
-  readonly statusCode: number
-
-  constructor(statusCode: number, code: string, message: string) {
-    super(message)
-    this.statusCode = statusCode
-    this.code = code
-  }
+/** A request body in a media type the admin API does not read (send `application/json`). */
+export class UnsupportedMediaTypeError extends SwitchyardError {
+  readonly code = 'UNSUPPORTED_MEDIA_TYPE'
+  readonly statusCode = 415
 }
 
-/** Flag or segment endpoints on an admin app whose engine has no flag subsystem. */
-export class FlagsNotEnabledError extends SwitchyardError {
-  readonly code = 'FLAGS_NOT_ENABLED'
-  readonly statusCode = 404
+/** A request body larger than the admin API accepts. */
+export class BodyTooLargeError extends SwitchyardError {
+  readonly code = 'BODY_TOO_LARGE'
+  readonly statusCode = 413
+}
+
+/**
+ * Any other request Fastify refused before a handler ran; the status is the one Fastify chose
+ * (400 unless it said otherwise).
+ */
+export class BadRequestError extends SwitchyardError {
+  readonly code = 'BAD_REQUEST'
+  readonly statusCode: number
+
+  constructor(message: string, statusCode = 400) {
+    super(message)
+    this.statusCode = statusCode
+  }
 }
 
 /** `POST /api/segments` with a key that is taken (use `PUT` to replace). */
@@ -96,7 +104,9 @@ export const adminErrorCatalogue = [
   LoginThrottledError,
   CsrfError,
   EndpointNotFoundError,
-  FlagsNotEnabledError,
+  UnsupportedMediaTypeError,
+  BodyTooLargeError,
+  BadRequestError,
   SegmentExistsError,
   EvaluationKeyNotAllowedError,
   EvaluationKeyNotFoundError,

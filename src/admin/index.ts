@@ -1,5 +1,5 @@
 /**
- * The admin app: REST API, authentication and event stream (CONTRACT.md §3).
+ * The admin app: REST API, authentication and event stream (see docs/reference/admin-rest.md).
  */
 export { adminApp, DEFAULT_ADMIN_PATH, toAdminError, type AdminAppOptions } from './app.js'
 export type { AdminAuthOption, AdminUser, Authenticate } from './auth/credentials.js'
@@ -21,6 +21,10 @@ export {
   LoginThrottledError,
   CsrfError,
   EndpointNotFoundError,
+  UnsupportedMediaTypeError,
+  BodyTooLargeError,
+  BadRequestError,
+  SegmentExistsError,
   EvaluationKeyNotAllowedError,
   EvaluationKeyNotFoundError,
   TooManyEvaluationKeysError,

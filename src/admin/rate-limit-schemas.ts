@@ -124,6 +124,9 @@ export const HitsQuery = Type.Object(
     route: Type.Optional(
       Type.String({ minLength: 1, maxLength: 2000, description: 'Route path filter' }),
     ),
+    service: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 63, description: 'Service filter' }),
+    ),
     ...PageQuery,
   },
   { additionalProperties: false },
@@ -136,6 +139,7 @@ export const HitSchema = Type.Object(
     timestamp: Type.String(),
     path: Type.String(),
     method: Type.String(),
+    service: Type.Optional(Nullable(Type.String())),
     key: Type.String(),
     limit: Type.String(),
     tier: Nullable(Type.String()),

@@ -1,5 +1,5 @@
 /**
- * TypeBox schemas of the admin REST API (CONTRACT.md §3). Each is at once the TypeScript type
+ * TypeBox schemas of the admin REST API (docs/reference/admin-rest.md). Each is at once the TypeScript type
  * of a handler's input, the runtime validation of every request (wrong types, unknown fields
  * and missing fields are a 400 before any handler runs) and the OpenAPI description served at
  * `GET /api/openapi.json`.
@@ -37,19 +37,22 @@ export const ErrorBody = Type.Object(
   { description: 'Error: `{"error": {"code", "message", ...}}`' },
 )
 
+/** A route status, lower case as on the wire. */
+export const RouteStatusSchema = Type.Union([
+  Type.Literal('active'),
+  Type.Literal('maintenance'),
+  Type.Literal('disabled'),
+  Type.Literal('env_gated'),
+  Type.Literal('deprecated'),
+])
+
 /** The state of one method of one route. */
 export const RouteStateSchema = Type.Object({
   route: Type.String(),
   method: Type.String(),
   path: Type.String(),
   service: Type.String(),
-  status: Type.Union([
-    Type.Literal('active'),
-    Type.Literal('maintenance'),
-    Type.Literal('disabled'),
-    Type.Literal('env_gated'),
-    Type.Literal('deprecated'),
-  ]),
+  status: RouteStatusSchema,
   reason: Type.String(),
   since: Type.String({ description: 'ISO datetime of the last change, or `startup`' }),
   window: Nullable(Type.Object({ start: Nullable(Type.String()), end: Nullable(Type.String()) })),
@@ -64,7 +67,7 @@ export const RouteStateSchema = Type.Object({
 /** A list of route states (one per method of the addressed route). */
 export const RouteStateList = Type.Array(RouteStateSchema)
 
-/** The list envelope of CONTRACT.md §3. */
+/** The list envelope: `{ items, total, page, per_page }`. */
 export const Envelope = <T extends TSchema>(item: T) =>
   Type.Object({
     items: Type.Array(item),

@@ -1,5 +1,5 @@
 /**
- * The `ctl` program: every command of the spec's tables, and the mapping of failures to exit
+ * The `ctl` program: every command of docs/cli.md, and the mapping of failures to exit
  * codes (0 success, 1 error, 2 bad usage) and messages (`error: ...` on stderr, a login hint
  * after a 401, the URL tried when the server is unreachable).
  */

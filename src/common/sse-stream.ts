@@ -27,3 +27,15 @@ export function writeStreamHead(response: ServerResponse): void {
     'x-accel-buffering': 'no',
   })
 }
+
+/**
+ * Ends the answer to a HEAD request for an event stream right after its head; true when it
+ * did (the caller then connects nothing). A HEAD answer has no body, so Node holds the head
+ * back until `end()`: without this the client waited for ever while the request held a place
+ * among the stream's clients.
+ */
+export function endHeadRequest(method: string, response: ServerResponse): boolean {
+  if (method !== 'HEAD') return false
+  response.end()
+  return true
+}

@@ -1,5 +1,5 @@
 /**
- * The audit entry: one record per state change (CONTRACT.md §3), stored newest first in the
+ * The audit entry: one record per state change (docs/audit-and-webhooks.md), stored newest first in the
  * store's audit port and sent unchanged over the admin API, the event stream and webhooks.
  */
 

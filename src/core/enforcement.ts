@@ -1,5 +1,5 @@
 /**
- * Enforcement: the six checks of the spec, in the spec's order, as one readable pipeline.
+ * Enforcement: the six checks, in this fixed order, as one readable pipeline.
  *
  *   1. global maintenance      2. service maintenance
  *   3. global rate limit       4. service rate limit

@@ -9,7 +9,7 @@
  */
 import type { Flag, Segment } from '../flags/model.js'
 import type { FlagService, FlagWriteOptions } from '../flags/service.js'
-import type { RateLimitHit } from '../rate-limit/exceeded.js'
+import type { HitQuery, RateLimitHit } from '../rate-limit/exceeded.js'
 import type {
   RateLimitPolicy,
   ScopePolicyOptions,
@@ -154,7 +154,7 @@ export abstract class EngineOperations {
     return this.rateLimits.resetRateLimit(path, options)
   }
   /** Blocked-request records, newest first. */
-  getRateLimitHits(options?: { limit?: number; path?: string }): Promise<RateLimitHit[]> {
+  getRateLimitHits(options?: HitQuery): Promise<RateLimitHit[]> {
     return this.rateLimits.getRateLimitHits(options)
   }
   /** Every route policy in force (override or decorator). */

@@ -19,7 +19,7 @@ import type { SwitchyardProvider, UseOpenFeatureOptions } from '../flags/openfea
 import type { FlagService } from '../flags/service.js'
 import type { RateLimitService } from '../rate-limit/service.js'
 import type { ChangeListener } from './events.js'
-import type { EvaluationKeyStore, Store, TokenStore } from '../stores/types.js'
+import type { EvaluationKeyStore, Store, StoreBackend, TokenStore } from '../stores/types.js'
 import type { AuditEntry } from './audit-entry.js'
 import { AuditLog, DEFAULT_MAX_AUDIT_ENTRIES, type AuditLogQuery } from './audit-log.js'
 import { systemClock, type Clock } from './clock.js'
@@ -39,7 +39,7 @@ import { RouteRegistry } from './registry.js'
 import { Replica, ReplicaSync } from './replica.js'
 import { parseMethod, validatePath } from './route-key.js'
 import { checkService, RouteOperations } from './route-operations.js'
-import type { RouteDeclaration } from './route-state.js'
+import type { RouteDeclaration, RouteState } from './route-state.js'
 import type { RouteSlot } from './route-slot.js'
 import { TransitionScheduler } from './scheduler.js'
 import { WebhookDispatcher, type WebhookOptions } from './webhooks.js'
@@ -238,14 +238,42 @@ export class Engine extends EngineOperations {
     return slot
   }
 
+  /**
+   * Forgets one registered route of a service (an SDK app that no longer declares it); resolves
+   * whether it was registered. Its stored runtime state is kept for when it comes back.
+   */
+  unregisterRoute(method: string, path: string, options: { service?: string } = {}): boolean {
+    const service = checkService(options.service) ?? this.service
+    return this.registry.remove(service, `${parseMethod(method)}:${validatePath(path)}`)
+  }
+
+  /**
+   * The runtime overrides of one service's routes as stored (not the effective view the API
+   * shows: a future maintenance window stays a window), registered here or not. The SDK
+   * stream's snapshot is built from it.
+   */
+  routeOverrides(service: string): RouteState[] {
+    return this.replica.overrideStates().filter((state) => state.service === service)
+  }
+
   /** Runs the enforcement pipeline for one request to the route of `slot`. */
   decide(slot: RouteSlot, request: RequestView): Decision | Promise<Decision> {
     return this.enforcer.decide(slot, request)
   }
 
-  /** Names of every service with registered routes or a stored maintenance configuration. */
+  /**
+   * Names of every service with registered routes (its own, or an SDK app's), a stored
+   * maintenance configuration or a rate-limit policy (service-wide or of one of its routes).
+   */
   listServices(): string[] {
-    return [...new Set([...this.registry.serviceNames(), ...this.replica.services.keys()])].sort()
+    return [
+      ...new Set([
+        ...this.registry.serviceNames(),
+        ...this.replica.services.keys(),
+        ...this.rateLimits.listServiceRateLimits().keys(),
+        ...this.rateLimits.listRateLimitPolicies().map((policy) => policy.service),
+      ]),
+    ].sort()
   }
 
   /** Subscribes to every state change made through this engine; returns the unsubscriber. */
@@ -266,6 +294,14 @@ export class Engine extends EngineOperations {
   /** Admin session tokens, kept in the store so that a logout holds on every instance. */
   sessionTokens(): TokenStore {
     return this.store.tokens
+  }
+
+  /**
+   * The store's backend, for ports that adapters keep beside the engine's own records on the
+   * same backend (the SDK apps' route registrations of multi-service mode).
+   */
+  storeBackend(): StoreBackend {
+    return this.store.backend
   }
 
   /** OFREP evaluation keys (stored hashed), kept in the store so a revocation holds everywhere. */

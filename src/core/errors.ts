@@ -38,8 +38,8 @@ export class ConfigError extends SwitchyardError {
   readonly statusCode = 500
 }
 
-/** Every error class of the catalogue, for docs and tests that keep them in sync. */
-export const errorCatalogue = [
+/** The engine kernel's error classes (the whole catalogue of route control is `errorCatalogue`). */
+export const coreErrorCatalogue = [
   ValidationError,
   RouteNotFoundError,
   RouteProtectedError,

@@ -13,7 +13,7 @@ import type { AuditEntry } from './audit-entry.js'
 import type { MaintenanceConfig } from './maintenance.js'
 import type { RouteState } from './route-state.js'
 
-/** Every change event, discriminated by `type` (the SSE event names of CONTRACT.md §3). */
+/** Every change event, discriminated by `type` (the SSE event names of docs/reference/admin-rest.md). */
 export type ChangeEvent =
   | {
       type: 'route_state'

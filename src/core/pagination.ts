@@ -1,4 +1,4 @@
-/** The list envelope shared by every paginated result (CONTRACT.md §3). */
+/** The list envelope shared by every paginated result: `{ items, total, page, per_page }`. */
 import { ValidationError } from './errors.js'
 
 /** One page of a list: `{items, total, page, per_page}`. */

@@ -36,6 +36,18 @@ export class RouteRegistry {
     return slot
   }
 
+  /**
+   * Forgets one registered route (a route an SDK app no longer declares); resolves whether it
+   * was registered. Its stored override, if any, stays in the store: a route that comes back
+   * finds its runtime state again.
+   */
+  remove(service: string, route: string): boolean {
+    const routes = this.services.get(service)
+    if (routes === undefined || !routes.delete(route)) return false
+    if (routes.size === 0) this.services.delete(service)
+    return true
+  }
+
   /** The slot of one route, if registered. */
   get(service: string, route: string): RouteSlot | undefined {
     return this.services.get(service)?.get(route)

@@ -1,6 +1,6 @@
 /**
- * Route states: the record stored and sent on the wire ({@link RouteState}, snake_case as the
- * spec writes it), the declarations decorators make, and the time-aware "effective status".
+ * Route states: the record stored and sent on the wire ({@link RouteState}, snake_case as on
+ * the wire), the declarations decorators make, and the time-aware "effective status".
  *
  * Why effective status is computed, not only stored: a maintenance window or a `disable --until`
  * deadline must hold at the exact instant it passes, on every instance, even if the scheduler

@@ -1,6 +1,6 @@
 /**
  * Datetimes on the wire: ISO 8601 in UTC with milliseconds and an explicit `+00:00` offset
- * (CONTRACT.md), e.g. `2026-11-21T21:00:00.123+00:00`. Inputs accept a `Date` or any ISO 8601
+ * (every timestamp on the wire), e.g. `2026-11-21T21:00:00.123+00:00`. Inputs accept a `Date` or any ISO 8601
  * string with a date and time; anything else is a {@link ValidationError}.
  */
 import { ValidationError } from './errors.js'

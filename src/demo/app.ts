@@ -18,9 +18,10 @@ import {
   rateLimit,
   switchyard,
 } from '../fastify/index.js'
-import { sqliteStore, TaskManager, taskLog } from '../tasks/index.js'
+import { sqliteStore, TaskManager } from '../tasks/index.js'
 import { docsInstructions, registerDocs } from './docs.js'
 import { taskAdmin, tasksPlugin } from '../tasks/fastify/index.js'
+import { registerDemoTasks, seedDemoTasks } from './tasks.js'
 
 /** Credentials of the demo's admin app (`ctl login admin --password switchyard`). */
 export const DEMO_ADMIN = { username: 'admin', password: 'switchyard' } as const
@@ -197,29 +198,27 @@ async function seedFlag(engine: Engine): Promise<void> {
   }
 }
 
-/** A task manager with one task, dispatched after the response by `POST /orders`. */
+/**
+ * A task manager with the demo tasks (see demo/tasks.ts); `POST /orders` dispatches a receipt
+ * after the response. An empty history gets a few runs of each so the task dashboard shows
+ * successes, a retry, failures, progress and schedules.
+ */
 async function registerTasks(app: FastifyInstance, tasksPath: string | null): Promise<void> {
   const store = tasksPath === null ? null : sqliteStore(tasksPath)
   const manager = new TaskManager({
     ...(store === null ? {} : { store }),
     queues: { receipts: { concurrency: 2, maxSize: 100 } },
   })
-  const sendReceipt = manager.task(
-    // persist: its record (and its history) is kept in the task store
-    { name: 'sendReceipt', retries: 2, delay: 1, queue: 'receipts', persist: true },
-    async (orderId: string) => {
-      taskLog(`rendering the receipt of order ${orderId}`)
-      await new Promise((resolve) => setTimeout(resolve, 200))
-      taskLog('receipt sent')
-      return { orderId }
-    },
-  )
+  const demoTasks = registerDemoTasks(manager)
+  const { sendReceipt } = demoTasks
   await app.register(tasksPlugin, { taskManager: manager })
   await app.register(taskAdmin, {
     taskManager: manager,
     path: '/tasks',
     auth: [DEMO_ADMIN.username, DEMO_ADMIN.password],
+    title: 'switchyard demo tasks',
   })
+  seedDemoTasks(app, manager, demoTasks)
   app.post<{ Body: { id?: string } | undefined }>('/orders', async (request, reply) => {
     const id = request.body?.id ?? String(Date.now())
     const taskId = await manager.addTask(sendReceipt, [id])

@@ -24,4 +24,5 @@ export {
   type RateLimitResponseFactory,
   type RateLimitDeclaration,
 } from './rate-limit.js'
-export { adminApp, type AdminAppOptions, type OfrepOptions } from '../admin/index.js'
+export { adminApp } from '../admin/lazy-app.js'
+export type { AdminAppOptions, OfrepOptions } from '../admin/index.js'

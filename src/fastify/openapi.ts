@@ -17,7 +17,7 @@
  * a pointer comparison per operation, so a docs page under load costs no re-filtering.
  */
 import type { FastifyInstance } from 'fastify'
-import { stringify } from 'yaml'
+import { createRequire } from 'node:module'
 import type { Engine } from '../core/engine.js'
 import { ConfigError } from '../core/errors.js'
 import type { CompiledMaintenance } from '../core/maintenance.js'
@@ -64,6 +64,9 @@ interface Filtered {
   until: number
 }
 
+/** The YAML serialiser, loaded by the first `/yaml` document: most apps never ask for one. */
+let yamlModule: typeof import('yaml') | null = null
+
 /** Filters the documents of one decorator; see the module comment for the cache. */
 export class OpenApiFilter {
   /** Documents filtered and YAML texts serialised since creation (diagnostics, tests). */
@@ -85,7 +88,8 @@ export class OpenApiFilter {
   yaml(source: ApiDocument): string {
     const filtered = this.current(source)
     if (filtered.yaml === null) {
-      filtered.yaml = stringify(filtered.document, { strict: false })
+      yamlModule ??= createRequire(import.meta.url)('yaml') as typeof import('yaml')
+      filtered.yaml = yamlModule.stringify(filtered.document, { strict: false })
       this.stats.yamlBuilds++
     }
     return filtered.yaml

@@ -21,10 +21,12 @@ import type {
   RouteOptions,
 } from 'fastify'
 import fp from 'fastify-plugin'
-import { adminApp, type AdminAppOptions } from '../admin/index.js'
+import type { AdminAppOptions } from '../admin/app.js'
+import { adminApp } from '../admin/lazy-app.js'
 import type { Engine } from '../core/engine.js'
 import type { RequestState } from '../core/enforcement.js'
 import { ConfigError } from '../core/errors.js'
+import { FASTIFY_PLUGIN_OPTION_NAMES, unknownOptionsMessage } from '../common/option-names.js'
 import { isHttpMethod, type HttpMethod } from '../core/route-key.js'
 import type { RouteDeclaration } from '../core/route-state.js'
 import type { RouteSlot } from '../core/route-slot.js'
@@ -83,10 +85,27 @@ export interface SwitchyardPluginOptions {
 const kState = Symbol('switchyard.requestState')
 type WithState = FastifyRequest & { [kState]?: RequestState }
 
+/** Every option of the plugin (the compiler keeps the list complete). */
+const PLUGIN_OPTION_NAMES: Record<keyof SwitchyardPluginOptions, true> = {
+  engine: true,
+  rateLimit: true,
+  responses: true,
+  admin: true,
+  openapi: true,
+  enforceAt: true,
+}
+
 async function switchyardPlugin(
   app: FastifyInstance,
   options: SwitchyardPluginOptions,
 ): Promise<void> {
+  const unknown = unknownOptionsMessage(
+    'switchyard plugin',
+    options,
+    PLUGIN_OPTION_NAMES,
+    FASTIFY_PLUGIN_OPTION_NAMES,
+  )
+  if (unknown !== null) throw new ConfigError(unknown)
   const engine = options.engine ?? createEngine()
   const owned = options.engine === undefined
   const limits = engine.rateLimits

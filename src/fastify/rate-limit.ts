@@ -3,11 +3,11 @@
  *
  * Like the lifecycle decorators it is an `onRequest` hook carrying its declaration: with the
  * plugin, the plugin registers the policy with the engine's rate limiting and enforces it in
- * the spec's order; without the plugin, the hook enforces on its own through the standalone
- * engine — the same counter and the same 429 (spec rule 10). Options are validated when the
+ * the fixed enforcement order (docs/architecture.md); without the plugin, the hook enforces on its own through the standalone
+ * engine — the same counter and the same 429. Options are validated when the
  * decorator is called, i.e. at startup.
  *
- * A custom response factory (spec rule 11) replaces the 429 body: the route's own `response`
+ * A custom response factory (sync or async) replaces the 429 body: the route's own `response`
  * first, then the plugin-wide `responses.rate_limited`, then the built-in JSON.
  */
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
@@ -33,7 +33,7 @@ export type RateLimitResponseFactory = (
   error: RateLimitExceededError,
 ) => RateLimitResponse | Promise<RateLimitResponse>
 
-/** Options of {@link rateLimit} (the spec's decorator parameters, camelCase). */
+/** Options of {@link rateLimit} (the decorator parameters, camelCase). */
 export interface RateLimitDecoratorOptions {
   /** A limit string (`100/minute`) or a tier map (`{ free: '10/minute', pro: 'unlimited' }`). */
   limit: string | Readonly<Record<string, string>>

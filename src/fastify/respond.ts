@@ -79,7 +79,7 @@ function failOpen(request: FastifyRequest, error: unknown, done: HookHandlerDone
 }
 
 /**
- * Sends a 429 through a custom factory (spec rule 11); the rate-limit headers are set first so
+ * Sends a 429 through a custom factory (per-route, then plugin-wide, then the built-in body); the rate-limit headers are set first so
  * the factory's own headers may override them. A factory that throws, rejects or returns
  * something unusable is logged and the built-in 429 is sent instead.
  */

@@ -98,7 +98,7 @@ export interface CompiledSegment {
 /**
  * Results served by a percentage rollout, and fallthrough results of flags without any
  * targeting (no prerequisites, targets or rules). The OpenFeature provider reports these as
- * `SPLIT` and `STATIC`; the spec's own reasons do not distinguish them.
+ * `SPLIT` and `STATIC`; the engine's own reasons (RULE_MATCH, FALLTHROUGH) do not distinguish them.
  */
 export const rolloutResults = new WeakSet<ResolutionDetails>()
 /** See {@link rolloutResults}. */

@@ -1,5 +1,5 @@
 /**
- * Context mapping. The evaluator reads the spec's {@link EvaluationContext}; callers also hold
+ * Context mapping. The evaluator reads the structured {@link EvaluationContext}; callers also hold
  * flat contexts — OpenFeature's (`targetingKey` plus any fields) and the plain objects the
  * synchronous client accepts (`targeting_key` plus any fields). A flat context maps to
  * `key` = its targeting key, the named fields (`kind`, `email`, `ip`, `country`,

@@ -1,8 +1,7 @@
 /**
  * The flag evaluator: pure, synchronous, no I/O, never throws.
  *
- * Order (spec "Flag evaluation rules"; the spec leaves the order of steps 2–4 open, this is
- * switchyard's): 1. disabled → off_variation, OFF; 2. prerequisites in list order, depth ≤ 10 —
+ * Order (docs/feature-flags.md, "Evaluation"): 1. disabled → off_variation, OFF; 2. prerequisites in list order, depth ≤ 10 —
  * the first one that does not serve its required variation → off_variation,
  * PREREQUISITE_FAIL; 3. individual targets → TARGET_MATCH; 4. rules top to bottom, first
  * match → RULE_MATCH; 5. fallthrough → FALLTHROUGH. Prerequisites come first so that a
@@ -181,7 +180,7 @@ function inAnySegment(
 }
 
 /**
- * Segment membership in the spec's order: excluded → not a member; included → member; any
+ * Segment membership, in this order: excluded → not a member; included → member; any
  * rule matches → member; otherwise not. A segment that is unknown (deleted, or not yet
  * replicated) has no members.
  */

@@ -15,6 +15,7 @@
  * `engine.useOpenFeature()` (a dynamic import), never by importing `switchyard`.
  */
 export * from './model.js'
+export * from './schemas.js'
 export * from './errors.js'
 export { bucketOf, pickRolloutIndex } from './bucketing.js'
 export { compileFlag, compileSegment, type CompiledFlag, type CompiledSegment } from './compile.js'

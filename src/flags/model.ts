@@ -1,20 +1,28 @@
 /**
- * The data model of feature flags and segments, as TypeBox schemas with the spec's snake_case
- * field names. One schema gives the TypeScript type, the runtime check of every write and the
- * OpenAPI description of the admin API.
+ * The data model of feature flags and segments with snake_case field names (as on the wire): the
+ * constants, and the types of inputs (from the TypeBox schemas in `./schemas.ts`) and of stored
+ * records (every field present, which is what stores hold and events carry).
  *
- * Two families of schemas exist: `*InputSchema` accepts what a caller may send (fields with a
- * default may be omitted), and the stored schemas (`FlagSchema`, `SegmentSchema`) describe the
- * normalised record with every field present, which is what stores hold and events carry.
+ * Only types come from the schemas here: the evaluator and the stores need this module, and
+ * TypeBox costs more to load than the rest of the engine, so it loads with the first write
+ * (validation) or with the admin app, never on the request path.
  */
-import { Type, type Static } from 'typebox'
+import type { Static } from 'typebox'
+import type {
+  VariationSchema,
+  RolloutEntrySchema,
+  ClauseSchema,
+  PrerequisiteSchema,
+  FlagInputSchema,
+  SegmentInputSchema,
+} from './schemas.js'
 
-/** The flag value types of the spec. */
+/** The flag value types. */
 export const FLAG_TYPES = ['boolean', 'string', 'integer', 'float', 'json'] as const
 /** A flag value type. */
 export type FlagType = (typeof FLAG_TYPES)[number]
 
-/** The 21 clause operators of the spec, exactly as written there. */
+/** The 21 clause operators. */
 export const OPERATORS = [
   'is',
   'is_not',
@@ -46,134 +54,11 @@ export const FLAG_STATUSES = ['ACTIVE', 'INACTIVE', 'LAUNCHED', 'DEPRECATED', 'A
 
 /** Sum every rollout list's weights must reach (100000 = 100 %). */
 export const ROLLOUT_TOTAL = 100_000
-/** Longest allowed chain of prerequisites (edges), spec "prerequisite depth". */
+/** Longest allowed chain of prerequisites (edges). */
 export const MAX_PREREQUISITE_DEPTH = 10
 
 /** Flag and segment keys: letters, digits, `.`, `_`, `-`; they appear in URLs and audit labels. */
 export const KEY_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$'
-
-const Key = Type.String({ pattern: KEY_PATTERN })
-const Name = Type.String({ minLength: 1, maxLength: 200 })
-const Tags = Type.Array(Type.String({ maxLength: 100 }), { maxItems: 100 })
-const Timestamp = Type.String({ minLength: 1 })
-
-/** A variation: a named value a flag can serve. */
-export const VariationSchema = Type.Object(
-  {
-    name: Name,
-    value: Type.Unknown(),
-    description: Type.Optional(Type.String()),
-  },
-  { additionalProperties: false },
-)
-
-/** One entry of a percentage rollout. */
-export const RolloutEntrySchema = Type.Object(
-  {
-    variation: Name,
-    weight: Type.Integer({ minimum: 0, maximum: ROLLOUT_TOTAL }),
-  },
-  { additionalProperties: false },
-)
-
-/** A clause: `attribute operator values`, values ORed, optionally negated. */
-export const ClauseSchema = Type.Object(
-  {
-    attribute: Type.String({ minLength: 1 }),
-    operator: Type.Enum(OPERATORS),
-    values: Type.Array(Type.Unknown(), { minItems: 1 }),
-    negate: Type.Optional(Type.Boolean()),
-  },
-  { additionalProperties: false },
-)
-
-const Rollout = Type.Array(RolloutEntrySchema, { minItems: 1 })
-
-/** A targeting rule as a caller sends it (`id` generated when absent). */
-export const RuleInputSchema = Type.Object(
-  {
-    id: Type.Optional(Type.String({ minLength: 1 })),
-    description: Type.Optional(Type.String()),
-    clauses: Type.Array(ClauseSchema),
-    variation: Type.Optional(Type.Union([Name, Type.Null()])),
-    rollout: Type.Optional(Type.Union([Rollout, Type.Null()])),
-    track_events: Type.Optional(Type.Boolean()),
-  },
-  { additionalProperties: false },
-)
-
-/** A prerequisite: flag `flag_key` must serve `variation`. */
-export const PrerequisiteSchema = Type.Object(
-  { flag_key: Key, variation: Name },
-  { additionalProperties: false },
-)
-
-/**
- * A scheduled change (the spec names the list only; this shape is switchyard's): at `at`
- * (ISO 8601) the flag is enabled, disabled, or updated with `patch`, a JSON merge patch
- * (RFC 7396) that may not change `key`, `type` or `scheduled_changes`.
- */
-export const ScheduledChangeInputSchema = Type.Object(
-  {
-    id: Type.Optional(Type.String({ minLength: 1 })),
-    at: Type.String({ minLength: 1 }),
-    action: Type.Union([Type.Literal('enable'), Type.Literal('disable'), Type.Literal('update')]),
-    patch: Type.Optional(Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()])),
-  },
-  { additionalProperties: false },
-)
-
-/** A flag as a caller sends it to `saveFlag`. */
-export const FlagInputSchema = Type.Object(
-  {
-    key: Key,
-    name: Name,
-    description: Type.Optional(Type.String()),
-    type: Type.Enum(FLAG_TYPES),
-    tags: Type.Optional(Tags),
-    variations: Type.Array(VariationSchema, { minItems: 2 }),
-    off_variation: Name,
-    fallthrough: Type.Union([Name, Rollout]),
-    enabled: Type.Optional(Type.Boolean()),
-    prerequisites: Type.Optional(Type.Array(PrerequisiteSchema)),
-    targets: Type.Optional(Type.Record(Type.String(), Type.Array(Type.String()))),
-    rules: Type.Optional(Type.Array(RuleInputSchema)),
-    scheduled_changes: Type.Optional(Type.Array(ScheduledChangeInputSchema)),
-    status: Type.Optional(Type.Enum(FLAG_STATUSES)),
-    temporary: Type.Optional(Type.Boolean()),
-    maintainer: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-    created_at: Type.Optional(Timestamp),
-    updated_at: Type.Optional(Timestamp),
-    created_by: Type.Optional(Type.String()),
-  },
-  { additionalProperties: false },
-)
-
-/** A segment rule as a caller sends it; its clauses are ANDed, a segment's rules ORed. */
-export const SegmentRuleInputSchema = Type.Object(
-  {
-    id: Type.Optional(Type.String({ minLength: 1 })),
-    description: Type.Optional(Type.String()),
-    clauses: Type.Array(ClauseSchema, { minItems: 1 }),
-  },
-  { additionalProperties: false },
-)
-
-/** A segment as a caller sends it to `saveSegment`. */
-export const SegmentInputSchema = Type.Object(
-  {
-    key: Key,
-    name: Name,
-    description: Type.Optional(Type.String()),
-    included: Type.Optional(Type.Array(Type.String())),
-    excluded: Type.Optional(Type.Array(Type.String())),
-    rules: Type.Optional(Type.Array(SegmentRuleInputSchema)),
-    tags: Type.Optional(Tags),
-    created_at: Type.Optional(Timestamp),
-    updated_at: Type.Optional(Timestamp),
-  },
-  { additionalProperties: false },
-)
 
 /** A variation. */
 export type Variation = Static<typeof VariationSchema>
@@ -252,7 +137,7 @@ export interface Segment {
 }
 
 /**
- * The evaluation context of the spec. Named fields and the items of `attributes` are
+ * The evaluation context. Named fields and the items of `attributes` are
  * addressed in clauses by name; a named field wins over an attribute of the same name.
  */
 export interface EvaluationContext {
@@ -277,7 +162,7 @@ export const NAMED_CONTEXT_FIELDS: ReadonlySet<string> = new Set([
   'app_version',
 ])
 
-/** Why an evaluation produced its value (spec "Reason values"). */
+/** Why an evaluation produced its value. */
 export type Reason =
   'OFF' | 'TARGET_MATCH' | 'RULE_MATCH' | 'FALLTHROUGH' | 'PREREQUISITE_FAIL' | 'ERROR' | 'DEFAULT'
 
@@ -288,7 +173,7 @@ export type Reason =
 export type EvaluationErrorCode =
   'FLAG_NOT_FOUND' | 'TARGETING_KEY_MISSING' | 'TYPE_MISMATCH' | 'PARSE_ERROR' | 'GENERAL'
 
-/** The result of an evaluation (spec "Resolution details"); unset members are null. */
+/** The result of an evaluation (its resolution details); unset members are null. */
 export interface ResolutionDetails<T = unknown> {
   readonly value: T
   readonly variation: string | null
@@ -301,4 +186,14 @@ export interface ResolutionDetails<T = unknown> {
   readonly error_message: string | null
   /** Set when reason is ERROR or DEFAULT (extension). */
   readonly error_code: EvaluationErrorCode | null
+}
+
+/** Segment keys named by a flag's `in_segment` / `not_in_segment` clauses. */
+export function segmentsOf(flag: Flag): Set<string> {
+  const keys = new Set<string>()
+  for (const rule of flag.rules)
+    for (const clause of rule.clauses)
+      if (clause.operator === 'in_segment' || clause.operator === 'not_in_segment')
+        for (const value of clause.values) if (typeof value === 'string') keys.add(value)
+  return keys
 }

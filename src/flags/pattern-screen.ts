@@ -18,8 +18,12 @@
  * for the verdict without stalling requests. Verdicts depend on the pattern alone and are kept
  * in a bounded cache.
  */
-import { check } from 'recheck'
-import safeRegex from 'safe-regex2'
+import { createRequire } from 'node:module'
+
+// Both analysers load on first use: `recheck` alone costs more to import than the engine, and
+// only a save (or an unscreened pattern met by the evaluator) needs them.
+const require = createRequire(import.meta.url)
+let safeRegex: typeof import('safe-regex2').default | null = null
 
 /** Longest accepted pattern, in characters. */
 export const MAX_PATTERN_LENGTH = 500
@@ -39,6 +43,7 @@ const pending = new Map<string, Promise<PatternVerdict>>()
 /** The reason a pattern is rejected before any analysis (length, nested quantifiers), or null. */
 export function quickVerdict(source: string): PatternVerdict {
   if (source.length > MAX_PATTERN_LENGTH) return `is longer than ${MAX_PATTERN_LENGTH} characters`
+  safeRegex ??= require('safe-regex2') as typeof import('safe-regex2').default
   if (!safeRegex(source))
     return 'nests quantifiers (like (a+)+), which can take exponential time: rewrite it without the nesting'
   return null
@@ -47,8 +52,9 @@ export function quickVerdict(source: string): PatternVerdict {
 async function analyse(source: string): Promise<PatternVerdict> {
   const quick = quickVerdict(source)
   if (quick !== null) return quick
-  let diagnostics: Awaited<ReturnType<typeof check>>
+  let diagnostics: Awaited<ReturnType<typeof import('recheck').check>>
   try {
+    const { check } = await import('recheck')
     diagnostics = await check(source, 'u', { timeout: ANALYSIS_TIMEOUT_MS })
   } catch (error) {
     return `could not be analysed for catastrophic backtracking (${String(error)})`

@@ -10,7 +10,7 @@ import { compileFlag, compileSegment, type CompiledFlag, type CompiledSegment } 
 import type { FlagSnapshot } from './evaluator.js'
 import type { Flag, Segment } from './model.js'
 import type { FlagChangeEvent, FlagChangeListener } from './ports.js'
-import { segmentsOf } from './validate.js'
+import { segmentsOf } from './model.js'
 
 /** In-memory flags and segments, compiled, with change notification. */
 export class FlagReplica {

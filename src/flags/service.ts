@@ -1,5 +1,5 @@
 /**
- * The flag service: the operations of the spec on flags and segments (save, get, list,
+ * The flag service: the operations on flags and segments (save, get, list,
  * delete, enable, disable, merge-patch, scheduled changes), the in-memory replica the
  * evaluator reads, and evaluation itself.
  *
@@ -55,9 +55,9 @@ export interface FlagServiceOptions {
 
 /** Options of every write. */
 export interface FlagWriteOptions extends ActorOptions {
-  /** Overrides the audit action (spec `action`); default by operation. */
+  /** Overrides the audit action (the audit entry's `action`); default by operation. */
   action?: string | null
-  /** False skips the audit entry (spec `audit`, default true). */
+  /** False skips the audit entry (`audit`, default true). */
   audit?: boolean
   /** Free text kept in the audit entry. */
   reason?: string
@@ -202,7 +202,7 @@ export class FlagService {
     return this.evaluateContext(key, toEvaluationContext(context), defaultValue)
   }
 
-  /** {@link evaluate} for a context already in the spec's shape (the providers' hot path). */
+  /** {@link evaluate} for a context already in the structured shape (the providers' hot path). */
   evaluateContext(
     key: string,
     context: EvaluationContext | null,
@@ -320,7 +320,7 @@ export class FlagService {
     return this.exclusive(async () => {
       const key = keyOf(input)
       const existing = key === undefined ? null : (this.replica.segments.get(key) ?? null)
-      const segment = normalizeSegment(input, this.stamp(options), existing)
+      const segment = await normalizeSegment(input, this.stamp(options), existing)
       compileSegment(segment)
       await checkPatterns(segment.rules)
       await this.store.putSegment(segment)
@@ -423,7 +423,7 @@ export class FlagService {
   private async writeFlag(input: unknown, options: FlagWriteOptions): Promise<Flag> {
     const key = keyOf(input)
     const existing = key === undefined ? null : (this.replica.flags.get(key) ?? null)
-    const flag = normalizeFlag(input, this.stamp(options), existing)
+    const flag = await normalizeFlag(input, this.stamp(options), existing)
     compileFlag(flag)
     await checkPatterns(flag.rules)
     checkReferences(flag, this.replica.flags, new Set(this.replica.segments.keys()))

@@ -5,16 +5,14 @@
  * depth limit. Every check runs before anything is stored, so a rejected write changes nothing.
  */
 import { randomUUID } from 'node:crypto'
-import { Compile } from 'typebox/compile'
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../common/json-depth.js'
 import { ValidationError } from '../core/errors.js'
 import { parseDateTime, toIso } from '../core/time.js'
 import { FlagPrerequisiteCycleError } from './errors.js'
 import { screenPattern } from './pattern-screen.js'
 import {
-  FlagInputSchema,
   MAX_PREREQUISITE_DEPTH,
-  SegmentInputSchema,
+  segmentsOf,
   type Clause,
   type Flag,
   type FlagInput,
@@ -23,8 +21,13 @@ import {
   type ScheduledChange,
 } from './model.js'
 
-const flagValidator = Compile(FlagInputSchema)
-const segmentValidator = Compile(SegmentInputSchema)
+let checks: Promise<typeof import('./input-check.js')> | null = null
+
+/** The compiled input checks, loaded with the first write (TypeBox stays off the start-up path). */
+function inputChecks(): Promise<typeof import('./input-check.js')> {
+  checks ??= import('./input-check.js')
+  return checks
+}
 
 /** Fields a merge patch (PATCH or a scheduled `update`) may not change. */
 const IMMUTABLE_FIELDS = ['key', 'type'] as const
@@ -62,9 +65,14 @@ export interface WriteStamp {
 }
 
 /** Checks a flag input against the schema and fills every default. Throws {@link ValidationError}. */
-export function normalizeFlag(input: unknown, stamp: WriteStamp, existing: Flag | null): Flag {
+export async function normalizeFlag(
+  input: unknown,
+  stamp: WriteStamp,
+  existing: Flag | null,
+): Promise<Flag> {
   checkDepth(input, 'flag')
-  if (!flagValidator.Check(input)) throw schemaError('flag', flagValidator.Errors(input))
+  const { flagInputCheck } = await inputChecks()
+  if (!flagInputCheck.Check(input)) throw schemaError('flag', flagInputCheck.Errors(input))
   const flag: FlagInput = input
   const now = toIso(stamp.now)
   return {
@@ -141,13 +149,14 @@ function normalizeScheduledChange(
 }
 
 /** Checks a segment input against the schema and fills every default. */
-export function normalizeSegment(
+export async function normalizeSegment(
   input: unknown,
   stamp: WriteStamp,
   existing: Segment | null,
-): Segment {
+): Promise<Segment> {
   checkDepth(input, 'segment')
-  if (!segmentValidator.Check(input)) throw schemaError('segment', segmentValidator.Errors(input))
+  const { segmentInputCheck } = await inputChecks()
+  if (!segmentInputCheck.Check(input)) throw schemaError('segment', segmentInputCheck.Errors(input))
   const segment: SegmentInput = input
   const now = toIso(stamp.now)
   // The lists may overlap: membership checks `excluded` first, so an excluded key is out even
@@ -182,16 +191,6 @@ export function checkImmutable(before: Flag, after: Record<string, unknown>): vo
         details: [{ field: `/${field}`, message: 'cannot be changed' }],
       })
   }
-}
-
-/** Segment keys named by a flag's `in_segment` / `not_in_segment` clauses. */
-export function segmentsOf(flag: Flag): Set<string> {
-  const keys = new Set<string>()
-  for (const rule of flag.rules)
-    for (const clause of rule.clauses)
-      if (clause.operator === 'in_segment' || clause.operator === 'not_in_segment')
-        for (const value of clause.values) if (typeof value === 'string') keys.add(value)
-  return keys
 }
 
 /**

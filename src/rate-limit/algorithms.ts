@@ -8,7 +8,7 @@
  */
 import { ValidationError } from '../core/errors.js'
 
-/** The algorithm values of the spec. */
+/** The algorithm values accepted on the wire. */
 export const ALGORITHMS = [
   'fixed_window',
   'sliding_window',
@@ -97,7 +97,7 @@ export interface CounterStep extends CounterOutcome {
   readonly expiresAt: number
 }
 
-/** The effective limit of a rule: limit plus burst (spec rule 4). */
+/** The effective limit of a rule: limit plus burst (a burst raises the ceiling). */
 export function effectiveLimit(rule: CounterRule): number {
   return rule.count + rule.burst
 }

@@ -31,7 +31,7 @@ export interface EvaluatorHooks {
 }
 
 /**
- * Which responses carry the `X-RateLimit-*` headers: `all` (the spec: every counted request,
+ * Which responses carry the `X-RateLimit-*` headers: `all` (every counted request,
  * the default) or `blocked` (only 429s — an opt-in deviation for applications that do not want
  * to pay for three headers on every response).
  */
@@ -251,6 +251,7 @@ export class LimitEvaluator {
       timestamp: toIso(now),
       path: slot.path,
       method: slot.method,
+      service: slot.service,
       key: exceeded.key,
       limit: exceeded.limit,
       tier: exceeded.tier,
@@ -294,7 +295,7 @@ function planFor(policy: CompiledPolicy, request: RequestView): Plan | null {
     const limit = policy.tiers.get(value) ?? null
     return limit === null ? null : { policy, limit, tier: value }
   }
-  // CONTRACT.md §2: absent or unknown tier → the default (or first) tier, reported as null.
+  // Absent or unknown tier → the default (or first) tier, reported as null.
   return policy.base === null ? null : { policy, limit: policy.base, tier: null }
 }
 

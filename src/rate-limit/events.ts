@@ -1,5 +1,5 @@
 /**
- * Rate-limit change events (SSE types of CONTRACT.md §3). The service applies its own writes
+ * Rate-limit change events (SSE types of docs/reference/admin-rest.md). The service applies its own writes
  * at once; events from other instances (the store's change feed) go through
  * `RateLimitService.apply`.
  */

@@ -1,13 +1,16 @@
 /**
- * What a blocked request carries: the rate-limit exception of spec rule 11 (handed to custom
+ * What a blocked request carries: the rate-limit exception (handed to custom
  * response factories, never thrown), the built-in 429 decision, and the blocked-request record.
  */
 import type { BlockDecision, Header } from '../core/decision.js'
+import { SwitchyardError } from '../core/errors.js'
 
-/** The exception a custom response factory receives (spec rule 11). */
-export class RateLimitExceededError extends Error {
+/** The exception a custom response factory receives: limit, retry_after_seconds, reset_at, remaining (always 0), key. */
+export class RateLimitExceededError extends SwitchyardError {
   /** Stable code, as in the built-in body. */
   readonly code = 'RATE_LIMITED'
+  /** The status of the built-in answer. */
+  readonly statusCode = 429
   /** The limit string that was exceeded (the tier's, for tiered policies). */
   readonly limit: string
   /** Whole seconds until a request may succeed (0 for a missing key with `block`). */
@@ -28,8 +31,7 @@ export class RateLimitExceededError extends Error {
     key: string
     tier: string | null
   }) {
-    super('Too many requests')
-    this.name = 'RateLimitExceededError'
+    super('Too many requests', { limit: fields.limit, retry_after: fields.retryAfterSeconds })
     this.limit = fields.limit
     this.retryAfterSeconds = fields.retryAfterSeconds
     this.resetAt = fields.resetAt
@@ -48,7 +50,7 @@ export function isRateLimitBlock(decision: BlockDecision): decision is RateLimit
   return (decision as Partial<RateLimitBlockDecision>).exceeded instanceof RateLimitExceededError
 }
 
-/** The built-in 429 of CONTRACT.md §2, with its headers. */
+/** The built-in 429 (docs/reference/protected-app.md), with its headers. */
 export function rateLimitDecision(
   exceeded: RateLimitExceededError,
   headers: readonly Header[],
@@ -69,7 +71,7 @@ export function rateLimitDecision(
   }
 }
 
-/** A blocked-request record (spec model): one per 429. */
+/** A blocked-request record (docs/rate-limiting.md): one per 429. */
 export interface RateLimitHit {
   id: string
   /** ISO 8601 UTC. */
@@ -77,10 +79,27 @@ export interface RateLimitHit {
   /** The route pattern. */
   path: string
   method: string
+  /** The service of the route (records written before services were recorded have none). */
+  service?: string | null
   /** The counter key that exceeded its limit. */
   key: string
   limit: string
   tier: string | null
   /** ISO 8601 UTC. */
   reset_at: string
+}
+
+/** Which blocked-request records a listing wants: one route path, one service, at most `limit`. */
+export interface HitQuery {
+  limit?: number
+  path?: string
+  service?: string
+}
+
+/** Whether a record passes the path and service filters of `query`. */
+export function hitMatches(hit: RateLimitHit, query: HitQuery): boolean {
+  return (
+    (query.path === undefined || hit.path === query.path) &&
+    (query.service === undefined || hit.service === query.service)
+  )
 }

@@ -18,13 +18,13 @@
 import { ValidationError } from '../core/errors.js'
 import type { RequestView } from '../core/enforcement.js'
 
-/** The key strategy values of the spec. */
+/** The key strategy values accepted on the wire. */
 export const KEY_STRATEGIES = ['ip', 'user', 'api_key', 'global', 'custom'] as const
 
 /** One of {@link KEY_STRATEGIES}. */
 export type KeyStrategy = (typeof KEY_STRATEGIES)[number]
 
-/** The on_missing_key values of the spec. */
+/** The on_missing_key values accepted on the wire. */
 export const MISSING_KEY_BEHAVIOURS = ['exempt', 'fallback_ip', 'block'] as const
 
 /** One of {@link MISSING_KEY_BEHAVIOURS}. */
@@ -62,7 +62,7 @@ export function parseMissingKey(value: unknown): MissingKeyBehaviour | null {
   )
 }
 
-/** The behaviour that applies when a strategy finds no key (spec table). */
+/** The behaviour that applies when a strategy finds no key (docs/rate-limiting.md). */
 export function missingKeyBehaviour(
   strategy: KeyStrategy,
   configured: MissingKeyBehaviour | null,

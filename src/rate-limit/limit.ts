@@ -1,7 +1,7 @@
 /**
  * Limit strings, parsed once: `<count>/<period>` or `<count>/<n> <period>`, periods `second`,
  * `minute`, `hour`, `day` with the short forms `s`/`sec`, `m`/`min`, `h`, `d` and plurals,
- * case-insensitive (CONTRACT.md §2). `unlimited` is accepted only as a tier value. Parsing
+ * case-insensitive. `unlimited` is accepted only as a tier value. Parsing
  * happens when a policy is defined, never per request, and a bad string is rejected with a
  * message that shows the accepted form, so nothing invalid is ever stored.
  */

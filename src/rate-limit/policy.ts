@@ -1,5 +1,5 @@
 /**
- * Rate-limit policies: the stored data models (spec field names) and their compiled form.
+ * Rate-limit policies: the stored data models (snake_case field names, as on the wire) and their compiled form.
  *
  * A policy is validated and compiled once, when it is defined (decorator at startup, engine
  * API, REST): limit strings parsed, tiers resolved, exempt addresses turned into an address
@@ -31,7 +31,7 @@ export interface RateLimitTier {
   limit: string
 }
 
-/** A per-route rate-limit policy (spec model; one method of one path of one service). */
+/** A per-route rate-limit policy (one method of one path of one service). */
 export interface RateLimitPolicy {
   service: string
   path: string
@@ -50,7 +50,7 @@ export interface RateLimitPolicy {
   exempt_roles: string[]
 }
 
-/** The global or a per-service rate-limit policy (spec model). */
+/** The global or a per-service rate-limit policy (stored and sent as is). */
 export interface ScopeRateLimitPolicy {
   limit: string
   algorithm: Algorithm
@@ -61,7 +61,7 @@ export interface ScopeRateLimitPolicy {
   enabled: boolean
 }
 
-/** Options shared by every way of defining a limit (camelCase, CONTRACT.md §6). */
+/** Options shared by every way of defining a limit (camelCase in code, snake_case on the wire). */
 export interface LimitOptions {
   /** A limit string, or a tier map such as `{ free: '10/minute', enterprise: 'unlimited' }`. */
   limit: string | Readonly<Record<string, string>>

@@ -2,7 +2,7 @@
  * Persistence ports of rate limiting. Each backend implements them in `stores/` (memory, file,
  * Redis); these interfaces are the whole contract, checked by one conformance suite.
  */
-import type { RateLimitHit } from './exceeded.js'
+import type { HitQuery, RateLimitHit } from './exceeded.js'
 import type { RateLimitPolicy, ScopeRateLimitPolicy } from './policy.js'
 
 /** Runtime rate-limit policies: route overrides, the global policy, per-service policies. */
@@ -27,6 +27,6 @@ export interface RateLimitPolicyStore {
 export interface RateLimitHitStore {
   /** Appends one record, evicting the oldest beyond the cap. */
   add(record: RateLimitHit): Promise<void>
-  /** Records newest first, optionally only those of one route path, at most `limit`. */
-  list(options?: { limit?: number; path?: string }): Promise<RateLimitHit[]>
+  /** Records newest first, optionally only those of one route path and/or service, at most `limit`. */
+  list(options?: HitQuery): Promise<RateLimitHit[]>
 }

@@ -1,5 +1,5 @@
 /**
- * The global and per-service rate-limit operations of the spec's table: set (replace), get,
+ * The global and per-service rate-limit operations: set (replace), get,
  * delete, reset (counters only), enable and disable (pause without forgetting the policy).
  * Audit labels: `[Global Rate Limit]`, `[<service> Rate Limit]`; actions `global_rl_*` and
  * `svc_rl_*`.

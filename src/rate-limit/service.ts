@@ -20,7 +20,7 @@ import { ClientIpResolver, DEFAULT_IPV6_PREFIX, DEFAULT_TRUSTED_PROXIES } from '
 import type { CounterStore } from './counters/types.js'
 import { LimitEvaluator, parseHeaderMode, type RateLimitHeaderMode } from './evaluate.js'
 import type { RateLimitChangeEvent } from './events.js'
-import type { RateLimitHit } from './exceeded.js'
+import type { HitQuery, RateLimitHit } from './exceeded.js'
 import { PolicyGate } from './gate.js'
 import { mergeRateLimitingOptions, type RateLimitingOptions } from './options.js'
 import type { RateLimitPolicy, RoutePolicyOptions, ScopeRateLimitPolicy } from './policy.js'
@@ -192,6 +192,15 @@ export class RateLimitService {
     return () => this.listeners.delete(listener)
   }
 
+  /**
+   * Records a blocked request that happened in another process (an SDK app's report): stored in
+   * the blocked-request log and announced as `rl_hit`, like one blocked here.
+   */
+  async recordHit(record: RateLimitHit): Promise<void> {
+    await this.parts().hits.add(record)
+    this.emit({ type: 'rl_hit', hit: record })
+  }
+
   private emit(event: RateLimitStreamEvent): void {
     for (const listener of this.listeners) {
       try {
@@ -288,8 +297,8 @@ export class RateLimitService {
     })
   }
 
-  /** Blocked-request records, newest first; optionally of one route path, at most `limit`. */
-  getRateLimitHits(options: { limit?: number; path?: string } = {}): Promise<RateLimitHit[]> {
+  /** Blocked-request records, newest first; optionally of one route path and/or service, at most `limit`. */
+  getRateLimitHits(options: HitQuery = {}): Promise<RateLimitHit[]> {
     return rejecting(() => {
       if (
         options.limit !== undefined &&
@@ -299,6 +308,7 @@ export class RateLimitService {
           details: [{ field: 'limit', message: 'expected an integer ≥ 1' }],
         })
       if (options.path !== undefined) validatePath(options.path)
+      if (options.service !== undefined) checkServiceName(options.service)
       return this.parts().hits.list(options)
     })
   }

@@ -6,7 +6,7 @@
 import { ConfigError } from '../core/errors.js'
 import { DEFAULT_FILE_PATH, fileStore, type FileStoreOptions } from './file.js'
 import { memoryStore } from './memory.js'
-import { DEFAULT_REDIS_URL, redisStore, type RedisStoreOptions } from './redis.js'
+import { checkRedisUrl, DEFAULT_REDIS_URL, redisStore, type RedisStoreOptions } from './redis.js'
 import type { Store } from './types.js'
 
 /** Backend names accepted by `CTL_BACKEND`. */
@@ -26,11 +26,14 @@ export function createStore(backend: string, env: NodeJS.ProcessEnv = process.en
       return memoryStore()
     case 'file':
       return fileStore({ path: nonEmpty(env.CTL_FILE_PATH) ?? DEFAULT_FILE_PATH })
-    case 'redis':
+    case 'redis': {
+      const url = nonEmpty(env.CTL_REDIS_URL) ?? DEFAULT_REDIS_URL
+      checkRedisUrl(url, 'CTL_REDIS_URL')
       return redisStore({
-        url: nonEmpty(env.CTL_REDIS_URL) ?? DEFAULT_REDIS_URL,
+        url,
         prefix: nonEmpty(env.CTL_REDIS_PREFIX) ?? 'switchyard:',
       })
+    }
     default:
       throw new ConfigError(
         `Unknown backend ${JSON.stringify(backend)} (CTL_BACKEND): expected one of ${BACKENDS.join(', ')}.`,

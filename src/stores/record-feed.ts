@@ -12,11 +12,15 @@
  * - When the pub/sub connection comes back after a drop, changes may have been missed: the
  *   feed forgets its versions (Redis may have restarted empty, its counter starting over) and
  *   calls the resync listeners, which reload in full.
+ * - The feed keeps a shadow of the namespace's records (see `reseed.ts`): full reads report
+ *   what they read ({@link RecordFeed.loaded}), after {@link RecordFeed.beforeRead} checked
+ *   whether Redis lost its data and re-seeded it from the shadows.
  *
  * The module needs no driver: it only uses the {@link RedisHandle} it is given.
  */
 import { randomUUID } from 'node:crypto'
 import { toError } from '../core/errors.js'
+import { RecordShadow } from './reseed.js'
 import type { RedisHandle } from './types.js'
 
 /** What a feed needs to know about its events. */
@@ -27,6 +31,10 @@ export interface RecordFeedOptions<E> {
   label: string
   /** The record an event changes (versions are tracked per record). */
   recordOf(event: E): string
+  /** The hashes of the namespace (names after `<prefix><namespace>:`). */
+  containers: readonly string[]
+  /** Where an event's record is stored: its hash, field and JSON (null: deleted). */
+  storedAs(event: E): { container: string; field: string; value: string | null }
   /** Receives faults recovered from (a throwing listener, a malformed message). */
   onError?: (error: Error, what: string) => void
 }
@@ -53,6 +61,13 @@ export interface RecordFeed<E> {
   ): Promise<{ version: number; fresh: boolean }>
   /** The key of the namespace's version counter (snapshots read it with the records). */
   readonly versionKey: string
+  /**
+   * Call before a full read: re-seeds Redis from every shadow when it lost its data (shared
+   * by every namespace on the store; one check at a time).
+   */
+  beforeRead(): Promise<void>
+  /** Reports a full read of one hash (read with counter `version`) to the shadow. */
+  loaded(container: string, entries: Record<string, string>, version: number): void
   /** Adds a listener for changes made by OTHER instances; returns the unsubscriber. */
   subscribe(listener: FeedListener<E>): () => void
   /** Adds a listener called when changes may have been missed; returns the unsubscriber. */
@@ -82,6 +97,16 @@ export function redisRecordFeed<E>(
   /** Highest version seen per record (own writes included). */
   const versions = new Map<string, number>()
   let subscriber: ReturnType<RedisHandle['client']> | null = null
+  const shadow = new RecordShadow(
+    key('seq'),
+    new Map(options.containers.map((name) => [key(name), 'hash'] as const)),
+  )
+  redis.reseeder.register(shadow)
+
+  function shadowChange(event: E, version: number): void {
+    const { container, field, value } = options.storedAs(event)
+    shadow.set(key(container), field, value, version)
+  }
   let connecting: Promise<void> | null = null
 
   function advance(event: E, version: number): boolean {
@@ -120,8 +145,10 @@ export function redisRecordFeed<E>(
       notify(resyncListeners, `${options.label} resync listener`)
       return
     }
-    if (advance(event, version))
+    if (advance(event, version)) {
+      shadowChange(event, version)
       notify(listeners, `${options.label} change listener`, event, version)
+    }
   }
 
   async function open(): Promise<void> {
@@ -163,7 +190,13 @@ export function redisRecordFeed<E>(
     async write(container, operation, field, value, event) {
       const args = [operation, field, value, channel, origin, JSON.stringify(event)]
       const version = Number(await redis.writeRecord([key(container), key('seq')], args))
-      return { version, fresh: version > 0 && advance(event, version) }
+      const fresh = version > 0 && advance(event, version)
+      if (fresh) shadowChange(event, version)
+      return { version, fresh }
+    },
+    beforeRead: () => redis.reseeder.ensure(),
+    loaded(container, entries, version) {
+      shadow.replace(key(container), Object.entries(entries), version)
     },
     subscribe(listener) {
       listeners.add(listener)

@@ -15,7 +15,7 @@ import { loadRedisDriver, redactUrl } from '../common/redis.js'
 import { ConfigError, toError } from '../core/errors.js'
 
 /** The Lua scripts of the store (files next to this module, under `lua/`). */
-export const SCRIPT_NAMES = ['write-record', 'replace-if', 'claim'] as const
+export const SCRIPT_NAMES = ['write-record', 'replace-if', 'claim', 'reseed'] as const
 
 /** One of {@link SCRIPT_NAMES}. */
 export type ScriptName = (typeof SCRIPT_NAMES)[number]
@@ -83,7 +83,10 @@ export class RedisConnection {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
       connectTimeout: 2000,
-      retryStrategy: (attempt) => Math.min(100 * 2 ** attempt, 5000),
+      // Reconnect attempts at most half a second apart: after an outage, state writes and
+      // rate limits (counters on this connection) work again within about a second of Redis
+      // being back, where a 5 s cap left them failing open for up to five seconds more.
+      retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 500),
     }
     const command = new Redis(this.url, options)
     const subscriber = new Redis(this.url, options)

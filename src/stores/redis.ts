@@ -13,6 +13,8 @@
  *   token:<hash>           string TokenRecord JSON, expiring with the token
  *   claim:<key>            string one-time claims: their expiry (claim.lua)
  *   evaluation-keys        hash  key hash → evaluation key JSON (see evaluation-keys.ts)
+ *   marker                 string set on the first connection; missing later means Redis lost
+ *                          its data, and the store is re-seeded from the replica (reseed.ts)
  *   changes                pub/sub channel: `<version>|<origin>|<event JSON>`
  */
 import { randomUUID } from 'node:crypto'
@@ -25,6 +27,7 @@ import type { MaintenanceConfig } from '../core/maintenance.js'
 import type { RouteState } from '../core/route-state.js'
 import { redisEvaluationKeys } from './evaluation-keys.js'
 import { RedisConnection } from './redis-connection.js'
+import { RecordShadow, RedisReseeder } from './reseed.js'
 import type { Store, StoreSnapshot, TokenRecord } from './types.js'
 
 /** Options of {@link redisStore}. */
@@ -44,14 +47,23 @@ export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379'
 
 const fieldOf = (service: string, route: string) => `${service}\u0000${route}`
 
+/**
+ * Throws a `ConfigError` for a URL that is not `redis://…` or `rediss://…`; `source` names where
+ * the URL came from (an environment variable), when not from the caller's code.
+ */
+export function checkRedisUrl(url: string, source?: string): void {
+  if (!/^rediss?:\/\//i.test(url)) {
+    const from = source === undefined ? '' : ` (from ${source})`
+    throw new ConfigError(
+      `Invalid Redis URL ${JSON.stringify(url)}${from}: expected redis://host:port or rediss://…`,
+    )
+  }
+}
+
 /** Creates a {@link Store} on Redis. The driver is loaded on `connect()`. */
 export function redisStore(options: RedisStoreOptions = {}): Store {
   const url = options.url ?? DEFAULT_REDIS_URL
-  if (!/^rediss?:\/\//i.test(url)) {
-    throw new ConfigError(
-      `Invalid Redis URL ${JSON.stringify(url)} (CTL_REDIS_URL): expected redis://host:port or rediss://…`,
-    )
-  }
+  checkRedisUrl(url)
   const prefix = options.prefix ?? 'switchyard:'
   const now = options.now ?? Date.now
   const key = (name: string) => `${prefix}${name}`
@@ -61,6 +73,40 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
     options.onFault ??
     ((message: string, error?: Error) =>
       console.error(`[switchyard] ${message}`, ...(error ? [error.message] : [])))
+  const containerOf = {
+    routes: key('routes'),
+    global: key('maintenance:global'),
+    services: key('maintenance:services'),
+  }
+  const shadow = new RecordShadow(
+    key('seq'),
+    new Map([
+      [containerOf.routes, 'hash'],
+      [containerOf.global, 'string'],
+      [containerOf.services, 'hash'],
+    ]),
+  )
+  /** Keeps the shadow in step with a versioned change (a write or another instance's message). */
+  function shadowChange(event: ChangeEvent, version: number): void {
+    switch (event.type) {
+      case 'route_state':
+        shadow.set(
+          containerOf.routes,
+          fieldOf(event.service, event.route),
+          event.state === null ? null : JSON.stringify(event.state),
+          version,
+        )
+        return
+      case 'global_maintenance':
+        shadow.set(containerOf.global, '', JSON.stringify(event.config), version)
+        return
+      case 'service_maintenance':
+        shadow.set(containerOf.services, event.service, JSON.stringify(event.config), version)
+        return
+      case 'audit':
+        return
+    }
+  }
   const feed = new LocalChangeFeed((error) => {
     onFault('change listener failed', error instanceof Error ? error : undefined)
   })
@@ -76,11 +122,20 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
         feed.requestResync()
         return
       }
-      if (event !== null) feed.publish(event)
+      if (event === null) return
+      if (event.version !== undefined) shadowChange(event, event.version)
+      feed.publish(event)
     },
     resubscribed: () => feed.requestResync(),
     fault: onFault,
   })
+  const reseeder = new RedisReseeder({
+    markerKey: key('marker'),
+    readMarker: () => connection.client().get(key('marker')),
+    run: (keys, args) => connection.run('reseed', keys, args),
+    log: onFault,
+  })
+  reseeder.register(shadow)
 
   /** Runs write-record.lua and delivers the event locally with its version. */
   async function writeRecord(
@@ -105,6 +160,7 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
       ),
     )
     if (version === 0) return false
+    shadowChange(event, version)
     feed.publish({ ...structuredClone(event), version })
     return true
   }
@@ -150,6 +206,7 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
           ),
         )
         if (version === 0) return false
+        shadowChange(event, version)
         feed.publish({ ...structuredClone(event), version })
         return true
       },
@@ -252,22 +309,28 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
       subscribe: (listener) => feed.subscribe(listener),
       onResync: (listener) => feed.onResync(listener),
       async snapshot(): Promise<StoreSnapshot> {
+        // A reload after a reconnect is the first read that would find an emptied Redis.
+        await reseeder.ensure()
         const [routes, global, services, seq] = (await execAll(
           connection
             .client()
             .multi()
-            .hvals(key('routes'))
+            .hgetall(key('routes'))
             .get(key('maintenance:global'))
             .hgetall(key('maintenance:services'))
             .get(key('seq')),
-        )) as [string[], string | null, Record<string, string>, string | null]
+        )) as [Record<string, string>, string | null, Record<string, string>, string | null]
+        const version = seq === null ? 0 : Number(seq)
+        shadow.replace(containerOf.routes, Object.entries(routes), version)
+        shadow.replace(containerOf.global, global === null ? [] : [['', global]], version)
+        shadow.replace(containerOf.services, Object.entries(services), version)
         return {
-          overrides: routes.map((text) => parseState(text)),
+          overrides: Object.values(routes).map((text) => parseState(text)),
           global: global === null ? null : parseConfig(global),
           services: new Map(
             Object.entries(services).map(([name, text]) => [name, parseConfig(text)]),
           ),
-          version: seq === null ? 0 : Number(seq),
+          version,
         }
       },
     },
@@ -277,6 +340,7 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
         prefix,
         client: () => connection.client(),
         writeRecord: (keys, args) => connection.run('write-record', keys, args),
+        reseeder,
       },
     },
     connect: () => connection.connect(),

@@ -10,6 +10,7 @@
  * Rate-limit policies and hits, flags and segments have their own ports, defined by their
  * modules; they reach the backend through {@link Store.backend} (see docs/stores.md).
  */
+import type { RedisReseeder } from './reseed.js'
 import type { AuditEntry, AuditFilter } from '../core/audit-entry.js'
 import type { ChangeListener } from '../core/events.js'
 import type { MaintenanceConfig } from '../core/maintenance.js'
@@ -176,6 +177,11 @@ export interface RedisHandle {
    * every change is versioned and published the same way.
    */
   writeRecord(keys: string[], args: (string | number)[]): Promise<unknown>
+  /**
+   * Re-seeds the store when Redis lost its data (see `reseed.ts`): modules keeping records on
+   * this Redis register their namespace's shadow, and check it before every full read.
+   */
+  readonly reseeder: RedisReseeder
 }
 
 /** A route-control store: its ports plus lifecycle. */

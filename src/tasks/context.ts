@@ -9,7 +9,7 @@ import { AsyncLocalStorage } from 'node:async_hooks'
 import { TaskValidationError } from './errors.js'
 import { LOG_LEVELS, type LogLevel } from './record.js'
 
-/** What running task code can learn about itself. Field names are the spec's. */
+/** What running task code can learn about itself. Field names are those of the task record (docs/tasks.md). */
 export interface TaskContext {
   readonly task_id: string
   readonly func_name: string
@@ -30,6 +30,8 @@ export interface TaskContext {
 export interface ActiveTask extends TaskContext {
   /** Receives the task code's `taskLog` calls. */
   log(level: LogLevel, message: string, extra: Record<string, unknown>): void
+  /** Receives the task code's `taskProgress` calls (validated: 0..1, message bounded). */
+  progress(fraction: number, message: string | null): void
 }
 
 const storage = new AsyncLocalStorage<ActiveTask>()
@@ -75,6 +77,37 @@ export function taskLog(message: string, options: TaskLogOptions = {}): void {
   const write = consoleByLevel[level]
   if (Object.keys(extra).length > 0) write(`[switchyard.tasks] ${message}`, extra)
   else write(`[switchyard.tasks] ${message}`)
+}
+
+/** Longest progress message kept; longer ones are cut (a record must stay small). */
+export const MAX_PROGRESS_MESSAGE = 500
+
+/**
+ * Reports how far the running task is: `fraction` from 0 to 1 and an optional short message
+ * ("resized 40 of 100 images"). The record's `progress` and `progress_message` take the values
+ * (the task admin shows them as a progress bar); stream events are coalesced to a few per second
+ * per task, so calling it in a tight loop is fine. Works the same in async, thread and process
+ * tasks; outside a managed task it does nothing. Throws `TaskValidationError` for a fraction
+ * outside 0..1 or a message that is not a string.
+ *
+ * @example
+ * for (const [i, file] of files.entries()) {
+ *   await resize(file)
+ *   taskProgress((i + 1) / files.length, `resized ${i + 1} of ${files.length}`)
+ * }
+ */
+export function taskProgress(fraction: number, message?: string): void {
+  if (typeof fraction !== 'number' || !Number.isFinite(fraction) || fraction < 0 || fraction > 1) {
+    throw new TaskValidationError(
+      `taskProgress needs a fraction from 0 to 1, got ${JSON.stringify(fraction)}.`,
+    )
+  }
+  if (message !== undefined && typeof message !== 'string') {
+    throw new TaskValidationError('taskProgress: the message must be a string.')
+  }
+  const active = storage.getStore()
+  if (active === undefined) return
+  active.progress(fraction, message === undefined ? null : message.slice(0, MAX_PROGRESS_MESSAGE))
 }
 
 const consoleByLevel: Readonly<Record<LogLevel, (...data: unknown[]) => void>> = {

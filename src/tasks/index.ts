@@ -15,7 +15,13 @@ export {
   type TaskFunction,
 } from './registry.js'
 export { isTaskWorker } from './worker-registry.js'
-export { getTaskContext, taskLog, type TaskContext, type TaskLogOptions } from './context.js'
+export {
+  getTaskContext,
+  taskLog,
+  taskProgress,
+  type TaskContext,
+  type TaskLogOptions,
+} from './context.js'
 export {
   LOG_LEVELS,
   formatLogLine,
@@ -62,6 +68,16 @@ export {
   WorkerCrashedError,
   taskErrorCatalogue,
 } from './errors.js'
+export {
+  TaskAdminUnauthenticatedError,
+  TaskAdminCsrfError,
+  TaskAdminNotFoundError,
+  TaskAdminBackendError,
+  TaskAdminUnsupportedMediaTypeError,
+  TaskAdminBodyTooLargeError,
+  TaskAdminBadRequestError,
+} from './admin/errors.js'
+export { taskErrors } from './error-catalogue.js'
 export {
   sqliteStore,
   postgresStore,

@@ -1,5 +1,5 @@
 /**
- * Startup and shutdown of a manager (spec "Startup and shutdown order"), and `initApp`, which
+ * Startup and shutdown of a manager (docs/tasks.md), and `initApp`, which
  * wires them to an application's `onReady` / `onClose` hooks once per application.
  *
  * Shutdown: schedulers stop; queues stop starting tasks; process workers get `processShutdownTimeout` to finish

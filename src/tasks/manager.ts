@@ -21,6 +21,8 @@ import { copyRecord, type StoredTask, type TaskRecord } from './record.js'
 import { RecordBook, type LogListener, type RecordListener } from './records.js'
 import {
   cancelGraceMs,
+  checkAddTaskOptionNames,
+  checkManagerOptionNames,
   consoleLogger,
   logFileObservers,
   positiveOrNull,
@@ -81,6 +83,7 @@ export class TaskManager {
   readonly #reads: TaskReads
 
   constructor(options: TaskManagerOptions = {}) {
+    checkManagerOptionNames(options)
     this.#logger = options.logger ?? consoleLogger
     this.#clock = options.clock ?? systemTaskClock
     const store = resolveStore(options.store)
@@ -281,6 +284,7 @@ export class TaskManager {
       )
     }
     if (!Array.isArray(args)) throw new TaskValidationError('addTask args must be an array.')
+    checkAddTaskOptionNames(options)
     return this.#intake.enqueue(handle, { args }, options)
   }
 

@@ -1,6 +1,7 @@
 /**
  * Options of the task manager and of `addTask`, with their validation.
  */
+import { unknownOptionsMessage } from '../common/option-names.js'
 import { TaskValidationError } from './errors.js'
 import type { EncryptionKeyInput } from './encryption.js'
 import { FileObserver, type FileObserverOptions } from './observers/file.js'
@@ -149,4 +150,48 @@ export function logFileObservers(
     throw new TaskValidationError('logFile must be a path or FileObserver options.')
   }
   return [new FileObserver(logFile)]
+}
+
+/** Every option of `new TaskManager(options)` (the compiler keeps the list complete). */
+const MANAGER_OPTION_NAMES: Record<keyof TaskManagerOptions, true> = {
+  queues: true,
+  maxSize: true,
+  maxConcurrentTasks: true,
+  maxSyncThreads: true,
+  maxProcessWorkers: true,
+  processShutdownTimeout: true,
+  cancelGracePeriod: true,
+  workerEnv: true,
+  encryptionKey: true,
+  observers: true,
+  logFile: true,
+  store: true,
+  requeuePending: true,
+  retentionDays: true,
+  leaseSeconds: true,
+  timer: true,
+  clock: true,
+  logger: true,
+}
+
+/** Every option of `addTask(handle, args, options)` (the compiler keeps the list complete). */
+const ADD_TASK_OPTION_NAMES: Record<keyof AddTaskOptions, true> = {
+  tags: true,
+  priority: true,
+  eager: true,
+  queue: true,
+  idempotencyKey: true,
+  source: true,
+}
+
+/** Throws `TaskValidationError` for an option name `new TaskManager()` does not know. */
+export function checkManagerOptionNames(options: object): void {
+  const unknown = unknownOptionsMessage('TaskManager', options, MANAGER_OPTION_NAMES)
+  if (unknown !== null) throw new TaskValidationError(unknown)
+}
+
+/** Throws `TaskValidationError` for an option name `addTask` does not know. */
+export function checkAddTaskOptionNames(options: object): void {
+  const unknown = unknownOptionsMessage('addTask', options, ADD_TASK_OPTION_NAMES)
+  if (unknown !== null) throw new TaskValidationError(unknown)
 }

@@ -1,5 +1,5 @@
 /**
- * The task record: the spec's serialized fields plus `executor` and `queue` (CONTRACT.md §5), and
+ * The task record: the serialized fields (docs/tasks.md) plus `executor` and `queue`, and
  * the stored form that also carries the arguments (plain or encrypted) and the idempotency key.
  */
 import type { TaskStatus } from './status.js'
@@ -17,7 +17,7 @@ export type LogLevel = (typeof LOG_LEVELS)[number]
 /** How a task was enqueued. */
 export type TaskSource = 'manual' | 'scheduled'
 
-/** The serialized task record (list, detail and stream). Field names are the spec's. */
+/** The serialized task record (list, detail and stream). Field names are snake_case, as on the wire. */
 export interface TaskRecord {
   task_id: string
   func_name: string

@@ -11,7 +11,10 @@ import { canTransition, TERMINAL_STATUSES, type TaskStatus } from './status.js'
 /** Called with the record after it was created or changed status. */
 export type RecordListener = (record: TaskRecord) => void
 
-/** Called with a task id after a log line was added to its record. */
+/** How often (ms) at most listeners hear of one task's progress; the last value always arrives. */
+export const PROGRESS_NOTIFY_MS = 250
+
+/** Called with a task id after a log line was added to its record (or its progress changed). */
 export type LogListener = (taskId: string) => void
 
 /** Live records plus change notification. */
@@ -19,6 +22,12 @@ export class RecordBook {
   readonly #tasks = new Map<string, StoredTask>()
   readonly #listeners = new Set<RecordListener>()
   readonly #logListeners = new Set<LogListener>()
+  /**
+   * Tasks whose progress was announced within the last {@link PROGRESS_NOTIFY_MS}: the timer
+   * announces the latest value once the window ends (if it changed). One entry per running task
+   * that reports progress; an entry goes when its window ends.
+   */
+  readonly #progressWindows = new Map<string, { timer: NodeJS.Timeout; dirty: boolean }>()
   /** Called (without a copy) when a record enters a terminal status: the manager's metrics. */
   onTerminal: ((task: StoredTask) => void) | null = null
 
@@ -106,16 +115,48 @@ export class RecordBook {
   appendLog(task: StoredTask, line: string): boolean {
     if (TERMINAL_STATUSES.has(task.record.status)) return false
     task.record.logs.push(line)
-    if (this.#logListeners.size > 0) {
-      for (const listener of this.#logListeners) {
-        try {
-          listener(task.record.task_id)
-        } catch (error) {
-          console.error('[switchyard.tasks] log listener failed', error)
-        }
+    this.#notifyLogs(task.record.task_id)
+    return true
+  }
+
+  #notifyLogs(taskId: string): void {
+    for (const listener of this.#logListeners) {
+      try {
+        listener(taskId)
+      } catch (error) {
+        console.error('[switchyard.tasks] log listener failed', error)
       }
     }
+  }
+
+  /**
+   * Sets a non-terminal record's progress. Listeners of log lines hear of it at once, then at
+   * most once per {@link PROGRESS_NOTIFY_MS} while it keeps changing (the last value included).
+   */
+  setProgress(task: StoredTask, fraction: number, message: string | null): boolean {
+    const record = task.record
+    if (TERMINAL_STATUSES.has(record.status)) return false
+    record.progress = fraction
+    record.progress_message = message
+    const id = record.task_id
+    const window = this.#progressWindows.get(id)
+    if (window !== undefined) {
+      window.dirty = true
+      return true
+    }
+    this.#announceProgress(id)
     return true
+  }
+
+  #announceProgress(id: string): void {
+    const timer = setTimeout(() => {
+      const window = this.#progressWindows.get(id)
+      this.#progressWindows.delete(id)
+      if (window?.dirty === true && this.#tasks.has(id)) this.#announceProgress(id)
+    }, PROGRESS_NOTIFY_MS)
+    timer.unref()
+    this.#progressWindows.set(id, { timer, dirty: false })
+    this.#notifyLogs(id)
   }
 
   /** Removes records (history deletion). Returns how many existed. */

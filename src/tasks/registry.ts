@@ -2,6 +2,7 @@
  * Task registration: `manager.task(options, fn)` validates the options once, stores a
  * {@link TaskDefinition} and returns a typed {@link TaskHandle} that `addTask` accepts.
  */
+import { unknownOptionsMessage } from '../common/option-names.js'
 import { pathToFileURL } from 'node:url'
 import { TaskValidationError } from './errors.js'
 import type { ExecutorKind } from './record.js'
@@ -114,10 +115,28 @@ export class TaskRegistry {
   }
 }
 
+/** Every task option (the compiler keeps the list complete). */
+const TASK_OPTION_NAMES: Record<keyof TaskOptions, true> = {
+  name: true,
+  retries: true,
+  delay: true,
+  backoff: true,
+  persist: true,
+  priority: true,
+  eager: true,
+  queue: true,
+  executor: true,
+  requeueOnInterrupt: true,
+  module: true,
+  exportName: true,
+}
+
 function defineTask(options: TaskOptions, fnName: string): TaskDefinition {
   if (typeof options !== 'object' || (options as TaskOptions | null) === null) {
     throw new TaskValidationError('manager.task(options, fn) needs an options object.')
   }
+  const unknown = unknownOptionsMessage('task', options, TASK_OPTION_NAMES)
+  if (unknown !== null) throw new TaskValidationError(unknown)
   const name = options.name ?? fnName
   if (typeof name !== 'string' || name.trim() === '') {
     throw new TaskValidationError('A task needs a name: pass { name } or use a named function.')

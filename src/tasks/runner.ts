@@ -92,6 +92,10 @@ class Attempt implements ExecutionRequest {
   log(level: LogLevel, message: string, extra: Record<string, unknown>): void {
     this.#runner.log(this, level, message, extra)
   }
+
+  progress(fraction: number, message: string | null): void {
+    this.#runner.progress(this, fraction, message)
+  }
 }
 
 /** Drives tasks through their attempts. */
@@ -160,6 +164,11 @@ export class TaskRunner implements JobRunner {
       tags: record.tags,
       extra,
     })
+  }
+
+  /** The progress sink of task code: the record's `progress` fields (notified coalesced). */
+  progress(attempt: Attempt, fraction: number, message: string | null): void {
+    this.#deps.book.setProgress(attempt.job.task, fraction, message)
   }
 
   #attempt(job: RunJob, number: number): Promise<void> | undefined {

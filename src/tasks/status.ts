@@ -1,5 +1,5 @@
 /**
- * Task statuses and the only transitions between them (spec "States and transitions").
+ * Task statuses and the only transitions between them (docs/tasks.md, "Statuses").
  *
  * The table is data, not scattered `if`s, so the record book can refuse every other move with a
  * compare-and-set: a task can only go from `pending` to `running` if it is still `pending`, which

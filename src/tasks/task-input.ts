@@ -42,7 +42,7 @@ export function resolveAddOptions(
   }
 }
 
-/** A new pending task with the spec's record fields. */
+/** A new pending task with the record fields of docs/tasks.md. */
 export function newStoredTask(
   taskId: string,
   definition: TaskDefinition,

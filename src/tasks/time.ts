@@ -45,7 +45,7 @@ let lastMs = Number.NaN
 let lastText = ''
 
 /**
- * Formats epoch milliseconds as `YYYY-MM-DDTHH:mm:ss.sss+00:00` (CONTRACT.md). Busy managers
+ * Formats epoch milliseconds as `YYYY-MM-DDTHH:mm:ss.sss+00:00` (every timestamp on the wire). Busy managers
  * stamp many records within one millisecond, so the last result is reused.
  */
 export function toIso(epochMs: number): string {

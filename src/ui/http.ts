@@ -24,7 +24,10 @@ export const PAGE_HEADERS: Readonly<Record<string, string>> = {
  * registers the pages, so that neither leaks into the JSON API next to them.
  */
 export async function prepareDashboardScope(app: FastifyInstance): Promise<void> {
-  await app.register(fastifyFormbody, { bodyLimit: 256 * 1024 })
+  // A parent scope may parse form bodies already (the task admin's login form does).
+  if (!app.hasContentTypeParser('application/x-www-form-urlencoded')) {
+    await app.register(fastifyFormbody, { bodyLimit: 256 * 1024 })
+  }
   await app.register(fastifyCompress, {
     global: true,
     globalDecompression: false,
@@ -52,16 +55,18 @@ function sendAsset(request: FastifyRequest, reply: FastifyReply, asset: Asset): 
 }
 
 /**
- * Registers `GET {prefix}/assets/:file` (relative to the scope's prefix). Only the hashed file
- * names of the current assets exist; anything else is a 404.
+ * Registers `GET {prefix}/assets/:file` (relative to the scope's prefix; `path` moves it, and
+ * must end with `:file`). Only the hashed file names of the current assets exist; anything
+ * else is a 404.
  */
 export function registerAssetsRoute(
   app: FastifyInstance,
   routeConfig: Record<string, unknown> = {},
   assets: UiAssets = uiAssets(),
+  path = '/assets/:file',
 ): void {
   app.get<{ Params: { file: string } }>(
-    '/assets/:file',
+    path,
     // Hidden from OpenAPI documents: the assets are not part of any API.
     { config: routeConfig, schema: { hide: true }, compress: false },
     (request, reply) => {

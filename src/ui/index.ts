@@ -38,4 +38,5 @@ export {
   type NavItem,
   type ServiceSwitcher,
 } from './layout.js'
+export { domId, pageParam, param, params } from './request.js'
 export { formatAbsolute, formatDuration, formatRelative } from './time.js'

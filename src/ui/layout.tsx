@@ -25,6 +25,11 @@ export interface LiveStream {
   url: string
   events: readonly string[]
   keys: Readonly<Record<string, readonly string[]>>
+  /**
+   * Seconds between refreshes of the live sections while the stream is unavailable (the
+   * indicator says so); without it the page only waits for the stream to come back.
+   */
+  pollInterval?: number
 }
 
 /** The service switcher: a select that reloads the page with `?service=`. */
@@ -109,6 +114,9 @@ export function Layout(props: LayoutProps): JSX.Element {
             sse-connect={stream?.url}
             data-live-events={stream?.events.join(' ')}
             data-live-keys={stream === null ? undefined : JSON.stringify(stream.keys)}
+            data-poll-interval={
+              stream?.pollInterval === undefined ? undefined : String(stream.pollInterval)
+            }
           >
             <header class="top">
               <div class="top-inner">

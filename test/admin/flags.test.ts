@@ -13,6 +13,32 @@ async function authed(withFlags = true) {
 }
 
 describe('flag endpoints', () => {
+  it('reads a PATCH sent as application/merge-patch+json (RFC 7396)', async () => {
+    const { call } = await authed()
+    await call('POST', '/flags', booleanFlag('checkout'))
+    const patched = await call(
+      'PATCH',
+      '/flags/checkout',
+      JSON.stringify({ description: 'merge patch' }),
+      { 'content-type': 'application/merge-patch+json' },
+    )
+    expect(patched.statusCode).toBe(200)
+    expect(patched.json()).toMatchObject({ key: 'checkout', description: 'merge patch' })
+  })
+
+  it('answers 415 to a body that is not JSON, plain text included, and changes nothing', async () => {
+    const { call } = await authed()
+    await call('POST', '/flags', booleanFlag('checkout'))
+    for (const type of ['text/plain', 'application/xml']) {
+      const refused = await call('PATCH', '/flags/checkout', '{"description":"x"}', {
+        'content-type': type,
+      })
+      expect(refused.statusCode, type).toBe(415)
+      expect(refused.json().error.code).toBe('UNSUPPORTED_MEDIA_TYPE')
+    }
+    expect((await call('GET', '/flags/checkout')).json().description).not.toBe('x')
+  })
+
   it('creates, reads, replaces, patches, toggles, evaluates and deletes flags', async () => {
     const { call } = await authed()
     const created = await call('POST', '/flags', booleanFlag('checkout'))

@@ -57,6 +57,53 @@ describe('route rate-limit endpoints', () => {
     expect(hits).toMatchObject({ items: [], total: 0, page: 1 })
   })
 
+  it('lists blocked requests filtered by service and route; a bad service is a 400', async () => {
+    const { call, engine } = await authed()
+    const hits = engine.rateLimits.parts().hits
+    const hit = (id: string, service: string | null, path: string) => ({
+      id,
+      timestamp: '2026-11-23T12:00:00.000+00:00',
+      path,
+      method: 'GET',
+      service,
+      key: `rl:route:${service ?? 'default'}:GET:${path}:ip:10.0.0.1`,
+      limit: '1/minute',
+      tier: null,
+      reset_at: '2026-11-23T12:01:00.000+00:00',
+    })
+    await hits.add(hit('a', 'billing', '/invoices'))
+    await hits.add(hit('b', 'default', '/payments'))
+    await hits.add(hit('c', 'billing', '/refunds'))
+    const ids = async (query: string): Promise<string[]> =>
+      (await call('GET', `/rate-limits/hits${query}`))
+        .json<{ items: { id: string }[] }>()
+        .items.map((h) => h.id)
+    expect(await ids('')).toEqual(['c', 'b', 'a'])
+    expect(await ids('?service=billing')).toEqual(['c', 'a'])
+    expect(await ids('?service=billing&route=%2Finvoices')).toEqual(['a'])
+    expect(await ids('?service=search')).toEqual([])
+    // An SDK app's reported 429s are filed under its app id, whatever they claim, and announced.
+    const announced: unknown[] = []
+    engine.rateLimits.onEvent((event) => {
+      if (event.type === 'rl_hit') announced.push(event.hit)
+    })
+    const report = await call('POST', '/sdk/report', {
+      app_id: 'search',
+      hits: [{ ...hit('ignored', 'billing', '/query'), id: 'app-side-id' }],
+      audit: [],
+    })
+    expect(report.statusCode, report.body).toBe(200)
+    const [reported] = (await call('GET', '/rate-limits/hits?service=search')).json<{
+      items: { id: string; path: string; service: string }[]
+    }>().items
+    expect(reported).toMatchObject({ path: '/query', service: 'search' })
+    expect(reported!.id).not.toBe('app-side-id')
+    expect(announced).toEqual([expect.objectContaining({ id: reported!.id, service: 'search' })])
+    const bad = await call('GET', '/rate-limits/hits?service=Bad%20Name')
+    expect(bad.statusCode).toBe(400)
+    expect(bad.json().error.code).toBe('VALIDATION_ERROR')
+  })
+
   it('rejects bad policies with a 4xx and creates nothing', async () => {
     const { call } = await authed()
     const cases: [object, number, string][] = [

@@ -322,5 +322,15 @@ describe('OpenAPI document', () => {
       const error = new ErrorClass('m')
       expect(docs).toContain(`| ${error.statusCode} | \`${error.code}\` |`)
     }
+    const reference = readFileSync(
+      new URL('../../docs/reference/admin-rest.md', import.meta.url),
+      'utf8',
+    )
+    for (const [path, methods] of Object.entries(doc.paths)) {
+      for (const method of Object.keys(methods)) {
+        const endpoint = `\`${method.toUpperCase()} ${path}\``
+        expect(reference, `docs/reference/admin-rest.md lacks ${endpoint}`).toContain(endpoint)
+      }
+    }
   })
 })

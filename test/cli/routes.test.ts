@@ -24,6 +24,25 @@ describe('ctl route commands', () => {
     expect(billing.stdout).not.toContain('/payments')
   })
 
+  it('prints a scheduled window as docs/cli.md shows it', async () => {
+    const scheduled = await run([
+      'schedule',
+      'GET:/orders',
+      '--start',
+      '2099-12-01T02:00:00Z',
+      '--end',
+      '2099-12-01T04:00:00Z',
+      '--reason',
+      'nightly rebuild',
+    ])
+    expect(scheduled.code).toBe(0)
+    expect(scheduled.stdout).toBe(
+      'GET /orders  ACTIVE (nightly rebuild)\n' +
+        'Maintenance scheduled from 2099-12-01T02:00:00.000+00:00 to 2099-12-01T04:00:00.000+00:00.\n',
+    )
+    await run(['enable', 'GET:/orders'])
+  })
+
   it('enables, disables with --until, puts in maintenance and schedules, validating times first', async () => {
     const disabled = await run([
       'disable',

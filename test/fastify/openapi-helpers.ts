@@ -142,7 +142,9 @@ export async function buildDocsApp(
   if (order === 'before') await docs(app)
   await app.register(switchyard, { engine, ...options.plugin })
   if (order === 'after') await docs(app)
-  const routes = options.routes ?? addDocumentedRoutes
+  // Awaiting through Promise.resolve accepts both plain and promise-returning route adders.
+  const routes = (scope: FastifyInstance, at: FakeClock): Promise<unknown> =>
+    Promise.resolve((options.routes ?? addDocumentedRoutes)(scope, at))
   if (order === 'child') {
     await app.register(async (child) => {
       await docs(child)

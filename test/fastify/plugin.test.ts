@@ -4,7 +4,7 @@ import { createEngine } from '../../src/index.js'
 import { disabled, envOnly, maintenance, rateLimit, switchyard } from '../../src/fastify/index.js'
 import { buildApp } from '../helpers/app.js'
 
-describe('responses of a protected app (CONTRACT §2)', () => {
+describe('responses of a protected app (docs/reference/protected-app.md)', () => {
   it('route in maintenance: 503 MAINTENANCE_MODE with Retry-After and retry_after', async () => {
     const { app, clock } = await buildApp()
     const res = await app.inject('/payments?x=1')

@@ -16,7 +16,7 @@ describe('over a real socket', () => {
     await app.close()
   })
 
-  it('answers every decorator as CONTRACT §2 says', async () => {
+  it('answers every decorator as docs/reference/protected-app.md says', async () => {
     const maintenance = await fetch(`${base}/payments`)
     expect(maintenance.status).toBe(503)
     expect(Number(maintenance.headers.get('retry-after'))).toBeGreaterThan(0)

@@ -11,7 +11,7 @@ import {
 import { addDecoratedRoutes, buildApp } from '../helpers/app.js'
 import { FakeClock } from '../helpers/clock.js'
 
-/** The decorated routes of test/helpers/app.ts, without the plugin (the spec's dependency form). */
+/** The decorated routes of test/helpers/app.ts, without the plugin (the per-handler dependency form). */
 async function buildStandalone(clock: FakeClock) {
   const engine = createEngine({ store: 'memory', env: 'prod', clock })
   setStandaloneEngine(engine)

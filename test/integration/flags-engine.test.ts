@@ -1,5 +1,5 @@
 /**
- * Flags through the engine on one instance: the spec's engine operations, audit, the change
+ * Flags through the engine on one instance: the engine's flag operations, audit, the change
  * hook, bad input, persistence across a restart (file store), OpenFeature end to end and the
  * synchronous client.
  */

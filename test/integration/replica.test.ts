@@ -1,7 +1,8 @@
 /**
  * The live replica across instances sharing Redis: separate processes see each other's
  * changes within milliseconds; requests keep passing while Redis is down (at startup and
- * during traffic) and the replica recovers by itself when Redis comes back.
+ * during traffic) and the replica recovers by itself when Redis comes back — empty Redis is
+ * re-seeded from the replicas, so acknowledged writes survive.
  */
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
@@ -116,20 +117,29 @@ describe.skipIf(!enabled)('Redis down', () => {
     expect(await decide(b.engine, b.slots.declared)).toBe('block')
     await expect(a.engine.enable('GET:/orders')).rejects.toThrow()
 
-    // Redis returns empty (no persistence): after reconnecting, every replica resyncs in full.
+    // Redis returns empty (no persistence): the instances find the marker key missing and
+    // re-seed it from their replicas, so the acknowledged disable is not lost.
     await redis.start()
-    await until(() => b.engine.getState('GET:/orders')[0]?.status === 'active', 10_000)
-    expect(await decide(b.engine, b.slots.orders)).toBe('pass')
-    await until(() => a.engine.getState('GET:/orders')[0]?.status === 'active', 10_000)
-    // And live propagation works again.
+    const probe = new Redis(redis.url)
+    clients.push(probe)
+    await until(async () => (await probe.hlen(`${prefix}routes`)) === 1, 10_000)
+    await until(
+      () => a.errors.some((m) => /re-seeded/.test(m)) || b.errors.some((m) => /re-seeded/.test(m)),
+      10_000,
+    )
+    expect(b.engine.getState('GET:/orders')[0]?.status).toBe('disabled')
+    expect(a.engine.getState('GET:/orders')[0]?.status).toBe('disabled')
+    expect(await decide(b.engine, b.slots.orders)).toBe('block')
+    // And live propagation works again, with versions continuing above the re-seeded ones.
     // (Writes fail fast until the command connection has reconnected.)
     await until(() =>
-      a.engine.disable('GET:/orders', { reason: 'after' }).then(
+      a.engine.enable('GET:/orders', { reason: 'after' }).then(
         () => true,
         () => false,
       ),
     )
-    await until(() => b.engine.getState('GET:/orders')[0]?.reason === 'after', 5000)
+    await until(() => b.engine.getState('GET:/orders')[0]?.status === 'active', 5000)
+    expect(await decide(b.engine, b.slots.orders)).toBe('pass')
   })
 
   it('reloads in full after the pub/sub connection drops, catching changes it missed', async () => {

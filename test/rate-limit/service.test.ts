@@ -178,7 +178,7 @@ describe('route policy operations', () => {
 })
 
 describe('blocked-request log', () => {
-  it('writes one record per 429 with the spec fields, newest first', async () => {
+  it('writes one record per 429 with the documented fields, newest first', async () => {
     const { app, limits, clock } = await limitedApp([
       { path: '/x', hooks: [rateLimit({ limit: '1/minute' })] },
       { path: '/y', hooks: [rateLimit({ limit: '1/minute', key: 'user', onMissingKey: 'block' })] },
@@ -200,6 +200,7 @@ describe('blocked-request log', () => {
       timestamp: '2026-11-21T12:00:00.000+00:00',
       path: '/x',
       method: 'GET',
+      service: 'default',
       key: 'rl:route:default:GET:/x:ip:127.0.0.1',
       limit: '1/minute',
       tier: null,
@@ -207,6 +208,11 @@ describe('blocked-request log', () => {
     })
     expect(await limits.getRateLimitHits({ path: '/x', limit: 1 })).toHaveLength(1)
     expect(await limits.getRateLimitHits({ path: '/z' })).toEqual([])
+    expect(await limits.getRateLimitHits({ service: 'default' })).toHaveLength(3)
+    expect(await limits.getRateLimitHits({ service: 'billing', path: '/x' })).toEqual([])
+    await expect(limits.getRateLimitHits({ service: 'Not A Service' })).rejects.toMatchObject({
+      code: 'VALIDATION_ERROR',
+    })
   })
 
   it('is capped at maxRlHitEntries, oldest evicted first', async () => {

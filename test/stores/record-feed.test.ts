@@ -37,7 +37,13 @@ describe.skipIf(!available)('Redis record feed', () => {
   })
 
   const feedOn = (namespace: string) =>
-    redisRecordFeed<Change>(handle, { namespace, label: 'test', recordOf: (change) => change.id })
+    redisRecordFeed<Change>(handle, {
+      namespace,
+      label: 'test',
+      recordOf: (change) => change.id,
+      containers: ['records'],
+      storedAs: (change) => ({ container: 'records', field: change.id, value: String(change.n) }),
+    })
 
   it('writes, versions and announces; the writer does not hear itself', async () => {
     const mine = feedOn('a')
@@ -116,6 +122,8 @@ describe.skipIf(!available)('Redis record feed', () => {
       namespace: 'd',
       label: 'test',
       recordOf: (change) => change.id,
+      containers: ['records'],
+      storedAs: (change) => ({ container: 'records', field: change.id, value: String(change.n) }),
       onError: (_error, what) => errors.push(what),
     })
     const heard: number[] = []

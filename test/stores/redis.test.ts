@@ -28,7 +28,11 @@ if (enabled) {
 describe('redis store configuration', () => {
   it('rejects a URL that is not redis:// at creation', () => {
     expect(() => redisStore({ url: 'http://127.0.0.1:6379' })).toThrow(ConfigError)
-    expect(() => createStore('redis', { CTL_REDIS_URL: 'localhost' })).toThrow(/CTL_REDIS_URL/)
+    // A URL given in code is not blamed on the environment variable.
+    expect(() => redisStore({ url: 'http://127.0.0.1:6379' })).not.toThrow(/CTL_REDIS_URL/)
+    expect(() => createStore('redis', { CTL_REDIS_URL: 'localhost' })).toThrow(
+      /"localhost" \(from CTL_REDIS_URL\)/,
+    )
   })
 
   it('selects backends by name and refuses unknown ones', () => {

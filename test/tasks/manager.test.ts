@@ -18,7 +18,7 @@ const LOG_LINE =
   /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+00:00 \[(debug|info|warning|error)\] /
 
 describe('task records', () => {
-  it('runs a task and records exactly the spec fields plus executor and queue', async () => {
+  it('runs a task and records exactly the record fields plus executor and queue', async () => {
     const manager = new TaskManager()
     const add = manager.task({ name: 'add' }, (a: number, b: number) => a + b)
     const id = await manager.addTask(add, [1, 2], { tags: { user: '42' }, priority: 3 })
@@ -95,7 +95,7 @@ describe('task records', () => {
     })
   })
 
-  it('allows only the spec transitions', () => {
+  it('allows only the documented transitions', () => {
     const allowed: Record<TaskStatus, TaskStatus[]> = {
       pending: ['running', 'cancelled'],
       running: ['success', 'failed', 'cancelled', 'interrupted', 'pending'],

@@ -84,7 +84,7 @@ describe('observers', () => {
     expect(logger.error.mock.calls.every((call) => call[0] === 'an observer failed')).toBe(true)
   })
 
-  it('StdoutObserver prints spec lines at or above its minimum level', async () => {
+  it('StdoutObserver prints observer lines at or above its minimum level', async () => {
     const lines: string[] = []
     const stdout = new StdoutObserver({
       minLevel: 'warning',

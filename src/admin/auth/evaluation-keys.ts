@@ -57,6 +57,8 @@ export function toView(record: EvaluationKeyRecord): EvaluationKeyView {
 
 /** Creates, lists, resolves and revokes evaluation keys. */
 export class EvaluationKeys {
+  private readonly revocationListeners = new Set<(id: string) => void>()
+
   constructor(
     private readonly store: EvaluationKeyStore,
     private readonly clock: Clock,
@@ -103,9 +105,20 @@ export class EvaluationKeys {
     return record === null ? null : toView(record)
   }
 
-  /** Revokes a key everywhere; resolves whether it existed. */
-  revoke(id: string): Promise<boolean> {
-    return this.store.revoke(id)
+  /**
+   * Revokes a key everywhere; resolves whether it existed. Listeners of this instance hear of
+   * it at once (other instances notice at their next lookup of the key).
+   */
+  async revoke(id: string): Promise<boolean> {
+    const revoked = await this.store.revoke(id)
+    if (revoked) for (const listener of this.revocationListeners) listener(id)
+    return revoked
+  }
+
+  /** Calls `listener` with the id of each key revoked through this object; returns the unsubscribe. */
+  onRevoke(listener: (id: string) => void): () => void {
+    this.revocationListeners.add(listener)
+    return () => this.revocationListeners.delete(listener)
   }
 
   /** The record of a presented key, or null when it is unknown or revoked. */

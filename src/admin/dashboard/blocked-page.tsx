@@ -1,27 +1,36 @@
 /**
  * The Blocked page: requests a rate limit refused (the blocked-request log), newest first,
- * 50 per page, optionally of one route path. The first page follows the stream (`rl_hit`).
+ * 50 per page, optionally of one route path and one service. The first page follows the
+ * stream (`rl_hit`).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { SwitchyardError } from '../../core/errors.js'
 import { paginate, type Page } from '../../core/pagination.js'
 import type { RateLimitHit } from '../../rate-limit/exceeded.js'
 import { DataTable, Empty, FormError, Pager, SearchBox, Time, sendHtml } from '../../ui/index.js'
+import { knownService } from './routes-page.js'
 import { PAGE, domId, pageParam, param, type Dashboard } from './view.js'
 
 const PER_PAGE = 50
 
 interface BlockedFilters {
   route: string
+  /** A known service, or null for every service. */
+  service: string | null
   page: number
 }
 
-function filtersOf(request: FastifyRequest): BlockedFilters {
-  return { route: param(request, 'route').trim(), page: pageParam(request) }
+function filtersOf(dashboard: Dashboard, request: FastifyRequest): BlockedFilters {
+  return {
+    route: param(request, 'route').trim(),
+    service: knownService(dashboard.admin.engine, request),
+    page: pageParam(request),
+  }
 }
 
 const query = (filters: BlockedFilters, page = filters.page) => ({
   route: filters.route,
+  service: filters.service,
   page: page === 1 ? undefined : page,
 })
 
@@ -68,9 +77,16 @@ function BlockedTable(props: {
               <Time at={hit.timestamp} now={now} />
             </td>
             <td class="key">
-              <a href={dashboard.url('/blocked', { route: hit.path })} safe>
+              <a href={dashboard.url('/blocked', { ...query(filters, 1), route: hit.path })} safe>
                 {`${hit.method}:${hit.path}`}
               </a>
+              {hit.service === undefined || hit.service === null ? (
+                ''
+              ) : (
+                <div class="muted" safe>
+                  {hit.service}
+                </div>
+              )}
             </td>
             <td class="key" safe>
               {hit.key}
@@ -106,9 +122,10 @@ export function blockedPage(app: FastifyInstance, dashboard: Dashboard): void {
   const { engine } = dashboard.admin
   const load = async (filters: BlockedFilters) => {
     try {
-      const hits = await engine.rateLimits.getRateLimitHits(
-        filters.route === '' ? {} : { path: filters.route },
-      )
+      const hits = await engine.rateLimits.getRateLimitHits({
+        ...(filters.route === '' ? {} : { path: filters.route }),
+        ...(filters.service === null ? {} : { service: filters.service }),
+      })
       return { result: paginate(hits, { page: filters.page, perPage: PER_PAGE }), error: undefined }
     } catch (error) {
       if (!(error instanceof SwitchyardError)) throw error
@@ -117,19 +134,30 @@ export function blockedPage(app: FastifyInstance, dashboard: Dashboard): void {
   }
 
   app.get('/blocked', PAGE, async (request, reply) => {
-    const filters = filtersOf(request)
+    const filters = filtersOf(dashboard, request)
     const { result, error } = await load(filters)
     return sendHtml(
       reply,
       dashboard.page(request, {
         title: 'Blocked requests',
         active: 'blocked',
+        services: {
+          names: engine.listServices(),
+          current: filters.service,
+          action: dashboard.url('/blocked'),
+          keep: { route: filters.route },
+        },
         children: (
           <>
             <div class="page-head">
               <h1>Blocked requests</h1>
             </div>
             <form class="filters" method="get" action={dashboard.url('/blocked')} role="search">
+              {filters.service === null ? (
+                ''
+              ) : (
+                <input type="hidden" name="service" value={filters.service} />
+              )}
               <SearchBox
                 name="route"
                 value={filters.route}
@@ -148,7 +176,7 @@ export function blockedPage(app: FastifyInstance, dashboard: Dashboard): void {
   })
 
   app.get('/blocked/table', PAGE, async (request, reply) => {
-    const filters = filtersOf(request)
+    const filters = filtersOf(dashboard, request)
     const { result, error } = await load(filters)
     return sendHtml(
       reply,

@@ -1,6 +1,6 @@
 /**
  * The route-control dashboard: live HTML pages at the admin mount (Routes at the mount itself,
- * Flags, Segments, Rate limits, Blocked, Audit, and the login view), rendered on the server
+ * Flags, Segments, Rate limits, Blocked, Audit, evaluation Keys, and the login view), rendered on the server
  * and updated over the admin event stream with htmx. See docs/dashboard.md.
  *
  * The pages live in their own encapsulated scope: form bodies, compression and an HTML error
@@ -24,14 +24,28 @@ import { UnauthenticatedError } from '../errors.js'
 import { auditPage } from './audit-page.js'
 import { blockedPage } from './blocked-page.js'
 import { flagPages } from './flags-page.js'
+import { keysPage } from './keys-page.js'
 import { loginPage, loginUrl } from './login-page.js'
 import { rateLimitsPage } from './rate-limits-page.js'
 import { routesPage } from './routes-page.js'
 import { segmentPages } from './segments-page.js'
 import { Dashboard } from './view.js'
 
-/** Registers the dashboard's pages, fragments and assets on the admin app. */
-export function dashboardRoutes(app: FastifyInstance, context: AdminContext): void {
+/**
+ * The dashboard's answer to a path no route serves: a page (layout, message, a way back) for a
+ * browser navigating to it, or `null` when the request is not such a navigation (an API call,
+ * a fragment, a write), which keeps the JSON 404 of the API.
+ */
+export type PageNotFound = (
+  request: FastifyRequest,
+  reply: FastifyReply,
+) => Promise<FastifyReply> | null
+
+/**
+ * Registers the dashboard's pages, fragments and assets on the admin app, and returns the
+ * handler of unknown pages for the app's not-found handler.
+ */
+export function dashboardRoutes(app: FastifyInstance, context: AdminContext): PageNotFound {
   const dashboard = new Dashboard(context)
   void app.register(async (scope) => {
     await prepareDashboardScope(scope)
@@ -46,7 +60,46 @@ export function dashboardRoutes(app: FastifyInstance, context: AdminContext): vo
     rateLimitsPage(scope, dashboard)
     blockedPage(scope, dashboard)
     auditPage(scope, dashboard)
+    keysPage(scope, dashboard)
   })
+  return (request, reply) =>
+    isPageNavigation(request, dashboard) ? sendNotFoundPage(dashboard, request, reply) : null
+}
+
+/** A browser's GET of a page: not the API, not OFREP, not htmx, and HTML accepted. */
+function isPageNavigation(request: FastifyRequest, dashboard: Dashboard): boolean {
+  if (request.method !== 'GET' || isHtmx(request)) return false
+  const accept = request.headers.accept
+  if (typeof accept !== 'string' || !accept.includes('text/html')) return false
+  const path = request.url.slice(dashboard.url('/').length - 1)
+  return !(path.startsWith('/api/') || path === '/api' || path.startsWith('/ofrep/'))
+}
+
+function sendNotFoundPage(
+  dashboard: Dashboard,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
+  return sendHtml(
+    reply,
+    dashboard.page(request, {
+      title: 'Page not found',
+      active: null,
+      children: (
+        <div class="panel">
+          <Empty title="Page not found">
+            <p>
+              Nothing here answers <code safe>{request.url}</code>.
+            </p>
+            <p>
+              <a href={dashboard.url('/')}>Back to the routes</a>
+            </p>
+          </Empty>
+        </div>
+      ),
+    }),
+    404,
+  )
 }
 
 /**

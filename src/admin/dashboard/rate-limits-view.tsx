@@ -1,6 +1,6 @@
 /**
  * The Rate limits page's views: the global and per-service cards, the route policy table, the
- * Unprotected Routes section, and the policy forms (the four fields the spec names — limit,
+ * Unprotected Routes section, and the policy forms (the four fields of a policy — limit,
  * algorithm, key strategy, burst — plus exempt routes on a scope policy).
  */
 import type { RouteState } from '../../core/route-state.js'

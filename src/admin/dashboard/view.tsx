@@ -5,7 +5,7 @@
 import type { FastifyRequest } from 'fastify'
 import type { FlagService } from '../../flags/service.js'
 import { csrfTokenFor } from '../auth/sessions.js'
-import { FlagsNotEnabledError } from '../errors.js'
+import { EndpointNotFoundError } from '../errors.js'
 import { ADMIN_ROUTE, PUBLIC_ROUTE, flagServiceOf, type AdminContext } from '../context.js'
 import { Layout, type LiveStream, type ServiceSwitcher, type Toast } from '../../ui/index.js'
 
@@ -23,6 +23,7 @@ export const PAGES = [
   { id: 'rate-limits', path: '/rate-limits', label: 'Rate limits' },
   { id: 'blocked', path: '/blocked', label: 'Blocked' },
   { id: 'audit', path: '/audit', label: 'Audit' },
+  { id: 'keys', path: '/evaluation-keys', label: 'Keys' },
 ] as const
 
 /** A page id of {@link PAGES}. */
@@ -66,11 +67,11 @@ export class Dashboard {
     return flagServiceOf(this.admin)
   }
 
-  /** The flag service; a 404 `FLAGS_NOT_ENABLED` without the flag subsystem. */
+  /** The flag service; a 404 `NOT_FOUND` without the flag subsystem. */
   requireFlags(): FlagService {
     const service = this.flags()
     if (service === undefined)
-      throw new FlagsNotEnabledError('The flag subsystem is not available on this server.')
+      throw new EndpointNotFoundError('The flag subsystem is not available on this server.')
     return service
   }
 
@@ -140,29 +141,5 @@ export class Dashboard {
   }
 }
 
-/** A query parameter as a string ('' when absent; the last value when repeated). */
-export function param(request: FastifyRequest, name: string): string {
-  const query = request.query as Record<string, unknown> | undefined
-  const value = query !== undefined && Object.hasOwn(query, name) ? query[name] : undefined
-  const last = Array.isArray(value) ? (value.at(-1) as unknown) : value
-  return typeof last === 'string' ? last.slice(0, 2000) : ''
-}
-
-/** A page number from the query (1 when absent or invalid). */
-export function pageParam(request: FastifyRequest): number {
-  const value = Number(param(request, 'page'))
-  return Number.isSafeInteger(value) && value >= 1 ? value : 1
-}
-
-/** A short, stable DOM id for a record key (`prefix-<hex>`). */
-export function domId(prefix: string, key: string): string {
-  // FNV-1a, 32 bits twice over different seeds: stable across renders, no crypto needed.
-  let a = 0x811c9dc5
-  let b = 0x01000193
-  for (let i = 0; i < key.length; i++) {
-    const code = key.charCodeAt(i)
-    a = Math.imul(a ^ code, 0x01000193) >>> 0
-    b = Math.imul(b ^ code, 0x5bd1e995) >>> 0
-  }
-  return `${prefix}-${a.toString(16).padStart(8, '0')}${b.toString(16).padStart(8, '0')}`
-}
+// Request reading and DOM ids are shared with the task dashboard.
+export { domId, pageParam, param } from '../../ui/index.js'

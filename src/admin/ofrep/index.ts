@@ -23,7 +23,7 @@ export function ofrepApi(app: AdminInstance, context: AdminContext, hub: EventHu
   const { evaluationKeys: keys, ofrep: options } = context
   const service = flagServiceOf(context)
   if (service === undefined) {
-    evaluationKeyRoutes(app, context, keys, () => undefined)
+    evaluationKeyRoutes(app, context, keys)
     return
   }
   const evaluator = new OfrepEvaluator(service)
@@ -42,13 +42,15 @@ export function ofrepApi(app: AdminInstance, context: AdminContext, hub: EventHu
       for (const event of batch) hub.publish({ type: 'flag_track', data: event })
     }),
   )
-  evaluationKeyRoutes(app, context, keys, (id) => {
+  const stopRevocations = keys.onRevoke((id) => {
     streams.closeKey(id)
   })
+  evaluationKeyRoutes(app, context, keys)
   ofrepRoutes(app, { context, options, service, evaluator, limiter, streams, keys })
   app.addHook('preClose', async () => {
     stopChanges()
     stopTracking()
+    stopRevocations()
     evaluator.close()
     streams.close()
     await limiter.close()

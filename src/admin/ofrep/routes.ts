@@ -14,6 +14,7 @@
  * flags have not been loaded the endpoints answer 503 with `Retry-After` rather than report
  * every flag as missing.
  */
+import { endHeadRequest } from '../../common/sse-stream.js'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
@@ -236,6 +237,7 @@ async function openStream(
     'x-accel-buffering': 'no',
     ...(origin === null ? {} : { 'access-control-allow-origin': origin, vary: 'Origin' }),
   })
+  if (endHeadRequest(request.method, reply.raw)) return reply
   const disconnect = deps.streams.connect(reply.raw, keyId, lastEventId)
   request.raw.once('close', disconnect)
   return reply

@@ -5,8 +5,13 @@
  */
 import { Type } from 'typebox'
 import { paginate } from '../../core/pagination.js'
-import type { EvaluationKeys, EvaluationKeyView } from '../auth/evaluation-keys.js'
+import type {
+  EvaluationKeys,
+  EvaluationKeyView,
+  IssuedEvaluationKey,
+} from '../auth/evaluation-keys.js'
 import { actorOf } from '../auth/guard.js'
+import type { Engine } from '../../core/engine.js'
 import { ADMIN_ROUTE, type AdminContext, type AdminInstance } from '../context.js'
 import { EvaluationKeyNotFoundError } from '../errors.js'
 import { Envelope, ErrorBody, PageQuery } from '../schemas.js'
@@ -26,28 +31,64 @@ const IssuedKey = Type.Object({
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody }
 
-/** Registers the evaluation-key endpoints; `revoked` hears of each revocation on this instance. */
+/** Audits the creation or revocation of a key (never the key itself: its id and hint). */
+function auditEvaluationKey(
+  engine: Engine,
+  action: 'evaluation_key_created' | 'evaluation_key_revoked',
+  key: EvaluationKeyView,
+  actor: { actor: string; platform: string },
+): void {
+  engine.recordOperation({
+    action,
+    route: `[Evaluation Key ${key.name}]`,
+    service: null,
+    ...actor,
+    reason: `${key.id} (${key.hint})`,
+    previous_status: null,
+    new_status: null,
+  })
+}
+
+/** Who acts on a key: the audit entry's actor and platform. */
+type KeyActor = { actor: string; platform: string }
+
+/**
+ * Creates a key named `name` and audits it; the answer holds the key (shown this once). The API
+ * and the dashboard both create keys through here.
+ */
+export async function issueEvaluationKey(
+  engine: Engine,
+  keys: EvaluationKeys,
+  name: unknown,
+  actor: KeyActor,
+): Promise<IssuedEvaluationKey> {
+  const issued = await keys.create(name, actor.actor)
+  auditEvaluationKey(engine, 'evaluation_key_created', issued, actor)
+  return issued
+}
+
+/** Revokes the key `id` and audits it; 404 `EVALUATION_KEY_NOT_FOUND` when there is none. */
+export async function revokeEvaluationKey(
+  engine: Engine,
+  keys: EvaluationKeys,
+  id: string,
+  actor: KeyActor,
+): Promise<EvaluationKeyView> {
+  const key = await keys.get(id)
+  if (key === null || !(await keys.revoke(id))) {
+    throw new EvaluationKeyNotFoundError(`No evaluation key ${id}.`, { id })
+  }
+  auditEvaluationKey(engine, 'evaluation_key_revoked', key, actor)
+  return key
+}
+
+/** Registers the evaluation-key endpoints. */
 export function evaluationKeyRoutes(
   app: AdminInstance,
   context: AdminContext,
   keys: EvaluationKeys,
-  revoked: (id: string) => void,
 ): void {
   const { engine } = context
-  const audit = (
-    action: string,
-    key: EvaluationKeyView,
-    actor: { actor: string; platform: string },
-  ) =>
-    engine.recordOperation({
-      action,
-      route: `[Evaluation Key ${key.name}]`,
-      service: null,
-      ...actor,
-      reason: `${key.id} (${key.hint})`,
-      previous_status: null,
-      new_status: null,
-    })
 
   app.post(
     '/api/evaluation-keys',
@@ -65,8 +106,7 @@ export function evaluationKeyRoutes(
     },
     async (request, reply) => {
       const actor = actorOf(request)
-      const issued = await keys.create(request.body.name, actor.actor)
-      audit('evaluation_key_created', issued, actor)
+      const issued = await issueEvaluationKey(engine, keys, request.body.name, actor)
       return reply.status(201).send(issued)
     },
   )
@@ -103,13 +143,7 @@ export function evaluationKeyRoutes(
     },
     async (request, reply) => {
       const actor = actorOf(request)
-      const { id } = request.params
-      const key = await keys.get(id)
-      if (key === null || !(await keys.revoke(id))) {
-        throw new EvaluationKeyNotFoundError(`No evaluation key ${id}.`, { id })
-      }
-      audit('evaluation_key_revoked', key, actor)
-      revoked(id)
+      await revokeEvaluationKey(engine, keys, request.params.id, actor)
       return reply.status(204).send(null)
     },
   )

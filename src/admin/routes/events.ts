@@ -7,7 +7,10 @@
  * expires, and within `sessionCheckInterval` when it is revoked elsewhere (another instance
  * sharing the store) — the token is looked up again at that interval.
  */
+import type { ServerResponse } from 'node:http'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
+import { endHeadRequest, writeStreamHead } from '../../common/sse-stream.js'
 import { ValidationError } from '../../core/errors.js'
 import { ADMIN_ROUTE, type AdminInstance } from '../context.js'
 import type { EventHub } from '../../common/sse-hub.js'
@@ -52,31 +55,45 @@ export function eventRoutes(
         }
         lastEventId = Number(header)
       }
-      void reply.hijack()
-      const response = reply.raw
-      response.writeHead(200, {
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache, no-transform',
-        connection: 'keep-alive',
-        'x-accel-buffering': 'no',
-      })
-      const disconnect = hub.connect(response, lastEventId)
-      const session = request.switchyardAdmin?.session ?? null
-      const token = request.switchyardAdmin?.token ?? null
-      let stopWatching: () => void = () => undefined
-      const end = () => {
-        stopWatching()
-        disconnect()
-        if (!response.writableEnded) response.end()
-      }
-      if (sessions !== null && session !== null && token !== null)
-        stopWatching = watchSession(sessions, token, session, streams, end, checkIntervalMs)
-      request.raw.once('close', () => {
-        stopWatching()
-        disconnect()
-      })
+      serveSessionStream(request, reply, sessions, streams, checkIntervalMs, (response) =>
+        hub.connect(response, lastEventId),
+      )
     },
   )
+}
+
+/**
+ * Serves an authenticated event stream: takes the response over from Fastify, writes the stream
+ * headers, lets `connect` attach it (it returns its remover) and ends it when its session ends
+ * (logout, revocation on another instance, expiry) — the rule of every admin stream.
+ */
+export function serveSessionStream(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  sessions: SessionManager | null,
+  streams: SessionStreams,
+  checkIntervalMs: number,
+  connect: (response: ServerResponse) => () => void,
+): void {
+  void reply.hijack()
+  const response = reply.raw
+  writeStreamHead(response)
+  if (endHeadRequest(request.method, response)) return
+  const disconnect = connect(response)
+  const session = request.switchyardAdmin?.session ?? null
+  const token = request.switchyardAdmin?.token ?? null
+  let stopWatching: () => void = () => undefined
+  const end = () => {
+    stopWatching()
+    disconnect()
+    if (!response.writableEnded) response.end()
+  }
+  if (sessions !== null && session !== null && token !== null)
+    stopWatching = watchSession(sessions, token, session, streams, end, checkIntervalMs)
+  request.raw.once('close', () => {
+    stopWatching()
+    disconnect()
+  })
 }
 
 /** Ends the streams of a session when it is logged out on this instance. */

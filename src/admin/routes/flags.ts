@@ -1,5 +1,5 @@
 /**
- * Flag and segment endpoints (spec "Endpoints", CONTRACT.md §3 and §6): list, create, read,
+ * Flag and segment endpoints (docs/reference/admin-rest.md): list, create, read,
  * replace (`PUT`, 201 when it creates), JSON merge patch, delete (204), the kill switch and
  * evaluation. The flag service validates every write completely (variations, rollouts,
  * prerequisite cycles → 409 `FLAG_PREREQUISITE_CYCLE` with `cycle`) before storing anything.
@@ -12,11 +12,11 @@ import { Type } from 'typebox'
 import type { FastifyRequest } from 'fastify'
 import { ValidationError } from '../../core/errors.js'
 import { FlagNotFoundError, SegmentNotFoundError } from '../../flags/errors.js'
-import { FlagInputSchema, SegmentInputSchema } from '../../flags/model.js'
+import { FlagInputSchema, SegmentInputSchema } from '../../flags/schemas.js'
 import type { FlagService } from '../../flags/service.js'
 import { actorOf } from '../auth/guard.js'
 import { ADMIN_ROUTE, type AdminInstance } from '../context.js'
-import { FlagsNotEnabledError, SegmentExistsError } from '../errors.js'
+import { EndpointNotFoundError, SegmentExistsError } from '../errors.js'
 import { ErrorBody } from '../schemas.js'
 
 const KeyParams = Type.Object({ key: Type.String({ minLength: 1, maxLength: 200 }) })
@@ -61,7 +61,7 @@ export function flagRoutes(app: AdminInstance, source: FlagServiceSource): void 
   const flags = (): FlagService => {
     const service = source()
     if (service === undefined) {
-      throw new FlagsNotEnabledError('The flag subsystem is not available on this server.')
+      throw new EndpointNotFoundError('The flag subsystem is not available on this server.')
     }
     return service
   }

@@ -120,7 +120,8 @@ export function maintenanceRoutes(app: AdminInstance, { engine }: AdminContext):
     {
       config: ADMIN_ROUTE,
       schema: {
-        summary: 'Names of every service with routes or a maintenance configuration',
+        summary:
+          'Names of every service with routes (its own or an SDK app’s), a maintenance configuration or a rate-limit policy',
         tags: ['services'],
         response: { 200: ServiceList, 401: ErrorBody },
       },

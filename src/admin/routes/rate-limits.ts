@@ -143,9 +143,11 @@ export function rateLimitRoutes(app: AdminInstance, { engine }: AdminContext): v
       },
     },
     async (request) => {
-      const hits = await engine.rateLimits.getRateLimitHits(
-        request.query.route === undefined ? {} : { path: request.query.route },
-      )
+      const { route, service } = request.query
+      const hits = await engine.rateLimits.getRateLimitHits({
+        ...(route === undefined ? {} : { path: route }),
+        ...(service === undefined ? {} : { service }),
+      })
       return paginate(hits, { page: request.query.page, perPage: request.query.per_page })
     },
   )

@@ -1,5 +1,5 @@
 /**
- * Flag and segment commands (`flags`, `segments`). The spec's command tables list none; these
+ * Flag and segment commands (`flags`, `segments`). The route-control commands cover none; these
  * make every flag and segment operation of the admin API reachable from a terminal. Records
  * are read as JSON from a file (`--file flag.json`, or `-` for stdin), so a flag kept in a
  * repository can be applied as it is.

@@ -54,6 +54,8 @@ export function subscriberName(prefix: string): string {
   return feedSubscriberName(prefix, 'flags')
 }
 
+const stored = (record: Flag | Segment | null) => (record === null ? null : JSON.stringify(record))
+
 const recordId = (event: FlagChangeEvent) => `${event.type}\u0000${event.key}`
 
 /** Creates the Redis flag store on the route store's Redis. Call `connect()` after the route store's. */
@@ -66,6 +68,11 @@ export function redisFlagStore(
     namespace: 'flags',
     label: 'flag',
     recordOf: recordId,
+    containers: ['flags', 'segments'],
+    storedAs: (event) =>
+      event.type === 'flag'
+        ? { container: 'flags', field: event.key, value: stored(event.flag) }
+        : { container: 'segments', field: event.key, value: stored(event.segment) },
     onError,
   })
   const listeners = new Set<FlagChangeListener>()
@@ -109,11 +116,13 @@ export function redisFlagStore(
   async function list<T>(container: 'flags' | 'segments'): Promise<T[]> {
     let snapshotVersion = Number.POSITIVE_INFINITY
     try {
+      await feed.beforeRead()
       const [values, seq] = (await execAll(
-        redis.client().multi().hvals(feed.key(container)).get(feed.versionKey),
-      )) as [string[], string | null]
+        redis.client().multi().hgetall(feed.key(container)).get(feed.versionKey),
+      )) as [Record<string, string>, string | null]
       snapshotVersion = seq === null ? 0 : Number(seq)
-      return values.map((text) => JSON.parse(text) as T)
+      feed.loaded(container, values, snapshotVersion)
+      return Object.values(values).map((text) => JSON.parse(text) as T)
     } finally {
       const since = snapshotVersion
       // After the caller has applied the snapshot (its continuation runs in microtasks first).

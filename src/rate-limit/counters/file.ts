@@ -1,5 +1,5 @@
 /**
- * File-snapshot counters, for the file backend (spec rule 9: one process only): memory
+ * File-snapshot counters, for the file backend (one process only): memory
  * counters written to a JSON file periodically and on close, and restored at startup, so a
  * restart does not hand every client a fresh quota. Writes are atomic (write, then rename),
  * and the file is readable by its owner only (mode 0600): it lists who is being counted.

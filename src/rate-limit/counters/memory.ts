@@ -1,6 +1,6 @@
 /**
  * In-process counters: one Map of buckets per scope, each entry expiring with its window.
- * Not shared between processes (spec rule 9). Memory stays bounded, and the bound cannot be
+ * Not shared between processes. Memory stays bounded, and the bound cannot be
  * turned against other clients:
  *
  * - past `maxEntries`, a counter is evicted from the scope that holds the most counters, so a

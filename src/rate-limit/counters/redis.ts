@@ -1,6 +1,6 @@
 /**
  * Redis counters: shared by every process and instance that uses the same Redis and prefix
- * (spec rule 9). A request costs at most one round trip: `consume.lua` checks and counts every
+ * (the only counters safe for many workers). A request costs at most one round trip: `consume.lua` checks and counts every
  * applicable limit atomically (EVALSHA; the script is sent once more only after a Redis
  * restart flushed it). Keys expire with their window, so Redis holds only live counters.
  *

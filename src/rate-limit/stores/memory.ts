@@ -2,7 +2,7 @@
  * The in-memory rate-limit stores: policies and the blocked-request log of this process only
  * (the memory backend). Records are copied on the way in and out.
  */
-import type { RateLimitHit } from '../exceeded.js'
+import { hitMatches, type HitQuery, type RateLimitHit } from '../exceeded.js'
 import type { RateLimitPolicy, ScopeRateLimitPolicy } from '../policy.js'
 import type { RateLimitHitStore, RateLimitPolicyStore } from '../ports.js'
 
@@ -61,13 +61,12 @@ export class MemoryHitStore implements RateLimitHitStore {
     return Promise.resolve()
   }
 
-  list(options: { limit?: number; path?: string } = {}): Promise<RateLimitHit[]> {
+  list(options: HitQuery = {}): Promise<RateLimitHit[]> {
     const limit = options.limit ?? this.capacity
     const found: RateLimitHit[] = []
     for (let i = 1; i <= this.size && found.length < limit; i++) {
       const record = this.ring[(this.next - i + this.capacity) % this.capacity]
-      if (record !== undefined && (options.path === undefined || record.path === options.path))
-        found.push(record)
+      if (record !== undefined && hitMatches(record, options)) found.push(record)
     }
     return Promise.resolve(found)
   }

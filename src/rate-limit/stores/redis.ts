@@ -20,7 +20,7 @@ import { execAll } from '../../common/redis.js'
 import { feedSubscriberName, redisRecordFeed } from '../../stores/record-feed.js'
 import type { RedisHandle } from '../../stores/types.js'
 import type { RateLimitChangeEvent } from '../events.js'
-import type { RateLimitHit } from '../exceeded.js'
+import { hitMatches, type RateLimitHit } from '../exceeded.js'
 import type { RateLimitPolicy, ScopeRateLimitPolicy } from '../policy.js'
 import type { RateLimitHitStore, RateLimitPolicyStore } from '../ports.js'
 
@@ -61,6 +61,28 @@ function recordOf(event: RateLimitChangeEvent): string {
   }
 }
 
+/** Where an event's policy is stored (the reverse of `write` below). */
+function storedAs(event: RateLimitChangeEvent): {
+  container: string
+  field: string
+  value: string | null
+} {
+  switch (event.type) {
+    case 'rl_policy':
+      return {
+        container: 'routes',
+        field: routeId(event.service, event.route),
+        value: json(event.policy),
+      }
+    case 'global_rl_policy':
+      return { container: 'global', field: 'global', value: json(event.policy) }
+    case 'service_rl_policy':
+      return { container: 'services', field: event.service, value: json(event.policy) }
+  }
+}
+
+const json = (value: unknown) => (value === null ? null : JSON.stringify(value))
+
 /** Creates the Redis policy store on the route store's Redis. */
 export function redisPolicyStore(
   redis: RedisHandle,
@@ -70,6 +92,8 @@ export function redisPolicyStore(
     namespace: 'rl',
     label: 'rate-limit',
     recordOf,
+    containers: ['routes', 'global', 'services'],
+    storedAs,
     onError: options.onError,
   })
 
@@ -85,7 +109,11 @@ export function redisPolicyStore(
   }
 
   async function values<T>(container: 'routes' | 'global' | 'services'): Promise<Map<string, T>> {
-    const all = await redis.client().hgetall(feed.key(container))
+    await feed.beforeRead()
+    const [all, seq] = (await execAll(
+      redis.client().multi().hgetall(feed.key(container)).get(feed.versionKey),
+    )) as [Record<string, string>, string | null]
+    feed.loaded(container, all, seq === null ? 0 : Number(seq))
     return new Map(Object.entries(all).map(([field, text]) => [field, JSON.parse(text) as T]))
   }
 
@@ -129,7 +157,10 @@ export function redisPolicyStore(
  * event-loop turn share one MULTI (one LPUSH of all their records), so a flood of rejections
  * costs one command per turn, not one per 429.
  */
-export function redisHitStore(redis: RedisHandle, capacity = 10_000): RateLimitHitStore {
+export function redisHitStore(
+  redis: Pick<RedisHandle, 'prefix' | 'client'>,
+  capacity = 10_000,
+): RateLimitHitStore {
   if (!Number.isSafeInteger(capacity) || capacity < 1)
     throw new RangeError('maxRlHitEntries must be an integer ≥ 1')
   const list = `${redis.prefix}rl:hits`
@@ -163,13 +194,11 @@ export function redisHitStore(redis: RedisHandle, capacity = 10_000): RateLimitH
       // Records of the current turn are read back once written (a read never overtakes them).
       await batch?.written.catch(() => undefined)
       const limit = Math.min(options.limit ?? capacity, capacity)
-      // Without a path filter only the wanted records travel; with one the whole log is read.
-      const texts = await redis
-        .client()
-        .lrange(list, 0, options.path === undefined ? limit - 1 : capacity - 1)
+      // Without a filter only the wanted records travel; with one the whole log is read.
+      const filtered = options.path !== undefined || options.service !== undefined
+      const texts = await redis.client().lrange(list, 0, filtered ? capacity - 1 : limit - 1)
       const records = texts.map((text) => JSON.parse(text) as RateLimitHit)
-      const matching =
-        options.path === undefined ? records : records.filter((hit) => hit.path === options.path)
+      const matching = filtered ? records.filter((hit) => hitMatches(hit, options)) : records
       return matching.slice(0, limit)
     },
   }

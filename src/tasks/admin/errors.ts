@@ -29,22 +29,52 @@ export class TaskAdminBackendError extends TaskError {
   readonly statusCode = 503
 }
 
-/** A request the HTTP layer refused before a handler ran (media type, body size). */
-export class TaskAdminRequestError extends TaskError {
-  readonly code: string
+/** A request body in a media type the task admin does not read (send `application/json`). */
+export class TaskAdminUnsupportedMediaTypeError extends TaskError {
+  readonly code = 'UNSUPPORTED_MEDIA_TYPE'
+  readonly statusCode = 415
+}
+
+/** A request body larger than the task admin accepts. */
+export class TaskAdminBodyTooLargeError extends TaskError {
+  readonly code = 'BODY_TOO_LARGE'
+  readonly statusCode = 413
+}
+
+/**
+ * Any other request Fastify refused before a handler ran; the status is the one Fastify chose
+ * (400 unless it said otherwise).
+ */
+export class TaskAdminBadRequestError extends TaskError {
+  readonly code = 'BAD_REQUEST'
   readonly statusCode: number
 
-  constructor(statusCode: number, code: string, message: string) {
+  constructor(message: string, statusCode = 400) {
     super(message)
     this.statusCode = statusCode
-    this.code = code
   }
 }
 
-/** Every error class of the task admin with a fixed code, for docs and tests. */
+/** The error for a request Fastify refused before a handler ran, by the fault's code. */
+export function taskAdminRequestError(fault: {
+  statusCode: number
+  code: string
+  message: string
+}): TaskError {
+  if (fault.code === 'UNSUPPORTED_MEDIA_TYPE') {
+    return new TaskAdminUnsupportedMediaTypeError(fault.message)
+  }
+  if (fault.code === 'BODY_TOO_LARGE') return new TaskAdminBodyTooLargeError(fault.message)
+  return new TaskAdminBadRequestError(fault.message, fault.statusCode)
+}
+
+/** Every error class of the task admin, for docs and tests. */
 export const taskAdminErrorCatalogue = [
   TaskAdminUnauthenticatedError,
   TaskAdminCsrfError,
   TaskAdminNotFoundError,
   TaskAdminBackendError,
+  TaskAdminUnsupportedMediaTypeError,
+  TaskAdminBodyTooLargeError,
+  TaskAdminBadRequestError,
 ] as const

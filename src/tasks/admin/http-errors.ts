@@ -7,7 +7,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { requestFault } from '../../common/request-faults.js'
 import { TaskError, TaskValidationError, toError } from '../errors.js'
-import { TaskAdminBackendError, TaskAdminRequestError } from './errors.js'
+import { TaskAdminBackendError, taskAdminRequestError } from './errors.js'
 
 /** Maps anything thrown in the task admin to the error it answers with. */
 export function toTaskAdminError(error: unknown): TaskError {
@@ -20,7 +20,7 @@ export function toTaskAdminError(error: unknown): TaskError {
     return new TaskValidationError(fault.message, { details: fault.details })
   }
   if (fault?.kind === 'refused') {
-    return new TaskAdminRequestError(fault.statusCode, fault.code, fault.message)
+    return taskAdminRequestError(fault)
   }
   return new TaskAdminBackendError('The task store failed; try again.', {}, { cause: error })
 }

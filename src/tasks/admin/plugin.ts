@@ -23,6 +23,7 @@ import { TaskManager } from '../manager.js'
 import { consoleLogger } from '../options.js'
 import { ClientInfo } from './auth/client.js'
 import { prepareCredentials } from './auth/credentials.js'
+import { dashboardRoutes } from './dashboard/index.js'
 import { sessionGuard, TaskAdminSessions } from './auth/sessions.js'
 import { randomSecretKey, SessionTokens } from './auth/tokens.js'
 import { mountPath, type TaskAdminContext, type TaskAdminInstance } from './context.js'
@@ -130,6 +131,7 @@ function registerRoutes(app: TaskAdminInstance, context: TaskAdminContext): void
   sessionRoutes(app, context)
   overviewRoutes(app, context)
   recordRoutes(app, context)
+  dashboardRoutes(app, context)
 }
 
 /**

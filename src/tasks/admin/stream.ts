@@ -13,7 +13,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { EventHub, type EventHubOptions } from '../../common/sse-hub.js'
-import { lastEventId, writeStreamHead } from '../../common/sse-stream.js'
+import { endHeadRequest, lastEventId, writeStreamHead } from '../../common/sse-stream.js'
 import { TaskValidationError } from '../errors.js'
 import type { TaskManager } from '../manager.js'
 import type { TaskManagerLogger } from '../options.js'
@@ -92,6 +92,7 @@ export class TaskStream {
     void reply.hijack()
     const response = reply.raw
     writeStreamHead(response)
+    if (endHeadRequest(request.method, response)) return
     const disconnect = this.hub.connect(response, resumeAfter)
     const timers: NodeJS.Timeout[] = []
     const end = () => {

@@ -31,6 +31,14 @@ export interface LogMessage {
   readonly extra: Record<string, unknown>
 }
 
+/** Worker → parent: a `taskProgress` call. */
+export interface ProgressMessage {
+  readonly type: 'progress'
+  readonly id: number
+  readonly fraction: number
+  readonly message: string | null
+}
+
 /** An error as it crosses the boundary; `stack` is the worker's stack. */
 export interface SerializedError {
   readonly name: string
@@ -49,7 +57,7 @@ export type ResultMessage =
     }
 
 /** Anything a worker sends. */
-export type WorkerMessage = LogMessage | ResultMessage
+export type WorkerMessage = LogMessage | ProgressMessage | ResultMessage
 
 /** Rebuilds an Error from a worker, keeping the worker's stack. */
 export function deserializeError(error: SerializedError): Error {

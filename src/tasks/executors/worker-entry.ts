@@ -71,6 +71,8 @@ async function handle(message: RunMessage): Promise<void> {
         message: text,
         extra: { unserializable_extra: true },
       })),
+    progress: (fraction, text) =>
+      send({ type: 'progress', id: message.id, fraction, message: text }),
   }
   try {
     const fn = await resolveFunction(message)

@@ -235,6 +235,10 @@ export class WorkerPool {
       if (!job.settled) job.request.log(message.level, message.message, message.extra)
       return
     }
+    if (message.type === 'progress') {
+      if (!job.settled) job.request.progress(message.fraction, message.message)
+      return
+    }
     worker.job = null
     this.#clearGrace(worker)
     worker.port.keepAlive(false)

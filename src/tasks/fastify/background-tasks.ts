@@ -4,8 +4,8 @@
  * A task added here is dispatched after the response was sent (from the `onResponse` hook), so
  * it never delays the answer; an `eager` task, and a task with a priority (its queue orders it
  * against the others at once), is dispatched at once, before the response. Plain
- * functions are accepted too and registered on first use under their name (the spec's "bare
- * background-task injection").
+ * functions are accepted too and registered on first use under their name (bare
+ * background-task injection).
  */
 import type { FastifyBaseLogger } from 'fastify'
 import { isTaskHandle, type TaskHandle } from '../registry.js'

@@ -14,7 +14,7 @@
  */
 export type { BackgroundTasks } from './background-tasks.js'
 export { tasksPlugin, type TasksPluginOptions } from './tasks-plugin.js'
-export { taskAdmin } from '../admin/plugin.js'
+export { taskAdmin } from '../admin/lazy-plugin.js'
 export type { TaskAdminOptions } from '../admin/options.js'
 export type { TaskAdminAuth, TaskAdminAuthBackend } from '../admin/auth/credentials.js'
 export { SESSION_COOKIE as TASK_ADMIN_SESSION_COOKIE } from '../admin/auth/sessions.js'
@@ -23,5 +23,8 @@ export {
   TaskAdminCsrfError,
   TaskAdminNotFoundError,
   TaskAdminBackendError,
+  TaskAdminUnsupportedMediaTypeError,
+  TaskAdminBodyTooLargeError,
+  TaskAdminBadRequestError,
   taskAdminErrorCatalogue,
 } from '../admin/errors.js'

@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { FASTIFY_PLUGIN_OPTION_NAMES, unknownOptionsMessage } from '../../common/option-names.js'
 import { TaskValidationError } from '../errors.js'
 import { TaskManager } from '../manager.js'
 import {
@@ -30,7 +31,20 @@ export interface TasksPluginOptions {
 
 const collectors = new WeakMap<FastifyRequest, RequestBackgroundTasks>()
 
+/** Every option of the plugin (the compiler keeps the list complete). */
+const PLUGIN_OPTION_NAMES: Record<keyof TasksPluginOptions, true> = {
+  taskManager: true,
+  autoInstall: true,
+}
+
 async function tasks(app: FastifyInstance, options: TasksPluginOptions): Promise<void> {
+  const unknown = unknownOptionsMessage(
+    'tasksPlugin',
+    options,
+    PLUGIN_OPTION_NAMES,
+    FASTIFY_PLUGIN_OPTION_NAMES,
+  )
+  if (unknown !== null) throw new TaskValidationError(unknown)
   const manager = options.taskManager
   if (!(manager instanceof TaskManager)) {
     throw new TaskValidationError('tasksPlugin needs { taskManager: new TaskManager(...) }.')

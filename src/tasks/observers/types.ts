@@ -56,7 +56,7 @@ export function levelAtLeast(level: LogLevel, minimum: LogLevel): boolean {
   return LOG_LEVELS.indexOf(level) >= LOG_LEVELS.indexOf(minimum)
 }
 
-/** The spec's line: `[task_id] [func_name] <timestamp> message`. */
+/** The observer line format: `[task_id] [func_name] <timestamp> message`. */
 export function formatObserverLine(event: TaskObserverEvent): string {
   const message = event.type === 'log' ? event.message : lifecycleMessage(event)
   return `[${event.task_id}] [${event.func_name}] ${event.timestamp} ${message}`

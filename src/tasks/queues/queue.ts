@@ -8,13 +8,13 @@ import { AsyncResource } from 'node:async_hooks'
 import { QueueFullError, TaskValidationError } from '../errors.js'
 import { PriorityLine } from './priority-line.js'
 
-/** A queue's configuration; null means unlimited. Field names are the spec's. */
+/** A queue's configuration; null means unlimited. Field names are snake_case, as on the wire. */
 export interface QueueConfig {
   concurrency: number | null
   max_size: number | null
 }
 
-/** Per-queue counters plus the config (CONTRACT.md §5 `GET /queues`). */
+/** Per-queue counters plus the config (the task admin's `GET /queues`). */
 export interface QueueStats {
   name: string
   concurrency: number | null

@@ -1,7 +1,7 @@
 /** Errors of scheduling (the task half's own catalogue, same shape as its other errors). */
 import { TaskError } from '../errors.js'
 
-/** An invalid schedule: a bad cron expression, timezone or interval (the spec's ValueError). */
+/** An invalid schedule: a bad cron expression, timezone or interval (the wrong value, never a partial registration). */
 export class ScheduleError extends TaskError {
   readonly code = 'INVALID_SCHEDULE'
   readonly statusCode = 400

@@ -42,7 +42,7 @@ export interface OneOffSchedulerOptions<E extends OneOffRun = OneOffRun> {
   horizonMs?: number
   /** Default 150_000. */
   refillMs?: number
-  /** Claim lease in ms; default 60_000, at least 1000 (the spec's minimum lock TTL). */
+  /** Claim lease in ms; default 60_000, at least 1000 (the minimum lock TTL). */
   leaseMs?: number
   /** Default 1000. */
   tickMs?: number
@@ -71,7 +71,7 @@ export class OneOffScheduler<E extends OneOffRun = OneOffRun> {
   constructor(private readonly options: OneOffSchedulerOptions<E>) {
     assertOneOffSupport(options.store)
     const leaseMs = options.leaseMs ?? 60_000
-    // The spec's floor for a schedule lock: shorter leases could end while a claim is in use.
+    // The floor for a schedule lock: shorter leases could end while a claim is in use.
     if (!Number.isFinite(leaseMs) || leaseMs < 1000) {
       throw new ScheduleError(`leaseMs must be at least 1000 ms (got ${String(leaseMs)}).`)
     }

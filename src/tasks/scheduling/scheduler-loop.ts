@@ -30,7 +30,7 @@ export interface SchedulerLoopOptions {
   /** Called with errors of claims and fires (the loop keeps going). */
   onError?: (error: unknown, scheduleName: string) => void
   timer?: LoopTimer
-  /** Tick period in ms; default 1000 (the spec's scheduler tick). */
+  /** Tick period in ms; default 1000 (the scheduler tick). */
   tickMs?: number
   /** Most slots one schedule fires in one tick after a stall; older ones are skipped. */
   maxCatchUp?: number

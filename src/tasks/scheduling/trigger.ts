@@ -69,7 +69,7 @@ export class PeriodicTrigger {
 }
 
 /**
- * A scheduled entry (spec "Other resources"): periodic with a trigger, or one-off. Its next run
+ * A scheduled entry (docs/scheduling-tasks.md): periodic with a trigger, or one-off. Its next run
  * is defined only for periodic entries.
  */
 export class ScheduledEntry {

@@ -1,7 +1,7 @@
 /**
- * The durable task stores and their factories (CONTRACT.md §6): `sqliteStore(path)`,
+ * The durable task stores and their factories (docs/task-persistence.md): `sqliteStore(path)`,
  * `postgresStore({ connectionString } | { pool })`, `mysqlStore({ uri } | { pool })`,
- * `redisStore({ url } | { client }, { prefix })`.
+ * `redisStore({ url | client, prefix })`.
  * Drivers are loaded on first use, so only the chosen backend's driver must be installed.
  */
 import type { MysqlPool, PostgresPool } from 'kysely'
@@ -44,10 +44,16 @@ export {
   type RedisCommandClient,
 } from './redis/redis-store.js'
 
-/** A Redis store over a client it opens (`url`) or yours (`client`); needs `ioredis`. */
+/**
+ * A Redis store over a client it opens (`url`) or yours (`client`); needs `ioredis`. One options
+ * object, the same shape as the route-control `redisStore` of `switchyard`:
+ * `redisStore({ url, prefix })`. (The older form with the prefix in a second argument,
+ * `redisStore({ url }, { prefix })`, still works; the second argument wins.)
+ */
 export function redisStore(
-  connection: { url: string } | { client: RedisCommandClient },
+  connection: ({ url: string } | { client: RedisCommandClient }) & RedisStoreOptions,
   options: RedisStoreOptions = {},
 ): RedisTaskStore {
-  return new RedisTaskStore(connection, options)
+  const { prefix, ...target } = connection
+  return new RedisTaskStore(target, { ...(prefix === undefined ? {} : { prefix }), ...options })
 }

@@ -10,6 +10,8 @@
  *   (a record the page did not show yet). Fetches of one element never overlap: changes that
  *   arrive meanwhile cause exactly one more fetch.
  * - Live indicator (live / paused / reconnecting); pause freezes the view and counts changes.
+ *   While the stream is unavailable and the stream element has `data-poll-interval` (seconds),
+ *   the live sections are refreshed at that interval and the indicator says so.
  * - A section holding a form being edited is never replaced under the user: it shows a notice.
  * - CSRF and platform headers on every htmx request; toasts and flashes from `HX-Trigger`;
  *   the action dialog; relative times; `/` focuses search.
@@ -127,6 +129,23 @@
   var inflight = new Set()
   var again = new Set()
   var hadError = false
+  var pollTimer = null
+
+  function pollSeconds() {
+    var root = doc.getElementById('ui-stream')
+    var value = root ? Number(root.getAttribute('data-poll-interval')) : NaN
+    return value > 0 ? value : 0
+  }
+  function startPolling() {
+    var seconds = pollSeconds()
+    if (pollTimer !== null || seconds <= 0) return
+    pollTimer = window.setInterval(resync, seconds * 1000)
+  }
+  function stopPolling() {
+    if (pollTimer === null) return
+    window.clearInterval(pollTimer)
+    pollTimer = null
+  }
 
   function indicator(state) {
     var el = doc.getElementById('ui-live')
@@ -140,7 +159,9 @@
       : conn === 'live'
         ? 'Live'
         : conn === 'reconnecting'
-          ? 'Reconnecting…'
+          ? pollTimer !== null
+            ? 'Polling every ' + pollSeconds() + ' s'
+            : 'Reconnecting…'
           : 'Connecting…'
     if (label) label.textContent = text
     el.setAttribute('aria-pressed', paused ? 'true' : 'false')
@@ -271,6 +292,7 @@
         })
       })
     }
+    stopPolling()
     indicator('live')
     if (hadError) {
       hadError = false
@@ -279,6 +301,7 @@
   })
   doc.addEventListener('htmx:sseError', function () {
     hadError = true
+    startPolling()
     indicator('reconnecting')
   })
   doc.addEventListener('ui-refresh', function (event) {

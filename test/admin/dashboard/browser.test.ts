@@ -288,13 +288,30 @@ describe.skipIf(!enabled)('dashboard in Chromium', { timeout: 60_000 }, () => {
     expect(page.url()).toContain('actor=nobody-at-all')
   })
 
+  it('keys: create shows the key once, revoke with confirmation removes it, axe', async () => {
+    await open('/evaluation-keys')
+    await expectAccessible()
+    await page.getByLabel('Name').fill('mobile-app')
+    await page.getByRole('button', { name: 'Create key' }).click()
+    const shown = page.getByLabel('The key mobile-app')
+    await shown.waitFor()
+    expect(await shown.inputValue()).toMatch(/^syk_/)
+    const row = page.locator('#keys-table tbody tr', { hasText: 'mobile-app' })
+    await row.waitFor()
+    await expectAccessible()
+    await row.getByRole('button', { name: 'Revoke mobile-app' }).click()
+    await row.waitFor({ state: 'detached' })
+    const keys = (await api('GET', '/evaluation-keys')) as { items: { name: string }[] }
+    expect(keys.items.map((key) => key.name)).not.toContain('mobile-app')
+  })
+
   it('dark mode and a 360 px phone: no serious violation, no sideways scrolling of the page', async () => {
     const dark = await openContext(browser, { colorScheme: 'dark', viewport: 'narrow' })
     try {
       const phone = await dark.newPage()
       await phone.setViewportSize({ width: 360, height: 800 })
       await logIn(phone, `${server.base}/login`, ADMIN)
-      for (const path of ['/', '/flags', '/rate-limits', '/audit']) {
+      for (const path of ['/', '/flags', '/rate-limits', '/audit', '/evaluation-keys']) {
         await phone.goto(`${server.base}${path}`)
         await waitLive(phone)
         expect(await seriousViolations(phone), path).toEqual([])

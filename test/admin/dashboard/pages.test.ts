@@ -70,6 +70,7 @@ const PAGES = [
   '/switchyard/rate-limits?service=billing',
   '/switchyard/blocked',
   '/switchyard/audit',
+  '/switchyard/evaluation-keys',
 ]
 
 describe('dashboard pages: auth', () => {
@@ -488,6 +489,80 @@ describe('dashboard assets and API additions', () => {
     expect(response.headers['content-encoding']).toBe('br')
     expect(brotliDecompressSync(response.rawPayload).toString()).toContain('htmx')
     expect((await server.app.inject('/switchyard/assets/htmx.0000000000.js')).statusCode).toBe(404)
+  })
+
+  it('an unknown page is an HTML 404 in the layout for a browser, JSON for API calls', async () => {
+    const html = { accept: 'text/html,application/xhtml+xml' }
+    const page = await get('/switchyard/no-such-page?x=<b>', html)
+    expect(page.statusCode).toBe(404)
+    expect(page.headers['content-type']).toMatch(/^text\/html/)
+    expect(page.body).toContain('Page not found')
+    expect(page.body).toContain('href="/switchyard/"')
+    expect(page.body).not.toContain('<b>')
+    const api = await get('/switchyard/api/no-such-endpoint', html)
+    expect(api.statusCode).toBe(404)
+    expect(api.json().error.code).toBe('NOT_FOUND')
+    const plain = await get('/switchyard/no-such-page')
+    expect(plain.statusCode).toBe(404)
+    expect(plain.json().error.code).toBe('NOT_FOUND')
+    const fragment = await get('/switchyard/no-such-page', { ...html, 'hx-request': 'true' })
+    expect(fragment.headers['content-type']).toMatch(/^application\/json/)
+  })
+
+  it('evaluation keys: created with the value shown once, listed by hint, revoked, audited', async () => {
+    const created = await post('/switchyard/evaluation-keys', { name: 'checkout-web' })
+    expect(created.statusCode).toBe(201)
+    const key = /value="(syk_[A-Za-z0-9_-]+)"/.exec(created.body)?.[1]
+    expect(key).toBeDefined()
+    expect(JSON.parse(created.headers['hx-trigger'] as string)).toEqual({
+      'ui-refresh': { type: 'keys' },
+    })
+    const page = await get('/switchyard/evaluation-keys')
+    expect(page.body).toContain('checkout-web')
+    expect(page.body).not.toContain(key!)
+    const listed = server.app.inject({
+      url: '/switchyard/api/evaluation-keys',
+      headers: { cookie },
+    })
+    const view = (await listed)
+      .json()
+      .items.find((k: { name: string }) => k.name === 'checkout-web')
+    expect(page.body).toContain(view.hint)
+    const ofrep = () =>
+      server.app.inject({
+        method: 'POST',
+        url: '/switchyard/ofrep/v1/evaluate/flags',
+        headers: { authorization: `Bearer ${key!}` },
+        payload: { context: { targetingKey: 'u1' } },
+      })
+    expect((await ofrep()).statusCode).toBe(200)
+    const revoked = await post(`/switchyard/evaluation-keys/${view.id}/revoke`, {})
+    expect(revoked.statusCode).toBe(200)
+    expect(JSON.parse(revoked.headers['hx-trigger'] as string)['ui-toast'].message).toBe(
+      'Key checkout-web is revoked.',
+    )
+    expect((await ofrep()).statusCode).toBe(401)
+    expect((await get('/switchyard/evaluation-keys/table')).body).not.toContain('checkout-web')
+    const audit = await server.app.inject({
+      url: '/switchyard/api/audit?action=evaluation_key_revoked',
+      headers: { cookie },
+    })
+    expect(audit.json().items[0]).toMatchObject({
+      route: '[Evaluation Key checkout-web]',
+      platform: 'dashboard',
+    })
+  })
+
+  it('evaluation keys: a bad name is shown next to the field, escaped, and creates nothing', async () => {
+    const before = (await get('/switchyard/evaluation-keys/table')).body
+    const answer = await post('/switchyard/evaluation-keys', { name: HOSTILE })
+    expect(answer.statusCode).toBe(422)
+    expect(answer.body).toContain('id="key-name-error"')
+    expect(answer.body).toContain('aria-invalid="true"')
+    expect(markupOutsideAttributes(answer.body)).not.toContain('<script')
+    expect((await get('/switchyard/evaluation-keys/table')).body).toBe(before)
+    const unknown = await post('/switchyard/evaluation-keys/ek_0000000000000000/revoke', {})
+    expect(unknown.statusCode).toBe(404)
   })
 
   it('pages are compressed when the browser accepts it', async () => {

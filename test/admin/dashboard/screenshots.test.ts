@@ -26,6 +26,7 @@ const PAGES = [
   { name: 'rate-limits', path: '/rate-limits' },
   { name: 'blocked', path: '/blocked' },
   { name: 'audit', path: '/audit' },
+  { name: 'keys', path: '/evaluation-keys' },
   { name: 'login', path: '/login' },
 ]
 

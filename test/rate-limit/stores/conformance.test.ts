@@ -70,7 +70,6 @@ describe('bad input', () => {
           {
             prefix: 'x:',
             client: () => Promise.reject(new Error('unused')) as never,
-            writeRecord: () => Promise.reject(new Error('unused')),
           },
           capacity,
         ),

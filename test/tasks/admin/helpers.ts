@@ -37,7 +37,7 @@ export async function login(
   const setCookie = String(response.headers['set-cookie'])
   const cookie = setCookie.split(';')[0]!
   const page = await app.inject({ url: `${base}/dashboard`, headers: { cookie } })
-  const csrf = /<meta name="csrf-token" content="([^"]+)">/.exec(page.body)?.[1]
+  const csrf = /<meta name="csrf-token" content="([^"]+)"/.exec(page.body)?.[1]
   if (csrf === undefined) throw new Error('no csrf token on the dashboard')
   return { cookie, csrf, setCookie }
 }

@@ -22,6 +22,6 @@ async function deleteKeys(): Promise<void> {
 storeConformance({
   name: 'Redis',
   enabled: () => serverEnabled(REDIS_URL, 'redis.test.ts'),
-  open: () => redisStore({ url: REDIS_URL }, { prefix }),
+  open: () => redisStore({ url: REDIS_URL, prefix }),
   cleanup: deleteKeys,
 })

@@ -83,7 +83,13 @@ export function sessionGuard(sessions: TaskAdminSessions | null, loginPath: stri
     const token = bearer ?? cookie
     const session = token === undefined || token === '' ? null : await sessions.resolve(token)
     if (session === null) {
-      if (config.taskAdminPage === true) return reply.redirect(loginPath, 303)
+      if (config.taskAdminPage === true) {
+        // htmx follows redirects inside the page: ask it to navigate instead.
+        if (request.headers['hx-request'] === 'true') {
+          return reply.status(200).header('hx-redirect', loginPath).send('')
+        }
+        return reply.redirect(loginPath, 303)
+      }
       throw new TaskAdminUnauthenticatedError(
         header !== undefined && bearer === undefined
           ? 'Malformed Authorization header: expected "Bearer <token>".'

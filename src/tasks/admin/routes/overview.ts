@@ -5,8 +5,10 @@
 import { TaskValidationError } from '../../errors.js'
 import { DEFAULT_PER_PAGE } from '../../task-query.js'
 import { toIso } from '../../time.js'
-import { audit, type TaskAdminContext, type TaskAdminInstance } from '../context.js'
+import { updateQueue } from '../actions.js'
+import { type TaskAdminContext, type TaskAdminInstance } from '../context.js'
 import { AuditQuery, MetricsQuery, QueueParams, QueuePatchBody } from '../schemas.js'
+import { scheduleRows } from '../schedule-rows.js'
 import { serializeAudit } from '../serialize.js'
 
 /** Registers the overview endpoints. */
@@ -38,26 +40,19 @@ export function overviewRoutes(app: TaskAdminInstance, context: TaskAdminContext
     { schema: { params: QueueParams, body: QueuePatchBody } },
     async (request) => {
       const name = request.params.name
-      const config = await manager.updateQueueConfig(name, request.body)
-      await audit(context, request, 'queue_update', null, { queue: name, ...config })
+      const config = await updateQueue(context, request, name, request.body)
       return manager.queueStats().find((queue) => queue.name === name) ?? { name, ...config }
     },
   )
 
   app.get('/schedules', async () => {
-    const schedules = await Promise.all(
-      manager.listSchedules().map(async (schedule) => {
-        const recent = await manager.listTasks({ funcName: schedule.name, perPage: 10 })
-        const last = recent.items.find((record) => record.source === 'scheduled') ?? null
-        return {
-          name: schedule.name,
-          trigger: schedule.trigger,
-          next_run: schedule.next_run === null ? null : toIso(schedule.next_run),
-          last_status: last?.status ?? null,
-          last_task_id: last?.task_id ?? null,
-        }
-      }),
-    )
-    return { schedules, one_off_armed: await manager.countScheduled() }
+    const { schedules, oneOffArmed } = await scheduleRows(manager)
+    return {
+      schedules: schedules.map((row) => ({
+        ...row,
+        next_run: row.next_run === null ? null : toIso(row.next_run),
+      })),
+      one_off_armed: oneOffArmed,
+    }
   })
 }

@@ -33,6 +33,7 @@ export interface RawSqlite {
   transaction<F extends (...args: never[]) => unknown>(fn: F): F & { immediate: F }
   prepare(sql: string): {
     run(...params: unknown[]): unknown
+    get(...params: unknown[]): unknown
     all(...params: unknown[]): unknown[]
     reader: boolean
   }
@@ -47,6 +48,12 @@ export type SqlConnectionSpec =
   | { dialect: 'mysql'; uri: string; poolSize?: number }
   | { dialect: 'mysql'; pool: MysqlPool }
 
+/** One prepared statement (SQL text) and the parameter lists it runs with, one per row. */
+export interface PreparedRows {
+  text: string
+  rows: readonly unknown[][]
+}
+
 /** An open SQL backend. */
 export interface SqlBackend {
   readonly dialect: SqlDialectName
@@ -55,14 +62,15 @@ export interface SqlBackend {
   /** Runs the statements atomically (one transaction). */
   batch(queries: readonly CompiledQuery[]): Promise<void>
   /**
-   * SQLite only: runs one prepared statement once per parameter list, then `queries`, in one
-   * transaction (the fastest way to write many rows with better-sqlite3).
+   * SQLite only: runs each prepared statement once per parameter list of its set, then
+   * `queries`, in one transaction (the fastest way to write many rows with better-sqlite3).
    */
-  batchRows?: (
-    text: string,
-    rows: readonly unknown[][],
-    queries?: readonly CompiledQuery[],
-  ) => Promise<void>
+  batchRows?: (sets: readonly PreparedRows[], queries?: readonly CompiledQuery[]) => Promise<void>
+  /**
+   * SQLite only: runs a prepared single-row query once per parameter list and returns the rows
+   * found (a prepared lookup per key beats building one `IN (...)` query per batch).
+   */
+  lookupRows?: (text: string, params: readonly unknown[][]) => unknown[]
   /** Applies missing migrations up to `upTo` under a database-wide lock. */
   migrate(upTo: number, now: number): Promise<void>
   /** Closes the connection or pool (when this backend opened it). */
@@ -160,17 +168,26 @@ class SqliteBackend implements SqlBackend {
     return Promise.resolve()
   }
 
-  batchRows(
-    text: string,
-    rows: readonly unknown[][],
-    queries: readonly CompiledQuery[] = [],
-  ): Promise<void> {
-    const statement = this.#statement(text)
+  batchRows(sets: readonly PreparedRows[], queries: readonly CompiledQuery[] = []): Promise<void> {
+    const statements = sets.map((set) => this.#statement(set.text))
     this.raw.transaction(() => {
-      for (const params of rows) statement.run(...params)
+      sets.forEach((set, index) => {
+        const statement = statements[index] as ReturnType<RawSqlite['prepare']>
+        for (const params of set.rows) statement.run(...params)
+      })
       for (const query of queries) this.#statement(query.sql).run(...query.parameters)
     })()
     return Promise.resolve()
+  }
+
+  lookupRows(text: string, params: readonly unknown[][]): unknown[] {
+    const statement = this.#statement(text)
+    const found: unknown[] = []
+    for (const list of params) {
+      const row = statement.get(...list)
+      if (row !== undefined) found.push(row)
+    }
+    return found
   }
 
   migrate(upTo: number, now: number): Promise<void> {

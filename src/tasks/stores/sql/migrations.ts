@@ -115,7 +115,7 @@ const v1: TaskMigration = {
   },
 }
 
-/** Version 2 (additive, like the spec's 0.12.0): one-off schedules. */
+/** Version 2 (additive: upgrading needs no action): one-off schedules. */
 const v2: TaskMigration = {
   version: 2,
   name: 'one-off schedules',

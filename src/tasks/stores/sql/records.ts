@@ -27,7 +27,14 @@ import {
   type TaskPage,
   type TaskRecordStore,
 } from '../ports.js'
-import { checkListQuery, parseTask, tagHash, taskColumns, toNumber } from '../rows.js'
+import {
+  checkListQuery,
+  parseTask,
+  tagHash,
+  taskColumns,
+  toNumber,
+  type TaskColumns,
+} from '../rows.js'
 import type { SqlBackend } from './backend.js'
 import { pruneChanges } from './changes.js'
 import type { TaskDatabase, TaskMetricsTable } from './schema.js'
@@ -48,6 +55,31 @@ const CLAIM_COLUMNS = ['claimed_by', 'lease_until'] as const
 
 /** Columns of a task row, in the order of the prepared single-row upsert's parameters. */
 const TASK_COLUMNS = ['task_id', ...RECORD_COLUMNS, ...CLAIM_COLUMNS, 'claim_token'] as const
+
+/** The claim a write takes (the pending queue's enqueue), or null. */
+type Claim = { owner: string; leaseUntil: number } | null
+
+/**
+ * The parameters of the prepared row upsert, in {@link TASK_COLUMNS} order, written out rather
+ * than mapped over the names: this runs once per row on the hottest write path.
+ */
+function upsertParams(row: TaskColumns, claim: Claim): unknown[] {
+  return [
+    row.task_id,
+    row.func_name,
+    row.status,
+    row.queue,
+    row.created_ms,
+    row.finished_ms,
+    row.duration,
+    row.progress,
+    row.progress_message,
+    row.body,
+    claim === null ? null : claim.owner,
+    claim === null ? null : claim.leaseUntil,
+    null,
+  ]
+}
 
 /** Rows per multi-row INSERT (well under every dialect's bound-parameter limit). */
 const INSERT_CHUNK = 400
@@ -124,6 +156,10 @@ function likePrefix(text: string): string {
 export class SqlTaskRecords implements TaskRecordStore {
   /** Prepared single-row upserts: [without claim, with claim]. */
   readonly #rowUpserts: [string | null, string | null] = [null, null]
+  /** Prepared single-row insert-if-absent of a tag row. */
+  #tagInsert: string | null = null
+  /** Prepared status lookup of one task id. */
+  #statusLookup: string | null = null
   /** Totals of recent list queries by filter (the cached backend read). */
   readonly #totals = new Map<string, { total: number; at: number; refreshing: boolean }>()
   #writes = 0
@@ -141,27 +177,20 @@ export class SqlTaskRecords implements TaskRecordStore {
   }
 
   /** Upserts `tasks`, taking `claim` when given (the pending queue's enqueue). */
-  async write(
-    tasks: readonly StoredTask[],
-    claim: { owner: string; leaseUntil: number } | null,
-  ): Promise<void> {
+  async write(tasks: readonly StoredTask[], claim: Claim): Promise<void> {
     if (tasks.length === 0) return
-    const rows = tasks.map((task) => ({
-      ...taskColumns(task),
-      claimed_by: claim?.owner ?? null,
-      lease_until: claim?.leaseUntil ?? null,
-      claim_token: null,
-    }))
+    const rows = tasks.map(taskColumns)
     const backend = await this.open()
     const db = backend.db
     // Only a terminal row may need a metric count; the hot path (pending enqueues) reads nothing.
-    const before = await statuses(
-      db,
+    const before = await this.#statuses(
+      backend,
       rows.filter((row) => TERMINAL_STATUSES.has(row.status)).map((row) => row.task_id),
     )
+    const tags = tagRows(tasks, before)
     const extra = [
       ...metricIncrements(db, backend.dialect, newlyTerminal(rows, before)),
-      ...tagInserts(db, backend.dialect, tasks, before),
+      ...(backend.batchRows === undefined ? tagInserts(db, backend.dialect, tags) : []),
       db
         .insertInto('task_changes')
         .values({
@@ -176,20 +205,45 @@ export class SqlTaskRecords implements TaskRecordStore {
       // One prepared single-row upsert per row in one native transaction: no per-batch SQL
       // building, which is what keeps SQLite near its raw write rate.
       const variant = claim === null ? 0 : 1
-      const text = (this.#rowUpserts[variant] ??= compileRowUpsert(db, claim !== null))
+      const upsert = (this.#rowUpserts[variant] ??= compileRowUpsert(db, claim !== null))
+      const tagInsert = (this.#tagInsert ??= compileTagInsert(db))
       await backend.batchRows(
-        text,
-        rows.map((row) => TASK_COLUMNS.map((column) => row[column])),
+        [
+          { text: upsert, rows: rows.map((row) => upsertParams(row, claim)) },
+          { text: tagInsert, rows: tags.map((tag) => [tag.tag_hash, tag.created_ms, tag.task_id]) },
+        ],
         extra,
       )
       return
     }
+    const claimed = rows.map((row) => ({
+      ...row,
+      claimed_by: claim?.owner ?? null,
+      lease_until: claim?.leaseUntil ?? null,
+      claim_token: null,
+    }))
     const queries: CompiledQuery[] = []
-    for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-      const insert = db.insertInto('tasks').values(rows.slice(i, i + INSERT_CHUNK))
+    for (let i = 0; i < claimed.length; i += INSERT_CHUNK) {
+      const insert = db.insertInto('tasks').values(claimed.slice(i, i + INSERT_CHUNK))
       queries.push(taskUpsert(insert, backend.dialect, claim !== null).compile())
     }
     await backend.batch([...queries, ...extra])
+  }
+
+  /** The current status of each of `ids` that has a row (a prepared lookup each on SQLite). */
+  async #statuses(backend: SqlBackend, ids: readonly string[]): Promise<Map<string, TaskStatus>> {
+    if (ids.length === 0) return new Map()
+    if (backend.lookupRows === undefined) return statuses(backend.db, ids)
+    const text = (this.#statusLookup ??= backend.db
+      .selectFrom('tasks')
+      .select(['task_id', 'status'])
+      .where('task_id', '=', '')
+      .compile().sql)
+    const rows = backend.lookupRows(
+      text,
+      ids.map((id) => [id]),
+    ) as { task_id: string; status: TaskStatus }[]
+    return new Map(rows.map((row) => [row.task_id, row.status]))
   }
 
   async get(taskId: string): Promise<StoredTask | null> {
@@ -359,7 +413,7 @@ export class SqlTaskRecords implements TaskRecordStore {
   }
 }
 
-/** The current status of each of `ids` that has a row. */
+/** The current status of each of `ids` that has a row, through `IN (...)` queries. */
 async function statuses(db: Db, ids: readonly string[]): Promise<Map<string, TaskStatus>> {
   const found = new Map<string, TaskStatus>()
   for (let i = 0; i < ids.length; i += INSERT_CHUNK) {
@@ -407,17 +461,19 @@ function newlyTerminal(
   return [...cells.values()]
 }
 
+/** A row of `task_tags`. */
+interface TagRow {
+  task_id: string
+  tag_hash: string
+  created_ms: number
+}
+
 /**
- * Insert-if-absent of the tag rows of the records (tags never change; a row that is known to
+ * The tag rows of the records to insert if absent (tags never change; a row that is known to
  * exist already is skipped, the others are ignored by the database when present).
  */
-function tagInserts(
-  db: Db,
-  dialect: SqlBackend['dialect'],
-  tasks: readonly StoredTask[],
-  before: ReadonlyMap<string, TaskStatus>,
-): CompiledQuery[] {
-  const rows: { task_id: string; tag_hash: string; created_ms: number }[] = []
+function tagRows(tasks: readonly StoredTask[], before: ReadonlyMap<string, TaskStatus>): TagRow[] {
+  const rows: TagRow[] = []
   for (const task of tasks) {
     const record = task.record
     if (before.has(record.task_id)) continue
@@ -426,6 +482,15 @@ function tagInserts(
       rows.push({ task_id: record.task_id, tag_hash: tagHash(key, value), created_ms: created })
     }
   }
+  return rows
+}
+
+/** Multi-row insert-if-absent statements of `rows` (the servers' path). */
+function tagInserts(
+  db: Db,
+  dialect: SqlBackend['dialect'],
+  rows: readonly TagRow[],
+): CompiledQuery[] {
   const queries: CompiledQuery[] = []
   for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
     const insert = db.insertInto('task_tags').values(rows.slice(i, i + INSERT_CHUNK))
@@ -434,6 +499,19 @@ function tagInserts(
     )
   }
   return queries
+}
+
+/** The SQLite single-row insert-if-absent of a tag row: (tag_hash, created_ms, task_id). */
+function compileTagInsert(db: Db): string {
+  const compiled = db
+    .insertInto('task_tags')
+    .values({ tag_hash: 'h', created_ms: 1, task_id: 't' })
+    .onConflict((oc) => oc.doNothing())
+    .compile()
+  if (compiled.parameters.join() !== 'h,1,t') {
+    throw new StoreError('Unexpected shape of the compiled tag insert.')
+  }
+  return compiled.sql
 }
 
 function compileRowUpsert(db: Db, withClaim: boolean): string {

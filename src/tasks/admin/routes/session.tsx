@@ -1,17 +1,17 @@
 /**
  * The browser side of the task admin: the login view (a form: 303 to the dashboard with the
  * session cookie on success, 401 with the form on failure, 429 with it while throttled), the
- * logout, the dashboard page and its live stream.
+ * logout (GET for links, POST for the dashboard's button) and the live stream. The dashboard's
+ * pages live in `../dashboard/`.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { reserveLoginAttempt } from '../auth/login-throttle.js'
 import { SESSION_COOKIE } from '../auth/sessions.js'
 import { audit, mountPath, type TaskAdminContext, type TaskAdminInstance } from '../context.js'
-import { dashboardView, loginView } from '../views.js'
+import { redirect, sendHtml } from '../../../ui/index.js'
+import { LoginView } from '../dashboard/login.js'
 
-const HTML = 'text/html; charset=utf-8'
-
-/** Registers the login view, logout, dashboard and stream. */
+/** Registers the login view, logout and stream. */
 export function sessionRoutes(app: TaskAdminInstance, context: TaskAdminContext): void {
   const { credentials, sessions } = context
   const loginPath = mountPath(context, '/auth/login')
@@ -19,10 +19,18 @@ export function sessionRoutes(app: TaskAdminInstance, context: TaskAdminContext)
 
   if (credentials !== null && sessions !== null) {
     const form = (reply: FastifyReply, status: number, error?: string, username?: string) =>
-      reply
-        .code(status)
-        .type(HTML)
-        .send(loginView({ title: context.title, action: loginPath, error, username }))
+      sendHtml(
+        reply,
+        <LoginView
+          title={context.title}
+          home={mountPath(context, '/dashboard')}
+          assetsUrl={mountPath(context, '/dashboard/assets/')}
+          action={loginPath}
+          error={error}
+          username={username}
+        />,
+        status,
+      )
 
     app.get('/auth/login', { config: { taskAdminPublic: true } }, (_request, reply) =>
       form(reply, 200),
@@ -68,29 +76,16 @@ export function sessionRoutes(app: TaskAdminInstance, context: TaskAdminContext)
       return reply.redirect(mountPath(context, '/dashboard'), 303)
     })
 
-    app.get('/auth/logout', { config: { taskAdminPublic: true } }, async (request, reply) => {
+    const logout = async (request: FastifyRequest, reply: FastifyReply) => {
       const token = request.cookies[SESSION_COOKIE]
       const session = token === undefined ? null : await sessions.resolve(token)
       if (session !== null) await sessions.revoke(session)
       void reply.clearCookie(SESSION_COOKIE, { path: cookiePath })
-      return reply.redirect(loginPath, 303)
-    })
+      return redirect(request, reply, loginPath)
+    }
+    app.get('/auth/logout', { config: { taskAdminPublic: true } }, logout)
+    app.post('/auth/logout', { config: { taskAdminPublic: true } }, logout)
   }
-
-  app.get('/dashboard', { config: { taskAdminPage: true } }, (request, reply) => {
-    const session = request.taskAdmin?.session ?? null
-    return reply.type(HTML).send(
-      dashboardView({
-        title: context.title,
-        base: context.base,
-        csrfToken:
-          session === null || sessions === null ? null : sessions.tokens.csrfToken(session),
-        logoutPath: sessions === null ? null : mountPath(context, '/auth/logout'),
-        pollInterval: context.pollInterval,
-        username: request.taskAdmin?.username ?? 'anonymous',
-      }),
-    )
-  })
 
   app.get(
     '/dashboard/stream',

@@ -1,0 +1,220 @@
+/**
+ * The performance goals, as checks over the JSON files the benchmarks write to
+ * `bench/results/`. `npm run bench -- --check` reads the latest files and fails when a measured
+ * figure misses its goal by more than the tolerance (5 %): the machine is noisy, so a figure
+ * just under its goal is reported but does not fail. A goal whose file or field is missing is
+ * reported as not measured and does not fail either (run the benchmark first).
+ */
+import { existsSync, readFileSync } from 'node:fs'
+
+/** How far (as a fraction of the goal) a figure may miss before the check fails. */
+export const TOLERANCE = 0.05
+
+/** One goal: a figure read from a results file, and the bound it must respect. */
+export interface Goal {
+  /** What is measured, as a person reads it. */
+  label: string
+  /** Results file under bench/results, without `.json`. */
+  file: string
+  /** The figure, or undefined when the file lacks it (that case was not run). */
+  read: (results: Json) => number | undefined
+  /** `min`: the figure must reach `bound`; `max`: it must stay under it. */
+  kind: 'min' | 'max'
+  bound: number
+  /** Unit shown after figures (`×` for ratios). */
+  unit: string
+}
+
+/** A parsed results file (only walked through {@link field}). */
+export type Json = unknown
+
+/** The value at `path` (object keys or array indexes), when it is a finite number. */
+export function field(value: Json, ...path: (string | number)[]): number | undefined {
+  let at: unknown = value
+  for (const key of path) {
+    if (at === null || typeof at !== 'object' || !Object.hasOwn(at, key)) return undefined
+    at = (at as Record<string | number, unknown>)[key]
+  }
+  return typeof at === 'number' && Number.isFinite(at) ? at : undefined
+}
+
+/** The array at `key` of a results file, or an empty one. */
+function listAt(results: Json, key: string): Json[] {
+  if (results === null || typeof results !== 'object' || !Object.hasOwn(results, key)) return []
+  const value = (results as Record<string, unknown>)[key]
+  return Array.isArray(value) ? (value as Json[]) : []
+}
+
+/** The row of a harness table (`rows: [{case, ...}]`) named `name`. */
+function row(results: Json, name: string): Json {
+  return listAt(results, 'rows').find((item) => (item as { case?: unknown }).case === name)
+}
+
+/** A case's median ratio to the harness baseline of its file. */
+const ratioOf = (name: string) => (results: Json) => field(row(results, name), 'median_ratio')
+
+/** The ratio of two cases' median req/s (when neither is the file's baseline). */
+const rpsRatio = (name: string, base: string) => (results: Json) => {
+  const a = field(row(results, name), 'median_rps')
+  const b = field(row(results, base), 'median_rps')
+  return a === undefined || b === undefined || b === 0 ? undefined : a / b
+}
+
+/** Every goal of the current performance pass. */
+export const GOALS: Goal[] = [
+  {
+    label: 'start-up: import switchyard/fastify vs import fastify (CPU)',
+    file: 'startup',
+    read: ratioOf('switchyard/fastify'),
+    kind: 'max',
+    bound: 1.5,
+    unit: '×',
+  },
+  {
+    label: 'route states, memory store vs bare Fastify',
+    file: 'http-overhead',
+    read: ratioOf('switchyard-memory'),
+    kind: 'min',
+    bound: 0.98,
+    unit: '×',
+  },
+  {
+    label: 'route states, Redis store vs bare Fastify',
+    file: 'http-overhead',
+    read: ratioOf('switchyard-redis'),
+    kind: 'min',
+    bound: 0.98,
+    unit: '×',
+  },
+  {
+    label: 'route + global limit, memory, full headers vs bare',
+    file: 'rate-limit-memory',
+    read: ratioOf('switchyard'),
+    kind: 'min',
+    bound: 0.93,
+    unit: '×',
+  },
+  {
+    label: 'route + global limit, memory, headers on 429 only vs bare',
+    file: 'rate-limit-memory',
+    read: ratioOf('switchyard-429-headers'),
+    kind: 'min',
+    bound: 0.97,
+    unit: '×',
+  },
+  {
+    label: 'limits on Redis vs bare',
+    file: 'rate-limit-redis',
+    read: rpsRatio('switchyard-redis', 'bare'),
+    kind: 'min',
+    bound: 0.75,
+    unit: '×',
+  },
+  {
+    label: 'tasks in memory end to end vs p-queue (c=50)',
+    file: 'tasks-throughput',
+    read: (results) => field(results, 'ratio_to_p_queue', 'median'),
+    kind: 'min',
+    bound: 1.0,
+    unit: '×',
+  },
+  {
+    label: 'durable enqueue, SQLite store level vs raw better-sqlite3',
+    file: 'tasks-store',
+    read: (results) => field(results, 'enqueue', 'switchyard SQLite', 'ratio'),
+    kind: 'min',
+    bound: 0.8,
+    unit: '×',
+  },
+  {
+    label: 'durable tasks end to end, SQLite (tasks/s)',
+    file: 'tasks-store',
+    read: (results) => field(results, 'e2e', 'sqlite_success_per_s'),
+    kind: 'min',
+    bound: 60_000,
+    unit: '/s',
+  },
+  {
+    label: 'durable enqueue, PostgreSQL vs pg-boss',
+    file: 'tasks-store',
+    read: (results) => {
+      const ours = field(results, 'enqueue', 'switchyard PostgreSQL', 'median')
+      const peer = field(results, 'enqueue', 'peer: pg-boss insert', 'median')
+      return ours === undefined || peer === undefined ? undefined : ours / peer
+    },
+    kind: 'min',
+    bound: 1.0,
+    unit: '×',
+  },
+  {
+    label: 'task list over 10M SQLite records, p95 (ms; --full)',
+    file: 'task-admin',
+    read: (results) => {
+      const largest = listAt(results, 'results').find((run) => field(run, 'records') === 1e7)
+      return field(largest, 'list', 'p95_ms')
+    },
+    kind: 'max',
+    bound: 5,
+    unit: ' ms',
+  },
+  {
+    label: 'flags: raw evaluator, hot keys (evals per CPU-s)',
+    file: 'flags-eval',
+    read: (results) => field(listAt(results, 'cases')[0], 'median_evals_per_cpu_s'),
+    kind: 'min',
+    bound: 7_000_000,
+    unit: '/s',
+  },
+  {
+    label: 'flags: OpenFeature client, switchyard vs InMemoryProvider',
+    file: 'flags-eval',
+    read: (results) => field(results, 'openfeature_ratio_switchyard_over_in_memory', 'median'),
+    kind: 'min',
+    bound: 1.0,
+    unit: '×',
+  },
+  {
+    label: 'OFREP single evaluation vs a bare route with the same JSON',
+    file: 'ofrep-single',
+    read: ratioOf('switchyard-ofrep'),
+    kind: 'min',
+    bound: 0.8,
+    unit: '×',
+  },
+]
+
+/** The outcome of one goal against the latest results. */
+export interface Verdict {
+  goal: Goal
+  /** The measured figure; undefined when not measured. */
+  value: number | undefined
+  /** `met`, `near` (missed within the tolerance), `missed`, or `not measured`. */
+  status: 'met' | 'near' | 'missed' | 'not measured'
+}
+
+/** Judges `value` against `goal` (see {@link TOLERANCE}). */
+export function judge(goal: Goal, value: number | undefined): Verdict['status'] {
+  if (value === undefined) return 'not measured'
+  const met = goal.kind === 'min' ? value >= goal.bound : value <= goal.bound
+  if (met) return 'met'
+  const limit = goal.kind === 'min' ? goal.bound * (1 - TOLERANCE) : goal.bound * (1 + TOLERANCE)
+  const near = goal.kind === 'min' ? value >= limit : value <= limit
+  return near ? 'near' : 'missed'
+}
+
+/** Every goal judged against the files in `directory`. */
+export function checkGoals(directory = 'bench/results', goals: Goal[] = GOALS): Verdict[] {
+  const files = new Map<string, Json>()
+  const load = (name: string): Json => {
+    if (!files.has(name)) {
+      const path = `${directory}/${name}.json`
+      files.set(name, existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as Json) : null)
+    }
+    return files.get(name)
+  }
+  return goals.map((goal) => {
+    const results = load(goal.file)
+    const value = results === null ? undefined : goal.read(results)
+    return { goal, value, status: judge(goal, value) }
+  })
+}

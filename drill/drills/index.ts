@@ -1,0 +1,8 @@
+/** Every drill, in the order `npm run drill` runs them. */
+import type { Drill } from '../lib/drill.js'
+import { authSweep } from './auth-sweep.js'
+import { fuzzDrill } from './fuzz.js'
+import { redisOutageDrill } from './redis-outage.js'
+
+/** The drills. */
+export const DRILLS: readonly Drill[] = [redisOutageDrill, authSweep, fuzzDrill]

@@ -1,0 +1,237 @@
+/**
+ * Both admin apps in one Fastify server, as the auth-sweep and fuzz drills attack them: the
+ * route-control admin at `/switchyard` (memory engine, a few routes, a flag, a segment, an
+ * evaluation key) and the task admin at `/tasks` (memory task manager with a registered task,
+ * a stored record and a schedule), both with credentials, both on one manual clock so that a
+ * token can be made to expire. Every route registered is recorded from Fastify's own `onRoute`
+ * hook, so routes added later are swept and fuzzed without touching the drills.
+ */
+import { request as httpRequest } from 'node:http'
+import Fastify, { type FastifyInstance, type FastifySchema } from 'fastify'
+import { adminApp } from '../../src/admin/index.js'
+import { createEngine, type Engine } from '../../src/index.js'
+import { TaskManager } from '../../src/tasks/index.js'
+import { taskAdmin } from '../../src/tasks/fastify/index.js'
+
+/** The admin credentials of both apps. */
+export const CREDENTIALS = { username: 'admin', password: 'drill-s3cret' }
+
+/** Seconds a session token lives (the drills move the clock past it). */
+export const TOKEN_EXPIRY_S = 3600
+
+/** Mount paths. */
+export const MOUNTS = { admin: '/switchyard', tasks: '/tasks' } as const
+
+/** A route as Fastify registered it. */
+export interface RecordedRoute {
+  method: string
+  url: string
+  /** Which app: the route-control admin or the task admin (by mount). */
+  app: 'admin' | 'tasks'
+  config: Record<string, unknown>
+  schema: FastifySchema | undefined
+}
+
+/** A running pair of admins. */
+export interface Admins {
+  app: FastifyInstance
+  port: number
+  engine: Engine
+  manager: TaskManager
+  routes: RecordedRoute[]
+  /** Moves the shared clock forward. */
+  advance(ms: number): void
+  /** A digest of every piece of state either admin could change. */
+  state(): Promise<string>
+  close(): Promise<void>
+}
+
+/** One answer, as read by {@link send}. */
+export interface Answer {
+  status: number
+  location: string | undefined
+  contentType: string
+  /** The `name=value` parts of the answer's Set-Cookie headers. */
+  cookies: string[]
+  body: string
+}
+
+/**
+ * Sends one raw request (the path exactly as given, no normalisation) with a deadline. An event
+ * stream is read only up to its headers; a request that never answers rejects.
+ */
+export function send(
+  port: number,
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: string,
+  timeoutMs = 5000,
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(
+      { host: '127.0.0.1', port, method, path, headers, timeout: timeoutMs },
+      (response) => {
+        const contentType = response.headers['content-type'] ?? ''
+        const answer = (text: string) => ({
+          status: response.statusCode ?? 0,
+          location: response.headers.location,
+          contentType,
+          cookies: (response.headers['set-cookie'] ?? []).map((line) => line.split(';')[0]!),
+          body: text,
+        })
+        if (contentType.startsWith('text/event-stream')) {
+          resolve(answer(''))
+          response.destroy()
+          return
+        }
+        const chunks: Buffer[] = []
+        response.on('data', (chunk: Buffer) => chunks.push(chunk))
+        response.on('end', () => resolve(answer(Buffer.concat(chunks).toString('utf8'))))
+        response.on('error', reject)
+      },
+    )
+    request.on('timeout', () =>
+      request.destroy(new Error(`${method} ${path}: no answer in ${timeoutMs} ms`)),
+    )
+    request.on('error', reject)
+    request.end(body)
+  })
+}
+
+/** The session cookies of the two admins. */
+export const ADMIN_COOKIE = 'switchyard_session'
+export const TASK_COOKIE = 'switchyard_tasks_session'
+
+/** Logs in to both admins; resolves their tokens (the task admin's is its session cookie value). */
+export async function loginBoth(admins: Admins): Promise<{ admin: string; tasks: string }> {
+  const api = await send(
+    admins.port,
+    'POST',
+    `${MOUNTS.admin}/api/auth/login`,
+    { 'content-type': 'application/json' },
+    JSON.stringify(CREDENTIALS),
+  )
+  const form = await send(
+    admins.port,
+    'POST',
+    `${MOUNTS.tasks}/auth/login`,
+    { 'content-type': 'application/x-www-form-urlencoded' },
+    `username=${CREDENTIALS.username}&password=${CREDENTIALS.password}`,
+  )
+  const admin = (JSON.parse(api.body) as { token?: string }).token
+  const cookie = form.cookies
+    .find((pair) => pair.startsWith(`${TASK_COOKIE}=`))
+    ?.slice(TASK_COOKIE.length + 1)
+  if (admin === undefined || cookie === undefined) throw new Error('drill login failed')
+  return { admin, tasks: cookie }
+}
+
+/** A boolean flag with variations `on` / `off`, serving `on`. */
+export function booleanFlagInput(key: string) {
+  return {
+    key,
+    name: key,
+    type: 'boolean',
+    variations: [
+      { name: 'on', value: true },
+      { name: 'off', value: false },
+    ],
+    off_variation: 'off',
+    fallthrough: 'on',
+  } as const
+}
+
+/** Starts both admins on 127.0.0.1, port 0. */
+export async function startAdmins(options: { publicStream?: boolean } = {}): Promise<Admins> {
+  let now = Date.parse('2030-01-01T00:00:00Z')
+  const clock = { now: () => now }
+  const quiet = { warn: () => undefined, error: () => undefined }
+  const engine = createEngine({ store: 'memory', clock, logger: quiet, service: 'shop' })
+  engine.registerRoute('GET', '/orders')
+  engine.registerRoute('POST', '/orders')
+  engine.registerRoute('GET', '/invoices', null, { service: 'billing' })
+  await engine.start()
+  const manager = new TaskManager({ logger: quiet })
+  const noop = manager.task({ name: 'noop' }, () => 'done')
+  manager.schedule({ every: 3600 }, () => undefined, { name: 'hourly' })
+  await manager.startup()
+  await manager.addTask(noop, [])
+
+  const app = Fastify({ logger: false })
+  const routes: RecordedRoute[] = []
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method]
+    for (const method of methods) {
+      routes.push({
+        method,
+        url: route.url,
+        app: route.url.startsWith(MOUNTS.tasks) ? 'tasks' : 'admin',
+        config: (route.config ?? {}) as Record<string, unknown>,
+        schema: route.schema,
+      })
+    }
+  })
+  await app.register(adminApp, {
+    engine,
+    path: MOUNTS.admin,
+    auth: CREDENTIALS,
+    tokenExpiry: TOKEN_EXPIRY_S,
+    // The sweep sends thousands of bad logins from one address.
+    loginThrottle: { freeAttempts: 1_000_000, sharedFreeAttempts: 1_000_000 },
+  })
+  await app.register(taskAdmin, {
+    taskManager: manager,
+    path: MOUNTS.tasks,
+    auth: [CREDENTIALS.username, CREDENTIALS.password],
+    tokenExpiry: TOKEN_EXPIRY_S,
+    clock,
+    loginThrottle: { freeAttempts: 1_000_000, sharedFreeAttempts: 1_000_000 },
+    ...(options.publicStream === undefined ? {} : { publicStream: options.publicStream }),
+  })
+  await engine.saveSegment({ key: 'staff', name: 'Staff', included: ['u1'] })
+  await engine.saveFlag(booleanFlagInput('dark-mode'))
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const address = app.server.address()
+  if (address === null || typeof address === 'string') throw new Error('no port')
+
+  return {
+    app,
+    port: address.port,
+    engine,
+    manager,
+    routes,
+    advance(ms) {
+      now += ms
+    },
+    async state() {
+      const [flags, segments, audit, tasks, scheduled] = await Promise.all([
+        engine.listFlags(),
+        engine.flags.listSegments(),
+        engine.getAuditLog({ perPage: 1 }),
+        manager.listTasks({ perPage: 500 }),
+        manager.countScheduled().catch(() => 0),
+      ])
+      return JSON.stringify({
+        routes: engine.listRoutes({ perPage: 500 }),
+        global: engine.getGlobalMaintenance(),
+        services: engine.listServices().map((name) => engine.getServiceMaintenance(name)),
+        policies: engine.listRateLimitPolicies(),
+        globalRl: engine.getGlobalRateLimit(),
+        flags,
+        segments,
+        audit: audit.total,
+        keys: (await engine.evaluationKeys().list()).length,
+        tasks: tasks.items.map((task) => [task.task_id, task.status]),
+        schedules: manager.listSchedules().map((schedule) => [schedule.name, schedule.trigger]),
+        queues: manager.queueStats(),
+        scheduled,
+      })
+    },
+    async close() {
+      await app.close()
+      await manager.shutdown()
+      await engine.close()
+    },
+  }
+}

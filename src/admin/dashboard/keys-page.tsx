@@ -1,0 +1,208 @@
+/**
+ * The Keys page: the read-only evaluation keys that open the OFREP endpoints to services in
+ * any language and to browsers. Create one (its value is shown once, in the answer, and never
+ * again: only its hash is stored), see every key with its hint, revoke one (its open OFREP
+ * streams close at once). Creation and revocation are audited like the API's.
+ */
+import type { FastifyInstance } from 'fastify'
+import type { EvaluationKeyView, IssuedEvaluationKey } from '../auth/evaluation-keys.js'
+import { issueEvaluationKey, revokeEvaluationKey } from '../routes/evaluation-keys.js'
+import {
+  DataTable,
+  Empty,
+  Field,
+  FormError,
+  Time,
+  invalid,
+  sendHtml,
+  trigger,
+} from '../../ui/index.js'
+import { attempt, done } from './answers.js'
+import { formErrors, formOf, raw, NO_ERRORS, type FormErrors } from './forms.js'
+import { PAGE, domId, type Dashboard } from './view.js'
+
+const KEY_FIELDS = ['name'] as const
+
+function KeyTable(props: { dashboard: Dashboard; keys: readonly EvaluationKeyView[] }) {
+  const { dashboard, keys } = props
+  const now = Date.now()
+  return (
+    <div id="keys-table" data-live="keys" data-live-url={dashboard.url('/evaluation-keys/table')}>
+      <DataTable
+        caption="Evaluation keys, oldest first"
+        columns={[
+          'Name',
+          'Key',
+          { label: 'Id', hideNarrow: true },
+          'Created',
+          { label: 'By', hideNarrow: true },
+          'Actions',
+        ]}
+        empty={
+          keys.length === 0 && (
+            <Empty title="No evaluation keys.">
+              <p>
+                Create one for each service or browser app that evaluates flags over OFREP, so that
+                each can be revoked on its own.
+              </p>
+            </Empty>
+          )
+        }
+      >
+        {keys.map((key) => (
+          <tr id={domId('key', key.id)}>
+            <td safe>{key.name}</td>
+            <td class="mono" safe>
+              {key.hint}
+            </td>
+            <td class="mono hide-narrow" safe>
+              {key.id}
+            </td>
+            <td>
+              <Time at={key.created_at} now={now} />
+            </td>
+            <td class="hide-narrow" safe>
+              {key.created_by}
+            </td>
+            <td>
+              <button
+                class="btn btn-danger btn-small"
+                hx-post={dashboard.url(`/evaluation-keys/${encodeURIComponent(key.id)}/revoke`)}
+                hx-confirm={`Revoke the key "${key.name}"? Services using it stop evaluating flags.`}
+                aria-label={`Revoke ${key.name}`}
+              >
+                Revoke
+              </button>
+            </td>
+          </tr>
+        ))}
+      </DataTable>
+    </div>
+  )
+}
+
+function CreateForm(props: {
+  dashboard: Dashboard
+  name: string
+  errors: FormErrors
+  issued: IssuedEvaluationKey | null
+}) {
+  const { dashboard, errors, issued } = props
+  const error = errors.fields.get('name')
+  return (
+    <form
+      id="key-form"
+      class="panel"
+      method="post"
+      action={dashboard.url('/evaluation-keys')}
+      hx-post={dashboard.url('/evaluation-keys')}
+      hx-target="#key-form"
+      hx-swap="outerHTML"
+    >
+      <h2>New key</h2>
+      <FormError message={errors.form} />
+      {issued === null ? (
+        ''
+      ) : (
+        <div class="issued-key" role="status">
+          <p>
+            Key <strong safe>{issued.name}</strong> is created. Copy it now: it is shown this once
+            and cannot be read again.
+          </p>
+          <input class="mono" readonly value={issued.key} aria-label={`The key ${issued.name}`} />
+        </div>
+      )}
+      <Field label="Name" for="key-name" error={error} hint="Who uses it, e.g. checkout-web">
+        <input
+          id="key-name"
+          name="name"
+          required
+          maxlength="100"
+          value={props.name}
+          {...invalid('key-name', error)}
+        />
+      </Field>
+      <div class="form-actions">
+        <button class="btn btn-primary" type="submit">
+          Create key
+        </button>
+      </div>
+    </form>
+  )
+}
+
+/** Registers the Keys page, its table fragment and its two actions. */
+export function keysPage(app: FastifyInstance, dashboard: Dashboard): void {
+  const { evaluationKeys: keys, engine } = dashboard.admin
+  const table = async () => <KeyTable dashboard={dashboard} keys={await keys.list()} />
+
+  app.get('/evaluation-keys', PAGE, async (request, reply) =>
+    sendHtml(
+      reply,
+      dashboard.page(request, {
+        title: 'Evaluation keys',
+        active: 'keys',
+        children: (
+          <>
+            <div class="page-head">
+              <h1>Evaluation keys</h1>
+            </div>
+            <p class="muted">
+              Read-only keys for the OFREP endpoints (
+              <code safe>{`${dashboard.url('/ofrep/v1/')}…`}</code>): a service in any language, or
+              a browser, evaluates flags with one and can change nothing. Send it as{' '}
+              <code>Authorization: Bearer syk_…</code>.
+            </p>
+            <CreateForm dashboard={dashboard} name="" errors={NO_ERRORS} issued={null} />
+            {(await table()) as 'safe'}
+          </>
+        ),
+      }),
+    ),
+  )
+
+  app.get('/evaluation-keys/table', PAGE, async (_request, reply) => sendHtml(reply, await table()))
+
+  app.post('/evaluation-keys', PAGE, async (request, reply) => {
+    const name = raw(formOf(request.body), 'name')
+    const actor = dashboard.actor(request)
+    return attempt(
+      reply,
+      async () => {
+        const issued = await issueEvaluationKey(engine, keys, name, actor)
+        trigger(reply, { 'ui-refresh': { type: 'keys' } })
+        return sendHtml(
+          reply,
+          <CreateForm dashboard={dashboard} name="" errors={NO_ERRORS} issued={issued} />,
+          201,
+        )
+      },
+      (error) =>
+        sendHtml(
+          reply,
+          <CreateForm
+            dashboard={dashboard}
+            name={name}
+            errors={formErrors(error, KEY_FIELDS)}
+            issued={null}
+          />,
+          422,
+        ),
+    )
+  })
+
+  app.post<{ Params: { id: string } }>(
+    '/evaluation-keys/:id/revoke',
+    PAGE,
+    async (request, reply) =>
+      attempt(reply, async () => {
+        const key = await revokeEvaluationKey(
+          engine,
+          keys,
+          request.params.id,
+          dashboard.actor(request),
+        )
+        return done(reply, `Key ${key.name} is revoked.`, { type: 'keys' })
+      }),
+  )
+}

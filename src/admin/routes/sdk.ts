@@ -1,0 +1,122 @@
+/**
+ * The endpoints of multi-service mode (docs/multi-service.md), used by `switchyard/sdk` apps:
+ *
+ * - `POST /api/sdk/register` — an app registers its declared routes under its app id;
+ * - `GET /api/sdk/events?app_id=` — the app's event stream: a `snapshot`, then its changes;
+ * - `POST /api/sdk/report` — the app's blocked requests and audit entries, batched.
+ *
+ * All three need the admin credentials like every other endpoint. An open stream ends when the
+ * token that opened it is logged out, revoked on another instance or expires (the same watch
+ * as the admin event stream).
+ */
+import { Type } from 'typebox'
+import { randomUUID } from 'node:crypto'
+import { ADMIN_ROUTE, type AdminContext, type AdminInstance } from '../context.js'
+import { actorOf } from '../auth/guard.js'
+import { ErrorBody, RouteStateList } from '../schemas.js'
+import { serveSessionStream } from './events.js'
+import type { RemoteRoutes } from '../../sdk/server/remote-routes.js'
+import type { SdkStreams } from '../../sdk/server/streams.js'
+import { EventsQuery, RegisterBody, ReportBody } from '../../sdk/wire.js'
+
+/** What the SDK endpoints need beyond the admin context. */
+export interface SdkEndpoints {
+  remote: RemoteRoutes
+  streams: SdkStreams
+}
+
+/** Registers the SDK endpoints. */
+export function sdkRoutes(app: AdminInstance, context: AdminContext, sdk: SdkEndpoints): void {
+  const { engine } = context
+  const errors = { 400: ErrorBody, 401: ErrorBody, 503: ErrorBody }
+
+  app.post(
+    '/api/sdk/register',
+    {
+      config: ADMIN_ROUTE,
+      schema: {
+        summary:
+          'Registers an SDK app’s declared routes: a runtime state on the server wins, new routes get their declared state, routes no longer declared are reported as vanished',
+        tags: ['sdk'],
+        body: RegisterBody,
+        response: {
+          200: Type.Object({ states: RouteStateList, vanished: Type.Array(Type.String()) }),
+          ...errors,
+        },
+      },
+    },
+    (request) => sdk.remote.register(request.body.app_id, request.body.routes),
+  )
+
+  app.get(
+    '/api/sdk/events',
+    {
+      config: ADMIN_ROUTE,
+      schema: {
+        summary:
+          'An SDK app’s event stream: a `snapshot` event, then every change of its service and of the global scope',
+        tags: ['sdk'],
+        produces: ['text/event-stream'],
+        querystring: EventsQuery,
+        response: {
+          200: Type.String({
+            description:
+              'An event stream: `snapshot` first, then route_state, global_maintenance, service_maintenance, rl_policy, global_rl_policy, service_rl_policy, flag, segment',
+          }),
+          400: ErrorBody,
+          401: ErrorBody,
+        },
+      },
+    },
+    (request, reply) => {
+      // One frame per write: Nagle's algorithm would hold small frames back for tens of ms.
+      request.raw.socket.setNoDelay(true)
+      serveSessionStream(
+        request,
+        reply,
+        context.sessions,
+        context.streams,
+        context.sessionCheckMs,
+        (response) => sdk.streams.connect(response, request.query.app_id),
+      )
+    },
+  )
+
+  app.post(
+    '/api/sdk/report',
+    {
+      config: ADMIN_ROUTE,
+      schema: {
+        summary:
+          'An SDK app’s blocked requests and audit entries, batched: they join the blocked-request log and the audit log under the app’s service',
+        tags: ['sdk'],
+        body: ReportBody,
+        response: {
+          200: Type.Object({ hits: Type.Integer(), audit: Type.Integer() }),
+          ...errors,
+        },
+      },
+    },
+    async (request) => {
+      const { app_id: service, hits, audit } = request.body
+      const { actor } = actorOf(request)
+      // Ids are the server's (an app cannot overwrite or collide with other records), and so is
+      // the service: an app reports for itself only. Each is announced (`rl_hit`) like a local one.
+      for (const hit of hits)
+        await engine.rateLimits.recordHit({ ...hit, id: randomUUID(), service })
+      for (const entry of audit)
+        engine.recordOperation({
+          action: entry.action,
+          route: entry.route,
+          // The app's own service, whatever the entry says: an app reports for itself only.
+          service,
+          actor: entry.actor === '' ? actor : entry.actor,
+          platform: 'sdk',
+          reason: entry.reason,
+          previous_status: entry.previous_status,
+          new_status: entry.new_status,
+        })
+      return { hits: hits.length, audit: audit.length }
+    },
+  )
+}

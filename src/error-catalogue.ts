@@ -1,0 +1,21 @@
+/**
+ * The error catalogue of route control: every coded error class the engine, its features and
+ * the admin app throw, in one list. docs/errors.md documents each one (code, class, status),
+ * and a test holds the two together in both directions. The task half has its own list
+ * (`taskErrors` of `switchyard/tasks`); the halves do not import each other.
+ */
+import { adminErrorCatalogue } from './admin/errors.js'
+import { coreErrorCatalogue } from './core/errors.js'
+import { flagErrorCatalogue } from './flags/errors.js'
+import { RateLimitExceededError } from './rate-limit/exceeded.js'
+import { SdkConnectionError, SdkReadOnlyError } from './sdk/errors.js'
+
+/** Every coded error class of route control, each a subclass of `SwitchyardError`. */
+export const errorCatalogue = [
+  ...coreErrorCatalogue,
+  ...flagErrorCatalogue,
+  ...adminErrorCatalogue,
+  RateLimitExceededError,
+  SdkConnectionError,
+  SdkReadOnlyError,
+] as const

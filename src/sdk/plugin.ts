@@ -1,0 +1,229 @@
+/**
+ * `switchyardSdk`: the Fastify plugin of an app in multi-service mode. The app enforces with
+ * the same engine, decorators and responses as with `switchyard/fastify`; its state comes from
+ * the central server (`switchyard serve`) over the server's event stream, applied to an
+ * in-process replica, so nothing on the request path touches the network. Rate-limit counters
+ * stay in the app (memory, or the Redis counters it is given); blocked requests and audit
+ * entries are reported to the server in batches.
+ *
+ * @example
+ * await app.register(switchyardSdk, { server: 'http://127.0.0.1:9000/switchyard', appId: 'payments', token })
+ * app.get('/pay', { onRequest: rateLimit({ limit: '100/minute' }) }, handler)
+ */
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { ConfigError } from '../core/errors.js'
+import type { Engine } from '../core/engine.js'
+import type { EngineLogger } from '../core/feature.js'
+import { isServiceName } from '../core/service-name.js'
+import type { RouteState } from '../core/route-state.js'
+import { createEngine } from '../create-engine.js'
+import { switchyard, type SwitchyardPluginOptions } from '../fastify/plugin.js'
+import type { RateLimitingOptions } from '../rate-limit/options.js'
+import { PushedState, pushedStore } from './pushed-store.js'
+import { Reporter } from './reporter.js'
+import { ServerClient, type SdkCredentials } from './server-client.js'
+import { SdkSync, type SdkStatus } from './sync.js'
+import type { DeclaredRoute } from './wire.js'
+
+/** Options of {@link switchyardSdk}. */
+export interface SwitchyardSdkOptions extends Pick<
+  SwitchyardPluginOptions,
+  'responses' | 'openapi' | 'enforceAt'
+> {
+  /** The server's admin mount URL, e.g. `http://127.0.0.1:9000/switchyard`. */
+  server: string
+  /** The app id: its service name (lower-case letters, digits, `.`, `_`, `-`). */
+  appId: string
+  /** An admin token of the server (`ctl login` prints where it is kept). */
+  token?: string
+  /** Admin credentials of the server, instead of a token. */
+  username?: string
+  password?: string
+  /**
+   * Start even when the server cannot be reached or refuses the credentials: the app serves
+   * its declared states and keeps retrying in the background. Default false: startup fails
+   * with a message saying what is wrong.
+   */
+  failOpen?: boolean
+  /** Environment name for env-gated routes; default `CTL_ENV` or `dev`. */
+  env?: string
+  /** Seconds allowed for each server call and for the first snapshot (default 10). */
+  timeout?: number
+  /** Seconds before the first reconnection attempt (default 0.2); doubled up to the next. */
+  retryInterval?: number
+  /** Longest wait between reconnection attempts, in seconds (default 5). */
+  maxRetryInterval?: number
+  /** Seconds between reports of blocked requests and audit entries (default 1). */
+  reportInterval?: number
+  /**
+   * Rate-limit settings of the app: counters (memory by default; `redisCounters({ client })`
+   * to share them between the app's instances), `trustedProxies`, `maxRlHitEntries`… Policies
+   * come from the server.
+   */
+  rateLimit?: Omit<RateLimitingOptions, 'policies' | 'hits'>
+  /** Where the SDK logs connection problems; default the app's logger. */
+  logger?: EngineLogger
+}
+
+/** What `app.switchyardSdk` offers. */
+export interface SdkHandle {
+  /** The connection to the server: `connecting`, `live`, `disconnected` or `closed`. */
+  readonly status: SdkStatus
+  /** Adds a listener for status changes; returns the unsubscriber. */
+  onStatus(listener: (status: SdkStatus) => void): () => void
+  /** Sends the queued blocked requests and audit entries now. */
+  flush(): Promise<void>
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The SDK's connection to its switchyard server (multi-service mode). */
+    switchyardSdk: SdkHandle
+  }
+}
+
+async function sdkPlugin(app: FastifyInstance, options: SwitchyardSdkOptions): Promise<void> {
+  const settings = checkOptions(options)
+  const logger = options.logger ?? app.log
+  const client = new ServerClient({
+    server: settings.server,
+    appId: options.appId,
+    credentials: settings.credentials,
+    timeoutMs: settings.timeoutMs,
+  })
+  const reporter = new Reporter({
+    client,
+    logger,
+    intervalMs: seconds(options.reportInterval, 1, 'reportInterval'),
+    maxQueued: 10_000,
+  })
+  const state = new PushedState(options.appId, (error) =>
+    logger.error('switchyard SDK: change listener failed', error),
+  )
+  const engine = createEngine({
+    service: options.appId,
+    store: pushedStore(state, (entry) => reporter.addAudit(entry)),
+    logger,
+    ...(options.env === undefined ? {} : { env: options.env }),
+    rateLimit: {
+      ...options.rateLimit,
+      hits: reporter.hitStore(options.rateLimit?.maxRlHitEntries ?? 10_000),
+    },
+  })
+  const sync = new SdkSync({
+    client,
+    engine,
+    state,
+    appId: options.appId,
+    routes: () => declaredRoutes(engine, options.appId),
+    logger,
+    backoff: {
+      firstMs: seconds(options.retryInterval, 0.2, 'retryInterval'),
+      maxMs: seconds(options.maxRetryInterval, 5, 'maxRetryInterval'),
+    },
+    timeoutMs: settings.timeoutMs,
+  })
+  await app.register(switchyard, {
+    engine,
+    ...(options.responses === undefined ? {} : { responses: options.responses }),
+    ...(options.openapi === undefined ? {} : { openapi: options.openapi }),
+    ...(options.enforceAt === undefined ? {} : { enforceAt: options.enforceAt }),
+  })
+  app.decorate('switchyardSdk', {
+    get status() {
+      return sync.status
+    },
+    onStatus: (listener: (status: SdkStatus) => void) => sync.onStatus(listener),
+    flush: () => reporter.flush(),
+  } satisfies SdkHandle)
+  // Every route is known once the app is ready: register them all, then follow the stream.
+  app.addHook('onReady', async () => {
+    await sync.start(options.failOpen === true)
+  })
+  app.addHook('onClose', async () => {
+    sync.close()
+    await reporter.close()
+    await engine.close()
+  })
+}
+
+/** The declared state of every route of the app, as the server's registration takes it. */
+function declaredRoutes(engine: Engine, service: string): DeclaredRoute[] {
+  const routes: DeclaredRoute[] = []
+  for (let page = 1; ; page++) {
+    const listed = engine.listRoutes({ service, page, perPage: 500 })
+    for (const state of listed.items) {
+      // Registering again returns the route's slot, whose declared state never changes.
+      const slot = engine.registerRoute(state.method, state.path, null, { service })
+      routes.push(toDeclared(slot.declared))
+    }
+    if (page * listed.per_page >= listed.total) return routes
+  }
+}
+
+function toDeclared(state: RouteState): DeclaredRoute {
+  return {
+    route: state.route,
+    status: state.status,
+    reason: state.reason,
+    envs: state.envs,
+    force_active: state.force_active,
+    window: state.window,
+    sunset: state.sunset,
+    use_instead: state.use_instead,
+    deprecated_since: state.deprecated_since,
+  }
+}
+
+function checkOptions(options: SwitchyardSdkOptions): {
+  server: string
+  credentials: SdkCredentials
+  timeoutMs: number
+} {
+  let url: URL
+  try {
+    url = new URL(options.server)
+  } catch {
+    throw new ConfigError(
+      `switchyardSdk: invalid server URL ${JSON.stringify(options.server)}; expected e.g. "http://127.0.0.1:9000/switchyard".`,
+    )
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new ConfigError(
+      `switchyardSdk: the server URL must be http or https, not ${url.protocol}`,
+    )
+  if (!isServiceName(options.appId))
+    throw new ConfigError(
+      `switchyardSdk: invalid appId ${JSON.stringify(options.appId)}: use lower-case letters, digits, ".", "_" or "-", starting with a letter or digit (at most 63 characters).`,
+    )
+  const { token, username, password } = options
+  if (token !== undefined && (username !== undefined || password !== undefined))
+    throw new ConfigError('switchyardSdk: give either `token` or `username` and `password`.')
+  if ((username === undefined) !== (password === undefined))
+    throw new ConfigError('switchyardSdk: `username` and `password` go together.')
+  const credentials: SdkCredentials =
+    token !== undefined
+      ? { token }
+      : username !== undefined && password !== undefined
+        ? { username, password }
+        : {}
+  return {
+    server: url.href.replace(/\/+$/, ''),
+    credentials,
+    timeoutMs: seconds(options.timeout, 10, 'timeout'),
+  }
+}
+
+function seconds(value: number | undefined, fallback: number, name: string): number {
+  const chosen = value ?? fallback
+  if (typeof chosen !== 'number' || !Number.isFinite(chosen) || chosen <= 0)
+    throw new ConfigError(`switchyardSdk: ${name} must be a positive number of seconds.`)
+  return chosen * 1000
+}
+
+/**
+ * The SDK plugin of multi-service mode (see the module comment and docs/multi-service.md).
+ * Register it before the routes, like `switchyard`.
+ */
+export const switchyardSdk = fp(sdkPlugin, { fastify: '5.x', name: 'switchyard-sdk' })

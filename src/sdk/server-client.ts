@@ -1,0 +1,159 @@
+/**
+ * The SDK's HTTP client of the central server: login (username and password) or a token,
+ * registration, batched reports and the event stream, each call with a deadline. Failures
+ * become {@link SdkConnectionError}s whose message says what to fix: a wrong URL, a server
+ * that is down, credentials the server refuses.
+ */
+import { SdkConnectionError } from './errors.js'
+import type { DeclaredRoute, RegisterAnswer, ReportRequest } from './wire.js'
+
+/** How the SDK authenticates. */
+export type SdkCredentials =
+  { token: string } | { username: string; password: string } | Record<string, never>
+
+/** Options of {@link ServerClient}. */
+export interface ServerClientOptions {
+  /** The server's admin mount URL, e.g. `http://127.0.0.1:9000/switchyard`. */
+  server: string
+  appId: string
+  credentials: SdkCredentials
+  /** Deadline of each request, in milliseconds. */
+  timeoutMs: number
+}
+
+/** Talks to the central server. */
+export class ServerClient {
+  private readonly base: string
+  private token: string | null
+
+  constructor(private readonly options: ServerClientOptions) {
+    this.base = options.server.replace(/\/+$/, '')
+    this.token = 'token' in options.credentials ? options.credentials.token : null
+  }
+
+  /** The server URL, for messages. */
+  get server(): string {
+    return this.base
+  }
+
+  /** Logs in when the SDK was given a username and password (again after a 401). */
+  async authenticate(): Promise<void> {
+    const credentials = this.options.credentials
+    if (!('username' in credentials)) return
+    const answer = await this.call('POST', '/api/auth/login', credentials, false)
+    this.token = (answer as { token: string }).token
+  }
+
+  /** Registers the app's declared routes. */
+  async register(routes: DeclaredRoute[]): Promise<RegisterAnswer> {
+    return (await this.call('POST', '/api/sdk/register', {
+      app_id: this.options.appId,
+      routes,
+    })) as RegisterAnswer
+  }
+
+  /** Sends one batch of blocked requests and audit entries. */
+  async report(batch: Omit<ReportRequest, 'app_id'>): Promise<void> {
+    await this.call('POST', '/api/sdk/report', { app_id: this.options.appId, ...batch })
+  }
+
+  /**
+   * Opens the event stream; resolves the response once its headers arrived (the body is read
+   * by the caller until `signal` aborts it).
+   */
+  async openStream(signal: AbortSignal): Promise<Response> {
+    const url = `${this.base}/api/sdk/events?app_id=${encodeURIComponent(this.options.appId)}`
+    // The deadline covers the headers only: the body is read for as long as the stream lives.
+    const controller = new AbortController()
+    const abort = () => controller.abort(signal.reason)
+    signal.addEventListener('abort', abort, { once: true })
+    const deadline = setTimeout(() => controller.abort(), this.options.timeoutMs)
+    try {
+      const response = await this.fetch(url, {
+        headers: { accept: 'text/event-stream', ...this.authorization() },
+        signal: controller.signal,
+      })
+      if (!response.ok) await this.fail(response, url)
+      return response
+    } finally {
+      clearTimeout(deadline)
+    }
+  }
+
+  private authorization(): Record<string, string> {
+    return this.token === null ? {} : { authorization: `Bearer ${this.token}` }
+  }
+
+  private async call(
+    method: string,
+    path: string,
+    body: unknown,
+    retryLogin = true,
+  ): Promise<unknown> {
+    const url = `${this.base}${path}`
+    const response = await this.fetch(url, {
+      method,
+      headers: {
+        'content-type': 'application/json',
+        'x-ctl-platform': 'sdk',
+        ...this.authorization(),
+      },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(this.options.timeoutMs),
+    })
+    if (response.status === 401 && retryLogin && 'username' in this.options.credentials) {
+      // The token expired or was revoked: log in again once.
+      await response.body?.cancel()
+      await this.authenticate()
+      return this.call(method, path, body, false)
+    }
+    if (!response.ok) await this.fail(response, url)
+    return response.json()
+  }
+
+  private async fetch(url: string, init: RequestInit): Promise<Response> {
+    try {
+      return await fetch(url, init)
+    } catch (error) {
+      const cause = error instanceof Error ? (error.cause ?? error) : error
+      const reason = cause instanceof Error ? cause.message : String(cause)
+      throw new SdkConnectionError(
+        `switchyard SDK: cannot reach the switchyard server at ${this.base} (${reason}).`,
+        false,
+        error,
+      )
+    }
+  }
+
+  private async fail(response: Response, url: string): Promise<never> {
+    let code = ''
+    let message = ''
+    try {
+      const body = (await response.json()) as { error?: { code?: string; message?: string } }
+      code = body.error?.code ?? ''
+      message = body.error?.message ?? ''
+    } catch {
+      // Not a switchyard answer: the status says enough.
+    }
+    const status = response.status
+    if (status === 401)
+      throw new SdkConnectionError(
+        `switchyard SDK: the server at ${this.base} refused the credentials (401 ${code || 'UNAUTHENTICATED'}): check the token, or the username and password.`,
+        true,
+      )
+    if (status === 404 && code !== 'ROUTE_NOT_FOUND')
+      throw new SdkConnectionError(
+        `switchyard SDK: no switchyard server answers at ${url} (404): check the server URL and its mount path (e.g. http://127.0.0.1:9000/switchyard).`,
+        true,
+      )
+    if (status === 400 && code === 'AUTH_NOT_CONFIGURED')
+      throw new SdkConnectionError(
+        `switchyard SDK: the server at ${this.base} has no credentials configured: drop username and password from the SDK options.`,
+        true,
+      )
+    throw new SdkConnectionError(
+      `switchyard SDK: the server at ${this.base} answered ${status}${code ? ` ${code}` : ''}${message ? `: ${message}` : ''}.`,
+      status >= 400 && status < 500,
+    )
+  }
+}

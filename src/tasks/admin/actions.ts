@@ -1,0 +1,163 @@
+/**
+ * The task admin's writes — retry, cancel, bulk retry, retry of the failed tasks in a window,
+ * queue changes —
+ * shared by the JSON API and the dashboard, so both validate, audit and fail the same way.
+ */
+import type { FastifyRequest } from 'fastify'
+import {
+  QueueFullError,
+  TaskArgumentError,
+  TaskNotCancellableError,
+  TaskNotFoundError,
+  TaskNotRegisteredError,
+  TaskNotRetryableError,
+} from '../errors.js'
+import type { QueueConfig } from '../queues/queue.js'
+import type { TaskRecord } from '../record.js'
+import { audit, type TaskAdminContext } from './context.js'
+import { windowStart } from './serialize.js'
+
+/** Outcome of one id of a bulk retry. */
+export type RetryOutcome =
+  'dispatched' | 'not_found' | 'not_retryable' | 'not_registered' | 'rejected'
+
+/** The answer of a bulk retry. */
+export interface BulkRetryResult {
+  dispatched: number
+  skipped: number
+  results: { task_id: string; new_task_id: string | null; outcome: RetryOutcome }[]
+}
+
+/** Most failed tasks one "retry the failed tasks of a window" re-enqueues. */
+export const RETRY_FAILED_LIMIT = 10_000
+
+/** Retries a finished task; resolves the new task's id. The retry is audited. */
+export async function retryTask(
+  context: TaskAdminContext,
+  request: FastifyRequest,
+  taskId: string,
+): Promise<string> {
+  const newId = await context.manager.retryTask(taskId)
+  await audit(context, request, 'retry', taskId, { new_task_id: newId })
+  return newId
+}
+
+/**
+ * Cancels a pending or running task of this process; resolves its record. A task of another
+ * instance, or a finished one, is a `TaskNotCancellableError` saying why.
+ */
+export async function cancelTask(
+  context: TaskAdminContext,
+  request: FastifyRequest,
+  taskId: string,
+): Promise<TaskRecord> {
+  const { manager } = context
+  let record
+  try {
+    record = manager.cancel(taskId)
+  } catch (error) {
+    if (!(error instanceof TaskNotFoundError)) throw error
+    // Not this process's: another instance's record, or none.
+    const stored = await manager.getTask(taskId)
+    if (stored === undefined) throw error
+    throw new TaskNotCancellableError(
+      stored.status === 'pending' || stored.status === 'running'
+        ? `Task ${taskId} runs on another instance; cancel it there.`
+        : `Task ${taskId} is ${stored.status}; only pending or running tasks can be cancelled.`,
+      { status: stored.status },
+    )
+  }
+  await audit(context, request, 'cancel', taskId, { status: record.status })
+  return record
+}
+
+/** Retries each id; an id that cannot be retried is an outcome, not an error. */
+async function retryAll(
+  context: TaskAdminContext,
+  ids: readonly string[],
+): Promise<BulkRetryResult> {
+  const results: BulkRetryResult['results'] = []
+  for (const id of new Set(ids)) {
+    let outcome: RetryOutcome = 'dispatched'
+    let newId: string | null = null
+    try {
+      newId = await context.manager.retryTask(id)
+    } catch (error) {
+      if (error instanceof TaskNotFoundError) outcome = 'not_found'
+      else if (error instanceof TaskNotRetryableError || error instanceof TaskArgumentError) {
+        outcome = 'not_retryable'
+      } else if (error instanceof TaskNotRegisteredError) outcome = 'not_registered'
+      else if (error instanceof QueueFullError) outcome = 'rejected'
+      else throw error
+    }
+    results.push({ task_id: id, new_task_id: newId, outcome })
+  }
+  const dispatched = results.filter((result) => result.outcome === 'dispatched').length
+  return { dispatched, skipped: results.length - dispatched, results }
+}
+
+/** Retries the given tasks (audited once as `bulk_retry`). */
+export async function bulkRetry(
+  context: TaskAdminContext,
+  request: FastifyRequest,
+  taskIds: readonly string[],
+): Promise<BulkRetryResult> {
+  const result = await retryAll(context, taskIds)
+  await audit(context, request, 'bulk_retry', null, {
+    task_ids: result.results.map((r) => r.task_id),
+    dispatched: result.dispatched,
+    skipped: result.skipped,
+  })
+  return result
+}
+
+/** The ids of the failed tasks of a window (at most {@link RETRY_FAILED_LIMIT}). */
+export async function failedTaskIds(
+  context: TaskAdminContext,
+  since: string,
+  funcName: string | undefined,
+): Promise<string[]> {
+  const ids: string[] = []
+  const from = windowStart(since, context.now())
+  for (let page = 1; ids.length < RETRY_FAILED_LIMIT; page++) {
+    const chunk = await context.manager.listTasks({
+      status: 'failed',
+      since: from,
+      funcName,
+      page,
+      perPage: 500,
+    })
+    ids.push(...chunk.items.map((record) => record.task_id))
+    if (chunk.items.length < 500) break
+  }
+  return ids.slice(0, RETRY_FAILED_LIMIT)
+}
+
+/** Retries the failed tasks of a window (audited once as `retry_failed`). */
+export async function retryFailed(
+  context: TaskAdminContext,
+  request: FastifyRequest,
+  since: string,
+  funcName: string | undefined,
+): Promise<BulkRetryResult> {
+  const result = await retryAll(context, await failedTaskIds(context, since, funcName))
+  await audit(context, request, 'retry_failed', null, {
+    since,
+    func_name: funcName ?? null,
+    dispatched: result.dispatched,
+    skipped: result.skipped,
+  })
+  return result
+}
+
+/** Changes a queue's config live (audited as `queue_update`); resolves the applied config. */
+export async function updateQueue(
+  context: TaskAdminContext,
+  request: FastifyRequest,
+  name: string,
+  change: Partial<QueueConfig>,
+): Promise<QueueConfig> {
+  const config = await context.manager.updateQueueConfig(name, change)
+  await audit(context, request, 'queue_update', null, { queue: name, ...config })
+  return config
+}

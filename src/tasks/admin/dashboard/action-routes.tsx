@@ -1,0 +1,133 @@
+/**
+ * The dashboard's writes, each through the same action as the JSON API (validated, audited):
+ * retry and cancel of one task, retry of selected rows, replay of a window's failed tasks, and
+ * a queue's live config. Every answer says what happened (a toast; per-item counts for bulk
+ * actions) and asks the page to refresh what changed.
+ */
+import type { FastifyReply } from 'fastify'
+import { sendHtml, trigger, type Toast } from '../../../ui/index.js'
+import { QueueNotFoundError, TaskValidationError } from '../../errors.js'
+import {
+  bulkRetry,
+  cancelTask,
+  retryFailed,
+  retryTask,
+  updateQueue,
+  type BulkRetryResult,
+} from '../actions.js'
+import type { TaskAdminInstance } from '../context.js'
+import { QueueParams, TaskIdParams } from '../schemas.js'
+import { DEAD_LETTER_WINDOWS } from './dead-letters.js'
+import { TaskDetail, detailUrl } from './detail.js'
+import { QueueRow, parseQueueForm } from './queues.js'
+import { PAGE, type TaskDashboard } from './view.js'
+
+const TASK_ID = /^[A-Za-z0-9._:-]{1,128}$/
+/** Most rows one "Retry selected" takes (the bulk-retry API's limit). */
+const MAX_SELECTED = 500
+
+/** The form fields of a request body (urlencoded), never from the prototype. */
+function fieldsOf(body: unknown): Map<string, unknown> {
+  return new Map(typeof body === 'object' && body !== null ? Object.entries(body) : [])
+}
+
+/** The toast of a bulk retry: how many were dispatched, how many skipped and why. */
+export function bulkToast(result: BulkRetryResult): Toast {
+  const skipped = new Map<string, number>()
+  for (const item of result.results) {
+    if (item.outcome !== 'dispatched')
+      skipped.set(item.outcome, (skipped.get(item.outcome) ?? 0) + 1)
+  }
+  const why = [...skipped].map(([outcome, n]) => `${n} ${outcome.replace('_', ' ')}`).join(', ')
+  const message =
+    `Retried ${result.dispatched} task${result.dispatched === 1 ? '' : 's'}` +
+    (result.skipped === 0 ? '.' : `; skipped ${result.skipped} (${why}).`)
+  return { message, kind: result.dispatched === 0 && result.skipped > 0 ? 'error' : 'success' }
+}
+
+/** Registers the actions. */
+export function actionRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): void {
+  const { context } = dashboard
+  const refresh = (reply: FastifyReply, toast: Toast) =>
+    trigger(reply, { 'ui-toast': toast, 'ui-refresh': { type: 'task' }, 'ui-close-dialog': true })
+
+  app.post('/dashboard/bulk-retry', PAGE, async (request, reply) => {
+    const raw = fieldsOf(request.body).get('task_ids')
+    const ids = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).filter(
+      (id): id is string => typeof id === 'string',
+    )
+    if (ids.length === 0) throw new TaskValidationError('Select at least one task to retry.')
+    if (ids.length > MAX_SELECTED || !ids.every((id) => TASK_ID.test(id))) {
+      throw new TaskValidationError(`Select at most ${MAX_SELECTED} tasks with valid ids.`)
+    }
+    const result = await bulkRetry(context, request, ids)
+    return refresh(reply, bulkToast(result)).status(200).send('')
+  })
+
+  app.post('/dashboard/dead-letters/replay', PAGE, async (request, reply) => {
+    const window = fieldsOf(request.body).get('window')
+    if (
+      typeof window !== 'string' ||
+      !(DEAD_LETTER_WINDOWS as readonly string[]).includes(window)
+    ) {
+      throw new TaskValidationError(`window must be one of ${DEAD_LETTER_WINDOWS.join(', ')}.`)
+    }
+    const result = await retryFailed(context, request, window, undefined)
+    return refresh(reply, bulkToast(result)).status(200).send('')
+  })
+
+  const taskRoute = { ...PAGE, schema: { ...PAGE.schema, params: TaskIdParams } }
+
+  app.post('/dashboard/task/:task_id/retry', taskRoute, async (request, reply) => {
+    const id = request.params.task_id
+    const newId = await retryTask(context, request, id)
+    // The new run's page says where it came from (a toast that survives the navigation).
+    const next = `${detailUrl(dashboard, newId)}?retried_from=${encodeURIComponent(id)}`
+    return reply.status(200).header('hx-redirect', next).send('')
+  })
+
+  app.post('/dashboard/task/:task_id/cancel', taskRoute, async (request, reply) => {
+    const id = request.params.task_id
+    await cancelTask(context, request, id)
+    const task = await context.manager.getStoredTask(id)
+    trigger(reply, { 'ui-toast': { message: `Cancelled task ${id}.`, kind: 'success' } })
+    if (task === undefined) return reply.status(200).send('')
+    return sendHtml(reply, <TaskDetail dashboard={dashboard} task={task} />)
+  })
+
+  app.post(
+    '/dashboard/queues/:name',
+    { ...PAGE, schema: { ...PAGE.schema, params: QueueParams } },
+    async (request, reply) => {
+      const name = request.params.name
+      const stats = () => context.manager.queueStats().find((queue) => queue.name === name)
+      const current = stats()
+      if (current === undefined) throw new QueueNotFoundError(`No queue ${JSON.stringify(name)}.`)
+      const action = dashboard.url(`/dashboard/queues/${encodeURIComponent(name)}`)
+      const fields = fieldsOf(request.body)
+      const parsed = parseQueueForm(request.body)
+      if (!parsed.ok) {
+        const typed = (field: string) => {
+          const value = fields.get(field)
+          return typeof value === 'string' ? value.slice(0, 100) : ''
+        }
+        return sendHtml(
+          reply,
+          <QueueRow
+            queue={current}
+            action={action}
+            form={{
+              concurrency: typed('concurrency'),
+              max_size: typed('max_size'),
+              errors: parsed.errors,
+            }}
+          />,
+          422,
+        )
+      }
+      await updateQueue(context, request, name, parsed.change)
+      trigger(reply, { 'ui-toast': { message: `Queue ${name} updated.`, kind: 'success' } })
+      return sendHtml(reply, <QueueRow queue={stats() ?? current} action={action} />)
+    },
+  )
+}

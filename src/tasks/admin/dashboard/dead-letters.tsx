@@ -1,0 +1,204 @@
+/**
+ * The Dead Letters tab: failed tasks of a window (1h, 6h, 24h, 7d, all), newest first, with
+ * their errors; "Replay window" retries every failed task of the window after a confirmation
+ * that names how many, and row checkboxes with "Replay selected" retry a chosen few.
+ */
+import type { FastifyRequest } from 'fastify'
+import {
+  DataTable,
+  DialogContent,
+  Empty,
+  Pager,
+  Time,
+  Truncated,
+  pageParam,
+  param,
+} from '../../../ui/index.js'
+import type { TaskPage } from '../../stores/ports.js'
+import { detailUrl } from './detail.js'
+import { WINDOWS, windowLabel, windowParam, type TaskDashboard } from './view.js'
+
+/** The windows of the tab. */
+export const DEAD_LETTER_WINDOWS = [...WINDOWS, 'all'] as const
+
+/** Rows per page. */
+export const DEAD_LETTERS_PER_PAGE = 50
+
+/** The window and page of the tab. */
+export interface DeadLetterFilters {
+  window: string
+  page: number
+}
+
+/** Reads the tab's window (default 24h) and page. */
+export function deadLetterFilters(request: FastifyRequest): DeadLetterFilters {
+  return {
+    window: windowParam(param(request, 'window'), DEAD_LETTER_WINDOWS, '24h'),
+    page: pageParam(request),
+  }
+}
+
+const phrase = (window: string) =>
+  window === 'all' ? 'ever' : `in the last ${windowLabel(window)}`
+
+/** The tab's content: the window selector, the replay actions and the table. */
+export function DeadLetters(props: {
+  dashboard: TaskDashboard
+  filters: DeadLetterFilters
+  page: TaskPage
+}): JSX.Element {
+  const { dashboard, filters, page } = props
+  const now = dashboard.context.now()
+  const query = (values: Partial<DeadLetterFilters>) => {
+    const merged = { ...filters, ...values }
+    return {
+      window: merged.window === '24h' ? undefined : merged.window,
+      page: merged.page === 1 ? undefined : merged.page,
+    }
+  }
+  const wider = DEAD_LETTER_WINDOWS[DEAD_LETTER_WINDOWS.indexOf(filters.window as '24h') + 1]
+  return (
+    <div
+      id="dead-letters"
+      data-live="task"
+      data-live-url={dashboard.url('/dashboard/dead-letters/table', query({}))}
+      data-live-highlight
+    >
+      <div class="filters">
+        <nav class="tabs" aria-label="Window">
+          {DEAD_LETTER_WINDOWS.map((window) => (
+            <a
+              href={dashboard.url('/dashboard/dead-letters', query({ window, page: 1 }))}
+              aria-current={window === filters.window ? 'page' : undefined}
+            >
+              {window}
+            </a>
+          ))}
+        </nav>
+        <button
+          class="btn btn-primary"
+          type="button"
+          hx-get={dashboard.url('/dashboard/dead-letters/replay', { window: filters.window })}
+          hx-target="#ui-dialog-body"
+          disabled={page.total === 0}
+        >
+          Replay window…
+        </button>
+      </div>
+      <form data-keep hx-post={dashboard.url('/dashboard/bulk-retry')} hx-swap="none">
+        <p class="stale" data-live-stale hidden>
+          New failures arrived while you were selecting; they show after the replay or a reload.
+        </p>
+        <DataTable
+          caption={`Failed tasks ${phrase(filters.window)}`}
+          columns={[
+            { label: 'Select' },
+            'Function',
+            'Error',
+            'Ended',
+            { label: 'Retries', numeric: true, hideNarrow: true },
+            { label: 'Queue', hideNarrow: true },
+          ]}
+          empty={
+            page.items.length === 0 && (
+              <Empty title={`No failed tasks ${phrase(filters.window)}.`}>
+                {wider === undefined ? (
+                  <p>Nothing has failed.</p>
+                ) : (
+                  <p>
+                    <a
+                      href={dashboard.url(
+                        '/dashboard/dead-letters',
+                        query({ window: wider, page: 1 }),
+                      )}
+                      safe
+                    >
+                      {`Look at ${wider === 'all' ? 'all time' : `the last ${windowLabel(wider)}`}`}
+                    </a>
+                  </p>
+                )}
+              </Empty>
+            )
+          }
+        >
+          {page.items.map(({ record }) => (
+            <tr>
+              <td class="select">
+                <input
+                  type="checkbox"
+                  name="task_ids"
+                  value={record.task_id}
+                  aria-label={`Select ${record.func_name} ${record.task_id} for replay`}
+                />
+              </td>
+              <td>
+                <a class="key" href={detailUrl(dashboard, record.task_id)} safe>
+                  {record.func_name}
+                </a>
+                <div class="mono muted" safe>
+                  {record.task_id}
+                </div>
+              </td>
+              <td>
+                <Truncated text={record.error ?? ''} class="error-text" />
+              </td>
+              <td>
+                <Time at={record.end_time} now={now} />
+              </td>
+              <td class="num hide-narrow">{record.retries_used}</td>
+              <td class="hide-narrow" safe>
+                {record.queue}
+              </td>
+            </tr>
+          ))}
+        </DataTable>
+        {page.items.length === 0 ? (
+          ''
+        ) : (
+          <div class="form-actions">
+            <button class="btn" type="submit" hx-confirm="Replay the selected failed tasks?">
+              Replay selected
+            </button>
+          </div>
+        )}
+      </form>
+      <Pager
+        page={page.page}
+        perPage={DEAD_LETTERS_PER_PAGE}
+        total={page.total}
+        href={(number) => dashboard.url('/dashboard/dead-letters', query({ page: number }))}
+      />
+    </div>
+  )
+}
+
+/** The confirmation of "Replay window": names how many tasks it retries. */
+export function ReplayDialog(props: {
+  dashboard: TaskDashboard
+  window: string
+  count: number
+  capped: boolean
+}): JSX.Element {
+  const { dashboard, window, count } = props
+  const what = `${count}${props.capped ? '+' : ''} failed task${count === 1 ? '' : 's'}`
+  return (
+    <DialogContent title="Replay window">
+      <form hx-post={dashboard.url('/dashboard/dead-letters/replay')} hx-swap="none">
+        <input type="hidden" name="window" value={window} />
+        <p safe>
+          {count === 0
+            ? `There are no failed tasks ${phrase(window)}.`
+            : `Retry ${what} ${phrase(window)}? Each runs again as a new task.`}
+        </p>
+        <div class="form-actions">
+          <button class="btn btn-primary" type="submit" disabled={count === 0} safe>
+            {count === 0 ? 'Nothing to replay' : `Retry ${what}`}
+          </button>
+          <button class="btn" type="button" data-dialog-close>
+            Cancel
+          </button>
+        </div>
+      </form>
+    </DialogContent>
+  )
+}

@@ -1,0 +1,160 @@
+/**
+ * The task detail: status, progress, timing, tags, the error with its stack trace, and the log
+ * lines (levels, retry markers), with Retry or Cancel as the record allows. The panel follows
+ * the stream for its task.
+ */
+import { Empty, Time, formatDuration } from '../../../ui/index.js'
+import type { StoredTask } from '../../record.js'
+import { RETRYABLE_STATUSES } from '../../status.js'
+import { LogLines, ProgressBar, StatusBadge, Tags } from './parts.js'
+import type { TaskDashboard } from './view.js'
+
+/** The URL of a task's detail page. */
+export function detailUrl(dashboard: TaskDashboard, taskId: string, suffix = ''): string {
+  return dashboard.url(`/dashboard/task/${encodeURIComponent(taskId)}${suffix}`)
+}
+
+/** The detail panel of one task (also the live fragment). */
+export function TaskDetail(props: { dashboard: TaskDashboard; task: StoredTask }): JSX.Element {
+  const { dashboard, task } = props
+  const record = task.record
+  const id = record.task_id
+  const now = dashboard.context.now()
+  const cancellable = record.status === 'pending' || record.status === 'running'
+  return (
+    <div
+      id="task-detail"
+      data-live="task"
+      data-live-key={id}
+      data-live-url={detailUrl(dashboard, id, '/panel')}
+    >
+      <div class="page-head">
+        <h1>
+          <span class="mono" safe>
+            {record.func_name}
+          </span>{' '}
+          <StatusBadge status={record.status} />
+        </h1>
+        <div class="row-actions">
+          {RETRYABLE_STATUSES.has(record.status) ? (
+            <button
+              class="btn btn-primary"
+              hx-post={detailUrl(dashboard, id, '/retry')}
+              hx-confirm={`Retry ${record.func_name} (${id})?`}
+            >
+              Retry
+            </button>
+          ) : (
+            ''
+          )}
+          {cancellable ? (
+            <button
+              class="btn btn-danger"
+              hx-post={detailUrl(dashboard, id, '/cancel')}
+              hx-target="#task-detail"
+              hx-swap="outerHTML"
+              hx-confirm={`Cancel ${record.func_name} (${id})?`}
+            >
+              Cancel
+            </button>
+          ) : (
+            ''
+          )}
+        </div>
+      </div>
+      {record.progress === null ? (
+        ''
+      ) : (
+        <p>
+          <ProgressBar record={record} />
+        </p>
+      )}
+      <section class="panel" aria-labelledby="summary-title">
+        <h2 id="summary-title">Summary</h2>
+        <dl class="props">
+          <dt>Task id</dt>
+          <dd class="mono" safe>
+            {id}
+          </dd>
+          <dt>Queue</dt>
+          <dd safe>{record.queue}</dd>
+          <dt>Executor</dt>
+          <dd>{record.executor}</dd>
+          <dt>Source</dt>
+          <dd>{record.source}</dd>
+          <dt>Priority</dt>
+          <dd safe>{record.priority === null ? '—' : String(record.priority)}</dd>
+          <dt>Created</dt>
+          <dd>
+            <Time at={record.created_at} now={now} />
+          </dd>
+          <dt>Started</dt>
+          <dd>
+            <Time at={record.start_time} now={now} />
+          </dd>
+          <dt>Ended</dt>
+          <dd>
+            <Time at={record.end_time} now={now} />
+          </dd>
+          <dt>Duration</dt>
+          <dd safe>{record.end_time === null ? '—' : formatDuration(record.duration * 1000)}</dd>
+          <dt>Retries used</dt>
+          <dd>{record.retries_used}</dd>
+          <dt>Tags</dt>
+          <dd>
+            <Tags tags={record.tags} />
+          </dd>
+          {dashboard.context.displayFuncArgs ? (
+            <>
+              <dt>Arguments</dt>
+              <dd class="mono" safe>
+                {task.args === null ? '(encrypted)' : JSON.stringify(task.args)}
+              </dd>
+            </>
+          ) : (
+            ''
+          )}
+        </dl>
+      </section>
+      {record.error === null && record.stacktrace === null ? (
+        ''
+      ) : (
+        <section class="panel" aria-labelledby="error-title">
+          <h2 id="error-title">Error</h2>
+          {record.error === null ? (
+            ''
+          ) : (
+            <p class="error-text" safe>
+              {record.error}
+            </p>
+          )}
+          {record.stacktrace === null ? (
+            ''
+          ) : (
+            <details open>
+              <summary>Stack trace</summary>
+              <pre class="stack" safe>
+                {record.stacktrace}
+              </pre>
+            </details>
+          )}
+        </section>
+      )}
+      <section class="panel" aria-labelledby="logs-title">
+        <h2 id="logs-title">Logs</h2>
+        <LogLines logs={record.logs} />
+      </section>
+    </div>
+  )
+}
+
+/** The detail of a task that does not exist (any more). */
+export function MissingTask(props: { taskId: string }): JSX.Element {
+  return (
+    <div class="panel">
+      <Empty title="No such task.">
+        <p safe>{`Task ${props.taskId} does not exist, or its history was deleted.`}</p>
+      </Empty>
+    </div>
+  )
+}

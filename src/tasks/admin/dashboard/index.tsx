@@ -1,0 +1,73 @@
+/**
+ * The task dashboard at `{tasks}/dashboard`: server-rendered pages and htmx fragments over the
+ * same services as the JSON API (so validation, audit and errors are shared), updated live
+ * from the task stream: an event makes the page fetch the changed row or section, it never
+ * carries HTML. See docs/task-dashboard.md.
+ */
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import {
+  Empty,
+  isHtmx,
+  prepareDashboardScope,
+  redirect,
+  registerAssetsRoute,
+  sendHtml,
+  trigger,
+} from '../../../ui/index.js'
+import { toTaskAdminError } from '../http-errors.js'
+import type { TaskAdminContext, TaskAdminInstance } from '../context.js'
+import { actionRoutes } from './action-routes.js'
+import { tabRoutes } from './tab-routes.js'
+import { TaskDashboard } from './view.js'
+
+/** Registers the dashboard's pages, fragments, actions and assets in their own scope. */
+export function dashboardRoutes(app: TaskAdminInstance, context: TaskAdminContext): void {
+  const dashboard = new TaskDashboard(context)
+  void app.register(async (scope: TaskAdminInstance) => {
+    await prepareDashboardScope(scope)
+    scope.setErrorHandler((error: FastifyError, request, reply) =>
+      handlePageError(dashboard, error, request, reply),
+    )
+    registerAssetsRoute(scope, { taskAdminPublic: true }, undefined, '/dashboard/assets/:file')
+    tabRoutes(scope, dashboard)
+    actionRoutes(scope, dashboard)
+  })
+}
+
+/**
+ * Errors of pages and fragments: a fragment gets a toast with the message (and the status), a
+ * page an error page; a failing store is a 503 saying so, never a 500.
+ */
+function handlePageError(
+  dashboard: TaskDashboard,
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): FastifyReply | Promise<FastifyReply> {
+  const answer = toTaskAdminError(error)
+  const status = answer.statusCode
+  if (status >= 500) request.log.error({ err: error }, 'switchyard task dashboard: failure')
+  if (status === 401) return redirect(request, reply, dashboard.url('/auth/login'))
+  if (isHtmx(request)) {
+    trigger(reply, { 'ui-toast': { message: answer.message, kind: 'error' } })
+    return reply.status(status).send('')
+  }
+  return sendHtml(
+    reply,
+    dashboard.page(request, {
+      title: `Error ${status}`,
+      active: null,
+      children: (
+        <div class="panel">
+          <Empty title={`Error ${status}`}>
+            <p safe>{answer.message}</p>
+            <p>
+              <a href={dashboard.url('/dashboard')}>Back to the runs</a>
+            </p>
+          </Empty>
+        </div>
+      ),
+    }),
+    status,
+  )
+}

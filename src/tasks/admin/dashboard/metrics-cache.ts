@@ -1,0 +1,76 @@
+/**
+ * The View tab's metrics, cached per range for a few seconds. Reading a range's metric cells
+ * costs a scan of its minutes (hundreds of milliseconds over a large history on SQLite, whose
+ * driver blocks the event loop), and every open page asks again on every task event; so one
+ * read per range serves every viewer for `ttlMs`, a stale value is served while one refresh
+ * runs in the background, and only the first viewer of a range ever waits. The keys are the
+ * fixed ranges, so the cache cannot grow with user input.
+ */
+import type { TaskMetrics } from '../../metrics-report.js'
+
+/** One range's metrics and when they were read. */
+interface Entry {
+  value: TaskMetrics | null
+  at: number
+  pending: Promise<TaskMetrics> | null
+}
+
+/** A per-range cache with stale-while-revalidate and single-flight reads. */
+export class MetricsCache {
+  readonly #entries = new Map<string, Entry>()
+
+  constructor(
+    private readonly read: (range: string) => Promise<TaskMetrics>,
+    private readonly now: () => number,
+    private readonly ttlMs = 5_000,
+  ) {}
+
+  /** The cached metrics of `range` (null before the first read finished); starts a read if due. */
+  peek(range: string): TaskMetrics | null {
+    const entry = this.#entry(range)
+    void this.#refreshIfDue(range, entry)
+    return entry.value
+  }
+
+  /** The metrics of `range`: the cached value (a stale one triggers a refresh), else a read. */
+  async get(range: string): Promise<TaskMetrics> {
+    const entry = this.#entry(range)
+    const pending = this.#refreshIfDue(range, entry)
+    if (entry.value !== null) return entry.value
+    return pending ?? (await this.#load(range, entry))
+  }
+
+  #entry(range: string): Entry {
+    let entry = this.#entries.get(range)
+    if (entry === undefined) {
+      entry = { value: null, at: 0, pending: null }
+      this.#entries.set(range, entry)
+    }
+    return entry
+  }
+
+  #refreshIfDue(range: string, entry: Entry): Promise<TaskMetrics> | null {
+    if (entry.pending !== null) return entry.pending
+    if (entry.value !== null && this.now() - entry.at < this.ttlMs) return null
+    return this.#load(range, entry)
+  }
+
+  #load(range: string, entry: Entry): Promise<TaskMetrics> {
+    const pending = this.read(range).then(
+      (value) => {
+        entry.value = value
+        entry.at = this.now()
+        entry.pending = null
+        return value
+      },
+      (error: unknown) => {
+        entry.pending = null
+        throw error
+      },
+    )
+    // A background refresh that fails leaves the old value; the next request tries again.
+    pending.catch(() => undefined)
+    entry.pending = pending
+    return pending
+  }
+}

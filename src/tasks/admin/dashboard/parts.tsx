@@ -1,0 +1,99 @@
+/**
+ * Small pieces of the task dashboard: status badges, the progress bar, durations, tags, and
+ * the log view (levels coloured with their word, retry markers as separators).
+ */
+import { Badge, formatDuration, type Tone } from '../../../ui/index.js'
+import type { TaskRecord } from '../../record.js'
+import type { TaskStatus } from '../../status.js'
+
+const STATUS_TONE: Readonly<Record<TaskStatus, Tone>> = {
+  pending: 'plain',
+  running: 'info',
+  success: 'ok',
+  failed: 'bad',
+  cancelled: 'warn',
+  interrupted: 'warn',
+  rejected: 'purple',
+}
+
+/** A task status as a badge with its word. */
+export function StatusBadge(props: { status: TaskStatus }): JSX.Element {
+  return <Badge tone={STATUS_TONE[props.status]} label={props.status} />
+}
+
+/** The task's own progress (0..1) as a bar with its percentage and message; nothing without. */
+export function ProgressBar(props: { record: TaskRecord }): JSX.Element {
+  const { progress, progress_message: message } = props.record
+  if (progress === null) return <></>
+  const percent = Math.round(Math.min(1, Math.max(0, progress)) * 100)
+  return (
+    <span class="progress" title={message ?? undefined}>
+      <progress max="100" value={String(percent)} aria-label={`Progress ${percent}%`}></progress>
+      <span class="progress-text" safe>
+        {message === null ? `${percent}%` : `${percent}% · ${message}`}
+      </span>
+    </span>
+  )
+}
+
+/** The run time of a task: its duration once finished, `running` / `—` before. */
+export function Duration(props: { record: TaskRecord }): JSX.Element {
+  const { record } = props
+  if (record.end_time !== null) return <span safe>{formatDuration(record.duration * 1000)}</span>
+  return <span class="muted">{record.status === 'running' ? 'running' : '—'}</span>
+}
+
+/** Tags as `key=value` chips. */
+export function Tags(props: { tags: Readonly<Record<string, string>> }): JSX.Element {
+  const entries = Object.entries(props.tags)
+  if (entries.length === 0) return <span class="muted">—</span>
+  return (
+    <span class="tags">
+      {entries.map(([key, value]) => (
+        <code class="tag" safe>{`${key}=${value}`}</code>
+      ))}
+    </span>
+  )
+}
+
+const LOG_LINE = /^(\S+) \[(debug|info|warning|error)\] ([\s\S]*)$/
+const RETRY_MARKER = /^--- retry (\d+) ---$/
+
+/** The log lines of a record: time, level badge and message; retry markers as separators. */
+export function LogLines(props: { logs: readonly string[] }): JSX.Element {
+  if (props.logs.length === 0) return <p class="muted">No log lines.</p>
+  return (
+    <ol class="logs">
+      {props.logs.map((line) => {
+        const retry = RETRY_MARKER.exec(line)
+        if (retry !== null)
+          return (
+            <li class="log-retry" safe>
+              {`Retry ${retry[1] ?? ''}`}
+            </li>
+          )
+        const parsed = LOG_LINE.exec(line)
+        if (parsed === null)
+          return (
+            <li class="log-line" safe>
+              {line}
+            </li>
+          )
+        const [, at = '', level = 'info', message = ''] = parsed
+        return (
+          <li class={`log-line log-${level}`}>
+            <time class="mono muted" datetime={at} safe>
+              {at.slice(11, 23)}
+            </time>{' '}
+            <span class="log-level" safe>
+              {level}
+            </span>{' '}
+            <span class="log-message" safe>
+              {message}
+            </span>
+          </li>
+        )
+      })}
+    </ol>
+  )
+}

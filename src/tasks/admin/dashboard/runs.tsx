@@ -1,0 +1,444 @@
+/**
+ * The View tab: what is failing, how much, since when — metric cards (totals by status, success
+ * rate, P95 overall), the throughput chart, P95 per function — then the run table with its
+ * filters (range, queue, status, search), pages, bulk retry of the selected rows, and live rows.
+ */
+import type { FastifyRequest } from 'fastify'
+import {
+  DataTable,
+  Empty,
+  FormError,
+  Pager,
+  SearchBox,
+  Time,
+  Truncated,
+  domId,
+  formatDuration,
+  pageParam,
+  param,
+} from '../../../ui/index.js'
+import type { TaskMetrics } from '../../metrics-report.js'
+import type { TaskPage } from '../../stores/ports.js'
+import { RETRYABLE_STATUSES, TASK_STATUSES, type TaskStatus } from '../../status.js'
+import { windowStart } from '../serialize.js'
+import { bucketSeries, ThroughputChart } from './chart.js'
+import { Duration, ProgressBar, StatusBadge } from './parts.js'
+import { parseRunSearch, type RunSearch } from './search.js'
+import { WINDOWS, windowLabel, windowParam, type TaskDashboard } from './view.js'
+
+/** Rows per page of the run table. */
+export const RUNS_PER_PAGE = 50
+
+const RANGES = [...WINDOWS, 'all'] as const
+
+/** The filters of the run table, as the URL carries them. */
+export interface RunFilters {
+  range: string
+  queue: string
+  status: string
+  search: string
+  page: number
+}
+
+/** Reads the filters from the query (unknown values fall back to their defaults). */
+export function runFilters(request: FastifyRequest): RunFilters {
+  const status = param(request, 'status')
+  return {
+    range: windowParam(param(request, 'range'), RANGES, '24h'),
+    queue: param(request, 'queue').slice(0, 255),
+    status: (TASK_STATUSES as readonly string[]).includes(status) ? status : '',
+    search: param(request, 'q').slice(0, 1000),
+    page: pageParam(request),
+  }
+}
+
+/** The filters as query values (defaults left out). */
+export function runQuery(filters: RunFilters, page = filters.page) {
+  return {
+    range: filters.range === '24h' ? undefined : filters.range,
+    queue: filters.queue,
+    status: filters.status,
+    q: filters.search,
+    page: page === 1 ? undefined : page,
+  }
+}
+
+/** The page of runs for `filters`; search problems leave the list unfiltered by them. */
+export async function loadRuns(
+  dashboard: TaskDashboard,
+  filters: RunFilters,
+): Promise<{ page: TaskPage; search: RunSearch }> {
+  const search = parseRunSearch(filters.search)
+  const { manager, now } = dashboard.context
+  const page = await manager.listStoredTasks({
+    status: search.status ?? ((filters.status || undefined) as TaskStatus | undefined),
+    funcName: search.funcName,
+    queue: search.queue ?? (filters.queue || undefined),
+    q: search.q,
+    tags: search.tags,
+    since: windowStart(filters.range, now()),
+    page: filters.page,
+    perPage: RUNS_PER_PAGE,
+  })
+  return { page, search }
+}
+
+/** One row of the run table (also the live row fragment). */
+export function RunRow(props: {
+  dashboard: TaskDashboard
+  task: TaskPage['items'][number]
+  now: number
+}): JSX.Element {
+  const { dashboard, task, now } = props
+  const record = task.record
+  const id = record.task_id
+  const retryable = RETRYABLE_STATUSES.has(record.status)
+  return (
+    <tr id={domId('run', id)} data-live="task" data-live-key={id}>
+      <td class="select">
+        {retryable ? (
+          <input
+            type="checkbox"
+            name="task_ids"
+            value={id}
+            aria-label={`Select ${record.func_name} ${id} for retry`}
+          />
+        ) : (
+          ''
+        )}
+      </td>
+      <td>
+        <StatusBadge status={record.status} />
+        <ProgressBar record={record} />
+      </td>
+      <td>
+        <a class="key" href={dashboard.url(`/dashboard/task/${encodeURIComponent(id)}`)} safe>
+          {record.func_name}
+        </a>
+        <div class="mono muted" safe>
+          {id}
+        </div>
+        {record.error === null ? '' : <Truncated text={record.error} class="error-text" />}
+      </td>
+      <td class="hide-narrow" safe>
+        {record.queue}
+      </td>
+      <td class="hide-narrow">{record.source}</td>
+      <td>
+        <Time at={record.created_at} now={now} />
+      </td>
+      <td class="hide-narrow">
+        <Time at={record.start_time} now={now} />
+      </td>
+      <td class="num">
+        <Duration record={record} />
+      </td>
+      <td class="num hide-narrow">{record.retries_used}</td>
+      {dashboard.context.displayFuncArgs ? (
+        <td class="hide-narrow">
+          <Truncated text={task.args === null ? '(encrypted)' : JSON.stringify(task.args)} />
+        </td>
+      ) : (
+        ''
+      )}
+    </tr>
+  )
+}
+
+/** The run table with its pager and the bulk-retry form; follows the stream on page 1. */
+export function RunsTable(props: {
+  dashboard: TaskDashboard
+  filters: RunFilters
+  page: TaskPage | null
+  search: RunSearch | null
+  error?: string
+}): JSX.Element {
+  const { dashboard, filters, page } = props
+  const now = dashboard.context.now()
+  const columns = [
+    { label: 'Select' },
+    'Status',
+    'Function',
+    { label: 'Queue', hideNarrow: true },
+    { label: 'Source', hideNarrow: true },
+    'Created',
+    { label: 'Started', hideNarrow: true },
+    { label: 'Duration', numeric: true },
+    { label: 'Retries', numeric: true, hideNarrow: true },
+    ...(dashboard.context.displayFuncArgs ? [{ label: 'Arguments', hideNarrow: true }] : []),
+  ]
+  const problems = props.search?.problems ?? []
+  return (
+    <div
+      id="runs"
+      data-live-fallback={filters.page === 1 ? 'task' : undefined}
+      data-live-url={dashboard.url('/dashboard/runs', runQuery(filters))}
+      data-live-row-url={dashboard.url('/dashboard/runs/row')}
+      data-live-highlight
+    >
+      <FormError message={props.error} />
+      {problems.length === 0 ? (
+        ''
+      ) : (
+        <ul class="form-error" role="alert">
+          {problems.map((problem) => (
+            <li safe>{problem}</li>
+          ))}
+        </ul>
+      )}
+      <form data-keep hx-post={dashboard.url('/dashboard/bulk-retry')} hx-swap="none">
+        <p class="stale" data-live-stale hidden>
+          New changes arrived while you were selecting; they show after the retry or a reload.
+        </p>
+        <DataTable
+          caption="Task runs, newest first"
+          columns={columns}
+          empty={
+            (page === null || page.items.length === 0) && (
+              <Empty title={`No tasks match in ${windowLabel(filters.range)}.`}>
+                <p>
+                  {filters.range === 'all' ? (
+                    'Tasks appear here as soon as they are enqueued.'
+                  ) : (
+                    <a
+                      href={dashboard.url('/dashboard', runQuery({ ...filters, range: 'all' }, 1))}
+                    >
+                      Show all time
+                    </a>
+                  )}
+                </p>
+              </Empty>
+            )
+          }
+        >
+          {(page?.items ?? []).map((task) => (
+            <RunRow dashboard={dashboard} task={task} now={now} />
+          ))}
+        </DataTable>
+        {page === null || page.items.length === 0 ? (
+          ''
+        ) : (
+          <div class="form-actions">
+            <button
+              class="btn"
+              type="submit"
+              hx-confirm="Retry the selected failed or interrupted tasks?"
+            >
+              Retry selected
+            </button>
+          </div>
+        )}
+      </form>
+      {page === null ? (
+        ''
+      ) : (
+        <Pager
+          page={page.page}
+          perPage={RUNS_PER_PAGE}
+          total={page.total}
+          href={(number) => dashboard.url('/dashboard', runQuery(filters, number))}
+        />
+      )}
+    </div>
+  )
+}
+
+/** The filter form of the run table. */
+export function RunFilterForm(props: {
+  dashboard: TaskDashboard
+  filters: RunFilters
+  queues: readonly string[]
+}): JSX.Element {
+  const { dashboard, filters } = props
+  return (
+    <form class="filters" method="get" action={dashboard.url('/dashboard')} role="search">
+      <SearchBox
+        value={filters.search}
+        label="Search runs"
+        placeholder="id prefix, function, status:failed tag:region=eu"
+      />
+      <div class="field">
+        <label for="range-filter">Range</label>
+        <select id="range-filter" name="range" data-autosubmit>
+          {RANGES.map((range) => (
+            <option value={range} selected={filters.range === range} safe>
+              {range === 'all' ? 'All time' : `Last ${windowLabel(range)}`}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div class="field">
+        <label for="queue-filter">Queue</label>
+        <select id="queue-filter" name="queue" data-autosubmit>
+          <option value="" selected={filters.queue === ''}>
+            Any queue
+          </option>
+          {props.queues.map((queue) => (
+            <option value={queue} selected={filters.queue === queue} safe>
+              {queue}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div class="field">
+        <label for="status-filter">Status</label>
+        <select id="status-filter" name="status" data-autosubmit>
+          <option value="" selected={filters.status === ''}>
+            Any status
+          </option>
+          {TASK_STATUSES.map((status) => (
+            <option value={status} selected={filters.status === status}>
+              {status}
+            </option>
+          ))}
+        </select>
+      </div>
+      <button class="btn" type="submit">
+        Filter
+      </button>
+      <span class="muted hide-narrow">
+        Press <kbd>/</kbd> to search
+      </span>
+    </form>
+  )
+}
+
+function percent(rate: number): string {
+  return `${(rate * 100).toFixed(rate >= 0.999 || rate === 0 ? 0 : 1)}%`
+}
+
+function seconds(value: number | null): string {
+  return value === null ? '—' : formatDuration(value * 1000)
+}
+
+/** Most functions listed in the P95 table (the busiest first). */
+const MAX_FUNCTIONS = 12
+
+/** The metric cards, the chart and P95 per function over the range; refreshed on every change. */
+export function MetricsPanel(props: {
+  dashboard: TaskDashboard
+  filters: RunFilters
+  metrics: TaskMetrics
+  from: number
+}): JSX.Element {
+  const { dashboard, filters, metrics } = props
+  const now = dashboard.context.now()
+  const status = (name: TaskStatus) => metrics.by_status[name]
+  const finished = status('success') + status('failed')
+  const statusLink = (name: string) =>
+    dashboard.url('/dashboard', runQuery({ ...filters, status: name }, 1))
+  const functions = Object.entries(metrics.by_function)
+    .sort((a, b) => b[1].total - a[1].total)
+    .slice(0, MAX_FUNCTIONS)
+  return (
+    <section
+      id="run-metrics"
+      aria-labelledby="metrics-title"
+      data-live="task"
+      data-live-url={dashboard.url('/dashboard/metrics', runQuery(filters, 1))}
+    >
+      <h2 id="metrics-title" class="visually-hidden" safe>
+        {`Metrics over ${windowLabel(filters.range)}`}
+      </h2>
+      <nav class="counts" aria-label="Tasks by status">
+        <a class="count" href={statusLink('')}>
+          <strong>{metrics.total}</strong>
+          <span>All tasks</span>
+        </a>
+        {TASK_STATUSES.map((name) => (
+          <a
+            class={`count${name === 'failed' && status(name) > 0 ? ' count-bad' : ''}`}
+            href={statusLink(name)}
+            aria-current={filters.status === name ? 'true' : undefined}
+          >
+            <strong>{status(name)}</strong>
+            <span>{name}</span>
+          </a>
+        ))}
+        <div class="count">
+          <strong safe>{finished === 0 ? '—' : percent(metrics.success_rate)}</strong>
+          <span>success rate</span>
+        </div>
+        <div class="count">
+          <strong safe>{seconds(metrics.p95_duration_seconds)}</strong>
+          <span>P95 duration</span>
+        </div>
+      </nav>
+      <div class="metrics-grid">
+        <div class="panel">
+          <ThroughputChart buckets={bucketSeries(metrics.series ?? [], props.from, now)} />
+        </div>
+        <div class="table-wrap">
+          <table>
+            <caption>P95 duration per function</caption>
+            <thead>
+              <tr>
+                <th scope="col">Function</th>
+                <th scope="col" class="num">
+                  Runs
+                </th>
+                <th scope="col" class="num">
+                  Failed
+                </th>
+                <th scope="col" class="num">
+                  P95
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {functions.length === 0 ? (
+                <tr>
+                  <td colspan="4" class="muted">
+                    No finished tasks in this range.
+                  </td>
+                </tr>
+              ) : (
+                functions.map(([name, figures]) => (
+                  <tr>
+                    <td class="key">
+                      <a
+                        href={dashboard.url(
+                          '/dashboard',
+                          runQuery({ ...filters, search: `func:${name}` }, 1),
+                        )}
+                        safe
+                      >
+                        {name}
+                      </a>
+                    </td>
+                    <td class="num">{figures.total}</td>
+                    <td class={figures.failed > 0 ? 'num bad' : 'num'}>{figures.failed}</td>
+                    <td class="num" safe>
+                      {seconds(figures.p95_duration_seconds)}
+                    </td>
+                  </tr>
+                ))
+              )}
+            </tbody>
+          </table>
+        </div>
+      </div>
+    </section>
+  )
+}
+
+/** The start of the metrics range: the window's start, or a week back for `all` (the chart). */
+export function metricsStart(range: string, now: number): number {
+  return windowStart(range === 'all' ? '7d' : range, now) ?? now
+}
+
+/** The metrics panel before its first read finished: it loads itself. */
+export function MetricsLoading(props: { dashboard: TaskDashboard; filters: RunFilters }) {
+  return (
+    <section
+      id="run-metrics"
+      aria-label="Metrics"
+      aria-busy="true"
+      hx-get={props.dashboard.url('/dashboard/metrics', runQuery(props.filters, 1))}
+      hx-trigger="load"
+      hx-swap="outerHTML"
+    >
+      <p class="muted">Loading metrics…</p>
+    </section>
+  )
+}

@@ -1,0 +1,328 @@
+/**
+ * The dashboard's pages and the fragments they refresh: View (metrics and runs), the task
+ * detail, Tasks, Schedules, Queues, Dead Letters and Audit.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { param, pageParam, sendHtml } from '../../../ui/index.js'
+import { TaskNotFoundError } from '../../errors.js'
+import { TaskAdminNotFoundError } from '../errors.js'
+import type { TaskAdminInstance } from '../context.js'
+import { TaskIdParams } from '../schemas.js'
+import { scheduleRows } from '../schedule-rows.js'
+import { windowStart } from '../serialize.js'
+import { AuditTable, AUDIT_PER_PAGE } from './audit.js'
+import {
+  DEAD_LETTERS_PER_PAGE,
+  DeadLetters,
+  ReplayDialog,
+  deadLetterFilters,
+  type DeadLetterFilters,
+} from './dead-letters.js'
+import { MissingTask, TaskDetail } from './detail.js'
+import { QueuesTable } from './queues.js'
+import { SchedulesView, TasksTable } from './registry-tabs.js'
+import type { TaskMetrics } from '../../metrics-report.js'
+import { MetricsCache } from './metrics-cache.js'
+import {
+  MetricsLoading,
+  MetricsPanel,
+  RunFilterForm,
+  RunRow,
+  RunsTable,
+  loadRuns,
+  metricsStart,
+  runFilters,
+  type RunFilters,
+} from './runs.js'
+import { failedTaskIds, RETRY_FAILED_LIMIT } from '../actions.js'
+import { PAGE, type TaskDashboard } from './view.js'
+
+/** A task id as the API accepts it. */
+const TASK_ID = /^[A-Za-z0-9._:-]{1,128}$/
+
+/** Registers the tabs' pages and fragments. */
+export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): void {
+  const { context } = dashboard
+  const { manager } = context
+  const html = (reply: FastifyReply, body: JSX.Element, status = 200) =>
+    sendHtml(reply, body, status)
+
+  // ---- View: metrics and the run table ----------------------------------------------------
+  const metricsCache = new MetricsCache(
+    async (range) => {
+      const from = metricsStart(range, context.now())
+      const ranged = await manager.metrics({ since: from })
+      // "All time": totals over everything, the chart over the last week.
+      return range === 'all' ? { ...(await manager.metrics()), series: ranged.series } : ranged
+    },
+    () => performance.now(),
+  )
+  const metricsPanel = (filters: RunFilters, metrics: TaskMetrics | null) =>
+    metrics === null ? (
+      <MetricsLoading dashboard={dashboard} filters={filters} />
+    ) : (
+      <MetricsPanel
+        dashboard={dashboard}
+        filters={filters}
+        metrics={metrics}
+        from={metricsStart(filters.range, context.now())}
+      />
+    )
+  const runsOf = async (filters: RunFilters) => {
+    try {
+      return { ...(await loadRuns(dashboard, filters)), error: undefined }
+    } catch (error) {
+      const answer = toClientError(error)
+      return { page: null, search: null, error: answer }
+    }
+  }
+
+  app.get('/dashboard', PAGE, async (request, reply) => {
+    const filters = runFilters(request)
+    // The page never waits for a range's first metrics read: the panel then loads on its own.
+    const runs = await runsOf(filters)
+    const metrics = metricsCache.peek(filters.range)
+    const queues = manager.queueStats().map((queue) => queue.name)
+    return html(
+      reply,
+      dashboard.page(request, {
+        title: 'Runs',
+        active: 'view',
+        children: (
+          <>
+            {metricsPanel(filters, metrics)}
+            <section aria-labelledby="runs-title">
+              <h2 id="runs-title">Runs</h2>
+              <RunFilterForm dashboard={dashboard} filters={filters} queues={queues} />
+              <RunsTable dashboard={dashboard} filters={filters} {...runs} />
+            </section>
+          </>
+        ),
+      }),
+    )
+  })
+
+  app.get('/dashboard/metrics', PAGE, async (request, reply) => {
+    const filters = runFilters(request)
+    return html(reply, metricsPanel(filters, await metricsCache.get(filters.range)))
+  })
+
+  app.get('/dashboard/runs', PAGE, async (request, reply) => {
+    const filters = runFilters(request)
+    return html(
+      reply,
+      <RunsTable dashboard={dashboard} filters={filters} {...await runsOf(filters)} />,
+    )
+  })
+
+  app.get('/dashboard/runs/row', PAGE, async (request, reply) => {
+    const task = await storedTask(param(request, 'key'))
+    // A record that is gone (history deleted) leaves its row as it was.
+    if (task === undefined) return reply.status(204).send()
+    return html(reply, <RunRow dashboard={dashboard} task={task} now={context.now()} />)
+  })
+
+  // ---- the task detail ----------------------------------------------------------------------
+  const storedTask = async (id: string) =>
+    TASK_ID.test(id) ? manager.getStoredTask(id) : undefined
+
+  app.get(
+    '/dashboard/task/:task_id',
+    { ...PAGE, schema: { ...PAGE.schema, params: TaskIdParams } },
+    async (request, reply) => {
+      const id = request.params.task_id
+      const task = await manager.getStoredTask(id)
+      const retriedFrom = param(request, 'retried_from')
+      return html(
+        reply,
+        dashboard.page(request, {
+          title: task === undefined ? 'No such task' : `${task.record.func_name} ${id}`,
+          active: 'view',
+          flash: TASK_ID.test(retriedFrom)
+            ? [{ message: `Retrying task ${retriedFrom} as this task.`, kind: 'success' }]
+            : [],
+          children:
+            task === undefined ? (
+              <MissingTask taskId={id} />
+            ) : (
+              <TaskDetail dashboard={dashboard} task={task} />
+            ),
+        }),
+        task === undefined ? 404 : 200,
+      )
+    },
+  )
+
+  app.get(
+    '/dashboard/task/:task_id/panel',
+    { ...PAGE, schema: { ...PAGE.schema, params: TaskIdParams } },
+    async (request, reply) => {
+      const task = await manager.getStoredTask(request.params.task_id)
+      if (task === undefined) {
+        throw new TaskNotFoundError(`No task ${JSON.stringify(request.params.task_id)}.`)
+      }
+      return html(reply, <TaskDetail dashboard={dashboard} task={task} />)
+    },
+  )
+
+  // ---- Tasks and Schedules ------------------------------------------------------------------
+  app.get('/dashboard/tasks', PAGE, async (request, reply) => {
+    const schedules = new Map(manager.listSchedules().map((s) => [s.name, s.trigger]))
+    return html(
+      reply,
+      dashboard.page(request, {
+        title: 'Tasks',
+        active: 'tasks',
+        children: (
+          <section aria-labelledby="tasks-title">
+            <h1 id="tasks-title">Registered tasks</h1>
+            <TasksTable
+              dashboard={dashboard}
+              tasks={manager.registeredTasks()}
+              schedules={schedules}
+            />
+          </section>
+        ),
+      }),
+    )
+  })
+
+  const schedulesView = async () => {
+    const { schedules, oneOffArmed } = await scheduleRows(manager)
+    return <SchedulesView dashboard={dashboard} schedules={schedules} oneOffArmed={oneOffArmed} />
+  }
+  app.get('/dashboard/schedules', PAGE, async (request, reply) =>
+    html(
+      reply,
+      dashboard.page(request, {
+        title: 'Schedules',
+        active: 'schedules',
+        children: (
+          <section aria-labelledby="schedules-title">
+            <h1 id="schedules-title">Schedules</h1>
+            {(await schedulesView()) as 'safe'}
+          </section>
+        ),
+      }),
+    ),
+  )
+  app.get('/dashboard/schedules/table', PAGE, async (_request, reply) =>
+    html(reply, await schedulesView()),
+  )
+
+  // ---- Queues -------------------------------------------------------------------------------
+  const queuesTable = () => (
+    <QueuesTable
+      queues={manager.queueStats()}
+      liveUrl={dashboard.url('/dashboard/queues/table')}
+      action={(name) => dashboard.url(`/dashboard/queues/${encodeURIComponent(name)}`)}
+    />
+  )
+  app.get('/dashboard/queues', PAGE, (request, reply) =>
+    html(
+      reply,
+      dashboard.page(request, {
+        title: 'Queues',
+        active: 'queues',
+        children: (
+          <section aria-labelledby="queues-title">
+            <h1 id="queues-title">Queues</h1>
+            <p class="muted">
+              Changes apply at once on every instance. Leave a field empty to keep it; type{' '}
+              <code>unlimited</code> to remove the limit.
+            </p>
+            {queuesTable()}
+          </section>
+        ),
+      }),
+    ),
+  )
+  app.get('/dashboard/queues/table', PAGE, (_request, reply) => html(reply, queuesTable()))
+
+  // ---- Dead Letters -------------------------------------------------------------------------
+  const deadLetters = async (filters: DeadLetterFilters) => {
+    const page = await manager.listStoredTasks({
+      status: 'failed',
+      since: windowStart(filters.window, context.now()),
+      page: filters.page,
+      perPage: DEAD_LETTERS_PER_PAGE,
+    })
+    return <DeadLetters dashboard={dashboard} filters={filters} page={page} />
+  }
+  app.get('/dashboard/dead-letters', PAGE, async (request, reply) =>
+    html(
+      reply,
+      dashboard.page(request, {
+        title: 'Dead Letters',
+        active: 'dead-letters',
+        children: (
+          <section aria-labelledby="dead-title">
+            <h1 id="dead-title">Dead Letters</h1>
+            {(await deadLetters(deadLetterFilters(request))) as 'safe'}
+          </section>
+        ),
+      }),
+    ),
+  )
+  app.get('/dashboard/dead-letters/table', PAGE, async (request, reply) =>
+    html(reply, await deadLetters(deadLetterFilters(request))),
+  )
+  app.get('/dashboard/dead-letters/replay', PAGE, async (request, reply) => {
+    const { window } = deadLetterFilters(request)
+    const ids = await failedTaskIds(context, window, undefined)
+    return html(
+      reply,
+      <ReplayDialog
+        dashboard={dashboard}
+        window={window}
+        count={ids.length}
+        capped={ids.length >= RETRY_FAILED_LIMIT}
+      />,
+    )
+  })
+
+  // ---- Audit (only with auth) ---------------------------------------------------------------
+  const auditTable = async (request: FastifyRequest) => {
+    if (!dashboard.authenticated) {
+      throw new TaskAdminNotFoundError('The audit tab exists only when the task admin has auth.')
+    }
+    const page = pageParam(request)
+    const result = await context.data.listAudit(page, AUDIT_PER_PAGE)
+    return (
+      <AuditTable dashboard={dashboard} entries={result.items} page={page} total={result.total} />
+    )
+  }
+  app.get('/dashboard/audit', PAGE, async (request, reply) =>
+    html(
+      reply,
+      dashboard.page(request, {
+        title: 'Audit',
+        active: 'audit',
+        children: (
+          <section aria-labelledby="audit-title">
+            <h1 id="audit-title">Audit</h1>
+            {(await auditTable(request)) as 'safe'}
+          </section>
+        ),
+      }),
+    ),
+  )
+  app.get('/dashboard/audit/table', PAGE, async (request, reply) =>
+    html(reply, await auditTable(request)),
+  )
+}
+
+/** The message of a list error a user can fix (a 4xx); anything else is thrown on. */
+function toClientError(error: unknown): string {
+  if (
+    typeof error === 'object' &&
+    error !== null &&
+    'statusCode' in error &&
+    typeof error.statusCode === 'number' &&
+    error.statusCode < 500 &&
+    error instanceof Error
+  ) {
+    return error.message
+  }
+  throw error
+}

@@ -1,0 +1,114 @@
+/**
+ * What every task-dashboard page shares: URLs under the mount, the layout with the tabs (View,
+ * Tasks, Schedules, Queues, Dead Letters, and Audit when auth is on), the live stream, and the
+ * session's CSRF token.
+ */
+import type { FastifyRequest } from 'fastify'
+import { Layout, type LiveStream, type Toast } from '../../../ui/index.js'
+import { mountPath, type TaskAdminContext } from '../context.js'
+
+/** Route options of a dashboard page or fragment: without a session, redirect to the login view. */
+export const PAGE = { config: { taskAdminPage: true }, schema: { hide: true } } as const
+
+/** The tabs, in order; Audit only exists with auth. */
+export const TABS = [
+  { id: 'view', path: '/dashboard', label: 'View' },
+  { id: 'tasks', path: '/dashboard/tasks', label: 'Tasks' },
+  { id: 'schedules', path: '/dashboard/schedules', label: 'Schedules' },
+  { id: 'queues', path: '/dashboard/queues', label: 'Queues' },
+  { id: 'dead-letters', path: '/dashboard/dead-letters', label: 'Dead Letters' },
+  { id: 'audit', path: '/dashboard/audit', label: 'Audit' },
+] as const
+
+/** A tab id of {@link TABS}. */
+export type TabId = (typeof TABS)[number]['id']
+
+/** Query values a URL may carry; undefined, null and '' are left out. */
+export type QueryValues = Readonly<Record<string, string | number | undefined | null>>
+
+/** The windows of the time-range filters; `all` only where the tab offers it. */
+export const WINDOWS = ['1h', '6h', '24h', '7d'] as const
+
+/** The dashboard of one task-admin mount: its context and URL building. */
+export class TaskDashboard {
+  constructor(readonly context: TaskAdminContext) {}
+
+  /** Whether the mount has auth (the Audit tab, the login view, CSRF). */
+  get authenticated(): boolean {
+    return this.context.sessions !== null
+  }
+
+  /** A URL under the mount with a query string (empty values left out). */
+  url(path: string, query: QueryValues = {}): string {
+    const search = new URLSearchParams()
+    for (const [name, value] of Object.entries(query)) {
+      if (value !== undefined && value !== null && value !== '') search.set(name, String(value))
+    }
+    const text = search.toString()
+    const full = mountPath(this.context, path)
+    return text === '' ? full : `${full}?${text}`
+  }
+
+  /** The CSRF token of a cookie session, else null. */
+  csrfToken(request: FastifyRequest): string | null {
+    const principal = request.taskAdmin
+    const sessions = this.context.sessions
+    if (sessions === null || principal?.session == null || principal.via !== 'cookie') return null
+    return sessions.tokens.csrfToken(principal.session)
+  }
+
+  /** A full page in the layout. */
+  page(
+    request: FastifyRequest,
+    props: {
+      title: string
+      active: TabId | null
+      flash?: readonly Toast[]
+      children: JSX.Element | JSX.Element[]
+    },
+  ): JSX.Element {
+    // Children are JSX elements, escaped where they were built.
+    const safeChildren = props.children
+    const principal = request.taskAdmin
+    const stream: LiveStream = {
+      url: this.url('/dashboard/stream'),
+      events: ['task'],
+      keys: { task: ['task_id'] },
+      pollInterval: this.context.pollInterval,
+    }
+    return (
+      <Layout
+        title={props.title}
+        product={this.context.title}
+        home={this.url('/dashboard')}
+        assetsUrl={this.url('/dashboard/assets/')}
+        nav={TABS.filter((tab) => tab.id !== 'audit' || this.authenticated).map((tab) => ({
+          href: this.url(tab.path),
+          label: tab.label,
+          active: tab.id === props.active,
+        }))}
+        csrfToken={this.csrfToken(request)}
+        user={
+          principal?.session == null
+            ? null
+            : { name: principal.username, logoutUrl: this.url('/auth/logout') }
+        }
+        stream={stream}
+        flash={props.flash ?? []}
+      >
+        {safeChildren}
+      </Layout>
+    )
+  }
+}
+
+/** A window from the query, or `fallback` when absent or not one of `allowed`. */
+export function windowParam(value: string, allowed: readonly string[], fallback: string): string {
+  return allowed.includes(value) ? value : fallback
+}
+
+/** Human words for a window: `1h` → `1 h`, `all` → `all time`. */
+export function windowLabel(window: string): string {
+  if (window === 'all') return 'all time'
+  return `${window.slice(0, -1)} ${window.endsWith('d') ? 'd' : 'h'}`
+}

@@ -1,0 +1,24 @@
+/**
+ * The error catalogue of the task half: every coded error class the manager, the stores, the
+ * schedulers and the task admin throw, in one list. docs/errors.md documents each one (code,
+ * class, status), and a test holds the two together in both directions.
+ */
+import { taskAdminErrorCatalogue } from './admin/errors.js'
+import { taskErrorCatalogue } from './errors.js'
+import {
+  OneOffNextRunError,
+  ScheduleError,
+  ScheduleOnceUnsupportedError,
+} from './scheduling/errors.js'
+import { StoreDriverMissingError, StoreError } from './stores/errors.js'
+
+/** Every coded error class of the task half, each a subclass of `TaskError`. */
+export const taskErrors = [
+  ...taskErrorCatalogue,
+  StoreDriverMissingError,
+  StoreError,
+  ScheduleError,
+  OneOffNextRunError,
+  ScheduleOnceUnsupportedError,
+  ...taskAdminErrorCatalogue,
+] as const

@@ -1,0 +1,69 @@
+/**
+ * The goal check of `npm run bench -- --check`: figures read from results files, judged with a
+ * 5 % tolerance, missing files or cases reported as not measured.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { checkGoals, field, GOALS, judge, type Goal } from '../../bench/lib/goals.js'
+
+const atLeast = { kind: 'min', bound: 1 } as Goal
+const atMost = { kind: 'max', bound: 1.5 } as Goal
+
+describe('bench goals', () => {
+  let dir = ''
+  afterEach(() => {
+    if (dir !== '') rmSync(dir, { recursive: true, force: true })
+    dir = ''
+  })
+
+  it('judges a minimum and a maximum with a 5 % tolerance', () => {
+    expect(judge(atLeast, 1.02)).toBe('met')
+    expect(judge(atLeast, 0.96)).toBe('near')
+    expect(judge(atLeast, 0.94)).toBe('missed')
+    expect(judge(atMost, 1.4)).toBe('met')
+    expect(judge(atMost, 1.55)).toBe('near')
+    expect(judge(atMost, 1.6)).toBe('missed')
+    expect(judge(atLeast, undefined)).toBe('not measured')
+  })
+
+  it('reads only finite numbers at own keys', () => {
+    expect(field({ a: { b: 2 } }, 'a', 'b')).toBe(2)
+    expect(field({ a: { b: '2' } }, 'a', 'b')).toBeUndefined()
+    expect(field({ a: {} }, 'a', 'toString')).toBeUndefined()
+    expect(field({ a: [{ b: Number.NaN }] }, 'a', 0, 'b')).toBeUndefined()
+  })
+
+  it('checks the results files: harness rows, nested figures, missing files', () => {
+    dir = mkdtempSync(join(tmpdir(), 'sy-goals-'))
+    writeFileSync(
+      join(dir, 'http-overhead.json'),
+      JSON.stringify({
+        rows: [
+          { case: 'fastify', median_ratio: 1 },
+          { case: 'switchyard-memory', median_ratio: 0.99 },
+          { case: 'switchyard-redis', median_ratio: 0.9 },
+        ],
+      }),
+    )
+    writeFileSync(
+      join(dir, 'rate-limit-redis.json'),
+      JSON.stringify({
+        rows: [
+          { case: 'bare', median_rps: 40_000 },
+          { case: 'switchyard-redis', median_rps: 30_000 },
+        ],
+      }),
+    )
+    const verdicts = new Map(checkGoals(dir).map((v) => [v.goal.label, v]))
+    expect(verdicts.size).toBe(GOALS.length)
+    expect(verdicts.get('route states, memory store vs bare Fastify')?.status).toBe('met')
+    expect(verdicts.get('route states, Redis store vs bare Fastify')).toMatchObject({
+      value: 0.9,
+      status: 'missed',
+    })
+    expect(verdicts.get('limits on Redis vs bare')).toMatchObject({ value: 0.75, status: 'met' })
+    expect(verdicts.get('durable tasks end to end, SQLite (tasks/s)')?.status).toBe('not measured')
+  })
+})

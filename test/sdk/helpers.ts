@@ -1,0 +1,128 @@
+/**
+ * Multi-service mode under test: a real `switchyard serve` child process (port from the OS,
+ * read from the line it prints) and real SDK apps listening on loopback ports.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import Fastify, { type FastifyInstance } from 'fastify'
+import {
+  rateLimit,
+  disabled,
+  switchyardSdk,
+  type SwitchyardSdkOptions,
+} from '../../src/sdk/index.js'
+
+const entry = fileURLToPath(new URL('../../src/cli/switchyard.ts', import.meta.url))
+const tsx = import.meta.resolve('tsx')
+
+/** The admin credentials of the test servers. */
+export const ADMIN = { username: 'admin', password: 's3cret-multi' }
+
+/** A running `switchyard serve`. */
+export interface ServeProcess {
+  /** The admin mount URL it printed. */
+  url: string
+  child: ChildProcess
+  /** Everything it wrote on stderr so far. */
+  stderr(): string
+  /** Sends `signal` and resolves the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>
+}
+
+/** Starts `switchyard serve` with `env` (added to PATH only) and waits for its listening line. */
+export function startServe(
+  env: Record<string, string>,
+  args: string[] = ['--port', '0'],
+): Promise<ServeProcess> {
+  const child = spawn(process.execPath, ['--import', tsx, entry, 'serve', ...args], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => resolve(code)),
+  )
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error(`switchyard serve did not start: ${stderr}`))
+    }, 20_000)
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString()
+      const match = /switchyard server listening on (\S+)/.exec(stdout)
+      if (match === null) return
+      clearTimeout(timer)
+      resolve({
+        url: match[1]!,
+        child,
+        stderr: () => stderr,
+        stop(signal = 'SIGTERM') {
+          if (child.exitCode === null) child.kill(signal)
+          return exited
+        },
+      })
+    })
+    void exited.then((code) => {
+      clearTimeout(timer)
+      reject(new Error(`switchyard serve exited with ${code}: ${stderr}`))
+    })
+  })
+}
+
+/** Logs in on the server; resolves the token. */
+export async function login(url: string): Promise<string> {
+  const response = await fetch(`${url}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(ADMIN),
+  })
+  const body = (await response.json()) as { token: string }
+  return body.token
+}
+
+/** A JSON call of the server's admin API. */
+export async function api(
+  url: string,
+  token: string | null,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: ReturnType<typeof JSON.parse> }> {
+  const response = await fetch(`${url}${path}`, {
+    method,
+    headers: {
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...(token === null ? {} : { authorization: `Bearer ${token}` }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  })
+  const text = await response.text()
+  return { status: response.status, body: text === '' ? null : JSON.parse(text) }
+}
+
+/** Builds an SDK app with the routes `/pay`, `/search` (rate-limited), `/legacy` (disabled) and `/health`. */
+export async function sdkApp(
+  options: SwitchyardSdkOptions,
+  build: (app: FastifyInstance) => void = defaultRoutes,
+): Promise<{ app: FastifyInstance; url: string }> {
+  const app = Fastify()
+  await app.register(switchyardSdk, {
+    retryInterval: 0.05,
+    maxRetryInterval: 0.5,
+    reportInterval: 0.05,
+    ...options,
+  })
+  build(app)
+  const url = await app.listen({ host: '127.0.0.1', port: 0 })
+  return { app, url }
+}
+
+/** The routes of {@link sdkApp}. */
+export function defaultRoutes(app: FastifyInstance): void {
+  app.get('/pay', () => ({ ok: true }))
+  app.get('/search', { onRequest: rateLimit({ limit: '1000/minute' }) }, () => ({ ok: true }))
+  app.get('/legacy', { onRequest: disabled({ reason: 'gone' }) }, () => ({ ok: true }))
+  app.get('/health', () => ({ ok: true }))
+}

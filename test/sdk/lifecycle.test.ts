@@ -1,0 +1,158 @@
+/**
+ * An SDK app's connection lifecycle against a real `switchyard serve` on the file backend:
+ * clear startup errors (wrong URL, wrong path, refused credentials), fail-open start, keeping
+ * the last known state while the server is down, reconnection and resync after a restart.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import Fastify from 'fastify'
+import { afterAll, describe, expect, it } from 'vitest'
+import { switchyardSdk } from '../../src/sdk/index.js'
+import { until } from '../helpers/wait.js'
+import {
+  ADMIN,
+  api,
+  defaultRoutes,
+  login,
+  sdkApp,
+  startServe,
+  type ServeProcess,
+} from './helpers.js'
+
+const dir = mkdtempSync(join(tmpdir(), 'sy-multi-'))
+const env = {
+  CTL_BACKEND: 'file',
+  CTL_FILE_PATH: join(dir, 'state.json'),
+  CTL_ADMIN_USER: ADMIN.username,
+  CTL_ADMIN_PASSWORD: ADMIN.password,
+}
+const servers: ServeProcess[] = []
+afterAll(async () => {
+  for (const server of servers) await server.stop('SIGKILL')
+  rmSync(dir, { recursive: true, force: true })
+})
+
+/** A loopback port nothing listens on (for now). */
+async function freePort(): Promise<number> {
+  const probe = createServer()
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve))
+  const port = (probe.address() as { port: number }).port
+  await new Promise((resolve) => probe.close(resolve))
+  return port
+}
+
+async function serve(port = 0): Promise<ServeProcess> {
+  const server = await startServe(env, ['--port', String(port)])
+  servers.push(server)
+  return server
+}
+
+/** An SDK app that is not started yet. */
+async function unstarted(options: Parameters<typeof switchyardSdk>[1]) {
+  const app = Fastify()
+  await app.register(switchyardSdk, { timeout: 2, ...options })
+  defaultRoutes(app)
+  return app
+}
+
+describe('startup', { timeout: 60_000 }, () => {
+  it('fails with a clear message for a wrong URL, a wrong path and refused credentials', async () => {
+    const server = await serve()
+    const port = await freePort()
+    const cases: [Parameters<typeof switchyardSdk>[1], RegExp][] = [
+      [
+        { server: `http://127.0.0.1:${port}/switchyard`, appId: 'shop', ...ADMIN },
+        /cannot reach the switchyard server at http:\/\/127\.0\.0\.1:\d+\/switchyard/,
+      ],
+      [
+        { server: `${server.url}-typo`, appId: 'shop', ...ADMIN },
+        /no switchyard server answers at .*switchyard-typo.* \(404\)/,
+      ],
+      [
+        { server: server.url, appId: 'shop', username: 'admin', password: 'wrong' },
+        /refused the credentials \(401/,
+      ],
+      [
+        { server: server.url, appId: 'shop', token: 'not-a-token' },
+        /refused the credentials \(401/,
+      ],
+    ]
+    for (const [options, message] of cases) {
+      const app = await unstarted(options)
+      await expect(app.ready()).rejects.toThrow(message)
+      await app.close()
+    }
+    // Options checked at registration.
+    await expect(unstarted({ server: 'not a url', appId: 'shop' })).rejects.toThrow(
+      /invalid server URL/,
+    )
+    await expect(unstarted({ server: server.url, appId: 'Shop' })).rejects.toThrow(/invalid appId/)
+    await expect(
+      unstarted({ server: server.url, appId: 'shop', token: 't', username: 'u', password: 'p' }),
+    ).rejects.toThrow(/either `token`/)
+    expect(
+      (await api(server.url, await login(server.url), 'GET', '/api/services')).body,
+    ).not.toContain('shop')
+  })
+
+  it('starts fail-open on declared states and connects once the server is up', async () => {
+    const port = await freePort()
+    const app = await unstarted({
+      server: `http://127.0.0.1:${port}/switchyard`,
+      appId: 'late',
+      ...ADMIN,
+      failOpen: true,
+      retryInterval: 0.05,
+      maxRetryInterval: 0.2,
+    })
+    const url = await app.listen({ host: '127.0.0.1', port: 0 })
+    expect(app.switchyardSdk.status).toBe('disconnected')
+    expect((await fetch(`${url}/pay`)).status).toBe(200)
+    expect((await fetch(`${url}/legacy`)).status).toBe(503)
+    const server = await serve(port)
+    await until(() => app.switchyardSdk.status === 'live')
+    const token = await login(server.url)
+    await api(server.url, token, 'POST', '/api/routes/disable', {
+      route: 'GET:/pay',
+      service: 'late',
+    })
+    await until(async () => (await fetch(`${url}/pay`)).status === 503)
+    await app.close()
+  })
+})
+
+describe('server restart', { timeout: 90_000 }, () => {
+  it('keeps enforcing the last known state while the server is down, then reconnects and resyncs', async () => {
+    let server = await serve()
+    const port = Number(new URL(server.url).port)
+    let token = await login(server.url)
+    const { app, url } = await sdkApp({ server: server.url, appId: 'restart', ...ADMIN })
+    await api(server.url, token, 'POST', '/api/routes/disable', {
+      route: 'GET:/pay',
+      service: 'restart',
+      reason: 'before',
+    })
+    await until(async () => (await fetch(`${url}/pay`)).status === 503)
+
+    expect(await server.stop('SIGTERM')).toBe(0)
+    await until(() => app.switchyardSdk.status === 'disconnected')
+    // Last known state, not the declared one.
+    expect((await fetch(`${url}/pay`)).status).toBe(503)
+    expect((await fetch(`${url}/health`)).status).toBe(200)
+
+    server = await serve(port)
+    await until(() => app.switchyardSdk.status === 'live')
+    token = await login(server.url)
+    // The file-backed server kept the registration and the state.
+    const states = await api(server.url, token, 'GET', '/api/routes?service=restart')
+    expect(states.body.items.map((s: { route: string }) => s.route)).toContain('GET:/pay')
+    await api(server.url, token, 'POST', '/api/routes/enable', {
+      route: 'GET:/pay',
+      service: 'restart',
+    })
+    await until(async () => (await fetch(`${url}/pay`)).status === 200)
+    await app.close()
+  })
+})
