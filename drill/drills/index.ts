@@ -4,6 +4,7 @@ import { authSweep } from './auth-sweep.js'
 import { fuzzDrill } from './fuzz.js'
 import { redisOutageDrill } from './redis-outage.js'
 import { scheduleSlotsDrill } from './schedule-slots.js'
+import { sseClientsDrill } from './sse-clients.js'
 import { taskKillDrill } from './task-kill.js'
 
 /** The drills. */
@@ -13,4 +14,5 @@ export const DRILLS: readonly Drill[] = [
   scheduleSlotsDrill,
   authSweep,
   fuzzDrill,
+  sseClientsDrill,
 ]

@@ -22,6 +22,8 @@ export interface DrillChild {
   stderr(): string
   /** Resolves the first message of `type` (waiting at most `timeoutMs`). */
   waitFor(type: string, timeoutMs?: number): Promise<ChildMessage>
+  /** Sends `message` and resolves the next message of type `reply` that arrives after it. */
+  ask(message: ChildMessage, reply: string, timeoutMs?: number): Promise<ChildMessage>
   /** Sends a message if the child is still connected. */
   send(message: ChildMessage): void
   /** SIGKILLs the child and waits for its exit. */
@@ -65,22 +67,12 @@ export function startChild(name: string, env: Record<string, string>): DrillChil
     waitFor(type, timeoutMs = 30_000) {
       const seen = messages.find((message) => message.type === type)
       if (seen !== undefined) return Promise.resolve(seen)
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(
-          () => reject(new Error(`child ${name}: no "${type}" within ${timeoutMs} ms: ${stderr}`)),
-          timeoutMs,
-        )
-        void exited.then((code) =>
-          reject(new Error(`child ${name} exited (${String(code)}) before "${type}": ${stderr}`)),
-        )
-        waiters.push({
-          type,
-          resolve: (message) => {
-            clearTimeout(timer)
-            resolve(message)
-          },
-        })
-      })
+      return next(type, timeoutMs)
+    },
+    ask(message, reply, timeoutMs = 30_000) {
+      const answer = next(reply, timeoutMs)
+      if (child.connected) child.send(message)
+      return answer
     },
     send(message) {
       if (child.connected) child.send(message)
@@ -89,6 +81,25 @@ export function startChild(name: string, env: Record<string, string>): DrillChil
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
       await exited
     },
+  }
+
+  function next(type: string, timeoutMs: number): Promise<ChildMessage> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`child ${name}: no "${type}" within ${timeoutMs} ms: ${stderr}`)),
+        timeoutMs,
+      )
+      void exited.then((code) =>
+        reject(new Error(`child ${name} exited (${String(code)}) before "${type}": ${stderr}`)),
+      )
+      waiters.push({
+        type,
+        resolve: (message) => {
+          clearTimeout(timer)
+          resolve(message)
+        },
+      })
+    })
   }
 }
 
