@@ -30,6 +30,8 @@ export interface SlotRound {
   slots: number
   duplicates: number
   missed: number
+  /** Numbers (1-based) of the slots never run. */
+  missedSlots: number[]
   /** Slots run by each process: the two that lived throughout, the killed one, its successor. */
   share: string
   /** Slot (1-based) after which one process was killed. */
@@ -110,7 +112,11 @@ export async function slotRound(kind: StoreKind, scale: DrillScale): Promise<Slo
     for (const child of live) child.send({ type: 'stop' })
     await Promise.race([Promise.all([...live].map((child) => child.exited)), sleep(10_000)])
     const fired = lines()
-    const distinct = new Set(fired.map(({ slot }) => slot)).size
+    const ran = new Set(fired.map(({ slot }) => slot))
+    const distinct = ran.size
+    const missedSlots = Array.from({ length: slots }, (_, i) => i + 1).filter(
+      (n) => !ran.has(start + n * 1000),
+    )
     const byPid = (child: DrillChild | undefined) =>
       fired.filter(({ pid }) => pid === child?.process.pid).length
     return {
@@ -118,6 +124,7 @@ export async function slotRound(kind: StoreKind, scale: DrillScale): Promise<Slo
       slots,
       duplicates: fired.length - distinct,
       missed: slots - distinct,
+      missedSlots,
       share: `${byPid(children[0])} / ${byPid(children[1])} / ${byPid(children[2])} + ${byPid(children[3])}`,
       killedAt,
     }
@@ -137,6 +144,14 @@ export async function scheduleSlots(scale: DrillScale): Promise<DrillFigure[]> {
       measured(`${kind}: slots (one process killed after slot ${round.killedAt})`, round.slots),
       exactly(`${kind}: slots run twice`, round.duplicates, 0),
       exactly(`${kind}: slots never run`, round.missed, 0),
+      ...(round.missedSlots.length === 0
+        ? []
+        : [
+            measured(
+              `${kind}: slots never run (numbers)`,
+              round.missedSlots.slice(0, 10).join(', '),
+            ),
+          ]),
       measured(`${kind}: slots run by A / B / C (killed) + C'`, round.share),
     )
   }
