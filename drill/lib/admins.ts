@@ -104,16 +104,21 @@ export const ADMIN_COOKIE = 'switchyard_session'
 export const TASK_COOKIE = 'switchyard_tasks_session'
 
 /** Logs in to both admins; resolves their tokens (the task admin's is its session cookie value). */
-export async function loginBoth(admins: Admins): Promise<{ admin: string; tasks: string }> {
+export function loginBoth(admins: Admins): Promise<{ admin: string; tasks: string }> {
+  return loginAt(admins.port)
+}
+
+/** {@link loginBoth} for admins mounted at {@link MOUNTS} on `port` of 127.0.0.1. */
+export async function loginAt(port: number): Promise<{ admin: string; tasks: string }> {
   const api = await send(
-    admins.port,
+    port,
     'POST',
     `${MOUNTS.admin}/api/auth/login`,
     { 'content-type': 'application/json' },
     JSON.stringify(CREDENTIALS),
   )
   const form = await send(
-    admins.port,
+    port,
     'POST',
     `${MOUNTS.tasks}/auth/login`,
     { 'content-type': 'application/x-www-form-urlencoded' },

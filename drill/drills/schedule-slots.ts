@@ -1,0 +1,166 @@
+/**
+ * Drill 3, three instances on one schedule. Three processes run the same `schedule({ every: 1 })`
+ * on one durable store — 1,000 slots on SQLite and PostgreSQL, 300 on MariaDB and Redis — and
+ * one of them is SIGKILLed at a random moment midway and started again.
+ *
+ * Time: a thousand one-second slots would take a quarter of an hour in real time, so the drill
+ * drives one clock for all three processes over IPC (the manager's public `clock` and `timer`
+ * options, see `drill/children/schedule-clock.ts`): every step it sends the next second to each
+ * process, which runs its scheduler tick (and lease renewal) for that instant. The store, the
+ * claims and the task runs are real; only the passing of time is compressed.
+ *
+ * Counted per store: slots that ran twice (goal 0) and slots in the range that never ran (goal
+ * 0), and how the slots were shared between the processes.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startChild, type DrillChild } from '../lib/child.js'
+import { exactly, measured, type Drill, type DrillFigure, type DrillScale } from '../lib/drill.js'
+import { drillStore, STORE_KINDS, storeEnv, type StoreKind } from '../lib/task-stores.js'
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Real ms between two steps (one simulated second) of the shared clock. */
+const STEP_MS = 20
+
+/** What one store's round measured. */
+export interface SlotRound {
+  kind: StoreKind
+  slots: number
+  duplicates: number
+  missed: number
+  /** Numbers (1-based) of the slots never run. */
+  missedSlots: number[]
+  /** Slots run by each process: the two that lived throughout, the killed one, its successor. */
+  share: string
+  /** Slot (1-based) after which one process was killed. */
+  killedAt: number
+}
+
+/** Slots each process count per store (full / short). */
+function slotCount(kind: StoreKind, scale: DrillScale): number {
+  if (scale === 'short') return 60
+  return kind === 'sqlite' || kind === 'postgres' ? 1000 : 300
+}
+
+/** One round on one store. */
+export async function slotRound(kind: StoreKind, scale: DrillScale): Promise<SlotRound> {
+  const slots = slotCount(kind, scale)
+  const store = await drillStore(kind, 'slots')
+  const dir = mkdtempSync(join(tmpdir(), 'sy-drill-slots-'))
+  const out = join(dir, 'slots.txt')
+  writeFileSync(out, '')
+  const children: DrillChild[] = []
+  const start = Math.ceil(Date.now() / 1000) * 1000
+  const env = (startMs: number) => ({
+    ...storeEnv(store),
+    SY_OUT: out,
+    SY_START_MS: String(startMs),
+  })
+  try {
+    // The first one alone creates the schema; the other two start on a migrated store.
+    children.push(startChild('schedule-clock', env(start)))
+    await children[0]!.waitFor('started')
+    children.push(
+      startChild('schedule-clock', env(start)),
+      startChild('schedule-clock', env(start)),
+    )
+    await Promise.all(children.map((child) => child.waitFor('started')))
+    const live = new Set(children)
+    const killedAt = Math.round(slots * (0.4 + Math.random() * 0.2))
+    let now = start
+    // A few steps past the last slot let the last ticks land.
+    for (let step = 1; step <= slots + 3; step++) {
+      now = start + step * 1000
+      for (const child of live) child.send({ type: 'time', now })
+      if (step !== killedAt) {
+        await sleep(STEP_MS)
+      } else {
+        if (scale === 'full') {
+          // A random moment of the step: maybe mid-claim, maybe mid-run.
+          await sleep(Math.random() * STEP_MS)
+        } else {
+          // The short form (a CI test) kills between slots, never inside the crash window.
+          const ran = (slot: number) => readFileSync(out, 'utf8').includes(`${slot} `)
+          const limit = performance.now() + 5000
+          while (!ran(now) && performance.now() < limit) await sleep(5)
+        }
+        const victim = children[2]!
+        live.delete(victim)
+        await victim.kill()
+        const successor = startChild('schedule-clock', env(now))
+        children.push(successor)
+        live.add(successor)
+      }
+    }
+    const lines = () =>
+      readFileSync(out, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => {
+          const [slot = '', pid = ''] = line.split(' ')
+          return { slot: Number(slot), pid: Number(pid) }
+        })
+        .filter(({ slot }) => slot > start && slot <= start + slots * 1000)
+    // The last slots' runs may still be on their way.
+    const deadline = performance.now() + 10_000
+    while (new Set(lines().map(({ slot }) => slot)).size < slots && performance.now() < deadline) {
+      for (const child of live) child.send({ type: 'time', now })
+      await sleep(50)
+    }
+    for (const child of live) child.send({ type: 'stop' })
+    await Promise.race([Promise.all([...live].map((child) => child.exited)), sleep(10_000)])
+    const fired = lines()
+    const ran = new Set(fired.map(({ slot }) => slot))
+    const distinct = ran.size
+    const missedSlots = Array.from({ length: slots }, (_, i) => i + 1).filter(
+      (n) => !ran.has(start + n * 1000),
+    )
+    const byPid = (child: DrillChild | undefined) =>
+      fired.filter(({ pid }) => pid === child?.process.pid).length
+    return {
+      kind,
+      slots,
+      duplicates: fired.length - distinct,
+      missed: slots - distinct,
+      missedSlots,
+      share: `${byPid(children[0])} / ${byPid(children[1])} / ${byPid(children[2])} + ${byPid(children[3])}`,
+      killedAt,
+    }
+  } finally {
+    for (const child of children) await child.kill()
+    await store.dispose()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/** Runs the drill on every store, one after the other. */
+export async function scheduleSlots(scale: DrillScale): Promise<DrillFigure[]> {
+  const figures: DrillFigure[] = []
+  for (const kind of STORE_KINDS) {
+    const round = await slotRound(kind, scale)
+    figures.push(
+      measured(`${kind}: slots (one process killed after slot ${round.killedAt})`, round.slots),
+      exactly(`${kind}: slots run twice`, round.duplicates, 0),
+      exactly(`${kind}: slots never run`, round.missed, 0),
+      ...(round.missedSlots.length === 0
+        ? []
+        : [
+            measured(
+              `${kind}: slots never run (numbers)`,
+              round.missedSlots.slice(0, 10).join(', '),
+            ),
+          ]),
+      measured(`${kind}: slots run by A / B / C (killed) + C'`, round.share),
+    )
+  }
+  return figures
+}
+
+/** The drill. */
+export const scheduleSlotsDrill: Drill = {
+  name: 'schedule-slots',
+  title: 'three processes, one every-second schedule, one SIGKILLed and restarted midway',
+  run: scheduleSlots,
+}

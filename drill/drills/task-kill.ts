@@ -1,0 +1,140 @@
+/**
+ * Drill 2, SIGKILL under load, for each durable task store (SQLite, PostgreSQL, MariaDB, a
+ * private Redis). A child process enqueues persistent tasks continuously through `addTask` and
+ * reports every acknowledged one; each run appends its number to a file. At a random moment the
+ * drill SIGKILLs it and starts a fresh process on the same store, which recovers the dead one's
+ * work (pending tasks once their lease ends, running ones as orphans requeued by
+ * `requeueOnInterrupt`); the drill waits, bounded, until every acknowledged task ran.
+ *
+ * Counted per store: acknowledged tasks, lost ones (acknowledged, never run), duplicated runs
+ * (the at-least-once window: a task that was running when the process died, or had run but
+ * whose finished record was not yet written, runs again) and the time to drain.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startChild, type DrillChild } from '../lib/child.js'
+import { exactly, measured, type Drill, type DrillFigure, type DrillScale } from '../lib/drill.js'
+import { drillStore, STORE_KINDS, storeEnv, type StoreKind } from '../lib/task-stores.js'
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** What one store's round measured. */
+export interface KillRound {
+  kind: StoreKind
+  acknowledged: number
+  lost: number
+  duplicated: number
+  /** Runs of tasks whose acknowledgement never reached the drill (killed first). */
+  unacknowledgedRuns: number
+  /** ms from the new process's start to the last acknowledged task run, or null (timed out). */
+  drainMs: number | null
+  killedAfterMs: number
+}
+
+/** Counts of each task number in the side-effect file. */
+function runs(path: string): Map<number, number> {
+  const counts = new Map<number, number>()
+  for (const line of readFileSync(path, 'utf8').split('\n')) {
+    if (line === '') continue
+    const n = Number(line)
+    counts.set(n, (counts.get(n) ?? 0) + 1)
+  }
+  return counts
+}
+
+/** One round on one store. */
+export async function killRound(kind: StoreKind, scale: DrillScale): Promise<KillRound> {
+  const store = await drillStore(kind, 'kill')
+  const dir = mkdtempSync(join(tmpdir(), 'sy-drill-runs-'))
+  const out = join(dir, 'runs.txt')
+  writeFileSync(out, '')
+  const children: DrillChild[] = []
+  try {
+    const env = { ...storeEnv(store), SY_OUT: out, SY_MAX: scale === 'full' ? '4000' : '600' }
+    const loader = startChild('task-load', { ...env, SY_MODE: 'load' })
+    children.push(loader)
+    await loader.waitFor('ack')
+    // A random moment under load: between 0.5 and 2 s (short: 0.3 to 0.8 s) after the first ack.
+    const killedAfterMs = Math.round(
+      scale === 'full' ? 500 + Math.random() * 1500 : 300 + Math.random() * 500,
+    )
+    await sleep(killedAfterMs)
+    await loader.kill()
+    const acknowledged = new Set<number>()
+    for (const message of loader.messages)
+      if (message.type === 'ack') for (const n of message.ids as number[]) acknowledged.add(n)
+
+    const started = performance.now()
+    const recoverer = startChild('task-load', { ...env, SY_MODE: 'recover' })
+    children.push(recoverer)
+    await recoverer.waitFor('started')
+    const limitMs = scale === 'full' ? 60_000 : 30_000
+    let drainMs: number | null = null
+    while (performance.now() - started < limitMs) {
+      const counts = runs(out)
+      if ([...acknowledged].every((n) => counts.has(n))) {
+        drainMs = Math.round(performance.now() - started)
+        break
+      }
+      await sleep(50)
+    }
+    // Let runs still in flight land before counting duplicates, then stop cleanly.
+    await sleep(300)
+    recoverer.send({ type: 'stop' })
+    await Promise.race([recoverer.exited, sleep(10_000)])
+    const counts = runs(out)
+    let lost = 0
+    let duplicated = 0
+    let unacknowledgedRuns = 0
+    for (const n of acknowledged) if (!counts.has(n)) lost++
+    for (const [n, count] of counts) {
+      duplicated += count - 1
+      if (!acknowledged.has(n)) unacknowledgedRuns++
+    }
+    return {
+      kind,
+      acknowledged: acknowledged.size,
+      lost,
+      duplicated,
+      unacknowledgedRuns,
+      drainMs,
+      killedAfterMs,
+    }
+  } finally {
+    for (const child of children) await child.kill()
+    await store.dispose()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/** Runs the drill on every store, one after the other. */
+export async function taskKill(scale: DrillScale): Promise<DrillFigure[]> {
+  const figures: DrillFigure[] = []
+  for (const kind of STORE_KINDS) {
+    const round = await killRound(kind, scale)
+    figures.push(
+      measured(
+        `${kind}: tasks acknowledged (killed after ${round.killedAfterMs} ms)`,
+        round.acknowledged,
+      ),
+      exactly(`${kind}: acknowledged tasks lost`, round.lost, 0),
+      measured(`${kind}: duplicated runs (at-least-once window)`, round.duplicated),
+      measured(`${kind}: runs of tasks not yet acknowledged`, round.unacknowledgedRuns),
+      {
+        name: `${kind}: ms to drain after the restart`,
+        value: round.drainMs ?? 'never',
+        goal: 'all acknowledged tasks run',
+        ok: round.drainMs !== null,
+      },
+    )
+  }
+  return figures
+}
+
+/** The drill. */
+export const taskKillDrill: Drill = {
+  name: 'task-kill',
+  title: 'persistent tasks enqueued under load, process SIGKILLed, a new one drains (4 stores)',
+  run: taskKill,
+}

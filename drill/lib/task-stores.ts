@@ -1,0 +1,110 @@
+/**
+ * The four durable task stores as the task drills use them: a SQLite file in a temporary
+ * folder, the local PostgreSQL and MariaDB under a fresh table prefix (dropped afterwards), and
+ * a private `redis-server` (never the shared one). Children open a store from the environment
+ * variables {@link storeEnv} sets, so the parent and every child see the same one.
+ */
+import { randomUUID } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import mysql from 'mysql2/promise'
+import pg from 'pg'
+import {
+  mysqlStore,
+  postgresStore,
+  redisStore,
+  sqliteStore,
+  type DurableTaskStore,
+} from '../../src/tasks/index.js'
+import { TASK_TABLES } from '../../src/tasks/stores/sql/schema.js'
+import { freePort, PrivateRedis } from './private-redis.js'
+
+/** The durable store kinds. */
+export type StoreKind = 'sqlite' | 'postgres' | 'mysql' | 'redis'
+
+/** Every kind, in the order the drills run them. */
+export const STORE_KINDS: readonly StoreKind[] = ['sqlite', 'postgres', 'mysql', 'redis']
+
+/** The local database servers (overridable like the test suite's). */
+const PG_URL = process.env.SY_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+const MYSQL_URL = process.env.SY_TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test'
+
+/** One store a drill opened: where it lives, and how to remove it. */
+export interface DrillStore {
+  kind: StoreKind
+  url: string
+  prefix: string
+  /** Drops its tables / stops its Redis / deletes its file. */
+  dispose(): Promise<void>
+}
+
+/** Opens a fresh, empty namespace of `kind`. */
+export async function drillStore(kind: StoreKind, name: string): Promise<DrillStore> {
+  const prefix = `drill_${name}_${randomUUID().slice(0, 8)}_`
+  switch (kind) {
+    case 'sqlite': {
+      const dir = mkdtempSync(join(tmpdir(), `sy-drill-${name}-`))
+      return {
+        kind,
+        url: join(dir, 'tasks.db'),
+        prefix: '',
+        dispose: () => Promise.resolve(rmSync(dir, { recursive: true, force: true })),
+      }
+    }
+    case 'postgres':
+      return {
+        kind,
+        url: PG_URL,
+        prefix,
+        dispose: async () => {
+          const client = new pg.Client({ connectionString: PG_URL })
+          await client.connect()
+          for (const table of TASK_TABLES)
+            await client.query(`drop table if exists "${prefix}${table}"`)
+          await client.end()
+        },
+      }
+    case 'mysql':
+      return {
+        kind,
+        url: MYSQL_URL,
+        prefix,
+        dispose: async () => {
+          const connection = await mysql.createConnection(MYSQL_URL)
+          for (const table of TASK_TABLES)
+            await connection.query(`drop table if exists \`${prefix}${table}\``)
+          await connection.end()
+        },
+      }
+    case 'redis': {
+      const redis = new PrivateRedis(await freePort())
+      await redis.start()
+      return { kind, url: redis.url, prefix: `${prefix}:`, dispose: () => redis.stop() }
+    }
+  }
+}
+
+/** The environment that tells a child which store to open. */
+export function storeEnv(store: DrillStore): Record<string, string> {
+  return { SY_STORE_KIND: store.kind, SY_STORE_URL: store.url, SY_STORE_PREFIX: store.prefix }
+}
+
+/** In a child: opens the store {@link storeEnv} describes. */
+export function openStoreFromEnv(): DurableTaskStore {
+  const kind = process.env.SY_STORE_KIND
+  const url = process.env.SY_STORE_URL ?? ''
+  const prefix = process.env.SY_STORE_PREFIX ?? ''
+  switch (kind) {
+    case 'sqlite':
+      return sqliteStore(url)
+    case 'postgres':
+      return postgresStore({ connectionString: url, poolSize: 4 }, { tablePrefix: prefix })
+    case 'mysql':
+      return mysqlStore({ uri: url, poolSize: 4 }, { tablePrefix: prefix })
+    case 'redis':
+      return redisStore({ url }, { prefix })
+    default:
+      throw new Error(`unknown store kind ${String(kind)}`)
+  }
+}
