@@ -82,7 +82,9 @@ export class RoutePolicies {
         { details: [{ field: 'key_strategy', message: 'expected ip, user, api_key or global' }] },
       )
     const previous = this.overrides.get(id) ?? this.declared.get(id)?.policy
-    await this.deps.store().putRoutePolicy(policy)
+    const store = this.deps.store()
+    await store.putRoutePolicy(policy)
+    if (store.appliedByFeed === true) return structuredClone(policy)
     this.apply(service, route, policy)
     this.deps.report({
       action: previous === undefined ? 'rl_policy_set' : 'rl_policy_updated',
@@ -110,7 +112,9 @@ export class RoutePolicies {
     if (routes.length === 0) this.deps.registry.resolve(service, key)
     for (const each of routes) {
       const previous = this.overrides.get(routeId(service, each))
-      await this.deps.store().deleteRoutePolicy(service, each)
+      const store = this.deps.store()
+      await store.deleteRoutePolicy(service, each)
+      if (store.appliedByFeed === true) continue
       this.apply(service, each, null)
       const fallback = this.declared.get(routeId(service, each))?.policy
       this.deps.report({

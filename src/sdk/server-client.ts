@@ -4,7 +4,7 @@
  * become {@link SdkConnectionError}s whose message says what to fix: a wrong URL, a server
  * that is down, credentials the server refuses.
  */
-import { SdkConnectionError } from './errors.js'
+import { SdkConnectionError, SdkWriteError } from './errors.js'
 import type { DeclaredRoute, RegisterAnswer, ReportRequest } from './wire.js'
 
 /** How the SDK authenticates. */
@@ -91,16 +91,7 @@ export class ServerClient {
     retryLogin = true,
   ): Promise<unknown> {
     const url = `${this.base}${path}`
-    const response = await this.fetch(url, {
-      method,
-      headers: {
-        'content-type': 'application/json',
-        'x-ctl-platform': 'sdk',
-        ...this.authorization(),
-      },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(this.options.timeoutMs),
-    })
+    const response = await this.send(method, path, body)
     if (response.status === 401 && retryLogin && 'username' in this.options.credentials) {
       // The token expired or was revoked: log in again once.
       await response.body?.cancel()
@@ -111,14 +102,64 @@ export class ServerClient {
     return response.json()
   }
 
+  /**
+   * Sends one write of the app's engine to the server's admin API (`body` undefined: none) and
+   * resolves its answer (null for 204) once the server acknowledged it. Rejects with an
+   * {@link SdkWriteError} when the server refuses it, cannot be reached or does not answer
+   * within the deadline.
+   */
+  async forward(method: string, path: string, body?: unknown): Promise<unknown> {
+    const what = `${method} ${path}`
+    try {
+      let response = await this.send(method, path, body)
+      if (response.status === 401 && 'username' in this.options.credentials) {
+        await response.body?.cancel()
+        await this.authenticate()
+        response = await this.send(method, path, body)
+      }
+      if (!response.ok) {
+        const { code, message } = await errorOf(response)
+        throw new SdkWriteError(
+          `switchyard SDK: the server at ${this.base} refused ${what} (${response.status}${code === null ? '' : ` ${code}`})${message === '' ? '' : `: ${message}`}`,
+          { status: response.status, code },
+        )
+      }
+      return response.status === 204 ? null : await response.json()
+    } catch (error) {
+      if (error instanceof SdkWriteError) throw error
+      const timedOut = [error, error instanceof SdkConnectionError ? error.cause : null].some(
+        (each) => each instanceof DOMException && each.name === 'TimeoutError',
+      )
+      throw new SdkWriteError(
+        timedOut
+          ? `switchyard SDK: the server at ${this.base} did not answer ${what} within ${this.options.timeoutMs / 1000}s; it may still apply it, and then pushes it like any change.`
+          : `switchyard SDK: ${what} did not reach the server at ${this.base} (${reasonOf(error)}); nothing changed.`,
+        { status: null, code: null },
+        error,
+      )
+    }
+  }
+
+  /** One request of the admin API, with the credentials and the deadline of every call. */
+  private send(method: string, path: string, body: unknown): Promise<Response> {
+    return this.fetch(`${this.base}${path}`, {
+      method,
+      headers: {
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        'x-ctl-platform': 'sdk',
+        ...this.authorization(),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      signal: AbortSignal.timeout(this.options.timeoutMs),
+    })
+  }
+
   private async fetch(url: string, init: RequestInit): Promise<Response> {
     try {
       return await fetch(url, init)
     } catch (error) {
-      const cause = error instanceof Error ? (error.cause ?? error) : error
-      const reason = cause instanceof Error ? cause.message : String(cause)
       throw new SdkConnectionError(
-        `switchyard SDK: cannot reach the switchyard server at ${this.base} (${reason}).`,
+        `switchyard SDK: cannot reach the switchyard server at ${this.base} (${reasonOf(error)}).`,
         false,
         error,
       )
@@ -126,15 +167,9 @@ export class ServerClient {
   }
 
   private async fail(response: Response, url: string): Promise<never> {
-    let code = ''
-    let message = ''
-    try {
-      const body = (await response.json()) as { error?: { code?: string; message?: string } }
-      code = body.error?.code ?? ''
-      message = body.error?.message ?? ''
-    } catch {
-      // Not a switchyard answer: the status says enough.
-    }
+    const answer = await errorOf(response)
+    const code = answer.code ?? ''
+    const message = answer.message
     const status = response.status
     if (status === 401)
       throw new SdkConnectionError(
@@ -156,4 +191,22 @@ export class ServerClient {
       status >= 400 && status < 500,
     )
   }
+}
+
+/** The code and message of a switchyard error answer (null and '' for any other answer). */
+async function errorOf(response: Response): Promise<{ code: string | null; message: string }> {
+  try {
+    const body = (await response.json()) as { error?: { code?: string; message?: string } }
+    return { code: body.error?.code ?? null, message: body.error?.message ?? '' }
+  } catch {
+    // Not a switchyard answer: the status says enough.
+    return { code: null, message: '' }
+  }
+}
+
+/** Why a request failed, from fetch's error or the SDK error wrapping it. */
+function reasonOf(error: unknown): string {
+  const cause = error instanceof SdkConnectionError ? error.cause : error
+  const inner = cause instanceof Error ? (cause.cause ?? cause) : cause
+  return inner instanceof Error ? inner.message : String(inner)
 }
