@@ -42,7 +42,7 @@ export class SdkWriteError extends SwitchyardError {
 
   constructor(
     message: string,
-    answer: { status: number | null; code: string | null },
+    answer: { status: number | null; code: string | null } = { status: null, code: null },
     cause?: unknown,
   ) {
     super(message, {}, cause === undefined ? undefined : { cause })
