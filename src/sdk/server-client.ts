@@ -4,6 +4,8 @@
  * become {@link SdkConnectionError}s whose message says what to fix: a wrong URL, a server
  * that is down, credentials the server refuses.
  */
+import { request as httpRequest, type IncomingMessage } from 'node:http'
+import { request as httpsRequest } from 'node:https'
 import { SdkConnectionError, SdkWriteError } from './errors.js'
 import type { DeclaredRoute, RegisterAnswer, ReportRequest } from './wire.js'
 
@@ -59,25 +61,44 @@ export class ServerClient {
 
   /**
    * Opens the event stream; resolves the response once its headers arrived (the body is read
-   * by the caller until `signal` aborts it).
+   * by the caller until `signal` aborts it). Node's client rather than fetch: see sse-reader.ts.
    */
-  async openStream(signal: AbortSignal): Promise<Response> {
+  async openStream(signal: AbortSignal): Promise<IncomingMessage> {
     const url = `${this.base}/api/sdk/events?app_id=${encodeURIComponent(this.options.appId)}`
-    // The deadline covers the headers only: the body is read for as long as the stream lives.
-    const controller = new AbortController()
-    const abort = () => controller.abort(signal.reason)
-    signal.addEventListener('abort', abort, { once: true })
-    const deadline = setTimeout(() => controller.abort(), this.options.timeoutMs)
-    try {
-      const response = await this.fetch(url, {
+    const response = await new Promise<IncomingMessage>((resolve, reject) => {
+      const send = url.startsWith('https:') ? httpsRequest : httpRequest
+      const request = send(url, {
         headers: { accept: 'text/event-stream', ...this.authorization() },
-        signal: controller.signal,
+        signal,
       })
-      if (!response.ok) await this.fail(response, url)
-      return response
-    } finally {
-      clearTimeout(deadline)
+      // The deadline covers the headers only: the body is read for as long as the stream lives.
+      const deadline = setTimeout(
+        () => request.destroy(new Error(`no answer within ${this.options.timeoutMs / 1000}s`)),
+        this.options.timeoutMs,
+      )
+      request.once('response', (answer) => {
+        clearTimeout(deadline)
+        resolve(answer)
+      })
+      // `on`, not `once`: an abort after the headers errors the request again.
+      request.on('error', (error) => {
+        clearTimeout(deadline)
+        reject(
+          new SdkConnectionError(
+            `switchyard SDK: cannot reach the switchyard server at ${this.base} (${reasonOf(error)}).`,
+            false,
+            error,
+          ),
+        )
+      })
+      request.end()
+    })
+    const status = response.statusCode ?? 0
+    if (status < 200 || status > 299) {
+      const text = await readText(response, 64 * 1024)
+      await this.fail(new Response(text, { status }), url)
     }
+    return response
   }
 
   private authorization(): Record<string, string> {
@@ -209,4 +230,18 @@ function reasonOf(error: unknown): string {
   const cause = error instanceof SdkConnectionError ? error.cause : error
   const inner = cause instanceof Error ? (cause.cause ?? cause) : cause
   return inner instanceof Error ? inner.message : String(inner)
+}
+
+/** The body of an error answer as text, at most `maxBytes` of it. */
+async function readText(response: IncomingMessage, maxBytes: number): Promise<string> {
+  let text = ''
+  response.setEncoding('utf8')
+  for await (const chunk of response as AsyncIterable<string>) {
+    text += chunk
+    if (text.length > maxBytes) {
+      response.destroy()
+      break
+    }
+  }
+  return text
 }
