@@ -159,7 +159,6 @@ export class RoutePolicies {
 
   /** Applies an override (or its removal, with null) to the live copy and the gate. */
   apply(service: string, route: string, policy: RateLimitPolicy | null): void {
-    this.deps.changed({ type: 'rl_policy', service, route, policy })
     const id = routeId(service, route)
     const declared = this.declared.get(id)
     if (policy === null) this.overrides.delete(id)
@@ -181,5 +180,7 @@ export class RoutePolicies {
         declared === undefined ? null : compileRoutePolicy(declared.policy, declared.keyFunction),
       )
     }
+    // After the gate: a listener (an SDK app's propagation probe, a test) sees it enforced.
+    this.deps.changed({ type: 'rl_policy', service, route, policy })
   }
 }
