@@ -8,7 +8,7 @@ import { adminErrorCatalogue } from './admin/errors.js'
 import { coreErrorCatalogue } from './core/errors.js'
 import { flagErrorCatalogue } from './flags/errors.js'
 import { RateLimitExceededError } from './rate-limit/exceeded.js'
-import { SdkConnectionError, SdkReadOnlyError } from './sdk/errors.js'
+import { SdkConnectionError, SdkReadOnlyError, SdkWriteError } from './sdk/errors.js'
 
 /** Every coded error class of route control, each a subclass of `SwitchyardError`. */
 export const errorCatalogue = [
@@ -18,4 +18,5 @@ export const errorCatalogue = [
   RateLimitExceededError,
   SdkConnectionError,
   SdkReadOnlyError,
+  SdkWriteError,
 ] as const

@@ -27,7 +27,7 @@ export {
   TooManyEvaluationKeysError,
   BackendUnavailableError,
 } from './admin/errors.js'
-export { SdkConnectionError, SdkReadOnlyError } from './sdk/errors.js'
+export { SdkConnectionError, SdkReadOnlyError, SdkWriteError } from './sdk/errors.js'
 export { errorCatalogue } from './error-catalogue.js'
 export {
   parseRouteKey,

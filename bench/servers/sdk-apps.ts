@@ -3,7 +3,9 @@
  * process, each connected to the central server at `SDK_SERVER`. For every change the driver
  * makes (its sequence number travels in a route state's `reason`, or in a policy's limit
  * `<seq + 1>/minute`), this process prints `S <seq> <ns>` once all its apps enforce it: the
- * latest `process.hrtime.bigint()` among them, taken right after each app applied the change.
+ * latest `process.hrtime.bigint()` among them, taken right after each app applied the change,
+ * then the CPU time this process used so far (µs), so the driver can tell the work each change
+ * costs from the time spent waiting for a core on a loaded machine.
  * With `SDK_HTTP=1` it runs one app with the 50 benchmark routes and prints `READY <port>`.
  */
 import Fastify from 'fastify'
@@ -37,7 +39,8 @@ if (process.env.SDK_HTTP === '1') {
       if (now > entry.latest) entry.latest = now
       if (entry.apps === count) {
         seen.delete(seq)
-        process.stdout.write(`S ${seq} ${entry.latest}\n`)
+        const cpu = process.cpuUsage()
+        process.stdout.write(`S ${seq} ${entry.latest} ${cpu.user + cpu.system}\n`)
       } else seen.set(seq, entry)
     })
   }

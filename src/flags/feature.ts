@@ -21,10 +21,11 @@ export class FlagsFeature implements EngineFeature {
   private readonly loader: FeatureLoader
   private openFeature: Promise<SwitchyardProvider> | null = null
 
-  constructor(host: FeatureHost) {
+  /** `store` replaces the flag store of the engine's backend (an SDK app's forwarding one). */
+  constructor(host: FeatureHost, store?: ManagedFlagStore) {
     const onError = (error: Error, what: string) =>
       host.logger.error(`flags: ${what} failed`, error)
-    this.store = flagStoreFor(host.store, { onError })
+    this.store = store ?? flagStoreFor(host.store, { onError })
     this.service = new FlagService({
       store: this.store,
       clock: host.clock,

@@ -35,4 +35,11 @@ export interface FlagStore {
   deleteSegment(key: string): Promise<boolean>
   /** Adds a listener for changes; returns the function that removes it. */
   subscribe(listener: FlagChangeListener): () => void
+  /**
+   * True when another process owns the records and sends every write back as a change event
+   * (an SDK app's store forwards to its server): the service then neither applies its own
+   * writes to the replica nor audits them, so the replica only ever holds the owner's records
+   * and each change is audited once, by the owner.
+   */
+  readonly appliedByFeed?: boolean
 }

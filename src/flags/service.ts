@@ -310,6 +310,7 @@ export class FlagService {
           { flags: dependents },
         )
       await this.store.deleteFlag(key)
+      if (this.store.appliedByFeed === true) return
       this.replica.apply({ type: 'flag', key, flag: null })
       this.audit(options, 'flag_deleted', `[Flag ${key}]`, statusOf(existing), null)
     })
@@ -324,6 +325,7 @@ export class FlagService {
       compileSegment(segment)
       await checkPatterns(segment.rules)
       await this.store.putSegment(segment)
+      if (this.store.appliedByFeed === true) return structuredClone(segment)
       this.replica.apply({ type: 'segment', key: segment.key, segment })
       const action = existing === null ? 'segment_created' : 'segment_updated'
       this.audit(options, action, `[Segment ${segment.key}]`, null, null)
@@ -343,6 +345,7 @@ export class FlagService {
           { flags: users },
         )
       await this.store.deleteSegment(key)
+      if (this.store.appliedByFeed === true) return
       this.replica.apply({ type: 'segment', key, segment: null })
       this.audit(options, 'segment_deleted', `[Segment ${key}]`, null, null)
     })
@@ -429,6 +432,7 @@ export class FlagService {
     checkReferences(flag, this.replica.flags, new Set(this.replica.segments.keys()))
     checkPrerequisiteGraph(flag, this.replica.flags)
     await this.store.putFlag(flag)
+    if (this.store.appliedByFeed === true) return structuredClone(flag)
     this.replica.apply({ type: 'flag', key: flag.key, flag })
     const action = existing === null ? 'flag_created' : 'flag_updated'
     this.audit(options, action, `[Flag ${flag.key}]`, statusOf(existing), statusOf(flag))

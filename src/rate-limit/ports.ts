@@ -21,6 +21,13 @@ export interface RateLimitPolicyStore {
   listServices(): Promise<Map<string, ScopeRateLimitPolicy>>
   /** Replaces (null removes) one service's policy. */
   putService(service: string, policy: ScopeRateLimitPolicy | null): Promise<void>
+  /**
+   * True when another process owns the policies and sends every write back as a change event
+   * (an SDK app's store forwards to its server): the service then neither applies its own
+   * writes nor audits them, so the live copy only ever holds the owner's policies and each
+   * change is audited once, by the owner.
+   */
+  readonly appliedByFeed?: boolean
 }
 
 /** The blocked-request log: newest first, capped (oldest evicted first). */

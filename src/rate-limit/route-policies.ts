@@ -82,7 +82,9 @@ export class RoutePolicies {
         { details: [{ field: 'key_strategy', message: 'expected ip, user, api_key or global' }] },
       )
     const previous = this.overrides.get(id) ?? this.declared.get(id)?.policy
-    await this.deps.store().putRoutePolicy(policy)
+    const store = this.deps.store()
+    await store.putRoutePolicy(policy)
+    if (store.appliedByFeed === true) return structuredClone(policy)
     this.apply(service, route, policy)
     this.deps.report({
       action: previous === undefined ? 'rl_policy_set' : 'rl_policy_updated',
@@ -110,7 +112,9 @@ export class RoutePolicies {
     if (routes.length === 0) this.deps.registry.resolve(service, key)
     for (const each of routes) {
       const previous = this.overrides.get(routeId(service, each))
-      await this.deps.store().deleteRoutePolicy(service, each)
+      const store = this.deps.store()
+      await store.deleteRoutePolicy(service, each)
+      if (store.appliedByFeed === true) continue
       this.apply(service, each, null)
       const fallback = this.declared.get(routeId(service, each))?.policy
       this.deps.report({
@@ -155,7 +159,6 @@ export class RoutePolicies {
 
   /** Applies an override (or its removal, with null) to the live copy and the gate. */
   apply(service: string, route: string, policy: RateLimitPolicy | null): void {
-    this.deps.changed({ type: 'rl_policy', service, route, policy })
     const id = routeId(service, route)
     const declared = this.declared.get(id)
     if (policy === null) this.overrides.delete(id)
@@ -177,5 +180,7 @@ export class RoutePolicies {
         declared === undefined ? null : compileRoutePolicy(declared.policy, declared.keyFunction),
       )
     }
+    // After the gate: a listener (an SDK app's propagation probe, a test) sees it enforced.
+    this.deps.changed({ type: 'rl_policy', service, route, policy })
   }
 }

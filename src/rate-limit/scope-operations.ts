@@ -55,8 +55,8 @@ export class ScopeOperations {
   ): Promise<ScopeRateLimitPolicy> {
     const policy = buildScopePolicy(options)
     const previous = this.get(scope)
-    await this.write(scope, policy)
-    this.report(scope, previous === null ? 'set' : 'updated', options, previous, policy)
+    if (await this.write(scope, policy))
+      this.report(scope, previous === null ? 'set' : 'updated', options, previous, policy)
     return structuredClone(policy)
   }
 
@@ -64,8 +64,7 @@ export class ScopeOperations {
   async delete(scope: RateLimitScope, options: ActorOptions = {}): Promise<boolean> {
     const previous = this.get(scope)
     if (previous === null) return false
-    await this.write(scope, null)
-    this.report(scope, 'deleted', options, previous, null)
+    if (await this.write(scope, null)) this.report(scope, 'deleted', options, previous, null)
     return true
   }
 
@@ -85,8 +84,8 @@ export class ScopeOperations {
     const previous = this.get(scope)
     if (previous === null || previous.enabled === enabled) return previous
     const policy = { ...previous, enabled }
-    await this.write(scope, policy)
-    this.report(scope, enabled ? 'enabled' : 'disabled', options, previous, policy)
+    if (await this.write(scope, policy))
+      this.report(scope, enabled ? 'enabled' : 'disabled', options, previous, policy)
     return structuredClone(policy)
   }
 
@@ -120,10 +119,20 @@ export class ScopeOperations {
     )
   }
 
-  private async write(scope: RateLimitScope, policy: ScopeRateLimitPolicy | null): Promise<void> {
-    if (scope.kind === 'global') await this.deps.store().putGlobal(policy)
-    else await this.deps.store().putService(scope.service, policy)
+  /**
+   * Stores a scope's policy and applies it here; resolves false when the store's owner applies
+   * (and audits) it instead, through the change feed.
+   */
+  private async write(
+    scope: RateLimitScope,
+    policy: ScopeRateLimitPolicy | null,
+  ): Promise<boolean> {
+    const store = this.deps.store()
+    if (scope.kind === 'global') await store.putGlobal(policy)
+    else await store.putService(scope.service, policy)
+    if (store.appliedByFeed === true) return false
     this.apply(scope, policy)
+    return true
   }
 
   private report(

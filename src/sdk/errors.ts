@@ -17,8 +17,36 @@ export class SdkConnectionError extends SwitchyardError {
   }
 }
 
-/** A write attempted on an SDK app's engine, whose state belongs to the central server. */
+/**
+ * A write an SDK app's engine does not forward to its server: route states and maintenance
+ * (operations whose deadlines and windows the server schedules), and route policies with what
+ * the server's API cannot carry (tiers, exempt IPs or roles).
+ */
 export class SdkReadOnlyError extends SwitchyardError {
   readonly code = 'SDK_READ_ONLY'
   readonly statusCode = 409
+}
+
+/**
+ * A write an SDK app forwarded to its server that the server did not acknowledge: it refused
+ * it (`serverStatus` and `serverCode` say why, e.g. 409 `FLAG_IN_USE`), could not be reached,
+ * or did not answer within the SDK's `timeout`. Nothing changed on the server, nor in the app.
+ */
+export class SdkWriteError extends SwitchyardError {
+  readonly code = 'SDK_WRITE_FAILED'
+  readonly statusCode = 502
+  /** The server's HTTP status, or null when it did not answer. */
+  readonly serverStatus: number | null
+  /** The server's error code, or null. */
+  readonly serverCode: string | null
+
+  constructor(
+    message: string,
+    answer: { status: number | null; code: string | null } = { status: null, code: null },
+    cause?: unknown,
+  ) {
+    super(message, {}, cause === undefined ? undefined : { cause })
+    this.serverStatus = answer.status
+    this.serverCode = answer.code
+  }
 }

@@ -5,7 +5,7 @@
  */
 export { switchyardSdk, type SwitchyardSdkOptions, type SdkHandle } from './plugin.js'
 export type { SdkStatus } from './sync.js'
-export { SdkConnectionError, SdkReadOnlyError } from './errors.js'
+export { SdkConnectionError, SdkReadOnlyError, SdkWriteError } from './errors.js'
 export type { DeclaredRoute, RegisterAnswer, SdkSnapshot } from './wire.js'
 export {
   maintenance,

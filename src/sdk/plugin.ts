@@ -13,13 +13,15 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { ConfigError } from '../core/errors.js'
-import type { Engine } from '../core/engine.js'
+import { Engine } from '../core/engine.js'
 import type { EngineLogger } from '../core/feature.js'
 import { isServiceName } from '../core/service-name.js'
 import type { RouteState } from '../core/route-state.js'
-import { createEngine } from '../create-engine.js'
+import { FlagsFeature } from '../flags/feature.js'
 import { switchyard, type SwitchyardPluginOptions } from '../fastify/plugin.js'
+import { RateLimitFeature } from '../rate-limit/feature.js'
 import type { RateLimitingOptions } from '../rate-limit/options.js'
+import { forwardingFlagStore, forwardingPolicyStore } from './forwarded-writes.js'
 import { PushedState, pushedStore } from './pushed-store.js'
 import { Reporter } from './reporter.js'
 import { ServerClient, type SdkCredentials } from './server-client.js'
@@ -101,16 +103,25 @@ async function sdkPlugin(app: FastifyInstance, options: SwitchyardSdkOptions): P
   const state = new PushedState(options.appId, (error) =>
     logger.error('switchyard SDK: change listener failed', error),
   )
-  const engine = createEngine({
-    service: options.appId,
-    store: pushedStore(state, (entry) => reporter.addAudit(entry)),
-    logger,
-    ...(options.env === undefined ? {} : { env: options.env }),
-    rateLimit: {
-      ...options.rateLimit,
-      hits: reporter.hitStore(options.rateLimit?.maxRlHitEntries ?? 10_000),
+  // Flag and policy writes go to the server, which pushes them back (forwarded-writes.ts);
+  // route and maintenance writes are refused by the pushed store.
+  const engine = new Engine(
+    {
+      service: options.appId,
+      logger,
+      ...(options.env === undefined ? {} : { env: options.env }),
+      rateLimit: {
+        ...options.rateLimit,
+        policies: forwardingPolicyStore(client),
+        hits: reporter.hitStore(options.rateLimit?.maxRlHitEntries ?? 10_000),
+      },
     },
-  })
+    {
+      store: pushedStore(state, (entry) => reporter.addAudit(entry)),
+      flags: (host) => new FlagsFeature(host, forwardingFlagStore(client)),
+      rateLimits: (host, rateLimit) => new RateLimitFeature(host, rateLimit),
+    },
+  )
   const sync = new SdkSync({
     client,
     engine,

@@ -4,9 +4,12 @@
  * engine, hooks and responses as a standalone app, from memory, without any network call on
  * the request path.
  *
- * Why writes are refused: the server owns the state of every service. A change made in one
- * app's memory would differ from the server and from the app's other instances, and vanish at
- * the next snapshot, so route and maintenance writes fail with {@link SdkReadOnlyError}; make
+ * Why route and maintenance writes are refused: the server owns the state of every service. A
+ * change made in one app's memory would differ from the server and from the app's other
+ * instances, and vanish at the next snapshot. Flag, segment and policy writes are forwarded to
+ * the server instead (forwarded-writes.ts), but a store only sees the state a route or
+ * maintenance operation computed, not the operation (`disable` until a deadline, a window, a
+ * schedule) the server's API takes, so these fail with {@link SdkReadOnlyError}; make such
  * changes with `ctl`, the dashboard or the server's API. Automatic transitions (a window that
  * ends, an `until` deadline) need no write here: the server persists them and pushes the result,
  * and meanwhile the effective status already follows the clock.

@@ -4,7 +4,9 @@
  * become {@link SdkConnectionError}s whose message says what to fix: a wrong URL, a server
  * that is down, credentials the server refuses.
  */
-import { SdkConnectionError } from './errors.js'
+import { request as httpRequest, type IncomingMessage } from 'node:http'
+import { request as httpsRequest } from 'node:https'
+import { SdkConnectionError, SdkWriteError } from './errors.js'
 import type { DeclaredRoute, RegisterAnswer, ReportRequest } from './wire.js'
 
 /** How the SDK authenticates. */
@@ -59,25 +61,44 @@ export class ServerClient {
 
   /**
    * Opens the event stream; resolves the response once its headers arrived (the body is read
-   * by the caller until `signal` aborts it).
+   * by the caller until `signal` aborts it). Node's client rather than fetch: see sse-reader.ts.
    */
-  async openStream(signal: AbortSignal): Promise<Response> {
+  async openStream(signal: AbortSignal): Promise<IncomingMessage> {
     const url = `${this.base}/api/sdk/events?app_id=${encodeURIComponent(this.options.appId)}`
-    // The deadline covers the headers only: the body is read for as long as the stream lives.
-    const controller = new AbortController()
-    const abort = () => controller.abort(signal.reason)
-    signal.addEventListener('abort', abort, { once: true })
-    const deadline = setTimeout(() => controller.abort(), this.options.timeoutMs)
-    try {
-      const response = await this.fetch(url, {
+    const response = await new Promise<IncomingMessage>((resolve, reject) => {
+      const send = url.startsWith('https:') ? httpsRequest : httpRequest
+      const request = send(url, {
         headers: { accept: 'text/event-stream', ...this.authorization() },
-        signal: controller.signal,
+        signal,
       })
-      if (!response.ok) await this.fail(response, url)
-      return response
-    } finally {
-      clearTimeout(deadline)
+      // The deadline covers the headers only: the body is read for as long as the stream lives.
+      const deadline = setTimeout(
+        () => request.destroy(new Error(`no answer within ${this.options.timeoutMs / 1000}s`)),
+        this.options.timeoutMs,
+      )
+      request.once('response', (answer) => {
+        clearTimeout(deadline)
+        resolve(answer)
+      })
+      // `on`, not `once`: an abort after the headers errors the request again.
+      request.on('error', (error) => {
+        clearTimeout(deadline)
+        reject(
+          new SdkConnectionError(
+            `switchyard SDK: cannot reach the switchyard server at ${this.base} (${reasonOf(error)}).`,
+            false,
+            error,
+          ),
+        )
+      })
+      request.end()
+    })
+    const status = response.statusCode ?? 0
+    if (status < 200 || status > 299) {
+      const text = await readText(response, 64 * 1024)
+      await this.fail(new Response(text, { status }), url)
     }
+    return response
   }
 
   private authorization(): Record<string, string> {
@@ -91,16 +112,7 @@ export class ServerClient {
     retryLogin = true,
   ): Promise<unknown> {
     const url = `${this.base}${path}`
-    const response = await this.fetch(url, {
-      method,
-      headers: {
-        'content-type': 'application/json',
-        'x-ctl-platform': 'sdk',
-        ...this.authorization(),
-      },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(this.options.timeoutMs),
-    })
+    const response = await this.send(method, path, body)
     if (response.status === 401 && retryLogin && 'username' in this.options.credentials) {
       // The token expired or was revoked: log in again once.
       await response.body?.cancel()
@@ -111,14 +123,64 @@ export class ServerClient {
     return response.json()
   }
 
+  /**
+   * Sends one write of the app's engine to the server's admin API (`body` undefined: none) and
+   * resolves its answer (null for 204) once the server acknowledged it. Rejects with an
+   * {@link SdkWriteError} when the server refuses it, cannot be reached or does not answer
+   * within the deadline.
+   */
+  async forward(method: string, path: string, body?: unknown): Promise<unknown> {
+    const what = `${method} ${path}`
+    try {
+      let response = await this.send(method, path, body)
+      if (response.status === 401 && 'username' in this.options.credentials) {
+        await response.body?.cancel()
+        await this.authenticate()
+        response = await this.send(method, path, body)
+      }
+      if (!response.ok) {
+        const { code, message } = await errorOf(response)
+        throw new SdkWriteError(
+          `switchyard SDK: the server at ${this.base} refused ${what} (${response.status}${code === null ? '' : ` ${code}`})${message === '' ? '' : `: ${message}`}`,
+          { status: response.status, code },
+        )
+      }
+      return response.status === 204 ? null : await response.json()
+    } catch (error) {
+      if (error instanceof SdkWriteError) throw error
+      const timedOut = [error, error instanceof SdkConnectionError ? error.cause : null].some(
+        (each) => each instanceof DOMException && each.name === 'TimeoutError',
+      )
+      throw new SdkWriteError(
+        timedOut
+          ? `switchyard SDK: the server at ${this.base} did not answer ${what} within ${this.options.timeoutMs / 1000}s; it may still apply it, and then pushes it like any change.`
+          : `switchyard SDK: ${what} did not reach the server at ${this.base} (${reasonOf(error)}); nothing changed.`,
+        { status: null, code: null },
+        error,
+      )
+    }
+  }
+
+  /** One request of the admin API, with the credentials and the deadline of every call. */
+  private send(method: string, path: string, body: unknown): Promise<Response> {
+    return this.fetch(`${this.base}${path}`, {
+      method,
+      headers: {
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        'x-ctl-platform': 'sdk',
+        ...this.authorization(),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      signal: AbortSignal.timeout(this.options.timeoutMs),
+    })
+  }
+
   private async fetch(url: string, init: RequestInit): Promise<Response> {
     try {
       return await fetch(url, init)
     } catch (error) {
-      const cause = error instanceof Error ? (error.cause ?? error) : error
-      const reason = cause instanceof Error ? cause.message : String(cause)
       throw new SdkConnectionError(
-        `switchyard SDK: cannot reach the switchyard server at ${this.base} (${reason}).`,
+        `switchyard SDK: cannot reach the switchyard server at ${this.base} (${reasonOf(error)}).`,
         false,
         error,
       )
@@ -126,15 +188,9 @@ export class ServerClient {
   }
 
   private async fail(response: Response, url: string): Promise<never> {
-    let code = ''
-    let message = ''
-    try {
-      const body = (await response.json()) as { error?: { code?: string; message?: string } }
-      code = body.error?.code ?? ''
-      message = body.error?.message ?? ''
-    } catch {
-      // Not a switchyard answer: the status says enough.
-    }
+    const answer = await errorOf(response)
+    const code = answer.code ?? ''
+    const message = answer.message
     const status = response.status
     if (status === 401)
       throw new SdkConnectionError(
@@ -156,4 +212,36 @@ export class ServerClient {
       status >= 400 && status < 500,
     )
   }
+}
+
+/** The code and message of a switchyard error answer (null and '' for any other answer). */
+async function errorOf(response: Response): Promise<{ code: string | null; message: string }> {
+  try {
+    const body = (await response.json()) as { error?: { code?: string; message?: string } }
+    return { code: body.error?.code ?? null, message: body.error?.message ?? '' }
+  } catch {
+    // Not a switchyard answer: the status says enough.
+    return { code: null, message: '' }
+  }
+}
+
+/** Why a request failed, from fetch's error or the SDK error wrapping it. */
+function reasonOf(error: unknown): string {
+  const cause = error instanceof SdkConnectionError ? error.cause : error
+  const inner = cause instanceof Error ? (cause.cause ?? cause) : cause
+  return inner instanceof Error ? inner.message : String(inner)
+}
+
+/** The body of an error answer as text, at most `maxBytes` of it. */
+async function readText(response: IncomingMessage, maxBytes: number): Promise<string> {
+  let text = ''
+  response.setEncoding('utf8')
+  for await (const chunk of response as AsyncIterable<string>) {
+    text += chunk
+    if (text.length > maxBytes) {
+      response.destroy()
+      break
+    }
+  }
+  return text
 }

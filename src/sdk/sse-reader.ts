@@ -1,37 +1,57 @@
 /**
- * Reads a server-sent event stream from a fetch response: one call of `onEvent` per frame with
+ * Reads a server-sent event stream from a Node response: one call of `onEvent` per frame with
  * an `event:` type and JSON `data:`; comments (`: keepalive`) and `retry:`/`id:` lines are
  * skipped. Resolves when the stream ends, rejects when it breaks.
+ *
+ * Why Node's stream and not fetch: every frame is a change the app must enforce at once. A
+ * `data` event is parsed and applied in the same tick it arrives, with no promise hop per chunk
+ * (iterating a fetch body costs several, and the first applied change then waits behind them).
  *
  * Why a frame is bounded: the server is trusted, but a proxy or a wrong URL could send an
  * endless line; a frame larger than `maxFrameBytes` ends the stream with an error instead of
  * growing the buffer.
  */
+import type { Readable } from 'node:stream'
 
 /** Largest frame accepted (a snapshot of many flags is the biggest one). */
 export const MAX_FRAME_BYTES = 64 * 1024 * 1024
 
-/** Reads every event of `response` until its body ends. */
-export async function readEvents(
-  response: Response,
+/** Reads every event of `body` until it ends. */
+export function readEvents(
+  body: Readable,
   onEvent: (type: string, data: unknown) => void,
   maxFrameBytes = MAX_FRAME_BYTES,
 ): Promise<void> {
-  if (response.body === null) return
-  const decoder = new TextDecoder()
-  let buffer = ''
-  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(chunk, { stream: true })
-    let end = buffer.indexOf('\n\n')
-    while (end >= 0) {
-      const frame = buffer.slice(0, end)
-      buffer = buffer.slice(end + 2)
-      dispatch(frame, onEvent)
-      end = buffer.indexOf('\n\n')
-    }
-    if (buffer.length > maxFrameBytes)
-      throw new Error(`an event stream frame exceeds ${maxFrameBytes} bytes`)
-  }
+  return new Promise((resolve, reject) => {
+    let buffer = ''
+    let ended = false
+    body.setEncoding('utf8')
+    body.on('data', (chunk: string) => {
+      buffer += chunk
+      try {
+        let end = buffer.indexOf('\n\n')
+        while (end >= 0) {
+          const frame = buffer.slice(0, end)
+          buffer = buffer.slice(end + 2)
+          dispatch(frame, onEvent)
+          end = buffer.indexOf('\n\n')
+        }
+      } catch (error) {
+        body.destroy(error instanceof Error ? error : new Error(String(error)))
+        return
+      }
+      if (buffer.length > maxFrameBytes)
+        body.destroy(new Error(`an event stream frame exceeds ${maxFrameBytes} bytes`))
+    })
+    body.once('end', () => {
+      ended = true
+      resolve()
+    })
+    body.on('error', reject)
+    body.once('close', () => {
+      if (!ended) reject(new Error('the event stream was cut off'))
+    })
+  })
 }
 
 function dispatch(frame: string, onEvent: (type: string, data: unknown) => void): void {

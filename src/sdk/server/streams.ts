@@ -22,7 +22,7 @@ interface Client {
   readonly response: ServerResponse
   readonly service: string
   /** Frames held back while the snapshot is read; null once it is sent. */
-  pending: string[] | null
+  pending: (string | Buffer)[] | null
 }
 
 /** Options of {@link SdkStreams}. */
@@ -166,10 +166,13 @@ export class SdkStreams {
       )
   }
 
-  /** Sends one change to the apps of `service` (every app when null: a global change). */
+  /**
+   * Sends one change to the apps of `service` (every app when null: a global change). The frame
+   * is serialised and encoded once, and the same bytes are written to every app.
+   */
   private send(service: string | null, type: string, data: unknown): void {
     if (this.clients.size === 0) return
-    const text = frame(type, data)
+    const text = Buffer.from(frame(type, data))
     for (const client of this.clients) {
       if (service !== null && client.service !== service) continue
       if (client.pending !== null) client.pending.push(text)
@@ -177,7 +180,7 @@ export class SdkStreams {
     }
   }
 
-  private write(client: Client, text: string): void {
+  private write(client: Client, text: string | Buffer): void {
     const { response } = client
     if (response.writableEnded || response.destroyed) {
       this.remove(client)
