@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { FlagService } from '../../src/flags/service.js'
 import { booleanFlag } from '../flags/helpers.js'
-import { ctl, ctlServer } from './helpers.js'
+import { ctl, ctlServer, CLI_TEST_TIMEOUT } from './helpers.js'
 
 let server: Awaited<ReturnType<typeof ctlServer>>
 let flags: FlagService
@@ -19,7 +19,7 @@ afterAll(async () => {
 const run = (args: string[], input?: string) =>
   ctl(args, { env: server.env, ...(input === undefined ? {} : { input }) })
 
-describe('ctl flags and segments', () => {
+describe('ctl flags and segments', { timeout: CLI_TEST_TIMEOUT }, () => {
   it('creates, lists, patches, toggles, evaluates and deletes flags', async () => {
     const file = join(server.home, 'checkout.json')
     writeFileSync(file, JSON.stringify(booleanFlag('checkout')))

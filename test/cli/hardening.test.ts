@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { auditStatus } from '../../src/cli/commands/audit.js'
 import type { AuditEntry } from '../../src/core/audit-entry.js'
-import { ctl, ctlServer, type CtlServer } from './helpers.js'
+import { ctl, ctlServer, type CtlServer, CLI_TEST_TIMEOUT } from './helpers.js'
 
 let server: CtlServer
 let evil: Server
@@ -36,7 +36,7 @@ afterAll(async () => {
   await new Promise((resolve) => evil.close(resolve))
 })
 
-describe('ctl hardening', () => {
+describe('ctl hardening', { timeout: CLI_TEST_TIMEOUT }, () => {
   it('binds the stored token to the origin that issued it', async () => {
     expect((await ctl(['login', 'admin', '--password', 's3cret'], { env: server.env })).code).toBe(
       0,

@@ -13,6 +13,12 @@ const ctlPath = fileURLToPath(new URL('../../src/cli/ctl.ts', import.meta.url))
 const tsx = import.meta.resolve('tsx')
 
 /** The outcome of one `ctl` run. */
+/**
+ * Time budget of a CLI test: each runs several real `ctl` processes one after the other, and a
+ * process start takes seconds when the machine is busy.
+ */
+export const CLI_TEST_TIMEOUT = 90_000
+
 export interface CtlResult {
   code: number
   stdout: string

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest'
 import { booleanFlag } from '../flags/helpers.js'
-import { ctlServerForFile } from './helpers.js'
+import { ctlServerForFile, CLI_TEST_TIMEOUT } from './helpers.js'
 
 const { server, run } = ctlServerForFile()
 
-describe('ctl keys', () => {
+describe('ctl keys', { timeout: CLI_TEST_TIMEOUT }, () => {
   it('creates a key (shown once), lists it by hint, and revokes it', async () => {
     const created = await run(['keys', 'create', 'checkout-web'])
     expect(created.code).toBe(0)

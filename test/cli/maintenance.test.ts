@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { bulkRoutes, ctlServerForFile } from './helpers.js'
+import { bulkRoutes, ctlServerForFile, CLI_TEST_TIMEOUT } from './helpers.js'
 
 const { run } = ctlServerForFile(bulkRoutes)
 
-describe('ctl maintenance commands', () => {
+describe('ctl maintenance commands', { timeout: CLI_TEST_TIMEOUT }, () => {
   it('drives global maintenance', async () => {
     const enabled = await run([
       'global',

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { ctlServerForFile } from './helpers.js'
+import { ctlServerForFile, CLI_TEST_TIMEOUT } from './helpers.js'
 
 const { server, run } = ctlServerForFile()
 
-describe('ctl rl', () => {
+describe('ctl rl', { timeout: CLI_TEST_TIMEOUT }, () => {
   it('sets (every method of a bare path), lists, resets, deletes, and shows hits', async () => {
     const set = await run([
       'rl',
@@ -56,7 +56,7 @@ describe('ctl rl', () => {
   })
 })
 
-describe('ctl grl and srl', () => {
+describe('ctl grl and srl', { timeout: CLI_TEST_TIMEOUT }, () => {
   it('drives the global policy', async () => {
     expect((await run(['grl', 'get'])).stdout).toBe('Global rate limit: not configured\n')
     const set = await run([

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { bulkRoutes, ctlServerForFile } from './helpers.js'
+import { bulkRoutes, ctlServerForFile, CLI_TEST_TIMEOUT } from './helpers.js'
 
 const { server, run } = ctlServerForFile(bulkRoutes)
 
-describe('ctl route commands', () => {
+describe('ctl route commands', { timeout: CLI_TEST_TIMEOUT }, () => {
   it('lists routes with the table and the pagination footers, and --json gives the envelope', async () => {
     const [first, last, json, billing] = await Promise.all([
       run(['status']),
@@ -119,7 +119,7 @@ describe('ctl route commands', () => {
   })
 })
 
-describe('colour', () => {
+describe('colour', { timeout: CLI_TEST_TIMEOUT }, () => {
   it('uses no ANSI codes when NO_COLOR is set or stdout is not a terminal', async () => {
     const result = await run(['status', '--per-page', '3'], { NO_COLOR: '' })
     // Piped output (not a TTY) is never coloured, even without NO_COLOR.

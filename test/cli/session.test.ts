@@ -3,7 +3,7 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ctl, ctlServer } from './helpers.js'
+import { ctl, ctlServer, CLI_TEST_TIMEOUT } from './helpers.js'
 
 let server: Awaited<ReturnType<typeof ctlServer>>
 beforeAll(async () => {
@@ -25,7 +25,7 @@ async function closedPortUrl(): Promise<string> {
   return `http://127.0.0.1:${port}/switchyard`
 }
 
-describe('ctl login / logout / config', () => {
+describe('ctl login / logout / config', { timeout: CLI_TEST_TIMEOUT }, () => {
   it('logs in, stores the token with mode 0600, uses it, and logout revokes it on the server', async () => {
     const before = await ctl(['status'], { env: server.env })
     expect(before.code).toBe(1)
@@ -96,7 +96,7 @@ describe('ctl login / logout / config', () => {
   })
 })
 
-describe('server URL resolution', () => {
+describe('server URL resolution', { timeout: CLI_TEST_TIMEOUT }, () => {
   it('env > nested .ctl > config file > default, as config show reports', async () => {
     const home = mkdtempSync(join(tmpdir(), 'ctl-url-'))
     try {
@@ -149,7 +149,7 @@ describe('server URL resolution', () => {
   })
 })
 
-describe('usage errors', () => {
+describe('usage errors', { timeout: CLI_TEST_TIMEOUT }, () => {
   it('exits 2 for unknown commands, missing arguments and bad options; 0 for help', async () => {
     const results = await Promise.all([
       ctl(['bogus'], { env: server.env }),
