@@ -66,6 +66,26 @@ export function recordsSuite({ a, b, test }: SuiteContext): void {
     await expect(b().records.list({ page: 1, perPage: 501 })).rejects.toThrow(TaskValidationError)
   })
 
+  test('a count limit caps the total (flagged) and leaves the page itself as it was', async () => {
+    const tasks = Array.from({ length: 7 }, (_, i) =>
+      makeTask({ func_name: 'capped-count', created: T0 + i * 1000, queue: 'capped' }),
+    )
+    await a().records.save(tasks)
+    const query = { funcName: 'capped-count', queue: 'capped', page: 2, perPage: 2 }
+    const full = await b().records.list(query)
+    const capped = await b().records.list({ ...query, countLimit: 3 })
+    expect(capped.items).toEqual(full.items)
+    // A store whose count is cheap may count everything; one that stops says so.
+    if (capped.total_capped === true) expect(capped.total).toBe(3)
+    else expect(capped.total).toBe(7)
+    const roomy = await b().records.list({ ...query, countLimit: 7 })
+    expect(roomy.total).toBe(7)
+    expect(roomy.total_capped ?? false).toBe(false)
+    for (const countLimit of [0, -1, 1.5, Number.NaN]) {
+      await expect(b().records.list({ ...query, countLimit })).rejects.toThrow(TaskValidationError)
+    }
+  })
+
   test('searches by id prefix or function name (q) and by exact tags, all filters holding', async () => {
     const tagged = [
       makeTask({ func_name: 'searchable', tags: { tenant: 'acme', plan: 'pro' } }),
