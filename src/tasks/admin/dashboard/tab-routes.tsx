@@ -30,6 +30,7 @@ import {
   RunFilterForm,
   RunRow,
   RunsTable,
+  RUNS_COUNTED_AHEAD,
   loadRuns,
   metricsStart,
   runFilters,
@@ -249,6 +250,7 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
       since: windowStart(filters.window, context.now()),
       page: filters.page,
       perPage: DEAD_LETTERS_PER_PAGE,
+      countLimit: (filters.page - 1) * DEAD_LETTERS_PER_PAGE + RUNS_COUNTED_AHEAD,
     })
     return <DeadLetters dashboard={dashboard} filters={filters} page={page} />
   }

@@ -117,8 +117,16 @@ export function recordsSuite({ a, b, test }: SuiteContext): void {
     const byPrefix = await b().records.list({ q: prefix, page: 1, perPage: 50 })
     expect(ids(byPrefix)).toContain(tagged[1]!.record.task_id)
     expect(byPrefix.items.every((t) => t.record.task_id.startsWith(prefix))).toBe(true)
-    // LIKE wildcards in q are plain characters.
-    expect((await b().records.list({ q: '%', page: 1, perPage: 50 })).total).toBe(0)
+    // LIKE and GLOB wildcards in q are plain characters; the prefix is case-sensitive where
+    // the database compares ids so (every store but MySQL's case-insensitive collation).
+    for (const wildcard of ['%', '_', '*', '?', '[a-f]*', '%%%']) {
+      expect((await b().records.list({ q: wildcard, page: 1, perPage: 50 })).total).toBe(0)
+    }
+    const short = await b().records.list({ q: prefix.slice(0, 2), page: 1, perPage: 500 })
+    expect(ids(short)).toContain(tagged[1]!.record.task_id)
+    expect(short.items.every((t) => t.record.task_id.startsWith(prefix.slice(0, 2)))).toBe(true)
+    const whole = await b().records.list({ q: tagged[1]!.record.task_id, page: 1, perPage: 50 })
+    expect(ids(whole)).toEqual([tagged[1]!.record.task_id])
     const combined = await b().records.list({
       q: 'searchable',
       tags: [['plan', 'free']],
