@@ -241,21 +241,22 @@ function likePrefix(text: string): string {
 
 /**
  * Below this many characters a task-id prefix matches too many records for the primary key to
- * help (sorting them all by time costs more than scanning the time index for 50 that match).
+ * help a page (sorting them all by time costs more than scanning the time index for the 50
+ * newest that match); a count still reads them from the primary key.
  */
 const INDEXED_PREFIX = 3
 
 /**
  * A task-id prefix match on SQLite: GLOB (case-sensitive like the other stores' prefix
  * matches, and, unlike LIKE, served by the primary key: a full id is found at once instead of
- * by a scan of the history), with `*`, `?` and `[` made literal. A short prefix keeps off the
- * index (the unary `+`) so the planner walks the time index instead.
+ * by a scan of the history), with `*`, `?` and `[` made literal. For a page (`ordered`), a
+ * short prefix keeps off that index (the unary `+`) so the planner walks the time index.
  */
-function sqlitePrefix(text: string) {
+function sqlitePrefix(text: string, ordered: boolean) {
   const pattern = `${text.replace(/[*?[]/g, (c) => `[${c}]`)}*`
-  return text.length >= INDEXED_PREFIX
-    ? sql<boolean>`${sql.ref('task_id')} glob ${pattern}`
-    : sql<boolean>`+${sql.ref('task_id')} glob ${pattern}`
+  return ordered && text.length < INDEXED_PREFIX
+    ? sql<boolean>`+${sql.ref('task_id')} glob ${pattern}`
+    : sql<boolean>`${sql.ref('task_id')} glob ${pattern}`
 }
 
 /** Task records on SQL. */
@@ -367,7 +368,8 @@ export class SqlTaskRecords implements TaskRecordStore {
   async list(query: TaskListQuery): Promise<TaskPage> {
     checkListQuery(query)
     const { db, dialect } = await this.open()
-    const filtered = (eb: ExpressionBuilder<TaskDatabase, 'tasks'>) => {
+    // `ordered`: the filter of the page's rows (newest first), else of a count.
+    const filter = (ordered: boolean) => (eb: ExpressionBuilder<TaskDatabase, 'tasks'>) => {
       const parts = []
       if (query.status !== undefined) parts.push(eb('status', '=', query.status))
       if (query.funcName !== undefined) parts.push(eb('func_name', '=', query.funcName))
@@ -377,7 +379,7 @@ export class SqlTaskRecords implements TaskRecordStore {
         parts.push(
           eb.or([
             dialect === 'sqlite'
-              ? sqlitePrefix(query.q)
+              ? sqlitePrefix(query.q, ordered)
               : sql<boolean>`${sql.ref('task_id')} like ${likePrefix(query.q)} escape '!'`,
             eb('func_name', '=', query.q),
           ]),
@@ -397,6 +399,7 @@ export class SqlTaskRecords implements TaskRecordStore {
       }
       return eb.and(parts)
     }
+    const filtered = filter(false)
     const totalKey = JSON.stringify([
       query.status,
       query.funcName,
@@ -415,7 +418,7 @@ export class SqlTaskRecords implements TaskRecordStore {
     const rowsRead = db
       .selectFrom('tasks')
       .select('body')
-      .where(filtered)
+      .where(filter(true))
       .orderBy('created_ms', 'desc')
       .orderBy('task_id', 'desc')
       .limit(query.perPage)
