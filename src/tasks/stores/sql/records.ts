@@ -175,16 +175,17 @@ export function metricIncrements(
   return countIncrements(db, dialect, 'task_metrics', cells)
 }
 
+/** The roll-up rows of some minute cells: counts per minute and hour, hourly histograms. */
+interface RollupRows {
+  counts: TaskMetricCountsTable[]
+  hours: TaskMetricHoursTable[]
+}
+
 /**
- * The roll-up increments of minute cells (`minute_ms` ≥ 0; the totals are skipped): counts per
- * minute and per hour without bins, and the hourly histogram of the timed statuses.
+ * The roll-up rows of minute cells (`minute_ms` ≥ 0; the totals are skipped): counts per minute
+ * (`withMinutes`) and per hour without bins, and the hourly histogram of the timed statuses.
  */
-export function rollupIncrements(
-  db: Db,
-  dialect: SqlBackend['dialect'],
-  cells: readonly TaskMetricsTable[],
-  withMinutes = true,
-): CompiledQuery[] {
+function rollupRows(cells: readonly TaskMetricsTable[], withMinutes: boolean): RollupRows {
   const counts = new Map<string, TaskMetricCountsTable>()
   const hours = new Map<string, TaskMetricHoursTable>()
   const addCount = (grain: number, period: number, cell: TaskMetricsTable) => {
@@ -214,24 +215,61 @@ export function rollupIncrements(
     if (row !== undefined) {
       row.count += cell.count
       row.duration_sum += cell.duration_sum
-    } else hours.set(key, { ...cell, hour_ms: hour })
+    } else
+      hours.set(key, {
+        hour_ms: hour,
+        func_name: cell.func_name,
+        status: cell.status,
+        bin: cell.bin,
+        count: cell.count,
+        duration_sum: cell.duration_sum,
+      })
   }
+  return { counts: [...counts.values()], hours: [...hours.values()] }
+}
+
+/** The upserts of {@link rollupRows} (the servers' path, and retention's). */
+export function rollupIncrements(
+  db: Db,
+  dialect: SqlBackend['dialect'],
+  cells: readonly TaskMetricsTable[],
+  withMinutes = true,
+): CompiledQuery[] {
+  const { counts, hours } = rollupRows(cells, withMinutes)
   return [
-    ...countIncrements(db, dialect, 'task_metric_counts', [...counts.values()]),
-    ...countIncrements(
-      db,
-      dialect,
-      'task_metric_hours',
-      [...hours.values()].map((row) => ({
-        hour_ms: row.hour_ms,
-        func_name: row.func_name,
-        status: row.status,
-        bin: row.bin,
-        count: row.count,
-        duration_sum: row.duration_sum,
-      })),
-    ),
+    ...countIncrements(db, dialect, 'task_metric_counts', counts),
+    ...countIncrements(db, dialect, 'task_metric_hours', hours),
   ]
+}
+
+/**
+ * The columns of each counted table in the order of its prepared single-row upsert's
+ * parameters (SQLite's write path).
+ */
+const COUNTED_COLUMNS = {
+  task_metrics: ['func_name', 'minute_ms', 'status', 'bin', 'count', 'duration_sum'],
+  task_metric_counts: ['grain_ms', 'period_ms', 'func_name', 'status', 'count', 'duration_sum'],
+  task_metric_hours: ['hour_ms', 'func_name', 'status', 'bin', 'count', 'duration_sum'],
+} as const satisfies Record<CountedTable, readonly string[]>
+
+/** The SQLite single-row add-to-count upsert of `table`, parameters in {@link COUNTED_COLUMNS}. */
+function compileCountUpsert(db: Db, table: CountedTable): string {
+  const columns = COUNTED_COLUMNS[table]
+  const template = Object.fromEntries(columns.map((column, index) => [column, index])) as never
+  const [compiled] = countIncrements(db, 'sqlite', table, [template])
+  if (compiled?.parameters.join() !== columns.map((_, index) => index).join()) {
+    throw new StoreError('Unexpected shape of the compiled metric upsert.')
+  }
+  return compiled.sql
+}
+
+/** The parameter lists of `rows` for {@link compileCountUpsert}. */
+function countParams<T extends CountedTable>(
+  table: T,
+  rows: readonly TaskDatabase[T][],
+): unknown[][] {
+  const columns = COUNTED_COLUMNS[table] as readonly (keyof TaskDatabase[T])[]
+  return rows.map((row) => columns.map((column) => row[column]))
 }
 
 /** Escapes `%`, `_` and the escape character `!` for a LIKE pattern (`... ESCAPE '!'`). */
@@ -265,6 +303,8 @@ export class SqlTaskRecords implements TaskRecordStore {
   readonly #rowUpserts: [string | null, string | null] = [null, null]
   /** Prepared single-row insert-if-absent of a tag row. */
   #tagInsert: string | null = null
+  /** Prepared single-row add-to-count upserts of the metric tables. */
+  readonly #countUpserts = new Map<CountedTable, string>()
   /** Prepared status lookup of one task id. */
   #statusLookup: string | null = null
   /** Totals of recent list queries by filter (the cached backend read). */
@@ -296,10 +336,17 @@ export class SqlTaskRecords implements TaskRecordStore {
     )
     const tags = tagRows(tasks, before)
     const cells = newlyTerminal(rows, before)
+    const rollups = rollupRows(cells, true)
+    const prepared = backend.batchRows !== undefined
     const extra = [
-      ...metricIncrements(db, backend.dialect, cells),
-      ...rollupIncrements(db, backend.dialect, cells),
-      ...(backend.batchRows === undefined ? tagInserts(db, backend.dialect, tags) : []),
+      ...(prepared
+        ? []
+        : [
+            ...metricIncrements(db, backend.dialect, cells),
+            ...countIncrements(db, backend.dialect, 'task_metric_counts', rollups.counts),
+            ...countIncrements(db, backend.dialect, 'task_metric_hours', rollups.hours),
+            ...tagInserts(db, backend.dialect, tags),
+          ]),
       db
         .insertInto('task_changes')
         .values({
@@ -316,10 +363,21 @@ export class SqlTaskRecords implements TaskRecordStore {
       const variant = claim === null ? 0 : 1
       const upsert = (this.#rowUpserts[variant] ??= compileRowUpsert(db, claim !== null))
       const tagInsert = (this.#tagInsert ??= compileTagInsert(db))
+      const counted = <T extends CountedTable>(table: T, countRows: readonly TaskDatabase[T][]) => {
+        let text = this.#countUpserts.get(table)
+        if (text === undefined) {
+          text = compileCountUpsert(db, table)
+          this.#countUpserts.set(table, text)
+        }
+        return { text, rows: countParams(table, countRows) }
+      }
       await backend.batchRows(
         [
           { text: upsert, rows: rows.map((row) => upsertParams(row, claim)) },
           { text: tagInsert, rows: tags.map((tag) => [tag.tag_hash, tag.created_ms, tag.task_id]) },
+          counted('task_metrics', cells),
+          counted('task_metric_counts', rollups.counts),
+          counted('task_metric_hours', rollups.hours),
         ],
         extra,
       )
