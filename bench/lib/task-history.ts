@@ -56,7 +56,7 @@ export function benchTask(
 
 /**
  * Fills the store file at `path` (already migrated) with `count` finished records and their
- * metric cells, by raw batched inserts in the store's schema; returns the seconds it took.
+ * metric cells and roll-ups, by raw batched inserts in the store's schema; returns the seconds it took.
  */
 export function fillSqliteHistory(path: string, count: number): number {
   const started = performance.now()
@@ -102,6 +102,20 @@ export function fillSqliteHistory(path: string, count: number): number {
   )
   raw.transaction(() => {
     for (const cell of cells.values()) metric.run(...cell)
+    // The roll-ups the store keeps next to the minute cells (per minute and hour, no bins; the
+    // hourly histogram of success and failed), summed from them as the store's migration does.
+    const hour = 'minute_ms - minute_ms % 3600000'
+    for (const [grain, period] of [
+      [60_000, 'minute_ms'],
+      [3_600_000, hour],
+    ] as const) {
+      raw.exec(
+        `insert into switchyard_task_metric_counts (grain_ms, period_ms, func_name, status, count, duration_sum) select ${String(grain)}, ${period}, func_name, status, sum(count), sum(duration_sum) from switchyard_task_metrics where minute_ms >= 0 group by 1, 2, 3, 4`,
+      )
+    }
+    raw.exec(
+      `insert into switchyard_task_metric_hours (hour_ms, func_name, status, bin, count, duration_sum) select ${hour}, func_name, status, bin, sum(count), sum(duration_sum) from switchyard_task_metrics where minute_ms >= 0 and status in ('success', 'failed') group by 1, 2, 3, 4`,
+    )
   })()
   raw.exec('analyze')
   raw.close()

@@ -340,7 +340,7 @@ export class TaskManager {
   }
 
   /** Like {@link listTasks}, in the stored form (records with their arguments and keys). */
-  listStoredTasks(query: TaskQuery = {}): Promise<TaskPage> {
+  async listStoredTasks(query: TaskQuery = {}): Promise<TaskPage> {
     return this.#reads.list(toTaskListQuery(query))
   }
 
@@ -362,10 +362,24 @@ export class TaskManager {
    * The metrics: counts by status, success rate, average and P95 durations, per function; with
    * `since`, over the minutes from then, with a per-minute series. Every instance's with a
    * durable store.
+   *
+   * With `since` and `step` (ms, a whole number of minutes), the way a dashboard reads a long
+   * range over a large history: the series is per `step` bucket (epoch-aligned, no per-bucket
+   * P95) and the P95 figures come from the hourly histograms of the hours holding the range
+   * (its start rounded down to the hour); counts and averages stay exact. A SQL store answers
+   * it from roll-ups in O(hours of the range) rows.
    */
-  metrics(options: { since?: Date | number | string } = {}): Promise<TaskMetrics> {
+  async metrics(
+    options: { since?: Date | number | string; step?: number } = {},
+  ): Promise<TaskMetrics> {
     const since = options.since === undefined ? undefined : toEpochMs(options.since, 'since')
-    return this.#reads.metrics(since)
+    if (options.step === undefined) return this.#reads.metrics(since)
+    const step = options.step
+    if (!(Number.isSafeInteger(step) && step > 0 && step % 60_000 === 0)) {
+      throw new TaskValidationError('step must be a positive whole number of minutes in ms.')
+    }
+    if (since === undefined) throw new TaskValidationError('step needs since.')
+    return this.#reads.overview(since, step)
   }
 
   /** Subscribes to record creation and status changes; returns the unsubscribe function. */

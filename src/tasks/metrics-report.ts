@@ -7,7 +7,13 @@
  * the success rate is success / (success + failed), 0 while there is neither.
  */
 import { quantile, TIMED_STATUSES } from './stores/metrics-model.js'
-import type { LiveCount, MetricCell, MinuteCell } from './stores/ports.js'
+import type {
+  LiveCount,
+  MetricCell,
+  MetricCount,
+  MetricsOverview,
+  MinuteCell,
+} from './stores/ports.js'
 import { TASK_STATUSES, type TaskStatus } from './status.js'
 import { toIso } from './time.js'
 
@@ -51,6 +57,36 @@ export function metricsReport(
   cells: readonly MetricCell[],
   minutes?: readonly MinuteCell[],
 ): TaskMetrics {
+  const report = figures(live, cells, cells)
+  if (minutes !== undefined) report.series = series(minutes)
+  return report
+}
+
+/**
+ * Builds the report of a range from a store's roll-ups: counts and averages exact, P95 from the
+ * histogram of the whole hours holding the range, and the series per chart bucket (`minute` is
+ * the bucket's start; no per-bucket P95).
+ */
+export function overviewReport(
+  live: readonly LiveCount[],
+  overview: Omit<MetricsOverview, 'live'>,
+): TaskMetrics {
+  const report = figures(live, overview.counts, overview.histogram)
+  report.series = overview.buckets.map((bucket) => ({
+    minute: toIso(bucket.start),
+    success: bucket.success,
+    failed: bucket.failed,
+    p95: null,
+  }))
+  return report
+}
+
+/** Counts and averages from `cells`, percentiles from `histogram`. */
+function figures(
+  live: readonly LiveCount[],
+  cells: readonly MetricCount[],
+  histogram: readonly MetricCell[],
+): TaskMetrics {
   const byStatus = Object.fromEntries(TASK_STATUSES.map((status) => [status, 0])) as Record<
     TaskStatus,
     number
@@ -72,7 +108,14 @@ export function metricsReport(
     if (group.status === 'success') entry.success += group.count
     if (group.status === 'failed') entry.failed += group.count
   }
+  const timedCounts = new Map<string, MetricCount[]>()
   for (const cell of cells) {
+    if (!TIMED_STATUSES.has(cell.status)) continue
+    const list = timedCounts.get(cell.func_name) ?? []
+    list.push(cell)
+    timedCounts.set(cell.func_name, list)
+  }
+  for (const cell of histogram) {
     if (!TIMED_STATUSES.has(cell.status)) continue
     const list = timed.get(cell.func_name) ?? []
     list.push(cell)
@@ -84,29 +127,27 @@ export function metricsReport(
     total: Object.values(byStatus).reduce((sum, n) => sum + n, 0),
     by_status: byStatus,
     success_rate: finished === 0 ? 0 : round(byStatus.success / finished),
-    avg_duration_seconds: average(allTimed),
+    avg_duration_seconds: average([...timedCounts.values()].flat()),
     p95_duration_seconds: percentile95(allTimed),
     by_function: Object.fromEntries(
       [...functions.entries()]
         .sort(([x], [y]) => x.localeCompare(y))
         .map(([name, entry]) => {
-          const list = timed.get(name) ?? []
           return [
             name,
             {
               ...entry,
-              avg_duration_seconds: average(list),
-              p95_duration_seconds: percentile95(list),
+              avg_duration_seconds: average(timedCounts.get(name) ?? []),
+              p95_duration_seconds: percentile95(timed.get(name) ?? []),
             },
           ]
         }),
     ),
   }
-  if (minutes !== undefined) report.series = series(minutes)
   return report
 }
 
-function average(cells: readonly MetricCell[]): number | null {
+function average(cells: readonly MetricCount[]): number | null {
   let count = 0
   let sum = 0
   for (const cell of cells) {

@@ -22,6 +22,12 @@ export interface TaskQuery {
   page?: number
   /** 1..500; default 50. */
   perPage?: number
+  /**
+   * Count the matches only up to this many (a positive integer): when more match, `total` is
+   * this number and the page's `total_capped` is true. Keeps a page over a large history from
+   * counting all of it.
+   */
+  countLimit?: number
 }
 
 /** The default page size of task lists. */
@@ -49,6 +55,12 @@ export function toTaskListQuery(query: TaskQuery = {}): TaskListQuery {
   if (query.queue !== undefined) result.queue = text(query.queue, 'queue')
   if (query.q !== undefined) result.q = text(query.q, 'q')
   if (query.since !== undefined) result.since = toEpochMs(query.since, 'since')
+  if (query.countLimit !== undefined) {
+    if (!(Number.isSafeInteger(query.countLimit) && query.countLimit > 0)) {
+      throw new TaskValidationError('countLimit must be a positive integer.')
+    }
+    result.countLimit = query.countLimit
+  }
   if (query.tags !== undefined) {
     const pairs: unknown = Array.isArray(query.tags) ? query.tags : Object.entries(query.tags)
     if (!Array.isArray(pairs) || pairs.length > 10) {

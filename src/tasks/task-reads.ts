@@ -10,11 +10,17 @@
  * written). Without one, the in-memory records are the history.
  */
 import type { RunJob } from './jobs.js'
-import { metricsReport, type TaskMetrics } from './metrics-report.js'
+import {
+  metricsReport,
+  overviewReport,
+  type MetricsMinute,
+  type TaskMetrics,
+} from './metrics-report.js'
 import { copyRecord, type StoredTask } from './record.js'
 import type { RecordBook } from './records.js'
 import { TERMINAL_STATUSES, type TaskStatus } from './status.js'
 import type { TaskStore } from './stores/memory.js'
+import { toIso } from './time.js'
 import { MemoryMetrics } from './stores/metrics-model.js'
 import {
   MAX_PER_PAGE,
@@ -86,10 +92,12 @@ export class TaskReads {
     const end = query.page * query.perPage
     const stored: StoredTask[] = []
     let total = 0
+    let capped = false
     for (let page = 1; stored.length < end; page++) {
       const chunk = await durable.records.list({ ...query, page, perPage: MAX_PER_PAGE })
       stored.push(...chunk.items)
       total = chunk.total
+      capped = chunk.total_capped === true
       if (chunk.items.length < MAX_PER_PAGE) break
     }
     const mine = new Set(local.map((task) => task.record.task_id))
@@ -100,6 +108,7 @@ export class TaskReads {
     return {
       items: merged.slice(end - query.perPage, end).map(copyTask),
       total: total + local.length,
+      ...(capped ? { total_capped: true } : {}),
       page: query.page,
       per_page: query.perPage,
     }
@@ -123,6 +132,22 @@ export class TaskReads {
       metrics?.cells(since) ?? [],
       since === undefined ? undefined : (metrics?.series(since) ?? []),
     )
+  }
+
+  /**
+   * The metrics of the range from `since` with the series per `step` (ms, a multiple of a
+   * minute) bucket: from the store's roll-ups when it keeps them (P95 over the whole hours
+   * holding the range), else from the minute cells.
+   */
+  async overview(since: number, step: number): Promise<TaskMetrics> {
+    const metrics = this.deps.durable?.metrics
+    if (metrics?.overview !== undefined) {
+      const local = liveCounts(this.#volatile())
+      const figures = await metrics.overview({ since, step })
+      return overviewReport([...figures.live, ...local], figures)
+    }
+    const report = await this.metrics(since)
+    return { ...report, series: rebucket(report.series ?? [], step) }
   }
 
   /**
@@ -175,6 +200,23 @@ export class TaskReads {
     const local = this.deps.live.get(task.record.task_id)?.task
     return local === undefined ? task : local
   }
+}
+
+/** A per-minute series summed into `step` buckets (epoch-aligned), without per-bucket P95. */
+function rebucket(minutes: readonly MetricsMinute[], step: number): MetricsMinute[] {
+  const buckets = new Map<number, MetricsMinute>()
+  for (const minute of minutes) {
+    const at = Date.parse(minute.minute)
+    const start = at - (at % step)
+    const bucket = buckets.get(start)
+    if (bucket === undefined) {
+      buckets.set(start, { ...minute, minute: toIso(start), p95: null })
+    } else {
+      bucket.success += minute.success
+      bucket.failed += minute.failed
+    }
+  }
+  return [...buckets.values()]
 }
 
 /** The tasks among `tasks` that match every filter of `query`. */

@@ -64,16 +64,27 @@ export function Pager(props: {
   page: number
   perPage: number
   total: number
+  /** The count stopped at `total`: at least that many (shown as "≥ total"). */
+  totalCapped?: boolean | undefined
   href: (page: number) => string
 }): JSX.Element {
-  const pages = Math.max(1, Math.ceil(props.total / props.perPage))
+  const capped = props.totalCapped === true
+  // A capped count has more beyond it: one more page at least.
+  const pages = Math.max(1, Math.ceil(props.total / props.perPage) + (capped ? 1 : 0))
   if (pages <= 1) return <></>
   const first = (props.page - 1) * props.perPage + 1
   const last = Math.min(props.total, props.page * props.perPage)
   return (
     <nav class="pager" aria-label="Pages">
       <span>
-        {first}–{last} of {props.total}
+        {first}–{last} of{' '}
+        {capped ? (
+          <span title="At least this many: counting stops there so the page stays fast">
+            ≥ {props.total}
+          </span>
+        ) : (
+          props.total
+        )}
       </span>
       {props.page > 1 ? (
         <a class="btn btn-small" href={props.href(props.page - 1)} rel="prev">

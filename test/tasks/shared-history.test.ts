@@ -34,6 +34,41 @@ function twoInstances(file: string, clock?: TaskClock) {
   return [make(), make()] as const
 }
 
+/**
+ * Runs two successes and a failure on `manager` and checks that the dashboard's read of a
+ * range (per-bucket series, roll-ups where the store keeps them) agrees with the exact one.
+ */
+async function rangeReadsAgree(manager: TaskManager, clock: ReturnType<typeof fakeClock>) {
+  const job = manager.task({ name: 'ranged' }, (fail: boolean) => {
+    if (fail) throw new Error('no')
+  })
+  await manager.startup()
+  for (const fail of [false, true, false]) {
+    clock.advance(90_000)
+    await waitForStatus(manager, await manager.addTask(job, [fail]))
+  }
+  const since = clock.now() - 3_600_000
+  // The terminal writes reach the store shortly after the status.
+  await expect
+    .poll(async () => (await manager.metrics({ since })).by_function.ranged?.total)
+    .toBe(3)
+  const exact = await manager.metrics({ since })
+  const ranged = await manager.metrics({ since, step: 15 * 60_000 })
+  const { series: _exactSeries, ...exactFigures } = exact
+  const { series, ...rangedFigures } = ranged
+  expect(rangedFigures).toEqual(exactFigures)
+  expect(exact.by_function.ranged).toMatchObject({ total: 3, success: 2, failed: 1 })
+  const sum = (list: typeof series, key: 'success' | 'failed') =>
+    (list ?? []).reduce((n, m) => n + m[key], 0)
+  expect([sum(series, 'success'), sum(series, 'failed')]).toEqual([2, 1])
+  // Buckets start on multiples of the step.
+  expect((series ?? []).every((m) => Date.parse(m.minute) % (15 * 60_000) === 0)).toBe(true)
+  for (const step of [0, 30_000, 90_000, Number.NaN]) {
+    await expect(manager.metrics({ since, step })).rejects.toThrow(/step/)
+  }
+  await expect(manager.metrics({ step: 60_000 })).rejects.toThrow(/since/)
+}
+
 describe('with a durable store', () => {
   it('a task that failed on A is listed, read and retried from B', async () => {
     const [a, b] = twoInstances('retry.db')
@@ -89,6 +124,31 @@ describe('with a durable store', () => {
     expect((await a.manager.metrics()).by_status.running).toBe(1)
     release()
     await waitForStatus(a.manager, running)
+    await a.manager.shutdown()
+  })
+
+  it('a range read per chart bucket from the roll-ups agrees with the exact one', async () => {
+    // On the hour, so the range's hours hold nothing before it.
+    const clock = fakeClock(Date.parse('2026-11-21T12:00:00Z'))
+    const [a] = twoInstances('ranged.db', clock)
+    await rangeReadsAgree(a.manager, clock)
+    await a.manager.shutdown()
+  })
+
+  it('a count limit caps the list total and says so; a bad one is refused', async () => {
+    const [a] = twoInstances('capped.db')
+    const quick = a.manager.task({ name: 'quick' }, () => undefined)
+    await a.manager.startup()
+    for (let i = 0; i < 3; i++) await waitForStatus(a.manager, await a.manager.addTask(quick, []))
+    await expect.poll(async () => (await a.manager.metrics()).by_status.success).toBe(3)
+    const page = await a.manager.listStoredTasks({ perPage: 1, countLimit: 2 })
+    expect(page).toMatchObject({ total: 2, total_capped: true })
+    expect(page.items).toHaveLength(1)
+    expect(await a.manager.listStoredTasks({ countLimit: 5 })).toMatchObject({
+      total: 3,
+      total_capped: false,
+    })
+    await expect(a.manager.listStoredTasks({ countLimit: 0 })).rejects.toThrow(/countLimit/)
     await a.manager.shutdown()
   })
 
@@ -150,6 +210,13 @@ describe('in memory', () => {
     expect((await manager.listTasks()).total).toBe(0)
     const again = await manager.addTask(job, [false], { idempotencyKey: 'k0' })
     expect(again).not.toBe(ids[0])
+    await manager.shutdown()
+  })
+
+  it('a range read per chart bucket agrees with the exact one', async () => {
+    const clock = fakeClock(Date.parse('2026-11-21T12:00:00Z'))
+    const manager = new TaskManager({ logger: quietLogger, clock })
+    await rangeReadsAgree(manager, clock)
     await manager.shutdown()
   })
 

@@ -8,8 +8,11 @@
  * Other instances' changes are relayed through the store: every `relayInterval` the stream
  * reads the store's change feed (a table on SQL, a Redis stream), skips the entries this
  * instance wrote, and publishes the records the others changed (at most `RELAY_LIMIT` per
- * round; a dashboard also polls). Polling, not pub/sub, because it needs no extra connection
- * and works the same on every backend; the cost is one small query per interval.
+ * round; a dashboard also polls). After a round that found such changes the next one comes
+ * after `BUSY_RELAY_MS`, so a busy cluster's changes reach the page within a fraction of a
+ * second. Polling, not pub/sub, because it needs no extra connection and works the same on
+ * every backend; the cost is one small query per interval (five a second at most while other
+ * instances write).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { EventHub, type EventHubOptions } from '../../common/sse-hub.js'
@@ -24,6 +27,13 @@ import { serializeTask } from './serialize.js'
 
 /** Records of other instances relayed per round at most. */
 const RELAY_LIMIT = 200
+/**
+ * The delay (ms) before the next round after one that relayed something: other instances are
+ * busy, so their next change should reach the page in a fraction of a second, not a full
+ * interval. Idle rounds go back to `relayInterval`, so the cost stays one small query per
+ * interval when nothing happens and at most five a second while others write.
+ */
+const BUSY_RELAY_MS = 200
 /** How often an open stream re-checks that its session was not revoked (ms). */
 const SESSION_CHECK_MS = 30_000
 
@@ -52,6 +62,7 @@ export class TaskStream {
   #relayTimer: NodeJS.Timeout | null = null
   #position: string | null = null
   #relaying = false
+  #closed = false
   readonly #seen = new Set<string>()
   /** Keeps events in order when building one needs a store read (`displayFuncArgs`). */
   #chain: Promise<void> = Promise.resolve()
@@ -73,16 +84,21 @@ export class TaskStream {
       }),
     )
     if (this.#store === null) return
-    this.#relayTimer = setInterval(() => void this.relay(), relayInterval * 1000)
-    this.#relayTimer.unref()
-    void this.relay()
+    const next = (relayed: boolean) => {
+      if (this.#closed) return
+      const delay = relayed ? Math.min(BUSY_RELAY_MS, relayInterval * 1000) : relayInterval * 1000
+      this.#relayTimer = setTimeout(() => void this.relay().then(next), delay)
+      this.#relayTimer.unref()
+    }
+    void this.relay().then(next)
   }
 
   /** Stops everything and ends every stream. */
   close(): void {
     for (const unsubscribe of this.#unsubscribe.splice(0)) unsubscribe()
     if (this.#flush !== null) clearImmediate(this.#flush)
-    if (this.#relayTimer !== null) clearInterval(this.#relayTimer)
+    this.#closed = true
+    if (this.#relayTimer !== null) clearTimeout(this.#relayTimer)
     this.hub.close()
   }
 
@@ -121,10 +137,13 @@ export class TaskStream {
     })
   }
 
-  /** One relay round: publishes what other instances changed since the last round. */
-  async relay(): Promise<void> {
+  /**
+   * One relay round: publishes what other instances changed since the last round. Resolves
+   * whether it found any (the next round then comes sooner).
+   */
+  async relay(): Promise<boolean> {
     const store = this.#store
-    if (store === null || this.#relaying) return
+    if (store === null || this.#relaying) return false
     this.#relaying = true
     try {
       const { position, changes } = await store.changes.read(this.#position, RELAY_LIMIT)
@@ -136,13 +155,15 @@ export class TaskStream {
         if (change.origin === store.changes.origin) continue
         for (const id of change.task_ids) if (ids.length < RELAY_LIMIT) ids.push(id)
       }
-      if (this.hub.clientCount === 0) return
+      if (this.hub.clientCount === 0) return ids.length > 0
       for (const id of new Set(ids)) {
         const task = await store.records.get(id)
         if (task !== null) this.#emit(serializeTask(task, this.#options.displayFuncArgs))
       }
+      return ids.length > 0
     } catch (error) {
       this.#options.logger.error('task admin: relaying other instances’ changes failed', error)
+      return false
     } finally {
       this.#relaying = false
     }

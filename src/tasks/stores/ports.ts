@@ -34,12 +34,21 @@ export interface TaskListQuery {
   page: number
   /** Records per page (1..500). */
   perPage: number
+  /**
+   * Count the matching records only up to this many (a positive integer): when more match,
+   * `total` is this number and `total_capped` is true. A page then costs at most this many
+   * index entries, never a count over the whole history. A store whose count is cheap anyway
+   * (Redis) may count them all.
+   */
+  countLimit?: number
 }
 
 /** One page of records, newest first, with the number of records matching the filters. */
 export interface TaskPage<T = StoredTask> {
   items: T[]
   total: number
+  /** True when the count stopped at the query's `countLimit`: at least `total` match. */
+  total_capped?: boolean
   page: number
   per_page: number
 }
@@ -99,6 +108,30 @@ export interface MetricsSnapshot {
   cells: MetricCell[]
 }
 
+/** Terminal records of one function in one status, over all duration bins. */
+export type MetricCount = Omit<MetricCell, 'bin'>
+
+/** Finished records of one chart bucket (epoch ms of its start). */
+export interface MetricBucket {
+  start: number
+  success: number
+  failed: number
+}
+
+/** What {@link TaskMetricsStore.overview} returns. */
+export interface MetricsOverview {
+  live: LiveCount[]
+  /** Exact counts and duration sums per function and status, from the minute holding `since`. */
+  counts: MetricCount[]
+  /**
+   * The duration histograms (success and failed) per function over the whole hours from the one
+   * holding `since`: up to an hour more than the range, which is what keeps the read O(hours).
+   */
+  histogram: MetricCell[]
+  /** Successes and failures per `step` bucket (aligned to epoch multiples of `step`), oldest first. */
+  buckets: MetricBucket[]
+}
+
 /**
  * Task metrics, kept as per-function, per-minute buckets of counts by status and a duration
  * histogram, written with the terminal record (so every instance reads the same figures) and
@@ -113,6 +146,13 @@ export interface TaskMetricsStore {
   read(query: { since?: number }): Promise<MetricsSnapshot>
   /** Per-minute cells from the minute holding `since`, oldest first. */
   series(since: number): Promise<MinuteCell[]>
+  /**
+   * A range's figures for a dashboard, read from roll-ups (minute and hour counts, hourly
+   * histograms) so the cost follows the range's hours, not its records or minutes. `step` is
+   * the chart's bucket width (a multiple of a minute). A store without roll-ups leaves it out
+   * and the manager derives the same figures from {@link read} and {@link series}.
+   */
+  overview?(query: { since: number; step: number }): Promise<MetricsOverview>
 }
 
 /** One entry of the change feed: a write of some records by one store instance. */

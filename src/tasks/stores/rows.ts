@@ -95,6 +95,12 @@ export function checkListQuery(query: TaskListQuery): void {
       'q must be a task-id prefix or a function name (1–255 characters).',
     )
   }
+  if (
+    query.countLimit !== undefined &&
+    !(Number.isSafeInteger(query.countLimit) && query.countLimit > 0)
+  ) {
+    throw new TaskValidationError('countLimit must be a positive integer.')
+  }
   if (query.tags !== undefined && query.tags.length > 10) {
     throw new TaskValidationError('At most 10 tag filters.')
   }

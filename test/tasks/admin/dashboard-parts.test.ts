@@ -3,7 +3,8 @@
  * (empty = unchanged, `unlimited` = null, ranges), and the chart's time buckets.
  */
 import { describe, expect, it } from 'vitest'
-import { bucketSeries } from '../../../src/tasks/admin/dashboard/chart.js'
+import { bucketSeries, bucketWidth } from '../../../src/tasks/admin/dashboard/chart.js'
+import { Pager } from '../../../src/ui/index.js'
 import { parseQueueForm } from '../../../src/tasks/admin/dashboard/queues.js'
 import { parseRunSearch } from '../../../src/tasks/admin/dashboard/search.js'
 
@@ -88,5 +89,40 @@ describe('chart buckets', () => {
     expect(bucketSeries([minute('2026-11-01T00:00:00Z', 9, 9)], from, from + 60_000)).toEqual([
       { start: from, success: 0, failed: 0 },
     ])
+  })
+
+  it('has a bucket width per range, and takes a series already in those buckets as it is', () => {
+    const from = at('2026-11-21T20:07:00Z')
+    const widths = [1, 6, 24, 168].map((hours) => bucketWidth(from, from + hours * 3_600_000))
+    expect(widths).toEqual([60_000, 300_000, 900_000, 7_200_000])
+    const day = bucketSeries(
+      [{ minute: '2026-11-22T08:15:00Z', success: 40, failed: 2, p95: null }],
+      from,
+      from + 86_400_000,
+    )
+    expect(day.find((bucket) => bucket.success > 0)).toEqual({
+      start: at('2026-11-22T08:15:00Z'),
+      success: 40,
+      failed: 2,
+    })
+  })
+})
+
+describe('pager', () => {
+  it('says "≥" for a capped count and still offers the next page', () => {
+    const href = (page: number) => `/runs?page=${page}`
+    const html = (element: JSX.Element): string => {
+      if (typeof element !== 'string') throw new Error('The pager renders synchronously.')
+      return element
+    }
+    const capped = html(Pager({ page: 1, perPage: 50, total: 1000, totalCapped: true, href }))
+    expect(capped).toContain('1–50 of')
+    expect(capped).toContain('≥ 1000')
+    expect(capped).toContain('href="/runs?page=2"')
+    const last = html(Pager({ page: 20, perPage: 50, total: 1000, totalCapped: true, href }))
+    expect(last).toContain('href="/runs?page=21"')
+    const exact = html(Pager({ page: 20, perPage: 50, total: 1000, href }))
+    expect(exact).not.toContain('≥')
+    expect(exact).not.toContain('page=21')
   })
 })

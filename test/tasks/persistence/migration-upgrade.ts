@@ -1,7 +1,7 @@
 /** Upgrading a database created at schema version 1 keeps its data (shared by the SQL files). */
 import { describe, expect, it } from 'vitest'
 import type { SqlStoreOptions, SqlTaskStore } from '../../../src/tasks/stores/index.js'
-import { durationBin } from '../../../src/tasks/stores/metrics-model.js'
+import { durationBin, minuteOf } from '../../../src/tasks/stores/metrics-model.js'
 import { makeTask } from './helpers.js'
 
 /** A row of the version-1 `tasks` table (the columns that version had). */
@@ -85,6 +85,14 @@ export function migrationUpgrade(
           },
         ])
         expect(metrics.live).toEqual([{ func_name: 'old', status: 'pending', count: 1 }])
+        // Version 4 rolled the minute cells up (per minute and hour, and the hourly histogram).
+        const finishedAt = Date.parse(done.record.end_time)
+        const overview = await current.metrics.overview?.({ since: finishedAt, step: 60_000 })
+        expect(overview?.counts).toEqual([
+          { func_name: 'old', status: 'success', count: 1, duration_sum: 2.5 },
+        ])
+        expect(overview?.histogram).toEqual([metrics.cells[0]])
+        expect(overview?.buckets).toEqual([{ start: minuteOf(finishedAt), success: 1, failed: 0 }])
         // New records take progress and tags.
         const fresh = makeTask({ func_name: 'new', tags: { v: '3' }, progress: 0.5 })
         await current.records.save([fresh])

@@ -19,15 +19,22 @@ const MINUTE = 60_000
 const BUCKET_MINUTES = [1, 5, 10, 15, 30, 60, 120, 240, 720, 1440] as const
 const MAX_BARS = 96
 
-/** Groups the per-minute series into at most {@link MAX_BARS} buckets from `from` to `to`. */
+/** The width (ms) of the chart's buckets from `from` to `to`: at most {@link MAX_BARS} bars. */
+export function bucketWidth(from: number, to: number): number {
+  const span = Math.max(MINUTE, to - from)
+  return (BUCKET_MINUTES.find((size) => span / (size * MINUTE) <= MAX_BARS) ?? 1440) * MINUTE
+}
+
+/**
+ * Groups the series (per minute, or already per bucket of {@link bucketWidth}) into at most
+ * {@link MAX_BARS} buckets from `from` to `to`.
+ */
 export function bucketSeries(
   series: readonly MetricsMinute[],
   from: number,
   to: number,
 ): ChartBucket[] {
-  const span = Math.max(MINUTE, to - from)
-  const minutes = BUCKET_MINUTES.find((size) => span / (size * MINUTE) <= MAX_BARS) ?? 1440
-  const size = minutes * MINUTE
+  const size = bucketWidth(from, to)
   const first = Math.floor(from / size) * size
   const count = Math.max(1, Math.ceil((to - first) / size))
   const buckets: ChartBucket[] = Array.from({ length: count }, (_, index) => ({

@@ -166,6 +166,7 @@ export function DeadLetters(props: {
         page={page.page}
         perPage={DEAD_LETTERS_PER_PAGE}
         total={page.total}
+        totalCapped={page.total_capped}
         href={(number) => dashboard.url('/dashboard/dead-letters', query({ page: number }))}
       />
     </div>

@@ -29,6 +29,12 @@ import { WINDOWS, windowLabel, windowParam, type TaskDashboard } from './view.js
 /** Rows per page of the run table. */
 export const RUNS_PER_PAGE = 50
 
+/**
+ * Matching records counted past the current page, at most: the pager then says "of ≥ N" over
+ * a large history instead of counting all of it on every render.
+ */
+export const RUNS_COUNTED_AHEAD = 1000
+
 const RANGES = [...WINDOWS, 'all'] as const
 
 /** The filters of the run table, as the URL carries them. */
@@ -79,6 +85,7 @@ export async function loadRuns(
     since: windowStart(filters.range, now()),
     page: filters.page,
     perPage: RUNS_PER_PAGE,
+    countLimit: (filters.page - 1) * RUNS_PER_PAGE + RUNS_COUNTED_AHEAD,
   })
   return { page, search }
 }
@@ -236,6 +243,7 @@ export function RunsTable(props: {
           page={page.page}
           perPage={RUNS_PER_PAGE}
           total={page.total}
+          totalCapped={page.total_capped}
           href={(number) => dashboard.url('/dashboard', runQuery(filters, number))}
         />
       )}

@@ -22,6 +22,7 @@ import { MissingTask, TaskDetail } from './detail.js'
 import { QueuesTable } from './queues.js'
 import { SchedulesView, TasksTable } from './registry-tabs.js'
 import type { TaskMetrics } from '../../metrics-report.js'
+import { bucketWidth } from './chart.js'
 import { MetricsCache } from './metrics-cache.js'
 import {
   MetricsLoading,
@@ -29,6 +30,7 @@ import {
   RunFilterForm,
   RunRow,
   RunsTable,
+  RUNS_COUNTED_AHEAD,
   loadRuns,
   metricsStart,
   runFilters,
@@ -50,8 +52,10 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
   // ---- View: metrics and the run table ----------------------------------------------------
   const metricsCache = new MetricsCache(
     async (range) => {
-      const from = metricsStart(range, context.now())
-      const ranged = await manager.metrics({ since: from })
+      const now = context.now()
+      const from = metricsStart(range, now)
+      // Per chart bucket, from the store's roll-ups: the cost follows the range's hours.
+      const ranged = await manager.metrics({ since: from, step: bucketWidth(from, now) })
       // "All time": totals over everything, the chart over the last week.
       return range === 'all' ? { ...(await manager.metrics()), series: ranged.series } : ranged
     },
@@ -246,6 +250,7 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
       since: windowStart(filters.window, context.now()),
       page: filters.page,
       perPage: DEAD_LETTERS_PER_PAGE,
+      countLimit: (filters.page - 1) * DEAD_LETTERS_PER_PAGE + RUNS_COUNTED_AHEAD,
     })
     return <DeadLetters dashboard={dashboard} filters={filters} page={page} />
   }

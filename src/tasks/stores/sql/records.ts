@@ -20,7 +20,7 @@ import { TaskValidationError } from '../../errors.js'
 import type { StoredTask } from '../../record.js'
 import { TERMINAL_STATUSES, type TaskStatus } from '../../status.js'
 import { StoreError } from '../errors.js'
-import { durationBin, MINUTE_MS, minuteOf, TOTAL_MINUTE } from '../metrics-model.js'
+import { durationBin, MINUTE_MS, minuteOf, TIMED_STATUSES, TOTAL_MINUTE } from '../metrics-model.js'
 import {
   PRUNABLE_STATUSES,
   type TaskListQuery,
@@ -37,7 +37,13 @@ import {
 } from '../rows.js'
 import type { SqlBackend } from './backend.js'
 import { pruneChanges } from './changes.js'
-import type { TaskDatabase, TaskMetricsTable } from './schema.js'
+import { HOUR_GRAIN, MINUTE_GRAIN } from './migrations.js'
+import type {
+  TaskDatabase,
+  TaskMetricCountsTable,
+  TaskMetricHoursTable,
+  TaskMetricsTable,
+} from './schema.js'
 
 /** Columns an upsert overwrites on an existing row (the claim columns only with a claim). */
 const RECORD_COLUMNS = [
@@ -117,39 +123,178 @@ function taskUpsert(
   )
 }
 
-/** Adds metric rows to their existing counts (a negative count subtracts). */
-export function metricIncrements(
+/** The tables whose rows are counts added to (a negative count subtracts), with their keys. */
+const COUNTED_TABLES = {
+  task_metrics: ['func_name', 'minute_ms', 'status', 'bin'],
+  task_metric_counts: ['grain_ms', 'period_ms', 'func_name', 'status'],
+  task_metric_hours: ['hour_ms', 'func_name', 'status', 'bin'],
+} as const
+
+type CountedTable = keyof typeof COUNTED_TABLES
+
+/** Adds `rows` of `table` to their existing counts and duration sums (upserts). */
+function countIncrements<T extends CountedTable>(
   db: Db,
   dialect: SqlBackend['dialect'],
-  cells: readonly TaskMetricsTable[],
+  table: T,
+  rows: readonly TaskDatabase[T][],
 ): CompiledQuery[] {
+  // The three tables share `count` and `duration_sum`; Kysely's types cannot follow a table
+  // chosen by a type parameter, so the builder is typed as one of them.
+  const counted = db as unknown as Kysely<Record<string, TaskMetricsTable>>
+  const name: string = table
+  const add = (column: 'count' | 'duration_sum') =>
+    dialect === 'mysql'
+      ? sql<number>`${sql.ref(column)} + values(${sql.ref(column)})`
+      : sql<number>`${sql.ref(`${table}.${column}`)} + ${sql.ref(`excluded.${column}`)}`
   const queries: CompiledQuery[] = []
-  for (let i = 0; i < cells.length; i += INSERT_CHUNK) {
-    const insert = db.insertInto('task_metrics').values(cells.slice(i, i + INSERT_CHUNK))
+  for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+    const insert = counted
+      .insertInto(name)
+      .values(rows.slice(i, i + INSERT_CHUNK) as unknown as TaskMetricsTable[])
+    const update = { count: add('count'), duration_sum: add('duration_sum') }
     const query =
       dialect === 'mysql'
-        ? insert.onDuplicateKeyUpdate({
-            count: sql`${sql.ref('count')} + values(${sql.ref('count')})`,
-            duration_sum: sql`${sql.ref('duration_sum')} + values(${sql.ref('duration_sum')})`,
-          })
+        ? insert.onDuplicateKeyUpdate(update)
         : insert.onConflict((oc) =>
-            oc.columns(['func_name', 'minute_ms', 'status', 'bin']).doUpdateSet((eb) => ({
-              count: eb(eb.ref('task_metrics.count'), '+', eb.ref('excluded.count')),
-              duration_sum: eb(
-                eb.ref('task_metrics.duration_sum'),
-                '+',
-                eb.ref('excluded.duration_sum'),
-              ),
-            })),
+            oc
+              .columns([...COUNTED_TABLES[table]] as (keyof TaskMetricsTable)[])
+              .doUpdateSet(update),
           )
     queries.push(query.compile())
   }
   return queries
 }
 
+/** Adds metric rows to their existing counts (a negative count subtracts). */
+export function metricIncrements(
+  db: Db,
+  dialect: SqlBackend['dialect'],
+  cells: readonly TaskMetricsTable[],
+): CompiledQuery[] {
+  return countIncrements(db, dialect, 'task_metrics', cells)
+}
+
+/** The roll-up rows of some minute cells: counts per minute and hour, hourly histograms. */
+interface RollupRows {
+  counts: TaskMetricCountsTable[]
+  hours: TaskMetricHoursTable[]
+}
+
+/**
+ * The roll-up rows of minute cells (`minute_ms` ≥ 0; the totals are skipped): counts per minute
+ * (`withMinutes`) and per hour without bins, and the hourly histogram of the timed statuses.
+ */
+function rollupRows(cells: readonly TaskMetricsTable[], withMinutes: boolean): RollupRows {
+  const counts = new Map<string, TaskMetricCountsTable>()
+  const hours = new Map<string, TaskMetricHoursTable>()
+  const addCount = (grain: number, period: number, cell: TaskMetricsTable) => {
+    const key = `${String(grain)}\n${String(period)}\n${cell.func_name}\n${cell.status}`
+    const row = counts.get(key)
+    if (row !== undefined) {
+      row.count += cell.count
+      row.duration_sum += cell.duration_sum
+    } else
+      counts.set(key, {
+        grain_ms: grain,
+        period_ms: period,
+        func_name: cell.func_name,
+        status: cell.status,
+        count: cell.count,
+        duration_sum: cell.duration_sum,
+      })
+  }
+  for (const cell of cells) {
+    if (cell.minute_ms < 0) continue
+    const hour = cell.minute_ms - (cell.minute_ms % HOUR_GRAIN)
+    if (withMinutes) addCount(MINUTE_GRAIN, cell.minute_ms, cell)
+    addCount(HOUR_GRAIN, hour, cell)
+    if (!TIMED_STATUSES.has(cell.status as TaskStatus)) continue
+    const key = `${String(hour)}\n${cell.func_name}\n${cell.status}\n${String(cell.bin)}`
+    const row = hours.get(key)
+    if (row !== undefined) {
+      row.count += cell.count
+      row.duration_sum += cell.duration_sum
+    } else
+      hours.set(key, {
+        hour_ms: hour,
+        func_name: cell.func_name,
+        status: cell.status,
+        bin: cell.bin,
+        count: cell.count,
+        duration_sum: cell.duration_sum,
+      })
+  }
+  return { counts: [...counts.values()], hours: [...hours.values()] }
+}
+
+/** The upserts of {@link rollupRows} (the servers' path, and retention's). */
+export function rollupIncrements(
+  db: Db,
+  dialect: SqlBackend['dialect'],
+  cells: readonly TaskMetricsTable[],
+  withMinutes = true,
+): CompiledQuery[] {
+  const { counts, hours } = rollupRows(cells, withMinutes)
+  return [
+    ...countIncrements(db, dialect, 'task_metric_counts', counts),
+    ...countIncrements(db, dialect, 'task_metric_hours', hours),
+  ]
+}
+
+/**
+ * The columns of each counted table in the order of its prepared single-row upsert's
+ * parameters (SQLite's write path).
+ */
+const COUNTED_COLUMNS = {
+  task_metrics: ['func_name', 'minute_ms', 'status', 'bin', 'count', 'duration_sum'],
+  task_metric_counts: ['grain_ms', 'period_ms', 'func_name', 'status', 'count', 'duration_sum'],
+  task_metric_hours: ['hour_ms', 'func_name', 'status', 'bin', 'count', 'duration_sum'],
+} as const satisfies Record<CountedTable, readonly string[]>
+
+/** The SQLite single-row add-to-count upsert of `table`, parameters in {@link COUNTED_COLUMNS}. */
+function compileCountUpsert(db: Db, table: CountedTable): string {
+  const columns = COUNTED_COLUMNS[table]
+  const template = Object.fromEntries(columns.map((column, index) => [column, index])) as never
+  const [compiled] = countIncrements(db, 'sqlite', table, [template])
+  if (compiled?.parameters.join() !== columns.map((_, index) => index).join()) {
+    throw new StoreError('Unexpected shape of the compiled metric upsert.')
+  }
+  return compiled.sql
+}
+
+/** The parameter lists of `rows` for {@link compileCountUpsert}. */
+function countParams<T extends CountedTable>(
+  table: T,
+  rows: readonly TaskDatabase[T][],
+): unknown[][] {
+  const columns = COUNTED_COLUMNS[table] as readonly (keyof TaskDatabase[T])[]
+  return rows.map((row) => columns.map((column) => row[column]))
+}
+
 /** Escapes `%`, `_` and the escape character `!` for a LIKE pattern (`... ESCAPE '!'`). */
 function likePrefix(text: string): string {
   return `${text.replace(/[!%_]/g, (c) => `!${c}`)}%`
+}
+
+/**
+ * Below this many characters a task-id prefix matches too many records for the primary key to
+ * help a page (sorting them all by time costs more than scanning the time index for the 50
+ * newest that match); a count still reads them from the primary key.
+ */
+const INDEXED_PREFIX = 3
+
+/**
+ * A task-id prefix match on SQLite: GLOB (case-sensitive like the other stores' prefix
+ * matches, and, unlike LIKE, served by the primary key: a full id is found at once instead of
+ * by a scan of the history), with `*`, `?` and `[` made literal. For a page (`ordered`), a
+ * short prefix keeps off that index (the unary `+`) so the planner walks the time index.
+ */
+function sqlitePrefix(text: string, ordered: boolean) {
+  const pattern = `${text.replace(/[*?[]/g, (c) => `[${c}]`)}*`
+  return ordered && text.length < INDEXED_PREFIX
+    ? sql<boolean>`+${sql.ref('task_id')} glob ${pattern}`
+    : sql<boolean>`${sql.ref('task_id')} glob ${pattern}`
 }
 
 /** Task records on SQL. */
@@ -158,6 +303,8 @@ export class SqlTaskRecords implements TaskRecordStore {
   readonly #rowUpserts: [string | null, string | null] = [null, null]
   /** Prepared single-row insert-if-absent of a tag row. */
   #tagInsert: string | null = null
+  /** Prepared single-row add-to-count upserts of the metric tables. */
+  readonly #countUpserts = new Map<CountedTable, string>()
   /** Prepared status lookup of one task id. */
   #statusLookup: string | null = null
   /** Totals of recent list queries by filter (the cached backend read). */
@@ -188,9 +335,18 @@ export class SqlTaskRecords implements TaskRecordStore {
       rows.filter((row) => TERMINAL_STATUSES.has(row.status)).map((row) => row.task_id),
     )
     const tags = tagRows(tasks, before)
+    const cells = newlyTerminal(rows, before)
+    const rollups = rollupRows(cells, true)
+    const prepared = backend.batchRows !== undefined
     const extra = [
-      ...metricIncrements(db, backend.dialect, newlyTerminal(rows, before)),
-      ...(backend.batchRows === undefined ? tagInserts(db, backend.dialect, tags) : []),
+      ...(prepared
+        ? []
+        : [
+            ...metricIncrements(db, backend.dialect, cells),
+            ...countIncrements(db, backend.dialect, 'task_metric_counts', rollups.counts),
+            ...countIncrements(db, backend.dialect, 'task_metric_hours', rollups.hours),
+            ...tagInserts(db, backend.dialect, tags),
+          ]),
       db
         .insertInto('task_changes')
         .values({
@@ -207,10 +363,21 @@ export class SqlTaskRecords implements TaskRecordStore {
       const variant = claim === null ? 0 : 1
       const upsert = (this.#rowUpserts[variant] ??= compileRowUpsert(db, claim !== null))
       const tagInsert = (this.#tagInsert ??= compileTagInsert(db))
+      const counted = <T extends CountedTable>(table: T, countRows: readonly TaskDatabase[T][]) => {
+        let text = this.#countUpserts.get(table)
+        if (text === undefined) {
+          text = compileCountUpsert(db, table)
+          this.#countUpserts.set(table, text)
+        }
+        return { text, rows: countParams(table, countRows) }
+      }
       await backend.batchRows(
         [
           { text: upsert, rows: rows.map((row) => upsertParams(row, claim)) },
           { text: tagInsert, rows: tags.map((tag) => [tag.tag_hash, tag.created_ms, tag.task_id]) },
+          counted('task_metrics', cells),
+          counted('task_metric_counts', rollups.counts),
+          counted('task_metric_hours', rollups.hours),
         ],
         extra,
       )
@@ -258,8 +425,9 @@ export class SqlTaskRecords implements TaskRecordStore {
 
   async list(query: TaskListQuery): Promise<TaskPage> {
     checkListQuery(query)
-    const { db } = await this.open()
-    const filtered = (eb: ExpressionBuilder<TaskDatabase, 'tasks'>) => {
+    const { db, dialect } = await this.open()
+    // `ordered`: the filter of the page's rows (newest first), else of a count.
+    const filter = (ordered: boolean) => (eb: ExpressionBuilder<TaskDatabase, 'tasks'>) => {
       const parts = []
       if (query.status !== undefined) parts.push(eb('status', '=', query.status))
       if (query.funcName !== undefined) parts.push(eb('func_name', '=', query.funcName))
@@ -268,7 +436,9 @@ export class SqlTaskRecords implements TaskRecordStore {
       if (query.q !== undefined) {
         parts.push(
           eb.or([
-            sql<boolean>`${sql.ref('task_id')} like ${likePrefix(query.q)} escape '!'`,
+            dialect === 'sqlite'
+              ? sqlitePrefix(query.q, ordered)
+              : sql<boolean>`${sql.ref('task_id')} like ${likePrefix(query.q)} escape '!'`,
             eb('func_name', '=', query.q),
           ]),
         )
@@ -287,6 +457,7 @@ export class SqlTaskRecords implements TaskRecordStore {
       }
       return eb.and(parts)
     }
+    const filtered = filter(false)
     const totalKey = JSON.stringify([
       query.status,
       query.funcName,
@@ -305,12 +476,36 @@ export class SqlTaskRecords implements TaskRecordStore {
     const rowsRead = db
       .selectFrom('tasks')
       .select('body')
-      .where(filtered)
+      .where(filter(true))
       .orderBy('created_ms', 'desc')
       .orderBy('task_id', 'desc')
       .limit(query.perPage)
       .offset((query.page - 1) * query.perPage)
       .execute()
+    const limit = query.countLimit
+    if (limit !== undefined) {
+      // One past the limit, from a subquery: the count stops there, whatever the history.
+      const capped = db
+        .selectFrom((eb) =>
+          eb
+            .selectFrom('tasks')
+            .select(sql<number>`1`.as('one'))
+            .where(filtered)
+            .limit(limit + 1)
+            .as('matching'),
+        )
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+      const [rows, counted] = await Promise.all([rowsRead, capped])
+      const n = toNumber(counted.n)
+      return {
+        items: rows.map((row) => parseTask(row.body)),
+        total: Math.min(n, limit),
+        total_capped: n > limit,
+        page: query.page,
+        per_page: query.perPage,
+      }
+    }
     const [rows, total] = await Promise.all([rowsRead, this.#total(totalKey, count)])
     return {
       items: rows.map((row) => parseTask(row.body)),
@@ -363,7 +558,7 @@ export class SqlTaskRecords implements TaskRecordStore {
     const doomed = (eb: ExpressionBuilder<TaskDatabase, 'tasks'>) =>
       eb.and([eb('status', 'in', PRUNABLE_STATUSES), eb('finished_ms', '<', cutoff)])
     const lastMinute = cutoff - MINUTE_MS
-    const [count, minutes] = await Promise.all([
+    const [count, minutes, hours] = await Promise.all([
       db
         .selectFrom('tasks')
         .select((eb) => eb.fn.countAll().as('n'))
@@ -382,7 +577,32 @@ export class SqlTaskRecords implements TaskRecordStore {
         .where('minute_ms', '<=', lastMinute)
         .groupBy(['func_name', 'status', 'bin'])
         .execute(),
+      // The same minutes by hour: what leaves the hourly roll-ups.
+      db
+        .selectFrom('task_metrics')
+        .select((eb) => [
+          sql<number>`${sql.ref('minute_ms')} - ${sql.ref('minute_ms')} % ${sql.lit(HOUR_GRAIN)}`.as(
+            'h',
+          ),
+          'func_name',
+          'status',
+          'bin',
+          eb.fn.sum<number>('count').as('n'),
+          eb.fn.sum<number>('duration_sum').as('d'),
+        ])
+        .where('minute_ms', '>=', 0)
+        .where('minute_ms', '<=', lastMinute)
+        .groupBy(sql`1, 2, 3, 4`)
+        .execute(),
     ])
+    const leftHours = hours.map((row) => ({
+      func_name: row.func_name,
+      minute_ms: toNumber(row.h),
+      status: row.status,
+      bin: toNumber(row.bin),
+      count: -toNumber(row.n),
+      duration_sum: -toNumber(row.d),
+    }))
     const taken = minutes.map((row) => ({
       func_name: row.func_name,
       minute_ms: TOTAL_MINUTE,
@@ -402,6 +622,23 @@ export class SqlTaskRecords implements TaskRecordStore {
       db
         .deleteFrom('task_metrics')
         .where('minute_ms', '=', TOTAL_MINUTE)
+        .where('count', '<=', 0)
+        .compile(),
+      ...rollupIncrements(db, backend.dialect, leftHours, false),
+      db
+        .deleteFrom('task_metric_counts')
+        .where('grain_ms', '=', MINUTE_GRAIN)
+        .where('period_ms', '<=', lastMinute)
+        .compile(),
+      db
+        .deleteFrom('task_metric_counts')
+        .where('grain_ms', '=', HOUR_GRAIN)
+        .where('period_ms', '<=', lastMinute)
+        .where('count', '<=', 0)
+        .compile(),
+      db
+        .deleteFrom('task_metric_hours')
+        .where('hour_ms', '<=', lastMinute)
         .where('count', '<=', 0)
         .compile(),
       db.deleteFrom('task_tags').where('task_id', 'in', doomedIds).compile(),

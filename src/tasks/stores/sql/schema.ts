@@ -51,6 +51,33 @@ export interface TaskMetricsTable {
   duration_sum: number
 }
 
+/**
+ * Table `task_metric_counts` (schema version 4): terminal counts and duration sums per period,
+ * function and status, without duration bins, at two grains (`grain_ms` one minute or one
+ * hour), so a range's counts read O(minutes of its first hour + hours) rows.
+ */
+export interface TaskMetricCountsTable {
+  grain_ms: number
+  period_ms: number
+  func_name: string
+  status: string
+  count: number
+  duration_sum: number
+}
+
+/**
+ * Table `task_metric_hours` (schema version 4): the duration histogram of the timed statuses
+ * (success, failed) per hour, function and bin: a range's P95 merges O(hours) histograms.
+ */
+export interface TaskMetricHoursTable {
+  hour_ms: number
+  func_name: string
+  status: string
+  bin: number
+  count: number
+  duration_sum: number
+}
+
 /** Table `task_changes` (schema version 3): the change feed. */
 export interface TaskChangesTable {
   id: Generated<number>
@@ -126,6 +153,8 @@ export interface TaskDatabase {
   one_off_schedules: OneOffTable
   task_tags: TaskTagsTable
   task_metrics: TaskMetricsTable
+  task_metric_counts: TaskMetricCountsTable
+  task_metric_hours: TaskMetricHoursTable
   task_changes: TaskChangesTable
   task_migrations: MigrationsTable
 }
@@ -141,6 +170,8 @@ export const TASK_TABLES: readonly (keyof TaskDatabase)[] = [
   'one_off_schedules',
   'task_tags',
   'task_metrics',
+  'task_metric_counts',
+  'task_metric_hours',
   'task_changes',
   'task_migrations',
 ]

@@ -81,6 +81,78 @@ export function metricsSuite({ a, b, test }: SuiteContext): void {
       ),
     ).toBe(false)
   })
+
+  rollupSuite({ a, b, test })
+}
+
+/**
+ * The roll-ups behind `overview` (stores that keep them): counts exact from the minute holding
+ * `since`, the histogram over the whole hours holding the range, buckets per step, and pruning.
+ */
+function rollupSuite({ a, b, test }: SuiteContext): void {
+  // Two months back, on the hour: no other test writes there.
+  const T1 = T0 - 60 * 86_400_000
+  const HOUR = 60 * MINUTE
+  const func = 'rolled-up'
+  const bucketsBefore = (buckets: { start: number }[], end: number) =>
+    buckets.filter((bucket) => bucket.start < end)
+
+  test('overview: exact counts, hourly histograms, buckets per step; pruned with the minutes', async () => {
+    // Stores without roll-ups leave `overview` out (the manager derives the figures).
+    if (a().metrics.overview === undefined) return
+    const read = async (since: number, step: number) => {
+      const figures = await b().metrics.overview?.({ since, step })
+      if (figures === undefined) throw new Error('Both instances keep roll-ups.')
+      return figures
+    }
+    const cancelled = finished(func, 'success', T1 - 15 * MINUTE + 5_000, 9)
+    cancelled.record.status = 'cancelled'
+    await a().records.save([
+      finished(func, 'success', T1 - 90 * MINUTE, 1), // 10:30: before the range's hour
+      finished(func, 'failed', T1 - 40 * MINUTE, 2), // 11:20: the range's hour, before it
+      cancelled, // 11:45: in the range, not timed
+      finished(func, 'success', T1 - 10 * MINUTE, 3), // 11:50
+      finished(func, 'success', T1 + 5 * MINUTE, 4), // 12:05
+      finished(func, 'failed', T1 + 65 * MINUTE, 5), // 13:05
+    ])
+    const since = T1 - 15 * MINUTE + 30_000
+    const byQuarter = await read(since, 15 * MINUTE)
+    const mine = <T extends { func_name: string }>(rows: T[]) =>
+      rows.filter((row) => row.func_name === func)
+    expect(mine(byQuarter.counts).sort((x, y) => x.status.localeCompare(y.status))).toEqual([
+      { func_name: func, status: 'cancelled', count: 1, duration_sum: 9 },
+      { func_name: func, status: 'failed', count: 1, duration_sum: 5 },
+      { func_name: func, status: 'success', count: 2, duration_sum: 7 },
+    ])
+    // The histogram starts at 11:00: it holds the failure of 11:20 too, and no cancellation.
+    const histogram = mine(byQuarter.histogram)
+    expect(histogram.reduce((n, c) => n + c.count, 0)).toBe(4)
+    expect(histogram.find((c) => c.bin === durationBin(2))?.status).toBe('failed')
+    expect(histogram.some((c) => c.status === 'cancelled')).toBe(false)
+    expect(bucketsBefore(byQuarter.buckets, T1 + 2 * HOUR)).toEqual([
+      { start: T1 - 15 * MINUTE, success: 1, failed: 0 },
+      { start: T1, success: 1, failed: 0 },
+      { start: T1 + HOUR, success: 0, failed: 1 },
+    ])
+    const byHour = await read(since, HOUR)
+    expect(bucketsBefore(byHour.buckets, T1 + 2 * HOUR)).toEqual([
+      { start: T1 - HOUR, success: 1, failed: 0 },
+      { start: T1, success: 1, failed: 0 },
+      { start: T1 + HOUR, success: 0, failed: 1 },
+    ])
+    // Pruning the minutes up to 12:10 takes them out of the hourly roll-ups as well.
+    await b().records.deleteTerminalBefore(T1 + 10 * MINUTE)
+    const after = await read(T1 - 2 * HOUR, HOUR)
+    expect(mine(after.counts)).toEqual([
+      { func_name: func, status: 'failed', count: 1, duration_sum: 5 },
+    ])
+    expect(mine(after.histogram)).toEqual([
+      { func_name: func, status: 'failed', bin: durationBin(5), count: 1, duration_sum: 5 },
+    ])
+    expect(bucketsBefore(after.buckets, T1 + 2 * HOUR)).toEqual([
+      { start: T1 + HOUR, success: 0, failed: 1 },
+    ])
+  })
 }
 
 /** Registers the change-feed suite. */

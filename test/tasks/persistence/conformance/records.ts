@@ -66,6 +66,26 @@ export function recordsSuite({ a, b, test }: SuiteContext): void {
     await expect(b().records.list({ page: 1, perPage: 501 })).rejects.toThrow(TaskValidationError)
   })
 
+  test('a count limit caps the total (flagged) and leaves the page itself as it was', async () => {
+    const tasks = Array.from({ length: 7 }, (_, i) =>
+      makeTask({ func_name: 'capped-count', created: T0 + i * 1000, queue: 'capped' }),
+    )
+    await a().records.save(tasks)
+    const query = { funcName: 'capped-count', queue: 'capped', page: 2, perPage: 2 }
+    const full = await b().records.list(query)
+    const capped = await b().records.list({ ...query, countLimit: 3 })
+    expect(capped.items).toEqual(full.items)
+    // A store whose count is cheap may count everything; one that stops says so.
+    if (capped.total_capped === true) expect(capped.total).toBe(3)
+    else expect(capped.total).toBe(7)
+    const roomy = await b().records.list({ ...query, countLimit: 7 })
+    expect(roomy.total).toBe(7)
+    expect(roomy.total_capped ?? false).toBe(false)
+    for (const countLimit of [0, -1, 1.5, Number.NaN]) {
+      await expect(b().records.list({ ...query, countLimit })).rejects.toThrow(TaskValidationError)
+    }
+  })
+
   test('searches by id prefix or function name (q) and by exact tags, all filters holding', async () => {
     const tagged = [
       makeTask({ func_name: 'searchable', tags: { tenant: 'acme', plan: 'pro' } }),
@@ -97,8 +117,16 @@ export function recordsSuite({ a, b, test }: SuiteContext): void {
     const byPrefix = await b().records.list({ q: prefix, page: 1, perPage: 50 })
     expect(ids(byPrefix)).toContain(tagged[1]!.record.task_id)
     expect(byPrefix.items.every((t) => t.record.task_id.startsWith(prefix))).toBe(true)
-    // LIKE wildcards in q are plain characters.
-    expect((await b().records.list({ q: '%', page: 1, perPage: 50 })).total).toBe(0)
+    // LIKE and GLOB wildcards in q are plain characters; the prefix is case-sensitive where
+    // the database compares ids so (every store but MySQL's case-insensitive collation).
+    for (const wildcard of ['%', '_', '*', '?', '[a-f]*', '%%%']) {
+      expect((await b().records.list({ q: wildcard, page: 1, perPage: 50 })).total).toBe(0)
+    }
+    const short = await b().records.list({ q: prefix.slice(0, 2), page: 1, perPage: 500 })
+    expect(ids(short)).toContain(tagged[1]!.record.task_id)
+    expect(short.items.every((t) => t.record.task_id.startsWith(prefix.slice(0, 2)))).toBe(true)
+    const whole = await b().records.list({ q: tagged[1]!.record.task_id, page: 1, perPage: 50 })
+    expect(ids(whole)).toEqual([tagged[1]!.record.task_id])
     const combined = await b().records.list({
       q: 'searchable',
       tags: [['plan', 'free']],

@@ -1,0 +1,77 @@
+/**
+ * The pace of the stream's relay of other instances' changes: one read of the change feed per
+ * `relayInterval` while nothing happens, and the next read after 200 ms when a round found
+ * another instance's changes (so a busy cluster's changes reach an open page at once).
+ * Driven by fake timers over a scripted change feed: no real waiting.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { TaskStream } from '../../../src/tasks/admin/stream.js'
+import type { TaskManager } from '../../../src/tasks/manager.js'
+import type { DurableTaskStore, TaskChange } from '../../../src/tasks/stores/ports.js'
+import { quietLogger } from '../helpers.js'
+
+/** A stream over a change feed that answers `script` round after round (then nothing). */
+function pacedStream(script: TaskChange[][]) {
+  let reads = 0
+  let next = 0
+  const store = {
+    changes: {
+      origin: 'here',
+      read: () => {
+        reads++
+        const changes = script.shift() ?? []
+        next += changes.length
+        return Promise.resolve({ position: String(next), changes })
+      },
+    },
+    records: { get: () => Promise.resolve(null) },
+  } as unknown as DurableTaskStore
+  const manager = {
+    durableStore: store,
+    subscribe: () => () => undefined,
+    subscribeLogs: () => () => undefined,
+  } as unknown as TaskManager
+  const stream = new TaskStream({
+    manager,
+    displayFuncArgs: false,
+    hub: {},
+    relayInterval: 10,
+    logger: quietLogger,
+    sessionValid: () => Promise.resolve(true),
+    now: () => Date.now(),
+  })
+  return { stream, reads: () => reads }
+}
+
+const change = (id: string, origin: string): TaskChange => ({ id, origin, task_ids: [`t${id}`] })
+
+afterEach(() => {
+  vi.useRealTimers()
+})
+
+describe('relay pace', () => {
+  it('reads every interval while idle, and again after 200 ms when others wrote', async () => {
+    vi.useFakeTimers()
+    // Round 1 (start): nothing; round 2: another instance's write; round 3: only our own.
+    const { stream, reads } = pacedStream([[], [change('1', 'there')], [change('2', 'here')]])
+    stream.start()
+    await vi.advanceTimersByTimeAsync(0)
+    expect(reads()).toBe(1)
+    await vi.advanceTimersByTimeAsync(9_999)
+    expect(reads()).toBe(1)
+    await vi.advanceTimersByTimeAsync(1)
+    expect(reads()).toBe(2)
+    // The round found another instance's change: the next one comes after 200 ms.
+    await vi.advanceTimersByTimeAsync(200)
+    expect(reads()).toBe(3)
+    // Our own change is no reason to hurry: back to the interval.
+    await vi.advanceTimersByTimeAsync(9_999)
+    expect(reads()).toBe(3)
+    await vi.advanceTimersByTimeAsync(1)
+    expect(reads()).toBe(4)
+    stream.close()
+    // Closed: no more rounds.
+    await vi.advanceTimersByTimeAsync(60_000)
+    expect(reads()).toBe(4)
+  })
+})
