@@ -33,6 +33,10 @@ function tableStore(table: RecordTable): EvaluationKeyStore {
       const record = table.read().get(keyHash)
       return Promise.resolve(record === undefined ? null : clone(record))
     },
+    findByHashNow(keyHash) {
+      const record = table.read().get(keyHash)
+      return record === undefined ? null : clone(record)
+    },
     get(id) {
       const record = byId(id)
       return Promise.resolve(record === undefined ? null : clone(record))

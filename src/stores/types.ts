@@ -105,6 +105,11 @@ export interface EvaluationKeyStore {
   put(record: EvaluationKeyRecord): Promise<void>
   /** The record whose key hashes to `keyHash`, or null (unknown or revoked). */
   findByHash(keyHash: string): Promise<EvaluationKeyRecord | null>
+  /**
+   * {@link findByHash} answered at once, for backends that hold the keys in this process
+   * (memory, file); absent where a lookup must wait (Redis). Checked on every OFREP request.
+   */
+  findByHashNow?(keyHash: string): EvaluationKeyRecord | null
   /** The record with `id`, or null. */
   get(id: string): Promise<EvaluationKeyRecord | null>
   /** Every stored key, in no particular order. */

@@ -4,14 +4,16 @@
  *
  * Why content hashes and precompression: each file's URL carries a hash of its bytes
  * (`/assets/htmx.4f1c2a9b.js`), so it can be cached for a year (`immutable`) and a new release
- * still reaches every browser at once. The files are read, hashed and compressed (brotli and
- * gzip, best ratio) once, when the first dashboard is mounted, so a request only picks a buffer.
+ * still reaches every browser at once. The files are read and hashed when the first dashboard
+ * is mounted, and compressed (brotli and gzip, best ratio) once, in the background on zlib's
+ * thread pool: mounting costs no compression time (brotli at its best ratio takes about half a
+ * second for htmx), and until a compressed copy is ready a request gets the plain bytes.
  */
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
-import { brotliCompressSync, constants, gzipSync } from 'node:zlib'
+import { brotliCompress, constants, gzip } from 'node:zlib'
 
 /** The logical names of the shared assets. */
 export type AssetName = 'htmx' | 'sse' | 'script' | 'style' | 'icon'
@@ -22,8 +24,10 @@ export interface Asset {
   readonly file: string
   readonly contentType: string
   readonly body: Buffer
-  readonly gzip: Buffer
-  readonly brotli: Buffer
+  /** The gzip copy, null until the background compression has made it. */
+  readonly gzip: Buffer | null
+  /** The brotli copy, null until the background compression has made it. */
+  readonly brotli: Buffer | null
 }
 
 const require = createRequire(import.meta.url)
@@ -46,21 +50,39 @@ const SOURCES: Record<AssetName, { path: () => string; stem: string; type: strin
   icon: { path: () => own('icon.svg'), stem: 'icon', type: 'image/svg+xml' },
 }
 
-function load(name: AssetName): Asset {
+interface LoadedAsset {
+  file: string
+  contentType: string
+  body: Buffer
+  gzip: Buffer | null
+  brotli: Buffer | null
+}
+
+function load(name: AssetName): LoadedAsset {
   const source = SOURCES[name]
   const path = source.path()
   const body = readFileSync(path)
   const hash = createHash('sha256').update(body).digest('hex').slice(0, 10)
   const extension = path.slice(path.lastIndexOf('.'))
-  return {
+  const asset: LoadedAsset = {
     file: `${source.stem}.${hash}${extension}`,
     contentType: source.type,
     body,
-    gzip: gzipSync(body, { level: 9 }),
-    brotli: brotliCompressSync(body, {
-      params: { [constants.BROTLI_PARAM_QUALITY]: constants.BROTLI_MAX_QUALITY },
-    }),
+    gzip: null,
+    brotli: null,
   }
+  // A failed compression only means the plain bytes keep being sent.
+  gzip(body, { level: 9 }, (error, compressed) => {
+    if (error === null) asset.gzip = compressed
+  })
+  brotliCompress(
+    body,
+    { params: { [constants.BROTLI_PARAM_QUALITY]: constants.BROTLI_MAX_QUALITY } },
+    (error, compressed) => {
+      if (error === null) asset.brotli = compressed
+    },
+  )
+  return asset
 }
 
 /** Every shared asset, by logical name and by hashed file name. */

@@ -37,14 +37,18 @@ export async function prepareDashboardScope(app: FastifyInstance): Promise<void>
   })
 }
 
-/** Sends one precompressed asset, picking brotli or gzip from `Accept-Encoding`. */
+/**
+ * Sends one precompressed asset, picking brotli or gzip from `Accept-Encoding` (the plain
+ * bytes while the compressed copies are still being made, just after start).
+ */
 function sendAsset(request: FastifyRequest, reply: FastifyReply, asset: Asset): FastifyReply {
   const accepted = request.headers['accept-encoding'] ?? ''
-  const [encoding, body] = /\bbr\b/.test(accepted)
-    ? ['br', asset.brotli]
-    : /\bgzip\b/.test(accepted)
-      ? ['gzip', asset.gzip]
-      : [null, asset.body]
+  const [encoding, body] =
+    asset.brotli !== null && /\bbr\b/.test(accepted)
+      ? ['br', asset.brotli]
+      : asset.gzip !== null && /\bgzip\b/.test(accepted)
+        ? ['gzip', asset.gzip]
+        : [null, asset.body]
   void reply
     .header('content-type', asset.contentType)
     .header('cache-control', 'public, max-age=31536000, immutable')

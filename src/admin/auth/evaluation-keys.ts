@@ -127,6 +127,16 @@ export class EvaluationKeys {
     return this.store.findByHash(hashToken(key))
   }
 
+  /**
+   * {@link resolve} without waiting, when the answer is at hand: the record or null when the
+   * store holds the keys in this process (or the key is malformed), undefined when only the
+   * store can tell (then call {@link resolve}).
+   */
+  resolveNow(key: string): EvaluationKeyRecord | null | undefined {
+    if (!isEvaluationKey(key) || key.length > 256) return null
+    return this.store.findByHashNow?.(hashToken(key))
+  }
+
   /** The token that opens the OFREP change stream for a key (see the module comment). */
   streamToken(record: EvaluationKeyRecord): string {
     return `${record.id}.${streamMac(record)}`

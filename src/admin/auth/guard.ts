@@ -10,7 +10,7 @@
  * are accepted only by routes marked `config.evaluationKey` (the OFREP endpoints) and refused
  * with a 403 everywhere else, in every mode, so a key can never change anything.
  */
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import { ValidationError } from '../../core/errors.js'
 import type { EvaluationKeyRecord } from '../../stores/types.js'
 import { CsrfError, EvaluationKeyNotAllowedError, UnauthenticatedError } from '../errors.js'
@@ -65,24 +65,36 @@ export function bearerToken(request: FastifyRequest): string | undefined {
 /**
  * Builds the `onRequest` hook that authenticates every non-public admin request; with
  * `evaluationKeys`, routes marked `config.evaluationKey` also accept an evaluation key.
+ *
+ * A callback hook rather than an async one: an evaluation key held in this process (memory
+ * and file stores) is checked without a promise, which matters on the OFREP endpoints, where
+ * a key is checked on every evaluation; lookups that must wait (Redis, sessions) call `done`
+ * when they settle.
  */
 export function authenticationHook(
   sessions: SessionManager | null,
   evaluationKeys: EvaluationKeys | null = null,
 ) {
-  return async function authenticate(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+  return function authenticate(
+    request: FastifyRequest,
+    _reply: FastifyReply,
+    done: HookHandlerDoneFunction,
+  ): void {
     // Read once: `routeOptions` builds a new object at every access.
     const config = request.routeOptions.config
-    if (config.public === true) return
+    if (config.public === true) {
+      done()
+      return
+    }
     // Open mode ignores a malformed header, as before; it only has to notice evaluation keys.
     const presented = sessions === null ? lenientBearer(request) : bearerToken(request)
     if (presented !== undefined && isEvaluationKey(presented)) {
-      const allowed = config.evaluationKey === true
-      request.switchyardAdmin = await evaluationKeyPrincipal(presented, allowed, evaluationKeys)
+      authenticateKey(request, presented, config.evaluationKey === true, evaluationKeys, done)
       return
     }
     if (sessions === null) {
       request.switchyardAdmin = { username: 'anonymous', via: 'open', session: null, token: null }
+      done()
       return
     }
     const bearer = presented
@@ -93,22 +105,26 @@ export function authenticationHook(
         'Authentication required: log in with POST /api/auth/login (or `ctl login <username>`).',
       )
     }
-    const session = await sessions.resolve(token)
-    if (session === null) {
-      throw new UnauthenticatedError('The token is invalid, expired or revoked: log in again.')
-    }
-    if (bearer === undefined && !SAFE_METHODS.has(request.method)) {
-      const header = request.headers['x-csrf-token']
-      if (!csrfMatches(token, typeof header === 'string' ? header : undefined)) {
-        throw new CsrfError('Cookie-authenticated writes need the X-CSRF-Token header.')
+    sessions.resolve(token).then((session) => {
+      if (session === null) {
+        done(new UnauthenticatedError('The token is invalid, expired or revoked: log in again.'))
+        return
       }
-    }
-    request.switchyardAdmin = {
-      username: session.username,
-      via: bearer === undefined ? 'cookie' : 'bearer',
-      session,
-      token,
-    }
+      if (bearer === undefined && !SAFE_METHODS.has(request.method)) {
+        const header = request.headers['x-csrf-token']
+        if (!csrfMatches(token, typeof header === 'string' ? header : undefined)) {
+          done(new CsrfError('Cookie-authenticated writes need the X-CSRF-Token header.'))
+          return
+        }
+      }
+      request.switchyardAdmin = {
+        username: session.username,
+        via: bearer === undefined ? 'cookie' : 'bearer',
+        session,
+        token,
+      }
+      done()
+    }, done)
   }
 }
 
@@ -120,25 +136,36 @@ function lenientBearer(request: FastifyRequest): string | undefined {
   }
 }
 
-async function evaluationKeyPrincipal(
+/** Checks an evaluation key, at once when this process holds the keys, else when the store answers. */
+function authenticateKey(
+  request: FastifyRequest,
   key: string,
   allowed: boolean,
   evaluationKeys: EvaluationKeys | null,
-): Promise<AdminPrincipal> {
+  done: HookHandlerDoneFunction,
+): void {
   if (!allowed || evaluationKeys === null) {
     throw new EvaluationKeyNotAllowedError(
       'Evaluation keys are read-only and valid only on the OFREP endpoints; log in for the admin API.',
     )
   }
-  const record = await evaluationKeys.resolve(key)
-  if (record === null) throw new UnauthenticatedError('The evaluation key is unknown or revoked.')
-  return {
-    username: `key:${record.name}`,
-    via: 'evaluation_key',
-    session: null,
-    token: null,
-    evaluationKey: record,
+  const settle = (record: EvaluationKeyRecord | null): void => {
+    if (record === null) {
+      done(new UnauthenticatedError('The evaluation key is unknown or revoked.'))
+      return
+    }
+    request.switchyardAdmin = {
+      username: `key:${record.name}`,
+      via: 'evaluation_key',
+      session: null,
+      token: null,
+      evaluationKey: record,
+    }
+    done()
   }
+  const found = evaluationKeys.resolveNow(key)
+  if (found !== undefined) settle(found)
+  else evaluationKeys.resolve(key).then(settle, done)
 }
 
 const PLATFORM = /^[A-Za-z0-9._-]{1,32}$/

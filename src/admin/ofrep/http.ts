@@ -95,14 +95,16 @@ export class OfrepLimiter {
     this.counters = limit === null ? null : new MemoryCounters({ maxEntries: 50_000 })
   }
 
-  /** Counts one request of `caller`; 0 when allowed, else the seconds to wait. */
-  retryAfter(caller: string): number {
+  /**
+   * Counts one request of a caller — its credential and its client address — and answers 0
+   * when allowed, else the seconds to wait. The two parts stay separate strings (no joined key
+   * built per request), and a flood of addresses under one credential evicts only that
+   * credential's counters.
+   */
+  retryAfter(credential: string, address: string): number {
     if (this.counters === null || this.rule === null) return 0
-    const [outcome] = this.counters.consume(
-      [{ scope: 'ofrep', bucket: caller, rule: this.rule }],
-      this.clock.now(),
-    )
-    if (outcome === undefined || outcome.allowed) return 0
+    const outcome = this.counters.consumeOne(credential, address, this.rule, this.clock.now())
+    if (outcome.allowed) return 0
     return Math.max(1, Math.ceil(outcome.retryAfterMs / 1000))
   }
 

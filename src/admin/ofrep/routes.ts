@@ -146,7 +146,7 @@ function admit(
   request: FastifyRequest,
   reply: FastifyReply,
 ): ReturnType<typeof readRequest> | null {
-  const wait = deps.limiter.retryAfter(callerOf(request))
+  const wait = deps.limiter.retryAfter(credentialOf(request), request.ip)
   if (wait > 0) {
     void reply
       .status(429)
@@ -166,18 +166,14 @@ function admit(
 }
 
 /**
- * Who a request counts against: its credential (evaluation key, admin user, or nobody in
- * open mode) together with the client address, never anything the client can choose freely.
+ * The credential a request counts against (evaluation key id, admin user, or nobody in open
+ * mode); the limiter pairs it with the client address. Never anything the client can choose
+ * freely. Key ids (`ek_…`) and the `user:` prefix cannot collide.
  */
-function callerOf(request: FastifyRequest): string {
+function credentialOf(request: FastifyRequest): string {
   const principal = request.switchyardAdmin
-  const who =
-    principal?.via === 'evaluation_key'
-      ? `key:${principal.evaluationKey?.id ?? ''}`
-      : principal?.session != null
-        ? `user:${principal.username}`
-        : 'open'
-  return `${who}|${request.ip}`
+  if (principal?.via === 'evaluation_key') return principal.evaluationKey?.id ?? 'key:'
+  return principal?.session != null ? `user:${principal.username}` : 'open'
 }
 
 /**
@@ -212,7 +208,7 @@ async function openStream(
     }
     keyId = record.id
   }
-  const wait = deps.limiter.retryAfter(`stream:${keyId ?? 'open'}|${request.ip}`)
+  const wait = deps.limiter.retryAfter(`stream:${keyId ?? 'open'}`, request.ip)
   if (wait > 0) {
     return reply
       .status(429)

@@ -13,7 +13,13 @@
  *   if they have expired, and a timer sweeps the rest now and then; no insertion ever walks the
  *   whole table.
  */
-import { step, type CounterOutcome, type CounterState } from '../algorithms.js'
+import {
+  step,
+  type CounterOutcome,
+  type CounterRule,
+  type CounterState,
+  type CounterStep,
+} from '../algorithms.js'
 import type { CounterCheck, CounterStore } from './types.js'
 
 /** A stored counter state and when it may be forgotten. */
@@ -59,31 +65,46 @@ export class MemoryCounters implements CounterStore {
     const outcomes = new Array<CounterOutcome>(checks.length)
     let evaluated = 0
     for (const check of checks) {
-      let buckets = this.scopes.get(check.scope)
-      const entry = buckets?.get(check.bucket)
-      const result = step(
-        check.rule,
-        entry !== undefined && entry.expiresAt > now ? entry.state : undefined,
-        now,
-      )
+      const result = this.count(check.scope, check.bucket, check.rule, now)
       outcomes[evaluated++] = result
-      if (entry !== undefined) entry.used = true
       if (result.next === undefined) break
-      if (entry !== undefined) {
-        entry.state = result.next
-        entry.expiresAt = result.expiresAt
-        continue
-      }
-      if (buckets === undefined) {
-        buckets = new Map()
-        this.scopes.set(check.scope, buckets)
-      }
-      this.dropExpiredOldest(buckets, now)
-      buckets.set(check.bucket, { state: result.next, expiresAt: result.expiresAt, used: false })
-      if (++this.size > this.maxEntries) this.evict()
     }
     if (evaluated < outcomes.length) outcomes.length = evaluated
     return outcomes
+  }
+
+  /**
+   * Counts one request against a single counter: {@link consume} for one check, without the
+   * arrays around it (the OFREP limiter calls this once per request).
+   */
+  consumeOne(scope: string, bucket: string, rule: CounterRule, now: number): CounterOutcome {
+    return this.count(scope, bucket, rule, now)
+  }
+
+  /** Steps one counter and stores its next state (nothing is stored when it refuses). */
+  private count(scope: string, bucket: string, rule: CounterRule, now: number): CounterStep {
+    let buckets = this.scopes.get(scope)
+    const entry = buckets?.get(bucket)
+    const result = step(
+      rule,
+      entry !== undefined && entry.expiresAt > now ? entry.state : undefined,
+      now,
+    )
+    if (entry !== undefined) entry.used = true
+    if (result.next === undefined) return result
+    if (entry !== undefined) {
+      entry.state = result.next
+      entry.expiresAt = result.expiresAt
+      return result
+    }
+    if (buckets === undefined) {
+      buckets = new Map()
+      this.scopes.set(scope, buckets)
+    }
+    this.dropExpiredOldest(buckets, now)
+    buckets.set(bucket, { state: result.next, expiresAt: result.expiresAt, used: false })
+    if (++this.size > this.maxEntries) this.evict()
+    return result
   }
 
   reset(scope: string): Promise<void> {

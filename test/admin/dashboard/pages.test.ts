@@ -480,10 +480,13 @@ describe('dashboard assets and API additions', () => {
     expect(urls.length).toBeGreaterThanOrEqual(4)
     for (const url of urls) expect(url).toMatch(/\.[0-9a-f]{10}\.(js|css|svg)$/)
     const script = urls.find((url) => url.includes('/htmx.'))!
-    const response = await server.app.inject({
-      url: script,
-      headers: { 'accept-encoding': 'gzip, br' },
-    })
+    const fetchScript = () =>
+      server.app.inject({ url: script, headers: { 'accept-encoding': 'gzip, br' } })
+    // The compressed copies are made in the background after start.
+    await expect
+      .poll(async () => (await fetchScript()).headers['content-encoding'], { timeout: 10_000 })
+      .toBe('br')
+    const response = await fetchScript()
     expect(response.statusCode).toBe(200)
     expect(response.headers['cache-control']).toBe('public, max-age=31536000, immutable')
     expect(response.headers['content-encoding']).toBe('br')
