@@ -8,7 +8,10 @@ export {
   DataTable,
   Empty,
   Field,
+  FilterSelect,
+  FilterSubmit,
   FormError,
+  LoginFields,
   Pager,
   SearchBox,
   Tabs,
@@ -16,8 +19,10 @@ export {
   Truncated,
   invalid,
   type Column,
+  type FilterOption,
   type Tone,
 } from './components.js'
+export { sendErrorAnswer, type ErrorAnswer } from './error-answer.js'
 export {
   PAGE_HEADERS,
   isHtmx,
@@ -38,5 +43,5 @@ export {
   type NavItem,
   type ServiceSwitcher,
 } from './layout.js'
-export { domId, pageParam, param, params } from './request.js'
+export { domId, pageParam, param, params, withQuery, type QueryValues } from './request.js'
 export { formatAbsolute, formatDuration, formatRelative } from './time.js'

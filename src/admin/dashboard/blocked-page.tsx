@@ -4,7 +4,7 @@
  * stream (`rl_hit`).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { SwitchyardError } from '../../core/errors.js'
+import { loadOrError } from './answers.js'
 import { paginate, type Page } from '../../core/pagination.js'
 import type { RateLimitHit } from '../../rate-limit/exceeded.js'
 import { DataTable, Empty, FormError, Pager, SearchBox, Time, sendHtml } from '../../ui/index.js'
@@ -120,18 +120,14 @@ function BlockedTable(props: {
 /** Registers the blocked-request page and its live table. */
 export function blockedPage(app: FastifyInstance, dashboard: Dashboard): void {
   const { engine } = dashboard.admin
-  const load = async (filters: BlockedFilters) => {
-    try {
+  const load = (filters: BlockedFilters) =>
+    loadOrError(async () => {
       const hits = await engine.rateLimits.getRateLimitHits({
         ...(filters.route === '' ? {} : { path: filters.route }),
         ...(filters.service === null ? {} : { service: filters.service }),
       })
-      return { result: paginate(hits, { page: filters.page, perPage: PER_PAGE }), error: undefined }
-    } catch (error) {
-      if (!(error instanceof SwitchyardError)) throw error
-      return { result: null, error: error.message }
-    }
-  }
+      return paginate(hits, { page: filters.page, perPage: PER_PAGE })
+    })
 
   app.get('/blocked', PAGE, async (request, reply) => {
     const filters = filtersOf(dashboard, request)
