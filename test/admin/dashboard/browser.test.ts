@@ -8,12 +8,11 @@ import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   logIn,
-  launchBrowser,
+  openBrowserSession,
   openContext,
   requireChromium,
   seriousViolations,
   waitLive,
-  watchErrors,
 } from '../../browser/browser.js'
 import { ADMIN, HOSTILE, startDashboard, type DashboardServer } from './server.js'
 
@@ -57,11 +56,7 @@ describe.skipIf(!enabled)('dashboard in Chromium', { timeout: 60_000 }, () => {
     })
     token = login.json().token
     await server.engine.disable('GET:/orders/:id', { reason: HOSTILE })
-    browser = await launchBrowser()
-    context = await openContext(browser)
-    page = await context.newPage()
-    page.on('dialog', (dialog) => void dialog.accept())
-    errors = watchErrors(page)
+    ;({ browser, context, page, errors } = await openBrowserSession())
   })
 
   afterAll(async () => {

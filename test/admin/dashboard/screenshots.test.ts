@@ -4,15 +4,15 @@
  * pages are not empty. Runs only with SCREENSHOTS=1 (`npm run screenshots`).
  */
 import type { Browser } from 'playwright-core'
-import { afterAll, beforeAll, describe, it } from 'vitest'
+import { afterAll, beforeAll, describe } from 'vitest'
 import type { FastifyInstance } from 'fastify'
 import { createEngine, type Engine } from '../../../src/index.js'
 import { buildDemoApp, DEMO_ADMIN } from '../../../src/demo/app.js'
 import {
   launchBrowser,
   logIn,
-  openContext,
   requireChromium,
+  screenshotEachLook,
   waitLive,
 } from '../../browser/browser.js'
 
@@ -84,23 +84,19 @@ describe.skipIf(!wanted)('dashboard screenshots', { timeout: 180_000 }, () => {
     await app.close()
   })
 
-  for (const scheme of ['light', 'dark'] as const) {
-    for (const viewport of ['desktop', 'narrow'] as const) {
-      it(`${scheme} ${viewport}`, async () => {
-        const context = await openContext(browser, { colorScheme: scheme, viewport })
-        const page = await context.newPage()
-        for (const { name, path } of PAGES.filter((p) => p.name === 'login')) {
-          await page.goto(`${base}${path}`)
-          await page.screenshot({ path: `docs/images/dashboard-${name}-${scheme}-${viewport}.png` })
-        }
-        await logIn(page, `${base}/login`, DEMO_ADMIN)
-        for (const { name, path } of PAGES.filter((p) => p.name !== 'login')) {
-          await page.goto(`${base}${path}`)
-          await waitLive(page)
-          await page.screenshot({ path: `docs/images/dashboard-${name}-${scheme}-${viewport}.png` })
-        }
-        await context.close()
-      })
-    }
-  }
+  screenshotEachLook(
+    () => browser,
+    async (page, { scheme, viewport }) => {
+      for (const { name, path } of PAGES.filter((p) => p.name === 'login')) {
+        await page.goto(`${base}${path}`)
+        await page.screenshot({ path: `docs/images/dashboard-${name}-${scheme}-${viewport}.png` })
+      }
+      await logIn(page, `${base}/login`, DEMO_ADMIN)
+      for (const { name, path } of PAGES.filter((p) => p.name !== 'login')) {
+        await page.goto(`${base}${path}`)
+        await waitLive(page)
+        await page.screenshot({ path: `docs/images/dashboard-${name}-${scheme}-${viewport}.png` })
+      }
+    },
+  )
 })

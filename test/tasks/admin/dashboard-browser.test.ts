@@ -12,12 +12,10 @@ import { TaskManager, taskLog, taskProgress } from '../../../src/tasks/index.js'
 import { taskAdmin } from '../../../src/tasks/fastify/index.js'
 import {
   logIn,
-  launchBrowser,
-  openContext,
+  openBrowserSession,
   requireChromium,
   seriousViolations,
   waitLive,
-  watchErrors,
 } from '../../browser/browser.js'
 import { deferred, quietLogger, waitForStatus, type Deferred } from '../helpers.js'
 
@@ -86,11 +84,7 @@ describe.skipIf(!enabled)('task dashboard in Chromium', { timeout: 60_000 }, () 
     ]) {
       await waitForStatus(manager, id)
     }
-    browser = await launchBrowser()
-    context = await openContext(browser)
-    page = await context.newPage()
-    page.on('dialog', (dialog) => void dialog.accept())
-    errors = watchErrors(page)
+    ;({ browser, context, page, errors } = await openBrowserSession())
   })
 
   afterAll(async () => {

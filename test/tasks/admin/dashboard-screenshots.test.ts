@@ -5,14 +5,14 @@
  * (`SCREENSHOTS=1 npx vitest run test/tasks/admin/dashboard-screenshots.test.ts`).
  */
 import type { Browser } from 'playwright-core'
-import { afterAll, beforeAll, describe, it } from 'vitest'
+import { afterAll, beforeAll, describe } from 'vitest'
 import type { FastifyInstance } from 'fastify'
 import { buildDemoApp, DEMO_ADMIN } from '../../../src/demo/app.js'
 import {
   launchBrowser,
   logIn,
-  openContext,
   requireChromium,
+  screenshotEachLook,
   waitLive,
 } from '../../browser/browser.js'
 import { until } from '../../helpers/wait.js'
@@ -45,32 +45,28 @@ describe.skipIf(!wanted)('task dashboard screenshots', { timeout: 180_000 }, () 
     await app.close()
   })
 
-  for (const scheme of ['light', 'dark'] as const) {
-    for (const viewport of ['desktop', 'narrow'] as const) {
-      it(`${scheme} ${viewport}`, async () => {
-        const context = await openContext(browser, { colorScheme: scheme, viewport })
-        const page = await context.newPage()
-        const shot = (name: string) =>
-          page.screenshot({
-            path: `docs/images/task-dashboard-${name}-${scheme}-${viewport}.png`,
-            fullPage: viewport === 'desktop',
-          })
-        await page.goto(`${base}/auth/login`)
-        await shot('login')
-        await logIn(page, `${base}/auth/login`, DEMO_ADMIN)
-        for (const [name, path] of [
-          ['view', '/dashboard'],
-          ['detail', `/dashboard/task/${failedId}`],
-          ['dead-letters', '/dashboard/dead-letters'],
-          ['queues', '/dashboard/queues'],
-          ['schedules', '/dashboard/schedules'],
-        ] as const) {
-          await page.goto(`${base}${path}`)
-          await waitLive(page)
-          await shot(name)
-        }
-        await context.close()
-      })
-    }
-  }
+  screenshotEachLook(
+    () => browser,
+    async (page, { scheme, viewport }) => {
+      const shot = (name: string) =>
+        page.screenshot({
+          path: `docs/images/task-dashboard-${name}-${scheme}-${viewport}.png`,
+          fullPage: viewport === 'desktop',
+        })
+      await page.goto(`${base}/auth/login`)
+      await shot('login')
+      await logIn(page, `${base}/auth/login`, DEMO_ADMIN)
+      for (const [name, path] of [
+        ['view', '/dashboard'],
+        ['detail', `/dashboard/task/${failedId}`],
+        ['dead-letters', '/dashboard/dead-letters'],
+        ['queues', '/dashboard/queues'],
+        ['schedules', '/dashboard/schedules'],
+      ] as const) {
+        await page.goto(`${base}${path}`)
+        await waitLive(page)
+        await shot(name)
+      }
+    },
+  )
 })
