@@ -93,6 +93,23 @@ export function Pager(props: {
   )
 }
 
+/** The {@link Pager} of a list page's result; nothing while there is none (it failed to load). */
+export function ListPager(props: {
+  list: { page: number; total: number } | null
+  perPage: number
+  href: (page: number) => string
+}): JSX.Element {
+  if (props.list === null) return <></>
+  return (
+    <Pager
+      page={props.list.page}
+      perPage={props.perPage}
+      total={props.list.total}
+      href={props.href}
+    />
+  )
+}
+
 /** A labelled form field with its hint and the API's validation message. */
 export function Field(props: {
   label: string
@@ -204,14 +221,10 @@ export function FilterSelect(props: {
         {props.label}
       </label>
       <select id={props.id} name={props.name} data-autosubmit>
-        {props.any === undefined ? (
-          ''
-        ) : (
-          <option value="" selected={props.value === ''} safe>
-            {props.any}
-          </option>
-        )}
-        {props.options.map((option) => (
+        {(props.any === undefined
+          ? props.options
+          : [{ value: '', label: props.any }, ...props.options]
+        ).map((option) => (
           <option value={option.value} selected={props.value === option.value} safe>
             {option.label}
           </option>

@@ -11,6 +11,7 @@ export {
   FilterSelect,
   FilterSubmit,
   FormError,
+  ListPager,
   LoginFields,
   Pager,
   SearchBox,

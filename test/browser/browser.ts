@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs'
 import AxeBuilder from '@axe-core/playwright'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
-import { it } from 'vitest'
+import { afterAll, beforeAll, it } from 'vitest'
 
 /** Where Debian installs Chromium (`.ci/run` installs it). */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
@@ -90,16 +90,22 @@ export interface Look {
 
 /**
  * One test per look (light and dark, each at desktop and phone width): `shoot` takes its
- * screenshots on a page of a fresh context in that look, closed afterwards.
+ * screenshots on a page of a fresh context in that look, closed afterwards. The browser is
+ * launched after the suite's own `beforeAll` hooks and closed after its tests.
  */
-export function screenshotEachLook(
-  browser: () => Browser,
-  shoot: (page: Page, look: Look) => Promise<void>,
-): void {
+export function screenshotEachLook(shoot: (page: Page, look: Look) => Promise<void>): void {
+  let browser: Browser | null = null
+  beforeAll(async () => {
+    browser = await launchBrowser()
+  })
+  afterAll(async () => {
+    await browser?.close()
+  })
   for (const scheme of ['light', 'dark'] as const) {
     for (const viewport of ['desktop', 'narrow'] as const) {
       it(`${scheme} ${viewport}`, async () => {
-        const context = await openContext(browser(), { colorScheme: scheme, viewport })
+        if (browser === null) throw new Error('the browser starts in beforeAll')
+        const context = await openContext(browser, { colorScheme: scheme, viewport })
         try {
           await shoot(await context.newPage(), { scheme, viewport })
         } finally {

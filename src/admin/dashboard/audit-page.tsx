@@ -11,7 +11,7 @@ import {
   DataTable,
   Empty,
   FormError,
-  Pager,
+  ListPager,
   SearchBox,
   Time,
   Truncated,
@@ -122,16 +122,11 @@ function AuditTable(props: {
           </tr>
         ))}
       </DataTable>
-      {result === null ? (
-        ''
-      ) : (
-        <Pager
-          page={result.page}
-          perPage={PER_PAGE}
-          total={result.total}
-          href={(page) => dashboard.url('/audit', query(filters, page))}
-        />
-      )}
+      <ListPager
+        list={result}
+        perPage={PER_PAGE}
+        href={(page) => dashboard.url('/audit', query(filters, page))}
+      />
     </div>
   )
 }

@@ -7,7 +7,15 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { loadOrError } from './answers.js'
 import { paginate, type Page } from '../../core/pagination.js'
 import type { RateLimitHit } from '../../rate-limit/exceeded.js'
-import { DataTable, Empty, FormError, Pager, SearchBox, Time, sendHtml } from '../../ui/index.js'
+import {
+  DataTable,
+  Empty,
+  FormError,
+  ListPager,
+  SearchBox,
+  Time,
+  sendHtml,
+} from '../../ui/index.js'
 import { knownService } from './routes-page.js'
 import { PAGE, domId, pageParam, param, type Dashboard } from './view.js'
 
@@ -103,16 +111,11 @@ function BlockedTable(props: {
           </tr>
         ))}
       </DataTable>
-      {result === null ? (
-        ''
-      ) : (
-        <Pager
-          page={result.page}
-          perPage={PER_PAGE}
-          total={result.total}
-          href={(page) => dashboard.url('/blocked', query(filters, page))}
-        />
-      )}
+      <ListPager
+        list={result}
+        perPage={PER_PAGE}
+        href={(page) => dashboard.url('/blocked', query(filters, page))}
+      />
     </div>
   )
 }

@@ -10,7 +10,7 @@ import {
   FilterSubmit,
   Empty,
   FormError,
-  Pager,
+  ListPager,
   SearchBox,
   Time,
   Truncated,
@@ -231,16 +231,11 @@ export function RunsTable(props: {
           </div>
         )}
       </form>
-      {page === null ? (
-        ''
-      ) : (
-        <Pager
-          page={page.page}
-          perPage={RUNS_PER_PAGE}
-          total={page.total}
-          href={(number) => dashboard.url('/dashboard', runQuery(filters, number))}
-        />
-      )}
+      <ListPager
+        list={page}
+        perPage={RUNS_PER_PAGE}
+        href={(number) => dashboard.url('/dashboard', runQuery(filters, number))}
+      />
     </div>
   )
 }
