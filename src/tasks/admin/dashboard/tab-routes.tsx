@@ -170,18 +170,19 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
     const schedules = new Map(manager.listSchedules().map((s) => [s.name, s.trigger]))
     return html(
       reply,
-      dashboard.page(request, {
+      dashboard.tabPage(request, {
         title: 'Tasks',
+        heading: 'Registered tasks',
+        headingId: 'tasks-title',
         active: 'tasks',
         children: (
-          <section aria-labelledby="tasks-title">
-            <h1 id="tasks-title">Registered tasks</h1>
+          <>
             <TasksTable
               dashboard={dashboard}
               tasks={manager.registeredTasks()}
               schedules={schedules}
             />
-          </section>
+          </>
         ),
       }),
     )
@@ -194,15 +195,11 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
   app.get('/dashboard/schedules', PAGE, async (request, reply) =>
     html(
       reply,
-      dashboard.page(request, {
+      dashboard.tabPage(request, {
         title: 'Schedules',
+        headingId: 'schedules-title',
         active: 'schedules',
-        children: (
-          <section aria-labelledby="schedules-title">
-            <h1 id="schedules-title">Schedules</h1>
-            {(await schedulesView()) as 'safe'}
-          </section>
-        ),
+        children: <>{(await schedulesView()) as 'safe'}</>,
       }),
     ),
   )
@@ -221,18 +218,18 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
   app.get('/dashboard/queues', PAGE, (request, reply) =>
     html(
       reply,
-      dashboard.page(request, {
+      dashboard.tabPage(request, {
         title: 'Queues',
+        headingId: 'queues-title',
         active: 'queues',
         children: (
-          <section aria-labelledby="queues-title">
-            <h1 id="queues-title">Queues</h1>
+          <>
             <p class="muted">
               Changes apply at once on every instance. Leave a field empty to keep it; type{' '}
               <code>unlimited</code> to remove the limit.
             </p>
             {queuesTable()}
-          </section>
+          </>
         ),
       }),
     ),
@@ -252,15 +249,11 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
   app.get('/dashboard/dead-letters', PAGE, async (request, reply) =>
     html(
       reply,
-      dashboard.page(request, {
+      dashboard.tabPage(request, {
         title: 'Dead Letters',
+        headingId: 'dead-title',
         active: 'dead-letters',
-        children: (
-          <section aria-labelledby="dead-title">
-            <h1 id="dead-title">Dead Letters</h1>
-            {(await deadLetters(deadLetterFilters(request))) as 'safe'}
-          </section>
-        ),
+        children: <>{(await deadLetters(deadLetterFilters(request))) as 'safe'}</>,
       }),
     ),
   )
@@ -295,15 +288,11 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
   app.get('/dashboard/audit', PAGE, async (request, reply) =>
     html(
       reply,
-      dashboard.page(request, {
+      dashboard.tabPage(request, {
         title: 'Audit',
+        headingId: 'audit-title',
         active: 'audit',
-        children: (
-          <section aria-labelledby="audit-title">
-            <h1 id="audit-title">Audit</h1>
-            {(await auditTable(request)) as 'safe'}
-          </section>
-        ),
+        children: <>{(await auditTable(request)) as 'safe'}</>,
       }),
     ),
   )

@@ -97,6 +97,34 @@ export class TaskDashboard {
       </Layout>
     )
   }
+
+  /** A full page of one tab: its content in a section under an `h1` (the title unless given). */
+  tabPage(
+    request: FastifyRequest,
+    props: {
+      title: string
+      heading?: string
+      /** The heading's id, which labels the section. */
+      headingId: string
+      active: TabId
+      children: JSX.Element | JSX.Element[]
+    },
+  ): JSX.Element {
+    // Children are JSX elements, escaped where they were built.
+    const safeChildren = props.children
+    return this.page(request, {
+      title: props.title,
+      active: props.active,
+      children: (
+        <section aria-labelledby={props.headingId}>
+          <h1 id={props.headingId} safe>
+            {props.heading ?? props.title}
+          </h1>
+          {safeChildren}
+        </section>
+      ),
+    })
+  }
 }
 
 /** A window from the query, or `fallback` when absent or not one of `allowed`. */
