@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs'
 import AxeBuilder from '@axe-core/playwright'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
-import { afterAll, beforeAll, it } from 'vitest'
+import { afterAll, beforeAll, expect, it } from 'vitest'
 
 /** Where Debian installs Chromium (`.ci/run` installs it). */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
@@ -174,4 +174,14 @@ export async function logIn(
   await page.getByLabel('Password').fill(user.password)
   await page.getByRole('button', { name: 'Log in' }).click()
   await page.waitForURL((url) => !url.pathname.endsWith('/login'))
+}
+
+/** Submits the login form on the page with a wrong password and waits for the refusal. */
+export async function loginRefused(page: Page, username: string): Promise<void> {
+  await page.getByLabel('Username').fill(username)
+  await page.getByLabel('Password').fill('wrong')
+  await page.getByRole('button', { name: 'Log in' }).click()
+  await expect
+    .poll(() => page.getByRole('alert').textContent())
+    .toBe('Invalid username or password.')
 }

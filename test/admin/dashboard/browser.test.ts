@@ -8,6 +8,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   logIn,
+  loginRefused,
   openBrowserSession,
   openContext,
   requireChromium,
@@ -68,12 +69,7 @@ describe.skipIf(!enabled)('dashboard in Chromium', { timeout: 60_000 }, () => {
     await page.goto(`${server.base}/`)
     await page.waitForURL(/\/switchyard\/login/)
     await expectAccessible()
-    await page.getByLabel('Username').fill('admin')
-    await page.getByLabel('Password').fill('wrong')
-    await page.getByRole('button', { name: 'Log in' }).click()
-    await expect
-      .poll(() => page.getByRole('alert').textContent())
-      .toBe('Invalid username or password.')
+    await loginRefused(page, 'admin')
     await logIn(page, `${server.base}/login`, ADMIN)
     await page.getByRole('heading', { name: 'Routes' }).waitFor()
   })

@@ -12,6 +12,7 @@ import { TaskManager, taskLog, taskProgress } from '../../../src/tasks/index.js'
 import { taskAdmin } from '../../../src/tasks/fastify/index.js'
 import {
   logIn,
+  loginRefused,
   openBrowserSession,
   requireChromium,
   seriousViolations,
@@ -97,12 +98,7 @@ describe.skipIf(!enabled)('task dashboard in Chromium', { timeout: 60_000 }, () 
     await page.goto(`${base}/dashboard`)
     await page.waitForURL(/\/tasks\/auth\/login/)
     await expectAccessible()
-    await page.getByLabel('Username').fill('admin')
-    await page.getByLabel('Password').fill('wrong')
-    await page.getByRole('button', { name: 'Log in' }).click()
-    await expect
-      .poll(() => page.getByRole('alert').textContent())
-      .toBe('Invalid username or password.')
+    await loginRefused(page, 'admin')
     await logIn(page, `${base}/auth/login`, USER)
     await page.getByRole('heading', { name: 'Runs' }).waitFor()
     expect(await page.title()).toBe('Runs · Ops tasks')
