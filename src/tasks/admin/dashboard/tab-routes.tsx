@@ -35,7 +35,7 @@ import {
   type RunFilters,
 } from './runs.js'
 import { failedTaskIds, RETRY_FAILED_LIMIT } from '../actions.js'
-import { PAGE, type TaskDashboard } from './view.js'
+import { PAGE, type TabId, type TaskDashboard } from './view.js'
 
 /** A task id as the API accepts it. */
 const TASK_ID = /^[A-Za-z0-9._:-]{1,128}$/
@@ -46,6 +46,31 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
   const { manager } = context
   const html = (reply: FastifyReply, body: JSX.Element, status = 200) =>
     sendHtml(reply, body, status)
+  /**
+   * A tab whose content refreshes live: its page at `path` (the content under the tab's
+   * heading, after `intro`) and the content alone at `{path}/table`.
+   */
+  const liveTab = (
+    path: string,
+    tab: { title: string; headingId: string; active: TabId; intro?: JSX.Element },
+    content: (request: FastifyRequest) => JSX.Element,
+  ) => {
+    app.get(path, PAGE, async (request, reply) =>
+      html(
+        reply,
+        dashboard.tabPage(request, {
+          ...tab,
+          children: (
+            <>
+              {(tab.intro ?? '') as 'safe'}
+              {(await content(request)) as 'safe'}
+            </>
+          ),
+        }),
+      ),
+    )
+    app.get(`${path}/table`, PAGE, async (request, reply) => html(reply, await content(request)))
+  }
 
   // ---- View: metrics and the run table ----------------------------------------------------
   const metricsCache = new MetricsCache(
@@ -192,19 +217,10 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
     const { schedules, oneOffArmed } = await scheduleRows(manager)
     return <SchedulesView dashboard={dashboard} schedules={schedules} oneOffArmed={oneOffArmed} />
   }
-  app.get('/dashboard/schedules', PAGE, async (request, reply) =>
-    html(
-      reply,
-      dashboard.tabPage(request, {
-        title: 'Schedules',
-        headingId: 'schedules-title',
-        active: 'schedules',
-        children: <>{(await schedulesView()) as 'safe'}</>,
-      }),
-    ),
-  )
-  app.get('/dashboard/schedules/table', PAGE, async (_request, reply) =>
-    html(reply, await schedulesView()),
+  liveTab(
+    '/dashboard/schedules',
+    { title: 'Schedules', headingId: 'schedules-title', active: 'schedules' },
+    schedulesView,
   )
 
   // ---- Queues -------------------------------------------------------------------------------
@@ -215,26 +231,21 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
       action={(name) => dashboard.url(`/dashboard/queues/${encodeURIComponent(name)}`)}
     />
   )
-  app.get('/dashboard/queues', PAGE, (request, reply) =>
-    html(
-      reply,
-      dashboard.tabPage(request, {
-        title: 'Queues',
-        headingId: 'queues-title',
-        active: 'queues',
-        children: (
-          <>
-            <p class="muted">
-              Changes apply at once on every instance. Leave a field empty to keep it; type{' '}
-              <code>unlimited</code> to remove the limit.
-            </p>
-            {queuesTable()}
-          </>
-        ),
-      }),
-    ),
+  liveTab(
+    '/dashboard/queues',
+    {
+      title: 'Queues',
+      headingId: 'queues-title',
+      active: 'queues',
+      intro: (
+        <p class="muted">
+          Changes apply at once on every instance. Leave a field empty to keep it; type{' '}
+          <code>unlimited</code> to remove the limit.
+        </p>
+      ),
+    },
+    queuesTable,
   )
-  app.get('/dashboard/queues/table', PAGE, (_request, reply) => html(reply, queuesTable()))
 
   // ---- Dead Letters -------------------------------------------------------------------------
   const deadLetters = async (filters: DeadLetterFilters) => {
@@ -246,19 +257,10 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
     })
     return <DeadLetters dashboard={dashboard} filters={filters} page={page} />
   }
-  app.get('/dashboard/dead-letters', PAGE, async (request, reply) =>
-    html(
-      reply,
-      dashboard.tabPage(request, {
-        title: 'Dead Letters',
-        headingId: 'dead-title',
-        active: 'dead-letters',
-        children: <>{(await deadLetters(deadLetterFilters(request))) as 'safe'}</>,
-      }),
-    ),
-  )
-  app.get('/dashboard/dead-letters/table', PAGE, async (request, reply) =>
-    html(reply, await deadLetters(deadLetterFilters(request))),
+  liveTab(
+    '/dashboard/dead-letters',
+    { title: 'Dead Letters', headingId: 'dead-title', active: 'dead-letters' },
+    (request) => deadLetters(deadLetterFilters(request)),
   )
   app.get('/dashboard/dead-letters/replay', PAGE, async (request, reply) => {
     const { window } = deadLetterFilters(request)
@@ -285,19 +287,10 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
       <AuditTable dashboard={dashboard} entries={result.items} page={page} total={result.total} />
     )
   }
-  app.get('/dashboard/audit', PAGE, async (request, reply) =>
-    html(
-      reply,
-      dashboard.tabPage(request, {
-        title: 'Audit',
-        headingId: 'audit-title',
-        active: 'audit',
-        children: <>{(await auditTable(request)) as 'safe'}</>,
-      }),
-    ),
-  )
-  app.get('/dashboard/audit/table', PAGE, async (request, reply) =>
-    html(reply, await auditTable(request)),
+  liveTab(
+    '/dashboard/audit',
+    { title: 'Audit', headingId: 'audit-title', active: 'audit' },
+    auditTable,
   )
 }
 
