@@ -112,7 +112,13 @@ function runSwitchyard(sample: CliSample, env: Record<string, string>): Promise<
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', tsx, switchyardPath, ...args], {
       cwd,
-      env: { PATH: process.env.PATH, NO_COLOR: '1', ...env },
+      // tsx finds the JSX settings in tsconfig.json, not in the samples' working directory.
+      env: {
+        PATH: process.env.PATH,
+        NO_COLOR: '1',
+        TSX_TSCONFIG_PATH: join(root, 'tsconfig.json'),
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let stdout = ''
