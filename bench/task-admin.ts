@@ -15,7 +15,6 @@
  * growing with the history.
  * Usage: `npm run bench -- task-admin [--quick | --full]`; writes bench/results/task-admin.json.
  */
-import { execFileSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { Agent, request as httpRequest } from 'node:http'
 import { tmpdir } from 'node:os'
@@ -27,7 +26,7 @@ import Fastify from 'fastify'
 import { TaskManager } from '../src/tasks/index.js'
 import { taskAdmin } from '../src/tasks/fastify/index.js'
 import { sqliteStore } from '../src/tasks/stores/index.js'
-import { nodeArgsFor } from './lib/compiled.js'
+import { fillHistoryDatabase } from './lib/fill-history.js'
 import { percentile } from './lib/task-history.js'
 
 const quick = process.argv.includes('--quick')
@@ -178,19 +177,7 @@ try {
   let peer: ReturnType<typeof peers> | null = null
   for (const size of SIZES) {
     const path = join(dir, `admin-${String(size)}.db`)
-    const setup = sqliteStore(path)
-    await setup.init()
-    await setup.close()
-    // Filled by a child process: this process's heap and RSS hold nothing of the fill.
-    const buildSeconds = Number(
-      execFileSync(
-        process.execPath,
-        [...nodeArgsFor('bench/lib/fill-history-main.ts'), path, String(size)],
-        {
-          encoding: 'utf8',
-        },
-      ).trim(),
-    )
+    const buildSeconds = await fillHistoryDatabase(path, size)
     const result = await serve(path, size)
     results.push({ ...result, build_seconds: Math.round(buildSeconds * 10) / 10 })
     if (size === PEER_SIZE) peer = peers(path)

@@ -17,7 +17,6 @@
  *
  * Usage: `npm run bench -- task-dashboard [--quick]`; writes bench/results/task-dashboard.json.
  */
-import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { Agent, request as httpRequest } from 'node:http'
 import { loadavg, tmpdir } from 'node:os'
@@ -27,7 +26,7 @@ import { chromium } from 'playwright-core'
 import { TaskManager } from '../src/tasks/index.js'
 import { taskAdmin } from '../src/tasks/fastify/index.js'
 import { sqliteStore } from '../src/tasks/stores/index.js'
-import { nodeArgsFor } from './lib/compiled.js'
+import { fillHistoryDatabase } from './lib/fill-history.js'
 import { percentile, T0 } from './lib/task-history.js'
 
 const quick = process.argv.includes('--quick')
@@ -53,17 +52,7 @@ const PAGES = [
 
 try {
   const path = join(dir, 'dashboard.db')
-  const setup = sqliteStore(path)
-  await setup.init()
-  await setup.close()
-  // Filled by a child process, so this process holds nothing of the fill.
-  const buildSeconds = Number(
-    execFileSync(
-      process.execPath,
-      [...nodeArgsFor('bench/lib/fill-history-main.ts'), path, String(RECORDS)],
-      { encoding: 'utf8' },
-    ).trim(),
-  )
+  const buildSeconds = await fillHistoryDatabase(path, RECORDS)
   const now = T0 + RECORDS * 10 + 60_000
   const manager = new TaskManager({ store: sqliteStore(path), logger: quietLogger })
   const quickTask = manager.task({ name: 'bench_finish' }, () => undefined)

@@ -12,21 +12,7 @@ export {
   RouteProtectedError,
   ConfigError,
 } from './core/errors.js'
-export {
-  UnauthenticatedError,
-  AuthNotConfiguredError,
-  LoginThrottledError,
-  CsrfError,
-  EndpointNotFoundError,
-  UnsupportedMediaTypeError,
-  BodyTooLargeError,
-  BadRequestError,
-  SegmentExistsError,
-  EvaluationKeyNotAllowedError,
-  EvaluationKeyNotFoundError,
-  TooManyEvaluationKeysError,
-  BackendUnavailableError,
-} from './admin/errors.js'
+export * from './admin/error-classes.js'
 export { SdkConnectionError, SdkReadOnlyError, SdkWriteError } from './sdk/errors.js'
 export { errorCatalogue } from './error-catalogue.js'
 export {

@@ -25,7 +25,7 @@ import {
   type DrillFigure,
   type DrillScale,
 } from '../lib/drill.js'
-import { booleanFlagInput } from '../lib/admins.js'
+import { booleanFlag } from '../lib/flag-input.js'
 import { freePort, PrivateRedis } from '../lib/private-redis.js'
 
 /** `redisCommandTimeout` of the instances, seconds. */
@@ -157,7 +157,7 @@ export async function redisOutage(scale: DrillScale): Promise<DrillFigure[]> {
       if (i % 3 === 0) await writer.engine.setMaintenance(`GET:/r${i}`, { reason: `write ${i}` })
       else await writer.engine.disable(`GET:/r${i}`, { reason: `write ${i}` })
     }
-    await a.engine.saveFlag(booleanFlagInput('drill-flag'))
+    await a.engine.saveFlag(booleanFlag('drill-flag'))
     await b.engine.setGlobalRateLimit({ limit: '1000000/minute' })
     const expected = {
       routes: a.engine

@@ -12,6 +12,7 @@ import { adminApp } from '../../src/admin/index.js'
 import { createEngine, type Engine } from '../../src/index.js'
 import { TaskManager } from '../../src/tasks/index.js'
 import { taskAdmin } from '../../src/tasks/fastify/index.js'
+import { booleanFlag } from './flag-input.js'
 
 /** The admin credentials of both apps. */
 export const CREDENTIALS = { username: 'admin', password: 'drill-s3cret' }
@@ -132,21 +133,6 @@ export async function loginAt(port: number): Promise<{ admin: string; tasks: str
   return { admin, tasks: cookie }
 }
 
-/** A boolean flag with variations `on` / `off`, serving `on`. */
-export function booleanFlagInput(key: string) {
-  return {
-    key,
-    name: key,
-    type: 'boolean',
-    variations: [
-      { name: 'on', value: true },
-      { name: 'off', value: false },
-    ],
-    off_variation: 'off',
-    fallthrough: 'on',
-  } as const
-}
-
 /** Starts both admins on 127.0.0.1, port 0. */
 export async function startAdmins(options: { publicStream?: boolean } = {}): Promise<Admins> {
   let now = Date.parse('2030-01-01T00:00:00Z')
@@ -195,7 +181,7 @@ export async function startAdmins(options: { publicStream?: boolean } = {}): Pro
     ...(options.publicStream === undefined ? {} : { publicStream: options.publicStream }),
   })
   await engine.saveSegment({ key: 'staff', name: 'Staff', included: ['u1'] })
-  await engine.saveFlag(booleanFlagInput('dark-mode'))
+  await engine.saveFlag(booleanFlag('dark-mode'))
   await app.listen({ host: '127.0.0.1', port: 0 })
   const address = app.server.address()
   if (address === null || typeof address === 'string') throw new Error('no port')

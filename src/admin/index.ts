@@ -15,19 +15,4 @@ export {
   type EvaluationKeyView,
   type IssuedEvaluationKey,
 } from './auth/evaluation-keys.js'
-export {
-  UnauthenticatedError,
-  AuthNotConfiguredError,
-  LoginThrottledError,
-  CsrfError,
-  EndpointNotFoundError,
-  UnsupportedMediaTypeError,
-  BodyTooLargeError,
-  BadRequestError,
-  SegmentExistsError,
-  EvaluationKeyNotAllowedError,
-  EvaluationKeyNotFoundError,
-  TooManyEvaluationKeysError,
-  BackendUnavailableError,
-  adminErrorCatalogue,
-} from './errors.js'
+export * from './errors.js'

@@ -63,7 +63,6 @@ export function parsePort(value: string): number {
  */
 export async function serve(options: ServeOptions): Promise<void> {
   const { app, url } = await startServer(options)
-  console.log(`switchyard server listening on ${url}`)
   let stopping = false
   const stop = (signal: string) => {
     if (stopping) return
@@ -79,6 +78,8 @@ export async function serve(options: ServeOptions): Promise<void> {
   }
   process.once('SIGTERM', () => stop('SIGTERM'))
   process.once('SIGINT', () => stop('SIGINT'))
+  // Announced only now: whoever waits for this line may stop the server at once.
+  console.log(`switchyard server listening on ${url}`)
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -3,26 +3,14 @@
  */
 export { switchyard, type SwitchyardPluginOptions } from './plugin.js'
 export type { OpenApiFilterOptions } from './openapi.js'
-export {
-  maintenance,
-  disabled,
-  envOnly,
-  deprecated,
-  forceActive,
-  declarationOf,
-  type MaintenanceDecoratorOptions,
-  type DeprecatedDecoratorOptions,
-  type DeclaringHook,
-  type HookDeclaration,
-} from './declarations.js'
+export * from './decorators.js'
+export { declarationOf, type DeclaringHook, type HookDeclaration } from './declarations.js'
 export { setStandaloneEngine, standaloneEngine } from './standalone.js'
 export { applyDecision, enforceRequest } from './respond.js'
-export {
-  rateLimit,
-  type RateLimitDecoratorOptions,
-  type RateLimitResponse,
-  type RateLimitResponseFactory,
-  type RateLimitDeclaration,
+export type {
+  RateLimitResponse,
+  RateLimitResponseFactory,
+  RateLimitDeclaration,
 } from './rate-limit.js'
 export { adminApp } from '../admin/lazy-app.js'
 export type { AdminAppOptions, OfrepOptions } from '../admin/index.js'

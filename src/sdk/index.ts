@@ -7,14 +7,4 @@ export { switchyardSdk, type SwitchyardSdkOptions, type SdkHandle } from './plug
 export type { SdkStatus } from './sync.js'
 export { SdkConnectionError, SdkReadOnlyError, SdkWriteError } from './errors.js'
 export type { DeclaredRoute, RegisterAnswer, SdkSnapshot } from './wire.js'
-export {
-  maintenance,
-  disabled,
-  envOnly,
-  deprecated,
-  forceActive,
-  rateLimit,
-  type MaintenanceDecoratorOptions,
-  type DeprecatedDecoratorOptions,
-  type RateLimitDecoratorOptions,
-} from '../fastify/index.js'
+export * from '../fastify/decorators.js'

@@ -68,15 +68,7 @@ export {
   WorkerCrashedError,
   taskErrorCatalogue,
 } from './errors.js'
-export {
-  TaskAdminUnauthenticatedError,
-  TaskAdminCsrfError,
-  TaskAdminNotFoundError,
-  TaskAdminBackendError,
-  TaskAdminUnsupportedMediaTypeError,
-  TaskAdminBodyTooLargeError,
-  TaskAdminBadRequestError,
-} from './admin/errors.js'
+export * from './admin/error-classes.js'
 export { taskErrors } from './error-catalogue.js'
 export {
   sqliteStore,

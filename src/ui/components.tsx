@@ -104,6 +104,24 @@ export function Pager(props: {
   )
 }
 
+/** The {@link Pager} of a list page's result; nothing while there is none (it failed to load). */
+export function ListPager(props: {
+  list: { page: number; total: number; total_capped?: boolean | undefined } | null
+  perPage: number
+  href: (page: number) => string
+}): JSX.Element {
+  if (props.list === null) return <></>
+  return (
+    <Pager
+      page={props.list.page}
+      perPage={props.perPage}
+      total={props.list.total}
+      totalCapped={props.list.total_capped}
+      href={props.href}
+    />
+  )
+}
+
 /** A labelled form field with its hint and the API's validation message. */
 export function Field(props: {
   label: string
@@ -151,6 +169,101 @@ export function FormError(props: { message: string | undefined }): JSX.Element {
     <div class="form-error" role="alert" safe>
       {props.message}
     </div>
+  )
+}
+
+/**
+ * The username and password fields and the submit button of a login form (each dashboard
+ * wraps them in its own form: where it posts and how it reports a failure differ).
+ */
+export function LoginFields(props: { username?: string | undefined }): JSX.Element {
+  return (
+    <>
+      <div class="field">
+        <label for="login-username">Username</label>
+        <input
+          id="login-username"
+          name="username"
+          autocomplete="username"
+          required
+          autofocus
+          value={props.username}
+        />
+      </div>
+      <div class="field">
+        <label for="login-password">Password</label>
+        <input
+          id="login-password"
+          name="password"
+          type="password"
+          autocomplete="current-password"
+          required
+        />
+      </div>
+      <div class="form-actions">
+        <button class="btn btn-primary" type="submit">
+          Log in
+        </button>
+      </div>
+    </>
+  )
+}
+
+/** One option of a {@link FilterSelect}. */
+export interface FilterOption {
+  value: string
+  label: string
+}
+
+/**
+ * A select of a filter bar; it submits its form on change. With `any`, a first option of value
+ * '' stands for "no filter".
+ */
+export function FilterSelect(props: {
+  id: string
+  name: string
+  label: string
+  value: string
+  any?: string
+  options: readonly FilterOption[]
+}): JSX.Element {
+  return (
+    <div class="field">
+      <label for={props.id} safe>
+        {props.label}
+      </label>
+      <select id={props.id} name={props.name} data-autosubmit>
+        {(props.any === undefined
+          ? props.options
+          : [{ value: '', label: props.any }, ...props.options]
+        ).map((option) => (
+          <option value={option.value} selected={props.value === option.value} safe>
+            {option.label}
+          </option>
+        ))}
+      </select>
+    </div>
+  )
+}
+
+/**
+ * The end of a filter bar: its Filter button and, with `hintClass`, the hint that `/` focuses
+ * the search box (in an element of that class).
+ */
+export function FilterSubmit(props: { hintClass?: string }): JSX.Element {
+  return (
+    <>
+      <button class="btn" type="submit">
+        Filter
+      </button>
+      {props.hintClass === undefined ? (
+        ''
+      ) : (
+        <span class={props.hintClass}>
+          Press <kbd>/</kbd> to search
+        </span>
+      )}
+    </>
   )
 }
 

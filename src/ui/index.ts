@@ -8,7 +8,11 @@ export {
   DataTable,
   Empty,
   Field,
+  FilterSelect,
+  FilterSubmit,
   FormError,
+  ListPager,
+  LoginFields,
   Pager,
   SearchBox,
   Tabs,
@@ -16,8 +20,10 @@ export {
   Truncated,
   invalid,
   type Column,
+  type FilterOption,
   type Tone,
 } from './components.js'
+export { sendErrorAnswer, type ErrorAnswer } from './error-answer.js'
 export {
   PAGE_HEADERS,
   isHtmx,
@@ -38,5 +44,5 @@ export {
   type NavItem,
   type ServiceSwitcher,
 } from './layout.js'
-export { domId, pageParam, param, params } from './request.js'
+export { domId, pageParam, param, params, withQuery, type QueryValues } from './request.js'
 export { formatAbsolute, formatDuration, formatRelative } from './time.js'

@@ -1,6 +1,7 @@
 /**
  * Reading a dashboard request and naming what it renders: query parameters as plain strings
- * (bounded, never from the prototype), page numbers, and stable DOM ids for record keys.
+ * (bounded, never from the prototype), page numbers, URLs with a query string, and stable DOM
+ * ids for record keys.
  */
 import type { FastifyRequest } from 'fastify'
 
@@ -27,6 +28,19 @@ export function params(request: FastifyRequest, name: string, limit = 500): stri
 export function pageParam(request: FastifyRequest): number {
   const value = Number(param(request, 'page'))
   return Number.isSafeInteger(value) && value >= 1 ? value : 1
+}
+
+/** Query values a URL may carry; undefined, null and '' are left out. */
+export type QueryValues = Readonly<Record<string, string | number | undefined | null>>
+
+/** `path` with the query string of `query` (empty values left out; none at all: no `?`). */
+export function withQuery(path: string, query: QueryValues = {}): string {
+  const search = new URLSearchParams()
+  for (const [name, value] of Object.entries(query)) {
+    if (value !== undefined && value !== null && value !== '') search.set(name, String(value))
+  }
+  const text = search.toString()
+  return text === '' ? path : `${path}?${text}`
 }
 
 /** A short, stable DOM id for a record key (`prefix-<hex>`). */

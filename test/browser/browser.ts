@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs'
 import AxeBuilder from '@axe-core/playwright'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { afterAll, beforeAll, expect, it } from 'vitest'
 
 /** Where Debian installs Chromium (`.ci/run` installs it). */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
@@ -58,6 +59,61 @@ export async function openContext(
   context.setDefaultTimeout(10_000)
   context.setDefaultNavigationTimeout(15_000)
   return context
+}
+
+/** A browser with one page, as a suite drives it: see {@link openBrowserSession}. */
+export interface BrowserSession {
+  browser: Browser
+  context: BrowserContext
+  page: Page
+  /** What the page reported as broken so far (see {@link watchErrors}). */
+  errors: string[]
+}
+
+/**
+ * Launches the browser and opens one page in the default look that accepts every dialog (the
+ * dashboards confirm destructive actions) and collects what it reports as broken.
+ */
+export async function openBrowserSession(): Promise<BrowserSession> {
+  const browser = await launchBrowser()
+  const context = await openContext(browser)
+  const page = await context.newPage()
+  page.on('dialog', (dialog) => void dialog.accept())
+  return { browser, context, page, errors: watchErrors(page) }
+}
+
+/** A look of the screenshots: a colour scheme at a width. */
+export interface Look {
+  scheme: 'light' | 'dark'
+  viewport: keyof typeof VIEWPORTS
+}
+
+/**
+ * One test per look (light and dark, each at desktop and phone width): `shoot` takes its
+ * screenshots on a page of a fresh context in that look, closed afterwards. The browser is
+ * launched after the suite's own `beforeAll` hooks and closed after its tests.
+ */
+export function screenshotEachLook(shoot: (page: Page, look: Look) => Promise<void>): void {
+  let browser: Browser | null = null
+  beforeAll(async () => {
+    browser = await launchBrowser()
+  })
+  afterAll(async () => {
+    await browser?.close()
+  })
+  for (const scheme of ['light', 'dark'] as const) {
+    for (const viewport of ['desktop', 'narrow'] as const) {
+      it(`${scheme} ${viewport}`, async () => {
+        if (browser === null) throw new Error('the browser starts in beforeAll')
+        const context = await openContext(browser, { colorScheme: scheme, viewport })
+        try {
+          await shoot(await context.newPage(), { scheme, viewport })
+        } finally {
+          await context.close()
+        }
+      })
+    }
+  }
 }
 
 /**
@@ -118,4 +174,14 @@ export async function logIn(
   await page.getByLabel('Password').fill(user.password)
   await page.getByRole('button', { name: 'Log in' }).click()
   await page.waitForURL((url) => !url.pathname.endsWith('/login'))
+}
+
+/** Submits the login form on the page with a wrong password and waits for the refusal. */
+export async function loginRefused(page: Page, username: string): Promise<void> {
+  await page.getByLabel('Username').fill(username)
+  await page.getByLabel('Password').fill('wrong')
+  await page.getByRole('button', { name: 'Log in' }).click()
+  await expect
+    .poll(() => page.getByRole('alert').textContent())
+    .toBe('Invalid username or password.')
 }

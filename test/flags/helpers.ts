@@ -22,21 +22,7 @@ import {
   type Segment,
 } from '../../src/flags/index.js'
 
-/** A boolean flag input with variations `on`/`off`, serving `on` by default. */
-export function booleanFlag(key: string, extra: Partial<FlagInput> = {}): FlagInput {
-  return {
-    key,
-    name: key,
-    type: 'boolean',
-    variations: [
-      { name: 'on', value: true },
-      { name: 'off', value: false },
-    ],
-    off_variation: 'off',
-    fallthrough: 'on',
-    ...extra,
-  }
-}
+export { booleanFlag } from '../../drill/lib/flag-input.js'
 
 /** Variation names and their values. */
 export type Variants = Record<string, unknown>

@@ -8,25 +8,15 @@ import { createEngine } from '../../src/index.js'
 import { SdkReadOnlyError } from '../../src/sdk/errors.js'
 import { PushedState, pushedStore } from '../../src/sdk/pushed-store.js'
 import type { AuditEntry } from '../../src/core/audit-entry.js'
-import type { RouteState } from '../../src/core/route-state.js'
+import { declaredState, type RouteState } from '../../src/core/route-state.js'
 
 function disabledState(route: string, reason: string): RouteState {
   const [method, path] = route.split(':') as [RouteState['method'], string]
   return {
-    route,
-    method,
-    path,
-    service: 'shop',
+    ...declaredState({ route, method, path, service: 'shop' }, null),
     status: 'disabled',
     reason,
     since: '2026-11-23T00:00:00.000+00:00',
-    window: null,
-    until: null,
-    envs: [],
-    force_active: false,
-    sunset: null,
-    use_instead: null,
-    deprecated_since: null,
   }
 }
 

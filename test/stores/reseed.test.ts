@@ -21,6 +21,18 @@ const engines: Engine[] = []
 const servers: PrivateRedis[] = []
 const clients: Redis[] = []
 const prefixes: string[] = []
+
+/**
+ * A client of the test Redis (disconnected after the test) and a key prefix of its own (its keys
+ * deleted after the file).
+ */
+function isolatedRedis(name: string): { prefix: string; client: Redis } {
+  const prefix = testPrefix(name)
+  prefixes.push(prefix)
+  const client = new Redis(TEST_REDIS_URL)
+  clients.push(client)
+  return { prefix, client }
+}
 afterEach(async () => {
   for (const client of clients.splice(0)) client.disconnect()
   await Promise.all(engines.splice(0).map((engine) => engine.close()))
@@ -137,10 +149,7 @@ describe.skipIf(!enabled)('re-seed script', () => {
   }
 
   it('lets the instance that saw the newest write win, and never overwrites later writes', async () => {
-    const prefix = testPrefix('reseed')
-    prefixes.push(prefix)
-    const client = new Redis(TEST_REDIS_URL)
-    clients.push(client)
+    const { prefix, client } = isolatedRedis('reseed')
     // Both instances start on a store that has a marker; they adopt it and write nothing.
     const older = reseederOn(client, prefix)
     const newer = reseederOn(client, prefix)
@@ -176,10 +185,7 @@ describe.skipIf(!enabled)('re-seed script', () => {
   })
 
   it('writes nothing and logs nothing on a new store, then the marker stays', async () => {
-    const prefix = testPrefix('reseed-new')
-    prefixes.push(prefix)
-    const client = new Redis(TEST_REDIS_URL)
-    clients.push(client)
+    const { prefix, client } = isolatedRedis('reseed-new')
     const fresh = reseederOn(client, prefix)
     await fresh.reseeder.ensure()
     const marker = await client.get(`${prefix}marker`)

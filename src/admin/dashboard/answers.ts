@@ -1,7 +1,8 @@
 /**
  * How dashboard actions answer htmx: a success closes the dialog, shows a toast and refreshes
  * the changed records; an API error (a {@link SwitchyardError}) becomes a toast with its
- * message and status, or the form again with the message next to its field.
+ * message and status, or the form again with the message next to its field. A page that reads
+ * shows an API error in place of what it could not load.
  */
 import type { FastifyReply } from 'fastify'
 import { SwitchyardError } from '../../core/errors.js'
@@ -41,5 +42,21 @@ export async function attempt<T>(
   } catch (error) {
     if (!(error instanceof SwitchyardError)) throw error
     return await onError(error)
+  }
+}
+
+/** What a page shows: what it loaded, or the API's message when loading failed. */
+export type Loaded<T> = { result: T; error: undefined } | { result: null; error: string }
+
+/**
+ * Loads what a page shows; an API error becomes its message (the page shows it in place of the
+ * data), anything else is a bug and propagates to the error handler.
+ */
+export async function loadOrError<T>(load: () => T | Promise<T>): Promise<Loaded<T>> {
+  try {
+    return { result: await load(), error: undefined }
+  } catch (error) {
+    if (!(error instanceof SwitchyardError)) throw error
+    return { result: null, error: error.message }
   }
 }

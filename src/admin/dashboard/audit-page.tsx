@@ -5,13 +5,13 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { AuditEntry } from '../../core/audit-entry.js'
-import { SwitchyardError } from '../../core/errors.js'
+import { loadOrError } from './answers.js'
 import type { Page } from '../../core/pagination.js'
 import {
   DataTable,
   Empty,
   FormError,
-  Pager,
+  ListPager,
   SearchBox,
   Time,
   Truncated,
@@ -122,16 +122,11 @@ function AuditTable(props: {
           </tr>
         ))}
       </DataTable>
-      {result === null ? (
-        ''
-      ) : (
-        <Pager
-          page={result.page}
-          perPage={PER_PAGE}
-          total={result.total}
-          href={(page) => dashboard.url('/audit', query(filters, page))}
-        />
-      )}
+      <ListPager
+        list={result}
+        perPage={PER_PAGE}
+        href={(page) => dashboard.url('/audit', query(filters, page))}
+      />
     </div>
   )
 }
@@ -139,22 +134,17 @@ function AuditTable(props: {
 /** Registers the audit page and its live table. */
 export function auditPage(app: FastifyInstance, dashboard: Dashboard): void {
   const { engine } = dashboard.admin
-  const load = async (filters: AuditFilters) => {
-    try {
-      const result = await engine.getAuditLog({
+  const load = (filters: AuditFilters) =>
+    loadOrError(() =>
+      engine.getAuditLog({
         route: filters.route === '' ? undefined : filters.route,
         action: filters.action === '' ? undefined : filters.action,
         actor: filters.actor === '' ? undefined : filters.actor,
         service: filters.service ?? undefined,
         page: filters.page,
         perPage: PER_PAGE,
-      })
-      return { result, error: undefined }
-    } catch (error) {
-      if (!(error instanceof SwitchyardError)) throw error
-      return { result: null, error: error.message }
-    }
-  }
+      }),
+    )
 
   app.get('/audit', PAGE, async (request, reply) => {
     const filters = filtersOf(dashboard, request)

@@ -4,10 +4,18 @@
  * stream (`rl_hit`).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { SwitchyardError } from '../../core/errors.js'
+import { loadOrError } from './answers.js'
 import { paginate, type Page } from '../../core/pagination.js'
 import type { RateLimitHit } from '../../rate-limit/exceeded.js'
-import { DataTable, Empty, FormError, Pager, SearchBox, Time, sendHtml } from '../../ui/index.js'
+import {
+  DataTable,
+  Empty,
+  FormError,
+  ListPager,
+  SearchBox,
+  Time,
+  sendHtml,
+} from '../../ui/index.js'
 import { knownService } from './routes-page.js'
 import { PAGE, domId, pageParam, param, type Dashboard } from './view.js'
 
@@ -103,16 +111,11 @@ function BlockedTable(props: {
           </tr>
         ))}
       </DataTable>
-      {result === null ? (
-        ''
-      ) : (
-        <Pager
-          page={result.page}
-          perPage={PER_PAGE}
-          total={result.total}
-          href={(page) => dashboard.url('/blocked', query(filters, page))}
-        />
-      )}
+      <ListPager
+        list={result}
+        perPage={PER_PAGE}
+        href={(page) => dashboard.url('/blocked', query(filters, page))}
+      />
     </div>
   )
 }
@@ -120,18 +123,14 @@ function BlockedTable(props: {
 /** Registers the blocked-request page and its live table. */
 export function blockedPage(app: FastifyInstance, dashboard: Dashboard): void {
   const { engine } = dashboard.admin
-  const load = async (filters: BlockedFilters) => {
-    try {
+  const load = (filters: BlockedFilters) =>
+    loadOrError(async () => {
       const hits = await engine.rateLimits.getRateLimitHits({
         ...(filters.route === '' ? {} : { path: filters.route }),
         ...(filters.service === null ? {} : { service: filters.service }),
       })
-      return { result: paginate(hits, { page: filters.page, perPage: PER_PAGE }), error: undefined }
-    } catch (error) {
-      if (!(error instanceof SwitchyardError)) throw error
-      return { result: null, error: error.message }
-    }
-  }
+      return paginate(hits, { page: filters.page, perPage: PER_PAGE })
+    })
 
   app.get('/blocked', PAGE, async (request, reply) => {
     const filters = filtersOf(dashboard, request)

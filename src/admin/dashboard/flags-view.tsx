@@ -13,6 +13,8 @@ import {
   type RolloutEntry,
 } from '../../flags/model.js'
 import {
+  FilterSelect,
+  FilterSubmit,
   Badge,
   DataTable,
   Empty,
@@ -206,22 +208,19 @@ export function FlagList(props: { dashboard: Dashboard; flags: Flag[]; filters: 
       </div>
       <form class="filters" method="get" action={dashboard.url('/flags')} role="search">
         <SearchBox value={filters.q} label="Search flags" placeholder="key, name, tag:checkout" />
-        <div class="field">
-          <label for="flag-status">Status</label>
-          <select id="flag-status" name="status" data-autosubmit>
-            <option value="" selected={filters.status === ''}>
-              Any
-            </option>
-            {FLAG_STATUS_FILTERS.map((status) => (
-              <option value={status} selected={filters.status === status} safe>
-                {status === 'on' ? 'Serving (on)' : status === 'off' ? 'Off (kill switch)' : status}
-              </option>
-            ))}
-          </select>
-        </div>
-        <button class="btn" type="submit">
-          Filter
-        </button>
+        <FilterSelect
+          id="flag-status"
+          name="status"
+          label="Status"
+          value={filters.status}
+          any="Any"
+          options={FLAG_STATUS_FILTERS.map((status) => ({
+            value: status,
+            label:
+              status === 'on' ? 'Serving (on)' : status === 'off' ? 'Off (kill switch)' : status,
+          }))}
+        />
+        <FilterSubmit />
       </form>
       <FlagTable {...props} />
     </>

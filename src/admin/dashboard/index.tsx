@@ -10,13 +10,13 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { SwitchyardError } from '../../core/errors.js'
 import {
+  sendErrorAnswer,
   Empty,
   isHtmx,
   prepareDashboardScope,
   redirect,
   registerAssetsRoute,
   sendHtml,
-  trigger,
 } from '../../ui/index.js'
 import type { AdminContext } from '../context.js'
 import { PUBLIC_ROUTE } from '../context.js'
@@ -131,26 +131,10 @@ function handlePageError(
   } else {
     request.log.error({ err: error }, 'switchyard dashboard: unexpected error')
   }
-  if (isHtmx(request)) {
-    trigger(reply, { 'ui-toast': { message, kind: 'error' } })
-    return reply.status(status).send('')
-  }
-  return sendHtml(
-    reply,
-    dashboard.page(request, {
-      title: `Error ${status}`,
-      active: null,
-      children: (
-        <div class="panel">
-          <Empty title={`Error ${status}`}>
-            <p safe>{message}</p>
-            <p>
-              <a href={dashboard.url('/')}>Back to the routes</a>
-            </p>
-          </Empty>
-        </div>
-      ),
-    }),
+  return sendErrorAnswer(request, reply, {
     status,
-  )
+    message,
+    back: { href: dashboard.url('/'), label: 'Back to the routes' },
+    page: (title, children) => dashboard.page(request, { title, active: null, children }),
+  })
 }

@@ -9,7 +9,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { endSession } from '../auth/end-session.js'
 import { SESSION_COOKIE } from '../auth/guard.js'
-import { Layout, redirect, sendHtml, type Toast } from '../../ui/index.js'
+import { Layout, LoginFields, redirect, sendHtml, type Toast } from '../../ui/index.js'
 import { PAGE, PUBLIC_PAGE, param, type Dashboard } from './view.js'
 
 /** A `next` URL only when it stays inside the dashboard (no open redirect). */
@@ -49,25 +49,7 @@ function LoginView(props: { dashboard: Dashboard; next: string; flash: Toast[] }
           data-next={props.next}
         >
           <div id="login-error" class="form-error" role="alert" hidden></div>
-          <div class="field">
-            <label for="login-username">Username</label>
-            <input id="login-username" name="username" autocomplete="username" required autofocus />
-          </div>
-          <div class="field">
-            <label for="login-password">Password</label>
-            <input
-              id="login-password"
-              name="password"
-              type="password"
-              autocomplete="current-password"
-              required
-            />
-          </div>
-          <div class="form-actions">
-            <button class="btn btn-primary" type="submit">
-              Log in
-            </button>
-          </div>
+          <LoginFields />
           <noscript>
             <p class="form-error">The dashboard needs JavaScript.</p>
           </noscript>

@@ -7,6 +7,8 @@
 import type { MaintenanceConfig } from '../../core/maintenance.js'
 import type { RouteState, RouteStatus } from '../../core/route-state.js'
 import {
+  FilterSelect,
+  FilterSubmit,
   Badge,
   DialogContent,
   Empty,
@@ -640,25 +642,15 @@ export function RoutesView(props: {
           label="Search routes"
           placeholder="path, reason, status:disabled, method:post"
         />
-        <div class="field">
-          <label for="status-filter">Status</label>
-          <select id="status-filter" name="status" data-autosubmit>
-            <option value="" selected={filters.status === null}>
-              Any status
-            </option>
-            {STATUS_FILTERS.map((filter) => (
-              <option value={filter} selected={filters.status === filter} safe>
-                {FILTER_LABEL[filter]}
-              </option>
-            ))}
-          </select>
-        </div>
-        <button class="btn" type="submit">
-          Filter
-        </button>
-        <span class="muted">
-          Press <kbd>/</kbd> to search
-        </span>
+        <FilterSelect
+          id="status-filter"
+          name="status"
+          label="Status"
+          value={filters.status ?? ''}
+          any="Any status"
+          options={STATUS_FILTERS.map((filter) => ({ value: filter, label: FILTER_LABEL[filter] }))}
+        />
+        <FilterSubmit hintClass="muted" />
       </form>
       <RoutesTable {...props} />
     </>

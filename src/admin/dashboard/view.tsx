@@ -7,7 +7,14 @@ import type { FlagService } from '../../flags/service.js'
 import { csrfTokenFor } from '../auth/sessions.js'
 import { EndpointNotFoundError } from '../errors.js'
 import { ADMIN_ROUTE, PUBLIC_ROUTE, flagServiceOf, type AdminContext } from '../context.js'
-import { Layout, type LiveStream, type ServiceSwitcher, type Toast } from '../../ui/index.js'
+import {
+  Layout,
+  withQuery,
+  type LiveStream,
+  type QueryValues,
+  type ServiceSwitcher,
+  type Toast,
+} from '../../ui/index.js'
 
 /** Route options of a dashboard page or fragment: an admin route, left out of the OpenAPI document. */
 export const PAGE = { config: ADMIN_ROUTE, schema: { hide: true } } as const
@@ -28,9 +35,6 @@ export const PAGES = [
 
 /** A page id of {@link PAGES}. */
 export type PageId = (typeof PAGES)[number]['id']
-
-/** Query values a URL may carry; undefined, null and '' are left out. */
-export type QueryValues = Readonly<Record<string, string | number | undefined | null>>
 
 /** Who acts through the dashboard: the logged-in user (or `anonymous`), platform `dashboard`. */
 export interface DashboardActor {
@@ -77,13 +81,7 @@ export class Dashboard {
 
   /** A URL under the mount with a query string (empty values left out). */
   url(path: string, query: QueryValues = {}): string {
-    const full = `${this.base}${path === '/' && this.base !== '' ? '/' : path}`
-    const search = new URLSearchParams()
-    for (const [name, value] of Object.entries(query)) {
-      if (value !== undefined && value !== null && value !== '') search.set(name, String(value))
-    }
-    const text = search.toString()
-    return text === '' ? full : `${full}?${text}`
+    return withQuery(`${this.base}${path === '/' && this.base !== '' ? '/' : path}`, query)
   }
 
   /** Who acts for a request. */

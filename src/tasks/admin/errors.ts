@@ -1,59 +1,17 @@
 /**
- * Errors of the task admin's HTTP layer (authentication, throttling, CSRF, unknown endpoints,
- * backend failures). They extend the task half's {@link TaskError}, so one error handler turns
- * every error into the shared `{error: {code, message, ...}}` body.
+ * Errors of the task admin's HTTP layer (the classes are in ./error-classes.ts, the one list of
+ * them that the package entry points re-export), the mapping of Fastify's request faults, and
+ * their catalogue.
  */
-import { TaskError } from '../errors.js'
+import * as classes from './error-classes.js'
+import {
+  TaskAdminBadRequestError,
+  TaskAdminBodyTooLargeError,
+  TaskAdminUnsupportedMediaTypeError,
+} from './error-classes.js'
+import type { TaskError } from '../errors.js'
 
-/** No valid session: missing, malformed, expired or revoked, or a wrong password. */
-export class TaskAdminUnauthenticatedError extends TaskError {
-  readonly code = 'UNAUTHENTICATED'
-  readonly statusCode = 401
-}
-
-/** A cookie-authenticated write without the session's `X-CSRF-Token`. */
-export class TaskAdminCsrfError extends TaskError {
-  readonly code = 'CSRF_TOKEN_INVALID'
-  readonly statusCode = 403
-}
-
-/** A path under the mount that is no endpoint. */
-export class TaskAdminNotFoundError extends TaskError {
-  readonly code = 'NOT_FOUND'
-  readonly statusCode = 404
-}
-
-/** The store behind the request failed (unreachable, timed out); nothing was changed by us. */
-export class TaskAdminBackendError extends TaskError {
-  readonly code = 'BACKEND_UNAVAILABLE'
-  readonly statusCode = 503
-}
-
-/** A request body in a media type the task admin does not read (send `application/json`). */
-export class TaskAdminUnsupportedMediaTypeError extends TaskError {
-  readonly code = 'UNSUPPORTED_MEDIA_TYPE'
-  readonly statusCode = 415
-}
-
-/** A request body larger than the task admin accepts. */
-export class TaskAdminBodyTooLargeError extends TaskError {
-  readonly code = 'BODY_TOO_LARGE'
-  readonly statusCode = 413
-}
-
-/**
- * Any other request Fastify refused before a handler ran; the status is the one Fastify chose
- * (400 unless it said otherwise).
- */
-export class TaskAdminBadRequestError extends TaskError {
-  readonly code = 'BAD_REQUEST'
-  readonly statusCode: number
-
-  constructor(message: string, statusCode = 400) {
-    super(message)
-    this.statusCode = statusCode
-  }
-}
+export * from './error-classes.js'
 
 /** The error for a request Fastify refused before a handler ran, by the fault's code. */
 export function taskAdminRequestError(fault: {
@@ -69,12 +27,4 @@ export function taskAdminRequestError(fault: {
 }
 
 /** Every error class of the task admin, for docs and tests. */
-export const taskAdminErrorCatalogue = [
-  TaskAdminUnauthenticatedError,
-  TaskAdminCsrfError,
-  TaskAdminNotFoundError,
-  TaskAdminBackendError,
-  TaskAdminUnsupportedMediaTypeError,
-  TaskAdminBodyTooLargeError,
-  TaskAdminBadRequestError,
-] as const
+export const taskAdminErrorCatalogue = Object.values(classes)

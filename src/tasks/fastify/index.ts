@@ -18,13 +18,5 @@ export { taskAdmin } from '../admin/lazy-plugin.js'
 export type { TaskAdminOptions } from '../admin/options.js'
 export type { TaskAdminAuth, TaskAdminAuthBackend } from '../admin/auth/credentials.js'
 export { SESSION_COOKIE as TASK_ADMIN_SESSION_COOKIE } from '../admin/auth/sessions.js'
-export {
-  TaskAdminUnauthenticatedError,
-  TaskAdminCsrfError,
-  TaskAdminNotFoundError,
-  TaskAdminBackendError,
-  TaskAdminUnsupportedMediaTypeError,
-  TaskAdminBodyTooLargeError,
-  TaskAdminBadRequestError,
-  taskAdminErrorCatalogue,
-} from '../admin/errors.js'
+export * from '../admin/error-classes.js'
+export { taskAdminErrorCatalogue } from '../admin/errors.js'

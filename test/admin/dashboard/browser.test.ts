@@ -8,12 +8,12 @@ import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   logIn,
-  launchBrowser,
+  loginRefused,
+  openBrowserSession,
   openContext,
   requireChromium,
   seriousViolations,
   waitLive,
-  watchErrors,
 } from '../../browser/browser.js'
 import { ADMIN, HOSTILE, startDashboard, type DashboardServer } from './server.js'
 
@@ -57,11 +57,7 @@ describe.skipIf(!enabled)('dashboard in Chromium', { timeout: 60_000 }, () => {
     })
     token = login.json().token
     await server.engine.disable('GET:/orders/:id', { reason: HOSTILE })
-    browser = await launchBrowser()
-    context = await openContext(browser)
-    page = await context.newPage()
-    page.on('dialog', (dialog) => void dialog.accept())
-    errors = watchErrors(page)
+    ;({ browser, context, page, errors } = await openBrowserSession())
   })
 
   afterAll(async () => {
@@ -73,12 +69,7 @@ describe.skipIf(!enabled)('dashboard in Chromium', { timeout: 60_000 }, () => {
     await page.goto(`${server.base}/`)
     await page.waitForURL(/\/switchyard\/login/)
     await expectAccessible()
-    await page.getByLabel('Username').fill('admin')
-    await page.getByLabel('Password').fill('wrong')
-    await page.getByRole('button', { name: 'Log in' }).click()
-    await expect
-      .poll(() => page.getByRole('alert').textContent())
-      .toBe('Invalid username or password.')
+    await loginRefused(page, 'admin')
     await logIn(page, `${server.base}/login`, ADMIN)
     await page.getByRole('heading', { name: 'Routes' }).waitFor()
   })

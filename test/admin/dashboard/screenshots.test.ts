@@ -3,18 +3,11 @@
  * (1440 px) and phone (390 px) width, taken from the demo app with some state changed so the
  * pages are not empty. Runs only with SCREENSHOTS=1 (`npm run screenshots`).
  */
-import type { Browser } from 'playwright-core'
-import { afterAll, beforeAll, describe, it } from 'vitest'
+import { afterAll, beforeAll, describe } from 'vitest'
 import type { FastifyInstance } from 'fastify'
 import { createEngine, type Engine } from '../../../src/index.js'
 import { buildDemoApp, DEMO_ADMIN } from '../../../src/demo/app.js'
-import {
-  launchBrowser,
-  logIn,
-  openContext,
-  requireChromium,
-  waitLive,
-} from '../../browser/browser.js'
+import { logIn, requireChromium, screenshotEachLook, waitLive } from '../../browser/browser.js'
 
 const wanted = process.env.SCREENSHOTS === '1' && requireChromium()
 
@@ -33,7 +26,6 @@ const PAGES = [
 describe.skipIf(!wanted)('dashboard screenshots', { timeout: 180_000 }, () => {
   let app: FastifyInstance
   let engine: Engine
-  let browser: Browser
   let base: string
 
   beforeAll(async () => {
@@ -76,31 +68,22 @@ describe.skipIf(!wanted)('dashboard screenshots', { timeout: 180_000 }, () => {
       as,
     )
     for (let i = 0; i < 8; i++) await app.inject('/search')
-    browser = await launchBrowser()
   })
 
   afterAll(async () => {
-    await browser.close()
     await app.close()
   })
 
-  for (const scheme of ['light', 'dark'] as const) {
-    for (const viewport of ['desktop', 'narrow'] as const) {
-      it(`${scheme} ${viewport}`, async () => {
-        const context = await openContext(browser, { colorScheme: scheme, viewport })
-        const page = await context.newPage()
-        for (const { name, path } of PAGES.filter((p) => p.name === 'login')) {
-          await page.goto(`${base}${path}`)
-          await page.screenshot({ path: `docs/images/dashboard-${name}-${scheme}-${viewport}.png` })
-        }
-        await logIn(page, `${base}/login`, DEMO_ADMIN)
-        for (const { name, path } of PAGES.filter((p) => p.name !== 'login')) {
-          await page.goto(`${base}${path}`)
-          await waitLive(page)
-          await page.screenshot({ path: `docs/images/dashboard-${name}-${scheme}-${viewport}.png` })
-        }
-        await context.close()
-      })
+  screenshotEachLook(async (page, { scheme, viewport }) => {
+    for (const { name, path } of PAGES.filter((p) => p.name === 'login')) {
+      await page.goto(`${base}${path}`)
+      await page.screenshot({ path: `docs/images/dashboard-${name}-${scheme}-${viewport}.png` })
     }
-  }
+    await logIn(page, `${base}/login`, DEMO_ADMIN)
+    for (const { name, path } of PAGES.filter((p) => p.name !== 'login')) {
+      await page.goto(`${base}${path}`)
+      await waitLive(page)
+      await page.screenshot({ path: `docs/images/dashboard-${name}-${scheme}-${viewport}.png` })
+    }
+  })
 })

@@ -12,12 +12,11 @@ import { TaskManager, taskLog, taskProgress } from '../../../src/tasks/index.js'
 import { taskAdmin } from '../../../src/tasks/fastify/index.js'
 import {
   logIn,
-  launchBrowser,
-  openContext,
+  loginRefused,
+  openBrowserSession,
   requireChromium,
   seriousViolations,
   waitLive,
-  watchErrors,
 } from '../../browser/browser.js'
 import { deferred, quietLogger, waitForStatus, type Deferred } from '../helpers.js'
 
@@ -86,11 +85,7 @@ describe.skipIf(!enabled)('task dashboard in Chromium', { timeout: 60_000 }, () 
     ]) {
       await waitForStatus(manager, id)
     }
-    browser = await launchBrowser()
-    context = await openContext(browser)
-    page = await context.newPage()
-    page.on('dialog', (dialog) => void dialog.accept())
-    errors = watchErrors(page)
+    ;({ browser, context, page, errors } = await openBrowserSession())
   })
 
   afterAll(async () => {
@@ -103,12 +98,7 @@ describe.skipIf(!enabled)('task dashboard in Chromium', { timeout: 60_000 }, () 
     await page.goto(`${base}/dashboard`)
     await page.waitForURL(/\/tasks\/auth\/login/)
     await expectAccessible()
-    await page.getByLabel('Username').fill('admin')
-    await page.getByLabel('Password').fill('wrong')
-    await page.getByRole('button', { name: 'Log in' }).click()
-    await expect
-      .poll(() => page.getByRole('alert').textContent())
-      .toBe('Invalid username or password.')
+    await loginRefused(page, 'admin')
     await logIn(page, `${base}/auth/login`, USER)
     await page.getByRole('heading', { name: 'Runs' }).waitFor()
     expect(await page.title()).toBe('Runs · Ops tasks')

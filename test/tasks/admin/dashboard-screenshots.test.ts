@@ -4,17 +4,10 @@
  * (successes, a retry, dead letters, progress, schedules). Runs only with SCREENSHOTS=1
  * (`SCREENSHOTS=1 npx vitest run test/tasks/admin/dashboard-screenshots.test.ts`).
  */
-import type { Browser } from 'playwright-core'
-import { afterAll, beforeAll, describe, it } from 'vitest'
+import { afterAll, beforeAll, describe } from 'vitest'
 import type { FastifyInstance } from 'fastify'
 import { buildDemoApp, DEMO_ADMIN } from '../../../src/demo/app.js'
-import {
-  launchBrowser,
-  logIn,
-  openContext,
-  requireChromium,
-  waitLive,
-} from '../../browser/browser.js'
+import { logIn, requireChromium, screenshotEachLook, waitLive } from '../../browser/browser.js'
 import { until } from '../../helpers/wait.js'
 import { login } from './helpers.js'
 
@@ -22,7 +15,6 @@ const wanted = process.env.SCREENSHOTS === '1' && requireChromium()
 
 describe.skipIf(!wanted)('task dashboard screenshots', { timeout: 180_000 }, () => {
   let app: FastifyInstance
-  let browser: Browser
   let base: string
   let failedId: string
 
@@ -37,40 +29,31 @@ describe.skipIf(!wanted)('task dashboard screenshots', { timeout: 180_000 }, () 
       }>().items
     await until(async () => (await failed()).length === 2, 15_000)
     failedId = (await failed())[0]!.task_id
-    browser = await launchBrowser()
   })
 
   afterAll(async () => {
-    await browser.close()
     await app.close()
   })
 
-  for (const scheme of ['light', 'dark'] as const) {
-    for (const viewport of ['desktop', 'narrow'] as const) {
-      it(`${scheme} ${viewport}`, async () => {
-        const context = await openContext(browser, { colorScheme: scheme, viewport })
-        const page = await context.newPage()
-        const shot = (name: string) =>
-          page.screenshot({
-            path: `docs/images/task-dashboard-${name}-${scheme}-${viewport}.png`,
-            fullPage: viewport === 'desktop',
-          })
-        await page.goto(`${base}/auth/login`)
-        await shot('login')
-        await logIn(page, `${base}/auth/login`, DEMO_ADMIN)
-        for (const [name, path] of [
-          ['view', '/dashboard'],
-          ['detail', `/dashboard/task/${failedId}`],
-          ['dead-letters', '/dashboard/dead-letters'],
-          ['queues', '/dashboard/queues'],
-          ['schedules', '/dashboard/schedules'],
-        ] as const) {
-          await page.goto(`${base}${path}`)
-          await waitLive(page)
-          await shot(name)
-        }
-        await context.close()
+  screenshotEachLook(async (page, { scheme, viewport }) => {
+    const shot = (name: string) =>
+      page.screenshot({
+        path: `docs/images/task-dashboard-${name}-${scheme}-${viewport}.png`,
+        fullPage: viewport === 'desktop',
       })
+    await page.goto(`${base}/auth/login`)
+    await shot('login')
+    await logIn(page, `${base}/auth/login`, DEMO_ADMIN)
+    for (const [name, path] of [
+      ['view', '/dashboard'],
+      ['detail', `/dashboard/task/${failedId}`],
+      ['dead-letters', '/dashboard/dead-letters'],
+      ['queues', '/dashboard/queues'],
+      ['schedules', '/dashboard/schedules'],
+    ] as const) {
+      await page.goto(`${base}${path}`)
+      await waitLive(page)
+      await shot(name)
     }
-  }
+  })
 })

@@ -6,13 +6,10 @@
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import {
-  Empty,
-  isHtmx,
+  sendErrorAnswer,
   prepareDashboardScope,
   redirect,
   registerAssetsRoute,
-  sendHtml,
-  trigger,
 } from '../../../ui/index.js'
 import { toTaskAdminError } from '../http-errors.js'
 import type { TaskAdminContext, TaskAdminInstance } from '../context.js'
@@ -48,26 +45,10 @@ function handlePageError(
   const status = answer.statusCode
   if (status >= 500) request.log.error({ err: error }, 'switchyard task dashboard: failure')
   if (status === 401) return redirect(request, reply, dashboard.url('/auth/login'))
-  if (isHtmx(request)) {
-    trigger(reply, { 'ui-toast': { message: answer.message, kind: 'error' } })
-    return reply.status(status).send('')
-  }
-  return sendHtml(
-    reply,
-    dashboard.page(request, {
-      title: `Error ${status}`,
-      active: null,
-      children: (
-        <div class="panel">
-          <Empty title={`Error ${status}`}>
-            <p safe>{answer.message}</p>
-            <p>
-              <a href={dashboard.url('/dashboard')}>Back to the runs</a>
-            </p>
-          </Empty>
-        </div>
-      ),
-    }),
+  return sendErrorAnswer(request, reply, {
     status,
-  )
+    message: answer.message,
+    back: { href: dashboard.url('/dashboard'), label: 'Back to the runs' },
+    page: (title, children) => dashboard.page(request, { title, active: null, children }),
+  })
 }

@@ -3,7 +3,7 @@
  * without JavaScript); a failed or throttled attempt shows the form again with the reason and
  * the username kept.
  */
-import { Layout } from '../../../ui/index.js'
+import { FormError, Layout, LoginFields } from '../../../ui/index.js'
 
 /** The login page. */
 export function LoginView(props: {
@@ -25,39 +25,8 @@ export function LoginView(props: {
       <div class="login panel">
         <h1 safe>{props.title}</h1>
         <form method="post" action={props.action}>
-          {props.error === undefined ? (
-            ''
-          ) : (
-            <div class="form-error" role="alert" safe>
-              {props.error}
-            </div>
-          )}
-          <div class="field">
-            <label for="login-username">Username</label>
-            <input
-              id="login-username"
-              name="username"
-              autocomplete="username"
-              required
-              autofocus
-              value={props.username ?? ''}
-            />
-          </div>
-          <div class="field">
-            <label for="login-password">Password</label>
-            <input
-              id="login-password"
-              name="password"
-              type="password"
-              autocomplete="current-password"
-              required
-            />
-          </div>
-          <div class="form-actions">
-            <button class="btn btn-primary" type="submit">
-              Log in
-            </button>
-          </div>
+          <FormError message={props.error} />
+          <LoginFields username={props.username ?? ''} />
         </form>
       </div>
     </Layout>

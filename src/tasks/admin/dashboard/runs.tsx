@@ -6,9 +6,11 @@
 import type { FastifyRequest } from 'fastify'
 import {
   DataTable,
+  FilterSelect,
+  FilterSubmit,
   Empty,
   FormError,
-  Pager,
+  ListPager,
   SearchBox,
   Time,
   Truncated,
@@ -236,17 +238,11 @@ export function RunsTable(props: {
           </div>
         )}
       </form>
-      {page === null ? (
-        ''
-      ) : (
-        <Pager
-          page={page.page}
-          perPage={RUNS_PER_PAGE}
-          total={page.total}
-          totalCapped={page.total_capped}
-          href={(number) => dashboard.url('/dashboard', runQuery(filters, number))}
-        />
-      )}
+      <ListPager
+        list={page}
+        perPage={RUNS_PER_PAGE}
+        href={(number) => dashboard.url('/dashboard', runQuery(filters, number))}
+      />
     </div>
   )
 }
@@ -265,48 +261,33 @@ export function RunFilterForm(props: {
         label="Search runs"
         placeholder="id prefix, function, status:failed tag:region=eu"
       />
-      <div class="field">
-        <label for="range-filter">Range</label>
-        <select id="range-filter" name="range" data-autosubmit>
-          {RANGES.map((range) => (
-            <option value={range} selected={filters.range === range} safe>
-              {range === 'all' ? 'All time' : `Last ${windowLabel(range)}`}
-            </option>
-          ))}
-        </select>
-      </div>
-      <div class="field">
-        <label for="queue-filter">Queue</label>
-        <select id="queue-filter" name="queue" data-autosubmit>
-          <option value="" selected={filters.queue === ''}>
-            Any queue
-          </option>
-          {props.queues.map((queue) => (
-            <option value={queue} selected={filters.queue === queue} safe>
-              {queue}
-            </option>
-          ))}
-        </select>
-      </div>
-      <div class="field">
-        <label for="status-filter">Status</label>
-        <select id="status-filter" name="status" data-autosubmit>
-          <option value="" selected={filters.status === ''}>
-            Any status
-          </option>
-          {TASK_STATUSES.map((status) => (
-            <option value={status} selected={filters.status === status}>
-              {status}
-            </option>
-          ))}
-        </select>
-      </div>
-      <button class="btn" type="submit">
-        Filter
-      </button>
-      <span class="muted hide-narrow">
-        Press <kbd>/</kbd> to search
-      </span>
+      <FilterSelect
+        id="range-filter"
+        name="range"
+        label="Range"
+        value={filters.range}
+        options={RANGES.map((range) => ({
+          value: range,
+          label: range === 'all' ? 'All time' : `Last ${windowLabel(range)}`,
+        }))}
+      />
+      <FilterSelect
+        id="queue-filter"
+        name="queue"
+        label="Queue"
+        value={filters.queue}
+        any="Any queue"
+        options={props.queues.map((queue) => ({ value: queue, label: queue }))}
+      />
+      <FilterSelect
+        id="status-filter"
+        name="status"
+        label="Status"
+        value={filters.status}
+        any="Any status"
+        options={TASK_STATUSES.map((status) => ({ value: status, label: status }))}
+      />
+      <FilterSubmit hintClass="muted hide-narrow" />
     </form>
   )
 }

@@ -37,7 +37,7 @@ import {
   type RunFilters,
 } from './runs.js'
 import { failedTaskIds, RETRY_FAILED_LIMIT } from '../actions.js'
-import { PAGE, type TaskDashboard } from './view.js'
+import { PAGE, type TabId, type TaskDashboard } from './view.js'
 
 /** A task id as the API accepts it. */
 const TASK_ID = /^[A-Za-z0-9._:-]{1,128}$/
@@ -48,6 +48,31 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
   const { manager } = context
   const html = (reply: FastifyReply, body: JSX.Element, status = 200) =>
     sendHtml(reply, body, status)
+  /**
+   * A tab whose content refreshes live: its page at `path` (the content under the tab's
+   * heading, after `intro`) and the content alone at `{path}/table`.
+   */
+  const liveTab = (
+    path: string,
+    tab: { title: string; headingId: string; active: TabId; intro?: JSX.Element },
+    content: (request: FastifyRequest) => JSX.Element,
+  ) => {
+    app.get(path, PAGE, async (request, reply) =>
+      html(
+        reply,
+        dashboard.tabPage(request, {
+          ...tab,
+          children: (
+            <>
+              {(tab.intro ?? '') as 'safe'}
+              {(await content(request)) as 'safe'}
+            </>
+          ),
+        }),
+      ),
+    )
+    app.get(`${path}/table`, PAGE, async (request, reply) => html(reply, await content(request)))
+  }
 
   // ---- View: metrics and the run table ----------------------------------------------------
   const metricsCache = new MetricsCache(
@@ -174,18 +199,19 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
     const schedules = new Map(manager.listSchedules().map((s) => [s.name, s.trigger]))
     return html(
       reply,
-      dashboard.page(request, {
+      dashboard.tabPage(request, {
         title: 'Tasks',
+        heading: 'Registered tasks',
+        headingId: 'tasks-title',
         active: 'tasks',
         children: (
-          <section aria-labelledby="tasks-title">
-            <h1 id="tasks-title">Registered tasks</h1>
+          <>
             <TasksTable
               dashboard={dashboard}
               tasks={manager.registeredTasks()}
               schedules={schedules}
             />
-          </section>
+          </>
         ),
       }),
     )
@@ -195,23 +221,10 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
     const { schedules, oneOffArmed } = await scheduleRows(manager)
     return <SchedulesView dashboard={dashboard} schedules={schedules} oneOffArmed={oneOffArmed} />
   }
-  app.get('/dashboard/schedules', PAGE, async (request, reply) =>
-    html(
-      reply,
-      dashboard.page(request, {
-        title: 'Schedules',
-        active: 'schedules',
-        children: (
-          <section aria-labelledby="schedules-title">
-            <h1 id="schedules-title">Schedules</h1>
-            {(await schedulesView()) as 'safe'}
-          </section>
-        ),
-      }),
-    ),
-  )
-  app.get('/dashboard/schedules/table', PAGE, async (_request, reply) =>
-    html(reply, await schedulesView()),
+  liveTab(
+    '/dashboard/schedules',
+    { title: 'Schedules', headingId: 'schedules-title', active: 'schedules' },
+    schedulesView,
   )
 
   // ---- Queues -------------------------------------------------------------------------------
@@ -222,26 +235,21 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
       action={(name) => dashboard.url(`/dashboard/queues/${encodeURIComponent(name)}`)}
     />
   )
-  app.get('/dashboard/queues', PAGE, (request, reply) =>
-    html(
-      reply,
-      dashboard.page(request, {
-        title: 'Queues',
-        active: 'queues',
-        children: (
-          <section aria-labelledby="queues-title">
-            <h1 id="queues-title">Queues</h1>
-            <p class="muted">
-              Changes apply at once on every instance. Leave a field empty to keep it; type{' '}
-              <code>unlimited</code> to remove the limit.
-            </p>
-            {queuesTable()}
-          </section>
-        ),
-      }),
-    ),
+  liveTab(
+    '/dashboard/queues',
+    {
+      title: 'Queues',
+      headingId: 'queues-title',
+      active: 'queues',
+      intro: (
+        <p class="muted">
+          Changes apply at once on every instance. Leave a field empty to keep it; type{' '}
+          <code>unlimited</code> to remove the limit.
+        </p>
+      ),
+    },
+    queuesTable,
   )
-  app.get('/dashboard/queues/table', PAGE, (_request, reply) => html(reply, queuesTable()))
 
   // ---- Dead Letters -------------------------------------------------------------------------
   const deadLetters = async (filters: DeadLetterFilters) => {
@@ -254,23 +262,10 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
     })
     return <DeadLetters dashboard={dashboard} filters={filters} page={page} />
   }
-  app.get('/dashboard/dead-letters', PAGE, async (request, reply) =>
-    html(
-      reply,
-      dashboard.page(request, {
-        title: 'Dead Letters',
-        active: 'dead-letters',
-        children: (
-          <section aria-labelledby="dead-title">
-            <h1 id="dead-title">Dead Letters</h1>
-            {(await deadLetters(deadLetterFilters(request))) as 'safe'}
-          </section>
-        ),
-      }),
-    ),
-  )
-  app.get('/dashboard/dead-letters/table', PAGE, async (request, reply) =>
-    html(reply, await deadLetters(deadLetterFilters(request))),
+  liveTab(
+    '/dashboard/dead-letters',
+    { title: 'Dead Letters', headingId: 'dead-title', active: 'dead-letters' },
+    (request) => deadLetters(deadLetterFilters(request)),
   )
   app.get('/dashboard/dead-letters/replay', PAGE, async (request, reply) => {
     const { window } = deadLetterFilters(request)
@@ -297,23 +292,10 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
       <AuditTable dashboard={dashboard} entries={result.items} page={page} total={result.total} />
     )
   }
-  app.get('/dashboard/audit', PAGE, async (request, reply) =>
-    html(
-      reply,
-      dashboard.page(request, {
-        title: 'Audit',
-        active: 'audit',
-        children: (
-          <section aria-labelledby="audit-title">
-            <h1 id="audit-title">Audit</h1>
-            {(await auditTable(request)) as 'safe'}
-          </section>
-        ),
-      }),
-    ),
-  )
-  app.get('/dashboard/audit/table', PAGE, async (request, reply) =>
-    html(reply, await auditTable(request)),
+  liveTab(
+    '/dashboard/audit',
+    { title: 'Audit', headingId: 'audit-title', active: 'audit' },
+    auditTable,
   )
 }
 

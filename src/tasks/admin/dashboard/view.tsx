@@ -4,7 +4,13 @@
  * session's CSRF token.
  */
 import type { FastifyRequest } from 'fastify'
-import { Layout, type LiveStream, type Toast } from '../../../ui/index.js'
+import {
+  Layout,
+  withQuery,
+  type LiveStream,
+  type QueryValues,
+  type Toast,
+} from '../../../ui/index.js'
 import { mountPath, type TaskAdminContext } from '../context.js'
 
 /** Route options of a dashboard page or fragment: without a session, redirect to the login view. */
@@ -23,9 +29,6 @@ export const TABS = [
 /** A tab id of {@link TABS}. */
 export type TabId = (typeof TABS)[number]['id']
 
-/** Query values a URL may carry; undefined, null and '' are left out. */
-export type QueryValues = Readonly<Record<string, string | number | undefined | null>>
-
 /** The windows of the time-range filters; `all` only where the tab offers it. */
 export const WINDOWS = ['1h', '6h', '24h', '7d'] as const
 
@@ -40,13 +43,7 @@ export class TaskDashboard {
 
   /** A URL under the mount with a query string (empty values left out). */
   url(path: string, query: QueryValues = {}): string {
-    const search = new URLSearchParams()
-    for (const [name, value] of Object.entries(query)) {
-      if (value !== undefined && value !== null && value !== '') search.set(name, String(value))
-    }
-    const text = search.toString()
-    const full = mountPath(this.context, path)
-    return text === '' ? full : `${full}?${text}`
+    return withQuery(mountPath(this.context, path), query)
   }
 
   /** The CSRF token of a cookie session, else null. */
@@ -99,6 +96,34 @@ export class TaskDashboard {
         {safeChildren}
       </Layout>
     )
+  }
+
+  /** A full page of one tab: its content in a section under an `h1` (the title unless given). */
+  tabPage(
+    request: FastifyRequest,
+    props: {
+      title: string
+      heading?: string
+      /** The heading's id, which labels the section. */
+      headingId: string
+      active: TabId
+      children: JSX.Element | JSX.Element[]
+    },
+  ): JSX.Element {
+    // Children are JSX elements, escaped where they were built.
+    const safeChildren = props.children
+    return this.page(request, {
+      title: props.title,
+      active: props.active,
+      children: (
+        <section aria-labelledby={props.headingId}>
+          <h1 id={props.headingId} safe>
+            {props.heading ?? props.title}
+          </h1>
+          {safeChildren}
+        </section>
+      ),
+    })
   }
 }
 

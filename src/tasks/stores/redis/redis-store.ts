@@ -31,6 +31,7 @@ import type { RedisOps } from './ops.js'
 import { redisPendingQueue } from './pending-queue.js'
 import { redisRecords } from './records.js'
 import { loadScripts, type LuaScript, type ScriptName } from './scripts.js'
+import { OpenOnce } from '../open-once.js'
 
 /** The commands the store needs from a Redis client (ioredis satisfies it). */
 export interface RedisCommandClient {
@@ -59,9 +60,14 @@ export class RedisTaskStore implements DurableTaskStore {
   readonly metrics: TaskMetricsStore
   readonly changes: TaskChangeFeed
   readonly #prefix: string
-  #client: RedisCommandClient | null = null
   #scripts: Map<ScriptName, LuaScript> | null = null
-  #opening: Promise<RedisCommandClient> | null = null
+  readonly #connection = new OpenOnce(async (): Promise<RedisCommandClient> => {
+    this.#scripts = await loadScripts()
+    if ('client' in this.connection) return this.connection.client
+    const module = (await loadDriver('ioredis', 'Redis')) as { Redis?: RedisConstructor }
+    const Redis = module.Redis ?? (defaultExport(module) as RedisConstructor)
+    return new Redis(this.connection.url, { maxRetriesPerRequest: 2 })
+  })
 
   constructor(
     private readonly connection: { url: string } | { client: RedisCommandClient },
@@ -91,22 +97,7 @@ export class RedisTaskStore implements DurableTaskStore {
   }
 
   #open(): Promise<RedisCommandClient> {
-    if (this.#client !== null) return Promise.resolve(this.#client)
-    this.#opening ??= (async () => {
-      this.#scripts = await loadScripts()
-      let client: RedisCommandClient
-      if ('client' in this.connection) client = this.connection.client
-      else {
-        const module = (await loadDriver('ioredis', 'Redis')) as { Redis?: RedisConstructor }
-        const Redis = module.Redis ?? (defaultExport(module) as RedisConstructor)
-        client = new Redis(this.connection.url, { maxRetriesPerRequest: 2 })
-      }
-      this.#client = client
-      return client
-    })().finally(() => {
-      this.#opening = null
-    })
-    return this.#opening
+    return this.#connection.get()
   }
 
   async #run(name: ScriptName, keys: string[], args: (string | number)[]): Promise<unknown> {
@@ -122,10 +113,7 @@ export class RedisTaskStore implements DurableTaskStore {
   }
 
   async close(): Promise<void> {
-    const opening = this.#opening
-    if (opening !== null) await opening.catch(() => undefined)
-    const client = this.#client
-    this.#client = null
+    const client = await this.#connection.release()
     if (client !== null && !('client' in this.connection)) await client.quit()
   }
 }

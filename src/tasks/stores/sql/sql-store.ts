@@ -27,6 +27,7 @@ import { sqlMetrics } from './metrics.js'
 import { sqlOneOffs } from './one-off.js'
 import { sqlPendingQueue } from './pending-queue.js'
 import { SqlTaskRecords } from './records.js'
+import { OpenOnce } from '../open-once.js'
 
 /** Options shared by the SQL store factories. */
 export interface SqlStoreOptions {
@@ -56,8 +57,17 @@ export class SqlTaskStore implements DurableTaskStore {
   readonly sessions: SessionRevocationStore
   readonly metrics: TaskMetricsStore
   readonly changes: TaskChangeFeed
-  #backend: SqlBackend | null = null
-  #opening: Promise<SqlBackend> | null = null
+  readonly #connection = new OpenOnce(async () => {
+    const backend = await openSqlBackend(this.spec, this.#prefix)
+    try {
+      const now = (this.options.now ?? Date.now)()
+      await backend.migrate(this.options.schemaVersion ?? CURRENT_SCHEMA_VERSION, now)
+    } catch (error) {
+      await backend.close().catch(() => undefined)
+      throw error
+    }
+    return backend
+  })
   readonly #prefix: string
 
   constructor(
@@ -84,29 +94,11 @@ export class SqlTaskStore implements DurableTaskStore {
   }
 
   #open(): Promise<SqlBackend> {
-    if (this.#backend !== null) return Promise.resolve(this.#backend)
-    this.#opening ??= (async () => {
-      const backend = await openSqlBackend(this.spec, this.#prefix)
-      try {
-        const now = (this.options.now ?? Date.now)()
-        await backend.migrate(this.options.schemaVersion ?? CURRENT_SCHEMA_VERSION, now)
-      } catch (error) {
-        await backend.close().catch(() => undefined)
-        throw error
-      }
-      this.#backend = backend
-      return backend
-    })().finally(() => {
-      this.#opening = null
-    })
-    return this.#opening
+    return this.#connection.get()
   }
 
   async close(): Promise<void> {
-    const opening = this.#opening
-    if (opening !== null) await opening.catch(() => undefined)
-    const backend = this.#backend
-    this.#backend = null
+    const backend = await this.#connection.release()
     if (backend !== null) await backend.close()
   }
 }
