@@ -4,7 +4,7 @@
  * `addTask` with `source: "scheduled"` and the slot time in the `slot` tag.
  *
  * Why the slot store falls back to memory: without a durable store there is only this instance,
- * and a set of claimed slots gives it the same never-twice rule.
+ * and a map of claimed slots gives it the same never-twice rule.
  */
 import { TaskValidationError } from './errors.js'
 import type { ExecutorKind } from './record.js'
@@ -46,14 +46,62 @@ export interface ScheduleHost {
   error(message: string, error: unknown): void
 }
 
-/** An in-process slot store: for a manager without a durable store (one instance). */
+/** Most claims the in-process slot store remembers; the oldest are forgotten first. */
+const MEMORY_SLOT_LIMIT = 10_000
+
+/**
+ * An in-process slot store: for a manager without a durable store (one instance). Its loop
+ * never asks for a slot older than its last tick, so forgetting the oldest claims is safe; an
+ * unconfirmed claim (its enqueue failed) is retried by the same loop after the lease.
+ */
 function memorySlotStore(): SlotStore {
-  const claimed = new Set<string>()
+  interface Claim {
+    name: string
+    slot: number
+    owner: string
+    claimedAt: number
+  }
+  const claims = new Map<string, Claim>()
+  // The claims not confirmed yet, so a takeover look-up never walks the confirmed ones.
+  const unconfirmed = new Map<string, Claim>()
+  const keyOf = (name: string, slot: number) => `${name}\u0000${String(slot)}`
   return {
-    claim(name, slot) {
-      const key = `${name}\u0000${String(slot)}`
-      if (claimed.has(key)) return Promise.resolve(false)
-      claimed.add(key)
+    claim(name, slot, owner, claimedAt) {
+      const key = keyOf(name, slot)
+      if (claims.has(key)) return Promise.resolve(false)
+      const claim = { name, slot, owner, claimedAt }
+      claims.set(key, claim)
+      unconfirmed.set(key, claim)
+      if (claims.size > MEMORY_SLOT_LIMIT) {
+        const oldest = claims.keys().next()
+        if (oldest.done !== true) {
+          claims.delete(oldest.value)
+          unconfirmed.delete(oldest.value)
+        }
+      }
+      return Promise.resolve(true)
+    },
+    confirm(name, slot, owner) {
+      const key = keyOf(name, slot)
+      if (unconfirmed.get(key)?.owner === owner) unconfirmed.delete(key)
+      return Promise.resolve()
+    },
+    unconfirmed(name, query) {
+      const found = [...unconfirmed.values()]
+        .filter(
+          (claim) =>
+            claim.name === name &&
+            claim.claimedAt >= query.claimedSince &&
+            claim.claimedAt < query.claimedBefore,
+        )
+        .sort((x, y) => x.claimedAt - y.claimedAt)
+      return Promise.resolve(found.slice(0, query.limit).map((claim) => claim.slot))
+    },
+    takeOver(name, slot, owner, staleBefore, now) {
+      const claim = unconfirmed.get(keyOf(name, slot))
+      if (claim === undefined || claim.claimedAt >= staleBefore) return Promise.resolve(false)
+      claim.owner = owner
+      claim.claimedAt = now
       return Promise.resolve(true)
     },
   }
@@ -152,8 +200,11 @@ export class ManagerSchedules {
     await this.#loop.stop()
   }
 
-  #fire(name: string, slot: number): Promise<void> {
-    return this.#run(name, { slot: toIso(slot) })
+  /** Enqueues a slot's task; throws when it could not (the loop retries after the lease). */
+  async #fire(name: string, slot: number): Promise<void> {
+    const entry = this.#entries.get(name)
+    if (entry === undefined) return
+    await this.#host.enqueue(entry.handle, { slot: toIso(slot) })
   }
 
   async #run(name: string, tags: Record<string, string>): Promise<void> {
