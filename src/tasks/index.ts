@@ -82,6 +82,7 @@ export {
   type PendingQueueStore,
   type IdempotencyStore,
   type ScheduleSlotStore,
+  type UnconfirmedSlotQuery,
   type OneOffScheduleStore,
   type TaskAdminStore,
   type SessionRevocationStore,

@@ -4,12 +4,13 @@
  * `addTask` with `source: "scheduled"` and the slot time in the `slot` tag.
  *
  * Why the slot store falls back to memory: without a durable store there is only this instance,
- * and a set of claimed slots gives it the same never-twice rule.
+ * and a map of claimed slots gives it the same never-twice rule.
  */
 import { TaskValidationError } from './errors.js'
 import type { ExecutorKind } from './record.js'
 import type { TaskFunction, TaskHandle, TaskOptions } from './registry.js'
 import { ScheduleError } from './scheduling/errors.js'
+import { memorySlotStore } from './scheduling/memory-slot-store.js'
 import { SchedulerLoop, type SlotStore } from './scheduling/scheduler-loop.js'
 import type { LoopClock, LoopTimer } from './scheduling/timer.js'
 import { PeriodicTrigger, type ScheduleTrigger } from './scheduling/trigger.js'
@@ -44,19 +45,6 @@ export interface ScheduleHost {
   register(options: TaskOptions, fn: TaskFunction<[]>): TaskHandle<[]>
   enqueue(handle: TaskHandle<[]>, tags: Record<string, string>): Promise<unknown>
   error(message: string, error: unknown): void
-}
-
-/** An in-process slot store: for a manager without a durable store (one instance). */
-function memorySlotStore(): SlotStore {
-  const claimed = new Set<string>()
-  return {
-    claim(name, slot) {
-      const key = `${name}\u0000${String(slot)}`
-      if (claimed.has(key)) return Promise.resolve(false)
-      claimed.add(key)
-      return Promise.resolve(true)
-    },
-  }
 }
 
 /** The periodic schedules of one manager. */
@@ -152,8 +140,11 @@ export class ManagerSchedules {
     await this.#loop.stop()
   }
 
-  #fire(name: string, slot: number): Promise<void> {
-    return this.#run(name, { slot: toIso(slot) })
+  /** Enqueues a slot's task; throws when it could not (the loop retries after the lease). */
+  async #fire(name: string, slot: number): Promise<void> {
+    const entry = this.#entries.get(name)
+    if (entry === undefined) return
+    await this.#host.enqueue(entry.handle, { slot: toIso(slot) })
   }
 
   async #run(name: string, tags: Record<string, string>): Promise<void> {

@@ -2,6 +2,7 @@
 export { PeriodicTrigger, ScheduledEntry, type ScheduleTrigger } from './trigger.js'
 export {
   SchedulerLoop,
+  MIN_SLOT_LEASE_MS,
   type SchedulerLoopOptions,
   type SlotFire,
   type SlotStore,

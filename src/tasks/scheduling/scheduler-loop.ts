@@ -2,8 +2,13 @@
  * The periodic scheduler: ticks every second, works out which slots of each schedule came due
  * since its last tick, and fires a slot only if this instance wins the store's insert-if-absent
  * of `(schedule name, slot time)`. Every instance covers every slot, and the store lets exactly
- * one of them fire it: no slot is missed while any instance runs, none fires twice, and no lock
- * TTL has to be guessed.
+ * one of them fire it.
+ *
+ * A claim stays unconfirmed until the slot's task is enqueued. If the winner dies in between (or
+ * its enqueue fails), its claim goes stale: after a lease, any instance running the schedule
+ * takes it over (an atomic conditional update in the store), fires the slot and confirms it. So
+ * no slot is lost while any instance runs; a slot runs twice only if its claimer enqueued the
+ * task and died before confirming, or took longer than the lease to enqueue.
  */
 import { ScheduleError } from './errors.js'
 import { systemLoopTimer, type LoopClock, type LoopTimer } from './timer.js'
@@ -13,12 +18,28 @@ import { PeriodicTrigger, type ScheduleTrigger } from './trigger.js'
 export type SlotFire = (scheduleName: string, slotTime: number) => void | Promise<void>
 
 /**
- * The store operation the loop needs (the durable stores' `slots.claim`): an insert-if-absent
- * of the slot that answers true to exactly one caller.
+ * The store operations the loop needs (the durable stores' `slots`, see `ScheduleSlotStore`):
+ * an insert-if-absent of an unconfirmed claim that answers true to exactly one caller, its
+ * confirmation, and the look-up and atomic takeover of stale unconfirmed claims.
  */
 export interface SlotStore {
-  claim(scheduleName: string, slotTime: number, owner: string): Promise<boolean>
+  claim(scheduleName: string, slotTime: number, owner: string, claimedAt: number): Promise<boolean>
+  confirm(scheduleName: string, slotTime: number, owner: string): Promise<void>
+  unconfirmed(
+    scheduleName: string,
+    query: { claimedSince: number; claimedBefore: number; limit: number },
+  ): Promise<number[]>
+  takeOver(
+    scheduleName: string,
+    slotTime: number,
+    owner: string,
+    staleBefore: number,
+    now: number,
+  ): Promise<boolean>
 }
+
+/** The shortest claim lease: below it a slow enqueue would be taken over and run twice. */
+export const MIN_SLOT_LEASE_MS = 1000
 
 /** Options of {@link SchedulerLoop}. */
 export interface SchedulerLoopOptions {
@@ -34,6 +55,15 @@ export interface SchedulerLoopOptions {
   tickMs?: number
   /** Most slots one schedule fires in one tick after a stall; older ones are skipped. */
   maxCatchUp?: number
+  /**
+   * How long (ms) a claim may stay unconfirmed before another instance takes it over; default
+   * 30 000, at least {@link MIN_SLOT_LEASE_MS}. Keep it above the clock skew between instances.
+   */
+  leaseMs?: number
+  /** Claims made longer ago than this (ms) are never taken over; default one hour. */
+  takeoverWindowMs?: number
+  /** Most stale claims one schedule takes over in one tick; default 10. */
+  maxTakeovers?: number
 }
 
 interface Registered {
@@ -49,8 +79,15 @@ export class SchedulerLoop {
   #handle: unknown = null
   #ticking: Promise<void> | null = null
 
+  /**
+   * Throws {@link ScheduleError} for a `leaseMs` under {@link MIN_SLOT_LEASE_MS}.
+   */
   constructor(private readonly options: SchedulerLoopOptions) {
     this.#timer = options.timer ?? systemLoopTimer
+    const lease = options.leaseMs ?? 30_000
+    if (!Number.isFinite(lease) || lease < MIN_SLOT_LEASE_MS) {
+      throw new ScheduleError(`leaseMs must be at least ${MIN_SLOT_LEASE_MS} ms.`)
+    }
   }
 
   /**
@@ -91,7 +128,10 @@ export class SchedulerLoop {
     await this.#ticking
   }
 
-  /** One tick: claims and fires every slot due since the last one. Ticks never overlap. */
+  /**
+   * One tick: claims and fires every slot due since the last one, then takes over and fires
+   * the stale unconfirmed claims of each schedule. Ticks never overlap.
+   */
   tick(): Promise<void> {
     this.#ticking ??= this.#tick().finally(() => {
       this.#ticking = null
@@ -100,6 +140,7 @@ export class SchedulerLoop {
   }
 
   async #tick(): Promise<void> {
+    const { store, owner } = this.options
     const now = this.options.clock.now()
     const maxCatchUp = this.options.maxCatchUp ?? 100
     for (const [name, schedule] of this.#schedules) {
@@ -111,12 +152,44 @@ export class SchedulerLoop {
       schedule.checkedUntil = now
       for (const slot of slots.slice(-maxCatchUp)) {
         try {
-          if (await this.options.store.claim(name, slot, this.options.owner)) {
-            await this.options.fire(name, slot)
-          }
+          if (await store.claim(name, slot, owner, now)) await this.#fireAndConfirm(name, slot)
         } catch (error) {
           this.options.onError?.(error, name)
         }
+      }
+    }
+    for (const name of this.#schedules.keys()) await this.#takeOverStale(name, now)
+  }
+
+  /** Fires a slot this instance holds; a fire that throws leaves the claim unconfirmed. */
+  async #fireAndConfirm(name: string, slot: number): Promise<void> {
+    await this.options.fire(name, slot)
+    await this.options.store.confirm(name, slot, this.options.owner)
+  }
+
+  async #takeOverStale(name: string, now: number): Promise<void> {
+    const { store, owner } = this.options
+    const staleBefore = now - (this.options.leaseMs ?? 30_000)
+    let stale: number[]
+    try {
+      stale = await store.unconfirmed(name, {
+        claimedSince: now - (this.options.takeoverWindowMs ?? 3_600_000),
+        claimedBefore: staleBefore,
+        limit: this.options.maxTakeovers ?? 10,
+      })
+    } catch (error) {
+      this.options.onError?.(error, name)
+      return
+    }
+    for (const slot of stale) {
+      // The schedule may have been removed while this tick awaited the store.
+      if (!this.#schedules.has(name)) return
+      try {
+        if (await store.takeOver(name, slot, owner, staleBefore, now)) {
+          await this.#fireAndConfirm(name, slot)
+        }
+      } catch (error) {
+        this.options.onError?.(error, name)
       }
     }
   }

@@ -242,13 +242,46 @@ export interface IdempotencyStore {
   release(key: string, taskId: string): Promise<void>
 }
 
-/** Fired slots of periodic schedules: how instances agree that exactly one fires each slot. */
+/** Which unconfirmed slot claims {@link ScheduleSlotStore.unconfirmed} returns. */
+export interface UnconfirmedSlotQuery {
+  /** Only claims made at or after this instant (epoch ms): a bounded recent window. */
+  claimedSince: number
+  /** Only claims made before this instant (epoch ms): older than the lease. */
+  claimedBefore: number
+  /** At most this many, oldest claims first. */
+  limit: number
+}
+
+/**
+ * Fired slots of periodic schedules: how instances agree that exactly one fires each slot, and
+ * that a slot whose claimer died before enqueueing its task is still fired.
+ *
+ * A claim is unconfirmed until its claimer has durably enqueued the slot's task and called
+ * {@link confirm}. An unconfirmed claim older than a lease may be taken over by another
+ * instance ({@link takeOver}), which fires the slot and confirms it. So a slot is never lost;
+ * it runs twice only if a claimer enqueued and died before confirming.
+ */
 export interface ScheduleSlotStore {
   /**
-   * Insert-if-absent of the slot `(scheduleName, slotTime)`: true for exactly one caller across
-   * all instances, false for every other. No TTL: a slot, once claimed, stays claimed.
+   * Insert-if-absent of the slot `(scheduleName, slotTime)`, unconfirmed, made at `claimedAt`
+   * (epoch ms): true for exactly one caller across all instances, false for every other.
    */
-  claim(scheduleName: string, slotTime: number, owner: string): Promise<boolean>
+  claim(scheduleName: string, slotTime: number, owner: string, claimedAt: number): Promise<boolean>
+  /** Marks the claim confirmed (its task is enqueued); only while `owner` holds it. */
+  confirm(scheduleName: string, slotTime: number, owner: string): Promise<void>
+  /** Slot times of the schedule's unconfirmed claims that `query` selects. */
+  unconfirmed(scheduleName: string, query: UnconfirmedSlotQuery): Promise<number[]>
+  /**
+   * Atomically hands an unconfirmed claim made before `staleBefore` to `owner`, as made at
+   * `now`: true for at most one caller; false when the claim is confirmed, fresh or gone.
+   */
+  takeOver(
+    scheduleName: string,
+    slotTime: number,
+    owner: string,
+    staleBefore: number,
+    now: number,
+  ): Promise<boolean>
   /** Forgets slots older than `before` (housekeeping; they are in the past and never re-fire). */
   prune(before: number): Promise<number>
 }

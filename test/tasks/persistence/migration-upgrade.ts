@@ -16,6 +16,13 @@ export interface V1TaskRow {
   body: string
 }
 
+/** A row of the version-1 `schedule_slots` table (a slot claimed by the old code). */
+export interface V1SlotRow {
+  schedule_name: string
+  slot_ms: number
+  claimed_by: string
+}
+
 /** The version-1 row of a task as that version wrote it (no progress fields in the body). */
 function v1Row(task: ReturnType<typeof makeTask>): V1TaskRow {
   const { progress: _p, progress_message: _m, ...record } = task.record
@@ -34,13 +41,13 @@ function v1Row(task: ReturnType<typeof makeTask>): V1TaskRow {
 
 /**
  * Registers the upgrade test for one SQL backend. `seed` inserts rows into the version-1
- * `tasks` table with the backend's own driver, as the old code did.
+ * `tasks` and `schedule_slots` tables with the backend's own driver, as the old code did.
  */
 export function migrationUpgrade(
   name: string,
   enabled: () => Promise<boolean>,
   open: (options: SqlStoreOptions) => SqlTaskStore,
-  seed: (rows: V1TaskRow[]) => Promise<void>,
+  seed: (rows: V1TaskRow[], slots: V1SlotRow[]) => Promise<void>,
 ): void {
   describe(`${name} schema migrations`, async () => {
     const test = (await enabled()) ? it : it.skip
@@ -50,7 +57,11 @@ export function migrationUpgrade(
       const done = makeTask({ func_name: 'old', status: 'success', duration: 2.5 })
       done.record.end_time = done.record.created_at
       await v1.init()
-      await seed([v1Row(pending), v1Row(done)])
+      const oldSlot = Date.parse('2026-11-21T12:00:00Z')
+      await seed(
+        [v1Row(pending), v1Row(done)],
+        [{ schedule_name: 'old', slot_ms: oldSlot, claimed_by: 'old-instance' }],
+      )
       expect(await v1.idempotency.claim('k', pending.record.task_id)).toBeNull()
       // Version 1 has no one-off table.
       await expect(v1.oneOffs.count()).rejects.toThrow()
@@ -93,6 +104,16 @@ export function migrationUpgrade(
         ])
         expect(overview?.histogram).toEqual([metrics.cells[0]])
         expect(overview?.buckets).toEqual([{ start: minuteOf(finishedAt), success: 1, failed: 0 }])
+        // Version 5: slots claimed before it count as confirmed (never taken over); new claims
+        // start unconfirmed.
+        const everything = { claimedSince: 0, claimedBefore: oldSlot + 120_000, limit: 10 }
+        expect(await current.slots.unconfirmed('old', everything)).toEqual([])
+        expect(await current.slots.takeOver('old', oldSlot, 'new', oldSlot + 60_000, oldSlot)).toBe(
+          false,
+        )
+        expect(await current.slots.claim('old', oldSlot, 'new', oldSlot)).toBe(false)
+        expect(await current.slots.claim('old', oldSlot + 1000, 'new', oldSlot)).toBe(true)
+        expect(await current.slots.unconfirmed('old', everything)).toEqual([oldSlot + 1000])
         // New records take progress and tags.
         const fresh = makeTask({ func_name: 'new', tags: { v: '3' }, progress: 0.5 })
         await current.records.save([fresh])

@@ -37,7 +37,7 @@ migrationUpgrade(
   enabled,
   (options) =>
     mysqlStore({ uri: MYSQL_URL, poolSize: 2 }, { ...options, tablePrefix: upgradePrefix }),
-  async (rows) => {
+  async (rows, slots) => {
     const connection = await mysql.createConnection(MYSQL_URL)
     try {
       for (const r of rows) {
@@ -53,6 +53,12 @@ migrationUpgrade(
             r.duration,
             r.body,
           ],
+        )
+      }
+      for (const slot of slots) {
+        await connection.query(
+          `insert into \`${upgradePrefix}schedule_slots\` (schedule_name, slot_ms, claimed_by) values (?, ?, ?)`,
+          [slot.schedule_name, slot.slot_ms, slot.claimed_by],
         )
       }
     } finally {

@@ -41,7 +41,7 @@ migrationUpgrade(
       { connectionString: PG_URL, poolSize: 2 },
       { ...options, tablePrefix: upgradePrefix },
     ),
-  async (rows) => {
+  async (rows, slots) => {
     const client = new pg.Client({ connectionString: PG_URL })
     await client.connect()
     try {
@@ -58,6 +58,12 @@ migrationUpgrade(
             r.duration,
             r.body,
           ],
+        )
+      }
+      for (const slot of slots) {
+        await client.query(
+          `insert into "${upgradePrefix}schedule_slots" (schedule_name, slot_ms, claimed_by) values ($1, $2, $3)`,
+          [slot.schedule_name, slot.slot_ms, slot.claimed_by],
         )
       }
     } finally {

@@ -27,12 +27,16 @@ migrationUpgrade(
   'SQLite',
   () => Promise.resolve(true),
   (options) => sqliteStore(join(upgradeDir, 'upgrade.db'), options),
-  (rows) => {
+  (rows, slots) => {
     const raw = new Database(join(upgradeDir, 'upgrade.db'))
     const insert = raw.prepare(
       'insert into switchyard_tasks (task_id, func_name, status, queue, created_ms, finished_ms, duration, body) values (@task_id, @func_name, @status, @queue, @created_ms, @finished_ms, @duration, @body)',
     )
     for (const row of rows) insert.run(row)
+    const insertSlot = raw.prepare(
+      'insert into switchyard_schedule_slots (schedule_name, slot_ms, claimed_by) values (@schedule_name, @slot_ms, @claimed_by)',
+    )
+    for (const slot of slots) insertSlot.run(slot)
     raw.close()
     return Promise.resolve()
   },

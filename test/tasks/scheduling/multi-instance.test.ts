@@ -42,6 +42,21 @@ describe('one-off scheduling needs a capable store', () => {
     expect(make({ supportsOneOff: false })).toThrow(/one-off schedule support/)
   })
 
+  it('a periodic loop refuses a slot lease under one second', () => {
+    const make = (leaseMs: number) => () =>
+      new SchedulerLoop({
+        store: {} as DurableTaskStore['slots'],
+        owner: 'a',
+        clock: new ManualClock(T0),
+        fire: () => undefined,
+        timer: manualTimer,
+        leaseMs,
+      })
+    expect(make(999)).toThrow(ScheduleError)
+    expect(make(Number.NaN)).toThrow(ScheduleError)
+    expect(make(1000)).not.toThrow()
+  })
+
   it('refuses a claim lease under one second', () => {
     const store = { supportsOneOff: true } as unknown as DurableTaskStore['oneOffs']
     const make = (leaseMs: number) => () =>
@@ -105,6 +120,82 @@ for (const kind of storeKinds('sched')) {
       expect(fired.filter((slot) => slot <= T0 + 10_000).sort()).toEqual(expected)
       expect(new Set(fired).size).toBe(fired.length)
       await Promise.all(loops.map((loop) => loop.stop()))
+    })
+
+    test('a slot claimed by a dead instance is taken over after the lease and fired once', async () => {
+      const name = `takeover-${kind.name}`
+      const setup = open()
+      // The "dead" instance claimed slot T0 and never confirmed it; slot T0 - 60 s was confirmed.
+      expect(await setup.slots.claim(name, T0, 'dead', T0)).toBe(true)
+      expect(await setup.slots.claim(name, T0 - 60_000, 'done', T0 - 60_000)).toBe(true)
+      await setup.slots.confirm(name, T0 - 60_000, 'done')
+      const clock = new ManualClock(T0 + 1)
+      const fired: { slot: number; by: string }[] = []
+      const loops = ['a', 'b'].map((owner) => {
+        const loop = new SchedulerLoop({
+          store: open().slots,
+          owner,
+          clock,
+          timer: manualTimer,
+          leaseMs: 30_000,
+          fire: (_name, slot) => {
+            fired.push({ slot, by: owner })
+          },
+        })
+        loop.add(name, { every: 60 })
+        loop.start()
+        return loop
+      })
+      const firedSlots = () => fired.map(({ slot }) => slot)
+      // Within the lease the claim may still be on its way to its task: nobody touches it.
+      for (; clock.time < T0 + 30_000; clock.time += 5_000) {
+        await Promise.all(loops.map((loop) => loop.tick()))
+      }
+      expect(firedSlots()).toEqual([])
+      for (; clock.time <= T0 + 125_000; clock.time += 5_000) {
+        await Promise.all(loops.map((loop) => loop.tick()))
+      }
+      expect(firedSlots().sort()).toEqual([T0, T0 + 60_000, T0 + 120_000])
+      const window = { claimedSince: 0, claimedBefore: clock.time + 1, limit: 10 }
+      expect(await setup.slots.unconfirmed(name, window)).toEqual([])
+      await Promise.all(loops.map((loop) => loop.stop()))
+    })
+
+    test('a slot whose enqueue failed is fired again after the lease', async () => {
+      const name = `retry-${kind.name}`
+      const clock = new ManualClock(T0 + 1)
+      const fired: number[] = []
+      const errors: unknown[] = []
+      let failures = 1
+      const loop = new SchedulerLoop({
+        store: open().slots,
+        owner: 'only',
+        clock,
+        timer: manualTimer,
+        leaseMs: 10_000,
+        onError: (error) => errors.push(error),
+        fire: (_name, slot) => {
+          if (failures-- > 0) throw new Error('queue is full')
+          fired.push(slot)
+        },
+      })
+      loop.add(name, { every: 3600 })
+      loop.start()
+      const slot = Math.ceil((T0 + 1) / 3_600_000) * 3_600_000
+      clock.time = slot + 1
+      await loop.tick()
+      expect(errors).toHaveLength(1)
+      expect(fired).toEqual([])
+      clock.time = slot + 5_000
+      await loop.tick()
+      expect(fired).toEqual([])
+      clock.time = slot + 11_000
+      await loop.tick()
+      expect(fired).toEqual([slot])
+      clock.time = slot + 30_000
+      await loop.tick()
+      expect(fired).toEqual([slot])
+      await loop.stop()
     })
 
     test('one-off entries fire exactly once across instances, from a horizon window', async () => {

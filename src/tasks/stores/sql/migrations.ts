@@ -325,8 +325,37 @@ const v4: TaskMigration = {
   },
 }
 
+/**
+ * Version 5 (additive): slot claims record when they were made and whether their task is
+ * enqueued, so a claim whose instance died before enqueueing is taken over. Existing rows are
+ * confirmed (their tasks were enqueued or are long gone). The index serves the per-schedule
+ * look-up of stale unconfirmed claims.
+ */
+const v5: TaskMigration = {
+  version: 5,
+  name: 'schedule slot confirmation',
+  statements(db, dialect, prefix) {
+    const t = types(dialect)
+    return [
+      db.schema
+        .alterTable('schedule_slots')
+        .addColumn('claimed_ms', t.ms, (c) => c.notNull().defaultTo(0))
+        .compile(),
+      db.schema
+        .alterTable('schedule_slots')
+        .addColumn('confirmed', 'integer', (c) => c.notNull().defaultTo(1))
+        .compile(),
+      db.schema
+        .createIndex(`${prefix}schedule_slots_unconfirmed`)
+        .on('schedule_slots')
+        .columns(['schedule_name', 'confirmed', 'claimed_ms'])
+        .compile(),
+    ]
+  },
+}
+
 /** Every migration, in order. The last one's version is the current schema version. */
-export const TASK_MIGRATIONS: readonly TaskMigration[] = [v1, v2, v3, v4]
+export const TASK_MIGRATIONS: readonly TaskMigration[] = [v1, v2, v3, v4, v5]
 
 /** The schema version this code expects. */
-export const CURRENT_SCHEMA_VERSION = 4
+export const CURRENT_SCHEMA_VERSION = 5

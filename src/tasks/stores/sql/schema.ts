@@ -93,11 +93,17 @@ export interface IdempotencyTable {
   task_id: string
 }
 
-/** Table `schedule_slots`: one row per fired periodic slot. */
+/**
+ * Table `schedule_slots`: one row per claimed periodic slot. `claimed_ms` and `confirmed`
+ * (schema version 5): when the claim was made, and whether its task is enqueued (rows of older
+ * versions count as confirmed).
+ */
 export interface ScheduleSlotsTable {
   schedule_name: string
   slot_ms: number
   claimed_by: string
+  claimed_ms: number
+  confirmed: number
 }
 
 /** Table `queue_configs`. */

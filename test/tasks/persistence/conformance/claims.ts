@@ -25,13 +25,87 @@ export function scheduleSlotsSuite({ a, b, test }: SuiteContext): void {
   test('a slot fires exactly once across instances', async () => {
     const results = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
-        (i % 2 === 0 ? a() : b()).slots.claim('every-second', T0, `i${i}`),
+        (i % 2 === 0 ? a() : b()).slots.claim('every-second', T0, `i${i}`, T0),
       ),
     )
     expect(results.filter(Boolean)).toHaveLength(1)
-    expect(await a().slots.claim('every-second', T0 + 1000, 'i0')).toBe(true)
-    expect(await b().slots.claim('other', T0, 'i0')).toBe(true)
-    await expect(a().slots.claim('x', 1.5, 'i0')).rejects.toThrow(TaskValidationError)
+    expect(await a().slots.claim('every-second', T0 + 1000, 'i0', T0)).toBe(true)
+    expect(await b().slots.claim('other', T0, 'i0', T0)).toBe(true)
+    await expect(a().slots.claim('x', 1.5, 'i0', T0)).rejects.toThrow(TaskValidationError)
     expect(await a().slots.prune(T0 + 500)).toBeGreaterThanOrEqual(2)
+  })
+
+  test('a claim stays unconfirmed until its holder confirms it', async () => {
+    const window = { claimedSince: T0 - 60_000, claimedBefore: T0 + 60_000, limit: 10 }
+    expect(await a().slots.claim('confirming', T0, 'holder', T0)).toBe(true)
+    expect(await a().slots.claim('confirming', T0 + 1000, 'holder', T0 + 1000)).toBe(true)
+    expect(await b().slots.unconfirmed('confirming', window)).toEqual([T0, T0 + 1000])
+    // Only the holder confirms; another schedule's name sees nothing.
+    await b().slots.confirm('confirming', T0, 'someone-else')
+    expect(await b().slots.unconfirmed('confirming', window)).toEqual([T0, T0 + 1000])
+    expect(await b().slots.unconfirmed('confirming-other', window)).toEqual([])
+    await a().slots.confirm('confirming', T0, 'holder')
+    expect(await b().slots.unconfirmed('confirming', window)).toEqual([T0 + 1000])
+    // The window and the limit bound the answer (oldest claim first).
+    expect(
+      await b().slots.unconfirmed('confirming', { ...window, claimedBefore: T0 + 1000 }),
+    ).toEqual([])
+    expect(
+      await b().slots.unconfirmed('confirming', { ...window, claimedSince: T0 + 1001 }),
+    ).toEqual([])
+    expect(await a().slots.claim('confirming', T0 + 2000, 'holder', T0 + 500)).toBe(true)
+    expect(await b().slots.unconfirmed('confirming', { ...window, limit: 1 })).toEqual([T0 + 2000])
+    // A confirmed slot is still claimed.
+    expect(await b().slots.claim('confirming', T0, 'late', T0)).toBe(false)
+  })
+
+  test('a stale unconfirmed claim is taken over by exactly one instance', async () => {
+    const lease = 30_000
+    expect(await a().slots.claim('takeover', T0, 'dead', T0)).toBe(true)
+    expect(await a().slots.claim('takeover', T0 + 1000, 'live', T0 + 1000)).toBe(true)
+    await a().slots.confirm('takeover', T0 + 1000, 'live')
+    // Not stale yet: nobody takes it over.
+    expect(await b().slots.takeOver('takeover', T0, 'b0', T0, T0 + 10_000)).toBe(false)
+    const now = T0 + lease + 1
+    const staleBefore = now - lease
+    const racers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        (i % 2 === 0 ? a() : b()).slots.takeOver('takeover', T0, `r${i}`, staleBefore, now),
+      ),
+    )
+    expect(racers.filter(Boolean)).toHaveLength(1)
+    const winner = `r${racers.indexOf(true)}`
+    // The takeover counts as a fresh claim: not stale again, and no longer listed as stale.
+    expect(
+      await a().slots.unconfirmed('takeover', {
+        claimedSince: 0,
+        claimedBefore: staleBefore,
+        limit: 10,
+      }),
+    ).toEqual([])
+    expect(await a().slots.takeOver('takeover', T0, 'again', now, now)).toBe(false)
+    // The dead holder's late confirmation does not count; the new holder's does.
+    await a().slots.confirm('takeover', T0, 'dead')
+    const later = now + lease + 1
+    const all = { claimedSince: 0, claimedBefore: later, limit: 10 }
+    expect(await b().slots.unconfirmed('takeover', all)).toEqual([T0])
+    await b().slots.confirm('takeover', T0, winner)
+    expect(await b().slots.unconfirmed('takeover', all)).toEqual([])
+    // Confirmed, missing and other-schedule slots are never taken over.
+    expect(await b().slots.takeOver('takeover', T0, 'x', later, later)).toBe(false)
+    expect(await b().slots.takeOver('takeover', T0 + 1000, 'x', later, later)).toBe(false)
+    expect(await b().slots.takeOver('takeover', T0 + 5000, 'x', later, later)).toBe(false)
+    await expect(b().slots.takeOver('takeover', 0.5, 'x', later, later)).rejects.toThrow(
+      TaskValidationError,
+    )
+  })
+
+  test('pruning forgets unconfirmed claims too', async () => {
+    expect(await a().slots.claim('pruned', T0 - 90_000, 'dead', T0 - 90_000)).toBe(true)
+    const all = { claimedSince: 0, claimedBefore: T0, limit: 10 }
+    expect(await b().slots.unconfirmed('pruned', all)).toEqual([T0 - 90_000])
+    expect(await b().slots.prune(T0 - 80_000)).toBeGreaterThanOrEqual(1)
+    expect(await b().slots.unconfirmed('pruned', all)).toEqual([])
+    expect(await b().slots.takeOver('pruned', T0 - 90_000, 'x', T0, T0)).toBe(false)
   })
 }
