@@ -101,7 +101,13 @@ describe('the demo app', () => {
       ],
       {
         cwd,
-        env: { ...process.env, PORT: '0', CTL_BACKEND: 'memory' },
+        env: {
+          ...process.env,
+          PORT: '0',
+          CTL_BACKEND: 'memory',
+          // tsx reads the JSX settings from the repository's tsconfig.json, not from the cwd.
+          TSX_TSCONFIG_PATH: fileURLToPath(new URL('../tsconfig.json', import.meta.url)),
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     )
