@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import Fastify, { type FastifyInstance } from 'fastify'
+import { afterAll, beforeAll, expect } from 'vitest'
 import {
   rateLimit,
   disabled,
@@ -125,4 +126,57 @@ export function defaultRoutes(app: FastifyInstance): void {
   app.get('/search', { onRequest: rateLimit({ limit: '1000/minute' }) }, () => ({ ok: true }))
   app.get('/legacy', { onRequest: disabled({ reason: 'gone' }) }, () => ({ ok: true }))
   app.get('/health', () => ({ ok: true }))
+}
+
+/** The HTTP status of a GET of `path` on an app or server at `url`. */
+export async function statusOf(url: string, path: string): Promise<number> {
+  return (await fetch(`${url}${path}`)).status
+}
+
+/**
+ * A memory-backed `switchyard serve` shared by the tests of one file: started and logged into
+ * before them; after them the SDK apps they started are closed and the server must exit 0 on
+ * SIGTERM.
+ */
+export function memoryServeForFile(): {
+  /** The running server (available once the file's tests run). */
+  readonly server: ServeProcess
+  /** Starts an SDK app for `appId` against the server, closed after the file's tests. */
+  start: (
+    appId: string,
+    build?: Parameters<typeof sdkApp>[1],
+  ) => Promise<{ app: FastifyInstance; url: string }>
+  /** Calls the server's admin API as the logged-in admin. */
+  call: (method: string, path: string, body?: unknown) => ReturnType<typeof api>
+} {
+  let running: ServeProcess | null = null
+  let token = ''
+  const apps: FastifyInstance[] = []
+  const server = (): ServeProcess => {
+    if (running === null) throw new Error('The server starts before the first test of the file.')
+    return running
+  }
+  beforeAll(async () => {
+    running = await startServe({
+      CTL_BACKEND: 'memory',
+      CTL_ADMIN_USER: ADMIN.username,
+      CTL_ADMIN_PASSWORD: ADMIN.password,
+    })
+    token = await login(running.url)
+  })
+  afterAll(async () => {
+    for (const app of apps) await app.close()
+    expect(await server().stop('SIGTERM')).toBe(0)
+  })
+  return {
+    get server() {
+      return server()
+    },
+    start: async (appId, build) => {
+      const started = await sdkApp({ server: server().url, appId, ...ADMIN }, build)
+      apps.push(started.app)
+      return started
+    },
+    call: (method, path, body) => api(server().url, token, method, path, body),
+  }
 }

@@ -2,39 +2,14 @@
  * Multi-service mode end to end on the memory backend: a real `switchyard serve` process and
  * real SDK apps — registration rules, every pushed change kind, reports, bad input, security.
  */
-import type { FastifyInstance } from 'fastify'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { booleanFlag } from '../flags/helpers.js'
 import { until } from '../helpers/wait.js'
-import { ADMIN, api, login, sdkApp, startServe, type ServeProcess } from './helpers.js'
+import { api, login, memoryServeForFile, statusOf } from './helpers.js'
 
-let server: ServeProcess
-let token: string
-const apps: FastifyInstance[] = []
-
-beforeAll(async () => {
-  server = await startServe({
-    CTL_BACKEND: 'memory',
-    CTL_ADMIN_USER: ADMIN.username,
-    CTL_ADMIN_PASSWORD: ADMIN.password,
-  })
-  token = await login(server.url)
-})
-afterAll(async () => {
-  for (const app of apps) await app.close()
-  expect(await server.stop('SIGTERM')).toBe(0)
-})
-
-async function start(appId: string, build?: Parameters<typeof sdkApp>[1]) {
-  const started = await sdkApp({ server: server.url, appId, ...ADMIN }, build)
-  apps.push(started.app)
-  return started
-}
-
-const call = (method: string, path: string, body?: unknown) =>
-  api(server.url, token, method, path, body)
-
-const status = async (url: string, path: string) => (await fetch(`${url}${path}`)).status
+const serve = memoryServeForFile()
+const { start, call } = serve
+const status = statusOf
 
 describe('registration', { timeout: 60_000 }, () => {
   it('registers declared routes, keeps the server state over a redeploy and reports vanished routes', async () => {
@@ -114,10 +89,14 @@ describe('registration', { timeout: 60_000 }, () => {
     expect((await call('GET', '/api/services')).body).toEqual(before)
     expect((await call('GET', '/api/sdk/events?app_id=Nope')).status).toBe(400)
     expect(
-      (await api(server.url, null, 'POST', '/api/sdk/register', { app_id: 'shop', routes: [] }))
-        .status,
+      (
+        await api(serve.server.url, null, 'POST', '/api/sdk/register', {
+          app_id: 'shop',
+          routes: [],
+        })
+      ).status,
     ).toBe(401)
-    expect((await fetch(`${server.url}/api/sdk/events?app_id=shop`)).status).toBe(401)
+    expect((await fetch(`${serve.server.url}/api/sdk/events?app_id=shop`)).status).toBe(401)
   })
 })
 
@@ -258,20 +237,22 @@ describe('pushed changes', { timeout: 60_000 }, () => {
   })
 
   it('ends an SDK stream when its token is logged out', async () => {
-    const own = await login(server.url)
-    const response = await fetch(`${server.url}/api/sdk/events?app_id=payments`, {
+    const own = await login(serve.server.url)
+    const response = await fetch(`${serve.server.url}/api/sdk/events?app_id=payments`, {
       headers: { authorization: `Bearer ${own}` },
     })
     expect(response.status).toBe(200)
     const reader = response.body!.getReader()
     const first = new TextDecoder().decode((await reader.read()).value)
     expect(first).toContain('retry:')
-    await api(server.url, own, 'POST', '/api/auth/logout')
+    await api(serve.server.url, own, 'POST', '/api/auth/logout')
     // Read until the server closes the stream.
     for (;;) {
       const { done } = await reader.read()
       if (done) break
     }
-    expect((await api(server.url, own, 'GET', '/api/sdk/events?app_id=payments')).status).toBe(401)
+    expect(
+      (await api(serve.server.url, own, 'GET', '/api/sdk/events?app_id=payments')).status,
+    ).toBe(401)
   })
 })

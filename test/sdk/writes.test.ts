@@ -5,39 +5,14 @@
  * maintenance writes, and route policies the server's API cannot carry, are refused; bad input
  * and writes the server does not acknowledge change nothing anywhere.
  */
-import type { FastifyInstance } from 'fastify'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { booleanFlag } from '../flags/helpers.js'
 import { until } from '../helpers/wait.js'
-import { ADMIN, api, login, sdkApp, startServe, type ServeProcess } from './helpers.js'
+import { ADMIN, api, login, sdkApp, startServe, memoryServeForFile, statusOf } from './helpers.js'
 
-let server: ServeProcess
-let token: string
-const apps: FastifyInstance[] = []
-
-beforeAll(async () => {
-  server = await startServe({
-    CTL_BACKEND: 'memory',
-    CTL_ADMIN_USER: ADMIN.username,
-    CTL_ADMIN_PASSWORD: ADMIN.password,
-  })
-  token = await login(server.url)
-})
-afterAll(async () => {
-  for (const app of apps) await app.close()
-  expect(await server.stop('SIGTERM')).toBe(0)
-})
-
-async function start(appId: string) {
-  const started = await sdkApp({ server: server.url, appId, ...ADMIN })
-  apps.push(started.app)
-  return started
-}
-
-const call = (method: string, path: string, body?: unknown) =>
-  api(server.url, token, method, path, body)
-
-const status = async (url: string, path: string) => (await fetch(`${url}${path}`)).status
+const serve = memoryServeForFile()
+const { start, call } = serve
+const status = statusOf
 
 describe('forwarded writes', { timeout: 60_000 }, () => {
   it('a flag or segment written in one app is on the server when the write resolves, reaches every app, is audited once and survives the next snapshot', async () => {
