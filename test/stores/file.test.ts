@@ -98,22 +98,12 @@ describe('file store specifics', () => {
       created_at: '2026-01-01T00:00:00.000Z',
       created_by: 'admin',
     })
+    const writer = fileStore({ path })
+    await writer.connect()
+    await writer.evaluationKeys.put(key(1))
+    await writer.close()
     // A lookup before the document loads must not keep the empty section it saw.
     expect(store.evaluationKeys.findByHashNow?.('hash-1')).toBeNull()
-    writeFileSync(
-      path,
-      JSON.stringify({
-        format: 1,
-        version: 1,
-        routes: [],
-        global: null,
-        services: {},
-        audit: [],
-        tokens: {},
-        claims: {},
-        sections: { evaluation_keys: { 'hash-1': key(1) } },
-      }),
-    )
     await store.connect()
     expect(store.evaluationKeys.findByHashNow?.('hash-1')).toEqual(key(1))
     await store.evaluationKeys.put(key(2))
