@@ -3,76 +3,96 @@
  * they belong to HTTP concerns: authentication, login throttling, CSRF, evaluation keys and
  * unknown endpoints.
  * They share the engine's base class, so one error handler turns every one of them into the
- * shared JSON shape `{error: {code, message, ...}}`; the codes the task admin answers with too
- * come from {@link httpLayerErrors}.
+ * shared JSON shape `{error: {code, message, ...}}`.
  */
-import { codedError, httpLayerErrors } from '../common/errors.js'
 import { SwitchyardError } from '../core/errors.js'
 
-const http = httpLayerErrors(SwitchyardError)
-
 /** No valid credentials: missing, unknown, expired or revoked token, or a wrong password. */
-export class UnauthenticatedError extends http.Unauthenticated {}
+export class UnauthenticatedError extends SwitchyardError {
+  readonly code = 'UNAUTHENTICATED'
+  readonly statusCode = 401
+}
 
 /** `POST /api/auth/login` on an admin app mounted without credentials (open mode). */
-export class AuthNotConfiguredError extends codedError(
-  SwitchyardError,
-  'AUTH_NOT_CONFIGURED',
-  400,
-) {}
+export class AuthNotConfiguredError extends SwitchyardError {
+  readonly code = 'AUTH_NOT_CONFIGURED'
+  readonly statusCode = 400
+}
 
 /** Too many failed logins from one address; `retry_after` says when to try again. */
-export class LoginThrottledError extends codedError(
-  SwitchyardError,
-  'TOO_MANY_LOGIN_ATTEMPTS',
-  429,
-) {}
+export class LoginThrottledError extends SwitchyardError {
+  readonly code = 'TOO_MANY_LOGIN_ATTEMPTS'
+  readonly statusCode = 429
+}
 
 /** A cookie-authenticated write without the matching `X-CSRF-Token` header. */
-export class CsrfError extends http.Csrf {}
+export class CsrfError extends SwitchyardError {
+  readonly code = 'CSRF_TOKEN_INVALID'
+  readonly statusCode = 403
+}
 
 /** An admin API path that does not exist. */
-export class EndpointNotFoundError extends http.NotFound {}
+export class EndpointNotFoundError extends SwitchyardError {
+  readonly code = 'NOT_FOUND'
+  readonly statusCode = 404
+}
 
 /** A request body in a media type the admin API does not read (send `application/json`). */
-export class UnsupportedMediaTypeError extends http.UnsupportedMediaType {}
+export class UnsupportedMediaTypeError extends SwitchyardError {
+  readonly code = 'UNSUPPORTED_MEDIA_TYPE'
+  readonly statusCode = 415
+}
 
 /** A request body larger than the admin API accepts. */
-export class BodyTooLargeError extends http.BodyTooLarge {}
+export class BodyTooLargeError extends SwitchyardError {
+  readonly code = 'BODY_TOO_LARGE'
+  readonly statusCode = 413
+}
 
 /**
  * Any other request Fastify refused before a handler ran; the status is the one Fastify chose
  * (400 unless it said otherwise).
  */
-export class BadRequestError extends http.BadRequest {}
+export class BadRequestError extends SwitchyardError {
+  readonly code = 'BAD_REQUEST'
+  readonly statusCode: number
+
+  constructor(message: string, statusCode = 400) {
+    super(message)
+    this.statusCode = statusCode
+  }
+}
 
 /** `POST /api/segments` with a key that is taken (use `PUT` to replace). */
-export class SegmentExistsError extends codedError(SwitchyardError, 'SEGMENT_EXISTS', 409) {}
+export class SegmentExistsError extends SwitchyardError {
+  readonly code = 'SEGMENT_EXISTS'
+  readonly statusCode = 409
+}
 
 /** An evaluation key presented anywhere but on the OFREP endpoints. */
-export class EvaluationKeyNotAllowedError extends codedError(
-  SwitchyardError,
-  'EVALUATION_KEY_NOT_ALLOWED',
-  403,
-) {}
+export class EvaluationKeyNotAllowedError extends SwitchyardError {
+  readonly code = 'EVALUATION_KEY_NOT_ALLOWED'
+  readonly statusCode = 403
+}
 
 /** `DELETE /api/evaluation-keys/{id}` for an id that names no key. */
-export class EvaluationKeyNotFoundError extends codedError(
-  SwitchyardError,
-  'EVALUATION_KEY_NOT_FOUND',
-  404,
-) {}
+export class EvaluationKeyNotFoundError extends SwitchyardError {
+  readonly code = 'EVALUATION_KEY_NOT_FOUND'
+  readonly statusCode = 404
+}
 
 /** Creating an evaluation key beyond the limit (`limit` in the error). */
-export class TooManyEvaluationKeysError extends codedError(
-  SwitchyardError,
-  'TOO_MANY_EVALUATION_KEYS',
-  409,
-) {}
+export class TooManyEvaluationKeysError extends SwitchyardError {
+  readonly code = 'TOO_MANY_EVALUATION_KEYS'
+  readonly statusCode = 409
+}
 
 /**
  * The store behind an admin request failed (Redis unreachable, a file that cannot be written,
  * a corrupt section): the request may be retried once the backend is back. Never a 500, which
  * is kept for bugs.
  */
-export class BackendUnavailableError extends http.BackendUnavailable {}
+export class BackendUnavailableError extends SwitchyardError {
+  readonly code = 'BACKEND_UNAVAILABLE'
+  readonly statusCode = 503
+}

@@ -6,14 +6,7 @@
 import type { Kysely } from 'kysely'
 import type { TaskStatus } from '../../status.js'
 import { minuteOf, TOTAL_MINUTE } from '../metrics-model.js'
-import type {
-  LiveCount,
-  MetricBucket,
-  MetricCell,
-  MetricCount,
-  MetricsOverview,
-  TaskMetricsStore,
-} from '../ports.js'
+import type { LiveCount, MetricBucket, MetricsOverview, TaskMetricsStore } from '../ports.js'
 import { toNumber } from '../rows.js'
 import { cellOf, CELL_KEYS, countOf, SUMS } from './metric-sums.js'
 import { HOUR_GRAIN, MINUTE_GRAIN } from './migrations.js'
