@@ -44,3 +44,22 @@ export function cellOf(row: SummedRow & { bin: unknown }): MetricCell {
   const { func_name, status } = row
   return { func_name, status: status as TaskStatus, bin: toNumber(row.bin), ...totals(row) }
 }
+
+/**
+ * Adds `cell`'s count and duration sum to the row `key` of an in-memory roll-up, the row made
+ * by `make` (holding the cell's own figures) when it is the first of its group.
+ */
+export function addSums<R extends { count: number; duration_sum: number }>(
+  rows: Map<string, R>,
+  key: string,
+  cell: { count: number; duration_sum: number },
+  make: () => R,
+): void {
+  const row = rows.get(key)
+  if (row === undefined) {
+    rows.set(key, make())
+    return
+  }
+  row.count += cell.count
+  row.duration_sum += cell.duration_sum
+}

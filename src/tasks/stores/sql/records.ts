@@ -38,7 +38,7 @@ import {
 } from '../rows.js'
 import type { SqlBackend } from './backend.js'
 import { pruneChanges } from './changes.js'
-import { cellOf, CELL_KEYS, SUMS } from './metric-sums.js'
+import { addSums, cellOf, CELL_KEYS, SUMS } from './metric-sums.js'
 import { HOUR_GRAIN, HOUR_OF_MINUTE, MINUTE_GRAIN } from './migrations.js'
 import type {
   TaskDatabase,
@@ -192,19 +192,14 @@ function rollupRows(cells: readonly TaskMetricsTable[], withMinutes: boolean): R
   const hours = new Map<string, TaskMetricHoursTable>()
   const addCount = (grain: number, period: number, cell: TaskMetricsTable) => {
     const key = `${String(grain)}\n${String(period)}\n${cell.func_name}\n${cell.status}`
-    const row = counts.get(key)
-    if (row !== undefined) {
-      row.count += cell.count
-      row.duration_sum += cell.duration_sum
-    } else
-      counts.set(key, {
-        grain_ms: grain,
-        period_ms: period,
-        func_name: cell.func_name,
-        status: cell.status,
-        count: cell.count,
-        duration_sum: cell.duration_sum,
-      })
+    addSums(counts, key, cell, () => ({
+      grain_ms: grain,
+      period_ms: period,
+      func_name: cell.func_name,
+      status: cell.status,
+      count: cell.count,
+      duration_sum: cell.duration_sum,
+    }))
   }
   for (const cell of cells) {
     if (cell.minute_ms < 0) continue
@@ -213,19 +208,14 @@ function rollupRows(cells: readonly TaskMetricsTable[], withMinutes: boolean): R
     addCount(HOUR_GRAIN, hour, cell)
     if (!TIMED_STATUSES.has(cell.status as TaskStatus)) continue
     const key = `${String(hour)}\n${cell.func_name}\n${cell.status}\n${String(cell.bin)}`
-    const row = hours.get(key)
-    if (row !== undefined) {
-      row.count += cell.count
-      row.duration_sum += cell.duration_sum
-    } else
-      hours.set(key, {
-        hour_ms: hour,
-        func_name: cell.func_name,
-        status: cell.status,
-        bin: cell.bin,
-        count: cell.count,
-        duration_sum: cell.duration_sum,
-      })
+    addSums(hours, key, cell, () => ({
+      hour_ms: hour,
+      func_name: cell.func_name,
+      status: cell.status,
+      bin: cell.bin,
+      count: cell.count,
+      duration_sum: cell.duration_sum,
+    }))
   }
   return { counts: [...counts.values()], hours: [...hours.values()] }
 }
