@@ -11,13 +11,8 @@ import type { RouteSlot } from '../../src/core/route-slot.js'
 import { until } from '../helpers/wait.js'
 import { startEngineChild, type EngineChild } from '../stores/fixtures/child.js'
 import { freePort, PrivateRedis } from '../stores/fixtures/redis-server.js'
-import {
-  deleteKeys,
-  fastRetryRedisEngine,
-  redisTestsEnabled,
-  TEST_REDIS_URL,
-  testPrefix,
-} from '../helpers/redis.js'
+import { deleteKeys, redisTestsEnabled, TEST_REDIS_URL, testPrefix } from '../helpers/redis.js'
+import { fastRetryRedisEngine } from '../helpers/redis-engine.js'
 
 const enabled = await redisTestsEnabled('test/integration/replica.test.ts')
 const prefix = testPrefix('replica')

@@ -11,13 +11,8 @@ import type { Engine } from '../../src/create-engine.js'
 import { LuaScript } from '../../src/common/lua.js'
 import { RecordShadow, RedisReseeder } from '../../src/stores/reseed.js'
 import { booleanFlag } from '../flags/helpers.js'
-import {
-  deleteKeys,
-  fastRetryRedisEngine,
-  redisTestsEnabled,
-  TEST_REDIS_URL,
-  testPrefix,
-} from '../helpers/redis.js'
+import { deleteKeys, redisTestsEnabled, TEST_REDIS_URL, testPrefix } from '../helpers/redis.js'
+import { fastRetryRedisEngine } from '../helpers/redis-engine.js'
 import { until } from '../helpers/wait.js'
 import { freePort, PrivateRedis } from './fixtures/redis-server.js'
 
