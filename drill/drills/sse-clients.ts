@@ -10,6 +10,7 @@
  * long that took; and, for every other client, events missing or out of order (by event id).
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http'
+import { SseFrameSplitter } from '../../src/common/sse-frames.js'
 import { loginAt, MOUNTS, TASK_COOKIE } from '../lib/admins.js'
 import { startChild } from '../lib/child.js'
 import {
@@ -41,8 +42,8 @@ interface StreamClient {
   missing: number
   outOfOrder: number
   ended: boolean
-  /** Unparsed tail of the last chunk. */
-  pending: string
+  /** The frames read so far, and the unfinished one. */
+  frames: SseFrameSplitter
 }
 
 /** Opens one stream; resolves once its headers arrived (200 and text/event-stream). */
@@ -75,7 +76,7 @@ function openStream(
         missing: 0,
         outOfOrder: 0,
         ended: false,
-        pending: '',
+        frames: new SseFrameSplitter(),
       }
       response.setEncoding('utf8')
       response.on('data', (chunk: string) => read(client, chunk))
@@ -95,21 +96,16 @@ function openStream(
 /** Reads the `id:` of each complete frame; counts gaps and ids that go backwards. */
 function read(client: StreamClient, chunk: string): void {
   client.bytes += chunk.length
-  const text = client.pending + chunk
-  let from = 0
-  for (let end = text.indexOf('\n\n', from); end !== -1; end = text.indexOf('\n\n', from)) {
-    if (text.startsWith('id: ', from)) {
-      const id = Number(text.slice(from + 4, text.indexOf('\n', from)))
-      client.events++
-      if (client.lastId !== 0 && id <= client.lastId) client.outOfOrder++
-      else {
-        if (client.lastId !== 0) client.missing += id - client.lastId - 1
-        client.lastId = id
-      }
+  client.frames.push(chunk, (frame) => {
+    if (frame.id === undefined) return
+    const id = Number(frame.id)
+    client.events++
+    if (client.lastId !== 0 && id <= client.lastId) client.outOfOrder++
+    else {
+      if (client.lastId !== 0) client.missing += id - client.lastId - 1
+      client.lastId = id
     }
-    from = end + 2
-  }
-  client.pending = text.slice(from)
+  })
 }
 
 /** Runs the drill; the counts and durations depend on `scale`. */

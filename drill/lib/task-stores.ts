@@ -90,8 +90,11 @@ export function storeEnv(store: DrillStore): Record<string, string> {
   return { SY_STORE_KIND: store.kind, SY_STORE_URL: store.url, SY_STORE_PREFIX: store.prefix }
 }
 
-/** In a child: opens the store {@link storeEnv} describes. */
-export function openStoreFromEnv(): DurableTaskStore {
+/**
+ * In a child: opens the store {@link storeEnv} describes (the test suite's multi-process
+ * children too), with SQL pools of `poolSize` connections.
+ */
+export function openStoreFromEnv(poolSize = 4): DurableTaskStore {
   const kind = process.env.SY_STORE_KIND
   const url = process.env.SY_STORE_URL ?? ''
   const prefix = process.env.SY_STORE_PREFIX ?? ''
@@ -99,9 +102,9 @@ export function openStoreFromEnv(): DurableTaskStore {
     case 'sqlite':
       return sqliteStore(url)
     case 'postgres':
-      return postgresStore({ connectionString: url, poolSize: 4 }, { tablePrefix: prefix })
+      return postgresStore({ connectionString: url, poolSize }, { tablePrefix: prefix })
     case 'mysql':
-      return mysqlStore({ uri: url, poolSize: 4 }, { tablePrefix: prefix })
+      return mysqlStore({ uri: url, poolSize }, { tablePrefix: prefix })
     case 'redis':
       return redisStore({ url }, { prefix })
     default:

@@ -27,6 +27,11 @@ export abstract class CodedError extends Error {
   }
 }
 
+/** The `ErrorOptions` that carry `cause`, or none when there is no cause. */
+export function causeOptions(cause: unknown): ErrorOptions | undefined {
+  return cause === undefined ? undefined : { cause }
+}
+
 /**
  * Normalises anything thrown (strings, plain objects, `undefined`, circular values) into an
  * Error, keeping the original as `cause`.

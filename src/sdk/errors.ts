@@ -2,6 +2,7 @@
  * The errors of multi-service mode's SDK app. They live apart from the SDK's code so that the
  * route-control error catalogue (and the main entry point) can list them without loading it.
  */
+import { causeOptions } from '../common/errors.js'
 import { SwitchyardError } from '../core/errors.js'
 
 /** The SDK could not talk to its server (startup fails with it unless `failOpen` is set). */
@@ -12,7 +13,7 @@ export class SdkConnectionError extends SwitchyardError {
   readonly permanent: boolean
 
   constructor(message: string, permanent = false, cause?: unknown) {
-    super(message, {}, cause === undefined ? undefined : { cause })
+    super(message, {}, causeOptions(cause))
     this.permanent = permanent
   }
 }
@@ -45,7 +46,7 @@ export class SdkWriteError extends SwitchyardError {
     answer: { status: number | null; code: string | null } = { status: null, code: null },
     cause?: unknown,
   ) {
-    super(message, {}, cause === undefined ? undefined : { cause })
+    super(message, {}, causeOptions(cause))
     this.serverStatus = answer.status
     this.serverCode = answer.code
   }

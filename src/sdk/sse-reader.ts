@@ -1,7 +1,8 @@
 /**
  * Reads a server-sent event stream from a Node response: one call of `onEvent` per frame with
  * an `event:` type and JSON `data:`; comments (`: keepalive`) and `retry:`/`id:` lines are
- * skipped. Resolves when the stream ends, rejects when it breaks.
+ * skipped. Resolves when the stream ends, rejects when it breaks. Frames are split and parsed by
+ * common/sse-frames.ts, which the tests' stream clients use too.
  *
  * Why Node's stream and not fetch: every frame is a change the app must enforce at once. A
  * `data` event is parsed and applied in the same tick it arrives, with no promise hop per chunk
@@ -12,6 +13,7 @@
  * growing the buffer.
  */
 import type { Readable } from 'node:stream'
+import { SseFrameSplitter } from '../common/sse-frames.js'
 
 /** Largest frame accepted (a snapshot of many flags is the biggest one). */
 export const MAX_FRAME_BYTES = 64 * 1024 * 1024
@@ -23,24 +25,20 @@ export function readEvents(
   maxFrameBytes = MAX_FRAME_BYTES,
 ): Promise<void> {
   return new Promise((resolve, reject) => {
-    let buffer = ''
+    const frames = new SseFrameSplitter()
     let ended = false
     body.setEncoding('utf8')
     body.on('data', (chunk: string) => {
-      buffer += chunk
       try {
-        let end = buffer.indexOf('\n\n')
-        while (end >= 0) {
-          const frame = buffer.slice(0, end)
-          buffer = buffer.slice(end + 2)
-          dispatch(frame, onEvent)
-          end = buffer.indexOf('\n\n')
-        }
+        frames.push(chunk, (frame) => {
+          if (frame.data === undefined) return
+          onEvent(frame.event?.trim() ?? 'message', JSON.parse(frame.data) as unknown)
+        })
       } catch (error) {
         body.destroy(error instanceof Error ? error : new Error(String(error)))
         return
       }
-      if (buffer.length > maxFrameBytes)
+      if (frames.pending > maxFrameBytes)
         body.destroy(new Error(`an event stream frame exceeds ${maxFrameBytes} bytes`))
     })
     body.once('end', () => {
@@ -52,15 +50,4 @@ export function readEvents(
       if (!ended) reject(new Error('the event stream was cut off'))
     })
   })
-}
-
-function dispatch(frame: string, onEvent: (type: string, data: unknown) => void): void {
-  let type = 'message'
-  const data: string[] = []
-  for (const line of frame.split('\n')) {
-    if (line.startsWith('event:')) type = line.slice(6).trim()
-    else if (line.startsWith('data:')) data.push(line.slice(line.startsWith('data: ') ? 6 : 5))
-  }
-  if (data.length === 0) return
-  onEvent(type, JSON.parse(data.join('\n')) as unknown)
 }

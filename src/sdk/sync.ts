@@ -247,15 +247,13 @@ export class SdkSync {
       }
       case 'flag': {
         const event = data as { key: string; flag: Flag | null }
-        if (event.flag === null) this.flagKeys.delete(event.key)
-        else this.flagKeys.add(event.key)
+        track(this.flagKeys, event.key, event.flag)
         engine.flags.applyRemote({ type: 'flag', key: event.key, flag: event.flag })
         return
       }
       case 'segment': {
         const event = data as { key: string; segment: Segment | null }
-        if (event.segment === null) this.segmentKeys.delete(event.key)
-        else this.segmentKeys.add(event.key)
+        track(this.segmentKeys, event.key, event.segment)
         engine.flags.applyRemote({ type: 'segment', key: event.key, segment: event.segment })
         return
       }
@@ -267,4 +265,10 @@ export class SdkSync {
 
 function policyKey(policy: RateLimitPolicy): string {
   return `${policy.method}:${policy.path}`
+}
+
+/** Keeps `keys` to the records the server holds: a null record is a deletion. */
+function track(keys: Set<string>, key: string, record: object | null): void {
+  if (record === null) keys.delete(key)
+  else keys.add(key)
 }

@@ -21,11 +21,13 @@ interface RecordTable {
   write(records: Map<string, EvaluationKeyRecord>): Promise<void>
 }
 
+// Writes build a new table rather than change the one `read` returned, which a backend may keep
+// as its index.
 function tableStore(table: RecordTable): EvaluationKeyStore {
   const byId = (id: string) => [...table.read().values()].find((record) => record.id === id)
   return {
     put(record) {
-      const records = table.read()
+      const records = new Map(table.read())
       records.set(record.key_hash, clone(record))
       return table.write(records)
     },
@@ -43,9 +45,9 @@ function tableStore(table: RecordTable): EvaluationKeyStore {
     },
     list: () => Promise.resolve([...table.read().values()].map(clone)),
     async revoke(id) {
-      const records = table.read()
       const record = byId(id)
       if (record === undefined) return false
+      const records = new Map(table.read())
       records.delete(record.key_hash)
       await table.write(records)
       return true
@@ -65,24 +67,44 @@ export function memoryEvaluationKeys(): EvaluationKeyStore {
   })
 }
 
+/** The file store's evaluation keys, and the hook its loading calls. */
+export interface FileEvaluationKeys extends EvaluationKeyStore {
+  /** Drops the index: the document was (re)loaded, so the section is read again at next use. */
+  reload(): void
+}
+
 /**
- * Evaluation keys in the file store's document. The section is read at every call rather
- * than cached, because it is loaded only when the store connects.
+ * Evaluation keys in the file store's document, with an index by hash kept in memory: reading
+ * the section copies it, which would make every OFREP request O(keys). The index is built from
+ * the section at first use after the document loads and replaced by every write, the only ways
+ * the section changes (one process owns the file).
  */
-export function fileEvaluationKeys(sections: FileSections): EvaluationKeyStore {
-  return tableStore({
-    read() {
-      const stored = sections.read(EVALUATION_KEY_SECTION)
-      const records = new Map<string, EvaluationKeyRecord>()
-      if (stored !== null && typeof stored === 'object' && !Array.isArray(stored)) {
-        for (const [hash, record] of Object.entries(stored as Record<string, unknown>)) {
-          if (isRecord(record)) records.set(hash, record)
-        }
+export function fileEvaluationKeys(sections: FileSections): FileEvaluationKeys {
+  let index: Map<string, EvaluationKeyRecord> | null = null
+  const parse = () => {
+    const stored = sections.read(EVALUATION_KEY_SECTION)
+    const records = new Map<string, EvaluationKeyRecord>()
+    if (stored !== null && typeof stored === 'object' && !Array.isArray(stored)) {
+      for (const [hash, record] of Object.entries(stored as Record<string, unknown>)) {
+        if (isRecord(record)) records.set(hash, record)
       }
-      return records
+    }
+    return records
+  }
+  const store = tableStore({
+    read: () => (index ??= parse()),
+    write(records) {
+      // The section holds the same records from here on, whether or not the file write succeeds.
+      index = records
+      return sections.write(EVALUATION_KEY_SECTION, Object.fromEntries(records))
     },
-    write: (records) => sections.write(EVALUATION_KEY_SECTION, Object.fromEntries(records)),
   })
+  return {
+    ...store,
+    reload() {
+      index = null
+    },
+  }
 }
 
 /** Evaluation keys on Redis, shared by every instance. */

@@ -51,6 +51,7 @@ export function fileStore(options: FileStoreOptions = {}): Store {
     write: (name, value) => state.writeSection(name, value),
   }
 
+  const evaluationKeys = fileEvaluationKeys(sections)
   let stopPurging: () => void = () => undefined
   return {
     kind: 'file',
@@ -58,7 +59,7 @@ export function fileStore(options: FileStoreOptions = {}): Store {
     maintenance: state.maintenance,
     audit: state.audit,
     tokens: state.tokens,
-    evaluationKeys: fileEvaluationKeys(sections),
+    evaluationKeys,
     claims: state.claims,
     changes: state.changes,
     backend: {
@@ -75,6 +76,7 @@ export function fileStore(options: FileStoreOptions = {}): Store {
         )
       }
       state.load(await readDocument(path))
+      evaluationKeys.reload()
       openPaths.add(path)
       loaded = true
       stopPurging = state.purgeEvery(options.purgeInterval ?? 300, (error) => {

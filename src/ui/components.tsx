@@ -122,6 +122,21 @@ export function ListPager(props: {
   )
 }
 
+/** A page's heading row: its `h1` and, beside it, the page's actions (links, buttons). */
+export function PageHead(props: {
+  title: string
+  children?: JSX.Element | JSX.Element[]
+}): JSX.Element {
+  // Children are JSX elements, escaped where they were built.
+  const safeChildren = props.children
+  return (
+    <div class="page-head">
+      <h1 safe>{props.title}</h1>
+      {safeChildren === undefined ? '' : <div class="actions">{safeChildren}</div>}
+    </div>
+  )
+}
+
 /** A labelled form field with its hint and the API's validation message. */
 export function Field(props: {
   label: string
@@ -179,8 +194,7 @@ export function FormError(props: { message: string | undefined }): JSX.Element {
 export function LoginFields(props: { username?: string | undefined }): JSX.Element {
   return (
     <>
-      <div class="field">
-        <label for="login-username">Username</label>
+      <Field label="Username" for="login-username">
         <input
           id="login-username"
           name="username"
@@ -189,9 +203,8 @@ export function LoginFields(props: { username?: string | undefined }): JSX.Eleme
           autofocus
           value={props.username}
         />
-      </div>
-      <div class="field">
-        <label for="login-password">Password</label>
+      </Field>
+      <Field label="Password" for="login-password">
         <input
           id="login-password"
           name="password"
@@ -199,7 +212,7 @@ export function LoginFields(props: { username?: string | undefined }): JSX.Eleme
           autocomplete="current-password"
           required
         />
-      </div>
+      </Field>
       <div class="form-actions">
         <button class="btn btn-primary" type="submit">
           Log in
@@ -317,6 +330,28 @@ export interface Column {
   numeric?: boolean
 }
 
+/** The column headings of a table (of {@link DataTable}, or of a table that builds its own frame). */
+export function TableHead(props: { columns: readonly (string | Column)[] }): JSX.Element {
+  return (
+    <thead>
+      <tr>
+        {props.columns.map((column) => {
+          const { label, hideNarrow, numeric } =
+            typeof column === 'string' ? { label: column } : column
+          const classes = [hideNarrow === true ? 'hide-narrow' : '', numeric === true ? 'num' : '']
+            .filter((name) => name !== '')
+            .join(' ')
+          return (
+            <th scope="col" class={classes === '' ? undefined : classes} safe>
+              {label}
+            </th>
+          )
+        })}
+      </tr>
+    </thead>
+  )
+}
+
 /**
  * A dense table in its scrolling frame, with a caption for screen readers and column
  * headings; `empty` (a designed empty state) replaces the table when given.
@@ -338,27 +373,54 @@ export function DataTable(props: {
         <caption class="visually-hidden" safe>
           {props.caption}
         </caption>
-        <thead>
-          <tr>
-            {props.columns.map((column) => {
-              const { label, hideNarrow, numeric } =
-                typeof column === 'string' ? { label: column } : column
-              const classes = [
-                hideNarrow === true ? 'hide-narrow' : '',
-                numeric === true ? 'num' : '',
-              ]
-                .filter((name) => name !== '')
-                .join(' ')
-              return (
-                <th scope="col" class={classes === '' ? undefined : classes} safe>
-                  {label}
-                </th>
-              )
-            })}
-          </tr>
-        </thead>
+        <TableHead columns={props.columns} />
         <tbody>{safeChildren}</tbody>
       </table>
+    </div>
+  )
+}
+
+/**
+ * A paginated list that follows the stream: its table (or `empty` when it has no rows), the
+ * error of a failed load above it, and the pager. On the first page a stream `event` reloads
+ * it from `refreshUrl` and highlights what is new; later pages stay still, or rows would move
+ * under the reader.
+ */
+export function LiveList<T>(props: {
+  /** The element's id, which the live refresh swaps. */
+  id: string
+  event: string
+  /** The page shown (1-based). */
+  page: number
+  refreshUrl: string
+  error: string | undefined
+  caption: string
+  columns: readonly (string | Column)[]
+  list: { items: readonly T[]; page: number; total: number } | null
+  empty: JSX.Element
+  perPage: number
+  href: (page: number) => string
+  row: (item: T) => JSX.Element
+}): JSX.Element {
+  const { list } = props
+  // Rows are JSX elements, escaped where they were built.
+  const safeRows = (list?.items ?? []).map(props.row)
+  return (
+    <div
+      id={props.id}
+      data-live={props.page === 1 ? props.event : undefined}
+      data-live-url={props.refreshUrl}
+      data-live-highlight
+    >
+      <FormError message={props.error} />
+      <DataTable
+        caption={props.caption}
+        columns={props.columns}
+        empty={(list === null || list.items.length === 0) && props.empty}
+      >
+        {safeRows}
+      </DataTable>
+      <ListPager list={list} perPage={props.perPage} href={props.href} />
     </div>
   )
 }

@@ -12,9 +12,12 @@ export {
   FilterSubmit,
   FormError,
   ListPager,
+  LiveList,
   LoginFields,
+  PageHead,
   Pager,
   SearchBox,
+  TableHead,
   Tabs,
   Time,
   Truncated,
@@ -36,12 +39,16 @@ export {
   type Toast,
 } from './http.js'
 export {
+  dashboardPage,
   DialogContent,
   Layout,
   LiveIndicator,
+  type DashboardPageProps,
+  type DashboardShell,
   type LayoutProps,
   type LiveStream,
   type NavItem,
+  type NavPage,
   type ServiceSwitcher,
 } from './layout.js'
 export { domId, pageParam, param, params, withQuery, type QueryValues } from './request.js'

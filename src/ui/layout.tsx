@@ -235,3 +235,60 @@ export function DialogContent(props: { title: string; children?: JSX.Element | J
     </div>
   )
 }
+
+/** One page of a dashboard's navigation. */
+export interface NavPage {
+  id: string
+  path: string
+  label: string
+}
+
+/** What every page of one dashboard has around its content (see {@link dashboardPage}). */
+export interface DashboardShell {
+  product: string
+  home: string
+  assetsUrl: string
+  /** The navigation, in order. */
+  pages: readonly NavPage[]
+  /** A page's path as a URL under the dashboard's mount. */
+  url: (path: string) => string
+  csrfToken: string | null
+  user: { name: string; logoutUrl: string } | null
+  stream: LiveStream
+}
+
+/** What a dashboard page puts in the shell: its title, navigation entry, toasts and content. */
+export interface DashboardPageProps<Id extends string = string> {
+  title: string
+  /** The id of the page's navigation entry, or null for a page outside the navigation. */
+  active: Id | null
+  services?: ServiceSwitcher | null
+  flash?: readonly Toast[]
+  children: JSX.Element | JSX.Element[]
+}
+
+/** A full page of a dashboard: its content in the layout, the navigation entry `active` marked. */
+export function dashboardPage(shell: DashboardShell, props: DashboardPageProps): JSX.Element {
+  // Children are JSX elements, escaped where they were built.
+  const safeChildren = props.children
+  return (
+    <Layout
+      title={props.title}
+      product={shell.product}
+      home={shell.home}
+      assetsUrl={shell.assetsUrl}
+      nav={shell.pages.map((page) => ({
+        href: shell.url(page.path),
+        label: page.label,
+        active: page.id === props.active,
+      }))}
+      csrfToken={shell.csrfToken}
+      user={shell.user}
+      services={props.services ?? null}
+      stream={shell.stream}
+      flash={props.flash ?? []}
+    >
+      {safeChildren}
+    </Layout>
+  )
+}

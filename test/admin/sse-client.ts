@@ -1,7 +1,9 @@
 /**
- * A minimal server-sent events client for tests: the real HTTP stream, parsed into frames.
+ * A minimal server-sent events client for tests: the real HTTP stream, parsed into frames by
+ * the splitter the SDK reads its server with.
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http'
+import { SseFrameSplitter } from '../../src/common/sse-frames.js'
 
 /** One parsed server-sent event frame. */
 export interface Frame {
@@ -14,7 +16,7 @@ export interface Frame {
 /** Opens an SSE stream and collects parsed frames; `whenFrames` waits for a condition on them. */
 export function openStream(url: string, headers: Record<string, string>) {
   const frames: Frame[] = []
-  let buffer = ''
+  const splitter = new SseFrameSplitter()
   let response: IncomingMessage | undefined
   const waiters: (() => void)[] = []
   const request = httpRequest(url, { headers })
@@ -23,22 +25,11 @@ export function openStream(url: string, headers: Record<string, string>) {
       response = res
       res.setEncoding('utf8')
       res.on('data', (chunk: string) => {
-        buffer += chunk
-        let index
-        while ((index = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, index)
-          buffer = buffer.slice(index + 2)
-          const frame: Frame = {}
-          for (const line of block.split('\n')) {
-            if (line.startsWith(':')) frame.comment = line.slice(1).trim()
-            else {
-              const [key, ...rest] = line.split(': ')
-              if (key === 'id' || key === 'event' || key === 'data') frame[key] = rest.join(': ')
-            }
-          }
-          frames.push(frame)
+        splitter.push(chunk, ({ comments, ...fields }) => {
+          const comment = comments.at(-1)
+          frames.push(comment === undefined ? fields : { ...fields, comment })
           for (const waiter of waiters.splice(0)) waiter()
-        }
+        })
       })
       resolve(res)
     })

@@ -14,24 +14,30 @@ export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 /** True when the browser is installed (tests skip loudly without it, outside CI). */
 export const chromiumAvailable = existsSync(CHROMIUM)
 
-/** Launches a headless Chromium with the flags of a shared, offline CI machine. */
+/**
+ * How every browser test launches Chromium (`chromium.launch`, or `launchPersistentContext`
+ * where a suite needs a profile): headless, with the flags of a shared, offline CI machine.
+ */
+export const LAUNCH_OPTIONS = {
+  executablePath: CHROMIUM,
+  headless: true,
+  timeout: 30_000,
+  args: [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--disable-dev-shm-usage',
+  ],
+}
+
+/** Launches a headless Chromium with {@link LAUNCH_OPTIONS}. */
 export function launchBrowser(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    timeout: 30_000,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--disable-dev-shm-usage',
-    ],
-  })
+  return chromium.launch(LAUNCH_OPTIONS)
 }
 
 /** Viewports of the screenshots and layout checks. */

@@ -6,13 +6,13 @@
  */
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { createEngine, type Engine } from '../../src/create-engine.js'
+import type { Engine } from '../../src/create-engine.js'
 import type { RouteSlot } from '../../src/core/route-slot.js'
-import { redisStore } from '../../src/stores/redis.js'
 import { until } from '../helpers/wait.js'
 import { startEngineChild, type EngineChild } from '../stores/fixtures/child.js'
 import { freePort, PrivateRedis } from '../stores/fixtures/redis-server.js'
 import { deleteKeys, redisTestsEnabled, TEST_REDIS_URL, testPrefix } from '../helpers/redis.js'
+import { fastRetryRedisEngine } from '../helpers/redis-engine.js'
 
 const enabled = await redisTestsEnabled('test/integration/replica.test.ts')
 const prefix = testPrefix('replica')
@@ -66,13 +66,7 @@ describe.skipIf(!enabled)('replica across processes sharing Redis', () => {
 
 describe.skipIf(!enabled)('Redis down', () => {
   async function engineOn(url: string, errors: string[] = []) {
-    const engine = createEngine({
-      store: redisStore({ url, prefix, onFault: (m) => errors.push(m) }),
-      service: 'shop',
-      retryInterval: 0.02,
-      maxRetryInterval: 0.1,
-      logger: { warn: () => undefined, error: (m: string) => errors.push(m) },
-    })
+    const engine = fastRetryRedisEngine(url, prefix, errors)
     engines.push(engine)
     const slots = {
       declared: engine.registerRoute('GET', '/payments', { kind: 'disabled', reason: 'declared' }),

@@ -17,6 +17,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { chromium, type BrowserContext, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Engine } from '../../src/index.js'
+import { LAUNCH_OPTIONS } from '../browser/browser.js'
 import { corpusContexts, corpusFlags, corpusServer, serverDetails, type Kind } from './corpus.js'
 
 interface Exchange {
@@ -84,20 +85,7 @@ beforeAll(async () => {
   })
 
   profile = mkdtempSync(join(tmpdir(), 'ofrep-chromium-'))
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  })
+  browser = await chromium.launchPersistentContext(profile, LAUNCH_OPTIONS)
   browser.on('request', (request) => requested.push(request.url()))
 })
 

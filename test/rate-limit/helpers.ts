@@ -5,6 +5,7 @@ import Fastify, {
 } from 'fastify'
 import { createEngine, type Engine } from '../../src/index.js'
 import { switchyard, type SwitchyardPluginOptions } from '../../src/fastify/index.js'
+import type { RateLimitPolicy } from '../../src/rate-limit/policy.js'
 import type { RateLimitService } from '../../src/rate-limit/service.js'
 import { FakeClock } from '../helpers/clock.js'
 
@@ -54,3 +55,26 @@ export async function statuses(
 
 /** `n` copies of `value`. */
 export const times = <T>(n: number, value: T): T[] => Array.from({ length: n }, () => value)
+
+/**
+ * A stored route policy as the service returns it: `GET /x` of service `default`, 2 a minute
+ * in fixed windows, keyed by IP, with no tiers or exemptions, and `extra` over that.
+ */
+export function storedRoutePolicy(extra: Partial<RateLimitPolicy> = {}): RateLimitPolicy {
+  return {
+    service: 'default',
+    path: '/x',
+    method: 'GET',
+    limit: '2/minute',
+    algorithm: 'fixed_window',
+    key_strategy: 'ip',
+    on_missing_key: null,
+    burst: 0,
+    tiers: [],
+    default_tier: null,
+    tier_resolver: 'plan',
+    exempt_ips: [],
+    exempt_roles: [],
+    ...extra,
+  }
+}

@@ -5,7 +5,7 @@ import type { Operation } from '../../src/core/operations.js'
 import { MemoryHitStore, MemoryPolicyStore } from '../../src/rate-limit/stores/memory.js'
 import { RateLimitExceededError } from '../../src/rate-limit/exceeded.js'
 import type { ScopeRateLimitPolicy } from '../../src/rate-limit/policy.js'
-import { limitedApp, statuses, times } from './helpers.js'
+import { limitedApp, statuses, storedRoutePolicy, times } from './helpers.js'
 
 describe('route policy operations', () => {
   it('sets a runtime policy (rl_policy_set, then rl_policy_updated) that takes effect at once', async () => {
@@ -20,21 +20,7 @@ describe('route policy operations', () => {
       actor: 'ann',
       platform: 'cli',
     })
-    expect(policy).toEqual({
-      service: 'default',
-      path: '/x',
-      method: 'GET',
-      limit: '2/minute',
-      algorithm: 'fixed_window',
-      key_strategy: 'ip',
-      on_missing_key: null,
-      burst: 0,
-      tiers: [],
-      default_tier: null,
-      tier_resolver: 'plan',
-      exempt_ips: [],
-      exempt_roles: [],
-    })
+    expect(policy).toEqual(storedRoutePolicy())
     expect(await statuses(app, 3)).toEqual([200, 200, 429])
     await limits.setRateLimitPolicy({ path: '/x', method: 'GET', limit: '3/minute', burst: 1 })
     expect(await statuses(app, 2)).toEqual([200, 200])

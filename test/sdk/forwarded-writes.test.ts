@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest'
 import { SdkWriteError } from '../../src/sdk/errors.js'
 import { forwardingFlagStore, forwardingPolicyStore } from '../../src/sdk/forwarded-writes.js'
 import type { RateLimitPolicy, ScopeRateLimitPolicy } from '../../src/rate-limit/policy.js'
+import { storedRoutePolicy } from '../rate-limit/helpers.js'
 
 interface Call {
   method: string
@@ -31,22 +32,14 @@ function recorder(answer: (call: Call) => unknown = () => null) {
   }
 }
 
-const routePolicy = (extra: Partial<RateLimitPolicy> = {}): RateLimitPolicy => ({
-  service: 'shop',
-  path: '/pay',
-  method: 'GET',
-  limit: '5/minute',
-  algorithm: 'sliding_window',
-  key_strategy: 'ip',
-  on_missing_key: null,
-  burst: 0,
-  tiers: [],
-  default_tier: null,
-  tier_resolver: 'plan',
-  exempt_ips: [],
-  exempt_roles: [],
-  ...extra,
-})
+const routePolicy = (extra: Partial<RateLimitPolicy> = {}): RateLimitPolicy =>
+  storedRoutePolicy({
+    service: 'shop',
+    path: '/pay',
+    limit: '5/minute',
+    algorithm: 'sliding_window',
+    ...extra,
+  })
 
 const scopePolicy: ScopeRateLimitPolicy = {
   limit: '100/minute',

@@ -86,4 +86,38 @@ describe('file store specifics', () => {
     expect(again.backend.sections.read('absent')).toBeUndefined()
     await again.close()
   })
+
+  it('looks evaluation keys up in the document it loaded last, after writes and reloads', async () => {
+    const path = join(dir, 'keys.json')
+    const store = fileStore({ path })
+    const key = (n: number) => ({
+      id: `ek_${n}`,
+      name: `key ${n}`,
+      key_hash: `hash-${n}`,
+      hint: `k${n}`,
+      created_at: '2026-01-01T00:00:00.000Z',
+      created_by: 'admin',
+    })
+    const writer = fileStore({ path })
+    await writer.connect()
+    await writer.evaluationKeys.put(key(1))
+    await writer.close()
+    // A lookup before the document loads must not keep the empty section it saw.
+    expect(store.evaluationKeys.findByHashNow?.('hash-1')).toBeNull()
+    await store.connect()
+    expect(store.evaluationKeys.findByHashNow?.('hash-1')).toEqual(key(1))
+    await store.evaluationKeys.put(key(2))
+    expect(await store.evaluationKeys.findByHash('hash-2')).toEqual(key(2))
+    expect(await store.evaluationKeys.revoke('ek_1')).toBe(true)
+    expect(store.evaluationKeys.findByHashNow?.('hash-1')).toBeNull()
+    await store.close()
+    // The file changes while the store is closed: connecting again reads it anew.
+    const document = JSON.parse(readFileSync(path, 'utf8'))
+    document.sections.evaluation_keys = { 'hash-3': key(3) }
+    writeFileSync(path, JSON.stringify(document))
+    await store.connect()
+    expect(await store.evaluationKeys.findByHash('hash-2')).toBeNull()
+    expect(await store.evaluationKeys.findByHash('hash-3')).toEqual(key(3))
+    await store.close()
+  })
 })

@@ -7,12 +7,12 @@
  */
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { createEngine, type Engine } from '../../src/create-engine.js'
+import type { Engine } from '../../src/create-engine.js'
 import { LuaScript } from '../../src/common/lua.js'
 import { RecordShadow, RedisReseeder } from '../../src/stores/reseed.js'
-import { redisStore } from '../../src/stores/redis.js'
 import { booleanFlag } from '../flags/helpers.js'
 import { deleteKeys, redisTestsEnabled, TEST_REDIS_URL, testPrefix } from '../helpers/redis.js'
+import { fastRetryRedisEngine } from '../helpers/redis-engine.js'
 import { until } from '../helpers/wait.js'
 import { freePort, PrivateRedis } from './fixtures/redis-server.js'
 
@@ -45,13 +45,7 @@ afterAll(async () => {
 describe.skipIf(!enabled)('Redis restarted empty', () => {
   async function engineOn(url: string, prefix: string) {
     const log: string[] = []
-    const engine = createEngine({
-      store: redisStore({ url, prefix, onFault: (message) => log.push(message) }),
-      service: 'shop',
-      retryInterval: 0.02,
-      maxRetryInterval: 0.1,
-      logger: { warn: () => undefined, error: (message: string) => log.push(message) },
-    })
+    const engine = fastRetryRedisEngine(url, prefix, log)
     engines.push(engine)
     engine.registerRoute('GET', '/orders')
     engine.registerRoute('GET', '/cart')

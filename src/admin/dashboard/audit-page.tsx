@@ -7,16 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { AuditEntry } from '../../core/audit-entry.js'
 import { loadOrError } from './answers.js'
 import type { Page } from '../../core/pagination.js'
-import {
-  DataTable,
-  Empty,
-  FormError,
-  ListPager,
-  SearchBox,
-  Time,
-  Truncated,
-  sendHtml,
-} from '../../ui/index.js'
+import { Empty, SearchBox, Time, Truncated, sendHtml, PageHead, LiveList } from '../../ui/index.js'
 import { knownService } from './routes-page.js'
 import { PAGE, domId, pageParam, param, type Dashboard } from './view.js'
 
@@ -65,69 +56,61 @@ function AuditTable(props: {
   const { dashboard, filters, result } = props
   const now = Date.now()
   return (
-    <div
+    <LiveList
       id="audit-table"
-      data-live={filters.page === 1 ? 'audit' : undefined}
-      data-live-url={dashboard.url('/audit/table', query(filters))}
-      data-live-highlight
-    >
-      <FormError message={props.error} />
-      <DataTable
-        caption="Audit log, newest first"
-        columns={[
-          'When',
-          'Route',
-          'Action',
-          'Change',
-          'Actor',
-          { label: 'Platform', hideNarrow: true },
-          'Reason',
-        ]}
-        empty={
-          (result === null || result.items.length === 0) && (
-            <Empty title="No audit entries match.">
-              <p>Every change made through the API, ctl or this dashboard is recorded here.</p>
-            </Empty>
-          )
-        }
-      >
-        {(result?.items ?? []).map((entry) => (
-          <tr id={domId('audit', entry.id)}>
-            <td>
-              <Time at={entry.timestamp} now={now} />
-            </td>
-            <td class="key">
-              <a href={dashboard.url('/audit', { ...query(filters, 1), route: entry.route })} safe>
-                {entry.route}
-              </a>
-              {entry.service === null ? (
-                ''
-              ) : (
-                <div class="muted" safe>
-                  {entry.service}
-                </div>
-              )}
-            </td>
-            <td class="mono" safe>
-              {entry.action}
-            </td>
-            <td safe>{change(entry)}</td>
-            <td safe>{entry.actor}</td>
-            <td class="hide-narrow" safe>
-              {entry.platform}
-            </td>
-            <td>
-              <Truncated text={entry.reason} />
-            </td>
-          </tr>
-        ))}
-      </DataTable>
-      <ListPager
-        list={result}
-        perPage={PER_PAGE}
-        href={(page) => dashboard.url('/audit', query(filters, page))}
-      />
-    </div>
+      event="audit"
+      page={filters.page}
+      refreshUrl={dashboard.url('/audit/table', query(filters))}
+      error={props.error}
+      caption="Audit log, newest first"
+      columns={[
+        'When',
+        'Route',
+        'Action',
+        'Change',
+        'Actor',
+        { label: 'Platform', hideNarrow: true },
+        'Reason',
+      ]}
+      list={result}
+      empty={
+        <Empty title="No audit entries match.">
+          <p>Every change made through the API, ctl or this dashboard is recorded here.</p>
+        </Empty>
+      }
+      perPage={PER_PAGE}
+      href={(page) => dashboard.url('/audit', query(filters, page))}
+      row={(entry) => (
+        <tr id={domId('audit', entry.id)}>
+          <td>
+            <Time at={entry.timestamp} now={now} />
+          </td>
+          <td class="key">
+            <a href={dashboard.url('/audit', { ...query(filters, 1), route: entry.route })} safe>
+              {entry.route}
+            </a>
+            {entry.service === null ? (
+              ''
+            ) : (
+              <div class="muted" safe>
+                {entry.service}
+              </div>
+            )}
+          </td>
+          <td class="mono" safe>
+            {entry.action}
+          </td>
+          <td safe>{change(entry)}</td>
+          <td safe>{entry.actor}</td>
+          <td class="hide-narrow" safe>
+            {entry.platform}
+          </td>
+          <td>
+            <Truncated text={entry.reason} />
+          </td>
+        </tr>
+      )}
+    />
   )
 }
 
@@ -162,9 +145,7 @@ export function auditPage(app: FastifyInstance, dashboard: Dashboard): void {
         },
         children: (
           <>
-            <div class="page-head">
-              <h1>Audit</h1>
-            </div>
+            <PageHead title="Audit" />
             <form class="filters" method="get" action={dashboard.url('/audit')} role="search">
               {filters.service === null ? (
                 ''

@@ -7,15 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { loadOrError } from './answers.js'
 import { paginate, type Page } from '../../core/pagination.js'
 import type { RateLimitHit } from '../../rate-limit/exceeded.js'
-import {
-  DataTable,
-  Empty,
-  FormError,
-  ListPager,
-  SearchBox,
-  Time,
-  sendHtml,
-} from '../../ui/index.js'
+import { Empty, SearchBox, Time, sendHtml, PageHead, LiveList } from '../../ui/index.js'
 import { knownService } from './routes-page.js'
 import { PAGE, domId, pageParam, param, type Dashboard } from './view.js'
 
@@ -51,72 +43,64 @@ function BlockedTable(props: {
   const { dashboard, filters, result } = props
   const now = Date.now()
   return (
-    <div
+    <LiveList
       id="blocked-table"
-      data-live={filters.page === 1 ? 'rl_hit' : undefined}
-      data-live-url={dashboard.url('/blocked/table', query(filters))}
-      data-live-highlight
-    >
-      <FormError message={props.error} />
-      <DataTable
-        caption="Blocked requests, newest first"
-        columns={[
-          'When',
-          'Route',
-          'Key',
-          'Limit',
-          { label: 'Tier', hideNarrow: true },
-          { label: 'Resets', hideNarrow: true },
-        ]}
-        empty={
-          (result === null || result.items.length === 0) && (
-            <Empty title="No blocked requests.">
-              <p>
-                Requests refused by a rate limit appear here as they happen.{' '}
-                <a href={dashboard.url('/rate-limits')}>See the limits in force</a>.
-              </p>
-            </Empty>
-          )
-        }
-      >
-        {(result?.items ?? []).map((hit) => (
-          <tr id={domId('hit', hit.id)}>
-            <td>
-              <Time at={hit.timestamp} now={now} />
-            </td>
-            <td class="key">
-              <a href={dashboard.url('/blocked', { ...query(filters, 1), route: hit.path })} safe>
-                {`${hit.method}:${hit.path}`}
-              </a>
-              {hit.service === undefined || hit.service === null ? (
-                ''
-              ) : (
-                <div class="muted" safe>
-                  {hit.service}
-                </div>
-              )}
-            </td>
-            <td class="key" safe>
-              {hit.key}
-            </td>
-            <td class="mono" safe>
-              {hit.limit}
-            </td>
-            <td class="hide-narrow" safe>
-              {hit.tier ?? '—'}
-            </td>
-            <td class="hide-narrow">
-              <Time at={hit.reset_at} now={now} />
-            </td>
-          </tr>
-        ))}
-      </DataTable>
-      <ListPager
-        list={result}
-        perPage={PER_PAGE}
-        href={(page) => dashboard.url('/blocked', query(filters, page))}
-      />
-    </div>
+      event="rl_hit"
+      page={filters.page}
+      refreshUrl={dashboard.url('/blocked/table', query(filters))}
+      error={props.error}
+      caption="Blocked requests, newest first"
+      columns={[
+        'When',
+        'Route',
+        'Key',
+        'Limit',
+        { label: 'Tier', hideNarrow: true },
+        { label: 'Resets', hideNarrow: true },
+      ]}
+      list={result}
+      empty={
+        <Empty title="No blocked requests.">
+          <p>
+            Requests refused by a rate limit appear here as they happen.{' '}
+            <a href={dashboard.url('/rate-limits')}>See the limits in force</a>.
+          </p>
+        </Empty>
+      }
+      perPage={PER_PAGE}
+      href={(page) => dashboard.url('/blocked', query(filters, page))}
+      row={(hit) => (
+        <tr id={domId('hit', hit.id)}>
+          <td>
+            <Time at={hit.timestamp} now={now} />
+          </td>
+          <td class="key">
+            <a href={dashboard.url('/blocked', { ...query(filters, 1), route: hit.path })} safe>
+              {`${hit.method}:${hit.path}`}
+            </a>
+            {hit.service === undefined || hit.service === null ? (
+              ''
+            ) : (
+              <div class="muted" safe>
+                {hit.service}
+              </div>
+            )}
+          </td>
+          <td class="key" safe>
+            {hit.key}
+          </td>
+          <td class="mono" safe>
+            {hit.limit}
+          </td>
+          <td class="hide-narrow" safe>
+            {hit.tier ?? '—'}
+          </td>
+          <td class="hide-narrow">
+            <Time at={hit.reset_at} now={now} />
+          </td>
+        </tr>
+      )}
+    />
   )
 }
 
@@ -148,9 +132,7 @@ export function blockedPage(app: FastifyInstance, dashboard: Dashboard): void {
         },
         children: (
           <>
-            <div class="page-head">
-              <h1>Blocked requests</h1>
-            </div>
+            <PageHead title="Blocked requests" />
             <form class="filters" method="get" action={dashboard.url('/blocked')} role="search">
               {filters.service === null ? (
                 ''

@@ -8,7 +8,7 @@ import { SwitchyardError } from '../../core/errors.js'
 import { FlagNotFoundError } from '../../flags/errors.js'
 import type { Flag, FlagType, RolloutEntry } from '../../flags/model.js'
 import type { FlagService } from '../../flags/service.js'
-import { Empty, redirect, sendHtml, trigger } from '../../ui/index.js'
+import { Empty, redirect, sendHtml, trigger, PageHead } from '../../ui/index.js'
 import {
   checked,
   fieldError,
@@ -183,9 +183,7 @@ export function flagPages(app: FastifyInstance, dashboard: Dashboard): void {
         active: 'flags',
         children: (
           <>
-            <div class="page-head">
-              <h1>New flag</h1>
-            </div>
+            <PageHead title="New flag" />
             <FlagCreateForm dashboard={dashboard} form={null} errors={NO_ERRORS} />
           </>
         ),

@@ -25,6 +25,8 @@ import {
   Time,
   invalid,
   type Tone,
+  PageHead,
+  TableHead,
 } from '../../ui/index.js'
 import { binder, raw, type FormBody, type FormErrors } from './forms.js'
 import { domId, type Dashboard } from './view.js'
@@ -165,23 +167,17 @@ export function FlagTable(props: { dashboard: Dashboard; flags: Flag[]; filters:
       <div class="table-wrap" hidden={visible === 0}>
         <table>
           <caption class="visually-hidden">Feature flags</caption>
-          <thead>
-            <tr>
-              <th scope="col">Key</th>
-              <th scope="col">Name</th>
-              <th scope="col" class="hide-narrow">
-                Type
-              </th>
-              <th scope="col">Status</th>
-              <th scope="col">Serving</th>
-              <th scope="col" class="hide-narrow">
-                Tags
-              </th>
-              <th scope="col" class="hide-narrow">
-                Updated
-              </th>
-            </tr>
-          </thead>
+          <TableHead
+            columns={[
+              'Key',
+              'Name',
+              { label: 'Type', hideNarrow: true },
+              'Status',
+              'Serving',
+              { label: 'Tags', hideNarrow: true },
+              { label: 'Updated', hideNarrow: true },
+            ]}
+          />
           <tbody>
             {flags.map((flag) => (
               <FlagRow dashboard={dashboard} flag={flag} filters={filters} />
@@ -198,14 +194,11 @@ export function FlagList(props: { dashboard: Dashboard; flags: Flag[]; filters: 
   const { dashboard, filters } = props
   return (
     <>
-      <div class="page-head">
-        <h1>Flags</h1>
-        <div class="actions">
-          <a class="btn btn-primary" href={dashboard.url('/flags/new')}>
-            New flag
-          </a>
-        </div>
-      </div>
+      <PageHead title="Flags">
+        <a class="btn btn-primary" href={dashboard.url('/flags/new')}>
+          New flag
+        </a>
+      </PageHead>
       <form class="filters" method="get" action={dashboard.url('/flags')} role="search">
         <SearchBox value={filters.q} label="Search flags" placeholder="key, name, tag:checkout" />
         <FilterSelect

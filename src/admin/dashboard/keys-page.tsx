@@ -16,6 +16,7 @@ import {
   invalid,
   sendHtml,
   trigger,
+  PageHead,
 } from '../../ui/index.js'
 import { attempt, done } from './answers.js'
 import { formErrors, formOf, raw, NO_ERRORS, type FormErrors } from './forms.js'
@@ -144,9 +145,7 @@ export function keysPage(app: FastifyInstance, dashboard: Dashboard): void {
         active: 'keys',
         children: (
           <>
-            <div class="page-head">
-              <h1>Evaluation keys</h1>
-            </div>
+            <PageHead title="Evaluation keys" />
             <p class="muted">
               Read-only keys for the OFREP endpoints (
               <code safe>{`${dashboard.url('/ofrep/v1/')}…`}</code>): a service in any language, or

@@ -9,7 +9,7 @@ import { parseRouteKey } from '../../core/route-key.js'
 import type { Algorithm } from '../../rate-limit/algorithms.js'
 import type { KeyStrategy } from '../../rate-limit/keys.js'
 import type { RateLimitService } from '../../rate-limit/service.js'
-import { sendHtml } from '../../ui/index.js'
+import { sendHtml, PageHead } from '../../ui/index.js'
 import {
   formErrors,
   formOf,
@@ -77,14 +77,11 @@ export function rateLimitsPage(app: FastifyInstance, dashboard: Dashboard): void
         },
         children: (
           <>
-            <div class="page-head">
-              <h1>Rate limits</h1>
-              <div class="actions">
-                <a class="btn" href={dashboard.url('/blocked')}>
-                  Blocked requests →
-                </a>
-              </div>
-            </div>
+            <PageHead title="Rate limits">
+              <a class="btn" href={dashboard.url('/blocked')}>
+                Blocked requests →
+              </a>
+            </PageHead>
             <RateLimitsBody dashboard={dashboard} data={data} />
           </>
         ),

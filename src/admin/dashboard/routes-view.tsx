@@ -16,6 +16,7 @@ import {
   Time,
   Truncated,
   type Tone,
+  PageHead,
 } from '../../ui/index.js'
 import type { Dashboard } from './view.js'
 
@@ -627,9 +628,7 @@ export function RoutesView(props: {
   const { dashboard, filters } = props
   return (
     <>
-      <div class="page-head">
-        <h1>Routes</h1>
-      </div>
+      <PageHead title="Routes" />
       <RoutesSummary {...props} />
       <form class="filters" method="get" action={dashboard.url('/')} role="search">
         {filters.service === null ? (

@@ -17,6 +17,7 @@ import {
   redirect,
   sendHtml,
   trigger,
+  PageHead,
 } from '../../ui/index.js'
 import { SegmentExistsError } from '../errors.js'
 import {
@@ -257,14 +258,11 @@ export function segmentPages(app: FastifyInstance, dashboard: Dashboard): void {
         request,
         'Segments',
         <>
-          <div class="page-head">
-            <h1>Segments</h1>
-            <div class="actions">
-              <a class="btn btn-primary" href={dashboard.url('/segments/new')}>
-                New segment
-              </a>
-            </div>
-          </div>
+          <PageHead title="Segments">
+            <a class="btn btn-primary" href={dashboard.url('/segments/new')}>
+              New segment
+            </a>
+          </PageHead>
           {dashboard.flags() === undefined ? (
             <Empty title="Feature flags are not enabled on this server." />
           ) : (
@@ -284,9 +282,7 @@ export function segmentPages(app: FastifyInstance, dashboard: Dashboard): void {
         request,
         'New segment',
         <>
-          <div class="page-head">
-            <h1>New segment</h1>
-          </div>
+          <PageHead title="New segment" />
           <SegmentForm dashboard={dashboard} segment={null} form={null} errors={NO_ERRORS} />
         </>,
       ),

@@ -8,12 +8,10 @@ import { csrfTokenFor } from '../auth/sessions.js'
 import { EndpointNotFoundError } from '../errors.js'
 import { ADMIN_ROUTE, PUBLIC_ROUTE, flagServiceOf, type AdminContext } from '../context.js'
 import {
-  Layout,
+  dashboardPage,
+  type DashboardPageProps,
   withQuery,
-  type LiveStream,
   type QueryValues,
-  type ServiceSwitcher,
-  type Toast,
 } from '../../ui/index.js'
 
 /** Route options of a dashboard page or fragment: an admin route, left out of the OpenAPI document. */
@@ -90,51 +88,26 @@ export class Dashboard {
   }
 
   /** A full page in the layout. */
-  page(
-    request: FastifyRequest,
-    props: {
-      title: string
-      active: PageId | null
-      services?: ServiceSwitcher | null
-      flash?: readonly Toast[]
-      children: JSX.Element | JSX.Element[]
-    },
-  ): JSX.Element {
-    // Children are JSX elements, escaped where they were built.
-    const safeChildren = props.children
+  page(request: FastifyRequest, props: DashboardPageProps<PageId>): JSX.Element {
     const principal = request.switchyardAdmin
-    const stream: LiveStream = {
-      url: this.url('/api/events'),
-      events: STREAM_EVENTS,
-      keys: STREAM_KEYS,
-    }
-    return (
-      <Layout
-        title={props.title}
-        product="switchyard"
-        home={this.url('/')}
-        assetsUrl={`${this.base}/assets/`}
-        nav={PAGES.map((page) => ({
-          href: this.url(page.path),
-          label: page.label,
-          active: page.id === props.active,
-        }))}
-        csrfToken={
+    return dashboardPage(
+      {
+        product: 'switchyard',
+        home: this.url('/'),
+        assetsUrl: `${this.base}/assets/`,
+        pages: PAGES,
+        url: (path) => this.url(path),
+        csrfToken:
           principal?.via === 'cookie' && principal.token !== null
             ? csrfTokenFor(principal.token)
-            : null
-        }
-        user={
+            : null,
+        user:
           principal?.session == null
             ? null
-            : { name: principal.username, logoutUrl: this.url('/logout') }
-        }
-        services={props.services ?? null}
-        stream={stream}
-        flash={props.flash ?? []}
-      >
-        {safeChildren}
-      </Layout>
+            : { name: principal.username, logoutUrl: this.url('/logout') },
+        stream: { url: this.url('/api/events'), events: STREAM_EVENTS, keys: STREAM_KEYS },
+      },
+      props,
     )
   }
 }

@@ -10,6 +10,7 @@
  * no slot is lost while any instance runs; a slot runs twice only if its claimer enqueued the
  * task and died before confirming, or took longer than the lease to enqueue.
  */
+import type { ScheduleSlotStore } from '../stores/ports.js'
 import { ScheduleError } from './errors.js'
 import { systemLoopTimer, type LoopClock, type LoopTimer } from './timer.js'
 import { PeriodicTrigger, type ScheduleTrigger } from './trigger.js'
@@ -18,25 +19,12 @@ import { PeriodicTrigger, type ScheduleTrigger } from './trigger.js'
 export type SlotFire = (scheduleName: string, slotTime: number) => void | Promise<void>
 
 /**
- * The store operations the loop needs (the durable stores' `slots`, see `ScheduleSlotStore`):
- * an insert-if-absent of an unconfirmed claim that answers true to exactly one caller, its
- * confirmation, and the look-up and atomic takeover of stale unconfirmed claims.
+ * The store operations the loop needs (the durable stores' `slots`, see
+ * {@link ScheduleSlotStore} for their semantics): the unconfirmed claim, its confirmation, and
+ * the look-up and atomic takeover of stale unconfirmed claims. The in-memory store has no
+ * `prune`.
  */
-export interface SlotStore {
-  claim(scheduleName: string, slotTime: number, owner: string, claimedAt: number): Promise<boolean>
-  confirm(scheduleName: string, slotTime: number, owner: string): Promise<void>
-  unconfirmed(
-    scheduleName: string,
-    query: { claimedSince: number; claimedBefore: number; limit: number },
-  ): Promise<number[]>
-  takeOver(
-    scheduleName: string,
-    slotTime: number,
-    owner: string,
-    staleBefore: number,
-    now: number,
-  ): Promise<boolean>
-}
+export type SlotStore = Pick<ScheduleSlotStore, 'claim' | 'confirm' | 'unconfirmed' | 'takeOver'>
 
 /** The shortest claim lease: below it a slow enqueue would be taken over and run twice. */
 export const MIN_SLOT_LEASE_MS = 1000

@@ -6,6 +6,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import { createEngine, type Engine } from '../../../src/index.js'
 import { disabled, rateLimit, switchyard } from '../../../src/fastify/index.js'
+import { booleanFlag } from '../../flags/helpers.js'
 
 /** Credentials of the test admin. */
 export const ADMIN = { username: 'admin', password: 's3cret' }
@@ -59,18 +60,11 @@ export async function startDashboard(
   engine.registerRoute('GET', '/invoices', null, { service: 'billing' })
   engine.registerRoute('GET', '/refunds', null, { service: 'billing' })
   await engine.saveFlag(
-    {
-      key: 'new-checkout',
+    booleanFlag('new-checkout', {
       name: 'New checkout',
-      type: 'boolean',
-      variations: [
-        { name: 'on', value: true },
-        { name: 'off', value: false },
-      ],
-      off_variation: 'off',
       fallthrough: 'off',
       targets: { on: ['ada'] },
-    },
+    }),
     { audit: false },
   )
   await engine.saveSegment(

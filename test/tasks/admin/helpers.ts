@@ -4,6 +4,7 @@
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http'
 import Fastify, { type FastifyInstance } from 'fastify'
+import { SseFrameSplitter } from '../../../src/common/sse-frames.js'
 import { TaskManager, type TaskManagerOptions } from '../../../src/tasks/index.js'
 import { taskAdmin, type TaskAdminOptions } from '../../../src/tasks/fastify/index.js'
 import { quietLogger } from '../helpers.js'
@@ -52,7 +53,7 @@ export interface Frame {
 /** An open SSE stream collecting frames. */
 export interface StreamClient {
   frames: Frame[]
-  /** Comments seen (keepalive). */
+  /** The text of the comments seen (`keepalive`). */
   comments: string[]
   response: IncomingMessage
   /** Resolves once `count` frames have arrived (rejects after `timeoutMs`). */
@@ -72,29 +73,20 @@ export function openStream(
       const frames: Frame[] = []
       const comments: string[] = []
       const waiters: (() => void)[] = []
-      let buffer = ''
+      const splitter = new SseFrameSplitter()
       response.setEncoding('utf8')
       response.on('data', (chunk: string) => {
-        buffer += chunk
-        let end: number
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, end)
-          buffer = buffer.slice(end + 2)
-          const fields = new Map<string, string>()
-          for (const line of block.split('\n')) {
-            if (line.startsWith(':')) comments.push(line)
-            const at = line.indexOf(': ')
-            if (at > 0) fields.set(line.slice(0, at), line.slice(at + 2))
-          }
-          if (fields.has('data')) {
+        splitter.push(chunk, (frame) => {
+          comments.push(...frame.comments)
+          if (frame.data !== undefined) {
             frames.push({
-              id: Number(fields.get('id')),
-              event: fields.get('event') ?? 'message',
-              data: JSON.parse(fields.get('data')!),
+              id: Number(frame.id),
+              event: frame.event ?? 'message',
+              data: JSON.parse(frame.data),
             })
           }
           for (const wake of waiters.splice(0)) wake()
-        }
+        })
       })
       resolve({
         frames,

@@ -91,7 +91,7 @@ describe('task admin stream', () => {
     })
     const replayed = await resumed.waitFor(3)
     expect(replayed.map((f) => f.id)).toEqual(seen.slice(3).map((f) => f.id))
-    await expect.poll(() => resumed.comments.includes(': keepalive')).toBe(true)
+    await expect.poll(() => resumed.comments.includes('keepalive')).toBe(true)
     const bad = await fetch(`${base}/tasks/dashboard/stream`, { headers: { 'last-event-id': 'x' } })
     expect(bad.status).toBe(400)
   })

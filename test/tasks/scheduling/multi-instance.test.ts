@@ -29,29 +29,25 @@ function entry(runKey: string, runAt: number): OneOffEntry {
 afterAll(() => removeSqliteFiles())
 
 describe('one-off scheduling needs a capable store', () => {
+  // What both schedulers take besides their store: one owner on a stopped clock.
+  const scheduler = (lease: { leaseMs?: number } = {}) => ({
+    owner: 'a',
+    clock: new ManualClock(T0),
+    fire: () => undefined,
+    timer: manualTimer,
+    ...lease,
+  })
+
   it('throws ScheduleOnceUnsupportedError without one', () => {
     const make = (store: unknown) => () =>
-      new OneOffScheduler({
-        store: store as DurableTaskStore['oneOffs'],
-        owner: 'a',
-        clock: new ManualClock(T0),
-        fire: () => undefined,
-        timer: manualTimer,
-      })
+      new OneOffScheduler({ store: store as DurableTaskStore['oneOffs'], ...scheduler() })
     expect(make(null)).toThrow(ScheduleOnceUnsupportedError)
     expect(make({ supportsOneOff: false })).toThrow(/one-off schedule support/)
   })
 
   it('a periodic loop refuses a slot lease under one second', () => {
     const make = (leaseMs: number) => () =>
-      new SchedulerLoop({
-        store: {} as DurableTaskStore['slots'],
-        owner: 'a',
-        clock: new ManualClock(T0),
-        fire: () => undefined,
-        timer: manualTimer,
-        leaseMs,
-      })
+      new SchedulerLoop({ store: {} as DurableTaskStore['slots'], ...scheduler({ leaseMs }) })
     expect(make(999)).toThrow(ScheduleError)
     expect(make(Number.NaN)).toThrow(ScheduleError)
     expect(make(1000)).not.toThrow()
@@ -60,14 +56,7 @@ describe('one-off scheduling needs a capable store', () => {
   it('refuses a claim lease under one second', () => {
     const store = { supportsOneOff: true } as unknown as DurableTaskStore['oneOffs']
     const make = (leaseMs: number) => () =>
-      new OneOffScheduler({
-        store,
-        owner: 'a',
-        clock: new ManualClock(T0),
-        fire: () => undefined,
-        timer: manualTimer,
-        leaseMs,
-      })
+      new OneOffScheduler({ store, ...scheduler({ leaseMs }) })
     expect(make(999)).toThrow(ScheduleError)
     expect(make(1000)).not.toThrow()
   })

@@ -18,6 +18,7 @@ import {
   formatDuration,
   pageParam,
   param,
+  TableHead,
 } from '../../../ui/index.js'
 import type { TaskMetrics } from '../../metrics-report.js'
 import type { TaskPage } from '../../stores/ports.js'
@@ -360,20 +361,14 @@ export function MetricsPanel(props: {
         <div class="table-wrap">
           <table>
             <caption>P95 duration per function</caption>
-            <thead>
-              <tr>
-                <th scope="col">Function</th>
-                <th scope="col" class="num">
-                  Runs
-                </th>
-                <th scope="col" class="num">
-                  Failed
-                </th>
-                <th scope="col" class="num">
-                  P95
-                </th>
-              </tr>
-            </thead>
+            <TableHead
+              columns={[
+                'Function',
+                { label: 'Runs', numeric: true },
+                { label: 'Failed', numeric: true },
+                { label: 'P95', numeric: true },
+              ]}
+            />
             <tbody>
               {functions.length === 0 ? (
                 <tr>

@@ -5,11 +5,10 @@
  */
 import type { FastifyRequest } from 'fastify'
 import {
-  Layout,
+  dashboardPage,
   withQuery,
-  type LiveStream,
+  type DashboardPageProps,
   type QueryValues,
-  type Toast,
 } from '../../../ui/index.js'
 import { mountPath, type TaskAdminContext } from '../context.js'
 
@@ -55,46 +54,28 @@ export class TaskDashboard {
   }
 
   /** A full page in the layout. */
-  page(
-    request: FastifyRequest,
-    props: {
-      title: string
-      active: TabId | null
-      flash?: readonly Toast[]
-      children: JSX.Element | JSX.Element[]
-    },
-  ): JSX.Element {
-    // Children are JSX elements, escaped where they were built.
-    const safeChildren = props.children
+  page(request: FastifyRequest, props: Omit<DashboardPageProps<TabId>, 'services'>): JSX.Element {
     const principal = request.taskAdmin
-    const stream: LiveStream = {
-      url: this.url('/dashboard/stream'),
-      events: ['task'],
-      keys: { task: ['task_id'] },
-      pollInterval: this.context.pollInterval,
-    }
-    return (
-      <Layout
-        title={props.title}
-        product={this.context.title}
-        home={this.url('/dashboard')}
-        assetsUrl={this.url('/dashboard/assets/')}
-        nav={TABS.filter((tab) => tab.id !== 'audit' || this.authenticated).map((tab) => ({
-          href: this.url(tab.path),
-          label: tab.label,
-          active: tab.id === props.active,
-        }))}
-        csrfToken={this.csrfToken(request)}
-        user={
+    return dashboardPage(
+      {
+        product: this.context.title,
+        home: this.url('/dashboard'),
+        assetsUrl: this.url('/dashboard/assets/'),
+        pages: TABS.filter((tab) => tab.id !== 'audit' || this.authenticated),
+        url: (path) => this.url(path),
+        csrfToken: this.csrfToken(request),
+        user:
           principal?.session == null
             ? null
-            : { name: principal.username, logoutUrl: this.url('/auth/logout') }
-        }
-        stream={stream}
-        flash={props.flash ?? []}
-      >
-        {safeChildren}
-      </Layout>
+            : { name: principal.username, logoutUrl: this.url('/auth/logout') },
+        stream: {
+          url: this.url('/dashboard/stream'),
+          events: ['task'],
+          keys: { task: ['task_id'] },
+          pollInterval: this.context.pollInterval,
+        },
+      },
+      props,
     )
   }
 

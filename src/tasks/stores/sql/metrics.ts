@@ -6,15 +6,9 @@
 import type { Kysely } from 'kysely'
 import type { TaskStatus } from '../../status.js'
 import { minuteOf, TOTAL_MINUTE } from '../metrics-model.js'
-import type {
-  LiveCount,
-  MetricBucket,
-  MetricCell,
-  MetricCount,
-  MetricsOverview,
-  TaskMetricsStore,
-} from '../ports.js'
+import type { LiveCount, MetricBucket, MetricsOverview, TaskMetricsStore } from '../ports.js'
 import { toNumber } from '../rows.js'
+import { cellOf, CELL_KEYS, countOf, SUMS } from './metric-sums.js'
 import { HOUR_GRAIN, MINUTE_GRAIN } from './migrations.js'
 import type { OpenBackend } from './records.js'
 import type { TaskDatabase } from './schema.js'
@@ -60,12 +54,7 @@ async function overview(
       ]),
     )
   const counts = inRange
-    .select((eb) => [
-      'func_name',
-      'status',
-      eb.fn.sum<number>('count').as('n'),
-      eb.fn.sum<number>('duration_sum').as('d'),
-    ])
+    .select(['func_name', 'status', ...SUMS])
     .groupBy(['func_name', 'status'])
     .execute()
   // Buckets of an hour or more add whole hours; shorter ones need the minutes of the range.
@@ -84,15 +73,9 @@ async function overview(
     .execute()
   const histogram = db
     .selectFrom('task_metric_hours')
-    .select((eb) => [
-      'func_name',
-      'status',
-      'bin',
-      eb.fn.sum<number>('count').as('n'),
-      eb.fn.sum<number>('duration_sum').as('d'),
-    ])
+    .select([...CELL_KEYS, ...SUMS])
     .where('hour_ms', '>=', firstHour)
-    .groupBy(['func_name', 'status', 'bin'])
+    .groupBy([...CELL_KEYS])
     .execute()
   const [live, countRows, periodRows, histogramRows] = await Promise.all([
     liveCounts(db),
@@ -113,23 +96,8 @@ async function overview(
   }
   return {
     live,
-    counts: countRows
-      .map((row): MetricCount => ({
-        func_name: row.func_name,
-        status: row.status as TaskStatus,
-        count: toNumber(row.n),
-        duration_sum: toNumber(row.d),
-      }))
-      .filter((row) => row.count > 0),
-    histogram: histogramRows
-      .map((row): MetricCell => ({
-        func_name: row.func_name,
-        status: row.status as TaskStatus,
-        bin: toNumber(row.bin),
-        count: toNumber(row.n),
-        duration_sum: toNumber(row.d),
-      }))
-      .filter((row) => row.count > 0),
+    counts: countRows.map(countOf).filter((row) => row.count > 0),
+    histogram: histogramRows.map(cellOf).filter((row) => row.count > 0),
     buckets: [...buckets.values()].sort((x, y) => x.start - y.start),
   }
 }
@@ -150,26 +118,14 @@ export function sqlMetrics(open: OpenBackend): TaskMetricsStore {
               .execute()
           : db
               .selectFrom('task_metrics')
-              .select((eb) => [
-                'func_name',
-                'status',
-                'bin',
-                eb.fn.sum<number>('count').as('n'),
-                eb.fn.sum<number>('duration_sum').as('d'),
-              ])
+              .select([...CELL_KEYS, ...SUMS])
               .where('minute_ms', '>=', minuteOf(since))
-              .groupBy(['func_name', 'status', 'bin'])
+              .groupBy([...CELL_KEYS])
               .execute()
       const [liveRows, cellRows] = await Promise.all([live, cells])
       return {
         live: liveRows,
-        cells: cellRows.map((row): MetricCell => ({
-          func_name: row.func_name,
-          status: row.status as TaskStatus,
-          bin: toNumber(row.bin),
-          count: toNumber(row.n),
-          duration_sum: toNumber(row.d),
-        })),
+        cells: cellRows.map(cellOf),
       }
     },
     async overview({ since, step }) {

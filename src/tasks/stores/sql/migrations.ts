@@ -5,6 +5,7 @@
  * add the next number.
  */
 import { sql, type CompiledQuery, type Kysely } from 'kysely'
+import { CELL_KEYS, SUMS } from './metric-sums.js'
 import type { TaskDatabase } from './schema.js'
 
 /** The SQL dialects of the stores. */
@@ -238,6 +239,12 @@ export const MINUTE_GRAIN = 60_000
 export const HOUR_GRAIN = 3_600_000
 
 /**
+ * The hour of a `task_metrics` row: `minute_ms - minute_ms % 3600000` in every dialect
+ * (MySQL's `/` is not integral).
+ */
+export const HOUR_OF_MINUTE = sql<number>`${sql.ref('minute_ms')} - ${sql.ref('minute_ms')} % ${sql.lit(HOUR_GRAIN)}`
+
+/**
  * Version 4 (additive): metric roll-ups, so a dashboard reads a range in O(hours) rows rather
  * than every minute's histogram. `task_metric_counts` holds counts per minute and per hour
  * without duration bins; `task_metric_hours` the hourly duration histogram of the timed
@@ -248,8 +255,6 @@ const v4: TaskMigration = {
   name: 'task metric roll-ups',
   statements(db, dialect, prefix) {
     const t = types(dialect)
-    // `minute_ms - minute_ms % 3600000`: the hour in every dialect (MySQL's `/` is not integral).
-    const hourOf = sql<number>`${sql.ref('minute_ms')} - ${sql.ref('minute_ms')} % ${sql.lit(HOUR_GRAIN)}`
     const counts = (grain: number) =>
       db
         .insertInto('task_metric_counts')
@@ -257,13 +262,14 @@ const v4: TaskMigration = {
         .expression(
           db
             .selectFrom('task_metrics')
-            .select((eb) => [
+            .select([
               sql<number>`${sql.lit(grain)}`.as('g'),
-              (grain === HOUR_GRAIN ? hourOf : sql<number>`${sql.ref('minute_ms')}`).as('p'),
+              (grain === HOUR_GRAIN ? HOUR_OF_MINUTE : sql<number>`${sql.ref('minute_ms')}`).as(
+                'p',
+              ),
               'func_name',
               'status',
-              eb.fn.sum<number>('count').as('n'),
-              eb.fn.sum<number>('duration_sum').as('d'),
+              ...SUMS,
             ])
             .where('minute_ms', '>=', 0)
             .groupBy(sql`1, 2, 3, 4`),
@@ -308,14 +314,7 @@ const v4: TaskMigration = {
         .expression(
           db
             .selectFrom('task_metrics')
-            .select((eb) => [
-              hourOf.as('h'),
-              'func_name',
-              'status',
-              'bin',
-              eb.fn.sum<number>('count').as('n'),
-              eb.fn.sum<number>('duration_sum').as('d'),
-            ])
+            .select([HOUR_OF_MINUTE.as('h'), ...CELL_KEYS, ...SUMS])
             .where('minute_ms', '>=', 0)
             .where('status', 'in', ['success', 'failed'])
             .groupBy(sql`1, 2, 3, 4`),

@@ -23,6 +23,7 @@ import { StoreError } from '../errors.js'
 import { durationBin, MINUTE_MS, minuteOf, TIMED_STATUSES, TOTAL_MINUTE } from '../metrics-model.js'
 import {
   PRUNABLE_STATUSES,
+  type MetricCell,
   type TaskListQuery,
   type TaskPage,
   type TaskRecordStore,
@@ -37,7 +38,8 @@ import {
 } from '../rows.js'
 import type { SqlBackend } from './backend.js'
 import { pruneChanges } from './changes.js'
-import { HOUR_GRAIN, MINUTE_GRAIN } from './migrations.js'
+import { addSums, cellOf, CELL_KEYS, SUMS } from './metric-sums.js'
+import { HOUR_GRAIN, HOUR_OF_MINUTE, MINUTE_GRAIN } from './migrations.js'
 import type {
   TaskDatabase,
   TaskMetricCountsTable,
@@ -190,19 +192,14 @@ function rollupRows(cells: readonly TaskMetricsTable[], withMinutes: boolean): R
   const hours = new Map<string, TaskMetricHoursTable>()
   const addCount = (grain: number, period: number, cell: TaskMetricsTable) => {
     const key = `${String(grain)}\n${String(period)}\n${cell.func_name}\n${cell.status}`
-    const row = counts.get(key)
-    if (row !== undefined) {
-      row.count += cell.count
-      row.duration_sum += cell.duration_sum
-    } else
-      counts.set(key, {
-        grain_ms: grain,
-        period_ms: period,
-        func_name: cell.func_name,
-        status: cell.status,
-        count: cell.count,
-        duration_sum: cell.duration_sum,
-      })
+    addSums(counts, key, cell, () => ({
+      grain_ms: grain,
+      period_ms: period,
+      func_name: cell.func_name,
+      status: cell.status,
+      count: cell.count,
+      duration_sum: cell.duration_sum,
+    }))
   }
   for (const cell of cells) {
     if (cell.minute_ms < 0) continue
@@ -211,19 +208,14 @@ function rollupRows(cells: readonly TaskMetricsTable[], withMinutes: boolean): R
     addCount(HOUR_GRAIN, hour, cell)
     if (!TIMED_STATUSES.has(cell.status as TaskStatus)) continue
     const key = `${String(hour)}\n${cell.func_name}\n${cell.status}\n${String(cell.bin)}`
-    const row = hours.get(key)
-    if (row !== undefined) {
-      row.count += cell.count
-      row.duration_sum += cell.duration_sum
-    } else
-      hours.set(key, {
-        hour_ms: hour,
-        func_name: cell.func_name,
-        status: cell.status,
-        bin: cell.bin,
-        count: cell.count,
-        duration_sum: cell.duration_sum,
-      })
+    addSums(hours, key, cell, () => ({
+      hour_ms: hour,
+      func_name: cell.func_name,
+      status: cell.status,
+      bin: cell.bin,
+      count: cell.count,
+      duration_sum: cell.duration_sum,
+    }))
   }
   return { counts: [...counts.values()], hours: [...hours.values()] }
 }
@@ -566,51 +558,29 @@ export class SqlTaskRecords implements TaskRecordStore {
         .executeTakeFirstOrThrow(),
       db
         .selectFrom('task_metrics')
-        .select((eb) => [
-          'func_name',
-          'status',
-          'bin',
-          eb.fn.sum<number>('count').as('n'),
-          eb.fn.sum<number>('duration_sum').as('d'),
-        ])
+        .select([...CELL_KEYS, ...SUMS])
         .where('minute_ms', '>=', 0)
         .where('minute_ms', '<=', lastMinute)
-        .groupBy(['func_name', 'status', 'bin'])
+        .groupBy([...CELL_KEYS])
         .execute(),
       // The same minutes by hour: what leaves the hourly roll-ups.
       db
         .selectFrom('task_metrics')
-        .select((eb) => [
-          sql<number>`${sql.ref('minute_ms')} - ${sql.ref('minute_ms')} % ${sql.lit(HOUR_GRAIN)}`.as(
-            'h',
-          ),
-          'func_name',
-          'status',
-          'bin',
-          eb.fn.sum<number>('count').as('n'),
-          eb.fn.sum<number>('duration_sum').as('d'),
-        ])
+        .select([HOUR_OF_MINUTE.as('h'), ...CELL_KEYS, ...SUMS])
         .where('minute_ms', '>=', 0)
         .where('minute_ms', '<=', lastMinute)
         .groupBy(sql`1, 2, 3, 4`)
         .execute(),
     ])
-    const leftHours = hours.map((row) => ({
-      func_name: row.func_name,
-      minute_ms: toNumber(row.h),
-      status: row.status,
-      bin: toNumber(row.bin),
-      count: -toNumber(row.n),
-      duration_sum: -toNumber(row.d),
-    }))
-    const taken = minutes.map((row) => ({
-      func_name: row.func_name,
-      minute_ms: TOTAL_MINUTE,
-      status: row.status,
-      bin: toNumber(row.bin),
-      count: -toNumber(row.n),
-      duration_sum: -toNumber(row.d),
-    }))
+    // Increments that take the summed cells back out, at `minute_ms`.
+    const removal = (cell: MetricCell, minute_ms: number) => ({
+      ...cell,
+      minute_ms,
+      count: -cell.count,
+      duration_sum: -cell.duration_sum,
+    })
+    const leftHours = hours.map((row) => removal(cellOf(row), toNumber(row.h)))
+    const taken = minutes.map((row) => removal(cellOf(row), TOTAL_MINUTE))
     const doomedIds = db.selectFrom('tasks').select('tasks.task_id').where(doomed)
     await backend.batch([
       ...metricIncrements(db, backend.dialect, taken),

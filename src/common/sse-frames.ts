@@ -1,0 +1,60 @@
+/**
+ * The frames of a server-sent event stream (`text/event-stream`): blocks of `field: value`
+ * lines ended by a blank line, `:` lines being comments. A stream is read by pushing its text
+ * chunks into a {@link SseFrameSplitter}.
+ */
+
+/**
+ * One frame of an event stream with its fields as sent: `data` lines joined by newlines, the
+ * last `event` and `id`, and the text of its comment lines (`: keepalive` → `keepalive`).
+ */
+export interface SseFrame {
+  event?: string
+  data?: string
+  id?: string
+  comments: string[]
+}
+
+/**
+ * Splits event-stream text into frames as chunks arrive. Synchronous, so a frame is handled in
+ * the tick its last chunk arrives. The SDK's event reader and the tests' stream clients share
+ * it, so a test reads a stream as the SDK does.
+ */
+export class SseFrameSplitter {
+  #buffer = ''
+
+  /** Adds a chunk and calls `onFrame` for every frame it completes, in order. */
+  push(chunk: string, onFrame: (frame: SseFrame) => void): void {
+    this.#buffer += chunk
+    let end = this.#buffer.indexOf('\n\n')
+    while (end >= 0) {
+      const block = this.#buffer.slice(0, end)
+      this.#buffer = this.#buffer.slice(end + 2)
+      onFrame(parseFrame(block))
+      end = this.#buffer.indexOf('\n\n')
+    }
+  }
+
+  /** The length of the frame still incomplete. */
+  get pending(): number {
+    return this.#buffer.length
+  }
+}
+
+/** Parses one frame (its lines, without the blank line that ends it). */
+export function parseFrame(block: string): SseFrame {
+  const frame: SseFrame = { comments: [] }
+  const data: string[] = []
+  for (const line of block.split('\n')) {
+    const colon = line.indexOf(':')
+    const name = colon < 0 ? line : line.slice(0, colon)
+    // A value loses one leading space: `data: x` and `data:x` are the same.
+    const raw = colon < 0 ? '' : line.slice(colon + 1)
+    const value = raw.startsWith(' ') ? raw.slice(1) : raw
+    if (name === '') frame.comments.push(value)
+    else if (name === 'data') data.push(value)
+    else if (name === 'event' || name === 'id') frame[name] = value
+  }
+  if (data.length > 0) frame.data = data.join('\n')
+  return frame
+}
