@@ -38,6 +38,7 @@ import {
 import type { SqlBackend } from './backend.js'
 import { pruneChanges } from './changes.js'
 import { HOUR_GRAIN, MINUTE_GRAIN } from './migrations.js'
+import { pgWriteQuery, pgWriteTexts, type Claim } from './pg-write.js'
 import type {
   TaskDatabase,
   TaskMetricCountsTable,
@@ -61,9 +62,6 @@ const CLAIM_COLUMNS = ['claimed_by', 'lease_until'] as const
 
 /** Columns of a task row, in the order of the prepared single-row upsert's parameters. */
 const TASK_COLUMNS = ['task_id', ...RECORD_COLUMNS, ...CLAIM_COLUMNS, 'claim_token'] as const
-
-/** The claim a write takes (the pending queue's enqueue), or null. */
-type Claim = { owner: string; leaseUntil: number } | null
 
 /**
  * The parameters of the prepared row upsert, in {@link TASK_COLUMNS} order, written out rather
@@ -307,6 +305,8 @@ export class SqlTaskRecords implements TaskRecordStore {
   readonly #countUpserts = new Map<CountedTable, string>()
   /** Prepared status lookup of one task id. */
   #statusLookup: string | null = null
+  /** PostgreSQL's one-statement writes: [without claim, with claim]. */
+  #pgWrites: [string, string] | null = null
   /** Totals of recent list queries by filter (the cached backend read). */
   readonly #totals = new Map<string, { total: number; at: number; refreshing: boolean }>()
   #writes = 0
@@ -337,6 +337,19 @@ export class SqlTaskRecords implements TaskRecordStore {
     const tags = tagRows(tasks, before)
     const cells = newlyTerminal(rows, before)
     const rollups = rollupRows(cells, true)
+    if (backend.dialect === 'postgres') {
+      const texts = (this.#pgWrites ??= pgWriteTexts(backend.prefix))
+      const change = {
+        origin: this.origin,
+        task_ids: JSON.stringify(rows.map((row) => row.task_id)),
+        changed_ms: Date.now(),
+      }
+      const write = { rows, claim, tags, cells, ...rollups, change }
+      await db.executeQuery(pgWriteQuery(texts, write))
+      // Pruning the feed needs no atomicity with the write (readers tolerate gaps).
+      if (++this.#writes % PRUNE_CHANGES_EVERY === 0) await backend.batch(await pruneChanges(db))
+      return
+    }
     const prepared = backend.batchRows !== undefined
     const extra = [
       ...(prepared
@@ -400,6 +413,15 @@ export class SqlTaskRecords implements TaskRecordStore {
   /** The current status of each of `ids` that has a row (a prepared lookup each on SQLite). */
   async #statuses(backend: SqlBackend, ids: readonly string[]): Promise<Map<string, TaskStatus>> {
     if (ids.length === 0) return new Map()
+    if (backend.dialect === 'postgres') {
+      // One array parameter for any number of ids (no IN list to build and parse).
+      const rows = await backend.db
+        .selectFrom('tasks')
+        .select(['task_id', 'status'])
+        .where(sql<boolean>`task_id = any(${[...ids]})`)
+        .execute()
+      return new Map(rows.map((row) => [row.task_id, row.status as TaskStatus]))
+    }
     if (backend.lookupRows === undefined) return statuses(backend.db, ids)
     const text = (this.#statusLookup ??= backend.db
       .selectFrom('tasks')
