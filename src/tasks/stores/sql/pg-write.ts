@@ -10,7 +10,7 @@
  * one round trip, and a single statement is atomic without an explicit transaction.
  */
 import { CompiledQuery } from 'kysely'
-import type { TaskColumns } from '../rows.js'
+import { lastOfEach, type TaskColumns } from '../rows.js'
 import type {
   TaskMetricCountsTable,
   TaskMetricHoursTable,
@@ -121,7 +121,7 @@ export function pgWriteTexts(prefix: string): [string, string] {
 export function pgWriteQuery(texts: readonly [string, string], write: PgWrite): CompiledQuery {
   const json = (rows: readonly unknown[]) => (rows.length === 0 ? '[]' : JSON.stringify(rows))
   return CompiledQuery.raw(texts[write.claim === null ? 0 : 1], [
-    json(lastOfEach(write.rows)),
+    json(lastOfEach(write.rows, (row) => row.task_id)),
     write.claim?.owner ?? null,
     write.claim?.leaseUntil ?? null,
     json(write.tags),
@@ -132,15 +132,4 @@ export function pgWriteQuery(texts: readonly [string, string], write: PgWrite): 
     write.change.task_ids,
     write.change.changed_ms,
   ])
-}
-
-/**
- * The last row of each task id: one statement may not upsert a row twice, and the last write of
- * a task is the one that would have stood had the rows been written one after another.
- */
-function lastOfEach(rows: readonly TaskColumns[]): readonly TaskColumns[] {
-  const seen = new Map<string, number>()
-  rows.forEach((row, index) => seen.set(row.task_id, index))
-  if (seen.size === rows.length) return rows
-  return rows.filter((row, index) => seen.get(row.task_id) === index)
 }
