@@ -35,26 +35,19 @@ local adds, addOrder = {}, {}
 local removes, removeOrder = {}, {}
 local increments, incrementOrder = {}, {}
 
-local function zadd(key, score, id)
-  local list = adds[key]
+-- Appends the values to the list of `key` in `groups`, remembering the order keys came in.
+local function gather(groups, order, key, ...)
+  local list = groups[key]
   if not list then
     list = {}
-    adds[key] = list
-    addOrder[#addOrder + 1] = key
+    groups[key] = list
+    order[#order + 1] = key
   end
-  list[#list + 1] = score
-  list[#list + 1] = id
+  for _, value in ipairs({ ... }) do list[#list + 1] = value end
 end
 
-local function zrem(key, id)
-  local list = removes[key]
-  if not list then
-    list = {}
-    removes[key] = list
-    removeOrder[#removeOrder + 1] = key
-  end
-  list[#list + 1] = id
-end
+local function zadd(key, score, id) gather(adds, addOrder, key, score, id) end
+local function zrem(key, id) gather(removes, removeOrder, key, id) end
 
 -- Counts (integers) and duration sums (floats) to add to hash fields, summed per field.
 local function incr(key, field, amount, float)
