@@ -1,35 +1,52 @@
 /**
- * Durable task-store benchmark (issue 8), bounded to < 60 s:
+ * Durable task-store benchmark (issue 8), a few minutes at most:
  *
  * 1. Durable enqueue throughput: pending records written in batches of 500 through
  *    `enqueuePending` (the write `addTask` makes for persistent tasks) to SQLite (WAL,
- *    synchronous NORMAL), PostgreSQL and Redis, against the named peer — raw better-sqlite3
+ *    synchronous NORMAL), PostgreSQL and Redis, against the peers — raw better-sqlite3
  *    inserting the same rows into the same table and indexes with one prepared statement per
- *    row inside one transaction per batch (PERF.md's anchor, plus our indexes). Interleaved rounds, medians, ratio to the peer.
- *    Goal: SQLite ≥ 20k tasks/s (PERF.md: ≥ 40k).
- * 2. List-page latency with 1,000,000 records in SQLite: 200 `listTasks` queries (newest first,
+ *    row inside one transaction per batch (PERF.md's anchor, plus our indexes); pg-boss 10.x
+ *    `insert` of the same 500 jobs per call on the same PostgreSQL; BullMQ `addBulk` of 500 on
+ *    the same Redis. Interleaved rounds (order rotated), medians, ratio to raw SQLite, and the
+ *    median of the per-round ratios PostgreSQL / pg-boss and Redis / BullMQ.
+ *    Goals: SQLite ≥ 20k tasks/s (PERF.md: ≥ 40k); PostgreSQL ≥ 1× pg-boss; Redis ≥ 5× BullMQ.
+ * 2. Durable end to end against the same peers, same N: switchyard's TaskManager on
+ *    PostgreSQL / Redis (persistent no-op tasks added in a loop, concurrency 50, until shutdown
+ *    has flushed every `success` record) vs pg-boss (`insert` of 500, 8 `work` loops fetching
+ *    500, until every job is stored as completed) and BullMQ (`addBulk` of 500, a worker at
+ *    concurrency 50, until every job is completed). Interleaved rounds, per-round ratios.
+ * 3. List-page latency with 1,000,000 records in SQLite: 200 `listTasks` queries (newest first,
  *    with a mix of status / func_name / queue / since filters, pages 1–5, 50 per page, with the
  *    total count), p50/p95/max. Goal: p95 < 20 ms. Process RSS is reported before and after to
  *    show memory does not follow history size.
- * 3. End to end through the TaskManager: persistent no-op tasks (`persist: true`) added in a loop
+ * 4. End to end through the TaskManager: persistent no-op tasks (`persist: true`) added in a loop
  *    to a manager on a fresh SQLite file (default queue, concurrency 50) until every one reaches
  *    `success`, tasks/s; also until shutdown has flushed every record to the file (checked by
  *    counting `success` rows). Peer: the same manager with no store (in-memory records),
- *    interleaved rounds, medians, ratio. Bounded to ~20 s; the whole file stays < 90 s.
+ *    interleaved rounds, medians, ratio. Bounded to ~20 s.
+ *
+ * PostgreSQL and Redis cases are skipped when their server is unreachable. Every case works in
+ * tables, schemas or key prefixes of its own, removed at the end.
  *
  * Usage: `npm run bench -- tasks-store [--quick] [--e2e-only]`. Prints tables; writes
  * bench/results/tasks-store.json (`--e2e-only` writes bench/results/tasks-store-e2e.json).
  */
 import { randomUUID } from 'node:crypto'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
-import { Redis } from 'ioredis'
-import pg from 'pg'
 import { TaskManager } from '../src/tasks/index.js'
 import type { StoredTask } from '../src/tasks/record.js'
-import { TASK_TABLES } from '../src/tasks/stores/sql/schema.js'
+import { startBullmq } from './lib/bullmq-peer.js'
+import {
+  deleteRedisKeys,
+  dropPostgresTables,
+  managerEndToEnd,
+  postgresFactory,
+  redisFactory,
+} from './lib/durable-e2e.js'
+import { startPgBoss } from './lib/pg-boss-peer.js'
 import { benchTask, FUNCS, fillSqliteHistory, median, percentile, T0 } from './lib/task-history.js'
 import {
   postgresStore,
@@ -40,7 +57,7 @@ import {
 
 const quick = process.argv.includes('--quick')
 const e2eOnly = process.argv.includes('--e2e-only')
-const ROUNDS = quick ? 2 : 3
+const ROUNDS = quick ? 3 : 5
 const TASKS_PER_ROUND = quick ? 10_000 : 20_000
 const BATCH = 500
 const RECORDS = quick ? 200_000 : 1_000_000
@@ -48,9 +65,21 @@ const PAGE_QUERIES = 200
 const E2E_ROUNDS = quick ? 3 : 5
 const E2E_TASKS = quick ? 5_000 : 20_000
 const E2E_BUDGET_MS = 20_000
-const DEADLINE = Date.now() + 55_000
+/** Enqueue rounds stop starting after this long (the peers make a round ~5 s). */
+const ENQUEUE_BUDGET_MS = 40_000
 const PG_URL = process.env.SY_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const REDIS_URL = process.env.SY_BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379'
+const PG_BOSS = 'peer: pg-boss insert'
+const PG_BOSS_E2E = 'peer: pg-boss insert + work'
+const BULLMQ = 'peer: BullMQ addBulk'
+const BULLMQ_E2E = 'peer: BullMQ addBulk + Worker'
+/** Each store case against its queue peer: [ours, enqueue peer, end-to-end peer, result key]. */
+const PAIRS = [
+  ['switchyard PostgreSQL', PG_BOSS, PG_BOSS_E2E, 'postgres_vs_pg_boss'],
+  ['switchyard Redis', BULLMQ, BULLMQ_E2E, 'redis_vs_bullmq'],
+] as const
+const PEER_ROUNDS = quick ? 3 : 5
+const PEER_TASKS = quick ? 5_000 : 20_000
 
 const dir = mkdtempSync(join(tmpdir(), 'sy-bench-store-'))
 const task = benchTask
@@ -134,9 +163,19 @@ function rawSqliteCase(): EnqueueCase {
   }
 }
 
-async function enqueueBench(): Promise<
-  Record<string, { median: number; rounds: number[]; ratio: number }>
-> {
+type EnqueueSummary = Record<string, { median: number; rounds: number[]; ratio: number }>
+
+/** The median over rounds of `ours / peer` (rounds where both ran), or undefined. */
+function pairedRatio(ours: number[] | undefined, peer: number[] | undefined): number | undefined {
+  if (ours === undefined || peer === undefined || ours.length === 0) return undefined
+  const ratios = ours.slice(0, peer.length).map((value, index) => value / peer[index]!)
+  return ratios.length === 0 ? undefined : median(ratios)
+}
+
+async function enqueueBench(): Promise<{
+  cases: EnqueueSummary
+  ratios: Record<string, number>
+}> {
   const cases: EnqueueCase[] = [
     rawSqliteCase(),
     storeCase('switchyard SQLite', sqliteStore(join(dir, 'enqueue.db')), () => Promise.resolve()),
@@ -147,36 +186,35 @@ async function enqueueBench(): Promise<
       storeCase(
         'switchyard PostgreSQL',
         postgresStore({ connectionString: PG_URL }, { tablePrefix: prefix }),
-        async () => {
-          const client = new pg.Client({ connectionString: PG_URL })
-          await client.connect()
-          for (const table of TASK_TABLES) {
-            await client.query(`drop table if exists "${prefix}${table}"`)
-          }
-          await client.end()
-        },
+        () => dropPostgresTables(PG_URL, prefix),
       ),
     )
-  } else console.warn('PostgreSQL unreachable: skipping its case')
+    const boss = await startPgBoss(PG_URL, 'enqueue')
+    cases.push({
+      name: PG_BOSS,
+      run: (tasks) => boss.enqueue('enqueue', tasks, BATCH),
+      close: () => boss.close(),
+    })
+  } else console.warn('PostgreSQL unreachable: skipping its cases')
   if (await reachable(REDIS_URL)) {
     const prefix = `sy-bench:${randomUUID().slice(0, 8)}:`
     cases.push(
-      storeCase('switchyard Redis', redisStore({ url: REDIS_URL }, { prefix }), async () => {
-        const client = new Redis(REDIS_URL)
-        let cursor = '0'
-        do {
-          const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000)
-          cursor = next
-          if (keys.length > 0) await client.del(...keys)
-        } while (cursor !== '0')
-        client.disconnect()
-      }),
+      storeCase('switchyard Redis', redisStore({ url: REDIS_URL }, { prefix }), () =>
+        deleteRedisKeys(REDIS_URL, prefix),
+      ),
     )
-  } else console.warn('Redis unreachable: skipping its case')
+    const bull = startBullmq(REDIS_URL)
+    cases.push({
+      name: BULLMQ,
+      run: (tasks) => bull.enqueue(tasks, BATCH),
+      close: () => bull.close(),
+    })
+  } else console.warn('Redis unreachable: skipping its cases')
   // Warm up (schema, statement caches, connections).
   for (const c of cases) await c.run(Array.from({ length: BATCH }, (_, i) => task(i)))
   const results = new Map<string, number[]>(cases.map((c) => [c.name, []]))
-  for (let round = 0; round < ROUNDS && Date.now() < DEADLINE - 35_000; round++) {
+  const deadline = Date.now() + ENQUEUE_BUDGET_MS
+  for (let round = 0; round < ROUNDS && Date.now() < deadline; round++) {
     const order = cases.map((_, i) => cases[(i + round) % cases.length]!)
     for (const c of order) {
       const tasks = Array.from({ length: TASKS_PER_ROUND }, (_, i) => task(i))
@@ -187,7 +225,7 @@ async function enqueueBench(): Promise<
   }
   for (const c of cases) await c.close()
   const peer = median(results.get(cases[0]!.name)!)
-  const summary: Record<string, { median: number; rounds: number[]; ratio: number }> = {}
+  const summary: EnqueueSummary = {}
   console.log('\nDurable enqueue (pending records, batches of 500), tasks/s')
   console.log(
     'case'.padEnd(50),
@@ -205,7 +243,14 @@ async function enqueueBench(): Promise<
       `${(m / peer).toFixed(2)}×`.padStart(9),
     )
   }
-  return summary
+  const ratios: Record<string, number> = {}
+  for (const [ours, other, , key] of PAIRS) {
+    const ratio = pairedRatio(results.get(ours), results.get(other))
+    if (ratio === undefined) continue
+    ratios[key] = ratio
+    console.log(`${ours} / ${other} (median of per-round ratios): ${ratio.toFixed(2)}×`)
+  }
+  return { cases: summary, ratios }
 }
 
 async function listBench(): Promise<Record<string, number>> {
@@ -362,6 +407,84 @@ async function managerBench(): Promise<Record<string, number | number[]>> {
   return result
 }
 
+/** One end-to-end case against a server: a round's elapsed ms for `tasks`. */
+interface PeerCase {
+  name: string
+  round: (tasks: StoredTask[]) => Promise<number>
+  close: () => Promise<void>
+}
+
+/**
+ * Durable end to end against the queue peers on the same server, same N: switchyard's manager
+ * on PostgreSQL vs pg-boss (insert of 500, 8 `work` loops fetching 500), and on Redis vs
+ * BullMQ (addBulk of 500, a worker at concurrency 50). Interleaved rounds, order rotated.
+ */
+async function peersEndToEnd(): Promise<{
+  cases: Record<string, { median: number; rounds: number[] }>
+  ratios: Record<string, number>
+}> {
+  const cases: PeerCase[] = []
+  if (await reachable(PG_URL)) {
+    cases.push({
+      name: 'switchyard PostgreSQL',
+      round: (tasks) => managerEndToEnd(postgresFactory(PG_URL), tasks.length),
+      close: () => Promise.resolve(),
+    })
+    const boss = await startPgBoss(PG_URL, 'enqueue')
+    cases.push({
+      name: PG_BOSS_E2E,
+      round: (tasks) => boss.endToEnd(tasks, BATCH),
+      close: () => boss.close(),
+    })
+  }
+  if (await reachable(REDIS_URL)) {
+    cases.push({
+      name: 'switchyard Redis',
+      round: (tasks) => managerEndToEnd(redisFactory(REDIS_URL), tasks.length),
+      close: () => Promise.resolve(),
+    })
+    const bull = startBullmq(REDIS_URL)
+    cases.push({
+      name: BULLMQ_E2E,
+      round: (tasks) => bull.endToEnd(tasks, BATCH),
+      close: () => bull.close(),
+    })
+  }
+  const make = (count: number) => Array.from({ length: count }, (_, i) => task(i))
+  for (const c of cases) await c.round(make(1_000))
+  const results = new Map<string, number[]>(cases.map((c) => [c.name, []]))
+  for (let round = 0; round < PEER_ROUNDS; round++) {
+    for (let i = 0; i < cases.length; i++) {
+      const c = cases[(i + round) % cases.length]!
+      const ms = await c.round(make(PEER_TASKS))
+      results.get(c.name)!.push(PEER_TASKS / (ms / 1000))
+    }
+  }
+  for (const c of cases) await c.close()
+  console.log(
+    `\nDurable end to end vs the queue peers: ${PEER_TASKS.toLocaleString()} no-op tasks enqueued (batches of 500) and run until stored as done, tasks/s`,
+  )
+  const summary: Record<string, { median: number; rounds: number[] }> = {}
+  for (const [name, rounds] of results) {
+    summary[name] = { median: Math.round(median(rounds)), rounds: rounds.map(Math.round) }
+    console.log(
+      name.padEnd(50),
+      String(Math.round(median(rounds))).padStart(10),
+      `${String(Math.round(Math.min(...rounds)))}–${String(Math.round(Math.max(...rounds)))}`.padStart(
+        20,
+      ),
+    )
+  }
+  const ratios: Record<string, number> = {}
+  for (const [ours, , other, key] of PAIRS) {
+    const ratio = pairedRatio(results.get(ours), results.get(other))
+    if (ratio === undefined) continue
+    ratios[key] = ratio
+    console.log(`${ours} / ${other} (median of per-round ratios): ${ratio.toFixed(2)}×`)
+  }
+  return { cases: summary, ratios }
+}
+
 try {
   if (e2eOnly) {
     const e2e = await managerBench()
@@ -369,13 +492,22 @@ try {
     writeFileSync('bench/results/tasks-store-e2e.json', JSON.stringify({ e2e, quick }, null, 2))
     process.exit(0)
   }
-  const enqueue = await enqueueBench()
+  const { cases: enqueue, ratios: enqueueRatios } = await enqueueBench()
+  const peersE2e = await peersEndToEnd()
   const list = await listBench()
   const e2e = await managerBench()
+  const peers: Record<string, { enqueue?: number; e2e?: number }> = {}
+  for (const [, , , key] of PAIRS) {
+    peers[key] = { enqueue: enqueueRatios[key], e2e: peersE2e.ratios[key] }
+  }
   mkdirSync('bench/results', { recursive: true })
   writeFileSync(
     'bench/results/tasks-store.json',
-    JSON.stringify({ enqueue, list, e2e, quick }, null, 2),
+    JSON.stringify(
+      { enqueue, peers_e2e: peersE2e.cases, peers, list, e2e, quick, load: loadavg() },
+      null,
+      2,
+    ),
   )
   const sqlite = enqueue['switchyard SQLite']?.median ?? 0
   console.log(

@@ -56,6 +56,15 @@ describe('bench goals', () => {
         ],
       }),
     )
+    writeFileSync(
+      join(dir, 'tasks-store.json'),
+      JSON.stringify({
+        peers: {
+          postgres_vs_pg_boss: { enqueue: 0.6, e2e: 1.4 },
+          redis_vs_bullmq: { enqueue: 1.2 },
+        },
+      }),
+    )
     const verdicts = new Map(checkGoals(dir).map((v) => [v.goal.label, v]))
     expect(verdicts.size).toBe(GOALS.length)
     expect(verdicts.get('route states, memory store vs bare Fastify')?.status).toBe('met')
@@ -65,5 +74,12 @@ describe('bench goals', () => {
     })
     expect(verdicts.get('limits on Redis vs bare')).toMatchObject({ value: 0.75, status: 'met' })
     expect(verdicts.get('durable tasks end to end, SQLite (tasks/s)')?.status).toBe('not measured')
+    expect(verdicts.get('durable enqueue, PostgreSQL vs pg-boss 10.x insert')).toMatchObject({
+      value: 0.6,
+      status: 'missed',
+    })
+    expect(verdicts.get('durable tasks end to end, PostgreSQL vs pg-boss 10.x')?.status).toBe('met')
+    expect(verdicts.get('durable enqueue, Redis vs BullMQ addBulk')?.status).toBe('missed')
+    expect(verdicts.get('durable tasks end to end, Redis vs BullMQ')?.status).toBe('not measured')
   })
 })

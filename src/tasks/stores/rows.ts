@@ -162,3 +162,15 @@ export function toNumber(value: unknown): number {
 export function toNumberOrNull(value: unknown): number | null {
   return value === null || value === undefined ? null : toNumber(value)
 }
+
+/**
+ * The last item of each task id, in the order of those last items: one statement or script
+ * writes a task once, and the last write of a task is the one that would have stood had the
+ * items been written one after another.
+ */
+export function lastOfEach<T>(items: readonly T[], idOf: (item: T) => string): readonly T[] {
+  const last = new Map<string, number>()
+  items.forEach((item, index) => last.set(idOf(item), index))
+  if (last.size === items.length) return items
+  return items.filter((item, index) => last.get(idOf(item)) === index)
+}

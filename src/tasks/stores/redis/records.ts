@@ -10,7 +10,7 @@ import { TaskValidationError } from '../../errors.js'
 import type { StoredTask } from '../../record.js'
 import { durationBin, MINUTE_MS } from '../metrics-model.js'
 import type { TaskListQuery, TaskPage, TaskRecordStore } from '../ports.js'
-import { checkListQuery, parseTask, tagHash, taskColumns } from '../rows.js'
+import { checkListQuery, lastOfEach, parseTask, tagHash, taskColumns } from '../rows.js'
 import type { RedisOps } from './ops.js'
 
 const SAVE_CHUNK = 500
@@ -30,9 +30,11 @@ export async function writeTasks(
   owner: string,
   lease: string,
 ): Promise<void> {
-  for (let i = 0; i < tasks.length; i += SAVE_CHUNK) {
+  // The script takes each task id once per call.
+  const unique = lastOfEach(tasks, (task) => task.record.task_id)
+  for (let i = 0; i < unique.length; i += SAVE_CHUNK) {
     const args: (string | number)[] = [ops.prefix, owner, lease, origin]
-    for (const task of tasks.slice(i, i + SAVE_CHUNK)) {
+    for (const task of unique.slice(i, i + SAVE_CHUNK)) {
       const row = taskColumns(task)
       const tags = Object.entries(task.record.tags).map(([key, value]) => tagHash(key, value))
       args.push(

@@ -2,13 +2,23 @@
  * The pending queue on SQL (the {@link PendingQueueStore} port; see it for the semantics). A claim is optimistic: pick candidates, then one `UPDATE ... WHERE <still free>`
  * that stamps a fresh claim token, then read back the rows carrying that token. Every database
  * re-checks the WHERE clause of an UPDATE under its row lock, so two racing instances can never
- * both stamp the same row.
+ * both stamp the same row. PostgreSQL does it in one statement instead: an UPDATE of the rows
+ * a `FOR UPDATE SKIP LOCKED` subquery picks, RETURNING them (racing claimers skip each other's
+ * rows instead of waiting, and a row changed meanwhile is re-checked under its lock).
  */
 import { randomUUID } from 'node:crypto'
 import type { ExpressionBuilder, Kysely } from 'kysely'
 import type { TaskStatus } from '../../status.js'
 import type { ClaimedTask, ClaimPendingRequest, LeaseRequest, PendingQueueStore } from '../ports.js'
-import { checkLease, checkPendingBatch, claimWanted, parseTask, toNumberOrNull } from '../rows.js'
+import {
+  checkLease,
+  checkPendingBatch,
+  claimWanted,
+  parseTask,
+  toNumber,
+  toNumberOrNull,
+} from '../rows.js'
+import type { SqlDialectName } from './migrations.js'
 import type { OpenBackend, SqlTaskRecords } from './records.js'
 import type { TaskDatabase } from './schema.js'
 
@@ -20,6 +30,7 @@ type Db = Kysely<TaskDatabase>
  */
 async function claimTasks(
   db: Db,
+  dialect: SqlDialectName,
   status: TaskStatus,
   request: LeaseRequest & { limit: number },
   funcNames: readonly string[] | null,
@@ -31,6 +42,25 @@ async function claimTasks(
       eb.or([eb('claimed_by', 'is', null), eb('lease_until', '<', request.now)]),
       ...(funcNames === null ? [] : [eb('func_name', 'in', funcNames)]),
     ])
+  if (dialect === 'postgres') {
+    const claimed = await db
+      .updateTable('tasks')
+      .set({ claimed_by: request.owner, lease_until: request.leaseUntil, claim_token: null })
+      .where('task_id', 'in', (eb) =>
+        eb
+          .selectFrom('tasks')
+          .select('task_id')
+          .where(free)
+          .orderBy('created_ms')
+          .limit(request.limit)
+          .forUpdate()
+          .skipLocked(),
+      )
+      .returning(['body', 'claimed_by', 'lease_until', 'created_ms'])
+      .execute()
+    claimed.sort((a, b) => toNumber(a.created_ms) - toNumber(b.created_ms))
+    return claimed.map((row) => claimedTask(row, request))
+  }
   const candidates = await db
     .selectFrom('tasks')
     .select('task_id')
@@ -54,11 +84,19 @@ async function claimTasks(
     .where('claim_token', '=', token)
     .orderBy('created_ms')
     .execute()
-  return rows.map((row) => ({
+  return rows.map((row) => claimedTask(row, request))
+}
+
+/** A claimed row as the port returns it. */
+function claimedTask(
+  row: { body: string; claimed_by: string | null; lease_until: number | null },
+  request: LeaseRequest,
+): ClaimedTask {
+  return {
     task: parseTask(row.body),
     claimed_by: row.claimed_by ?? request.owner,
     lease_until: toNumberOrNull(row.lease_until) ?? request.leaseUntil,
-  }))
+  }
 }
 
 /** Extends every live claim of `owner`. */
@@ -94,10 +132,12 @@ export function sqlPendingQueue(open: OpenBackend, records: SqlTaskRecords): Pen
     },
     async claim(request: ClaimPendingRequest) {
       if (request.funcNames.length === 0) return []
-      return claimTasks(await db(), 'pending', request, request.funcNames)
+      const backend = await open()
+      return claimTasks(backend.db, backend.dialect, 'pending', request, request.funcNames)
     },
     async claimOrphans(request) {
-      return claimTasks(await db(), 'running', request, null)
+      const backend = await open()
+      return claimTasks(backend.db, backend.dialect, 'running', request, null)
     },
     async renewLeases(owner, leaseUntil) {
       return renewLeases(await db(), owner, leaseUntil)

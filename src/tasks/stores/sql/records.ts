@@ -30,6 +30,7 @@ import {
 } from '../ports.js'
 import {
   checkListQuery,
+  lastOfEach,
   parseTask,
   tagHash,
   taskColumns,
@@ -40,6 +41,7 @@ import type { SqlBackend } from './backend.js'
 import { pruneChanges } from './changes.js'
 import { addSums, cellOf, CELL_KEYS, SUMS } from './metric-sums.js'
 import { HOUR_GRAIN, HOUR_OF_MINUTE, MINUTE_GRAIN } from './migrations.js'
+import { pgWriteQuery, pgWriteTexts, type Claim } from './pg-write.js'
 import type {
   TaskDatabase,
   TaskMetricCountsTable,
@@ -63,9 +65,6 @@ const CLAIM_COLUMNS = ['claimed_by', 'lease_until'] as const
 
 /** Columns of a task row, in the order of the prepared single-row upsert's parameters. */
 const TASK_COLUMNS = ['task_id', ...RECORD_COLUMNS, ...CLAIM_COLUMNS, 'claim_token'] as const
-
-/** The claim a write takes (the pending queue's enqueue), or null. */
-type Claim = { owner: string; leaseUntil: number } | null
 
 /**
  * The parameters of the prepared row upsert, in {@link TASK_COLUMNS} order, written out rather
@@ -91,6 +90,11 @@ function upsertParams(row: TaskColumns, claim: Claim): unknown[] {
 
 /** Rows per multi-row INSERT (well under every dialect's bound-parameter limit). */
 const INSERT_CHUNK = 400
+
+/** A PostgreSQL write is split into up to this many pieces written side by side… */
+const PG_PIECES = 4
+/** …of at least this many rows. */
+const PG_PIECE_MIN = 100
 
 /** Every this many writes, the change feed is cut back to its most recent rows. */
 const PRUNE_CHANGES_EVERY = 100
@@ -299,6 +303,8 @@ export class SqlTaskRecords implements TaskRecordStore {
   readonly #countUpserts = new Map<CountedTable, string>()
   /** Prepared status lookup of one task id. */
   #statusLookup: string | null = null
+  /** PostgreSQL's one-statement writes: [without claim, with claim]. */
+  #pgWrites: [string, string] | null = null
   /** Totals of recent list queries by filter (the cached backend read). */
   readonly #totals = new Map<string, { total: number; at: number; refreshing: boolean }>()
   #writes = 0
@@ -318,8 +324,27 @@ export class SqlTaskRecords implements TaskRecordStore {
   /** Upserts `tasks`, taking `claim` when given (the pending queue's enqueue). */
   async write(tasks: readonly StoredTask[], claim: Claim): Promise<void> {
     if (tasks.length === 0) return
-    const rows = tasks.map(taskColumns)
     const backend = await this.open()
+    if (backend.dialect === 'postgres' && tasks.length >= 2 * PG_PIECE_MIN) {
+      // Pieces on several pooled connections: the server writes them side by side, and the
+      // client builds the next piece while the first is written. (A batch is not one
+      // transaction: each piece is, and the call resolves once every piece is committed.)
+      const unique = lastOfEach(tasks, (task) => task.record.task_id)
+      const size = Math.max(PG_PIECE_MIN, Math.ceil(unique.length / PG_PIECES))
+      const pieces: Promise<void>[] = []
+      for (let i = 0; i < unique.length; i += size) {
+        pieces.push(this.#write(backend, unique.slice(i, i + size), claim))
+        // Let the piece go out before building the next.
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+      await Promise.all(pieces)
+      return
+    }
+    await this.#write(backend, tasks, claim)
+  }
+
+  async #write(backend: SqlBackend, tasks: readonly StoredTask[], claim: Claim): Promise<void> {
+    const rows = tasks.map(taskColumns)
     const db = backend.db
     // Only a terminal row may need a metric count; the hot path (pending enqueues) reads nothing.
     const before = await this.#statuses(
@@ -329,6 +354,19 @@ export class SqlTaskRecords implements TaskRecordStore {
     const tags = tagRows(tasks, before)
     const cells = newlyTerminal(rows, before)
     const rollups = rollupRows(cells, true)
+    if (backend.dialect === 'postgres') {
+      const texts = (this.#pgWrites ??= pgWriteTexts(backend.prefix))
+      const change = {
+        origin: this.origin,
+        task_ids: JSON.stringify(rows.map((row) => row.task_id)),
+        changed_ms: Date.now(),
+      }
+      const write = { rows, claim, tags, cells, ...rollups, change }
+      await db.executeQuery(pgWriteQuery(texts, write))
+      // Pruning the feed needs no atomicity with the write (readers tolerate gaps).
+      if (++this.#writes % PRUNE_CHANGES_EVERY === 0) await backend.batch(await pruneChanges(db))
+      return
+    }
     const prepared = backend.batchRows !== undefined
     const extra = [
       ...(prepared
@@ -392,6 +430,15 @@ export class SqlTaskRecords implements TaskRecordStore {
   /** The current status of each of `ids` that has a row (a prepared lookup each on SQLite). */
   async #statuses(backend: SqlBackend, ids: readonly string[]): Promise<Map<string, TaskStatus>> {
     if (ids.length === 0) return new Map()
+    if (backend.dialect === 'postgres') {
+      // One array parameter for any number of ids (no IN list to build and parse).
+      const rows = await backend.db
+        .selectFrom('tasks')
+        .select(['task_id', 'status'])
+        .where(sql<boolean>`task_id = any(${[...ids]})`)
+        .execute()
+      return new Map(rows.map((row) => [row.task_id, row.status as TaskStatus]))
+    }
     if (backend.lookupRows === undefined) return statuses(backend.db, ids)
     const text = (this.#statusLookup ??= backend.db
       .selectFrom('tasks')

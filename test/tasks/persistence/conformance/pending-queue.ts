@@ -6,6 +6,25 @@ import { T0, type SuiteContext } from './context.js'
 
 /** Registers the pending-queue suite. */
 export function pendingQueueSuite({ a, b, test }: SuiteContext): void {
+  test('a large batch stores each task once, the last write of a repeated id standing', async () => {
+    const tasks = Array.from({ length: 450 }, () => makeTask({ func_name: 'bulk' }))
+    const first = tasks[0]!
+    const again = { ...first, record: { ...first.record, func_name: 'bulk_last' } }
+    await a().pending.enqueue([...tasks, again], { owner: 'A', leaseUntil: T0 + 30_000 })
+    const page = await b().records.list({ funcName: 'bulk', page: 1, perPage: 10 })
+    expect(page.total).toBe(449)
+    expect((await b().records.get(first.record.task_id))?.record.func_name).toBe('bulk_last')
+    const claimed = await b().pending.claim({
+      owner: 'B',
+      leaseUntil: T0 + 90_000,
+      now: T0 + 60_000,
+      limit: 1000,
+      funcNames: ['bulk', 'bulk_last'],
+    })
+    expect(claimed).toHaveLength(450)
+    expect(claimed.every((c) => c.claimed_by === 'B')).toBe(true)
+  })
+
   test('the owner holds its tasks; others claim only after the lease, each once', async () => {
     const tasks = Array.from({ length: 60 }, () => makeTask({ func_name: 'queued' }))
     const stray = makeTask({ func_name: 'unregistered' })

@@ -11,11 +11,17 @@
 -- ARGV[4]  origin of the write (the change stream's "o")
 -- ARGV[5..] groups of 11: task_id, status, func_name, queue, created_ms, finished_ms ("" while
 --          live), duration (seconds), duration bin, tag hashes (space-separated, "" for none),
---          idempotency key ("" for none), JSON body
+--          idempotency key ("" for none), JSON body. A task id appears at most once per call.
 --
 -- Metric buckets: hash m:<minute> (and m:total for all time) with fields
 -- "n\n<func>\n<status>\n<bin>" (count) and "d\n<func>\n<status>\n<bin>" (duration sum); sorted
 -- set m:minutes lists the minutes.
+--
+-- Each record costs two commands (read its old state, write its hash); the index, counter and
+-- metric changes of the whole call are gathered first and sent as one command per key (a
+-- sorted set gets all its members in one ZADD), since per-command overhead, not the work on
+-- each key, was most of a write's server time. With every task id once, each (key, member)
+-- is either added or removed, so the order of the gathered commands does not matter.
 --
 -- Returns the number of records written.
 
@@ -24,7 +30,51 @@ local owner = ARGV[2]
 local lease = ARGV[3]
 local origin = ARGV[4]
 local terminal = { success = true, failed = true, cancelled = true, interrupted = true, rejected = true }
+
+local adds, addOrder = {}, {}
+local removes, removeOrder = {}, {}
+local increments, incrementOrder = {}, {}
+
+-- Appends the values to the list of `key` in `groups`, remembering the order keys came in.
+local function gather(groups, order, key, ...)
+  local list = groups[key]
+  if not list then
+    list = {}
+    groups[key] = list
+    order[#order + 1] = key
+  end
+  for _, value in ipairs({ ... }) do list[#list + 1] = value end
+end
+
+local function zadd(key, score, id) gather(adds, addOrder, key, score, id) end
+local function zrem(key, id) gather(removes, removeOrder, key, id) end
+
+-- Counts (integers) and duration sums (floats) to add to hash fields, summed per field.
+local function incr(key, field, amount, float)
+  local fields = increments[key]
+  if not fields then
+    fields = { float = {}, int = {}, order = {} }
+    increments[key] = fields
+    incrementOrder[#incrementOrder + 1] = key
+  end
+  local kind = float and fields.float or fields.int
+  if kind[field] == nil then
+    kind[field] = 0
+    fields.order[#fields.order + 1] = { field, float }
+  end
+  kind[field] = kind[field] + amount
+end
+
+-- Sends `args` (ARGV-style, flat) to `command key ...` in pieces Lua's unpack can take.
+local function send(command, key, args)
+  for i = 1, #args, 4000 do
+    local last = math.min(i + 3999, #args)
+    redis.call(command, key, unpack(args, i, last))
+  end
+end
+
 local ids = {}
+local minutes = {}
 for i = 5, #ARGV, 11 do
   local id, status, func, queue = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local created, finished, duration, bin = ARGV[i + 4], ARGV[i + 5], ARGV[i + 6], ARGV[i + 7]
@@ -32,45 +82,72 @@ for i = 5, #ARGV, 11 do
   local key = p .. 'task:' .. id
   local old = redis.call('HMGET', key, 'status', 'func', 'queue', 'duration')
   if old[1] then
-    redis.call('ZREM', p .. 'idx:status:' .. old[1], id)
-    redis.call('ZREM', p .. 'idx:func:' .. old[2], id)
-    redis.call('ZREM', p .. 'idx:queue:' .. old[3], id)
-    redis.call('HINCRBY', p .. 'agg:count', old[2] .. '\n' .. old[1], -1)
-    redis.call('HINCRBYFLOAT', p .. 'agg:duration', old[2] .. '\n' .. old[1], -tonumber(old[4]))
+    if old[1] ~= status then zrem(p .. 'idx:status:' .. old[1], id) end
+    if old[2] ~= func then zrem(p .. 'idx:func:' .. old[2], id) end
+    if old[3] ~= queue then zrem(p .. 'idx:queue:' .. old[3], id) end
+    incr(p .. 'agg:count', old[2] .. '\n' .. old[1], -1, false)
+    local oldDuration = tonumber(old[4])
+    if oldDuration ~= 0 then
+      incr(p .. 'agg:duration', old[2] .. '\n' .. old[1], -oldDuration, true)
+    end
   else
-    redis.call('ZADD', p .. 'idx:id', 0, id)
+    zadd(p .. 'idx:id', 0, id)
     for hash in string.gmatch(tags, '%S+') do
-      redis.call('ZADD', p .. 'idx:tag:' .. hash, created, id)
+      zadd(p .. 'idx:tag:' .. hash, created, id)
     end
   end
-  redis.call('ZADD', p .. 'idx:all', created, id)
-  redis.call('ZADD', p .. 'idx:status:' .. status, created, id)
-  redis.call('ZADD', p .. 'idx:func:' .. func, created, id)
-  redis.call('ZADD', p .. 'idx:queue:' .. queue, created, id)
-  redis.call('HINCRBY', p .. 'agg:count', func .. '\n' .. status, 1)
-  redis.call('HINCRBYFLOAT', p .. 'agg:duration', func .. '\n' .. status, duration)
+  zadd(p .. 'idx:all', created, id)
+  zadd(p .. 'idx:status:' .. status, created, id)
+  zadd(p .. 'idx:func:' .. func, created, id)
+  zadd(p .. 'idx:queue:' .. queue, created, id)
+  incr(p .. 'agg:count', func .. '\n' .. status, 1, false)
+  if tonumber(duration) ~= 0 then
+    incr(p .. 'agg:duration', func .. '\n' .. status, tonumber(duration), true)
+  end
   if finished == '' then
-    redis.call('ZREM', p .. 'idx:finished', id)
+    if old[1] then zrem(p .. 'idx:finished', id) end
   else
-    redis.call('ZADD', p .. 'idx:finished', finished, id)
+    zadd(p .. 'idx:finished', finished, id)
     if terminal[status] and not (old[1] and terminal[old[1]]) then
       local minute = string.format('%.0f', math.floor(tonumber(finished) / 60000) * 60000)
       local cell = func .. '\n' .. status .. '\n' .. bin
       for _, bucket in ipairs({ p .. 'm:' .. minute, p .. 'm:total' }) do
-        redis.call('HINCRBY', bucket, 'n\n' .. cell, 1)
-        redis.call('HINCRBYFLOAT', bucket, 'd\n' .. cell, duration)
+        incr(bucket, 'n\n' .. cell, 1, false)
+        incr(bucket, 'd\n' .. cell, tonumber(duration), true)
       end
-      redis.call('ZADD', p .. 'm:minutes', minute, minute)
+      if not minutes[minute] then
+        minutes[minute] = true
+        zadd(p .. 'm:minutes', minute, minute)
+      end
     end
   end
-  redis.call('HSET', key, 'status', status, 'func', func, 'queue', queue, 'created', created,
-    'duration', duration, 'tags', tags, 'idem', idem, 'body', body)
   if owner ~= '' then
-    redis.call('HSET', key, 'claimed_by', owner, 'lease_until', lease)
-    redis.call('SADD', p .. 'owner:' .. owner, id)
+    redis.call('HSET', key, 'status', status, 'func', func, 'queue', queue, 'created', created,
+      'duration', duration, 'tags', tags, 'idem', idem, 'body', body,
+      'claimed_by', owner, 'lease_until', lease)
+  else
+    redis.call('HSET', key, 'status', status, 'func', func, 'queue', queue, 'created', created,
+      'duration', duration, 'tags', tags, 'idem', idem, 'body', body)
   end
   ids[#ids + 1] = id
 end
+
+for _, key in ipairs(removeOrder) do send('ZREM', key, removes[key]) end
+for _, key in ipairs(addOrder) do send('ZADD', key, adds[key]) end
+for _, key in ipairs(incrementOrder) do
+  local fields = increments[key]
+  for _, entry in ipairs(fields.order) do
+    local field, float = entry[1], entry[2]
+    if float then
+      local amount = fields.float[field]
+      if amount ~= 0 then redis.call('HINCRBYFLOAT', key, field, amount) end
+    else
+      local amount = fields.int[field]
+      if amount ~= 0 then redis.call('HINCRBY', key, field, amount) end
+    end
+  end
+end
+if owner ~= '' and #ids > 0 then send('SADD', p .. 'owner:' .. owner, ids) end
 if #ids > 0 then
   redis.call('XADD', p .. 'changes', 'MAXLEN', '~', 10000, '*', 'o', origin, 'ids', table.concat(ids, ','))
 end

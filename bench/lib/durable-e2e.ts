@@ -1,0 +1,93 @@
+/**
+ * Durable tasks end to end through switchyard's TaskManager on a server store (PostgreSQL or
+ * Redis), the shape the queue peers are measured in: add no-op persistent tasks, run them all,
+ * and stop the clock once every record is stored as `success` (shutdown has flushed the
+ * write-behind). Each round gets a fresh table or key prefix, removed afterwards.
+ */
+import { randomUUID } from 'node:crypto'
+import { Redis } from 'ioredis'
+import pg from 'pg'
+import { TaskManager } from '../../src/tasks/index.js'
+import { postgresStore, redisStore, type DurableTaskStore } from '../../src/tasks/stores/index.js'
+import { TASK_TABLES } from '../../src/tasks/stores/sql/schema.js'
+
+/** A fresh store for one round, and how to remove what it wrote. */
+export interface StoreFactory {
+  open(): DurableTaskStore
+  /** A second handle on the same tables or keys (to check the stored outcome). */
+  reopen(): DurableTaskStore
+  cleanup(): Promise<void>
+}
+
+/** PostgreSQL tables under a fresh prefix. */
+export function postgresFactory(url: string): StoreFactory {
+  const prefix = `bench_${randomUUID().slice(0, 8)}_`
+  const open = () => postgresStore({ connectionString: url }, { tablePrefix: prefix })
+  return { open, reopen: open, cleanup: () => dropPostgresTables(url, prefix) }
+}
+
+/** Redis keys under a fresh prefix. */
+export function redisFactory(url: string): StoreFactory {
+  const prefix = `sy-bench:${randomUUID().slice(0, 8)}:`
+  const open = () => redisStore({ url }, { prefix })
+  return { open, reopen: open, cleanup: () => deleteRedisKeys(url, prefix) }
+}
+
+/** Drops the store tables under `prefix`. */
+export async function dropPostgresTables(url: string, prefix: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  for (const table of TASK_TABLES) await client.query(`drop table if exists "${prefix}${table}"`)
+  await client.end()
+}
+
+/** Deletes every key under `prefix`. */
+export async function deleteRedisKeys(url: string, prefix: string): Promise<void> {
+  const client = new Redis(url)
+  let cursor = '0'
+  do {
+    const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000)
+    cursor = next
+    if (keys.length > 0) await client.del(...keys)
+  } while (cursor !== '0')
+  client.disconnect()
+}
+
+const quietLogger = { warn: () => undefined, error: (message: string) => console.error(message) }
+
+/**
+ * `count` persistent no-op tasks added in a loop to a manager on a fresh store (queue
+ * concurrency 50): ms from the first add until shutdown has flushed every record.
+ */
+export async function managerEndToEnd(factory: StoreFactory, count: number): Promise<number> {
+  const manager = new TaskManager({
+    store: factory.open(),
+    queues: { default: { concurrency: 50 } },
+    logger: quietLogger,
+  })
+  const noop = manager.task({ name: 'noop', persist: true }, async () => {})
+  await manager.startup()
+  try {
+    const started = performance.now()
+    const adds: Promise<string>[] = []
+    for (let index = 0; index < count; index++) adds.push(manager.addTask(noop, []))
+    await Promise.all(adds)
+    while ((manager.queueStats()[0]?.finished ?? 0) < count) {
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    await manager.shutdown()
+    const elapsed = performance.now() - started
+    const check = factory.reopen()
+    try {
+      const page = await check.records.list({ status: 'success', page: 1, perPage: 1 })
+      if (page.total !== count) {
+        throw new Error(`expected ${String(count)} success records, found ${String(page.total)}`)
+      }
+    } finally {
+      await check.close()
+    }
+    return elapsed
+  } finally {
+    await factory.cleanup()
+  }
+}
