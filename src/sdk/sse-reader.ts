@@ -54,13 +54,25 @@ export function readEvents(
   })
 }
 
+/**
+ * One frame: its `event:` type and its `data:` lines joined by newlines, parsed as JSON.
+ * Walked line by line in place rather than split into an array: every app parses every change.
+ */
 function dispatch(frame: string, onEvent: (type: string, data: unknown) => void): void {
   let type = 'message'
-  const data: string[] = []
-  for (const line of frame.split('\n')) {
-    if (line.startsWith('event:')) type = line.slice(6).trim()
-    else if (line.startsWith('data:')) data.push(line.slice(line.startsWith('data: ') ? 6 : 5))
+  let data: string | null = null
+  let start = 0
+  while (start < frame.length) {
+    let end = frame.indexOf('\n', start)
+    if (end < 0) end = frame.length
+    if (frame.startsWith('data:', start)) {
+      const from = start + (frame.charCodeAt(start + 5) === SPACE ? 6 : 5)
+      const line = frame.slice(from, end)
+      data = data === null ? line : `${data}\n${line}`
+    } else if (frame.startsWith('event:', start)) type = frame.slice(start + 6, end).trim()
+    start = end + 1
   }
-  if (data.length === 0) return
-  onEvent(type, JSON.parse(data.join('\n')) as unknown)
+  if (data !== null) onEvent(type, JSON.parse(data) as unknown)
 }
+
+const SPACE = 0x20
