@@ -2,10 +2,11 @@
  * SDK apps for bench/sdk-propagation.ts: `SDK_APPS` apps (default 10) of service `bench` in this
  * process, each connected to the central server at `SDK_SERVER`. For every change the driver
  * makes (its sequence number travels in a route state's `reason`, or in a policy's limit
- * `<seq + 1>/minute`), this process prints `S <seq> <ns>` once all its apps enforce it: the
- * latest `process.hrtime.bigint()` among them, taken right after each app applied the change,
- * then the CPU time this process used so far (µs), so the driver can tell the work each change
- * costs from the time spent waiting for a core on a loaded machine.
+ * `<seq + 1>/minute`), this process notes the latest `process.hrtime.bigint()` among its apps,
+ * taken right after each app applied the change, and its CPU time at the first and the last
+ * change (`SDK_CHANGES`). It prints them only when the driver asks (a `REPORT` line on stdin),
+ * after the run: writing a line per change to the driver would cost more CPU than applying the
+ * change, and that work would compete for a core with the apps still applying it.
  * With `SDK_HTTP=1` it runs one app with the 50 benchmark routes and prints `READY <port>`.
  */
 import Fastify from 'fastify'
@@ -29,7 +30,10 @@ if (process.env.SDK_HTTP === '1') {
   await listen(instance)
 } else {
   const count = Number(process.env.SDK_APPS ?? 10)
+  const changes = Number(process.env.SDK_CHANGES ?? 1000)
   const seen = new Map<number, { apps: number; latest: bigint }>()
+  const done = new Map<number, bigint>()
+  const cpu: number[] = []
   const record = (seq: number) => {
     // After the synchronous apply that delivered the event has finished.
     queueMicrotask(() => {
@@ -37,13 +41,25 @@ if (process.env.SDK_HTTP === '1') {
       const entry = seen.get(seq) ?? { apps: 0, latest: 0n }
       entry.apps += 1
       if (now > entry.latest) entry.latest = now
-      if (entry.apps === count) {
-        seen.delete(seq)
-        const cpu = process.cpuUsage()
-        process.stdout.write(`S ${seq} ${entry.latest} ${cpu.user + cpu.system}\n`)
-      } else seen.set(seq, entry)
+      if (entry.apps < count) {
+        seen.set(seq, entry)
+        return
+      }
+      seen.delete(seq)
+      done.set(seq, entry.latest)
+      if (seq === 0 || seq === changes - 1) {
+        const usage = process.cpuUsage()
+        cpu.push(usage.user + usage.system)
+      }
     })
   }
+  process.stdin.setEncoding('utf8')
+  process.stdin.on('data', (text: string) => {
+    if (!text.includes('REPORT')) return
+    const lines = [...done].map(([seq, at]) => `S ${seq} ${at}`)
+    lines.push(`CPU ${cpu.join(' ')}`, 'END')
+    process.stdout.write(`${lines.join('\n')}\n`)
+  })
   for (let i = 0; i < count; i++) {
     const instance = await app()
     instance.switchyard.onChange((event) => {

@@ -41,20 +41,30 @@ export class SseFrameSplitter {
   }
 }
 
-/** Parses one frame (its lines, without the blank line that ends it). */
+/**
+ * Parses one frame (its lines, without the blank line that ends it). Walks the lines in place
+ * rather than splitting them into an array: every SDK app parses every change.
+ */
 export function parseFrame(block: string): SseFrame {
   const frame: SseFrame = { comments: [] }
-  const data: string[] = []
-  for (const line of block.split('\n')) {
-    const colon = line.indexOf(':')
-    const name = colon < 0 ? line : line.slice(0, colon)
+  let start = 0
+  for (;;) {
+    const newline = block.indexOf('\n', start)
+    const end = newline < 0 ? block.length : newline
+    const colon = block.indexOf(':', start)
+    const named = colon >= 0 && colon < end
+    const name = block.slice(start, named ? colon : end)
+    let from = named ? colon + 1 : end
     // A value loses one leading space: `data: x` and `data:x` are the same.
-    const raw = colon < 0 ? '' : line.slice(colon + 1)
-    const value = raw.startsWith(' ') ? raw.slice(1) : raw
+    if (from < end && block.charCodeAt(from) === SPACE) from += 1
+    const value = block.slice(from, end)
     if (name === '') frame.comments.push(value)
-    else if (name === 'data') data.push(value)
+    else if (name === 'data')
+      frame.data = frame.data === undefined ? value : `${frame.data}\n${value}`
     else if (name === 'event' || name === 'id') frame[name] = value
+    if (newline < 0) return frame
+    start = newline + 1
   }
-  if (data.length > 0) frame.data = data.join('\n')
-  return frame
 }
+
+const SPACE = 0x20

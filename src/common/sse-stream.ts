@@ -18,12 +18,22 @@ export function lastEventId(headers: IncomingHttpHeaders, invalid: InvalidOption
   return Number(header)
 }
 
-/** Writes the status line and headers of an event stream (no caching, no proxy buffering). */
-export function writeStreamHead(response: ServerResponse): void {
+/**
+ * Writes the status line and headers of an event stream (no caching, no proxy buffering).
+ *
+ * With `untilClose`, the body is delimited by the end of the connection instead of chunked
+ * (`Connection: close`, no `Transfer-Encoding`): each frame then goes out as one plain write of
+ * its bytes, where chunked encoding adds a length line and a trailing CRLF, corks the socket and
+ * flushes it on the next tick as a three-part `writev`. For a server fanning every change out
+ * to many long-lived streams that is half the system time of each write. A stream never ends
+ * but by closing, so nothing is lost: the connection is not reusable either way.
+ */
+export function writeStreamHead(response: ServerResponse, untilClose = false): void {
+  if (untilClose) response.removeHeader('transfer-encoding')
   response.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache, no-transform',
-    connection: 'keep-alive',
+    connection: untilClose ? 'close' : 'keep-alive',
     'x-accel-buffering': 'no',
   })
 }

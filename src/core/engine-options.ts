@@ -39,6 +39,13 @@ export interface EngineParts {
   store: Store
   flags(host: FeatureHost): FlagsFeature
   rateLimits(host: FeatureHost, options: RateLimitingOptions | undefined): RateLimitFeature
+  /**
+   * Whether this engine persists automatic transitions and runs scheduled jobs (default true).
+   * False for an SDK app: its server owns the records, applies them once and pushes the
+   * result; enforcement never waits for a transition (effective states are computed from the
+   * stored times), so the app has nothing to do when a change arrives.
+   */
+  runsSchedules?: boolean
 }
 
 /** The default logger: `console`, each line prefixed with `[switchyard]`. */

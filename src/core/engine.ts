@@ -149,7 +149,7 @@ export class Engine extends EngineOperations {
       backoff,
       onLoaded: () => {
         this.loadFeatures()
-        this.scheduler.start()
+        if (parts.runsSchedules !== false) this.scheduler.start()
       },
       onEvent: (event) => {
         if (event.type === 'route_state') this.scheduler.wake()

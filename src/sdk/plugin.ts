@@ -120,6 +120,7 @@ async function sdkPlugin(app: FastifyInstance, options: SwitchyardSdkOptions): P
       store: pushedStore(state, (entry) => reporter.addAudit(entry)),
       flags: (host) => new FlagsFeature(host, forwardingFlagStore(client)),
       rateLimits: (host, rateLimit) => new RateLimitFeature(host, rateLimit),
+      runsSchedules: false,
     },
   )
   const sync = new SdkSync({

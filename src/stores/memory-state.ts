@@ -22,6 +22,16 @@ import type {
 } from './types.js'
 
 const clone = <T>(value: T): T => structuredClone(value)
+/**
+ * A route state's own copy: its only nested values are `window` and `envs`. Written out
+ * because every route change copies twice (the stored record, the event) and a field-by-field
+ * copy costs a fraction of `structuredClone`.
+ */
+const copyState = (state: RouteState): RouteState => ({
+  ...state,
+  window: state.window === null ? null : { ...state.window },
+  envs: [...state.envs],
+})
 const overrideKey = (service: string, route: string) => `${service}\u0000${route}`
 
 /** The serialisable content of a {@link MemoryState} (the file store's document body). */
@@ -122,16 +132,16 @@ export class MemoryState {
 
   /** The route-state port. */
   readonly routes: RouteStateStore = {
-    list: () => Promise.resolve([...this.overrides.values()].map(clone)),
+    list: () => Promise.resolve([...this.overrides.values()].map(copyState)),
     put: (state) => {
-      const stored = clone(state)
+      const stored = copyState(state)
       this.overrides.set(overrideKey(state.service, state.route), stored)
       const version = this.nextVersion()
       return this.commit({
         type: 'route_state',
         service: state.service,
         route: state.route,
-        state: clone(stored),
+        state: copyState(stored),
         version,
       })
     },

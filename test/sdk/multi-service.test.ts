@@ -242,6 +242,9 @@ describe('pushed changes', { timeout: 60_000 }, () => {
       headers: { authorization: `Bearer ${own}` },
     })
     expect(response.status).toBe(200)
+    // Delimited by the connection's end: each frame is one plain write, not a chunk.
+    expect(response.headers.get('transfer-encoding')).toBeNull()
+    expect(response.headers.get('connection')).toBe('close')
     const reader = response.body!.getReader()
     const first = new TextDecoder().decode((await reader.read()).value)
     expect(first).toContain('retry:')

@@ -66,6 +66,7 @@ export function eventRoutes(
  * Serves an authenticated event stream: takes the response over from Fastify, writes the stream
  * headers, lets `connect` attach it (it returns its remover) and ends it when its session ends
  * (logout, revocation on another instance, expiry) — the rule of every admin stream.
+ * `untilClose` delimits the body by the connection's end (see {@link writeStreamHead}).
  */
 export function serveSessionStream(
   request: FastifyRequest,
@@ -74,10 +75,11 @@ export function serveSessionStream(
   streams: SessionStreams,
   checkIntervalMs: number,
   connect: (response: ServerResponse) => () => void,
+  untilClose = false,
 ): void {
   void reply.hijack()
   const response = reply.raw
-  writeStreamHead(response)
+  writeStreamHead(response, untilClose)
   if (endHeadRequest(request.method, response)) return
   const disconnect = connect(response)
   const session = request.switchyardAdmin?.session ?? null

@@ -78,6 +78,8 @@ export function sdkRoutes(app: AdminInstance, context: AdminContext, sdk: SdkEnd
         context.streams,
         context.sessionCheckMs,
         (response) => sdk.streams.connect(response, request.query.app_id),
+        // Every change is written to every app: plain writes (see writeStreamHead).
+        true,
       )
     },
   )

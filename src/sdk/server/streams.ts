@@ -13,6 +13,7 @@
  * it is disconnected; it reconnects and resyncs from a fresh snapshot, so it misses nothing.
  */
 import type { ServerResponse } from 'node:http'
+import type { Writable } from 'node:stream'
 import type { Engine } from '../../core/engine.js'
 import { toError } from '../../core/errors.js'
 import type { FlagService } from '../../flags/service.js'
@@ -20,6 +21,12 @@ import type { SdkSnapshot } from '../wire.js'
 
 interface Client {
   readonly response: ServerResponse
+  /**
+   * Where frames are written: the connection itself when the body is delimited by its end
+   * (then the bytes on the wire are the same, and each frame is one socket write without the
+   * response's corking and its next-tick flush), else the response.
+   */
+  readonly out: Writable
   readonly service: string
   /** Frames held back while the snapshot is read; null once it is sent. */
   pending: (string | Buffer)[] | null
@@ -65,10 +72,13 @@ export class SdkStreams {
    * Returns the function that removes it.
    */
   connect(response: ServerResponse, service: string): () => void {
-    const client: Client = { response, service, pending: [] }
+    // The first write sends the head, which settles how the body is delimited.
+    response.write('retry: 1000\n\n')
+    const socket = response.socket
+    const out = !response.chunkedEncoding && socket !== null ? socket : response
+    const client: Client = { response, out, service, pending: [] }
     this.clients.add(client)
     this.follow()
-    response.write('retry: 1000\n\n')
     this.snapshot(service).then(
       (snapshot) => {
         if (!this.clients.has(client)) return
@@ -181,16 +191,16 @@ export class SdkStreams {
   }
 
   private write(client: Client, text: string | Buffer): void {
-    const { response } = client
-    if (response.writableEnded || response.destroyed) {
+    const { response, out } = client
+    if (response.writableEnded || response.destroyed || out.destroyed) {
       this.remove(client)
       return
     }
-    if (response.writableLength > this.clientBufferBytes) {
+    if (out.writableLength > this.clientBufferBytes) {
       this.drop(client)
       return
     }
-    response.write(text)
+    out.write(text)
   }
 
   private drop(client: Client): void {

@@ -1,0 +1,120 @@
+/**
+ * The central server's SDK streams, on fake responses: frames of a close-delimited response go
+ * to its connection, those of a chunked one through the response; each app hears its service
+ * and the global scope only; a slow app is dropped without affecting the others.
+ */
+import type { ServerResponse } from 'node:http'
+import { afterEach, describe, expect, it } from 'vitest'
+import { createEngine, type Engine } from '../../src/index.js'
+import { SdkStreams } from '../../src/sdk/server/streams.js'
+
+interface FakeWritable {
+  writableLength: number
+  destroyed: boolean
+  writableEnded: boolean
+  written: string[]
+  write(text: string | Buffer): boolean
+  end(): void
+}
+
+function writable(): FakeWritable {
+  return {
+    writableLength: 0,
+    destroyed: false,
+    writableEnded: false,
+    written: [],
+    write(text) {
+      this.written.push(text.toString())
+      return true
+    },
+    end() {
+      this.writableEnded = true
+    },
+  }
+}
+
+/** A response whose head is written, chunked or delimited by the connection's end. */
+function fakeResponse(chunked: boolean) {
+  const socket = writable()
+  const response = Object.assign(writable(), { chunkedEncoding: chunked, socket })
+  return { response, socket, raw: response as unknown as ServerResponse }
+}
+
+const frames = (target: FakeWritable, type: string) =>
+  target.written.filter((text) => text.startsWith(`event: ${type}\n`))
+
+let engine: Engine
+let streams: SdkStreams
+afterEach(async () => {
+  streams.close()
+  await engine.close()
+})
+
+async function setUp(clientBufferBytes?: number) {
+  engine = createEngine({ store: 'memory', service: 'central' })
+  await engine.start()
+  engine.registerRoute('GET', '/a', null, { service: 'shop' })
+  engine.registerRoute('GET', '/a', null, { service: 'mail' })
+  streams = new SdkStreams(
+    engine,
+    () => undefined,
+    clientBufferBytes === undefined ? {} : { clientBufferBytes },
+  )
+}
+
+/** Resolves once `target` has received its snapshot. */
+async function snapshotOf(target: FakeWritable): Promise<void> {
+  await expect.poll(() => frames(target, 'snapshot').length).toBe(1)
+}
+
+describe('SdkStreams', () => {
+  it('writes a close-delimited stream to its connection and a chunked one through the response', async () => {
+    await setUp()
+    const plain = fakeResponse(false)
+    const chunked = fakeResponse(true)
+    streams.connect(plain.raw, 'shop')
+    streams.connect(chunked.raw, 'shop')
+    await snapshotOf(plain.socket)
+    await snapshotOf(chunked.response)
+    await engine.disable('GET:/a', { service: 'shop', reason: 'r1' })
+    expect(frames(plain.socket, 'route_state')).toHaveLength(1)
+    expect(frames(chunked.response, 'route_state')).toHaveLength(1)
+    expect(frames(chunked.socket, 'route_state')).toHaveLength(0)
+    // The head and the retry line go through the response in both cases.
+    expect(plain.response.written).toEqual(['retry: 1000\n\n'])
+  })
+
+  it('sends an app its own service and the global scope only', async () => {
+    await setUp()
+    const shop = fakeResponse(false)
+    const mail = fakeResponse(false)
+    streams.connect(shop.raw, 'shop')
+    streams.connect(mail.raw, 'mail')
+    await snapshotOf(shop.socket)
+    await snapshotOf(mail.socket)
+    await engine.disable('GET:/a', { service: 'shop', reason: 'r1' })
+    await engine.setGlobalRateLimit({ limit: '5/minute' })
+    expect(frames(shop.socket, 'route_state')).toHaveLength(1)
+    expect(frames(mail.socket, 'route_state')).toHaveLength(0)
+    expect(frames(shop.socket, 'global_rl_policy')).toHaveLength(1)
+    expect(frames(mail.socket, 'global_rl_policy')).toHaveLength(1)
+  })
+
+  it('drops an app whose connection stops reading, without affecting the others', async () => {
+    await setUp(100)
+    const slow = fakeResponse(false)
+    const fast = fakeResponse(false)
+    streams.connect(slow.raw, 'shop')
+    streams.connect(fast.raw, 'shop')
+    await snapshotOf(slow.socket)
+    await snapshotOf(fast.socket)
+    expect(streams.clientCount).toBe(2)
+    slow.socket.writableLength = 1000
+    await engine.disable('GET:/a', { service: 'shop', reason: 'r1' })
+    expect(streams.clientCount).toBe(1)
+    expect(slow.response.writableEnded).toBe(true)
+    expect(frames(slow.socket, 'route_state')).toHaveLength(0)
+    await engine.enable('GET:/a', { service: 'shop', reason: 'r2' })
+    expect(frames(fast.socket, 'route_state')).toHaveLength(2)
+  })
+})
