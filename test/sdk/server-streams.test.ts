@@ -62,59 +62,56 @@ async function setUp(clientBufferBytes?: number) {
   )
 }
 
-/** Resolves once `target` has received its snapshot. */
-async function snapshotOf(target: FakeWritable): Promise<void> {
-  await expect.poll(() => frames(target, 'snapshot').length).toBe(1)
+/**
+ * Connects one fake app per entry (`[service, chunked]`) and resolves once each has its
+ * snapshot (on the connection, or on the response for a chunked stream).
+ */
+async function connectApps(...apps: [service: string, chunked: boolean][]) {
+  const connected = apps.map(([service, chunked]) => {
+    const app = fakeResponse(chunked)
+    streams.connect(app.raw, service)
+    return app
+  })
+  for (const [index, app] of connected.entries()) {
+    const target = apps[index]![1] ? app.response : app.socket
+    await expect.poll(() => frames(target, 'snapshot').length).toBe(1)
+  }
+  return connected
 }
 
 describe('SdkStreams', () => {
   it('writes a close-delimited stream to its connection and a chunked one through the response', async () => {
     await setUp()
-    const plain = fakeResponse(false)
-    const chunked = fakeResponse(true)
-    streams.connect(plain.raw, 'shop')
-    streams.connect(chunked.raw, 'shop')
-    await snapshotOf(plain.socket)
-    await snapshotOf(chunked.response)
+    const [plain, chunked] = await connectApps(['shop', false], ['shop', true])
     await engine.disable('GET:/a', { service: 'shop', reason: 'r1' })
-    expect(frames(plain.socket, 'route_state')).toHaveLength(1)
-    expect(frames(chunked.response, 'route_state')).toHaveLength(1)
-    expect(frames(chunked.socket, 'route_state')).toHaveLength(0)
+    expect(frames(plain!.socket, 'route_state')).toHaveLength(1)
+    expect(frames(chunked!.response, 'route_state')).toHaveLength(1)
+    expect(frames(chunked!.socket, 'route_state')).toHaveLength(0)
     // The head and the retry line go through the response in both cases.
-    expect(plain.response.written).toEqual(['retry: 1000\n\n'])
+    expect(plain!.response.written).toEqual(['retry: 1000\n\n'])
   })
 
   it('sends an app its own service and the global scope only', async () => {
     await setUp()
-    const shop = fakeResponse(false)
-    const mail = fakeResponse(false)
-    streams.connect(shop.raw, 'shop')
-    streams.connect(mail.raw, 'mail')
-    await snapshotOf(shop.socket)
-    await snapshotOf(mail.socket)
+    const [shop, mail] = await connectApps(['shop', false], ['mail', false])
     await engine.disable('GET:/a', { service: 'shop', reason: 'r1' })
     await engine.setGlobalRateLimit({ limit: '5/minute' })
-    expect(frames(shop.socket, 'route_state')).toHaveLength(1)
-    expect(frames(mail.socket, 'route_state')).toHaveLength(0)
-    expect(frames(shop.socket, 'global_rl_policy')).toHaveLength(1)
-    expect(frames(mail.socket, 'global_rl_policy')).toHaveLength(1)
+    expect(frames(shop!.socket, 'route_state')).toHaveLength(1)
+    expect(frames(mail!.socket, 'route_state')).toHaveLength(0)
+    expect(frames(shop!.socket, 'global_rl_policy')).toHaveLength(1)
+    expect(frames(mail!.socket, 'global_rl_policy')).toHaveLength(1)
   })
 
   it('drops an app whose connection stops reading, without affecting the others', async () => {
     await setUp(100)
-    const slow = fakeResponse(false)
-    const fast = fakeResponse(false)
-    streams.connect(slow.raw, 'shop')
-    streams.connect(fast.raw, 'shop')
-    await snapshotOf(slow.socket)
-    await snapshotOf(fast.socket)
+    const [slow, fast] = await connectApps(['shop', false], ['shop', false])
     expect(streams.clientCount).toBe(2)
-    slow.socket.writableLength = 1000
+    slow!.socket.writableLength = 1000
     await engine.disable('GET:/a', { service: 'shop', reason: 'r1' })
     expect(streams.clientCount).toBe(1)
-    expect(slow.response.writableEnded).toBe(true)
-    expect(frames(slow.socket, 'route_state')).toHaveLength(0)
+    expect(slow!.response.writableEnded).toBe(true)
+    expect(frames(slow!.socket, 'route_state')).toHaveLength(0)
     await engine.enable('GET:/a', { service: 'shop', reason: 'r2' })
-    expect(frames(fast.socket, 'route_state')).toHaveLength(2)
+    expect(frames(fast!.socket, 'route_state')).toHaveLength(2)
   })
 })
