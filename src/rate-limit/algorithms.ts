@@ -202,17 +202,13 @@ function movingWindow(rule: CounterRule, state: MovingWindowState | undefined, n
 
 function tokenBucket(rule: CounterRule, state: TokenBucketState | undefined, now: number) {
   const capacity = effectiveLimit(rule)
-  const ratePerMs = rule.count / rule.periodMs
-  const elapsed = state === undefined ? 0 : Math.max(0, now - state.updated)
-  const tokens =
-    state === undefined ? capacity : Math.min(capacity, state.tokens + elapsed * ratePerMs)
+  const tokens = state === undefined ? capacity : tokensAt(rule, state, now)
   if (tokens < 1) {
-    const retry = Math.max(1, Math.ceil((1 - tokens) / ratePerMs))
-    const fullAt = now + Math.ceil((capacity - tokens) / ratePerMs)
-    return blocked(capacity, now + retry, retry, fullAt)
+    const retry = tokenWaitMs(rule, tokens)
+    return blocked(capacity, now + retry, retry, bucketFullAt(rule, tokens, now))
   }
   const left = tokens - 1
-  const fullAt = now + Math.ceil((capacity - left) / ratePerMs)
+  const fullAt = bucketFullAt(rule, left, now)
   return {
     allowed: true,
     effective: capacity,
@@ -222,6 +218,22 @@ function tokenBucket(rule: CounterRule, state: TokenBucketState | undefined, now
     next: { kind: 'token_bucket', tokens: left, updated: now },
     expiresAt: fullAt,
   } satisfies CounterStep
+}
+
+/** The tokens of a bucket at `now`: its stored level refilled at count/period, up to capacity. */
+export function tokensAt(rule: CounterRule, state: TokenBucketState, now: number): number {
+  const elapsed = Math.max(0, now - state.updated)
+  return Math.min(effectiveLimit(rule), state.tokens + elapsed * (rule.count / rule.periodMs))
+}
+
+/** Ms until a bucket holding `tokens` (fewer than one) holds one again. */
+export function tokenWaitMs(rule: CounterRule, tokens: number): number {
+  return Math.max(1, Math.ceil((1 - tokens) / (rule.count / rule.periodMs)))
+}
+
+/** Epoch ms at which a bucket holding `tokens` at `now` is full again. */
+export function bucketFullAt(rule: CounterRule, tokens: number, now: number): number {
+  return now + Math.ceil((effectiveLimit(rule) - tokens) / (rule.count / rule.periodMs))
 }
 
 function blocked(

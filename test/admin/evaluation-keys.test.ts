@@ -1,4 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
+import { EvaluationKeys } from '../../src/admin/auth/evaluation-keys.js'
+import { systemClock } from '../../src/core/clock.js'
+import { memoryEvaluationKeys } from '../../src/stores/evaluation-keys.js'
 import { booleanFlag } from '../flags/helpers.js'
 import {
   API,
@@ -168,5 +171,25 @@ describe('evaluation keys', () => {
     expect(response.statusCode).toBe(403)
     const state = await app.inject({ url: `${API}/global-maintenance` })
     expect(state.json().active).toBe(false)
+  })
+})
+
+describe('evaluation keys: the remembered hashes', () => {
+  it('never outlive a revocation made behind their back (another instance, the store itself)', async () => {
+    const store = memoryEvaluationKeys()
+    const keys = new EvaluationKeys(store, systemClock)
+    const issued = await keys.create('service', 'test')
+    // Resolved twice: the second lookup uses the remembered hash.
+    expect(keys.resolveNow(issued.key)?.id).toBe(issued.id)
+    expect(keys.resolveNow(issued.key)?.id).toBe(issued.id)
+    expect((await keys.resolve(issued.key))?.id).toBe(issued.id)
+    // Revoked in the store directly, as another instance sharing it would: refused at once.
+    expect(await store.revoke(issued.id)).toBe(true)
+    expect(keys.resolveNow(issued.key)).toBeNull()
+    expect(await keys.resolve(issued.key)).toBeNull()
+    // A guessed key is refused every time.
+    const guessed = `syk_${'A'.repeat(43)}`
+    expect(keys.resolveNow(guessed)).toBeNull()
+    expect(keys.resolveNow(guessed)).toBeNull()
   })
 })

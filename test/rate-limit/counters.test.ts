@@ -39,6 +39,32 @@ describe('memory counters', () => {
   })
 })
 
+describe('memory counters: takeToken', () => {
+  it('answers what consume answers for a token bucket, request after request', () => {
+    const bucketRule: CounterRule = {
+      algorithm: 'token_bucket',
+      count: 3,
+      periodMs: 1000,
+      burst: 2,
+    }
+    const inPlace = memoryCounters({ sweepInterval: 0 })
+    const stepped = memoryCounters({ sweepInterval: 0 })
+    // A burst that runs dry, refills at fractions of a token, then an idle gap past expiry.
+    const times = [0, 0, 0, 0, 0, 0, 0, 1, 150, 333, 334, 700, 1000, 1001, 1002, 5000, 5000]
+    const waits = times.map((at) => inPlace.takeToken('ofrep', 'ek_1', bucketRule, T0 + at))
+    const expected = times.map((at) => {
+      const [outcome] = stepped.consume(
+        [{ scope: 'ofrep', bucket: 'ek_1', rule: bucketRule }],
+        T0 + at,
+      )
+      return outcome?.retryAfterMs
+    })
+    expect(waits).toEqual(expected)
+    expect(waits.filter((wait) => wait > 0).length).toBeGreaterThan(0)
+    expect(waits.at(-1)).toBe(0)
+  })
+})
+
 describe('file-snapshot counters', () => {
   it('restore the counters of the previous process at startup', async () => {
     const path = tempFile()

@@ -55,9 +55,21 @@ export function toView(record: EvaluationKeyRecord): EvaluationKeyView {
   return { id, name, hint, created_at, created_by }
 }
 
+/** Most presented keys whose hash {@link EvaluationKeys} remembers. */
+const REMEMBERED_HASHES = MAX_EVALUATION_KEYS
+
 /** Creates, lists, resolves and revokes evaluation keys. */
 export class EvaluationKeys {
   private readonly revocationListeners = new Set<(id: string) => void>()
+  /**
+   * The hash of each presented key the store recognised, so that a service calling on every
+   * request does not pay a SHA-256 per call (the hash cost more than the evaluation). Only the
+   * hash is remembered, never the record: every request still looks the hash up in the store,
+   * so a revocation holds at the next request exactly as without it. Only recognised keys
+   * enter (guessed keys cannot push real ones out), a key the store no longer knows leaves,
+   * and the map is bounded. It lives in this process's memory only and is never written out.
+   */
+  private readonly hashes = new Map<string, string>()
 
   constructor(
     private readonly store: EvaluationKeyStore,
@@ -122,9 +134,11 @@ export class EvaluationKeys {
   }
 
   /** The record of a presented key, or null when it is unknown or revoked. */
-  resolve(key: string): Promise<EvaluationKeyRecord | null> {
-    if (!isEvaluationKey(key) || key.length > 256) return Promise.resolve(null)
-    return this.store.findByHash(hashToken(key))
+  async resolve(key: string): Promise<EvaluationKeyRecord | null> {
+    if (!isEvaluationKey(key) || key.length > 256) return null
+    const known = this.hashes.get(key)
+    const keyHash = known ?? hashToken(key)
+    return this.remember(key, keyHash, known !== undefined, await this.store.findByHash(keyHash))
   }
 
   /**
@@ -134,7 +148,29 @@ export class EvaluationKeys {
    */
   resolveNow(key: string): EvaluationKeyRecord | null | undefined {
     if (!isEvaluationKey(key) || key.length > 256) return null
-    return this.store.findByHashNow?.(hashToken(key))
+    if (this.store.findByHashNow === undefined) return undefined
+    const known = this.hashes.get(key)
+    const keyHash = known ?? hashToken(key)
+    return this.remember(key, keyHash, known !== undefined, this.store.findByHashNow(keyHash))
+  }
+
+  /** Keeps the hash of a recognised key (bounded, oldest out), forgets an unrecognised one. */
+  private remember(
+    key: string,
+    keyHash: string,
+    known: boolean,
+    record: EvaluationKeyRecord | null,
+  ): EvaluationKeyRecord | null {
+    if (record === null) {
+      if (known) this.hashes.delete(key)
+    } else if (!known) {
+      if (this.hashes.size >= REMEMBERED_HASHES) {
+        const oldest = this.hashes.keys().next()
+        if (oldest.done !== true) this.hashes.delete(oldest.value)
+      }
+      this.hashes.set(key, keyHash)
+    }
+    return record
   }
 
   /** The token that opens the OFREP change stream for a key (see the module comment). */

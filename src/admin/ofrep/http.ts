@@ -103,9 +103,8 @@ export class OfrepLimiter {
    */
   retryAfter(credential: string, address: string): number {
     if (this.counters === null || this.rule === null) return 0
-    const outcome = this.counters.consumeOne(credential, address, this.rule, this.clock.now())
-    if (outcome.allowed) return 0
-    return Math.max(1, Math.ceil(outcome.retryAfterMs / 1000))
+    const waitMs = this.counters.takeToken(credential, address, this.rule, this.clock.now())
+    return waitMs === 0 ? 0 : Math.max(1, Math.ceil(waitMs / 1000))
   }
 
   /** Stops the counters' sweeper. */

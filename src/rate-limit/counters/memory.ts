@@ -14,11 +14,15 @@
  *   whole table.
  */
 import {
+  bucketFullAt,
   step,
+  tokensAt,
+  tokenWaitMs,
   type CounterOutcome,
   type CounterRule,
   type CounterState,
   type CounterStep,
+  type TokenBucketState,
 } from '../algorithms.js'
 import type { CounterCheck, CounterStore } from './types.js'
 
@@ -74,11 +78,31 @@ export class MemoryCounters implements CounterStore {
   }
 
   /**
-   * Counts one request against a single counter: {@link consume} for one check, without the
-   * arrays around it (the OFREP limiter calls this once per request).
+   * Counts one request against a single token-bucket counter: 0 when allowed, else the ms to
+   * wait — the outcome {@link consume} would give for this one check, but a stored bucket is
+   * updated in place instead of being replaced by a new state and outcome, so a caller counted
+   * on every request allocates nothing (the OFREP limiter). In-place is safe: once stored, a
+   * state is read by this store only.
    */
-  consumeOne(scope: string, bucket: string, rule: CounterRule, now: number): CounterOutcome {
-    return this.count(scope, bucket, rule, now)
+  takeToken(scope: string, bucket: string, rule: CounterRule, now: number): number {
+    const entry = this.scopes.get(scope)?.get(bucket)
+    const state = entry?.state
+    if (
+      entry === undefined ||
+      state?.kind !== 'token_bucket' ||
+      rule.algorithm !== 'token_bucket' ||
+      entry.expiresAt <= now
+    ) {
+      return this.count(scope, bucket, rule, now).retryAfterMs
+    }
+    entry.used = true
+    const tokens = tokensAt(rule, state, now)
+    if (tokens < 1) return tokenWaitMs(rule, tokens)
+    const level = state as { -readonly [field in keyof TokenBucketState]: TokenBucketState[field] }
+    level.tokens = tokens - 1
+    level.updated = now
+    entry.expiresAt = bucketFullAt(rule, level.tokens, now)
+    return 0
   }
 
   /** Steps one counter and stores its next state (nothing is stored when it refuses). */
