@@ -23,13 +23,14 @@ import type { DurableLink } from './durable-link.js'
 import { RunJob } from './jobs.js'
 import type { AddTaskOptions, TaskManagerLogger } from './options.js'
 import type { QueueSet } from './queues/queue-set.js'
+import type { TaskQueue } from './queues/queue.js'
 import { copyRecord, type StoredTask, type TaskRecord } from './record.js'
 import type { RecordBook } from './records.js'
 import type { TaskHandle, TaskRegistry } from './registry.js'
 import { describe, type TaskRunner } from './runner.js'
 import { RETRYABLE_STATUSES, TERMINAL_STATUSES, type TaskStatus } from './status.js'
 import type { TaskStore } from './stores/memory.js'
-import { newStoredTask, resolveAddOptions } from './task-input.js'
+import { newStoredTask, resolveAddOptions, type ResolvedAddOptions } from './task-input.js'
 import { toIso, type TaskClock } from './time.js'
 
 /** Finished records a manager on a durable store keeps in memory (the store has them all). */
@@ -77,9 +78,25 @@ export class TaskIntake {
    * Enqueues a run of a validated handle and resolves with its task id (a persistent task's
    * pending record is in the store by then). With an idempotency key held by a task that did
    * not fail, resolves with that task's id and runs nothing.
+   *
+   * Not an `async` function: a task that needs no store round trip is enqueued synchronously
+   * and costs one promise, the one returned.
    */
-  async enqueue(handle: TaskHandle, payload: RunPayload, options: AddTaskOptions): Promise<string> {
-    const { book, queues, live, durable, seam, cipher, clock, runner } = this.deps
+  enqueue(handle: TaskHandle, payload: RunPayload, options: AddTaskOptions): Promise<string> {
+    try {
+      const taskId = this.#enqueue(handle, payload, options)
+      return typeof taskId === 'string' ? Promise.resolve(taskId) : taskId
+    } catch (error) {
+      return Promise.reject(error as Error)
+    }
+  }
+
+  #enqueue(
+    handle: TaskHandle,
+    payload: RunPayload,
+    options: AddTaskOptions,
+  ): string | Promise<string> {
+    const { queues, seam, cipher } = this.deps
     const definition = handle.definition
     const resolved = resolveAddOptions(definition, options)
     const taskId = randomUUID()
@@ -95,12 +112,29 @@ export class TaskIntake {
     const key = resolved.idempotencyKey
     if (key !== null) {
       const claim = seam.claimIdempotencyKey(key, taskId)
-      const holder = claim instanceof Promise ? await claim : claim
-      if (holder !== null) return holder
+      if (claim instanceof Promise) {
+        return claim.then(
+          (holder) => holder ?? this.#place(handle, resolved, queue, taskId, args, encrypted),
+        )
+      }
+      if (claim !== null) return claim
     }
+    return this.#place(handle, resolved, queue, taskId, args, encrypted)
+  }
+
+  /** Records the new task and hands it to its queue; the id, once a durable write is done. */
+  #place(
+    handle: TaskHandle,
+    resolved: ResolvedAddOptions,
+    queue: TaskQueue,
+    taskId: string,
+    args: unknown[] | null,
+    encrypted: string | null,
+  ): string | Promise<string> {
+    const { book, live, durable, clock, runner } = this.deps
     const stored = newStoredTask(
       taskId,
-      definition,
+      handle.definition,
       resolved,
       queue.name,
       toIso(clock.now()),
@@ -126,8 +160,7 @@ export class TaskIntake {
     const written =
       durable !== null && this.deps.persistent(handle) ? durable.enqueue(stored) : null
     queue.offer(job)
-    if (written !== null) await written
-    return taskId
+    return written === null ? taskId : written.then(() => taskId)
   }
 
   /** Dispatches a pending task this instance claimed from the store (startup or takeover). */

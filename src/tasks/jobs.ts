@@ -12,9 +12,9 @@ import type { QueueItem } from './queues/queue.js'
 import type { StoredTask } from './record.js'
 import type { TaskHandle } from './registry.js'
 
-/** Runs a job; returns a promise unless it finished synchronously (the runner). */
+/** Runs a job to its end, then calls `job.settled()` (the runner). */
 export interface JobRunner {
-  run(job: RunJob): Promise<void> | undefined
+  run(job: RunJob): void
 }
 
 /** One enqueued task. */
@@ -28,6 +28,8 @@ export class RunJob implements QueueItem {
   startedAt = 0
   readonly #runner: JobRunner
   #cancellation: Cancellation | null = null
+  /** The queue's callback while the job holds a slot. */
+  #onSettled: (() => void) | null = null
 
   constructor(task: StoredTask, handle: TaskHandle, priority: number, runner: JobRunner) {
     this.task = task
@@ -61,7 +63,16 @@ export class RunJob implements QueueItem {
   }
 
   /** Runs the job (called by its queue when a slot is free). */
-  start(): Promise<void> | undefined {
-    return this.#runner.run(this)
+  start(onSettled: () => void): void {
+    this.#onSettled = onSettled
+    this.#runner.run(this)
+  }
+
+  /** The run is over (every attempt): gives the queue slot back. Later calls do nothing. */
+  settled(): void {
+    const onSettled = this.#onSettled
+    if (onSettled === null) return
+    this.#onSettled = null
+    onSettled()
   }
 }

@@ -37,8 +37,11 @@ export interface QueueItem {
   readonly taskId: string
   readonly priority: number
   scope: AsyncResource | undefined
-  /** Runs the task; returns a promise (that must not reject) unless it finished synchronously. */
-  start(): Promise<void> | undefined
+  /**
+   * Runs the task and calls `onSettled` once when it is over (possibly before returning: a
+   * callback, not a promise, so that a slot costs no microtask). Never throws.
+   */
+  start(onSettled: () => void): void
 }
 
 /** A named queue with priority order, `max_size` admission and a concurrency limit. */
@@ -135,9 +138,7 @@ export class TaskQueue {
 
   #start(item: QueueItem): void {
     this.#running++
-    const pending = item.start()
-    if (pending === undefined) this.#onSettled()
-    else void pending.then(this.#onSettled, this.#onSettled)
+    item.start(this.#onSettled)
   }
 
   #drain(): void {
