@@ -260,7 +260,7 @@ export class TaskRunner implements JobRunner {
     const moved = this.#deps.book.end(
       job.task,
       status,
-      toIso(now),
+      now,
       Math.max(0, now - startedAt) / 1000,
       error === null ? null : describe(error),
       error === null ? null : (error.stack ?? describe(error)),
