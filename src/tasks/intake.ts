@@ -190,9 +190,11 @@ export class TaskIntake {
     const record = task.record
     if (record.status === 'pending') {
       if (book.transition(task, 'pending', 'cancelled', { end_time: toIso(clock.now()) })) {
-        queues.get(record.queue)?.remove(taskId)
         const job = live.get(taskId)
-        job?.abort(new TaskAbort('cancel'))
+        if (job !== undefined) {
+          queues.get(record.queue)?.remove(job)
+          job.abort(new TaskAbort('cancel'))
+        }
         this.deps.lifecycle(task, 'pending', 0)
         this.finished(task, job?.handle)
       }

@@ -24,6 +24,8 @@ export class RunJob implements QueueItem {
   readonly priority: number
   /** Set by the queue when the job has to wait: the caller's async context. */
   scope: AsyncResource | undefined = undefined
+  /** Whether the job waits in its queue (the queue's flag). */
+  waiting = false
   /** Epoch ms when the first attempt started (0 before). */
   startedAt = 0
   readonly #runner: JobRunner
@@ -36,10 +38,6 @@ export class RunJob implements QueueItem {
     this.handle = handle
     this.priority = priority
     this.#runner = runner
-  }
-
-  get taskId(): string {
-    return this.task.record.task_id
   }
 
   /** The cancellation token (created on first use). */
