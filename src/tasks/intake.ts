@@ -8,7 +8,6 @@
  * that every instance lists, retries and counts in the metrics. Without one, only persistent
  * tasks reach the (small) seam, at their end.
  */
-import { randomUUID } from 'node:crypto'
 import { assertTransferable } from './arguments.js'
 import { TaskAbort } from './cancellation.js'
 import { plainArgs, taskOwner, type ArgumentCipher } from './encryption.js'
@@ -30,6 +29,7 @@ import type { TaskHandle, TaskRegistry } from './registry.js'
 import { describe, type TaskRunner } from './runner.js'
 import { RETRYABLE_STATUSES, TERMINAL_STATUSES, type TaskStatus } from './status.js'
 import type { TaskStore } from './stores/memory.js'
+import { newTaskId } from './task-id.js'
 import { newStoredTask, resolveAddOptions, type ResolvedAddOptions } from './task-input.js'
 import { toIso, type TaskClock } from './time.js'
 
@@ -99,7 +99,7 @@ export class TaskIntake {
     const { queues, seam, cipher } = this.deps
     const definition = handle.definition
     const resolved = resolveAddOptions(definition, options)
-    const taskId = randomUUID()
+    const taskId = newTaskId()
     let args: unknown[] | null = null
     let encrypted: string | null = null
     if ('sealed' in payload) encrypted = payload.sealed
