@@ -17,6 +17,7 @@ import {
   TaskNotFoundError,
   TaskNotRegisteredError,
   TaskNotRetryableError,
+  toError,
 } from './errors.js'
 import type { DurableLink } from './durable-link.js'
 import { RunJob } from './jobs.js'
@@ -87,7 +88,7 @@ export class TaskIntake {
       const taskId = this.#enqueue(handle, payload, options)
       return typeof taskId === 'string' ? Promise.resolve(taskId) : taskId
     } catch (error) {
-      return Promise.reject(error as Error)
+      return Promise.reject(toError(error))
     }
   }
 

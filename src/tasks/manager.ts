@@ -10,7 +10,7 @@
  * const taskId = await manager.addTask(sendEmail, ['ada@example.com'], { tags: { user: '42' } })
  */
 import { ArgumentCipher } from './encryption.js'
-import { ManagerClosedError, TaskNotFoundError, TaskValidationError } from './errors.js'
+import { ManagerClosedError, TaskNotFoundError, TaskValidationError, toError } from './errors.js'
 import { ExecutorSet } from './executors/executor-set.js'
 import { isTypeScript } from './executors/typescript-loader.js'
 import { ManagerLifecycle, type LifecycleHost } from './lifecycle.js'
@@ -298,7 +298,7 @@ export class TaskManager {
       try {
         checkAddTaskOptionNames(options)
       } catch (invalid) {
-        return Promise.reject(invalid as Error)
+        return Promise.reject(toError(invalid))
       }
     }
     return this.#intake.enqueue(handle, { args }, options)
