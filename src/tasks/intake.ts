@@ -8,7 +8,6 @@
  * that every instance lists, retries and counts in the metrics. Without one, only persistent
  * tasks reach the (small) seam, at their end.
  */
-import { randomUUID } from 'node:crypto'
 import { assertTransferable } from './arguments.js'
 import { TaskAbort } from './cancellation.js'
 import { plainArgs, taskOwner, type ArgumentCipher } from './encryption.js'
@@ -18,18 +17,21 @@ import {
   TaskNotFoundError,
   TaskNotRegisteredError,
   TaskNotRetryableError,
+  toError,
 } from './errors.js'
 import type { DurableLink } from './durable-link.js'
 import { RunJob } from './jobs.js'
 import type { AddTaskOptions, TaskManagerLogger } from './options.js'
 import type { QueueSet } from './queues/queue-set.js'
+import type { TaskQueue } from './queues/queue.js'
 import { copyRecord, type StoredTask, type TaskRecord } from './record.js'
 import type { RecordBook } from './records.js'
 import type { TaskHandle, TaskRegistry } from './registry.js'
 import { describe, type TaskRunner } from './runner.js'
 import { RETRYABLE_STATUSES, TERMINAL_STATUSES, type TaskStatus } from './status.js'
 import type { TaskStore } from './stores/memory.js'
-import { newStoredTask, resolveAddOptions } from './task-input.js'
+import { newTaskId } from './task-id.js'
+import { newStoredTask, resolveAddOptions, type ResolvedAddOptions } from './task-input.js'
 import { toIso, type TaskClock } from './time.js'
 
 /** Finished records a manager on a durable store keeps in memory (the store has them all). */
@@ -77,12 +79,28 @@ export class TaskIntake {
    * Enqueues a run of a validated handle and resolves with its task id (a persistent task's
    * pending record is in the store by then). With an idempotency key held by a task that did
    * not fail, resolves with that task's id and runs nothing.
+   *
+   * Not an `async` function: a task that needs no store round trip is enqueued synchronously
+   * and costs one promise, the one returned.
    */
-  async enqueue(handle: TaskHandle, payload: RunPayload, options: AddTaskOptions): Promise<string> {
-    const { book, queues, live, durable, seam, cipher, clock, runner } = this.deps
+  enqueue(handle: TaskHandle, payload: RunPayload, options: AddTaskOptions): Promise<string> {
+    try {
+      const taskId = this.#enqueue(handle, payload, options)
+      return typeof taskId === 'string' ? Promise.resolve(taskId) : taskId
+    } catch (error) {
+      return Promise.reject(toError(error))
+    }
+  }
+
+  #enqueue(
+    handle: TaskHandle,
+    payload: RunPayload,
+    options: AddTaskOptions,
+  ): string | Promise<string> {
+    const { queues, seam, cipher } = this.deps
     const definition = handle.definition
     const resolved = resolveAddOptions(definition, options)
-    const taskId = randomUUID()
+    const taskId = newTaskId()
     let args: unknown[] | null = null
     let encrypted: string | null = null
     if ('sealed' in payload) encrypted = payload.sealed
@@ -95,12 +113,29 @@ export class TaskIntake {
     const key = resolved.idempotencyKey
     if (key !== null) {
       const claim = seam.claimIdempotencyKey(key, taskId)
-      const holder = claim instanceof Promise ? await claim : claim
-      if (holder !== null) return holder
+      if (claim instanceof Promise) {
+        return claim.then(
+          (holder) => holder ?? this.#place(handle, resolved, queue, taskId, args, encrypted),
+        )
+      }
+      if (claim !== null) return claim
     }
+    return this.#place(handle, resolved, queue, taskId, args, encrypted)
+  }
+
+  /** Records the new task and hands it to its queue; the id, once a durable write is done. */
+  #place(
+    handle: TaskHandle,
+    resolved: ResolvedAddOptions,
+    queue: TaskQueue,
+    taskId: string,
+    args: unknown[] | null,
+    encrypted: string | null,
+  ): string | Promise<string> {
+    const { book, live, durable, clock, runner } = this.deps
     const stored = newStoredTask(
       taskId,
-      definition,
+      handle.definition,
       resolved,
       queue.name,
       toIso(clock.now()),
@@ -126,8 +161,7 @@ export class TaskIntake {
     const written =
       durable !== null && this.deps.persistent(handle) ? durable.enqueue(stored) : null
     queue.offer(job)
-    if (written !== null) await written
-    return taskId
+    return written === null ? taskId : written.then(() => taskId)
   }
 
   /** Dispatches a pending task this instance claimed from the store (startup or takeover). */
@@ -157,9 +191,11 @@ export class TaskIntake {
     const record = task.record
     if (record.status === 'pending') {
       if (book.transition(task, 'pending', 'cancelled', { end_time: toIso(clock.now()) })) {
-        queues.get(record.queue)?.remove(taskId)
         const job = live.get(taskId)
-        job?.abort(new TaskAbort('cancel'))
+        if (job !== undefined) {
+          queues.get(record.queue)?.remove(job)
+          job.abort(new TaskAbort('cancel'))
+        }
         this.deps.lifecycle(task, 'pending', 0)
         this.finished(task, job?.handle)
       }

@@ -12,9 +12,9 @@ import type { QueueItem } from './queues/queue.js'
 import type { StoredTask } from './record.js'
 import type { TaskHandle } from './registry.js'
 
-/** Runs a job; returns a promise unless it finished synchronously (the runner). */
+/** Runs a job to its end, then calls `job.settled()` (the runner). */
 export interface JobRunner {
-  run(job: RunJob): Promise<void> | undefined
+  run(job: RunJob): void
 }
 
 /** One enqueued task. */
@@ -24,20 +24,20 @@ export class RunJob implements QueueItem {
   readonly priority: number
   /** Set by the queue when the job has to wait: the caller's async context. */
   scope: AsyncResource | undefined = undefined
+  /** Whether the job waits in its queue (the queue's flag). */
+  waiting = false
   /** Epoch ms when the first attempt started (0 before). */
   startedAt = 0
   readonly #runner: JobRunner
   #cancellation: Cancellation | null = null
+  /** The queue's callback while the job holds a slot. */
+  #onSettled: (() => void) | null = null
 
   constructor(task: StoredTask, handle: TaskHandle, priority: number, runner: JobRunner) {
     this.task = task
     this.handle = handle
     this.priority = priority
     this.#runner = runner
-  }
-
-  get taskId(): string {
-    return this.task.record.task_id
   }
 
   /** The cancellation token (created on first use). */
@@ -61,7 +61,16 @@ export class RunJob implements QueueItem {
   }
 
   /** Runs the job (called by its queue when a slot is free). */
-  start(): Promise<void> | undefined {
-    return this.#runner.run(this)
+  start(onSettled: () => void): void {
+    this.#onSettled = onSettled
+    this.#runner.run(this)
+  }
+
+  /** The run is over (every attempt): gives the queue slot back. Later calls do nothing. */
+  settled(): void {
+    const onSettled = this.#onSettled
+    if (onSettled === null) return
+    this.#onSettled = null
+    onSettled()
   }
 }

@@ -10,7 +10,7 @@
  * const taskId = await manager.addTask(sendEmail, ['ada@example.com'], { tags: { user: '42' } })
  */
 import { ArgumentCipher } from './encryption.js'
-import { ManagerClosedError, TaskNotFoundError, TaskValidationError } from './errors.js'
+import { ManagerClosedError, TaskNotFoundError, TaskValidationError, toError } from './errors.js'
 import { ExecutorSet } from './executors/executor-set.js'
 import { isTypeScript } from './executors/typescript-loader.js'
 import { ManagerLifecycle, type LifecycleHost } from './lifecycle.js'
@@ -57,6 +57,9 @@ import type { ScheduleOnceOptions } from './one-offs.js'
 import type { ScheduleTrigger } from './scheduling/trigger.js'
 import type { OneOffEntry } from './stores/ports.js'
 import { systemTaskClock, toEpochMs, type TaskClock } from './time.js'
+
+/** The options of an `addTask` call that passes none (nothing to check). */
+const NO_OPTIONS: AddTaskOptions = Object.freeze({})
 
 /** Runs and tracks background tasks. */
 export class TaskManager {
@@ -135,8 +138,11 @@ export class TaskManager {
       [...(options.observers ?? []), ...logFileObservers(options.logFile)],
       (error) => this.#logger.error('an observer failed', error),
     )
-    const lifecycle = (task: StoredTask, previous: TaskStatus | null, attempt: number) =>
-      this.#observers.transition(task.record, previous, attempt, this.#clock.now())
+    const lifecycle = (task: StoredTask, previous: TaskStatus | null, attempt: number): void => {
+      if (this.#observers.active) {
+        this.#observers.transition(task.record, previous, attempt, this.#clock.now())
+      }
+    }
     this.#runner = new TaskRunner({
       book: this.#book,
       clock: this.#clock,
@@ -271,20 +277,30 @@ export class TaskManager {
    * worker or the encryption cannot carry (nothing is stored), `TaskValidationError` for bad
    * options, `ManagerClosedError` after shutdown.
    */
-  async addTask<A extends unknown[]>(
+  addTask<A extends unknown[]>(
     task: TaskHandle<A>,
     args: NoInfer<A>,
-    options: AddTaskOptions = {},
+    options: AddTaskOptions = NO_OPTIONS,
   ): Promise<string> {
-    if (this.#lifecycle.closed) throw new ManagerClosedError('The task manager was shut down.')
+    // Not `async`: the intake answers with the one promise a task needs (see intake.ts).
     const handle = task as unknown as TaskHandle
-    if (!isTaskHandle(handle) || !this.#registry.owns(handle)) {
-      throw new TaskValidationError(
+    let error: Error | null = null
+    if (this.#lifecycle.closed) error = new ManagerClosedError('The task manager was shut down.')
+    else if (!isTaskHandle(handle) || !this.#registry.owns(handle)) {
+      error = new TaskValidationError(
         'addTask needs a task handle returned by this manager’s task().',
       )
+    } else if (!Array.isArray(args)) {
+      error = new TaskValidationError('addTask args must be an array.')
     }
-    if (!Array.isArray(args)) throw new TaskValidationError('addTask args must be an array.')
-    checkAddTaskOptionNames(options)
+    if (error !== null) return Promise.reject(error)
+    if (options !== NO_OPTIONS) {
+      try {
+        checkAddTaskOptionNames(options)
+      } catch (invalid) {
+        return Promise.reject(toError(invalid))
+      }
+    }
     return this.#intake.enqueue(handle, { args }, options)
   }
 

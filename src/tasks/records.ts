@@ -7,6 +7,7 @@
  */
 import { copyRecord, type StoredTask, type TaskRecord } from './record.js'
 import { canTransition, TERMINAL_STATUSES, type TaskStatus } from './status.js'
+import { toIso } from './time.js'
 
 /** Called with the record after it was created or changed status. */
 export type RecordListener = (record: TaskRecord) => void
@@ -28,15 +29,18 @@ export class RecordBook {
    * that reports progress; an entry goes when its window ends.
    */
   readonly #progressWindows = new Map<string, { timer: NodeJS.Timeout; dirty: boolean }>()
-  /** Called (without a copy) when a record enters a terminal status: the manager's metrics. */
-  onTerminal: ((task: StoredTask) => void) | null = null
+  /**
+   * Called (without a copy) when a record enters a terminal status, with the epoch ms it ended
+   * at: the manager's metrics.
+   */
+  onTerminal: ((task: StoredTask, endedAt: number) => void) | null = null
 
   /** Adds a new record and notifies listeners. */
   add(task: StoredTask): void {
     this.#tasks.set(task.record.task_id, task)
     this.#notify(task.record)
     if (this.onTerminal !== null && TERMINAL_STATUSES.has(task.record.status)) {
-      this.onTerminal(task)
+      this.onTerminal(task, endedAt(task.record))
     }
   }
 
@@ -69,7 +73,9 @@ export class RecordBook {
     if (patch !== undefined) Object.assign(task.record, patch)
     task.record.status = to
     this.#notify(task.record)
-    if (this.onTerminal !== null && TERMINAL_STATUSES.has(to)) this.onTerminal(task)
+    if (this.onTerminal !== null && TERMINAL_STATUSES.has(to)) {
+      this.onTerminal(task, endedAt(task.record))
+    }
     return true
   }
 
@@ -83,24 +89,27 @@ export class RecordBook {
     return true
   }
 
-  /** `running → success | failed | cancelled` with the end fields (hot-path {@link transition}). */
+  /**
+   * `running → success | failed | cancelled` at `now` (epoch ms) with the end fields (the
+   * hot-path form of {@link transition}).
+   */
   end(
     task: StoredTask,
     to: 'success' | 'failed' | 'cancelled',
-    endTime: string,
+    now: number,
     duration: number,
     error: string | null,
     stacktrace: string | null,
   ): boolean {
     const record = task.record
     if (record.status !== 'running') return false
-    record.end_time = endTime
+    record.end_time = toIso(now)
     record.duration = duration
     record.error = error
     record.stacktrace = stacktrace
     record.status = to
     this.#notify(record)
-    this.onTerminal?.(task)
+    this.onTerminal?.(task, now)
     return true
   }
 
@@ -193,4 +202,9 @@ export class RecordBook {
       }
     }
   }
+}
+
+/** When a terminal record ended (epoch ms), read back from its timestamps. */
+function endedAt(record: TaskRecord): number {
+  return Date.parse(record.end_time ?? record.created_at)
 }

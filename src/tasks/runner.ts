@@ -8,8 +8,9 @@
  * before running the function, as a compare-and-set: a task cancelled while it waited is never
  * started.
  *
- * The first attempt runs without `async`/`await` layers (an outcome may even be synchronous):
- * on a busy manager the promise plumbing would otherwise cost more than the task itself.
+ * Attempts run without `async`/`await` layers: an executor reports an outcome at once or later
+ * through the attempt's `settle`, and the end of the run reaches the queue through
+ * `job.settled()`. On a busy manager each promise layer would cost more than a no-op task.
  */
 import { TaskAbort, type Cancellation } from './cancellation.js'
 import type { JobRunner, RunJob } from './jobs.js'
@@ -96,6 +97,10 @@ class Attempt implements ExecutionRequest {
   progress(fraction: number, message: string | null): void {
     this.#runner.progress(this, fraction, message)
   }
+
+  settle(outcome: ExecutionOutcome): void {
+    this.#runner.settle(this, outcome)
+  }
 }
 
 /** Drives tasks through their attempts. */
@@ -109,14 +114,9 @@ export class TaskRunner implements JobRunner {
     this.#deps = deps
   }
 
-  /** Runs a job to the end; returns a promise only when it did not finish synchronously. */
-  run(job: RunJob): Promise<void> | undefined {
-    try {
-      return this.#attempt(job, 1)?.catch(this.#onInternalError)
-    } catch (error) {
-      this.#onInternalError(error)
-      return undefined
-    }
+  /** Runs a job to the end (every attempt), then calls `job.settled()`. Never throws. */
+  run(job: RunJob): void {
+    this.#attempt(job, 1)
   }
 
   /**
@@ -171,57 +171,82 @@ export class TaskRunner implements JobRunner {
     this.#deps.book.setProgress(attempt.job.task, fraction, message)
   }
 
-  #attempt(job: RunJob, number: number): Promise<void> | undefined {
+  #attempt(job: RunJob, number: number): void {
     const attempt = new Attempt(this, job, number)
-    const outcome = this.#deps.executor(job.handle.definition.executor).execute(attempt)
-    if (outcome instanceof Promise)
-      return outcome.then((settled) => this.#conclude(attempt, settled))
-    return this.#conclude(attempt, outcome)
+    let outcome: ExecutionOutcome | undefined
+    try {
+      outcome = this.#deps.executor(job.handle.definition.executor).execute(attempt)
+    } catch (error) {
+      this.#onInternalError(error)
+      job.settled()
+      return
+    }
+    if (outcome !== undefined) this.settle(attempt, outcome)
   }
 
-  #conclude(attempt: Attempt, outcome: ExecutionOutcome): Promise<void> | undefined {
+  /** Takes the outcome of an attempt: ends the run, or goes on with the next attempt. */
+  settle(attempt: Attempt, outcome: ExecutionOutcome): void {
+    try {
+      if (this.#conclude(attempt, outcome)) return
+    } catch (error) {
+      this.#onInternalError(error)
+    }
+    attempt.job.settled()
+  }
+
+  /** Records what an outcome means; true when a retry carries the run on. */
+  #conclude(attempt: Attempt, outcome: ExecutionOutcome): boolean {
     const { job } = attempt
     switch (outcome.kind) {
       case 'skipped':
         if (attempt.attempt > 1) this.#aborted(job)
-        return undefined
+        return false
       case 'aborted':
         this.#aborted(job)
-        return undefined
+        return false
       case 'returned':
         this.#finish(job, 'success', attempt.attempt, null)
-        return undefined
+        return false
       case 'threw': {
         const error = outcome.error
         attempt.log('error', `attempt ${attempt.attempt} failed: ${describe(error)}`, {})
         if (attempt.attempt > job.handle.definition.retries) {
           this.#finish(job, 'failed', attempt.attempt, error)
-          return undefined
+          return false
         }
-        return this.#retry(job, attempt.attempt + 1)
+        void this.#retry(job, attempt.attempt + 1)
+        return true
       }
     }
   }
 
+  /** Waits the backoff, then runs attempt `number` (the run settles through it). */
   async #retry(job: RunJob, number: number): Promise<void> {
     const { book, clock } = this.#deps
     const { task } = job
-    const definition = job.handle.definition
-    book.update(task, { retries_used: number - 1 })
-    book.appendLog(task, retryMarker(number - 1))
-    const waitMs = definition.delay * definition.backoff ** (number - 2) * 1000
-    if (waitMs > 0 && !job.aborted) {
-      try {
-        await clock.sleep(waitMs, job.cancellation.signal)
-      } catch {
-        // aborted while waiting: handled below
+    try {
+      const definition = job.handle.definition
+      book.update(task, { retries_used: number - 1 })
+      book.appendLog(task, retryMarker(number - 1))
+      const waitMs = definition.delay * definition.backoff ** (number - 2) * 1000
+      if (waitMs > 0 && !job.aborted) {
+        try {
+          await clock.sleep(waitMs, job.cancellation.signal)
+        } catch {
+          // aborted while waiting: handled below
+        }
       }
-    }
-    if (job.aborted) {
-      this.#aborted(job)
+      if (job.aborted) {
+        this.#aborted(job)
+        job.settled()
+        return
+      }
+    } catch (error) {
+      this.#onInternalError(error)
+      job.settled()
       return
     }
-    await this.#attempt(job, number)
+    this.#attempt(job, number)
   }
 
   #finish(
@@ -235,7 +260,7 @@ export class TaskRunner implements JobRunner {
     const moved = this.#deps.book.end(
       job.task,
       status,
-      toIso(now),
+      now,
       Math.max(0, now - startedAt) / 1000,
       error === null ? null : describe(error),
       error === null ? null : (error.stack ?? describe(error)),

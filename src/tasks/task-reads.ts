@@ -54,13 +54,8 @@ export class TaskReads {
     const metrics = deps.durable === null ? new MemoryMetrics() : null
     this.#metrics = metrics
     if (metrics !== null) {
-      deps.book.onTerminal = ({ record }) =>
-        metrics.add(
-          record.func_name,
-          record.status,
-          Date.parse(record.end_time ?? record.created_at),
-          record.duration,
-        )
+      deps.book.onTerminal = ({ record }, endedAt) =>
+        metrics.add(record.func_name, record.status, endedAt, record.duration)
     }
   }
 

@@ -43,16 +43,28 @@ function abortReason(signal: AbortSignal | undefined): Error {
 
 let lastMs = Number.NaN
 let lastText = ''
+let lastSecond = Number.NaN
+/** `YYYY-MM-DDTHH:mm:ss.` of `lastSecond`. */
+let secondPrefix = ''
+/** `000` … `999`. */
+const MILLIS = Array.from({ length: 1000 }, (_, ms) => String(ms).padStart(3, '0'))
 
 /**
- * Formats epoch milliseconds as `YYYY-MM-DDTHH:mm:ss.sss+00:00` (every timestamp on the wire). Busy managers
- * stamp many records within one millisecond, so the last result is reused.
+ * Formats epoch milliseconds as `YYYY-MM-DDTHH:mm:ss.sss+00:00` (every timestamp on the wire).
+ * Busy managers stamp many records within one millisecond, so the last result is reused, and
+ * within one second only the milliseconds change (`toISOString` formats through `printf`).
  */
 export function toIso(epochMs: number): string {
-  if (epochMs !== lastMs) {
-    lastText = new Date(epochMs).toISOString().replace('Z', '+00:00')
-    lastMs = epochMs
+  if (epochMs === lastMs) return lastText
+  if (!Number.isSafeInteger(epochMs)) return new Date(epochMs).toISOString().replace('Z', '+00:00')
+  const second = Math.floor(epochMs / 1000)
+  if (second !== lastSecond) {
+    const iso = new Date(second * 1000).toISOString()
+    secondPrefix = iso.slice(0, iso.length - 4)
+    lastSecond = second
   }
+  lastText = `${secondPrefix}${MILLIS[epochMs - second * 1000] as string}+00:00`
+  lastMs = epochMs
   return lastText
 }
 

@@ -28,33 +28,40 @@ export interface AsyncExecutorOptions {
 /** Creates the event-loop executor. */
 export function asyncExecutor(options: AsyncExecutorOptions): TaskExecutor {
   const limit = options.maxConcurrentTasks
-  const semaphore = limit === null ? null : new Semaphore(limit)
-  const release = (outcome: ExecutionOutcome): ExecutionOutcome => {
-    semaphore?.release()
-    return outcome
+  const drain = (): Promise<void> => Promise.resolve()
+  if (limit === null) {
+    return { kind: 'async', execute: (request) => run(request, null), drain, close: drain }
   }
-  const runHeld = (request: ExecutionRequest): ExecutionOutcome | Promise<ExecutionOutcome> => {
-    const outcome = run(request)
-    return outcome instanceof Promise ? outcome.then(release) : release(outcome)
+  const semaphore = new Semaphore(limit)
+  const runHeld = (request: ExecutionRequest): ExecutionOutcome | undefined => {
+    const outcome = run(request, semaphore)
+    if (outcome !== undefined) semaphore.release()
+    return outcome
   }
   return {
     kind: 'async',
     execute(request) {
-      if (semaphore === null) return run(request)
       const held = semaphore.acquire(request.cancellation)
       if (held === true) return runHeld(request)
       if (held === false) return SKIPPED
-      return held.then((granted) => (granted ? runHeld(request) : SKIPPED))
+      void held.then((granted) => {
+        const outcome = granted ? runHeld(request) : SKIPPED
+        if (outcome !== undefined) request.settle(outcome)
+      })
+      return undefined
     },
-    drain: () => Promise.resolve(),
-    close: () => Promise.resolve(),
+    drain,
+    close: drain,
   }
 }
 
 const toThrew = (error: unknown): ExecutionOutcome => ({ kind: 'threw', error: toError(error) })
-const toReturned = (): ExecutionOutcome => RETURNED
 
-function run(request: ExecutionRequest): ExecutionOutcome | Promise<ExecutionOutcome> {
+/**
+ * Runs the function: the outcome when it is known at once, else undefined and the outcome goes
+ * to `request.settle` (after the semaphore permit, if any, is given back).
+ */
+function run(request: ExecutionRequest, semaphore: Semaphore | null): ExecutionOutcome | undefined {
   if (!request.begin()) return SKIPPED
   let result: unknown
   try {
@@ -62,9 +69,33 @@ function run(request: ExecutionRequest): ExecutionOutcome | Promise<ExecutionOut
   } catch (error) {
     return toThrew(error)
   }
-  if (result instanceof Promise) return result.then(toReturned, toThrew)
-  if (isThenable(result)) return Promise.resolve(result).then(toReturned, toThrew)
+  if (result instanceof Promise) {
+    settleLater(result, request, semaphore)
+    return undefined
+  }
+  if (isThenable(result)) {
+    settleLater(Promise.resolve(result), request, semaphore)
+    return undefined
+  }
   return RETURNED
+}
+
+/** One reaction on the task's promise: the only promise a task adds to the one it returns. */
+function settleLater(
+  result: Promise<unknown>,
+  request: ExecutionRequest,
+  semaphore: Semaphore | null,
+): void {
+  result.then(
+    () => {
+      semaphore?.release()
+      request.settle(RETURNED)
+    },
+    (error: unknown) => {
+      semaphore?.release()
+      request.settle(toThrew(error))
+    },
+  )
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {

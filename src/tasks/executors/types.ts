@@ -25,6 +25,11 @@ export interface ExecutionRequest extends ActiveTask {
    * cancelled while it waited); the executor then reports `skipped` without running anything.
    */
   begin(): boolean
+  /**
+   * Reports the outcome of an attempt whose `execute` returned undefined: called exactly once,
+   * possibly before `execute` returned.
+   */
+  settle(outcome: ExecutionOutcome): void
 }
 
 /** What one attempt came to. */
@@ -38,8 +43,13 @@ export type ExecutionOutcome =
 /** Runs task attempts. */
 export interface TaskExecutor {
   readonly kind: ExecutorKind
-  /** Runs one attempt; answers synchronously when it can (a sync function). Never throws. */
-  execute(request: ExecutionRequest): ExecutionOutcome | Promise<ExecutionOutcome>
+  /**
+   * Runs one attempt. Returns the outcome when it is known at once (a sync function, a task that
+   * must not start), else undefined, and reports it later through `request.settle`: a callback
+   * rather than a promise, because every promise layer costs each task a microtask (and, while an
+   * AsyncLocalStorage is in use on Node 20, promise-hook calls). Never throws.
+   */
+  execute(request: ExecutionRequest): ExecutionOutcome | undefined
   /** Waits up to `timeoutMs` for running attempts to end; starts nothing new meanwhile. */
   drain(timeoutMs: number): Promise<void>
   /** Stops the executor and its workers; attempts still running are reported as `aborted`. */

@@ -48,7 +48,10 @@ export function pooledExecutor(
   const pool = new WorkerPool({ size, label: kind, spawn, cancelGraceMs })
   return {
     kind,
-    execute: (request) => pool.run(request),
+    execute: (request) => {
+      void pool.run(request).then((outcome) => request.settle(outcome))
+      return undefined
+    },
     drain: (timeoutMs) => pool.drain(timeoutMs),
     close: () => pool.close(),
   }

@@ -34,20 +34,25 @@ export interface QueueStats {
  * slot. An item that starts at once needs none: it runs synchronously inside the caller's context.
  */
 export interface QueueItem {
-  readonly taskId: string
   readonly priority: number
   scope: AsyncResource | undefined
-  /** Runs the task; returns a promise (that must not reject) unless it finished synchronously. */
-  start(): Promise<void> | undefined
+  /** Whether the item waits for a slot (set and cleared by its queue). */
+  waiting: boolean
+  /**
+   * Runs the task and calls `onSettled` once when it is over (possibly before returning: a
+   * callback, not a promise, so that a slot costs no microtask). Never throws.
+   */
+  start(onSettled: () => void): void
 }
 
 /** A named queue with priority order, `max_size` admission and a concurrency limit. */
 export class TaskQueue {
   readonly name: string
   #config: QueueConfig
+  /** Waiting items in start order; an item removed while waiting is dropped when reached. */
   readonly #line = new PriorityLine<QueueItem>()
-  /** Items still waiting, by task id; the line drops entries missing here lazily. */
-  readonly #waiting = new Map<string, QueueItem>()
+  /** Items still waiting (the line also holds removed ones until they are reached). */
+  #waiting = 0
   #running = 0
   #finished = 0
   #rejected = 0
@@ -72,10 +77,10 @@ export class TaskQueue {
   /** Throws {@link QueueFullError} (and counts a rejection) when waiting items reach `max_size`. */
   admit(): void {
     const max = this.#config.max_size
-    if (max !== null && this.#waiting.size >= max && !this.#canStartNow()) {
+    if (max !== null && this.#waiting >= max && !this.#canStartNow()) {
       this.#rejected++
       throw new QueueFullError(
-        `Queue ${JSON.stringify(this.name)} is full: ${this.#waiting.size} tasks waiting (max_size ${max}).`,
+        `Queue ${JSON.stringify(this.name)} is full: ${this.#waiting} tasks waiting (max_size ${max}).`,
         { queue: this.name, max_size: max },
       )
     }
@@ -88,13 +93,18 @@ export class TaskQueue {
       return
     }
     item.scope = new AsyncResource('switchyard.task')
-    this.#waiting.set(item.taskId, item)
+    item.waiting = true
+    this.#waiting++
     this.#line.push(item)
   }
 
-  /** Removes a waiting task (cancelled while pending). Returns whether it was waiting here. */
-  remove(taskId: string): boolean {
-    return this.#waiting.delete(taskId)
+  /** Removes a waiting item (cancelled while pending). Returns whether it was waiting. */
+  remove(item: QueueItem): boolean {
+    if (!item.waiting) return false
+    item.waiting = false
+    item.scope = undefined
+    this.#waiting--
+    return true
   }
 
   /** Changes the config live; fields left undefined keep their value. Throws on bad values, changing nothing. */
@@ -110,18 +120,13 @@ export class TaskQueue {
     this.#paused = true
   }
 
-  /** Ids of the tasks still waiting. */
-  waitingIds(): string[] {
-    return [...this.#waiting.keys()]
-  }
-
   /** Counters and config. */
   stats(): QueueStats {
     return {
       name: this.name,
       concurrency: this.#config.concurrency,
       max_size: this.#config.max_size,
-      pending: this.#waiting.size,
+      pending: this.#waiting,
       running: this.#running,
       finished: this.#finished,
       rejected: this.#rejected,
@@ -130,14 +135,12 @@ export class TaskQueue {
 
   #canStartNow(): boolean {
     const limit = this.#config.concurrency
-    return !this.#paused && this.#waiting.size === 0 && (limit === null || this.#running < limit)
+    return !this.#paused && this.#waiting === 0 && (limit === null || this.#running < limit)
   }
 
   #start(item: QueueItem): void {
     this.#running++
-    const pending = item.start()
-    if (pending === undefined) this.#onSettled()
-    else void pending.then(this.#onSettled, this.#onSettled)
+    item.start(this.#onSettled)
   }
 
   #drain(): void {
@@ -150,8 +153,9 @@ export class TaskQueue {
       while (limit === null || this.#running < limit) {
         const item = this.#line.pop()
         if (item === undefined) return
-        if (this.#waiting.get(item.taskId) !== item) continue
-        this.#waiting.delete(item.taskId)
+        if (!item.waiting) continue
+        item.waiting = false
+        this.#waiting--
         const scope = item.scope
         item.scope = undefined
         if (scope === undefined) this.#start(item)

@@ -102,14 +102,29 @@ export class MemoryMetrics {
   readonly #totals = new Map<string, MetricCell>()
   /** Minute → cells, in insertion (time) order. */
   readonly #minutes = new Map<number, Map<string, MetricCell>>()
+  /**
+   * Cell keys by function, status and bin, built once: a key string made afresh for every
+   * record would be hashed, and compared character by character, on every lookup.
+   */
+  readonly #keys = new Map<string, Map<TaskStatus, Map<number, string>>>()
+  /** The cells the last record went to: a run of like records (same minute) skips every lookup. */
+  #last: { key: string; minute: number; total: MetricCell; cell: MetricCell } | null = null
 
   constructor(private readonly maxMinutes = 7 * 24 * 60) {}
 
   /** Counts one record that just became terminal. */
   add(funcName: string, status: TaskStatus, finishedMs: number, duration: number): void {
     const bin = durationBin(duration)
-    addToCell(this.#totals, funcName, status, bin, 1, duration)
+    const key = this.#keyOf(funcName, status, bin)
     const minute = minuteOf(finishedMs)
+    const last = this.#last
+    if (last !== null && last.key === key && last.minute === minute) {
+      last.total.count++
+      last.total.duration_sum += duration
+      last.cell.count++
+      last.cell.duration_sum += duration
+      return
+    }
     let cells = this.#minutes.get(minute)
     if (cells === undefined) {
       cells = new Map()
@@ -119,7 +134,31 @@ export class MemoryMetrics {
         if (oldest !== undefined) this.#minutes.delete(oldest)
       }
     }
-    addToCell(cells, funcName, status, bin, 1, duration)
+    this.#last = {
+      key,
+      minute,
+      total: countIn(this.#totals, key, { func_name: funcName, status, bin, duration }),
+      cell: countIn(cells, key, { func_name: funcName, status, bin, duration }),
+    }
+  }
+
+  #keyOf(funcName: string, status: TaskStatus, bin: number): string {
+    let byStatus = this.#keys.get(funcName)
+    if (byStatus === undefined) {
+      byStatus = new Map()
+      this.#keys.set(funcName, byStatus)
+    }
+    let byBin = byStatus.get(status)
+    if (byBin === undefined) {
+      byBin = new Map()
+      byStatus.set(status, byBin)
+    }
+    let key = byBin.get(bin)
+    if (key === undefined) {
+      key = cellKey(funcName, status, bin)
+      byBin.set(bin, key)
+    }
+    return key
   }
 
   /** Cells over all kept history, or from the minute holding `since`. */
@@ -145,6 +184,7 @@ export class MemoryMetrics {
 
   /** Drops the minutes that end by `cutoff`, taking their counts out of the totals. */
   prune(cutoff: number): void {
+    this.#last = null
     for (const [minute, cells] of this.#minutes) {
       if (minute + MINUTE_MS > cutoff) continue
       for (const cell of cells.values()) {
@@ -160,4 +200,22 @@ export class MemoryMetrics {
       this.#minutes.delete(minute)
     }
   }
+}
+
+/** Counts one record in the cell of `key` (its {@link cellKey}) of `cells`; returns the cell. */
+function countIn(
+  cells: Map<string, MetricCell>,
+  key: string,
+  record: { func_name: string; status: TaskStatus; bin: number; duration: number },
+): MetricCell {
+  const cell = cells.get(key)
+  if (cell !== undefined) {
+    cell.count++
+    cell.duration_sum += record.duration
+    return cell
+  }
+  const { func_name, status, bin, duration } = record
+  const created: MetricCell = { func_name, status, bin, count: 1, duration_sum: duration }
+  cells.set(key, created)
+  return created
 }
