@@ -274,7 +274,7 @@ console.log(
   `\nswitchyard / InMemoryProvider through the same OpenFeature client: ${ratio.toFixed(2)}× (median of per-round ratios); the SDK's no-op provider reaches ${median(ceilingRatios).toFixed(2)}× (the ceiling for any provider)`,
 )
 console.log(
-  `targets: raw ≥ 2,000,000/s ${raw >= 2e6 ? 'met' : 'MISSED'}; sync client ≥ 1,000,000/s ${sync >= 1e6 ? 'met' : 'MISSED'}; OpenFeature ≥ 2× ${ratio >= 2 ? 'met' : 'MISSED'}`,
+  `targets: raw ≥ 7,000,000/s ${raw >= 7e6 ? 'met' : 'MISSED'}; sync client ≥ 1,000,000/s ${sync >= 1e6 ? 'met' : 'MISSED'}; OpenFeature ≥ 1.0× InMemoryProvider ${ratio >= 1 ? 'met' : 'MISSED'}`,
 )
 
 mkdirSync('bench/results', { recursive: true })
@@ -295,7 +295,7 @@ writeFileSync(
         median: median(ceilingRatios),
         per_round: ceilingRatios,
       },
-      targets: { raw_min: 2e6, sync_min: 1e6, openfeature_ratio_min: 2 },
+      targets: { raw_min: 7e6, sync_min: 1e6, openfeature_ratio_min: 1 },
       sink,
     },
     null,
