@@ -25,6 +25,8 @@ interface Exchange {
   url: string
   status: number
   ifNoneMatch: string | undefined
+  /** True once the server wrote the answer's head (a stream is connected right after). */
+  answered: () => boolean
 }
 
 let pages: FastifyInstance
@@ -77,6 +79,7 @@ beforeAll(async () => {
       url: request.url ?? '',
       status: 0,
       ifNoneMatch: typeof header === 'string' ? header : undefined,
+      answered: () => response.headersSent,
     }
     exchanges.push(exchange)
     response.on('finish', () => {
@@ -183,7 +186,13 @@ describe('@openfeature/ofrep-web-provider in Chromium', () => {
   it('re-fetches through the change stream when a flag changes, and emits ConfigurationChanged', async () => {
     const context = { targetingKey: 'user-6' }
     const page = await startedPage(context, { cacheMode: 'disabled' })
-    await waitFor(() => exchanges.some((exchange) => exchange.url.includes('/ofrep/stream?token=')))
+    // Connected, not only requested: a change published before the server attaches the stream
+    // would not reach it (a new stream starts from the changes after it connects).
+    await waitFor(() =>
+      exchanges.some(
+        (exchange) => exchange.url.includes('/ofrep/stream?token=') && exchange.answered(),
+      ),
+    )
     expect(await inBrowser(page, 'boolean', 'new-checkout', false)).toMatchObject({ value: true })
     const before = exchanges.length
     await engine.flags.disableFlag('banner')
