@@ -30,7 +30,6 @@ import {
 } from '../ports.js'
 import {
   checkListQuery,
-  lastOfEach,
   parseTask,
   tagHash,
   taskColumns,
@@ -90,11 +89,6 @@ function upsertParams(row: TaskColumns, claim: Claim): unknown[] {
 
 /** Rows per multi-row INSERT (well under every dialect's bound-parameter limit). */
 const INSERT_CHUNK = 400
-
-/** A PostgreSQL write is split into up to this many pieces written side by side… */
-const PG_PIECES = 4
-/** …of at least this many rows. */
-const PG_PIECE_MIN = 100
 
 /** Every this many writes, the change feed is cut back to its most recent rows. */
 const PRUNE_CHANGES_EVERY = 100
@@ -324,27 +318,8 @@ export class SqlTaskRecords implements TaskRecordStore {
   /** Upserts `tasks`, taking `claim` when given (the pending queue's enqueue). */
   async write(tasks: readonly StoredTask[], claim: Claim): Promise<void> {
     if (tasks.length === 0) return
-    const backend = await this.open()
-    if (backend.dialect === 'postgres' && tasks.length >= 2 * PG_PIECE_MIN) {
-      // Pieces on several pooled connections: the server writes them side by side, and the
-      // client builds the next piece while the first is written. (A batch is not one
-      // transaction: each piece is, and the call resolves once every piece is committed.)
-      const unique = lastOfEach(tasks, (task) => task.record.task_id)
-      const size = Math.max(PG_PIECE_MIN, Math.ceil(unique.length / PG_PIECES))
-      const pieces: Promise<void>[] = []
-      for (let i = 0; i < unique.length; i += size) {
-        pieces.push(this.#write(backend, unique.slice(i, i + size), claim))
-        // Let the piece go out before building the next.
-        await new Promise((resolve) => setImmediate(resolve))
-      }
-      await Promise.all(pieces)
-      return
-    }
-    await this.#write(backend, tasks, claim)
-  }
-
-  async #write(backend: SqlBackend, tasks: readonly StoredTask[], claim: Claim): Promise<void> {
     const rows = tasks.map(taskColumns)
+    const backend = await this.open()
     const db = backend.db
     // Only a terminal row may need a metric count; the hot path (pending enqueues) reads nothing.
     const before = await this.#statuses(
