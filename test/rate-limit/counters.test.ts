@@ -65,6 +65,49 @@ describe('memory counters: takeToken', () => {
   })
 })
 
+describe('memory counters: hit', () => {
+  const algorithms = ['fixed_window', 'sliding_window', 'moving_window', 'token_bucket'] as const
+  it.each(algorithms)(
+    '%s: answers what consume answers, request after request, with nothing counted when refused',
+    (algorithm) => {
+      const hitRule: CounterRule = { algorithm, count: 3, periodMs: 1000, burst: 1 }
+      const inPlace = memoryCounters({ sweepInterval: 0 })
+      const stepped = memoryCounters({ sweepInterval: 0 })
+      // A burst past the limit, the next window (or a partial refill), a window boundary to the
+      // millisecond, then an idle gap past expiry; the same start time for both stores.
+      const times = [0, 0, 0, 0, 0, 0, 1, 333, 999, 1000, 1000, 1001, 1500, 2600, 2600, 9000]
+      const reading = { remaining: -1, resetAt: -1 }
+      const hits = times.map((at) => {
+        const allowed = inPlace.hit('route:x', 'ip:a', hitRule, T0 + at, reading)
+        return allowed ? { allowed, remaining: reading.remaining, resetAt: reading.resetAt } : {}
+      })
+      const expected = times.map((at) => {
+        const [outcome] = stepped.consume(
+          [{ scope: 'route:x', bucket: 'ip:a', rule: hitRule }],
+          T0 + at,
+        )
+        return outcome?.allowed === true
+          ? { allowed: true, remaining: outcome.remaining, resetAt: outcome.resetAt }
+          : {}
+      })
+      expect(hits).toEqual(expected)
+      expect(hits.filter((hit) => hit.allowed !== true).length).toBeGreaterThan(0)
+      expect(hits.at(-1)).toMatchObject({ allowed: true, remaining: 3 })
+    },
+  )
+
+  it('a counter of another algorithm (the limit was changed) starts afresh, as in consume', () => {
+    const counters = memoryCounters({ sweepInterval: 0 })
+    const fixed: CounterRule = { algorithm: 'fixed_window', count: 1, periodMs: 60_000, burst: 0 }
+    const reading = { remaining: -1, resetAt: -1 }
+    expect(counters.hit('global', 'ip:a', fixed, T0, reading)).toBe(true)
+    expect(counters.hit('global', 'ip:a', fixed, T0 + 1, reading)).toBe(false)
+    const bucket: CounterRule = { ...fixed, algorithm: 'token_bucket', count: 2 }
+    expect(counters.hit('global', 'ip:a', bucket, T0 + 2, reading)).toBe(true)
+    expect(reading.remaining).toBe(1)
+  })
+})
+
 describe('file-snapshot counters', () => {
   it('restore the counters of the previous process at startup', async () => {
     const path = tempFile()

@@ -15,6 +15,7 @@
  */
 import {
   bucketFullAt,
+  effectiveLimit,
   step,
   tokensAt,
   tokenWaitMs,
@@ -22,9 +23,13 @@ import {
   type CounterRule,
   type CounterState,
   type CounterStep,
+  type FixedWindowState,
   type TokenBucketState,
 } from '../algorithms.js'
-import type { CounterCheck, CounterStore } from './types.js'
+import type { CounterCheck, CounterReading, CounterStore, InPlaceCounters } from './types.js'
+
+/** A stored state this store alone reads, and so may update in place. */
+type Writable<State> = { -readonly [field in keyof State]: State[field] }
 
 /** A stored counter state and when it may be forgotten. */
 export interface CounterEntry {
@@ -48,7 +53,7 @@ export interface MemoryCounterOptions {
 }
 
 /** Memory counters; also the engine of the file-snapshot variant. */
-export class MemoryCounters implements CounterStore {
+export class MemoryCounters implements CounterStore, InPlaceCounters {
   readonly kind: string = 'memory'
   /** Counter entries by scope, then bucket. */
   protected readonly scopes = new Map<string, Map<string, CounterEntry>>()
@@ -98,11 +103,57 @@ export class MemoryCounters implements CounterStore {
     entry.used = true
     const tokens = tokensAt(rule, state, now)
     if (tokens < 1) return tokenWaitMs(rule, tokens)
-    const level = state as { -readonly [field in keyof TokenBucketState]: TokenBucketState[field] }
+    const level = state as Writable<TokenBucketState>
     level.tokens = tokens - 1
     level.updated = now
     entry.expiresAt = bucketFullAt(rule, level.tokens, now)
     return 0
+  }
+
+  /**
+   * Counts one request as {@link consume} would for this one check, giving the same answer,
+   * but an existing fixed-window or token-bucket counter is updated in place: the request
+   * allocates nothing (the route limiter's path; a new counter and the other algorithms go
+   * through {@link count}).
+   */
+  hit(
+    scope: string,
+    bucket: string,
+    rule: CounterRule,
+    now: number,
+    reading: CounterReading,
+  ): boolean {
+    const entry = this.scopes.get(scope)?.get(bucket)
+    if (entry !== undefined && entry.expiresAt > now && entry.state.kind === rule.algorithm) {
+      if (entry.state.kind === 'fixed_window') {
+        const state = entry.state as Writable<FixedWindowState>
+        const start = now - (now % rule.periodMs)
+        if (state.start === start) {
+          entry.used = true
+          const effective = effectiveLimit(rule)
+          if (state.count >= effective) return false
+          reading.remaining = effective - ++state.count
+          reading.resetAt = start + rule.periodMs
+          return true
+        }
+      } else if (entry.state.kind === 'token_bucket') {
+        entry.used = true
+        const tokens = tokensAt(rule, entry.state, now)
+        if (tokens < 1) return false
+        const state = entry.state as Writable<TokenBucketState>
+        state.tokens = tokens - 1
+        state.updated = now
+        entry.expiresAt = bucketFullAt(rule, state.tokens, now)
+        reading.remaining = Math.floor(state.tokens)
+        reading.resetAt = entry.expiresAt
+        return true
+      }
+    }
+    const result = this.count(scope, bucket, rule, now)
+    if (!result.allowed) return false
+    reading.remaining = result.remaining
+    reading.resetAt = result.resetAt
+    return true
   }
 
   /** Steps one counter and stores its next state (nothing is stored when it refuses). */

@@ -15,6 +15,33 @@ export interface CounterCheck {
   readonly rule: CounterRule
 }
 
+/** What an allowed request leaves in its counter: the figures of its `X-RateLimit-*` headers. */
+export interface CounterReading {
+  /** Requests left after this one. */
+  remaining: number
+  /** Epoch ms when the window resets (the bucket is full again). */
+  resetAt: number
+}
+
+/**
+ * A backend that counts one check synchronously, updating the stored state in place: the
+ * evaluator's allocation-free path for the common policy (one fixed rule and key per scope).
+ */
+export interface InPlaceCounters {
+  /**
+   * Counts one request against one counter at `now`. True when allowed, with `reading` filled
+   * in; false when refused, with nothing changed (so `consume` of the same check then gives
+   * the refusal's details without counting anything).
+   */
+  hit(
+    scope: string,
+    bucket: string,
+    rule: CounterRule,
+    now: number,
+    reading: CounterReading,
+  ): boolean
+}
+
 /** A counter backend. */
 export interface CounterStore {
   /** Backend name (`memory`, `file`, `redis`). */
