@@ -37,6 +37,9 @@ import { toIso, type TaskClock } from './time.js'
 /** Finished records a manager on a durable store keeps in memory (the store has them all). */
 const RECENT_FINISHED = 1000
 
+/** Default `finishedInMemory`: finished records a manager without a durable store keeps. */
+export const DEFAULT_FINISHED_IN_MEMORY = 100_000
+
 /** The arguments of a new run: plain, or a ciphertext this manager cannot open (no key). */
 export type RunPayload = { args: unknown[] } | { sealed: string }
 
@@ -55,11 +58,16 @@ export interface IntakeDeps {
   readonly persistent: (handle: TaskHandle) => boolean
   readonly closed: () => boolean
   readonly lifecycle: (task: StoredTask, previous: TaskStatus | null, attempt: number) => void
+  /**
+   * Finished records kept in memory without a durable store (the history there); older ones
+   * are forgotten, as retention forgets them.
+   */
+  readonly finishedInMemory: number
 }
 
 /** New runs in, finished runs recorded. */
 export class TaskIntake {
-  /** Ids of finished records kept in memory, oldest first (durable store only). */
+  /** Ids of finished records kept in memory, oldest first. */
   readonly #recent: string[] = []
   /** Finished records whose terminal write has not reached the store yet. */
   readonly #unwritten = new Set<string>()
@@ -266,19 +274,26 @@ export class TaskIntake {
       const id = task.record.task_id
       this.#unwritten.add(id)
       void durable.save(task).finally(() => this.#unwritten.delete(id))
-      this.#forgetOldest(task)
+      this.#forgetOldest(task, RECENT_FINISHED)
       return
     }
+    // Without a store the book is the history: bounded, and a forgotten record's idempotency
+    // key goes with it (a later task may take the key, as after retention).
+    const forgotten = this.#forgetOldest(task, this.deps.finishedInMemory)
+    if (forgotten !== undefined) this.releaseKey(forgotten)
     if (handle === undefined || !this.deps.persistent(handle)) return
     this.#storeCall(`could not save task ${task.record.task_id}`, () =>
       this.deps.seam.saveTasks([task]),
     )
   }
 
-  /** Keeps the newest finished records in memory; older ones are read from the store. */
-  #forgetOldest(task: StoredTask): void {
+  /**
+   * Keeps the newest `keep` finished records in memory (older ones are read from the store,
+   * when there is one); returns the record it forgot, if any.
+   */
+  #forgetOldest(task: StoredTask, keep: number): StoredTask | undefined {
     this.#recent.push(task.record.task_id)
-    if (this.#recent.length <= RECENT_FINISHED) return
+    if (this.#recent.length <= keep) return undefined
     const id = this.#recent.shift() as string
     const kept = this.deps.book.get(id)
     if (
@@ -287,7 +302,9 @@ export class TaskIntake {
       !this.deps.live.has(id)
     ) {
       this.deps.book.delete([id])
+      return kept
     }
+    return undefined
   }
 
   /** Calls the store without waiting; a synchronous store (memory) has finished on return. */

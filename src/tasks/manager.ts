@@ -39,7 +39,7 @@ import {
   type TaskHandle,
   type TaskOptions,
 } from './registry.js'
-import { TaskIntake } from './intake.js'
+import { DEFAULT_FINISHED_IN_MEMORY, TaskIntake } from './intake.js'
 import type { RunJob } from './jobs.js'
 import type { TaskMetrics } from './metrics-report.js'
 import { QueueConfigSync } from './queues/queue-configs.js'
@@ -166,6 +166,8 @@ export class TaskManager {
       persistent: (handle) => this.#isPersistent(handle),
       closed: () => this.#lifecycle.closed,
       lifecycle,
+      finishedInMemory:
+        positiveOrNull(options.finishedInMemory, 'finishedInMemory') ?? DEFAULT_FINISHED_IN_MEMORY,
     })
     this.#reads = new TaskReads({
       book: this.#book,

@@ -63,6 +63,12 @@ export interface TaskManagerOptions {
    * are pruned at startup and about every 6 hours. Default: kept forever.
    */
   retentionDays?: number | null
+  /**
+   * Without a durable store: how many finished records the manager keeps in memory (default
+   * 100,000); the oldest go first, with their idempotency keys. With a durable store the store
+   * keeps every record and memory only the newest 1,000.
+   */
+  finishedInMemory?: number
   /** Claim lease on a durable store, in seconds (default 30); renewed every third of it. */
   leaseSeconds?: number
   /**
@@ -168,6 +174,7 @@ const MANAGER_OPTION_NAMES: Record<keyof TaskManagerOptions, true> = {
   store: true,
   requeuePending: true,
   retentionDays: true,
+  finishedInMemory: true,
   leaseSeconds: true,
   timer: true,
   clock: true,

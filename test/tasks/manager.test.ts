@@ -17,6 +17,34 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+00:00$/
 const LOG_LINE =
   /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+00:00 \[(debug|info|warning|error)\] /
 
+describe('finished history in memory (no durable store)', () => {
+  it('keeps the newest finishedInMemory records; older ones go with their idempotency keys', async () => {
+    const manager = new TaskManager({ finishedInMemory: 3 })
+    const work = manager.task({ name: 'work' }, (n: number) => n)
+    const ids: string[] = []
+    for (let n = 0; n < 5; n++) {
+      const id = await manager.addTask(work, [n], { idempotencyKey: `order-${n}` })
+      await waitForStatus(manager, id)
+      ids.push(id)
+    }
+    const kept = await Promise.all(ids.map((id) => manager.getTask(id)))
+    expect(kept.map((record) => record?.status ?? null)).toEqual([
+      null,
+      null,
+      'success',
+      'success',
+      'success',
+    ])
+    expect((await manager.listTasks()).total).toBe(3)
+    // A kept record still holds its key; a forgotten one's key is free for a new task.
+    expect(await manager.addTask(work, [9], { idempotencyKey: 'order-4' })).toBe(ids[4])
+    const again = await manager.addTask(work, [9], { idempotencyKey: 'order-0' })
+    expect(again).not.toBe(ids[0])
+    expect((await waitForStatus(manager, again)).status).toBe('success')
+    await manager.shutdown()
+  })
+})
+
 describe('task records', () => {
   it('runs a task and records exactly the record fields plus executor and queue', async () => {
     const manager = new TaskManager()
@@ -261,6 +289,8 @@ describe('validation', () => {
   })
 
   it('validates manager options', () => {
+    expect(() => new TaskManager({ finishedInMemory: 0 })).toThrow(/finishedInMemory/)
+    expect(() => new TaskManager({ finishedInMemory: 2.5 })).toThrow(/finishedInMemory/)
     expect(() => new TaskManager({ maxConcurrentTasks: 0 })).toThrow(/maxConcurrentTasks/)
     expect(() => new TaskManager({ processShutdownTimeout: -1 })).toThrow(/processShutdownTimeout/)
     expect(() => new TaskManager({ queues: { q: { concurrency: 0 } } })).toThrow(/concurrency/)
