@@ -17,7 +17,7 @@ import {
   createEvaluationKey,
   login,
 } from './helpers.js'
-import { openStream } from './sse-client.js'
+import { openStream, type Frame } from './sse-client.js'
 
 afterEach(closeAdmins)
 
@@ -406,11 +406,111 @@ describe('GET {admin}/ofrep/stream', () => {
     const { app, post } = await ofrepAdmin()
     const address = await app.listen({ host: '127.0.0.1', port: 0 })
     const uri = (await post(OFREP, {})).json().eventStreams[0].endpoint.requestUri as string
-    const forged = uri.slice(0, -4) + 'AAAA'
+    const token = new URL(uri, address).searchParams.get('token')!
+    const forged = uri.replace(encodeURIComponent(token), `${token.slice(0, -4)}AAAA`)
+    expect(forged).not.toBe(uri)
     for (const path of ['/switchyard/ofrep/stream', forged, '/switchyard/ofrep/stream?token=x']) {
       const stream = openStream(`${address}${path}`, {})
       expect((await stream.ready).statusCode, path).toBe(401)
       stream.close()
+    }
+  })
+
+  it('carries the fingerprint its bulk answer was computed from (since), in open mode too', async () => {
+    const { post, engine } = await ofrepAdmin()
+    const first = await post(OFREP, {})
+    const uri = streamUri(first)
+    expect(uri).toMatch(/^\/switchyard\/ofrep\/stream\?token=[^&]+&since=[\w-]+$/)
+    expect(sinceOf(uri)).toBe(fingerprintOf(first))
+    await engine.flags.disableFlag('theme')
+    const second = await post(OFREP, {})
+    expect(sinceOf(streamUri(second))).toBe(fingerprintOf(second))
+    expect(sinceOf(streamUri(second))).not.toBe(sinceOf(uri))
+
+    const { app } = await buildAdmin({})
+    closeLater(app)
+    const open = await app.inject({ method: 'POST', url: OFREP, payload: {} })
+    expect(streamUri(open)).toBe(`/switchyard/ofrep/stream?since=${fingerprintOf(open)}`)
+  })
+
+  it('tells a stream opened with an out-of-date since to re-fetch at once, and that stream only', async () => {
+    const { app, post, engine } = await ofrepAdmin()
+    const address = await app.listen({ host: '127.0.0.1', port: 0 })
+    const current = openStream(`${address}${streamUri(await post(OFREP, {}))}`, {})
+    expect((await current.ready).statusCode).toBe(200)
+    const stale = await post(OFREP, {})
+    const uri = streamUri(stale)
+    // The change the page would miss: after its bulk answer, before its stream attaches.
+    await engine.flags.disableFlag('theme')
+    const now = fingerprintOf(await post(OFREP, {}))
+    expect(now).not.toBe(fingerprintOf(stale))
+    // The broadcast of that change reaches the stream already open, and only that.
+    await current.whenFrames((frames) => messagesOf(frames).length > 0)
+    const late = openStream(`${address}${uri}`, {})
+    expect((await late.ready).statusCode).toBe(200)
+    await late.whenFrames((frames) => messagesOf(frames).length > 0)
+    const [first] = messagesOf(late.frames)
+    expect(first!.id).toBeUndefined()
+    expect(JSON.parse(first!.data!)).toEqual({
+      type: 'refetchEvaluation',
+      etag: now,
+      lastModified: expect.any(Number),
+    })
+    // Nobody else heard of the late stream's catching up: the next change is the next event.
+    await engine.flags.enableFlag('theme')
+    await current.whenFrames((frames) => messagesOf(frames).length > 1)
+    await late.whenFrames((frames) => messagesOf(frames).length > 1)
+    expect(messagesOf(current.frames)).toHaveLength(2)
+    expect(messagesOf(late.frames)).toHaveLength(2)
+    current.close()
+    late.close()
+  })
+
+  it('sends nothing extra to a stream opened with the current since, or without one', async () => {
+    const { app, post, engine } = await ofrepAdmin()
+    const address = await app.listen({ host: '127.0.0.1', port: 0 })
+    const uri = streamUri(await post(OFREP, {}))
+    const withSince = openStream(`${address}${uri}`, {})
+    const without = openStream(`${address}${uri.replace(/&since=.*$/, '')}`, {})
+    expect((await withSince.ready).statusCode).toBe(200)
+    expect((await without.ready).statusCode).toBe(200)
+    await engine.flags.disableFlag('theme')
+    const now = fingerprintOf(await post(OFREP, {}))
+    // An event sent at connection would come before this change's, so it would be first.
+    for (const stream of [withSince, without]) {
+      await stream.whenFrames((frames) => messagesOf(frames).length > 0)
+      const messages = messagesOf(stream.frames)
+      expect(messages).toHaveLength(1)
+      expect(JSON.parse(messages[0]!.data!)).toMatchObject({ etag: now })
+      stream.close()
+    }
+  })
+
+  it('treats any since but the current fingerprint as out of date, and refuses an overlong one', async () => {
+    const { app, post } = await ofrepAdmin()
+    const address = await app.listen({ host: '127.0.0.1', port: 0 })
+    const bulk = await post(OFREP, {})
+    const base = streamUri(bulk).replace(/&since=.*$/, '')
+    const garbled = ['', 'x', '%00%FF%C3', encodeURIComponent('"ü"\n\ndata: x'), 'A'.repeat(64)]
+    for (const since of garbled) {
+      const stream = openStream(`${address}${base}&since=${since}`, {})
+      expect((await stream.ready).statusCode, since).toBe(200)
+      await stream.whenFrames((frames) => messagesOf(frames).length > 0)
+      expect(JSON.parse(messagesOf(stream.frames)[0]!.data!), since).toMatchObject({
+        type: 'refetchEvaluation',
+        etag: fingerprintOf(bulk),
+      })
+      stream.close()
+    }
+    for (const query of [
+      `since=${'A'.repeat(65)}`,
+      `since=${'A'.repeat(10_000)}`,
+      'since=a&since=b',
+    ]) {
+      const refused = openStream(`${address}${base}&${query}`, {})
+      const response = await refused.ready
+      expect(response.statusCode, query).toBe(400)
+      refused.close()
     }
   })
 
@@ -426,6 +526,21 @@ describe('GET {admin}/ofrep/stream', () => {
     second.close()
   })
 })
+
+/** The change stream URL of a bulk answer. */
+function streamUri(bulk: { json: () => { eventStreams: { endpoint: { requestUri: string } }[] } }) {
+  return bulk.json().eventStreams[0]!.endpoint.requestUri
+}
+
+/** The `since` of a stream URL. */
+const sinceOf = (uri: string) => new URL(uri, 'http://localhost').searchParams.get('since')
+
+/** The flag-set fingerprint a bulk answer was computed from (its ETag is `"<fingerprint>.…"`). */
+const fingerprintOf = (bulk: { headers: Record<string, unknown> }) =>
+  /^"([^.]+)\./.exec(String(bulk.headers.etag))![1]
+
+/** The `message` frames (refetch events) of a stream. */
+const messagesOf = (frames: Frame[]) => frames.filter((frame) => frame.event === 'message')
 
 describe('flag_track on the admin event stream', () => {
   it('carries OpenFeature tracking events, bounded', async () => {

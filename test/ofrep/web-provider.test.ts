@@ -27,6 +27,8 @@ interface Exchange {
   ifNoneMatch: string | undefined
   /** True once the server wrote the answer's head (a stream is connected right after). */
   answered: () => boolean
+  /** True once the connection of the exchange is gone (a stream the page closed). */
+  closed: boolean
 }
 
 let pages: FastifyInstance
@@ -80,10 +82,14 @@ beforeAll(async () => {
       status: 0,
       ifNoneMatch: typeof header === 'string' ? header : undefined,
       answered: () => response.headersSent,
+      closed: false,
     }
     exchanges.push(exchange)
     response.on('finish', () => {
       exchange.status = response.statusCode
+    })
+    response.on('close', () => {
+      exchange.closed = true
     })
   })
 
@@ -222,6 +228,63 @@ describe('@openfeature/ofrep-web-provider in Chromium', () => {
     await page.close()
   })
 
+  it('re-fetches when a flag changed between its bulk answer and its stream attaching', async () => {
+    const context = { targetingKey: 'user-6' }
+    let held!: () => void
+    const streamHeld = new Promise<void>((resolve) => (held = resolve))
+    let release!: () => void
+    const released = new Promise<void>((resolve) => (release = resolve))
+    // The page's stream request waits in the browser until the change is made: the window a
+    // slow network opens between the provider's bulk answer and its stream.
+    const page = await startedPage(context, { cacheMode: 'disabled' }, (fresh) =>
+      fresh.route(
+        (url) => url.pathname.endsWith('/ofrep/stream'),
+        async (route) => {
+          held()
+          await released
+          await route.continue()
+        },
+      ),
+    )
+    await streamHeld
+    expect(await inBrowser(page, 'boolean', 'new-checkout', false)).toMatchObject({ value: true })
+    await engine.flags.disableFlag('banner')
+    release()
+    await page.waitForFunction(
+      () => (globalThis as unknown as PageGlobal).harness.changes().length > 0,
+    )
+    expect(await inBrowser(page, 'boolean', 'new-checkout', true)).toEqual(
+      await inProcess('boolean', 'new-checkout', true, context),
+    )
+    await engine.flags.enableFlag('banner')
+    await page.close()
+  })
+
+  it('keeps one stream per page: a refetch keeps it, a context change moves it to the new URL', async () => {
+    const opened = exchanges.length
+    const streams = () =>
+      exchanges.slice(opened).filter((exchange) => exchange.url.includes('/ofrep/stream?'))
+    const page = await startedPage({ targetingKey: 'user-7' }, { cacheMode: 'disabled' })
+    await waitFor(() => streams().some((exchange) => exchange.answered()))
+    await engine.flags.disableFlag('banner')
+    await page.waitForFunction(
+      () => (globalThis as unknown as PageGlobal).harness.changes().length > 0,
+    )
+    // The provider re-fetched through the stream and kept it (its URL is now out of date).
+    expect(streams()).toHaveLength(1)
+    await page.evaluate((next) => (globalThis as unknown as PageGlobal).harness.setContext(next), {
+      targetingKey: 'user-8',
+    })
+    // The context change's bulk answer lists the new fingerprint: the provider closes the old
+    // stream and opens the new URL, one stream at a time.
+    await waitFor(() => streams().length === 2 && streams()[1]!.answered() && streams()[0]!.closed)
+    const [old, current] = streams()
+    expect(since(current!.url)).not.toBe(since(old!.url))
+    expect(streams().filter((exchange) => !exchange.closed)).toHaveLength(1)
+    await engine.flags.enableFlag('banner')
+    await page.close()
+  })
+
   it('polls with If-None-Match, gets 304 while nothing changes, and the new values after a change', async () => {
     const context = { targetingKey: 'vip' }
     const page = await startedPage(context, {
@@ -273,6 +336,9 @@ describe('@openfeature/ofrep-web-provider in Chromium', () => {
     await page.close()
   })
 })
+
+/** The `since` of a stream URL (the fingerprint of the bulk answer that listed it). */
+const since = (url: string) => new URL(url, 'http://localhost').searchParams.get('since')
 
 /** Waits for a condition on the test's side, checking on every turn of the event loop. */
 async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {

@@ -4,7 +4,7 @@
  *
  *   POST {admin}/ofrep/v1/evaluate/flags/{key}   one flag: 200, 400, 404, 500 (OFREP bodies)
  *   POST {admin}/ofrep/v1/evaluate/flags         every flag; ETag, If-None-Match → 304
- *   GET  {admin}/ofrep/stream?token=…            change notifications (see streams.ts)
+ *   GET  {admin}/ofrep/stream?token=…&since=…    change notifications (see streams.ts)
  *   OPTIONS on the two POST routes               CORS preflights (the `ofrep.cors` origins)
  *
  * Credentials: the admin's bearer token or session, or a read-only evaluation key. The routes
@@ -51,6 +51,11 @@ const BODY_LIMIT = 64 * 1024
 const SINGLE = '/ofrep/v1/evaluate/flags/:key'
 const BULK = '/ofrep/v1/evaluate/flags'
 const STREAM = '/ofrep/stream'
+/**
+ * Longest `since` accepted (a fingerprint is 22 characters). The slack keeps URLs that a
+ * browser cached in local storage valid should the fingerprint grow; longer is a 400.
+ */
+const MAX_SINCE_LENGTH = 64
 
 /** Registers the OFREP endpoints in their own context (error handler, CORS). */
 export function ofrepRoutes(app: AdminInstance, deps: OfrepDependencies): void {
@@ -128,10 +133,13 @@ export function ofrepRoutes(app: AdminInstance, deps: OfrepDependencies): void {
           summary:
             'OFREP: change notifications (SSE) for browser providers; the URL comes from a bulk answer',
           tags: ['ofrep'],
-          querystring: Type.Object({ token: Type.Optional(Type.String({ maxLength: 200 })) }),
+          querystring: Type.Object({
+            token: Type.Optional(Type.String({ maxLength: 200 })),
+            since: Type.Optional(Type.String({ maxLength: MAX_SINCE_LENGTH })),
+          }),
         },
       },
-      async (request, reply) => openStream(deps, request.query.token, request, reply),
+      async (request, reply) => openStream(deps, request.query, request, reply),
     )
     done()
   })
@@ -178,7 +186,10 @@ function credentialOf(request: FastifyRequest): string {
 
 /**
  * `,"eventStreams":[…]` for callers a browser could be (evaluation keys, open mode), else ''
- * (an admin token does not belong in a browser).
+ * (an admin token does not belong in a browser). The URL carries the fingerprint of the
+ * flags the answer was computed from (`since`), so that the stream can tell the page at once
+ * when they changed before it attached. The ETag starts with the same fingerprint, so a 304
+ * never stands for an answer with another URL.
  */
 function eventStreamsJson(
   deps: OfrepDependencies,
@@ -187,15 +198,16 @@ function eventStreamsJson(
 ): string {
   if (deps.options.maxStreams === 0) return ''
   const mount = deps.context.mountPath === '/' ? '' : deps.context.mountPath
-  let requestUri = `${mount}${STREAM}`
-  if (key !== null) requestUri += `?token=${encodeURIComponent(deps.keys.streamToken(key))}`
+  let requestUri = `${mount}${STREAM}?`
+  if (key !== null) requestUri += `token=${encodeURIComponent(deps.keys.streamToken(key))}&`
   else if (via !== 'open') return ''
+  requestUri += `since=${encodeURIComponent(deps.evaluator.fingerprint())}`
   return `,"eventStreams":${JSON.stringify([{ type: 'sse', endpoint: { requestUri } }])}`
 }
 
 async function openStream(
   deps: OfrepDependencies,
-  token: string | undefined,
+  { token, since }: { token?: string; since?: string },
   request: FastifyRequest,
   reply: FastifyReply,
 ): Promise<FastifyReply> {
@@ -234,7 +246,7 @@ async function openStream(
     ...(origin === null ? {} : { 'access-control-allow-origin': origin, vary: 'Origin' }),
   })
   if (endHeadRequest(request.method, reply.raw)) return reply
-  const disconnect = deps.streams.connect(reply.raw, keyId, lastEventId)
+  const disconnect = deps.streams.connect(reply.raw, keyId, lastEventId, since ?? null)
   request.raw.once('close', disconnect)
   return reply
 }

@@ -5,6 +5,14 @@
  * each event is `{"type": "refetchEvaluation", "etag": <flag-set fingerprint>, "lastModified":
  * <unix seconds>}` as a plain `message` event. The events carry no flag values.
  *
+ * Why a stream can start with an event: the provider opens the stream only after its bulk
+ * answer, and a stream sees only the changes after it attaches, so a change in between (or
+ * while a dropped stream was reconnecting) would never reach the page. The bulk answer's
+ * stream URL therefore carries the fingerprint the answer was computed from (`since`); a
+ * stream whose `since` is not the current fingerprint is told at once to re-fetch. Event ids
+ * cannot do this: they are per instance, and behind a load balancer the reconnect may land on
+ * another one.
+ *
  * Bounded: at most `maxStreams` connections; bursts of changes become one event per turn of
  * the event loop; a slow reader is dropped by the hub. Connections opened with an evaluation
  * key are closed when the key is revoked (at once on this instance, within a minute on others).
@@ -40,10 +48,25 @@ export class OfrepStreams {
     return this.clients.size < this.maxStreams
   }
 
-  /** Adds a stream (SSE headers already written); returns the function that removes it. */
-  connect(response: ServerResponse, keyId: string | null, lastEventId: number | null): () => void {
+  /**
+   * Adds a stream (SSE headers already written); returns the function that removes it. A
+   * `since` other than the current fingerprint (unknown, garbled or simply old: a fingerprint
+   * says only "same" or "not same") gets a refetch event at once, to this stream only; no
+   * `since` (an older client) gets nothing extra.
+   */
+  connect(
+    response: ServerResponse,
+    keyId: string | null,
+    lastEventId: number | null,
+    since: string | null = null,
+  ): () => void {
     this.clients.set(response, keyId)
     const disconnect = this.hub.connect(response, lastEventId)
+    // No id: the event is not in the hub's ring, and an id would move the client's resume
+    // point past broadcast frames it has not seen.
+    if (since !== null && since !== this.fingerprint()) {
+      response.write(`event: message\ndata: ${JSON.stringify(this.refetchEvent())}\n\n`)
+    }
     return () => {
       this.clients.delete(response)
       disconnect()
@@ -56,15 +79,16 @@ export class OfrepStreams {
     this.scheduled = true
     setImmediate(() => {
       this.scheduled = false
-      this.hub.publish({
-        type: 'message',
-        data: {
-          type: 'refetchEvaluation',
-          etag: this.fingerprint(),
-          lastModified: Math.floor(this.clock.now() / 1000),
-        },
-      })
+      this.hub.publish({ type: 'message', data: this.refetchEvent() })
     })
+  }
+
+  private refetchEvent() {
+    return {
+      type: 'refetchEvaluation',
+      etag: this.fingerprint(),
+      lastModified: Math.floor(this.clock.now() / 1000),
+    }
   }
 
   /** Ends the streams opened with a key (after its revocation on this instance). */
