@@ -7,7 +7,16 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { AuditEntry } from '../../core/audit-entry.js'
 import { loadOrError } from './answers.js'
 import type { Page } from '../../core/pagination.js'
-import { Empty, SearchBox, Time, Truncated, sendHtml, PageHead, LiveList } from '../../ui/index.js'
+import {
+  Empty,
+  SearchBox,
+  TimeCell,
+  Truncated,
+  sendHtml,
+  PageHead,
+  LiveList,
+} from '../../ui/index.js'
+import { RouteCell } from './route-cell.js'
 import { knownService } from './routes-page.js'
 import { PAGE, domId, pageParam, param, type Dashboard } from './view.js'
 
@@ -82,21 +91,12 @@ function AuditTable(props: {
       href={(page) => dashboard.url('/audit', query(filters, page))}
       row={(entry) => (
         <tr id={domId('audit', entry.id)}>
-          <td>
-            <Time at={entry.timestamp} now={now} />
-          </td>
-          <td class="key">
-            <a href={dashboard.url('/audit', { ...query(filters, 1), route: entry.route })} safe>
-              {entry.route}
-            </a>
-            {entry.service === null ? (
-              ''
-            ) : (
-              <div class="muted" safe>
-                {entry.service}
-              </div>
-            )}
-          </td>
+          <TimeCell at={entry.timestamp} now={now} />
+          <RouteCell
+            label={entry.route}
+            href={dashboard.url('/audit', { ...query(filters, 1), route: entry.route })}
+            service={entry.service}
+          />
           <td class="mono" safe>
             {entry.action}
           </td>

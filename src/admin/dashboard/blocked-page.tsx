@@ -7,7 +7,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { loadOrError } from './answers.js'
 import { paginate, type Page } from '../../core/pagination.js'
 import type { RateLimitHit } from '../../rate-limit/exceeded.js'
-import { Empty, SearchBox, Time, sendHtml, PageHead, LiveList } from '../../ui/index.js'
+import { Empty, SearchBox, TimeCell, sendHtml, PageHead, LiveList } from '../../ui/index.js'
+import { RouteCell } from './route-cell.js'
 import { knownService } from './routes-page.js'
 import { PAGE, domId, pageParam, param, type Dashboard } from './view.js'
 
@@ -71,21 +72,12 @@ function BlockedTable(props: {
       href={(page) => dashboard.url('/blocked', query(filters, page))}
       row={(hit) => (
         <tr id={domId('hit', hit.id)}>
-          <td>
-            <Time at={hit.timestamp} now={now} />
-          </td>
-          <td class="key">
-            <a href={dashboard.url('/blocked', { ...query(filters, 1), route: hit.path })} safe>
-              {`${hit.method}:${hit.path}`}
-            </a>
-            {hit.service === undefined || hit.service === null ? (
-              ''
-            ) : (
-              <div class="muted" safe>
-                {hit.service}
-              </div>
-            )}
-          </td>
+          <TimeCell at={hit.timestamp} now={now} />
+          <RouteCell
+            label={`${hit.method}:${hit.path}`}
+            href={dashboard.url('/blocked', { ...query(filters, 1), route: hit.path })}
+            service={hit.service}
+          />
           <td class="key" safe>
             {hit.key}
           </td>
@@ -95,9 +87,7 @@ function BlockedTable(props: {
           <td class="hide-narrow" safe>
             {hit.tier ?? '—'}
           </td>
-          <td class="hide-narrow">
-            <Time at={hit.reset_at} now={now} />
-          </td>
+          <TimeCell at={hit.reset_at} now={now} hideNarrow />
         </tr>
       )}
     />
