@@ -9,21 +9,19 @@ export function RouteCell(props: {
   href: string
   service: string | null | undefined
 }): JSX.Element {
-  // The service line is a JSX element, escaped where it was built.
-  const safeService =
-    props.service == null ? (
-      ''
-    ) : (
+  // The link is a JSX element, escaped here.
+  const safeLink = (
+    <a href={props.href} safe>
+      {props.label}
+    </a>
+  )
+  if (props.service == null) return <td class="key">{safeLink}</td>
+  return (
+    <td class="key">
+      {safeLink}
       <div class="muted" safe>
         {props.service}
       </div>
-    )
-  return (
-    <td class="key">
-      <a href={props.href} safe>
-        {props.label}
-      </a>
-      {safeService}
     </td>
   )
 }
