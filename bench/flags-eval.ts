@@ -14,11 +14,11 @@
  * Usage: `npm run bench -- flags-eval [--quick]`. Prints a table; writes bench/results/flags-eval.json.
  */
 import { createHash } from 'node:crypto'
-import { mkdirSync, writeFileSync } from 'node:fs'
 import { OpenFeature, TypedInMemoryProvider, type EvaluationContext } from '@openfeature/server-sdk'
 import semver from 'semver'
 import { evaluateFlag, FlagService } from '../src/flags/index.js'
 import { useOpenFeature } from '../src/flags/openfeature.js'
+import { writeResults } from './lib/results.js'
 
 const quick = process.argv.includes('--quick')
 const ROUNDS = quick ? 3 : 7
@@ -277,29 +277,18 @@ console.log(
   `targets: raw ≥ 7,000,000/s ${raw >= 7e6 ? 'met' : 'MISSED'}; sync client ≥ 1,000,000/s ${sync >= 1e6 ? 'met' : 'MISSED'}; OpenFeature ≥ 1.0× InMemoryProvider ${ratio >= 1 ? 'met' : 'MISSED'}`,
 )
 
-mkdirSync('bench/results', { recursive: true })
-writeFileSync(
-  'bench/results/flags-eval.json',
-  `${JSON.stringify(
-    {
-      benchmark: 'flags-eval',
-      date: new Date().toISOString(),
-      node: process.version,
-      rounds: ROUNDS,
-      round_ms: ROUND_MS,
-      flag_shape:
-        'boolean, 3 rules (attributes, in_segment, semver_lt), 1 segment, 30/70 rollout fallthrough',
-      cases: rows,
-      openfeature_ratio_switchyard_over_in_memory: { median: ratio, per_round: ratios },
-      openfeature_ratio_noop_over_in_memory: {
-        median: median(ceilingRatios),
-        per_round: ceilingRatios,
-      },
-      targets: { raw_min: 7e6, sync_min: 1e6, openfeature_ratio_min: 1 },
-      sink,
-    },
-    null,
-    2,
-  )}\n`,
-)
+writeResults('flags-eval', {
+  rounds: ROUNDS,
+  round_ms: ROUND_MS,
+  flag_shape:
+    'boolean, 3 rules (attributes, in_segment, semver_lt), 1 segment, 30/70 rollout fallthrough',
+  cases: rows,
+  openfeature_ratio_switchyard_over_in_memory: { median: ratio, per_round: ratios },
+  openfeature_ratio_noop_over_in_memory: {
+    median: median(ceilingRatios),
+    per_round: ceilingRatios,
+  },
+  targets: { raw_min: 7e6, sync_min: 1e6, openfeature_ratio_min: 1 },
+  sink,
+})
 await OpenFeature.close()

@@ -22,12 +22,13 @@
  * Usage: `npm run bench -- sdk-propagation [--quick]`; writes bench/results/sdk-propagation.json.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import Fastify from 'fastify'
 import { adminApp } from '../src/admin/index.js'
 import { createEngine } from '../src/index.js'
 import { nodeArgsFor } from './lib/compiled.js'
 import { runHttpBenchmark } from './lib/http-harness.js'
+import { writeResults } from './lib/results.js'
 
 const quick = process.argv.includes('--quick')
 const PROCESSES = 5
@@ -204,23 +205,12 @@ const requestCost = JSON.parse(
   readFileSync('bench/results/sdk-request-cost.json', 'utf8'),
 ) as unknown
 
-mkdirSync('bench/results', { recursive: true })
-writeFileSync(
-  'bench/results/sdk-propagation.json',
-  `${JSON.stringify(
-    {
-      benchmark: 'sdk-propagation',
-      date: new Date().toISOString(),
-      node: process.version,
-      changes: CHANGES,
-      propagation,
-      request_cost: requestCost,
-      targets: { propagation_p99_ms: 2, request_ratio_min: 0.98 },
-    },
-    null,
-    2,
-  )}\n`,
-)
-console.log('written bench/results/sdk-propagation.json')
+const written = writeResults('sdk-propagation', {
+  changes: CHANGES,
+  propagation,
+  request_cost: requestCost,
+  targets: { propagation_p99_ms: 2, request_ratio_min: 0.98 },
+})
+console.log(`written ${written}`)
 await server.close()
 await engine.close()

@@ -40,6 +40,7 @@ import { TaskManager } from '../src/tasks/index.js'
 import type { StoredTask } from '../src/tasks/record.js'
 import { startBullmq } from './lib/bullmq-peer.js'
 import {
+  checkSuccessRecords,
   deleteRedisKeys,
   dropPostgresTables,
   managerEndToEnd,
@@ -337,15 +338,7 @@ async function managerRound(count: number, round: number, durable: boolean): Pro
   await manager.shutdown()
   const flushedSeconds = (performance.now() - started) / 1000
   if (!durable) return { successPerSecond: count / successSeconds, flushedPerSecond: null }
-  const check = sqliteStore(path)
-  try {
-    const page = await check.records.list({ status: 'success', page: 1, perPage: 1 })
-    if (page.total !== count) {
-      throw new Error(`expected ${String(count)} success rows, found ${String(page.total)}`)
-    }
-  } finally {
-    await check.close()
-  }
+  await checkSuccessRecords(sqliteStore(path), count)
   return { successPerSecond: count / successSeconds, flushedPerSecond: count / flushedSeconds }
 }
 

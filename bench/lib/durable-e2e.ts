@@ -53,6 +53,21 @@ export async function deleteRedisKeys(url: string, prefix: string): Promise<void
   client.disconnect()
 }
 
+/**
+ * Throws unless `store` holds exactly `count` success records (a bench that lost records
+ * measured nothing); closes the store either way.
+ */
+export async function checkSuccessRecords(store: DurableTaskStore, count: number): Promise<void> {
+  try {
+    const page = await store.records.list({ status: 'success', page: 1, perPage: 1 })
+    if (page.total !== count) {
+      throw new Error(`expected ${String(count)} success records, found ${String(page.total)}`)
+    }
+  } finally {
+    await store.close()
+  }
+}
+
 const quietLogger = { warn: () => undefined, error: (message: string) => console.error(message) }
 
 /**
@@ -77,15 +92,7 @@ export async function managerEndToEnd(factory: StoreFactory, count: number): Pro
     }
     await manager.shutdown()
     const elapsed = performance.now() - started
-    const check = factory.reopen()
-    try {
-      const page = await check.records.list({ status: 'success', page: 1, perPage: 1 })
-      if (page.total !== count) {
-        throw new Error(`expected ${String(count)} success records, found ${String(page.total)}`)
-      }
-    } finally {
-      await check.close()
-    }
+    await checkSuccessRecords(factory.reopen(), count)
     return elapsed
   } finally {
     await factory.cleanup()

@@ -14,14 +14,8 @@
  * A path variant may also answer 404 (it names no route) or 400, but never serve a protected
  * route. The state of both admins is compared before and after: nothing may change.
  */
-import {
-  atMost,
-  exactly,
-  measured,
-  type Drill,
-  type DrillFigure,
-  type DrillScale,
-} from '../lib/drill.js'
+import { atMost, exactly, measured } from '../lib/drill.js'
+import type { Drill, DrillFigure, DrillScale } from '../lib/drill.js'
 import {
   ADMIN_COOKIE,
   loginBoth,

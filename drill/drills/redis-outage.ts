@@ -17,14 +17,8 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { createEngine, type Engine } from '../../src/index.js'
 import { rateLimit, switchyard } from '../../src/fastify/index.js'
 import { redisStore } from '../../src/stores/redis.js'
-import {
-  atMost,
-  exactly,
-  measured,
-  type Drill,
-  type DrillFigure,
-  type DrillScale,
-} from '../lib/drill.js'
+import { atMost, exactly, measured } from '../lib/drill.js'
+import type { Drill, DrillFigure, DrillScale } from '../lib/drill.js'
 import { booleanFlag } from '../lib/flag-input.js'
 import { freePort, PrivateRedis } from '../lib/private-redis.js'
 

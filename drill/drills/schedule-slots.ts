@@ -12,12 +12,10 @@
  * Counted per store: slots that ran twice (goal 0) and slots in the range that never ran (goal
  * 0), and how the slots were shared between the processes.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { readFileSync } from 'node:fs'
 import { startChild, type DrillChild } from '../lib/child.js'
 import { exactly, measured, type Drill, type DrillFigure, type DrillScale } from '../lib/drill.js'
-import { drillStore, STORE_KINDS, storeEnv, type StoreKind } from '../lib/task-stores.js'
+import { onEveryStore, storeEnv, storeRound, type StoreKind } from '../lib/task-stores.js'
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -45,20 +43,15 @@ function slotCount(kind: StoreKind, scale: DrillScale): number {
 }
 
 /** One round on one store. */
-export async function slotRound(kind: StoreKind, scale: DrillScale): Promise<SlotRound> {
+export function slotRound(kind: StoreKind, scale: DrillScale): Promise<SlotRound> {
   const slots = slotCount(kind, scale)
-  const store = await drillStore(kind, 'slots')
-  const dir = mkdtempSync(join(tmpdir(), 'sy-drill-slots-'))
-  const out = join(dir, 'slots.txt')
-  writeFileSync(out, '')
-  const children: DrillChild[] = []
-  const start = Math.ceil(Date.now() / 1000) * 1000
-  const env = (startMs: number) => ({
-    ...storeEnv(store),
-    SY_OUT: out,
-    SY_START_MS: String(startMs),
-  })
-  try {
+  return storeRound(kind, 'slots', async ({ store, out, children }) => {
+    const start = Math.ceil(Date.now() / 1000) * 1000
+    const env = (startMs: number) => ({
+      ...storeEnv(store),
+      SY_OUT: out,
+      SY_START_MS: String(startMs),
+    })
     // The first one alone creates the schema; the other two start on a migrated store.
     children.push(startChild('schedule-clock', env(start)))
     await children[0]!.waitFor('started')
@@ -128,19 +121,14 @@ export async function slotRound(kind: StoreKind, scale: DrillScale): Promise<Slo
       share: `${byPid(children[0])} / ${byPid(children[1])} / ${byPid(children[2])} + ${byPid(children[3])}`,
       killedAt,
     }
-  } finally {
-    for (const child of children) await child.kill()
-    await store.dispose()
-    rmSync(dir, { recursive: true, force: true })
-  }
+  })
 }
 
 /** Runs the drill on every store, one after the other. */
-export async function scheduleSlots(scale: DrillScale): Promise<DrillFigure[]> {
-  const figures: DrillFigure[] = []
-  for (const kind of STORE_KINDS) {
+export function scheduleSlots(scale: DrillScale): Promise<DrillFigure[]> {
+  return onEveryStore(async (kind) => {
     const round = await slotRound(kind, scale)
-    figures.push(
+    return [
       measured(`${kind}: slots (one process killed after slot ${round.killedAt})`, round.slots),
       exactly(`${kind}: slots run twice`, round.duplicates, 0),
       exactly(`${kind}: slots never run`, round.missed, 0),
@@ -153,9 +141,8 @@ export async function scheduleSlots(scale: DrillScale): Promise<DrillFigure[]> {
             ),
           ]),
       measured(`${kind}: slots run by A / B / C (killed) + C'`, round.share),
-    )
-  }
-  return figures
+    ]
+  })
 }
 
 /** The drill. */

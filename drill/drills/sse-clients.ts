@@ -13,14 +13,8 @@ import { request as httpRequest, type IncomingMessage } from 'node:http'
 import { SseFrameSplitter } from '../../src/common/sse-frames.js'
 import { loginAt, MOUNTS, TASK_COOKIE } from '../lib/admins.js'
 import { startChild } from '../lib/child.js'
-import {
-  atMost,
-  exactly,
-  measured,
-  type Drill,
-  type DrillFigure,
-  type DrillScale,
-} from '../lib/drill.js'
+import { atMost, exactly, measured } from '../lib/drill.js'
+import type { Drill, DrillFigure, DrillScale } from '../lib/drill.js'
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const MIB = 1 << 20

@@ -10,12 +10,10 @@
  * (the at-least-once window: a task that was running when the process died, or had run but
  * whose finished record was not yet written, runs again) and the time to drain.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { startChild, type DrillChild } from '../lib/child.js'
+import { readFileSync } from 'node:fs'
+import { startChild } from '../lib/child.js'
 import { exactly, measured, type Drill, type DrillFigure, type DrillScale } from '../lib/drill.js'
-import { drillStore, STORE_KINDS, storeEnv, type StoreKind } from '../lib/task-stores.js'
+import { onEveryStore, storeEnv, storeRound, type StoreKind } from '../lib/task-stores.js'
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -44,13 +42,8 @@ function runs(path: string): Map<number, number> {
 }
 
 /** One round on one store. */
-export async function killRound(kind: StoreKind, scale: DrillScale): Promise<KillRound> {
-  const store = await drillStore(kind, 'kill')
-  const dir = mkdtempSync(join(tmpdir(), 'sy-drill-runs-'))
-  const out = join(dir, 'runs.txt')
-  writeFileSync(out, '')
-  const children: DrillChild[] = []
-  try {
+export function killRound(kind: StoreKind, scale: DrillScale): Promise<KillRound> {
+  return storeRound(kind, 'kill', async ({ store, out, children }) => {
     const env = { ...storeEnv(store), SY_OUT: out, SY_MAX: scale === 'full' ? '4000' : '600' }
     const loader = startChild('task-load', { ...env, SY_MODE: 'load' })
     children.push(loader)
@@ -101,19 +94,14 @@ export async function killRound(kind: StoreKind, scale: DrillScale): Promise<Kil
       drainMs,
       killedAfterMs,
     }
-  } finally {
-    for (const child of children) await child.kill()
-    await store.dispose()
-    rmSync(dir, { recursive: true, force: true })
-  }
+  })
 }
 
 /** Runs the drill on every store, one after the other. */
-export async function taskKill(scale: DrillScale): Promise<DrillFigure[]> {
-  const figures: DrillFigure[] = []
-  for (const kind of STORE_KINDS) {
+export function taskKill(scale: DrillScale): Promise<DrillFigure[]> {
+  return onEveryStore(async (kind) => {
     const round = await killRound(kind, scale)
-    figures.push(
+    return [
       measured(
         `${kind}: tasks acknowledged (killed after ${round.killedAfterMs} ms)`,
         round.acknowledged,
@@ -127,9 +115,8 @@ export async function taskKill(scale: DrillScale): Promise<DrillFigure[]> {
         goal: 'all acknowledged tasks run',
         ok: round.drainMs !== null,
       },
-    )
-  }
-  return figures
+    ]
+  })
 }
 
 /** The drill. */

@@ -5,7 +5,7 @@
  * variables {@link storeEnv} sets, so the parent and every child see the same one.
  */
 import { randomUUID } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import mysql from 'mysql2/promise'
@@ -18,6 +18,8 @@ import {
   type DurableTaskStore,
 } from '../../src/tasks/index.js'
 import { TASK_TABLES } from '../../src/tasks/stores/sql/schema.js'
+import type { DrillFigure } from './drill.js'
+import type { DrillChild } from './child.js'
 import { freePort, PrivateRedis } from './private-redis.js'
 
 /** The durable store kinds. */
@@ -110,4 +112,45 @@ export function openStoreFromEnv(poolSize = 4): DurableTaskStore {
     default:
       throw new Error(`unknown store kind ${String(kind)}`)
   }
+}
+
+/** What one round of a task drill works with. */
+export interface StoreRound {
+  store: DrillStore
+  /** An empty file the round's children append to (its path goes to them as `SY_OUT`). */
+  out: string
+  /** The children the round started: push each one, so that it is killed afterwards. */
+  children: DrillChild[]
+}
+
+/**
+ * Runs `body` on a fresh store of `kind` with an empty output file; afterwards, however it
+ * ended, kills every child it started and removes the store and the file.
+ */
+export async function storeRound<T>(
+  kind: StoreKind,
+  name: string,
+  body: (round: StoreRound) => Promise<T>,
+): Promise<T> {
+  const store = await drillStore(kind, name)
+  const dir = mkdtempSync(join(tmpdir(), `sy-drill-${name}-`))
+  const out = join(dir, `${name}.txt`)
+  writeFileSync(out, '')
+  const children: DrillChild[] = []
+  try {
+    return await body({ store, out, children })
+  } finally {
+    for (const child of children) await child.kill()
+    await store.dispose()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/** The figures of `round` on every store kind, run one after the other (they share the machine). */
+export async function onEveryStore(
+  round: (kind: StoreKind) => Promise<DrillFigure[]>,
+): Promise<DrillFigure[]> {
+  const figures: DrillFigure[] = []
+  for (const kind of STORE_KINDS) figures.push(...(await round(kind)))
+  return figures
 }

@@ -30,3 +30,12 @@ export function unknownOptionsMessage(
   const list = unknown.map((name) => JSON.stringify(name)).join(', ')
   return `Unknown ${what} option${unknown.length === 1 ? '' : 's'} ${list}. Known options: ${Object.keys(known).join(', ')}.`
 }
+
+/** {@link unknownOptionsMessage} for the options of a Fastify plugin, which carry Fastify's too. */
+export function unknownPluginOptionsMessage(
+  plugin: string,
+  options: object,
+  known: Readonly<Record<string, true>>,
+): string | null {
+  return unknownOptionsMessage(plugin, options, known, FASTIFY_PLUGIN_OPTION_NAMES)
+}

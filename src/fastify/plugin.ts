@@ -26,7 +26,7 @@ import { adminApp } from '../admin/lazy-app.js'
 import type { Engine } from '../core/engine.js'
 import type { RequestState } from '../core/enforcement.js'
 import { ConfigError } from '../core/errors.js'
-import { FASTIFY_PLUGIN_OPTION_NAMES, unknownOptionsMessage } from '../common/option-names.js'
+import { unknownPluginOptionsMessage } from '../common/option-names.js'
 import { isHttpMethod, type HttpMethod } from '../core/route-key.js'
 import type { RouteDeclaration } from '../core/route-state.js'
 import type { RouteSlot } from '../core/route-slot.js'
@@ -99,12 +99,7 @@ async function switchyardPlugin(
   app: FastifyInstance,
   options: SwitchyardPluginOptions,
 ): Promise<void> {
-  const unknown = unknownOptionsMessage(
-    'switchyard plugin',
-    options,
-    PLUGIN_OPTION_NAMES,
-    FASTIFY_PLUGIN_OPTION_NAMES,
-  )
+  const unknown = unknownPluginOptionsMessage('switchyard plugin', options, PLUGIN_OPTION_NAMES)
   if (unknown !== null) throw new ConfigError(unknown)
   const engine = options.engine ?? createEngine()
   const owned = options.engine === undefined

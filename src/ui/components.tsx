@@ -37,6 +37,16 @@ export function Time(props: { at: string | number | null; now?: number; empty?: 
   )
 }
 
+/** A table cell holding a {@link Time}; with `hideNarrow` it hides on narrow screens like its column. */
+export function TimeCell(props: Parameters<typeof Time>[0] & { hideNarrow?: boolean }) {
+  const { hideNarrow, ...time } = props
+  return (
+    <td class={hideNarrow === true ? 'hide-narrow' : undefined}>
+      <Time {...time} />
+    </td>
+  )
+}
+
 /** A designed empty state: what is missing, and what to do about it. */
 export function Empty(props: { title: string; children?: JSX.Element | JSX.Element[] }) {
   // Children are JSX elements, escaped where they were built.
@@ -187,6 +197,20 @@ export function FormError(props: { message: string | undefined }): JSX.Element {
   )
 }
 
+/** A form's buttons: the primary submit button labelled `submit`, then `cancel` if it has one. */
+export function FormActions(props: { submit: string; cancel?: JSX.Element }): JSX.Element {
+  // The cancel link or button is a JSX element, escaped where it was built.
+  const safeCancel = props.cancel ?? ''
+  return (
+    <div class="form-actions">
+      <button class="btn btn-primary" type="submit" safe>
+        {props.submit}
+      </button>
+      {safeCancel}
+    </div>
+  )
+}
+
 /**
  * The username and password fields and the submit button of a login form (each dashboard
  * wraps them in its own form: where it posts and how it reports a failure differ).
@@ -213,11 +237,7 @@ export function LoginFields(props: { username?: string | undefined }): JSX.Eleme
           required
         />
       </Field>
-      <div class="form-actions">
-        <button class="btn btn-primary" type="submit">
-          Log in
-        </button>
-      </div>
+      <FormActions submit="Log in" />
     </>
   )
 }

@@ -37,34 +37,30 @@ describe('bench goals', () => {
 
   it('checks the results files: harness rows, nested figures, missing files', () => {
     dir = mkdtempSync(join(tmpdir(), 'sy-goals-'))
-    writeFileSync(
-      join(dir, 'http-overhead.json'),
-      JSON.stringify({
+    const results = {
+      'http-overhead': {
         rows: [
           { case: 'fastify', median_ratio: 1 },
           { case: 'switchyard-memory', median_ratio: 0.99 },
           { case: 'switchyard-redis', median_ratio: 0.9 },
         ],
-      }),
-    )
-    writeFileSync(
-      join(dir, 'rate-limit-redis.json'),
-      JSON.stringify({
+      },
+      'rate-limit-redis': {
         rows: [
           { case: 'bare', median_rps: 40_000 },
           { case: 'switchyard-redis', median_rps: 30_000 },
         ],
-      }),
-    )
-    writeFileSync(
-      join(dir, 'tasks-store.json'),
-      JSON.stringify({
+      },
+      'tasks-store': {
         peers: {
           postgres_vs_pg_boss: { enqueue: 0.6, e2e: 1.4 },
           redis_vs_bullmq: { enqueue: 1.2 },
         },
-      }),
-    )
+      },
+    }
+    for (const [name, content] of Object.entries(results)) {
+      writeFileSync(join(dir, `${name}.json`), JSON.stringify(content))
+    }
     const verdicts = new Map(checkGoals(dir).map((v) => [v.goal.label, v]))
     expect(verdicts.size).toBe(GOALS.length)
     expect(verdicts.get('route states, memory store vs bare Fastify')?.status).toBe('met')

@@ -108,6 +108,17 @@ export function ctlServerForFile(prepare: (server: CtlServer) => void = () => un
   return { server, run: (args, env = {}) => ctl(args, { env: { ...server().env, ...env } }) }
 }
 
+/**
+ * A command line's arguments written as it is typed: the literal text split at white space,
+ * each `${value}` one argument whole (so a reason with spaces stays one argument).
+ */
+export function argv(text: TemplateStringsArray, ...values: string[]): string[] {
+  const words = (part: string): string[] => part.split(/\s+/).filter((word) => word !== '')
+  return text.flatMap((part, index) =>
+    index < values.length ? [...words(part), values[index] ?? ''] : words(part),
+  )
+}
+
 /** Registers GET /bulk/00 … /bulk/39: enough routes for two pages and a footer. */
 export function bulkRoutes(server: CtlServer): void {
   for (let n = 0; n < 40; n++)

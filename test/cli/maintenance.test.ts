@@ -1,21 +1,13 @@
 import { describe, expect, it } from 'vitest'
-import { bulkRoutes, ctlServerForFile, CLI_TEST_TIMEOUT } from './helpers.js'
+import { argv, bulkRoutes, ctlServerForFile, CLI_TEST_TIMEOUT } from './helpers.js'
 
 const { run } = ctlServerForFile(bulkRoutes)
 
 describe('ctl maintenance commands', { timeout: CLI_TEST_TIMEOUT }, () => {
   it('drives global maintenance', async () => {
-    const enabled = await run([
-      'global',
-      'enable',
-      '--reason',
-      'upgrade',
-      '--exempt',
-      '/health',
-      '--exempt',
-      'GET:/orders',
-      '--include-force-active',
-    ])
+    const enabled = await run(
+      argv`global enable --reason upgrade --exempt /health --exempt GET:/orders --include-force-active`,
+    )
     expect(enabled.stdout).toBe(
       'Global maintenance: ON\nReason: upgrade\nInclude force_active: yes\nExempt paths:\n  • /health\n  • GET:/orders\n',
     )
@@ -36,15 +28,7 @@ describe('ctl maintenance commands', { timeout: CLI_TEST_TIMEOUT }, () => {
   })
 
   it('drives service maintenance with sm and its alias', async () => {
-    const enabled = await run([
-      'sm',
-      'enable',
-      'billing',
-      '--reason',
-      'invoices',
-      '--exempt',
-      '/invoices',
-    ])
+    const enabled = await run(argv`sm enable billing --reason invoices --exempt /invoices`)
     expect(enabled.stdout).toBe(
       'Service maintenance (billing): ON\nReason: invoices\nInclude force_active: no\nExempt paths:\n  • /invoices\n',
     )

@@ -1,20 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { ctlServerForFile, CLI_TEST_TIMEOUT } from './helpers.js'
+import { argv, ctlServerForFile, CLI_TEST_TIMEOUT } from './helpers.js'
 
 const { server, run } = ctlServerForFile()
 
 describe('ctl rl', { timeout: CLI_TEST_TIMEOUT }, () => {
   it('sets (every method of a bare path), lists, resets, deletes, and shows hits', async () => {
-    const set = await run([
-      'rl',
-      'set',
-      '/payments',
-      '100/minute',
-      '--algorithm',
-      'sliding_window',
-      '--key',
-      'user',
-    ])
+    const set = await run(argv`rl set /payments 100/minute --algorithm sliding_window --key user`)
     expect(set.code).toBe(0)
     expect(set.stdout).toBe(
       'GET /payments  100/minute (sliding_window, key user)\nPOST /payments  100/minute (sliding_window, key user)\n',
@@ -59,17 +50,9 @@ describe('ctl rl', { timeout: CLI_TEST_TIMEOUT }, () => {
 describe('ctl grl and srl', { timeout: CLI_TEST_TIMEOUT }, () => {
   it('drives the global policy', async () => {
     expect((await run(['grl', 'get'])).stdout).toBe('Global rate limit: not configured\n')
-    const set = await run([
-      'global-rate-limit',
-      'set',
-      '1000/minute',
-      '--burst',
-      '10',
-      '--exempt',
-      '/health',
-      '--key',
-      'ip',
-    ])
+    const set = await run(
+      argv`global-rate-limit set 1000/minute --burst 10 --exempt /health --key ip`,
+    )
     expect(set.stdout).toBe(
       'Global rate limit: ENABLED\nLimit: 1000/minute\nAlgorithm: fixed_window\nKey strategy: ip\nBurst: 10\nExempt routes:\n  • /health\n',
     )

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { bulkRoutes, ctlServerForFile, CLI_TEST_TIMEOUT } from './helpers.js'
+import { argv, bulkRoutes, ctlServerForFile, CLI_TEST_TIMEOUT } from './helpers.js'
 
 const { server, run } = ctlServerForFile(bulkRoutes)
 
@@ -25,16 +25,9 @@ describe('ctl route commands', { timeout: CLI_TEST_TIMEOUT }, () => {
   })
 
   it('prints a scheduled window as docs/cli.md shows it', async () => {
-    const scheduled = await run([
-      'schedule',
-      'GET:/orders',
-      '--start',
-      '2099-12-01T02:00:00Z',
-      '--end',
-      '2099-12-01T04:00:00Z',
-      '--reason',
-      'nightly rebuild',
-    ])
+    const scheduled = await run(
+      argv`schedule GET:/orders --start 2099-12-01T02:00:00Z --end 2099-12-01T04:00:00Z --reason ${'nightly rebuild'}`,
+    )
     expect(scheduled.code).toBe(0)
     expect(scheduled.stdout).toBe(
       'GET /orders  ACTIVE (nightly rebuild)\n' +
@@ -44,15 +37,7 @@ describe('ctl route commands', { timeout: CLI_TEST_TIMEOUT }, () => {
   })
 
   it('enables, disables with --until, puts in maintenance and schedules, validating times first', async () => {
-    const disabled = await run([
-      'disable',
-      'GET:/payments',
-      '--reason',
-      'broken',
-      '--until',
-      '2h',
-      '--json',
-    ])
+    const disabled = await run(argv`disable GET:/payments --reason broken --until 2h --json`)
     expect(disabled.code).toBe(0)
     const [state] = JSON.parse(disabled.stdout)
     expect(state).toMatchObject({ status: 'disabled', reason: 'broken' })
@@ -71,15 +56,7 @@ describe('ctl route commands', { timeout: CLI_TEST_TIMEOUT }, () => {
     const end = new Date(Date.now() + 7200_000).toISOString()
     const maintenance = await run(['maintenance', 'GET:/orders', '--reason', 'db', '--end', end])
     expect(maintenance.stdout).toBe('GET /orders  MAINTENANCE (db)\n')
-    const scheduled = await run([
-      'schedule',
-      'POST:/payments',
-      '--start',
-      start,
-      '--end',
-      end,
-      '--json',
-    ])
+    const scheduled = await run(argv`schedule POST:/payments --start ${start} --end ${end} --json`)
     expect(JSON.parse(scheduled.stdout)[0]).toMatchObject({ status: 'active' })
     expect(JSON.parse(scheduled.stdout)[0].window.start).toBe(start.replace('Z', '+00:00'))
 

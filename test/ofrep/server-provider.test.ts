@@ -6,39 +6,27 @@
  */
 import { OFREPProvider } from '@openfeature/ofrep-provider'
 import { OpenFeature, type Client } from '@openfeature/server-sdk'
-import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Engine } from '../../src/index.js'
 import { buildAdmin } from '../admin/helpers.js'
 import { corpusContexts, corpusFlags, corpusServer, serverDetails } from './corpus.js'
 
-let app: FastifyInstance
-let engine: Engine
-let baseUrl: string
-let evaluationKey: string
-let local: Client
+/** The admin app on its port, its engine, its evaluation key and the in-process client. */
+let server: Awaited<ReturnType<typeof corpusServer>>
 let remote: Client
 
 beforeAll(async () => {
-  ;({
-    app,
-    engine,
-    baseUrl,
-    key: evaluationKey,
-    local,
-  } = await corpusServer('go-service', {
-    rateLimit: null,
-  }))
+  server = await corpusServer('go-service', { rateLimit: null })
+  const { baseUrl, key } = server
   await OpenFeature.setProviderAndWait(
     'remote',
-    new OFREPProvider({ baseUrl, headers: [['Authorization', `Bearer ${evaluationKey}`]] }),
+    new OFREPProvider({ baseUrl, headers: [['Authorization', `Bearer ${key}`]] }),
   )
   remote = OpenFeature.getClient('remote')
 })
 
 afterAll(async () => {
   await OpenFeature.close()
-  await app.close()
+  await server.app.close()
 })
 
 const outcome = serverDetails
@@ -53,7 +41,7 @@ describe('@openfeature/ofrep-provider against switchyard', () => {
   it.each(cases)(
     '%s for %s: same details as the in-process provider',
     async (key, _, kind, fallback, context) => {
-      const expected = await outcome(local, kind, key, fallback, context)
+      const expected = await outcome(server.local, kind, key, fallback, context)
       const actual = await outcome(remote, kind, key, fallback, context)
       expect(actual).toEqual(expected)
     },
@@ -86,7 +74,7 @@ describe('@openfeature/ofrep-provider against switchyard', () => {
       ['object', 'page-size', { a: 1 }],
     ] as const) {
       const context = { targetingKey: 'user-1' }
-      const expected = await outcome(local, kind, key, fallback, context)
+      const expected = await outcome(server.local, kind, key, fallback, context)
       expect(expected.errorCode).toMatch(/FLAG_NOT_FOUND|TYPE_MISMATCH/)
       expect(await outcome(remote, kind, key, fallback, context)).toEqual(expected)
     }
@@ -95,7 +83,7 @@ describe('@openfeature/ofrep-provider against switchyard', () => {
   it('sees a change at the next evaluation (no cache to invalidate)', async () => {
     const context = { targetingKey: 'user-6' }
     expect(await remote.getBooleanValue('new-checkout', false, context)).toBe(true)
-    await engine.flags.disableFlag('banner')
+    await server.engine.flags.disableFlag('banner')
     const after = await remote.getBooleanDetails('new-checkout', true, context)
     expect(after).toMatchObject({
       value: false,
@@ -103,15 +91,18 @@ describe('@openfeature/ofrep-provider against switchyard', () => {
       flagMetadata: { reason: 'PREREQUISITE_FAIL', prerequisite_key: 'banner' },
     })
     expect(await outcome(remote, 'boolean', 'new-checkout', true, context)).toEqual(
-      await outcome(local, 'boolean', 'new-checkout', true, context),
+      await outcome(server.local, 'boolean', 'new-checkout', true, context),
     )
-    await engine.flags.enableFlag('banner')
+    await server.engine.flags.enableFlag('banner')
   })
 
   it('gets the caller default for a revoked or unknown key', async () => {
     await OpenFeature.setProviderAndWait(
       'stranger',
-      new OFREPProvider({ baseUrl, headers: [['Authorization', 'Bearer syk_not-a-real-key']] }),
+      new OFREPProvider({
+        baseUrl: server.baseUrl,
+        headers: [['Authorization', 'Bearer syk_not-a-real-key']],
+      }),
     )
     const stranger = OpenFeature.getClient('stranger')
     expect(await stranger.getBooleanDetails('banner', false, { targetingKey: 'u' })).toMatchObject({

@@ -5,11 +5,10 @@
 import { describe, expect, it } from 'vitest'
 import { booleanFlag } from '../flags/helpers.js'
 import { until } from '../helpers/wait.js'
-import { api, login, memoryServeForFile, statusOf } from './helpers.js'
+import { api, login, memoryServeForFile, statusOf as status } from './helpers.js'
 
 const serve = memoryServeForFile()
 const { start, call } = serve
-const status = statusOf
 
 describe('registration', { timeout: 60_000 }, () => {
   it('registers declared routes, keeps the server state over a redeploy and reports vanished routes', async () => {

@@ -8,11 +8,17 @@
 import { describe, expect, it } from 'vitest'
 import { booleanFlag } from '../flags/helpers.js'
 import { until } from '../helpers/wait.js'
-import { ADMIN, api, login, sdkApp, startServe, memoryServeForFile, statusOf } from './helpers.js'
+import {
+  ADMIN,
+  api,
+  login,
+  sdkApp,
+  startServe,
+  memoryServeForFile,
+  statusOf as status,
+} from './helpers.js'
 
-const serve = memoryServeForFile()
-const { start, call } = serve
-const status = statusOf
+const { start, call } = memoryServeForFile()
 
 describe('forwarded writes', { timeout: 60_000 }, () => {
   it('a flag or segment written in one app is on the server when the write resolves, reaches every app, is audited once and survives the next snapshot', async () => {

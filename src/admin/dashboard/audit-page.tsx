@@ -5,9 +5,18 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { AuditEntry } from '../../core/audit-entry.js'
-import { loadOrError } from './answers.js'
+import { loadOrError, type Loaded } from './answers.js'
 import type { Page } from '../../core/pagination.js'
-import { Empty, SearchBox, Time, Truncated, sendHtml, PageHead, LiveList } from '../../ui/index.js'
+import {
+  Empty,
+  SearchBox,
+  TimeCell,
+  Truncated,
+  sendHtml,
+  PageHead,
+  LiveList,
+} from '../../ui/index.js'
+import { RouteCell } from './route-cell.js'
 import { knownService } from './routes-page.js'
 import { PAGE, domId, pageParam, param, type Dashboard } from './view.js'
 
@@ -50,10 +59,10 @@ function change(entry: AuditEntry): string {
 function AuditTable(props: {
   dashboard: Dashboard
   filters: AuditFilters
-  result: Page<AuditEntry> | null
-  error: string | undefined
+  /** The page of entries, or the API's message when it could not be read. */
+  loaded: Loaded<Page<AuditEntry>>
 }): JSX.Element {
-  const { dashboard, filters, result } = props
+  const { dashboard, filters, loaded } = props
   const now = Date.now()
   return (
     <LiveList
@@ -61,7 +70,7 @@ function AuditTable(props: {
       event="audit"
       page={filters.page}
       refreshUrl={dashboard.url('/audit/table', query(filters))}
-      error={props.error}
+      error={loaded.error}
       caption="Audit log, newest first"
       columns={[
         'When',
@@ -72,7 +81,7 @@ function AuditTable(props: {
         { label: 'Platform', hideNarrow: true },
         'Reason',
       ]}
-      list={result}
+      list={loaded.result}
       empty={
         <Empty title="No audit entries match.">
           <p>Every change made through the API, ctl or this dashboard is recorded here.</p>
@@ -82,21 +91,12 @@ function AuditTable(props: {
       href={(page) => dashboard.url('/audit', query(filters, page))}
       row={(entry) => (
         <tr id={domId('audit', entry.id)}>
-          <td>
-            <Time at={entry.timestamp} now={now} />
-          </td>
-          <td class="key">
-            <a href={dashboard.url('/audit', { ...query(filters, 1), route: entry.route })} safe>
-              {entry.route}
-            </a>
-            {entry.service === null ? (
-              ''
-            ) : (
-              <div class="muted" safe>
-                {entry.service}
-              </div>
-            )}
-          </td>
+          <TimeCell at={entry.timestamp} now={now} />
+          <RouteCell
+            label={entry.route}
+            href={dashboard.url('/audit', { ...query(filters, 1), route: entry.route })}
+            service={entry.service}
+          />
           <td class="mono" safe>
             {entry.action}
           </td>
@@ -131,7 +131,7 @@ export function auditPage(app: FastifyInstance, dashboard: Dashboard): void {
 
   app.get('/audit', PAGE, async (request, reply) => {
     const filters = filtersOf(dashboard, request)
-    const { result, error } = await load(filters)
+    const loaded = await load(filters)
     return sendHtml(
       reply,
       dashboard.page(request, {
@@ -181,7 +181,7 @@ export function auditPage(app: FastifyInstance, dashboard: Dashboard): void {
                 Filter
               </button>
             </form>
-            <AuditTable dashboard={dashboard} filters={filters} result={result} error={error} />
+            <AuditTable dashboard={dashboard} filters={filters} loaded={loaded} />
           </>
         ),
       }),
@@ -190,11 +190,8 @@ export function auditPage(app: FastifyInstance, dashboard: Dashboard): void {
 
   app.get('/audit/table', PAGE, async (request, reply) => {
     const filters = filtersOf(dashboard, request)
-    const { result, error } = await load(filters)
-    return sendHtml(
-      reply,
-      <AuditTable dashboard={dashboard} filters={filters} result={result} error={error} />,
-    )
+    const loaded = await load(filters)
+    return sendHtml(reply, <AuditTable dashboard={dashboard} filters={filters} loaded={loaded} />)
   })
 }
 

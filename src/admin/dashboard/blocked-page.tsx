@@ -4,10 +4,11 @@
  * stream (`rl_hit`).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { loadOrError } from './answers.js'
+import { loadOrError, type Loaded } from './answers.js'
 import { paginate, type Page } from '../../core/pagination.js'
 import type { RateLimitHit } from '../../rate-limit/exceeded.js'
-import { Empty, SearchBox, Time, sendHtml, PageHead, LiveList } from '../../ui/index.js'
+import { Empty, SearchBox, TimeCell, sendHtml, PageHead, LiveList } from '../../ui/index.js'
+import { RouteCell } from './route-cell.js'
 import { knownService } from './routes-page.js'
 import { PAGE, domId, pageParam, param, type Dashboard } from './view.js'
 
@@ -37,10 +38,10 @@ const query = (filters: BlockedFilters, page = filters.page) => ({
 function BlockedTable(props: {
   dashboard: Dashboard
   filters: BlockedFilters
-  result: Page<RateLimitHit> | null
-  error: string | undefined
+  /** The page of entries, or the API's message when it could not be read. */
+  loaded: Loaded<Page<RateLimitHit>>
 }): JSX.Element {
-  const { dashboard, filters, result } = props
+  const { dashboard, filters, loaded } = props
   const now = Date.now()
   return (
     <LiveList
@@ -48,7 +49,7 @@ function BlockedTable(props: {
       event="rl_hit"
       page={filters.page}
       refreshUrl={dashboard.url('/blocked/table', query(filters))}
-      error={props.error}
+      error={loaded.error}
       caption="Blocked requests, newest first"
       columns={[
         'When',
@@ -58,7 +59,7 @@ function BlockedTable(props: {
         { label: 'Tier', hideNarrow: true },
         { label: 'Resets', hideNarrow: true },
       ]}
-      list={result}
+      list={loaded.result}
       empty={
         <Empty title="No blocked requests.">
           <p>
@@ -71,21 +72,12 @@ function BlockedTable(props: {
       href={(page) => dashboard.url('/blocked', query(filters, page))}
       row={(hit) => (
         <tr id={domId('hit', hit.id)}>
-          <td>
-            <Time at={hit.timestamp} now={now} />
-          </td>
-          <td class="key">
-            <a href={dashboard.url('/blocked', { ...query(filters, 1), route: hit.path })} safe>
-              {`${hit.method}:${hit.path}`}
-            </a>
-            {hit.service === undefined || hit.service === null ? (
-              ''
-            ) : (
-              <div class="muted" safe>
-                {hit.service}
-              </div>
-            )}
-          </td>
+          <TimeCell at={hit.timestamp} now={now} />
+          <RouteCell
+            label={`${hit.method}:${hit.path}`}
+            href={dashboard.url('/blocked', { ...query(filters, 1), route: hit.path })}
+            service={hit.service}
+          />
           <td class="key" safe>
             {hit.key}
           </td>
@@ -95,9 +87,7 @@ function BlockedTable(props: {
           <td class="hide-narrow" safe>
             {hit.tier ?? '—'}
           </td>
-          <td class="hide-narrow">
-            <Time at={hit.reset_at} now={now} />
-          </td>
+          <TimeCell at={hit.reset_at} now={now} hideNarrow />
         </tr>
       )}
     />
@@ -118,7 +108,7 @@ export function blockedPage(app: FastifyInstance, dashboard: Dashboard): void {
 
   app.get('/blocked', PAGE, async (request, reply) => {
     const filters = filtersOf(dashboard, request)
-    const { result, error } = await load(filters)
+    const loaded = await load(filters)
     return sendHtml(
       reply,
       dashboard.page(request, {
@@ -149,7 +139,7 @@ export function blockedPage(app: FastifyInstance, dashboard: Dashboard): void {
                 Filter
               </button>
             </form>
-            <BlockedTable dashboard={dashboard} filters={filters} result={result} error={error} />
+            <BlockedTable dashboard={dashboard} filters={filters} loaded={loaded} />
           </>
         ),
       }),
@@ -158,10 +148,7 @@ export function blockedPage(app: FastifyInstance, dashboard: Dashboard): void {
 
   app.get('/blocked/table', PAGE, async (request, reply) => {
     const filters = filtersOf(dashboard, request)
-    const { result, error } = await load(filters)
-    return sendHtml(
-      reply,
-      <BlockedTable dashboard={dashboard} filters={filters} result={result} error={error} />,
-    )
+    const loaded = await load(filters)
+    return sendHtml(reply, <BlockedTable dashboard={dashboard} filters={filters} loaded={loaded} />)
   })
 }

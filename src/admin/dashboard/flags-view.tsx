@@ -19,10 +19,12 @@ import {
   DataTable,
   Empty,
   Field,
+  FormActions,
   FormError,
   SearchBox,
   Tabs,
   Time,
+  TimeCell,
   invalid,
   type Tone,
   PageHead,
@@ -135,9 +137,7 @@ export function FlagRow(props: { dashboard: Dashboard; flag: Flag; filters: Flag
       <td class="hide-narrow mono" safe>
         {flag.tags.join(', ')}
       </td>
-      <td class="hide-narrow">
-        <Time at={flag.updated_at} />
-      </td>
+      <TimeCell at={flag.updated_at} hideNarrow />
     </tr>
   )
 }
@@ -336,11 +336,7 @@ function TabForm(props: {
     >
       <FormError message={props.errors.form} />
       {safeChildren}
-      <div class="form-actions">
-        <button class="btn btn-primary" type="submit">
-          {`Save ${TAB_LABEL[tab].toLowerCase()}` as 'safe'}
-        </button>
-      </div>
+      <FormActions submit={`Save ${TAB_LABEL[tab].toLowerCase()}`} />
     </form>
   )
 }
@@ -742,14 +738,14 @@ export function FlagCreateForm(props: {
           hint="Served when no rule matches."
         />
       </div>
-      <div class="form-actions">
-        <button class="btn btn-primary" type="submit">
-          Create flag
-        </button>
-        <a class="btn" href={dashboard.url('/flags')}>
-          Cancel
-        </a>
-      </div>
+      <FormActions
+        submit="Create flag"
+        cancel={
+          <a class="btn" href={dashboard.url('/flags')}>
+            Cancel
+          </a>
+        }
+      />
     </form>
   )
 }

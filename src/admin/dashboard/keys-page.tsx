@@ -4,15 +4,16 @@
  * again: only its hash is stored), see every key with its hint, revoke one (its open OFREP
  * streams close at once). Creation and revocation are audited like the API's.
  */
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { EvaluationKeyView, IssuedEvaluationKey } from '../auth/evaluation-keys.js'
 import { issueEvaluationKey, revokeEvaluationKey } from '../routes/evaluation-keys.js'
 import {
   DataTable,
   Empty,
   Field,
+  FormActions,
   FormError,
-  Time,
+  TimeCell,
   invalid,
   sendHtml,
   trigger,
@@ -59,9 +60,7 @@ function KeyTable(props: { dashboard: Dashboard; keys: readonly EvaluationKeyVie
             <td class="mono hide-narrow" safe>
               {key.id}
             </td>
-            <td>
-              <Time at={key.created_at} now={now} />
-            </td>
+            <TimeCell at={key.created_at} now={now} />
             <td class="hide-narrow" safe>
               {key.created_by}
             </td>
@@ -82,12 +81,14 @@ function KeyTable(props: { dashboard: Dashboard; keys: readonly EvaluationKeyVie
   )
 }
 
-function CreateForm(props: {
-  dashboard: Dashboard
+/** What the create form shows: the name typed, its errors, and a key just issued (shown once). */
+interface CreateFormState {
   name: string
   errors: FormErrors
   issued: IssuedEvaluationKey | null
-}) {
+}
+
+function CreateForm(props: CreateFormState & { dashboard: Dashboard }) {
   const { dashboard, errors, issued } = props
   const error = errors.fields.get('name')
   return (
@@ -123,11 +124,7 @@ function CreateForm(props: {
           {...invalid('key-name', error)}
         />
       </Field>
-      <div class="form-actions">
-        <button class="btn btn-primary" type="submit">
-          Create key
-        </button>
-      </div>
+      <FormActions submit="Create key" />
     </form>
   )
 }
@@ -136,6 +133,8 @@ function CreateForm(props: {
 export function keysPage(app: FastifyInstance, dashboard: Dashboard): void {
   const { evaluationKeys: keys, engine } = dashboard.admin
   const table = async () => <KeyTable dashboard={dashboard} keys={await keys.list()} />
+  const sendForm = (reply: FastifyReply, status: number, state: CreateFormState) =>
+    sendHtml(reply, <CreateForm dashboard={dashboard} {...state} />, status)
 
   app.get('/evaluation-keys', PAGE, async (request, reply) =>
     sendHtml(
@@ -170,23 +169,10 @@ export function keysPage(app: FastifyInstance, dashboard: Dashboard): void {
       async () => {
         const issued = await issueEvaluationKey(engine, keys, name, actor)
         trigger(reply, { 'ui-refresh': { type: 'keys' } })
-        return sendHtml(
-          reply,
-          <CreateForm dashboard={dashboard} name="" errors={NO_ERRORS} issued={issued} />,
-          201,
-        )
+        return sendForm(reply, 201, { name: '', errors: NO_ERRORS, issued })
       },
       (error) =>
-        sendHtml(
-          reply,
-          <CreateForm
-            dashboard={dashboard}
-            name={name}
-            errors={formErrors(error, KEY_FIELDS)}
-            issued={null}
-          />,
-          422,
-        ),
+        sendForm(reply, 422, { name, errors: formErrors(error, KEY_FIELDS), issued: null }),
     )
   })
 

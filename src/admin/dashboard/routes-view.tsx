@@ -14,6 +14,7 @@ import {
   Empty,
   SearchBox,
   Time,
+  TimeCell,
   Truncated,
   type Tone,
   PageHead,
@@ -236,9 +237,7 @@ export function RouteRow(props: {
       {state.since === 'startup' ? (
         <td class="hide-narrow muted">startup</td>
       ) : (
-        <td class="hide-narrow">
-          <Time at={state.since} now={now} />
-        </td>
+        <TimeCell at={state.since} now={now} hideNarrow />
       )}
       {state.force_active ? (
         <td class="muted">protected</td>

@@ -11,8 +11,9 @@ import {
   DataTable,
   Empty,
   Field,
+  FormActions,
   FormError,
-  Time,
+  TimeCell,
   invalid,
   redirect,
   sendHtml,
@@ -86,9 +87,7 @@ function SegmentTable(props: {
               <td class="mono" safe>
                 {users.length === 0 ? '—' : users.join(', ')}
               </td>
-              <td class="hide-narrow">
-                <Time at={segment.updated_at} />
-              </td>
+              <TimeCell at={segment.updated_at} hideNarrow />
             </tr>
           )
         })}
@@ -184,14 +183,14 @@ function SegmentForm(props: {
         'A list of {"clauses": [{"attribute", "operator", "values"}]}; a context matching any rule is a member.',
         8,
       )}
-      <div class="form-actions">
-        <button class="btn btn-primary" type="submit">
-          {segment === null ? 'Create segment' : 'Save segment'}
-        </button>
-        <a class="btn" href={dashboard.url('/segments')}>
-          Cancel
-        </a>
-      </div>
+      <FormActions
+        submit={segment === null ? 'Create segment' : 'Save segment'}
+        cancel={
+          <a class="btn" href={dashboard.url('/segments')}>
+            Cancel
+          </a>
+        }
+      />
     </form>
   )
 }

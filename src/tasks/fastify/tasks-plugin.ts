@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { FASTIFY_PLUGIN_OPTION_NAMES, unknownOptionsMessage } from '../../common/option-names.js'
+import { unknownPluginOptionsMessage } from '../../common/option-names.js'
 import { TaskValidationError } from '../errors.js'
 import { TaskManager } from '../manager.js'
 import {
@@ -38,12 +38,7 @@ const PLUGIN_OPTION_NAMES: Record<keyof TasksPluginOptions, true> = {
 }
 
 async function tasks(app: FastifyInstance, options: TasksPluginOptions): Promise<void> {
-  const unknown = unknownOptionsMessage(
-    'tasksPlugin',
-    options,
-    PLUGIN_OPTION_NAMES,
-    FASTIFY_PLUGIN_OPTION_NAMES,
-  )
+  const unknown = unknownPluginOptionsMessage('tasksPlugin', options, PLUGIN_OPTION_NAMES)
   if (unknown !== null) throw new TaskValidationError(unknown)
   const manager = options.taskManager
   if (!(manager instanceof TaskManager)) {

@@ -6,7 +6,7 @@
  * up; the poll fallback says so when the stream is gone. Every wait is for a condition.
  */
 import Fastify, { type FastifyInstance } from 'fastify'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { TaskManager, taskLog, taskProgress } from '../../../src/tasks/index.js'
 import { taskAdmin } from '../../../src/tasks/fastify/index.js'
@@ -17,6 +17,7 @@ import {
   requireChromium,
   seriousViolations,
   waitLive,
+  type BrowserSession,
 } from '../../browser/browser.js'
 import { deferred, quietLogger, waitForStatus, type Deferred } from '../helpers.js'
 
@@ -28,10 +29,8 @@ describe.skipIf(!enabled)('task dashboard in Chromium', { timeout: 60_000 }, () 
   let app: FastifyInstance
   let manager: TaskManager
   let base: string
-  let browser: Browser
-  let context: BrowserContext
+  let session: BrowserSession
   let page: Page
-  let errors: string[]
   const gates: Deferred<void>[] = []
   let fail = true
 
@@ -85,12 +84,13 @@ describe.skipIf(!enabled)('task dashboard in Chromium', { timeout: 60_000 }, () 
     ]) {
       await waitForStatus(manager, id)
     }
-    ;({ browser, context, page, errors } = await openBrowserSession())
+    session = await openBrowserSession()
+    page = session.page
   })
 
   afterAll(async () => {
     for (const gate of gates) gate.resolve()
-    await browser.close()
+    await session.browser.close()
     await app.close()
   })
 
@@ -103,7 +103,7 @@ describe.skipIf(!enabled)('task dashboard in Chromium', { timeout: 60_000 }, () 
     await page.getByRole('heading', { name: 'Runs' }).waitFor()
     expect(await page.title()).toBe('Runs · Ops tasks')
     // The wrong password's 401 is the one failed request expected in this suite.
-    errors.length = 0
+    session.errors.length = 0
   })
 
   it('View: metrics, chart and runs; hostile names stay text; axe passes', async () => {
@@ -246,18 +246,18 @@ describe.skipIf(!enabled)('task dashboard in Chromium', { timeout: 60_000 }, () 
 
   it('reported no console errors or failed requests', () => {
     // The invalid queue value's 422 is the one failed request expected so far.
-    expect(errors.filter((error) => !error.includes('status of 422'))).toEqual([])
+    expect(session.errors.filter((error) => !error.includes('status of 422'))).toEqual([])
   })
   it('falls back to polling when the stream is gone, and says so', async () => {
     await open('/dashboard')
     try {
-      await context.setOffline(true)
+      await session.context.setOffline(true)
       app.server.closeAllConnections()
       await expect
         .poll(() => page.locator('#ui-live').textContent(), { timeout: 15_000 })
         .toContain('Polling every 1 s')
     } finally {
-      await context.setOffline(false)
+      await session.context.setOffline(false)
     }
     await waitLive(page)
   })

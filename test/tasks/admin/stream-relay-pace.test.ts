@@ -10,7 +10,10 @@ import type { TaskManager } from '../../../src/tasks/manager.js'
 import type { DurableTaskStore, TaskChange } from '../../../src/tasks/stores/ports.js'
 import { quietLogger } from '../helpers.js'
 
-/** A stream over a change feed that answers `script` round after round (then nothing). */
+/**
+ * A stream over a change feed that answers `script` round after round (then nothing), and
+ * `readsAfter(ms)`: the feed's reads so far once the fake clock has moved on by `ms`.
+ */
 function pacedStream(script: TaskChange[][]) {
   let reads = 0
   let next = 0
@@ -40,7 +43,11 @@ function pacedStream(script: TaskChange[][]) {
     sessionValid: () => Promise.resolve(true),
     now: () => Date.now(),
   })
-  return { stream, reads: () => reads }
+  const readsAfter = async (ms: number) => {
+    await vi.advanceTimersByTimeAsync(ms)
+    return reads
+  }
+  return { stream, readsAfter }
 }
 
 const change = (id: string, origin: string): TaskChange => ({ id, origin, task_ids: [`t${id}`] })
@@ -53,25 +60,18 @@ describe('relay pace', () => {
   it('reads every interval while idle, and again after 200 ms when others wrote', async () => {
     vi.useFakeTimers()
     // Round 1 (start): nothing; round 2: another instance's write; round 3: only our own.
-    const { stream, reads } = pacedStream([[], [change('1', 'there')], [change('2', 'here')]])
+    const { stream, readsAfter } = pacedStream([[], [change('1', 'there')], [change('2', 'here')]])
     stream.start()
-    await vi.advanceTimersByTimeAsync(0)
-    expect(reads()).toBe(1)
-    await vi.advanceTimersByTimeAsync(9_999)
-    expect(reads()).toBe(1)
-    await vi.advanceTimersByTimeAsync(1)
-    expect(reads()).toBe(2)
+    expect(await readsAfter(0)).toBe(1)
+    expect(await readsAfter(9_999)).toBe(1)
+    expect(await readsAfter(1)).toBe(2)
     // The round found another instance's change: the next one comes after 200 ms.
-    await vi.advanceTimersByTimeAsync(200)
-    expect(reads()).toBe(3)
+    expect(await readsAfter(200)).toBe(3)
     // Our own change is no reason to hurry: back to the interval.
-    await vi.advanceTimersByTimeAsync(9_999)
-    expect(reads()).toBe(3)
-    await vi.advanceTimersByTimeAsync(1)
-    expect(reads()).toBe(4)
+    expect(await readsAfter(9_999)).toBe(3)
+    expect(await readsAfter(1)).toBe(4)
     stream.close()
     // Closed: no more rounds.
-    await vi.advanceTimersByTimeAsync(60_000)
-    expect(reads()).toBe(4)
+    expect(await readsAfter(60_000)).toBe(4)
   })
 })

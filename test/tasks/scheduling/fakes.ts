@@ -13,3 +13,13 @@ export const manualTimer: LoopTimer = {
   setInterval: () => 1,
   clearInterval: () => undefined,
 }
+
+/** Moves `clock` to `at`, then runs one tick of each loop, together (as instances would). */
+export async function tickAt(
+  clock: ManualClock,
+  at: number,
+  ...loops: { tick(): Promise<unknown> }[]
+): Promise<void> {
+  clock.time = at
+  await Promise.all(loops.map((loop) => loop.tick()))
+}

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { memorySlotStore } from '../../../src/tasks/scheduling/memory-slot-store.js'
 import { SchedulerLoop } from '../../../src/tasks/scheduling/index.js'
-import { manualTimer, ManualClock } from './fakes.js'
+import { manualTimer, ManualClock, tickAt } from './fakes.js'
 
 const T0 = Date.parse('2026-11-21T12:00:00Z')
 const everything = { claimedSince: 0, claimedBefore: T0 + 3_600_000, limit: 10 }
@@ -57,13 +57,11 @@ describe('the in-process slot store', () => {
     loop.start()
     const slot = T0 + 3_600_000
     for (const at of [slot, slot + 4_000, slot + 6_000, slot + 9_000, slot + 12_000]) {
-      clock.time = at
-      await loop.tick()
+      await tickAt(clock, at, loop)
     }
     // Failed at the slot and at its first retry (6 s); fired at the second (12 s).
     expect(fired).toEqual([slot])
-    clock.time = slot + 60_000
-    await loop.tick()
+    await tickAt(clock, slot + 60_000, loop)
     expect(fired).toEqual([slot])
     await loop.stop()
   })

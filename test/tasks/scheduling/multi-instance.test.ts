@@ -6,7 +6,7 @@ import {
   SchedulerLoop,
 } from '../../../src/tasks/scheduling/index.js'
 import type { DurableTaskStore, OneOffEntry } from '../../../src/tasks/stores/index.js'
-import { manualTimer, ManualClock } from './fakes.js'
+import { manualTimer, ManualClock, tickAt } from './fakes.js'
 import { removeSqliteFiles, storeKinds } from './stores.js'
 
 const T0 = Date.parse('2026-11-21T12:00:00Z')
@@ -171,18 +171,14 @@ for (const kind of storeKinds('sched')) {
       loop.add(name, { every: 3600 })
       loop.start()
       const slot = Math.ceil((T0 + 1) / 3_600_000) * 3_600_000
-      clock.time = slot + 1
-      await loop.tick()
+      await tickAt(clock, slot + 1, loop)
       expect(errors).toHaveLength(1)
       expect(fired).toEqual([])
-      clock.time = slot + 5_000
-      await loop.tick()
+      await tickAt(clock, slot + 5_000, loop)
       expect(fired).toEqual([])
-      clock.time = slot + 11_000
-      await loop.tick()
+      await tickAt(clock, slot + 11_000, loop)
       expect(fired).toEqual([slot])
-      clock.time = slot + 30_000
-      await loop.tick()
+      await tickAt(clock, slot + 30_000, loop)
       expect(fired).toEqual([slot])
       await loop.stop()
     })
@@ -214,14 +210,12 @@ for (const kind of storeKinds('sched')) {
       // The far entry is beyond the 300 s horizon: not held in memory yet.
       expect(schedulers[0]!.windowSize).toBe(2)
       for (let t = 1; t <= 10; t++) {
-        clock.time = T0 + t * 1000
-        await Promise.all(schedulers.map((s) => s.tick()))
+        await tickAt(clock, T0 + t * 1000, ...schedulers)
       }
       expect(fired.sort()).toEqual(['replaced', 'soon'])
       // Refills every 150 s bring the far entry into the window; it fires once at its time.
       for (let t = 150; t <= 450; t += 150) {
-        clock.time = T0 + t * 1000
-        await Promise.all(schedulers.map((s) => s.tick()))
+        await tickAt(clock, T0 + t * 1000, ...schedulers)
       }
       expect(fired.sort()).toEqual(['far', 'replaced', 'soon'])
       expect(await a.oneOffs.count()).toBe(0)
@@ -244,8 +238,7 @@ for (const kind of storeKinds('sched')) {
         onError: () => undefined,
       })
       await crashing.tick()
-      clock.time = T0 + 1_000
-      await crashing.tick()
+      await tickAt(clock, T0 + 1_000, crashing)
       await crashing.stop()
       expect(await store.oneOffs.count()).toBe(2)
       // A fresh scheduler (a new process) refills from the store at its first tick.
@@ -260,12 +253,10 @@ for (const kind of storeKinds('sched')) {
         },
       })
       fresh.start()
-      clock.time = T0 + 5_000
-      await fresh.tick()
+      await tickAt(clock, T0 + 5_000, fresh)
       expect(fired).toEqual(['after-restart'])
       // The crashed claim's lease ends; the next refill claims and fires it.
-      clock.time = T0 + 160_000
-      await fresh.tick()
+      await tickAt(clock, T0 + 160_000, fresh)
       expect(fired).toEqual(['after-restart', 'crashy'])
       expect(await store.oneOffs.count()).toBe(0)
       await fresh.stop()

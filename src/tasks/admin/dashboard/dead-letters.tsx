@@ -9,7 +9,7 @@ import {
   DialogContent,
   Empty,
   Pager,
-  Time,
+  TimeCell,
   Truncated,
   pageParam,
   param,
@@ -142,9 +142,7 @@ export function DeadLetters(props: {
               <td>
                 <Truncated text={record.error ?? ''} class="error-text" />
               </td>
-              <td>
-                <Time at={record.end_time} now={now} />
-              </td>
+              <TimeCell at={record.end_time} now={now} />
               <td class="num hide-narrow">{record.retries_used}</td>
               <td class="hide-narrow" safe>
                 {record.queue}

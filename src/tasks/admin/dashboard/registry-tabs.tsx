@@ -2,7 +2,7 @@
  * The Tasks tab (every registered function with its config) and the Schedules tab (periodic
  * entries with their trigger, next run and last status; one-off entries only as a count).
  */
-import { DataTable, Empty, Time } from '../../../ui/index.js'
+import { DataTable, Empty, TimeCell } from '../../../ui/index.js'
 import type { TaskHandle } from '../../registry.js'
 import type { ScheduleRow } from '../schedule-rows.js'
 import { detailUrl } from './detail.js'
@@ -132,9 +132,7 @@ export function SchedulesView(props: {
             <td class="mono" safe>
               {schedule.trigger}
             </td>
-            <td>
-              <Time at={schedule.next_run} now={now} empty="never" />
-            </td>
+            <TimeCell at={schedule.next_run} now={now} empty="never" />
             <td>
               {schedule.last_status === null || schedule.last_task_id === null ? (
                 <span class="muted">not run yet</span>

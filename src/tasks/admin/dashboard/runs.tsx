@@ -12,7 +12,7 @@ import {
   FormError,
   ListPager,
   SearchBox,
-  Time,
+  TimeCell,
   Truncated,
   domId,
   formatDuration,
@@ -134,12 +134,8 @@ export function RunRow(props: {
         {record.queue}
       </td>
       <td class="hide-narrow">{record.source}</td>
-      <td>
-        <Time at={record.created_at} now={now} />
-      </td>
-      <td class="hide-narrow">
-        <Time at={record.start_time} now={now} />
-      </td>
+      <TimeCell at={record.created_at} now={now} />
+      <TimeCell at={record.start_time} now={now} hideNarrow />
       <td class="num">
         <Duration record={record} />
       </td>
