@@ -17,12 +17,12 @@ import type { RouteSlot } from '../core/route-slot.js'
 import { toIso } from '../core/time.js'
 import type { CounterOutcome } from './algorithms.js'
 import type { ClientIpResolver } from './client-ip.js'
+import { MemoryCounters } from './counters/memory.js'
 import {
   counterKey,
   type CounterCheck,
   type CounterReading,
   type CounterStore,
-  type InPlaceCounters,
 } from './counters/types.js'
 import { RateLimitExceededError, rateLimitDecision, type RateLimitHit } from './exceeded.js'
 import { apiKey, hasExemptRole, userKey } from './keys.js'
@@ -66,8 +66,8 @@ export class LimitEvaluator {
   private readonly ipBuckets = new Map<string, string>()
   private readonly userBuckets = new Map<string, string>()
   private readonly apiKeyBuckets = new Map<string, string>()
-  /** The counters, when they can count a check in place (memory); null otherwise. */
-  private readonly inPlace: InPlaceCounters | null
+  /** The counters, when they can count a check in place (memory, file); null otherwise. */
+  private readonly inPlace: MemoryCounters | null
   /** Filled by each in-place count; one object serves every request, as counting is synchronous. */
   private readonly reading: CounterReading = { remaining: 0, resetAt: 0 }
 
@@ -78,7 +78,7 @@ export class LimitEvaluator {
     private readonly hooks: EvaluatorHooks,
     private readonly headers: RateLimitHeaderMode = 'all',
   ) {
-    this.inPlace = countsInPlace(counters) ? counters : null
+    this.inPlace = counters instanceof MemoryCounters ? counters : null
   }
 
   /** Checks and counts `policies` (in enforcement order) for one request. */
@@ -126,7 +126,7 @@ export class LimitEvaluator {
    * sends headers or refuses.
    */
   private countInPlace(
-    counters: InPlaceCounters,
+    counters: MemoryCounters,
     policies: readonly CompiledPolicy[],
     slot: RouteSlot,
     request: RequestView,
@@ -346,11 +346,6 @@ export class LimitEvaluator {
       }
     }
   }
-}
-
-/** True for counters that implement {@link InPlaceCounters}. */
-function countsInPlace(counters: CounterStore): counters is CounterStore & InPlaceCounters {
-  return typeof (counters as Partial<InPlaceCounters>).hit === 'function'
 }
 
 /**

@@ -26,7 +26,7 @@ import {
   type FixedWindowState,
   type TokenBucketState,
 } from '../algorithms.js'
-import type { CounterCheck, CounterReading, CounterStore, InPlaceCounters } from './types.js'
+import type { CounterCheck, CounterReading, CounterStore } from './types.js'
 
 /** A stored state this store alone reads, and so may update in place. */
 type Writable<State> = { -readonly [field in keyof State]: State[field] }
@@ -53,7 +53,7 @@ export interface MemoryCounterOptions {
 }
 
 /** Memory counters; also the engine of the file-snapshot variant. */
-export class MemoryCounters implements CounterStore, InPlaceCounters {
+export class MemoryCounters implements CounterStore {
   readonly kind: string = 'memory'
   /** Counter entries by scope, then bucket. */
   protected readonly scopes = new Map<string, Map<string, CounterEntry>>()
@@ -111,8 +111,10 @@ export class MemoryCounters implements CounterStore, InPlaceCounters {
   }
 
   /**
-   * Counts one request as {@link consume} would for this one check, giving the same answer,
-   * but an existing fixed-window or token-bucket counter is updated in place: the request
+   * Counts one request as {@link consume} would for this one check, giving the same answer:
+   * true when allowed, with `reading` filled in; false when refused, with nothing changed (so
+   * `consume` of the same check then gives the refusal's details without counting). An
+   * existing fixed-window or token-bucket counter is updated in place, so the request
    * allocates nothing (the route limiter's path; a new counter and the other algorithms go
    * through {@link count}).
    */

@@ -23,25 +23,6 @@ export interface CounterReading {
   resetAt: number
 }
 
-/**
- * A backend that counts one check synchronously, updating the stored state in place: the
- * evaluator's allocation-free path for the common policy (one fixed rule and key per scope).
- */
-export interface InPlaceCounters {
-  /**
-   * Counts one request against one counter at `now`. True when allowed, with `reading` filled
-   * in; false when refused, with nothing changed (so `consume` of the same check then gives
-   * the refusal's details without counting anything).
-   */
-  hit(
-    scope: string,
-    bucket: string,
-    rule: CounterRule,
-    now: number,
-    reading: CounterReading,
-  ): boolean
-}
-
 /** A counter backend. */
 export interface CounterStore {
   /** Backend name (`memory`, `file`, `redis`). */
