@@ -23,6 +23,42 @@ export function recordsSuite({ a, b, test }: SuiteContext): void {
     expect(await a().records.get('missing')).toBeNull()
   })
 
+  test('a finishing save updates what changed, and a save changing function, queue or creation rewrites them', async () => {
+    const kept = makeTask({ func_name: 'finisher', queue: 'finish_q' })
+    const moved = makeTask({ func_name: 'finisher', queue: 'finish_q' })
+    await a().pending.enqueue([kept, moved], { owner: 'A', leaseUntil: T0 + 30_000 })
+    kept.record.status = 'success'
+    kept.record.end_time = kept.record.created_at
+    kept.record.duration = 0.25
+    kept.record.logs = ['done']
+    moved.record.status = 'failed'
+    moved.record.end_time = moved.record.created_at
+    moved.record.func_name = 'finisher_moved'
+    moved.record.queue = 'finish_moved_q'
+    moved.record.created_at = iso(T0 + 5_000)
+    await a().records.save([kept, moved])
+    expect(await b().records.get(kept.record.task_id)).toEqual(kept)
+    expect(await b().records.get(moved.record.task_id)).toEqual(moved)
+    const ids = async (query: Parameters<ReturnType<typeof a>['records']['list']>[0]) =>
+      (await b().records.list({ ...query, countLimit: 100 })).items.map(
+        (task) => task.record.task_id,
+      )
+    const page = { page: 1, perPage: 50 }
+    expect(await ids({ ...page, funcName: 'finisher', status: 'success' })).toEqual([
+      kept.record.task_id,
+    ])
+    expect(await ids({ ...page, funcName: 'finisher', status: 'pending' })).toEqual([])
+    expect(await ids({ ...page, queue: 'finish_q' })).toEqual([kept.record.task_id])
+    expect(await ids({ ...page, queue: 'finish_moved_q' })).toEqual([moved.record.task_id])
+    expect(await ids({ ...page, funcName: 'finisher_moved', since: T0 + 5_000 })).toEqual([
+      moved.record.task_id,
+    ])
+    // A second finishing write of the same record (same function, queue and creation).
+    kept.record.logs = ['done', 'again']
+    await a().records.save([kept])
+    expect(await b().records.get(kept.record.task_id)).toEqual(kept)
+  })
+
   test('lists newest first with filters, paging and totals', async () => {
     const tasks = Array.from({ length: 12 }, (_, i) =>
       makeTask({

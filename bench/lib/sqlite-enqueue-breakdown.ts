@@ -1,0 +1,276 @@
+/**
+ * Where the SQLite store's durable enqueue spends its time: the store's `pending.enqueue` of
+ * batches of 500 against raw better-sqlite3 writes that add, one at a time, what the store
+ * writes per task (the full row in the store's table, its five secondary indexes, the tag row,
+ * the upsert form). Every case writes the same tasks, WAL with synchronous NORMAL, one
+ * transaction per batch; rounds interleaved with the order rotated; CPU µs per task from
+ * `process.cpuUsage()` (the figure that does not move with the machine's other load) and
+ * tasks/s, medians.
+ *
+ * Usage (compiled, like every bench): `npx tsc -p tsconfig.bench.json && node
+ * bench/.out/bench/lib/sqlite-enqueue-breakdown.js [rounds] [tasks per round]`.
+ *
+ * Instructions per task (repeatable on a busy machine): one case under callgrind,
+ *
+ *     valgrind --tool=callgrind --smc-check=all-non-file --separate-threads=yes \
+ *       node --predictable --min-semi-space-size=16 --max-semi-space-size=16 \
+ *       bench/.out/bench/lib/sqlite-enqueue-breakdown.js 1 10000 --callgrind=<case number>
+ *
+ * then the `.1-01` file's total Ir (`callgrind_annotate`) divided by the task count.
+ */
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import type { StoredTask } from '../../src/tasks/record.js'
+import { sqliteStore } from '../../src/tasks/stores/index.js'
+import { tagHash } from '../../src/tasks/stores/rows.js'
+import { benchTask, median } from './task-history.js'
+
+const args = process.argv.slice(2).filter((arg) => !arg.startsWith('--'))
+const ROUNDS = Number(args[0] ?? 7)
+const TASKS = Number(args[1] ?? 20_000)
+/** `--callgrind=<case number>`: run that case once between two `callgrind_control` calls. */
+const callgrindCase = process.argv.find((arg) => arg.startsWith('--callgrind='))
+const BATCH = 500
+const dir = mkdtempSync(join(tmpdir(), 'sy-bench-breakdown-'))
+
+interface Case {
+  name: string
+  run: (batch: StoredTask[]) => void | Promise<void>
+}
+
+/** A raw database at WAL + synchronous NORMAL (the store's settings). */
+function open(name: string) {
+  const db = new Database(join(dir, `${name}.db`))
+  db.pragma('journal_mode = WAL')
+  db.pragma('synchronous = NORMAL')
+  return db
+}
+
+/** The current baseline of tasks-store.ts: six columns, primary key only. */
+function rawPkOnly(): Case {
+  const db = open('pk-only')
+  db.exec(
+    'create table tasks (task_id text primary key, func_name text, status text, queue text, created_ms integer, body text)',
+  )
+  const insert = db.prepare('insert into tasks values (?, ?, ?, ?, ?, ?)')
+  const write = db.transaction((rows: StoredTask[]) => {
+    for (const row of rows) {
+      const r = row.record
+      insert.run(
+        r.task_id,
+        r.func_name,
+        r.status,
+        r.queue,
+        Date.parse(r.created_at),
+        JSON.stringify(row),
+      )
+    }
+  })
+  return { name: 'raw: 6 columns, primary key only', run: write }
+}
+
+/** The store's table and indexes; `tags` adds the tag rows, `upsert` the ON CONFLICT form. */
+function rawStoreSchema(options: {
+  indexes: boolean
+  tags: boolean
+  upsert: boolean
+  /** Rows per INSERT statement (the tasks and the tag rows); 1 by default. */
+  rowsPerStatement?: number
+}): Case {
+  const name = `schema-${JSON.stringify(options).replace(/[^a-z0-9]/gi, '')}`
+  const db = open(name)
+  const per = options.rowsPerStatement ?? 1
+  db.exec(`create table tasks (task_id varchar(255) primary key, func_name varchar(255) not null,
+    status varchar(16) not null, queue varchar(255) not null, created_ms bigint not null,
+    finished_ms bigint, duration double precision not null default 0, claimed_by varchar(255),
+    lease_until bigint, claim_token varchar(64), body text not null, progress double precision,
+    progress_message text)`)
+  if (options.indexes) {
+    db.exec(`create index tasks_created on tasks (created_ms, task_id);
+      create index tasks_status on tasks (status, created_ms, task_id);
+      create index tasks_func on tasks (func_name, created_ms, task_id);
+      create index tasks_queue on tasks (queue, created_ms, task_id);
+      create index tasks_finished on tasks (finished_ms)`)
+  }
+  db.exec(`create table task_tags (tag_hash char(32) not null, created_ms bigint not null,
+    task_id varchar(255) not null, primary key (tag_hash, created_ms, task_id)) without rowid`)
+  const conflict = options.upsert
+    ? ` on conflict (task_id) do update set func_name = excluded.func_name, status = excluded.status,
+      queue = excluded.queue, created_ms = excluded.created_ms, finished_ms = excluded.finished_ms,
+      duration = excluded.duration, progress = excluded.progress,
+      progress_message = excluded.progress_message, body = excluded.body,
+      claimed_by = excluded.claimed_by, lease_until = excluded.lease_until`
+    : ''
+  const insertText = (n: number) =>
+    `insert into tasks (task_id, func_name, status, queue, created_ms, finished_ms, duration,
+      progress, progress_message, body, claimed_by, lease_until, claim_token)
+      values ${Array.from({ length: n }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}${conflict}`
+  const tagText = (n: number) =>
+    `insert into task_tags (tag_hash, created_ms, task_id) values ${Array.from({ length: n }, () => '(?, ?, ?)').join(', ')} on conflict do nothing`
+  const statements = new Map<string, Database.Statement>()
+  const prepared = (text: string) => {
+    let statement = statements.get(text)
+    if (statement === undefined) {
+      statement = db.prepare(text)
+      statements.set(text, statement)
+    }
+    return statement
+  }
+  const lease = Date.now() + 60_000
+  const single = prepared(insertText(1))
+  const singleTag = prepared(tagText(1))
+  const write = db.transaction((rows: StoredTask[]) => {
+    const taskParams: unknown[] = []
+    const tagParams: unknown[] = []
+    const flush = (final: boolean) => {
+      while (taskParams.length >= per * 13 || (final && taskParams.length > 0)) {
+        const n = Math.min(per, taskParams.length / 13)
+        prepared(insertText(n)).run(...taskParams.splice(0, n * 13))
+      }
+      while (tagParams.length >= per * 3 || (final && tagParams.length > 0)) {
+        const n = Math.min(per, tagParams.length / 3)
+        prepared(tagText(n)).run(...tagParams.splice(0, n * 3))
+      }
+    }
+    for (const row of rows) {
+      const r = row.record
+      const created = Date.parse(r.created_at)
+      if (per === 1) {
+        // One statement per row, as the store runs them (no parameter lists to gather).
+        single.run(
+          r.task_id,
+          r.func_name,
+          r.status,
+          r.queue,
+          created,
+          null,
+          r.duration,
+          r.progress,
+          r.progress_message,
+          JSON.stringify(row),
+          'bench',
+          lease,
+          null,
+        )
+        if (options.tags) {
+          for (const [key, value] of Object.entries(r.tags))
+            singleTag.run(tagHash(key, value), created, r.task_id)
+        }
+        continue
+      }
+      taskParams.push(
+        r.task_id,
+        r.func_name,
+        r.status,
+        r.queue,
+        created,
+        null,
+        r.duration,
+        r.progress,
+        r.progress_message,
+        JSON.stringify(row),
+        'bench',
+        lease,
+        null,
+      )
+      if (options.tags) {
+        for (const [key, value] of Object.entries(r.tags))
+          tagParams.push(tagHash(key, value), created, r.task_id)
+      }
+      flush(false)
+    }
+    flush(true)
+  })
+  const label = [
+    'raw: store table',
+    options.indexes ? '+ 5 indexes' : '',
+    options.tags ? '+ tag rows' : '',
+    options.upsert ? '+ upsert' : '',
+    per > 1 ? `, ${String(per)} rows/statement` : '',
+  ]
+    .filter((part) => part !== '')
+    .join(' ')
+  return { name: label, run: write }
+}
+
+async function main() {
+  const store = sqliteStore(join(dir, 'store.db'))
+  await store.init()
+  const cases: Case[] = [
+    rawPkOnly(),
+    rawStoreSchema({ indexes: false, tags: false, upsert: false }),
+    rawStoreSchema({ indexes: true, tags: false, upsert: false }),
+    rawStoreSchema({ indexes: true, tags: true, upsert: false }),
+    rawStoreSchema({ indexes: true, tags: true, upsert: true }),
+    rawStoreSchema({ indexes: true, tags: true, upsert: true, rowsPerStatement: 50 }),
+    {
+      name: 'store: pending.enqueue',
+      run: (batch) =>
+        store.pending.enqueue(batch, { owner: 'bench', leaseUntil: Date.now() + 60_000 }),
+    },
+  ]
+  const runAll = async (c: Case, tasks: StoredTask[]) => {
+    for (let i = 0; i < tasks.length; i += BATCH) await c.run(tasks.slice(i, i + BATCH))
+  }
+  if (callgrindCase !== undefined) {
+    const c = cases[Number(callgrindCase.slice('--callgrind='.length))]!
+    for (let warm = 0; warm < 3; warm++)
+      await runAll(
+        c,
+        Array.from({ length: 5_000 }, (_, i) => benchTask(i)),
+      )
+    const tasks = Array.from({ length: TASKS }, (_, i) => benchTask(i))
+    execFileSync('callgrind_control', ['-z', String(process.pid)])
+    await runAll(c, tasks)
+    execFileSync('callgrind_control', ['-d', String(process.pid)])
+    console.log(`${c.name}: ${String(TASKS)} tasks`)
+    await store.close()
+    return
+  }
+  for (const c of cases)
+    await runAll(
+      c,
+      Array.from({ length: 2_000 }, (_, i) => benchTask(i)),
+    )
+  const cpu = new Map<string, number[]>(cases.map((c) => [c.name, []]))
+  const rate = new Map<string, number[]>(cases.map((c) => [c.name, []]))
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let k = 0; k < cases.length; k++) {
+      const c = cases[(k + round) % cases.length]!
+      const tasks = Array.from({ length: TASKS }, (_, i) => benchTask(i))
+      const cpuBefore = process.cpuUsage()
+      const started = performance.now()
+      await runAll(c, tasks)
+      const elapsed = performance.now() - started
+      const used = process.cpuUsage(cpuBefore)
+      cpu.get(c.name)!.push((used.user + used.system) / TASKS)
+      rate.get(c.name)!.push(TASKS / (elapsed / 1000))
+    }
+  }
+  await store.close()
+  const base = median(cpu.get(cases[0]!.name)!)
+  const baseRate = median(rate.get(cases[0]!.name)!)
+  console.log(
+    `${String(TASKS)} tasks per round, batches of ${String(BATCH)}, ${String(ROUNDS)} rounds (medians)`,
+  )
+  console.log('case'.padEnd(48), 'CPU µs/task'.padStart(12), 'tasks/s'.padStart(10), 'rate ×')
+  for (const c of cases) {
+    const us = median(cpu.get(c.name)!)
+    const r = median(rate.get(c.name)!)
+    console.log(
+      c.name.padEnd(48),
+      us.toFixed(2).padStart(12),
+      String(Math.round(r)).padStart(10),
+      `${(r / baseRate).toFixed(2)}× (CPU ${(base / us).toFixed(2)}×)`,
+    )
+  }
+}
+
+try {
+  await main()
+} finally {
+  rmSync(dir, { recursive: true, force: true })
+}
