@@ -68,7 +68,9 @@ export interface IntakeDeps {
 /** New runs in, finished runs recorded. */
 export class TaskIntake {
   /** Ids of finished records kept in memory, oldest first. */
-  readonly #recent: string[] = []
+  #recent: string[] = []
+  /** Where the oldest kept id of {@link #recent} is: ids before it were forgotten. */
+  #recentHead = 0
   /** Finished records whose terminal write has not reached the store yet. */
   readonly #unwritten = new Set<string>()
 
@@ -292,16 +294,23 @@ export class TaskIntake {
    * when there is one); returns the record it forgot, if any.
    */
   #forgetOldest(task: StoredTask, keep: number): StoredTask | undefined {
-    this.#recent.push(task.record.task_id)
-    if (this.#recent.length <= keep) return undefined
-    const id = this.#recent.shift() as string
+    const recent = this.#recent
+    recent.push(task.record.task_id)
+    if (recent.length - this.#recentHead <= keep) return undefined
+    const id = recent[this.#recentHead++] as string
+    // Moving the head instead of shifting keeps each forget O(1); the forgotten half of the
+    // array is cut off once it is the larger part.
+    if (this.#recentHead > 1024 && this.#recentHead * 2 > recent.length) {
+      this.#recent = recent.slice(this.#recentHead)
+      this.#recentHead = 0
+    }
     const kept = this.deps.book.get(id)
     if (
       kept !== undefined &&
       TERMINAL_STATUSES.has(kept.record.status) &&
       !this.deps.live.has(id)
     ) {
-      this.deps.book.delete([id])
+      this.deps.book.delete(id)
       return kept
     }
     return undefined

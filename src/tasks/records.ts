@@ -168,8 +168,9 @@ export class RecordBook {
     this.#notifyLogs(id)
   }
 
-  /** Removes records (history deletion). Returns how many existed. */
-  delete(taskIds: Iterable<string>): number {
+  /** Removes records (history deletion, a single id or many). Returns how many existed. */
+  delete(taskIds: string | Iterable<string>): number {
+    if (typeof taskIds === 'string') return this.#tasks.delete(taskIds) ? 1 : 0
     let deleted = 0
     for (const id of taskIds) if (this.#tasks.delete(id)) deleted++
     return deleted

@@ -43,6 +43,20 @@ describe('finished history in memory (no durable store)', () => {
     expect((await waitForStatus(manager, again)).status).toBe('success')
     await manager.shutdown()
   })
+
+  it('stays at the bound over thousands of finished tasks', async () => {
+    const manager = new TaskManager({ finishedInMemory: 2 })
+    const work = manager.task({ name: 'work' }, (n: number) => n)
+    const ids: string[] = []
+    for (let n = 0; n < 3000; n++) ids.push(await manager.addTask(work, [n]))
+    await waitForStatus(manager, ids.at(-1) as string)
+    await until(async () => (await manager.listTasks()).total === 2)
+    // The two that finished last (among the last added: runs finish about in order).
+    const kept = (await manager.listTasks()).items.map((record) => record.task_id)
+    expect(kept.every((id) => ids.indexOf(id) >= ids.length - 100)).toBe(true)
+    expect(await manager.getTask(ids[0] as string)).toBeUndefined()
+    await manager.shutdown()
+  })
 })
 
 describe('task records', () => {
