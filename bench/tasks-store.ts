@@ -41,7 +41,6 @@ import { randomUUID } from 'node:crypto'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import Database from 'better-sqlite3'
 import { TaskManager } from '../src/tasks/index.js'
 import type { StoredTask } from '../src/tasks/record.js'
 import { startBullmq } from './lib/bullmq-peer.js'
@@ -56,6 +55,13 @@ import {
 import { startPgBoss } from './lib/pg-boss-peer.js'
 import { benchTask, FUNCS, fillSqliteHistory, median, percentile, T0 } from './lib/task-history.js'
 import { tagHash } from '../src/tasks/stores/rows.js'
+import { CLAIM_COLUMNS, RECORD_COLUMNS } from '../src/tasks/stores/sql/records.js'
+import {
+  openRawSqlite,
+  pkOnlyWriter,
+  STORE_TASK_COLUMNS,
+  storeRowValues,
+} from './lib/raw-sqlite.js'
 import {
   postgresStore,
   redisStore,
@@ -155,24 +161,9 @@ async function rawStoreSchemaCase(): Promise<EnqueueCase> {
   const setup = sqliteStore(path)
   await setup.init()
   await setup.close()
-  const db = new Database(path)
-  db.pragma('journal_mode = WAL')
-  db.pragma('synchronous = NORMAL')
-  const columns =
-    'task_id, func_name, status, queue, created_ms, finished_ms, duration, progress, progress_message, body, claimed_by, lease_until, claim_token'
-  const overwritten = [
-    'func_name',
-    'status',
-    'queue',
-    'created_ms',
-    'finished_ms',
-    'duration',
-    'progress',
-    'progress_message',
-    'body',
-    'claimed_by',
-    'lease_until',
-  ]
+  const db = openRawSqlite(path)
+  const columns = STORE_TASK_COLUMNS
+  const overwritten = [...RECORD_COLUMNS, ...CLAIM_COLUMNS]
   const upsert = db.prepare(
     `insert into switchyard_tasks (${columns}) values (${columns
       .split(',')
@@ -191,21 +182,7 @@ async function rawStoreSchemaCase(): Promise<EnqueueCase> {
     for (const row of rows) {
       const r = row.record
       const created = Date.parse(r.created_at)
-      upsert.run(
-        r.task_id,
-        r.func_name,
-        r.status,
-        r.queue,
-        created,
-        null,
-        r.duration,
-        r.progress,
-        r.progress_message,
-        JSON.stringify(row),
-        'bench',
-        leaseUntil,
-        null,
-      )
+      upsert.run(...storeRowValues(row, created, leaseUntil))
       for (const [key, value] of Object.entries(r.tags))
         tag.run(tagHash(key, value), created, r.task_id)
     }
@@ -226,26 +203,8 @@ async function rawStoreSchemaCase(): Promise<EnqueueCase> {
 }
 
 function rawSqliteCase(): EnqueueCase {
-  const db = new Database(join(dir, 'raw.db'))
-  db.pragma('journal_mode = WAL')
-  db.pragma('synchronous = NORMAL')
-  db.exec(
-    'create table tasks (task_id text primary key, func_name text, status text, queue text, created_ms integer, body text)',
-  )
-  const insert = db.prepare('insert into tasks values (?, ?, ?, ?, ?, ?)')
-  const batch = db.transaction((rows: StoredTask[]) => {
-    for (const row of rows) {
-      const r = row.record
-      insert.run(
-        r.task_id,
-        r.func_name,
-        r.status,
-        r.queue,
-        Date.parse(r.created_at),
-        JSON.stringify(row),
-      )
-    }
-  })
+  const db = openRawSqlite(join(dir, 'raw.db'))
+  const batch = pkOnlyWriter(db)
   return {
     name: 'peer: raw better-sqlite3 (6 columns, primary key only)',
     run: (tasks) => {

@@ -26,6 +26,7 @@ import Database from 'better-sqlite3'
 import type { StoredTask } from '../../src/tasks/record.js'
 import { sqliteStore } from '../../src/tasks/stores/index.js'
 import { tagHash } from '../../src/tasks/stores/rows.js'
+import { openRawSqlite, pkOnlyWriter, storeRowValues } from './raw-sqlite.js'
 import { benchTask, median } from './task-history.js'
 
 const args = process.argv.slice(2).filter((arg) => !arg.startsWith('--'))
@@ -41,35 +42,14 @@ interface Case {
   run: (batch: StoredTask[]) => void | Promise<void>
 }
 
-/** A raw database at WAL + synchronous NORMAL (the store's settings). */
+/** A raw database at the store's settings. */
 function open(name: string) {
-  const db = new Database(join(dir, `${name}.db`))
-  db.pragma('journal_mode = WAL')
-  db.pragma('synchronous = NORMAL')
-  return db
+  return openRawSqlite(join(dir, `${name}.db`))
 }
 
 /** The current baseline of tasks-store.ts: six columns, primary key only. */
 function rawPkOnly(): Case {
-  const db = open('pk-only')
-  db.exec(
-    'create table tasks (task_id text primary key, func_name text, status text, queue text, created_ms integer, body text)',
-  )
-  const insert = db.prepare('insert into tasks values (?, ?, ?, ?, ?, ?)')
-  const write = db.transaction((rows: StoredTask[]) => {
-    for (const row of rows) {
-      const r = row.record
-      insert.run(
-        r.task_id,
-        r.func_name,
-        r.status,
-        r.queue,
-        Date.parse(r.created_at),
-        JSON.stringify(row),
-      )
-    }
-  })
-  return { name: 'raw: 6 columns, primary key only', run: write }
+  return { name: 'raw: 6 columns, primary key only', run: pkOnlyWriter(open('pk-only')) }
 }
 
 /** The store's table and indexes; `tags` adds the tag rows, `upsert` the ON CONFLICT form. */
@@ -140,42 +120,14 @@ function rawStoreSchema(options: {
       const created = Date.parse(r.created_at)
       if (per === 1) {
         // One statement per row, as the store runs them (no parameter lists to gather).
-        single.run(
-          r.task_id,
-          r.func_name,
-          r.status,
-          r.queue,
-          created,
-          null,
-          r.duration,
-          r.progress,
-          r.progress_message,
-          JSON.stringify(row),
-          'bench',
-          lease,
-          null,
-        )
+        single.run(...storeRowValues(row, created, lease))
         if (options.tags) {
           for (const [key, value] of Object.entries(r.tags))
             singleTag.run(tagHash(key, value), created, r.task_id)
         }
         continue
       }
-      taskParams.push(
-        r.task_id,
-        r.func_name,
-        r.status,
-        r.queue,
-        created,
-        null,
-        r.duration,
-        r.progress,
-        r.progress_message,
-        JSON.stringify(row),
-        'bench',
-        lease,
-        null,
-      )
+      taskParams.push(...storeRowValues(row, created, lease))
       if (options.tags) {
         for (const [key, value] of Object.entries(r.tags))
           tagParams.push(tagHash(key, value), created, r.task_id)

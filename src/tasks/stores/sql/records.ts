@@ -50,7 +50,7 @@ import type {
 } from './schema.js'
 
 /** Columns an upsert overwrites on an existing row (the claim columns only with a claim). */
-const RECORD_COLUMNS = [
+export const RECORD_COLUMNS = [
   'func_name',
   'status',
   'queue',
@@ -61,7 +61,8 @@ const RECORD_COLUMNS = [
   'progress_message',
   'body',
 ] as const
-const CLAIM_COLUMNS = ['claimed_by', 'lease_until'] as const
+/** The claim columns an upsert with a claim overwrites too. */
+export const CLAIM_COLUMNS = ['claimed_by', 'lease_until'] as const
 /**
  * The record columns that change over a task's life: what the upsert overwrites when the stored
  * row already has the task's function, queue and creation time. Leaving those three out keeps
