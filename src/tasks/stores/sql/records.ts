@@ -40,6 +40,7 @@ import {
 import type { SqlBackend } from './backend.js'
 import { pruneChanges } from './changes.js'
 import { addSums, cellOf, CELL_KEYS, SUMS } from './metric-sums.js'
+import { ListTotals } from './list-totals.js'
 import { HOUR_GRAIN, HOUR_OF_MINUTE, MINUTE_GRAIN } from './migrations.js'
 import { pgWriteQuery, pgWriteTexts, type Claim } from './pg-write.js'
 import type {
@@ -314,16 +315,18 @@ export class SqlTaskRecords implements TaskRecordStore {
   /** PostgreSQL's one-statement writes: [without claim, with claim]. */
   #pgWrites: [string, string] | null = null
   /** Totals of recent list queries by filter (the cached backend read). */
-  readonly #totals = new Map<string, { total: number; at: number; refreshing: boolean }>()
+  readonly #totals: ListTotals
   #writes = 0
 
   constructor(
     private readonly open: OpenBackend,
-    /** How long (ms) a list total may be reused for the same filters. */
-    private readonly totalCacheMs: number,
+    /** How long (ms) a list total may be reused for the same filters (longer for slow counts). */
+    totalCacheMs: number,
     /** The change feed's origin of this store instance. */
     private readonly origin: string,
-  ) {}
+  ) {
+    this.#totals = new ListTotals(totalCacheMs)
+  }
 
   save(tasks: readonly StoredTask[]): Promise<void> {
     return this.write(tasks, null)
@@ -562,43 +565,13 @@ export class SqlTaskRecords implements TaskRecordStore {
         per_page: query.perPage,
       }
     }
-    const [rows, total] = await Promise.all([rowsRead, this.#total(totalKey, count)])
+    const [rows, total] = await Promise.all([rowsRead, this.#totals.get(totalKey, count)])
     return {
       items: rows.map((row) => parseTask(row.body)),
       total,
       page: query.page,
       per_page: query.perPage,
     }
-  }
-
-  /**
-   * The total of a list query: counted on first use, then served from the cache; once older
-   * than `totalCacheMs` it is recounted in the background while the old value is served, so no
-   * request waits for a count over a large history (only `total` lags, by about the TTL).
-   */
-  async #total(key: string, count: () => Promise<number>): Promise<number> {
-    if (this.totalCacheMs <= 0) return count()
-    const cached = this.#totals.get(key)
-    const now = Date.now()
-    if (cached !== undefined) {
-      if (now - cached.at >= this.totalCacheMs && !cached.refreshing) {
-        cached.refreshing = true
-        // After this answer is on its way (SQLite counts synchronously).
-        setImmediate(() => {
-          count().then(
-            (total) => this.#totals.set(key, { total, at: Date.now(), refreshing: false }),
-            () => {
-              cached.refreshing = false
-            },
-          )
-        })
-      }
-      return cached.total
-    }
-    const total = await count()
-    if (this.#totals.size > 1000) this.#totals.clear()
-    this.#totals.set(key, { total, at: now, refreshing: false })
-    return total
   }
 
   async loadAll(): Promise<StoredTask[]> {
