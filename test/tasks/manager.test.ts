@@ -44,6 +44,26 @@ describe('finished history in memory (no durable store)', () => {
     await manager.shutdown()
   })
 
+  it('the in-memory store keeps its maxTasks most recently saved tasks', async () => {
+    const { memoryTaskStore } = await import('../../src/tasks/index.js')
+    expect(() => memoryTaskStore({ maxTasks: 0 })).toThrow(TaskValidationError)
+    const store = memoryTaskStore({ maxTasks: 2 })
+    const manager = new TaskManager({ store })
+    const kept = manager.task({ name: 'kept', persist: true }, (n: number) => n)
+    const ids: string[] = []
+    for (let n = 0; n < 4; n++) {
+      const id = await manager.addTask(kept, [n])
+      await waitForStatus(manager, id)
+      ids.push(id)
+    }
+    await until(async () =>
+      (await store.loadTasks()).some((task) => task.record.task_id === ids[3]),
+    )
+    const saved = (await store.loadTasks()).map((task) => task.record.task_id)
+    expect(saved).toEqual(ids.slice(2))
+    await manager.shutdown()
+  })
+
   it('stays at the bound over thousands of finished tasks', async () => {
     const manager = new TaskManager({ finishedInMemory: 2 })
     const work = manager.task({ name: 'work' }, (n: number) => n)

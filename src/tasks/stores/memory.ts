@@ -6,6 +6,7 @@
  * lives here; SQL and Redis stores implement the same interface, so that an idempotency key
  * claimed on one instance is seen by every other instance sharing the store.
  */
+import { TaskValidationError } from '../errors.js'
 import type { StoredTask } from '../record.js'
 import type {
   SessionRevocationStore,
@@ -35,13 +36,27 @@ export interface TaskStore {
   close(): MaybePromise<void>
 }
 
-/** A process-local store: saved tasks and idempotency keys live in maps. */
-export function memoryTaskStore(): TaskStore {
+/** Default `maxTasks` of {@link memoryTaskStore}. */
+export const MEMORY_STORE_MAX_TASKS = 100_000
+
+/**
+ * A process-local store: saved tasks and idempotency keys live in maps. It keeps the
+ * `maxTasks` most recently first-saved tasks (default 100,000; the oldest go first), as the
+ * manager keeps a bounded history without a durable store.
+ */
+export function memoryTaskStore(options: { maxTasks?: number } = {}): TaskStore {
+  const maxTasks = options.maxTasks ?? MEMORY_STORE_MAX_TASKS
+  if (!Number.isInteger(maxTasks) || maxTasks < 1)
+    throw new TaskValidationError(`maxTasks must be a positive integer, got ${String(maxTasks)}.`)
   const tasks = new Map<string, StoredTask>()
   const keys = new Map<string, string>()
   return {
     saveTasks(batch) {
       for (const task of batch) tasks.set(task.record.task_id, structuredClone(task))
+      for (const id of tasks.keys()) {
+        if (tasks.size <= maxTasks) break
+        tasks.delete(id)
+      }
     },
     loadTasks() {
       return [...tasks.values()].map((task) => structuredClone(task))
