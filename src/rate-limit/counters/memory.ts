@@ -100,14 +100,8 @@ export class MemoryCounters implements CounterStore {
     ) {
       return this.count(scope, bucket, rule, now).retryAfterMs
     }
-    entry.used = true
-    const tokens = tokensAt(rule, state, now)
-    if (tokens < 1) return tokenWaitMs(rule, tokens)
-    const level = state as Writable<TokenBucketState>
-    level.tokens = tokens - 1
-    level.updated = now
-    entry.expiresAt = bucketFullAt(rule, level.tokens, now)
-    return 0
+    const tokens = takeStoredToken(entry, state, rule, now)
+    return tokens < 1 ? tokenWaitMs(rule, tokens) : 0
   }
 
   /**
@@ -139,14 +133,9 @@ export class MemoryCounters implements CounterStore {
           return true
         }
       } else if (entry.state.kind === 'token_bucket') {
-        entry.used = true
-        const tokens = tokensAt(rule, entry.state, now)
+        const tokens = takeStoredToken(entry, entry.state, rule, now)
         if (tokens < 1) return false
-        const state = entry.state as Writable<TokenBucketState>
-        state.tokens = tokens - 1
-        state.updated = now
-        entry.expiresAt = bucketFullAt(rule, state.tokens, now)
-        reading.remaining = Math.floor(state.tokens)
+        reading.remaining = Math.floor(tokens - 1)
         reading.resetAt = entry.expiresAt
         return true
       }
@@ -255,6 +244,26 @@ export class MemoryCounters implements CounterStore {
       this.size--
     }
   }
+}
+
+/**
+ * Takes one token from a stored, unexpired token bucket, in place (the entry is marked used);
+ * returns the tokens it held before. Fewer than 1: nothing was taken and nothing changed.
+ */
+function takeStoredToken(
+  entry: CounterEntry,
+  state: TokenBucketState,
+  rule: CounterRule,
+  now: number,
+): number {
+  entry.used = true
+  const tokens = tokensAt(rule, state, now)
+  if (tokens < 1) return tokens
+  const level = state as Writable<TokenBucketState>
+  level.tokens = tokens - 1
+  level.updated = now
+  entry.expiresAt = bucketFullAt(rule, level.tokens, now)
+  return tokens
 }
 
 /**

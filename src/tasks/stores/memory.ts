@@ -53,9 +53,10 @@ export function memoryTaskStore(options: { maxTasks?: number } = {}): TaskStore 
   return {
     saveTasks(batch) {
       for (const task of batch) tasks.set(task.record.task_id, structuredClone(task))
+      if (tasks.size <= maxTasks) return
       for (const id of tasks.keys()) {
-        if (tasks.size <= maxTasks) break
         tasks.delete(id)
+        if (tasks.size <= maxTasks) return
       }
     },
     loadTasks() {
