@@ -87,7 +87,7 @@ export class LimitEvaluator {
     slot: RouteSlot,
     request: RequestView,
   ): Decision | undefined | Promise<Decision | undefined> {
-    if (this.inPlace !== null && policies.every(isPlain))
+    if (this.inPlace !== null && allPlain(policies))
       return this.countInPlace(this.inPlace, policies, slot, request)
     // Sized once: growing an empty array by push allocates room for 16 elements, and the bytes
     // a request allocates set how often the young-generation collector has to run.
@@ -348,18 +348,10 @@ export class LimitEvaluator {
   }
 }
 
-/**
- * A policy counted the same way for every caller: one limit (no tiers), no exemptions, and a
- * key that needs no user code (the client address, or the one shared bucket).
- */
-function isPlain(policy: CompiledPolicy): boolean {
-  return (
-    policy.base !== null &&
-    policy.tiers === null &&
-    policy.exemptIps === null &&
-    policy.exemptRoles === null &&
-    (policy.strategy === 'ip' || policy.strategy === 'global')
-  )
+/** Whether every policy is {@link CompiledPolicy.plain} (a loop: no callback per request). */
+function allPlain(policies: readonly CompiledPolicy[]): boolean {
+  for (const policy of policies) if (!policy.plain) return false
+  return true
 }
 
 /** The limit that applies to the caller (its tier's), or null when unlimited. */

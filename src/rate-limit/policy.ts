@@ -118,8 +118,36 @@ export interface CompiledPolicy {
   readonly exemptRoles: ReadonlySet<string> | null
   readonly exemptRoutes: RouteMatcher | null
   readonly enabled: boolean
+  /**
+   * Counted the same way for every caller: one limit (no tiers), no exemptions, and a key that
+   * needs no user code (the client address, or the one shared bucket). Decided here, once, so
+   * a request does not test five fields of each policy to pick its counting path.
+   */
+  readonly plain: boolean
   /** The evaluation plan of a policy without tiers, built on first use (hot-path cache). */
-  basePlan?: { readonly policy: CompiledPolicy; readonly limit: CompiledLimit; readonly tier: null }
+  basePlan:
+    | { readonly policy: CompiledPolicy; readonly limit: CompiledLimit; readonly tier: null }
+    | undefined
+}
+
+/** {@link CompiledPolicy.plain} of a policy's other fields. */
+function isPlain(policy: Omit<CompiledPolicy, 'plain' | 'basePlan'>): boolean {
+  return (
+    policy.base !== null &&
+    policy.tiers === null &&
+    policy.exemptIps === null &&
+    policy.exemptRoles === null &&
+    (policy.strategy === 'ip' || policy.strategy === 'global')
+  )
+}
+
+/**
+ * Completes a compiled policy. Every compiled policy gets its fields in the same order, the
+ * lazily built `basePlan` included, so all share one object shape and the evaluator's property
+ * reads stay monomorphic.
+ */
+function completed(policy: Omit<CompiledPolicy, 'plain' | 'basePlan'>): CompiledPolicy {
+  return { ...policy, plain: isPlain(policy), basePlan: undefined }
 }
 
 /** Validates a per-route policy definition and returns its data model. */
@@ -199,7 +227,7 @@ export function compileRoutePolicy(
     tiers === null
       ? compileLimit(parseLimit(policy.limit), policy)
       : (tiers.get(policy.default_tier ?? policy.tiers[0]?.name ?? '') ?? null)
-  return {
+  return completed({
     scope: `route:${policy.service}:${formatRouteKey(policy.method, policy.path)}`,
     strategy: policy.key_strategy,
     sharedBucket: `route:${formatRouteKey(policy.method, policy.path)}`,
@@ -214,7 +242,7 @@ export function compileRoutePolicy(
     exemptRoles: policy.exempt_roles.length === 0 ? null : new Set(policy.exempt_roles),
     exemptRoutes: null,
     enabled: true,
-  }
+  })
 }
 
 /** Compiles a global (`service` null) or service policy. */
@@ -222,7 +250,7 @@ export function compileScopePolicy(
   policy: ScopeRateLimitPolicy,
   service: string | null,
 ): CompiledPolicy {
-  return {
+  return completed({
     scope: service === null ? 'global' : `service:${service}`,
     strategy: policy.key_strategy,
     sharedBucket: 'global',
@@ -236,7 +264,7 @@ export function compileScopePolicy(
     exemptRoles: null,
     exemptRoutes: policy.exempt_routes.length === 0 ? null : new RouteMatcher(policy.exempt_routes),
     enabled: policy.enabled,
-  }
+  })
 }
 
 function compileLimit(

@@ -4,6 +4,9 @@
  * stream under `eventStreams` (the OFREP event-stream extension the web provider follows);
  * each event is `{"type": "refetchEvaluation", "etag": <flag-set fingerprint>, "lastModified":
  * <unix seconds>}` as a plain `message` event. The events carry no flag values.
+ * `lastModified` is when this instance learned of the latest change (or started), the same in
+ * every event about one flag set: the provider passes both values on to its re-fetch as query
+ * parameters, so one flag set gives every page one URL, which a cache in front can serve.
  *
  * Why a stream can start with an event: the provider opens the stream only after its bulk
  * answer, and a stream sees only the changes after it attaches, so a change in between (or
@@ -31,6 +34,8 @@ export class OfrepStreams {
   private readonly clients = new Map<ServerResponse, string | null>()
   private scheduled = false
   private readonly timer: NodeJS.Timeout
+  /** When this instance learned of the latest change to the flag set (ms), or started. */
+  private lastChange: number
 
   constructor(
     private readonly maxStreams: number,
@@ -38,6 +43,7 @@ export class OfrepStreams {
     private readonly fingerprint: () => string,
     private readonly keys: EvaluationKeys,
   ) {
+    this.lastChange = clock.now()
     this.hub = new EventHub({ eventBufferSize: 50 })
     this.timer = setInterval(() => void this.closeRevoked(), REVOCATION_CHECK_MS)
     this.timer.unref()
@@ -75,6 +81,7 @@ export class OfrepStreams {
 
   /** Announces a change; several changes in one turn of the event loop make one event. */
   changed(): void {
+    this.lastChange = this.clock.now()
     if (this.scheduled || this.clients.size === 0) return
     this.scheduled = true
     setImmediate(() => {
@@ -87,7 +94,7 @@ export class OfrepStreams {
     return {
       type: 'refetchEvaluation',
       etag: this.fingerprint(),
-      lastModified: Math.floor(this.clock.now() / 1000),
+      lastModified: Math.floor(this.lastChange / 1000),
     }
   }
 
