@@ -4,6 +4,8 @@
  * client IP, on every request:
  *
  * - `bare`                  Fastify alone
+ * - `hook-floor`            Fastify + an `onRequest` hook that does nothing: what any limiter
+ *                           that runs before the body is read pays before it does anything
  * - `headers-floor`         Fastify + a hook that only sets three `x-ratelimit-*` headers: what
  *                           any limiter that sends the headers pays before it counts anything
  * - `switchyard`            switchyard plugin, route limit on /r25 + global limit, memory counters
@@ -34,6 +36,12 @@ const app = Fastify({ logger: false })
 
 switch (variant) {
   case 'bare':
+    addRoutes(app)
+    break
+  case 'hook-floor':
+    app.addHook('onRequest', (_request, _reply, done) => {
+      done()
+    })
     addRoutes(app)
     break
   case 'headers-floor': {

@@ -3,8 +3,9 @@
  * process, each connected to the central server at `SDK_SERVER`. For every change the driver
  * makes (its sequence number travels in a route state's `reason`, or in a policy's limit
  * `<seq + 1>/minute`), this process notes the latest `process.hrtime.bigint()` among its apps,
- * taken right after each app applied the change, and its CPU time at the first and the last
- * change (`SDK_CHANGES`). It prints them only when the driver asks (a `REPORT` line on stdin),
+ * taken right after each app applied the change, and its CPU time at the first counted change
+ * (`SDK_FIRST`, after the driver's warm-up) and the last (`SDK_CHANGES` - 1), user and system
+ * apart. It prints them only when the driver asks (a `REPORT` line on stdin),
  * after the run: writing a line per change to the driver would cost more CPU than applying the
  * change, and that work would compete for a core with the apps still applying it.
  * With `SDK_HTTP=1` it runs one app with the 50 benchmark routes and prints `READY <port>`.
@@ -31,6 +32,7 @@ if (process.env.SDK_HTTP === '1') {
 } else {
   const count = Number(process.env.SDK_APPS ?? 10)
   const changes = Number(process.env.SDK_CHANGES ?? 1000)
+  const first = Number(process.env.SDK_FIRST ?? 0)
   const seen = new Map<number, { apps: number; latest: bigint }>()
   const done = new Map<number, bigint>()
   const cpu: number[] = []
@@ -47,9 +49,9 @@ if (process.env.SDK_HTTP === '1') {
       }
       seen.delete(seq)
       done.set(seq, entry.latest)
-      if (seq === 0 || seq === changes - 1) {
+      if (seq === first || seq === changes - 1) {
         const usage = process.cpuUsage()
-        cpu.push(usage.user + usage.system)
+        cpu.push(usage.user, usage.system)
       }
     })
   }
