@@ -1,8 +1,17 @@
 /**
  * The frames of a server-sent event stream (`text/event-stream`): blocks of `field: value`
  * lines ended by a blank line, `:` lines being comments. A stream is read by pushing its text
- * chunks into a {@link SseFrameSplitter}.
+ * chunks into a {@link SseFrameSplitter}; a frame is written with {@link eventFrame}.
  */
+
+/**
+ * One event as a frame: `event: <type>`, `data: <data as JSON>` (JSON has no raw newline, so
+ * one data line), preceded by `id: <id>` when given.
+ */
+export function eventFrame(type: string, data: unknown, id?: number): string {
+  const frame = `event: ${type}\ndata: ${JSON.stringify(data)}\n\n`
+  return id === undefined ? frame : `id: ${id}\n${frame}`
+}
 
 /**
  * One frame of an event stream with its fields as sent: `data` lines joined by newlines, the

@@ -12,6 +12,7 @@
  * bytes pass `clientBufferBytes` is disconnected (it can reconnect and resume by id).
  */
 import type { ServerResponse } from 'node:http'
+import { eventFrame } from './sse-frames.js'
 
 /** Options of {@link EventHub}. */
 export interface EventHubOptions {
@@ -72,7 +73,7 @@ export class EventHub {
   /** Frames and sends one event to every client, and keeps it for resume. */
   publish(event: StreamEvent): void {
     const id = this.nextId++
-    const text = `id: ${id}\nevent: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`
+    const text = eventFrame(event.type, event.data, id)
     this.ring.push({ id, text })
     if (this.ring.length > this.bufferSize) this.ring.shift()
     this.broadcast(text)

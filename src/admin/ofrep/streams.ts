@@ -22,6 +22,7 @@
  */
 import type { ServerResponse } from 'node:http'
 import type { Clock } from '../../core/clock.js'
+import { eventFrame } from '../../common/sse-frames.js'
 import { EventHub } from '../../common/sse-hub.js'
 import type { EvaluationKeys } from '../auth/evaluation-keys.js'
 
@@ -71,7 +72,7 @@ export class OfrepStreams {
     // No id: the event is not in the hub's ring, and an id would move the client's resume
     // point past broadcast frames it has not seen.
     if (since !== null && since !== this.fingerprint()) {
-      response.write(`event: message\ndata: ${JSON.stringify(this.refetchEvent())}\n\n`)
+      response.write(eventFrame('message', this.refetchEvent()))
     }
     return () => {
       this.clients.delete(response)

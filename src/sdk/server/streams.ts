@@ -15,6 +15,7 @@
 import type { ServerResponse } from 'node:http'
 import type { Writable } from 'node:stream'
 import type { Engine } from '../../core/engine.js'
+import { eventFrame } from '../../common/sse-frames.js'
 import { toError } from '../../core/errors.js'
 import type { FlagService } from '../../flags/service.js'
 import type { SdkSnapshot } from '../wire.js'
@@ -84,7 +85,7 @@ export class SdkStreams {
         if (!this.clients.has(client)) return
         const pending = client.pending ?? []
         client.pending = null
-        this.write(client, frame('snapshot', snapshot))
+        this.write(client, eventFrame('snapshot', snapshot))
         for (const text of pending) this.write(client, text)
       },
       (error: unknown) => {
@@ -182,7 +183,7 @@ export class SdkStreams {
    */
   private send(service: string | null, type: string, data: unknown): void {
     if (this.clients.size === 0) return
-    const text = Buffer.from(frame(type, data))
+    const text = Buffer.from(eventFrame(type, data))
     for (const client of this.clients) {
       if (service !== null && client.service !== service) continue
       if (client.pending !== null) client.pending.push(text)
@@ -211,8 +212,4 @@ export class SdkStreams {
   private remove(client: Client): void {
     this.clients.delete(client)
   }
-}
-
-function frame(type: string, data: unknown): string {
-  return `event: ${type}\ndata: ${JSON.stringify(data)}\n\n`
 }
