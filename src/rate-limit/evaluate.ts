@@ -152,7 +152,7 @@ export class LimitEvaluator {
       }
       if (!allowed) {
         // The refused counter was left as it was: counting it again gives the refusal's details.
-        const plan: Plan = (policy.basePlan ??= { policy, limit, tier: null })
+        const plan = policy.basePlan as Plan
         return this.count([plan], [bucket], slot, request, now) as Decision | undefined
       }
       if (fewest === null || reading.remaining < fewestRemaining) {
@@ -356,10 +356,7 @@ function allPlain(policies: readonly CompiledPolicy[]): boolean {
 
 /** The limit that applies to the caller (its tier's), or null when unlimited. */
 function planFor(policy: CompiledPolicy, request: RequestView): Plan | null {
-  if (policy.tiers === null) {
-    if (policy.base === null) return null
-    return (policy.basePlan ??= { policy, limit: policy.base, tier: null })
-  }
+  if (policy.tiers === null) return policy.basePlan
   const value = request.state?.[policy.tierResolver]
   if (typeof value === 'string' && policy.tiers.has(value)) {
     const limit = policy.tiers.get(value) ?? null

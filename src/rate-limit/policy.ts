@@ -124,10 +124,15 @@ export interface CompiledPolicy {
    * a request does not test five fields of each policy to pick its counting path.
    */
   readonly plain: boolean
-  /** The evaluation plan of a policy without tiers, built on first use (hot-path cache). */
-  basePlan:
-    | { readonly policy: CompiledPolicy; readonly limit: CompiledLimit; readonly tier: null }
-    | undefined
+  /** The one evaluation plan of a policy without tiers (its base limit), null with tiers. */
+  readonly basePlan: BasePlan | null
+}
+
+/** The plan of a policy without tiers: the same for every request, so built with the policy. */
+export interface BasePlan {
+  readonly policy: CompiledPolicy
+  readonly limit: CompiledLimit
+  readonly tier: null
 }
 
 /** {@link CompiledPolicy.plain} of a policy's other fields. */
@@ -142,12 +147,19 @@ function isPlain(policy: Omit<CompiledPolicy, 'plain' | 'basePlan'>): boolean {
 }
 
 /**
- * Completes a compiled policy. Every compiled policy gets its fields in the same order, the
- * lazily built `basePlan` included, so all share one object shape and the evaluator's property
- * reads stay monomorphic.
+ * Completes a compiled policy. Every compiled policy gets its fields in the same order, so all
+ * share one object shape and the evaluator's property reads stay monomorphic.
  */
 function completed(policy: Omit<CompiledPolicy, 'plain' | 'basePlan'>): CompiledPolicy {
-  return { ...policy, plain: isPlain(policy), basePlan: undefined }
+  const compiled: { -readonly [field in keyof CompiledPolicy]: CompiledPolicy[field] } = {
+    ...policy,
+    plain: isPlain(policy),
+    basePlan: null,
+  }
+  // Without tiers the base limit is never null (only an unlimited default tier makes it so).
+  if (policy.tiers === null && policy.base !== null)
+    compiled.basePlan = { policy: compiled, limit: policy.base, tier: null }
+  return compiled
 }
 
 /** Validates a per-route policy definition and returns its data model. */
