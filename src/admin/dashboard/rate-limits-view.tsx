@@ -13,6 +13,7 @@ import {
   DialogContent,
   Empty,
   Field,
+  FormActions,
   FormError,
   invalid,
 } from '../../ui/index.js'
@@ -164,14 +165,14 @@ export function PolicyForm(props: {
             </textarea>
           </Field>
         )}
-        <div class="form-actions">
-          <button class="btn btn-primary" type="submit">
-            {current === null ? 'Add limit' : 'Save limit'}
-          </button>
-          <button class="btn" type="button" data-dialog-close>
-            Cancel
-          </button>
-        </div>
+        <FormActions
+          submit={current === null ? 'Add limit' : 'Save limit'}
+          cancel={
+            <button class="btn" type="button" data-dialog-close>
+              Cancel
+            </button>
+          }
+        />
       </DialogContent>
     </form>
   )
