@@ -62,8 +62,8 @@ interface Apps {
   /** When the last app of the process applied each change (hrtime ns), once reported. */
   applied: Map<number, bigint>
   /**
-   * CPU time (µs) the process had used when it applied the first and the last change: user,
-   * system, user, system.
+   * CPU time (µs) the process had used when it applied the first counted and the last change:
+   * user, system, user, system.
    */
   cpu: number[]
   /** Resolves when the process has printed its report. */
@@ -155,7 +155,7 @@ for (const seq of measured) {
 }
 
 // CPU per change: what each change costs, apart from waiting for a core. The server's is
-// measured over the whole run, the apps' from the first change to the last. System time is
+// measured over the counted changes, the apps' from the first counted change to the last. System time is
 // the kernel's share: on loopback a socket write also runs the receiving side's TCP path.
 const appsCpu = (offset: 0 | 1) =>
   groups
