@@ -89,7 +89,10 @@ export class RedisConnection {
       retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 500),
     }
     const command = new Redis(this.url, options)
-    const subscriber = new Redis(this.url, options)
+    // The subscriber resubscribes on its own 'ready' below. ioredis's automatic resubscribe
+    // would send a second SUBSCRIBE whose failure (the connection dropping again right after
+    // it came back) is an unhandled rejection inside the driver.
+    const subscriber = new Redis(this.url, { ...options, autoResubscribe: false })
     this.watch(command, 'command')
     this.watch(subscriber, 'pub/sub')
     try {
