@@ -77,6 +77,55 @@ describe('list totals', () => {
     expect(t.counts()).toBe(3)
   })
 
+  it('a count running when clear() is called answers its request but is not kept', async () => {
+    // The count is held open so clear() lands while it runs, as a history deletion can.
+    let matches = 10
+    let counts = 0
+    let release: (() => void) | undefined
+    const totals = new ListTotals(5000, () => 0)
+    const count = async () => {
+      counts++
+      const seen = matches
+      if (counts === 1) await new Promise<void>((resolve) => (release = resolve))
+      return seen
+    }
+    const first = totals.get('all', count)
+    await until(() => release !== undefined)
+    matches = 4
+    totals.clear()
+    release?.()
+    expect(await first).toBe(10)
+    // Nothing was kept: the next request counts afresh.
+    expect(await totals.get('all', count)).toBe(4)
+    expect(counts).toBe(2)
+  })
+
+  it('a background recount running when clear() is called is not kept', async () => {
+    let now = 0
+    let matches = 10
+    let counts = 0
+    let release: (() => void) | undefined
+    const totals = new ListTotals(5000, () => now)
+    const count = async () => {
+      counts++
+      const seen = matches
+      if (counts === 2) await new Promise<void>((resolve) => (release = resolve))
+      return seen
+    }
+    expect(await totals.get('all', count)).toBe(10)
+    now += 5000
+    matches = 7 // counted by the recount, then deleted before it finishes
+    expect(await totals.get('all', count)).toBe(10)
+    await until(() => release !== undefined)
+    matches = 2
+    totals.clear()
+    release?.()
+    await flush()
+    // The stale recount was dropped: the next request counts afresh.
+    expect(await totals.get('all', count)).toBe(2)
+    expect(counts).toBe(3)
+  })
+
   it('counts every time when the cache is off', async () => {
     let counts = 0
     const totals = new ListTotals(0, () => 0)

@@ -29,6 +29,11 @@ interface Total {
 /** Cached list totals by filter key. */
 export class ListTotals {
   readonly #totals = new Map<string, Total>()
+  /**
+   * Bumped by {@link clear}: a count that started before a deletion may have counted the
+   * deleted rows, so it answers the request that waited for it but is not kept.
+   */
+  #generation = 0
 
   /**
    * `ttlMs` ≤ 0 disables the cache (every list counts). `now` is a monotonic clock in ms
@@ -49,9 +54,12 @@ export class ListTotals {
     if (cached !== undefined) {
       if (this.now() - cached.at >= cached.ttl && !cached.refreshing) {
         cached.refreshing = true
+        const generation = this.#generation
         setImmediate(() => {
           this.#count(count).then(
-            (fresh) => this.#totals.set(key, fresh),
+            (fresh) => {
+              if (generation === this.#generation) this.#totals.set(key, fresh)
+            },
             () => {
               cached.refreshing = false
             },
@@ -60,14 +68,17 @@ export class ListTotals {
       }
       return cached.total
     }
+    const generation = this.#generation
     const fresh = await this.#count(count)
+    if (generation !== this.#generation) return fresh.total
     if (this.#totals.size >= MAX_FILTERS) this.#totals.clear()
     this.#totals.set(key, fresh)
     return fresh.total
   }
 
-  /** Forgets every total (after a deletion). */
+  /** Forgets every total, and any count still running (after a deletion). */
   clear(): void {
+    this.#generation++
     this.#totals.clear()
   }
 
