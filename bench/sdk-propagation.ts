@@ -22,8 +22,10 @@
  *    same request path), with the HTTP harness (interleaved rounds, medians, ratios).
  *    Goal: ≥ 0.98× bare Fastify.
  *
- * Usage: `npm run bench -- sdk-propagation [--quick] [--propagation-only]`; writes
- * bench/results/sdk-propagation.json (not with `--propagation-only`).
+ * Usage: `npm run bench -- sdk-propagation [--quick] [--propagation-only] [--processes=N]`;
+ * writes bench/results/sdk-propagation.json (not with `--propagation-only`). `--processes=N`
+ * spreads the 50 apps over N processes instead of 5 (a divisor of 50): fewer processes wake
+ * fewer schedulable threads per change, more spread the apps' work over both cores.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
@@ -37,8 +39,17 @@ import { writeResults } from './lib/results.js'
 const quick = process.argv.includes('--quick')
 /** Skip the request-cost part (and the results file): for working on propagation. */
 const propagationOnly = process.argv.includes('--propagation-only')
-const PROCESSES = 5
-const APPS_PER_PROCESS = 10
+/** `--processes=N`: how the 50 apps are spread over processes (default 5 × 10). */
+function processesOption(): number {
+  const option = process.argv.find((arg) => arg.startsWith('--processes='))
+  if (option === undefined) return 5
+  const value = Number(option.slice('--processes='.length))
+  if (![1, 2, 5, 10, 25, 50].includes(value))
+    throw new Error('--processes= takes a divisor of 50: 1, 2, 5, 10, 25 or 50')
+  return value
+}
+const PROCESSES = processesOption()
+const APPS_PER_PROCESS = 50 / PROCESSES
 const CHANGES = quick ? 200 : 1000
 /**
  * Changes made first and not counted, as every other benchmark here warms up: the first few
@@ -186,6 +197,7 @@ const all = stats([...routeLatencies, ...policyLatencies])
 const serverWritten = stats(measured.map((seq) => Number(sent[seq]! - started[seq]!) / 1e6))
 const propagation = {
   apps: PROCESSES * APPS_PER_PROCESS,
+  processes: PROCESSES,
   all,
   route_state: stats(routeLatencies),
   global_rl_policy: stats(policyLatencies),
