@@ -54,26 +54,15 @@ export class ListTotals {
     if (cached !== undefined) {
       if (this.now() - cached.at >= cached.ttl && !cached.refreshing) {
         cached.refreshing = true
-        const generation = this.#generation
         setImmediate(() => {
-          this.#count(count).then(
-            (fresh) => {
-              if (generation === this.#generation) this.#totals.set(key, fresh)
-            },
-            () => {
-              cached.refreshing = false
-            },
-          )
+          this.#countAndKeep(key, count).catch(() => {
+            cached.refreshing = false
+          })
         })
       }
       return cached.total
     }
-    const generation = this.#generation
-    const fresh = await this.#count(count)
-    if (generation !== this.#generation) return fresh.total
-    if (this.#totals.size >= MAX_FILTERS) this.#totals.clear()
-    this.#totals.set(key, fresh)
-    return fresh.total
+    return (await this.#countAndKeep(key, count)).total
   }
 
   /** Forgets every total, and any count still running (after a deletion). */
@@ -82,11 +71,20 @@ export class ListTotals {
     this.#totals.clear()
   }
 
-  async #count(count: () => Promise<number>): Promise<Total> {
+  /**
+   * Counts `key` and keeps the total, unless {@link clear} was called while it counted (see
+   * `#generation`). A new filter past {@link MAX_FILTERS} starts the cache afresh.
+   */
+  async #countAndKeep(key: string, count: () => Promise<number>): Promise<Total> {
+    const generation = this.#generation
     const started = this.now()
     const total = await count()
     const at = this.now()
     const ttl = Math.min(MAX_TTL_MS, Math.max(this.ttlMs, (at - started) * SLOW_COUNT_FACTOR))
-    return { total, at, ttl, refreshing: false }
+    const fresh = { total, at, ttl, refreshing: false }
+    if (generation !== this.#generation) return fresh
+    if (!this.#totals.has(key) && this.#totals.size >= MAX_FILTERS) this.#totals.clear()
+    this.#totals.set(key, fresh)
+    return fresh
   }
 }
