@@ -5,8 +5,8 @@
  * 1. Propagation: a central server (the admin app on its own Fastify, memory backend) in this
  *    process and 50 SDK apps over real HTTP on loopback (5 processes × 10 apps: 50 processes do
  *    not fit 2 cores). 200 changes to warm up, then 1,000 counted, one at a time (one every
- *    `GAP_MS`, far more than a change
- *    takes to arrive; a change still arriving when the next is made is counted and reported),
+ *    `GAP_MS`, far more than a change takes to arrive; a change still arriving when the next
+ *    is made is counted and reported),
  *    alternating a route state (disable / enable `GET:/r0` of service `bench`) and the global
  *    rate-limit policy; for each, the time from just before the server's write to the moment
  *    the last of the 50 apps applied it (`process.hrtime.bigint()`, one monotonic clock for
@@ -166,8 +166,9 @@ for (const seq of measured) {
 }
 
 // CPU per change: what each change costs, apart from waiting for a core. The server's is
-// measured over the counted changes, the apps' from the first counted change to the last. System time is
-// the kernel's share: on loopback a socket write also runs the receiving side's TCP path.
+// measured over the counted changes, the apps' from the first counted change to the last.
+// System time is the kernel's share: on loopback a socket write also runs the receiving side's
+// TCP path.
 const appsCpu = (offset: 0 | 1) =>
   groups
     .map((group) => (group.cpu[2 + offset]! - group.cpu[offset]!) / (CHANGES - 1))
