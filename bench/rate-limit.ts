@@ -15,8 +15,8 @@
  * Each server runs in its own process (pinned to core 0 when taskset exists), autocannon here;
  * interleaved rounds, medians and per-round ratios; total well under 3 minutes.
  */
-import { createConnection } from 'node:net'
 import { runHttpBenchmark, type HttpCase } from './lib/http-harness.js'
+import { serverReachable } from '../support/servers.js'
 
 const quick = process.argv.includes('--quick')
 // `--memory`, `--redis` or `--file-429` runs one group only
@@ -62,19 +62,7 @@ if (only429) {
     { ...settings, baseline: 'bare' },
   )
 
-const redisUp = await new Promise<boolean>((resolve) => {
-  const socket = createConnection({ host: '127.0.0.1', port: 6379 })
-  socket.setTimeout(500)
-  socket.once('connect', () => {
-    socket.destroy()
-    resolve(true)
-  })
-  socket.once('error', () => resolve(false))
-  socket.once('timeout', () => {
-    socket.destroy()
-    resolve(false)
-  })
-})
+const redisUp = await serverReachable('redis://127.0.0.1:6379', 500)
 if (onlyMemory || only429) {
   // memory group only
 } else if (redisUp) {

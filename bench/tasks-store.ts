@@ -46,13 +46,13 @@ import type { StoredTask } from '../src/tasks/record.js'
 import { startBullmq } from './lib/bullmq-peer.js'
 import {
   checkSuccessRecords,
-  deleteRedisKeys,
   dropPostgresTables,
   managerEndToEnd,
   postgresFactory,
   redisFactory,
 } from './lib/durable-e2e.js'
 import { startPgBoss } from './lib/pg-boss-peer.js'
+import { deleteRedisKeys, serverReachable } from '../support/servers.js'
 import { benchTask, FUNCS, fillSqliteHistory, median, percentile, T0 } from './lib/task-history.js'
 import { tagHash } from '../src/tasks/stores/rows.js'
 import { CLAIM_COLUMNS, RECORD_COLUMNS } from '../src/tasks/stores/sql/records.js'
@@ -108,23 +108,6 @@ interface EnqueueCase {
   name: string
   run: (tasks: StoredTask[]) => Promise<void>
   close: () => Promise<void>
-}
-
-async function reachable(url: string): Promise<boolean> {
-  const { createConnection } = await import('node:net')
-  const { hostname, port } = new URL(url)
-  return new Promise((resolve) => {
-    const socket = createConnection({ host: hostname, port: Number(port) })
-    socket.setTimeout(1000, () => {
-      socket.destroy()
-      resolve(false)
-    })
-    socket.once('connect', () => {
-      socket.destroy()
-      resolve(true)
-    })
-    socket.once('error', () => resolve(false))
-  })
 }
 
 function storeCase(
@@ -239,7 +222,7 @@ async function enqueueBench(): Promise<{
     await rawStoreSchemaCase(),
     storeCase('switchyard SQLite', sqliteStore(join(dir, 'enqueue.db')), () => Promise.resolve()),
   ]
-  if (!sqliteOnly && (await reachable(PG_URL))) {
+  if (!sqliteOnly && (await serverReachable(PG_URL))) {
     const prefix = `bench_${randomUUID().slice(0, 8)}_`
     cases.push(
       storeCase(
@@ -255,7 +238,7 @@ async function enqueueBench(): Promise<{
       close: () => boss.close(),
     })
   } else if (!sqliteOnly) console.warn('PostgreSQL unreachable: skipping its cases')
-  if (!sqliteOnly && (await reachable(REDIS_URL))) {
+  if (!sqliteOnly && (await serverReachable(REDIS_URL))) {
     const prefix = `sy-bench:${randomUUID().slice(0, 8)}:`
     cases.push(
       storeCase('switchyard Redis', redisStore({ url: REDIS_URL }, { prefix }), () =>
@@ -484,7 +467,7 @@ async function peersEndToEnd(): Promise<{
   ratios: Record<string, number>
 }> {
   const cases: PeerCase[] = []
-  if (await reachable(PG_URL)) {
+  if (await serverReachable(PG_URL)) {
     cases.push({
       name: 'switchyard PostgreSQL',
       round: (tasks) => managerEndToEnd(postgresFactory(PG_URL), tasks.length),
@@ -497,7 +480,7 @@ async function peersEndToEnd(): Promise<{
       close: () => boss.close(),
     })
   }
-  if (await reachable(REDIS_URL)) {
+  if (await serverReachable(REDIS_URL)) {
     cases.push({
       name: 'switchyard Redis',
       round: (tasks) => managerEndToEnd(redisFactory(REDIS_URL), tasks.length),

@@ -5,11 +5,11 @@
  * write-behind). Each round gets a fresh table or key prefix, removed afterwards.
  */
 import { randomUUID } from 'node:crypto'
-import { Redis } from 'ioredis'
 import pg from 'pg'
 import { TaskManager } from '../../src/tasks/index.js'
 import { postgresStore, redisStore, type DurableTaskStore } from '../../src/tasks/stores/index.js'
 import { TASK_TABLES } from '../../src/tasks/stores/sql/schema.js'
+import { deleteRedisKeys } from '../../support/servers.js'
 
 /** A fresh store for one round, and how to remove what it wrote. */
 export interface StoreFactory {
@@ -39,18 +39,6 @@ export async function dropPostgresTables(url: string, prefix: string): Promise<v
   await client.connect()
   for (const table of TASK_TABLES) await client.query(`drop table if exists "${prefix}${table}"`)
   await client.end()
-}
-
-/** Deletes every key under `prefix`. */
-export async function deleteRedisKeys(url: string, prefix: string): Promise<void> {
-  const client = new Redis(url)
-  let cursor = '0'
-  do {
-    const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000)
-    cursor = next
-    if (keys.length > 0) await client.del(...keys)
-  } while (cursor !== '0')
-  client.disconnect()
 }
 
 /**

@@ -20,7 +20,8 @@ import { redisStore } from '../../src/stores/redis.js'
 import { atMost, exactly, measured } from '../lib/drill.js'
 import type { Drill, DrillFigure, DrillScale } from '../lib/drill.js'
 import { booleanFlag } from '../lib/flag-input.js'
-import { freePort, PrivateRedis } from '../lib/private-redis.js'
+import { freePort } from '../../support/servers.js'
+import { PrivateRedis } from '../lib/private-redis.js'
 
 /** `redisCommandTimeout` of the instances, seconds. */
 const COMMAND_TIMEOUT_S = 0.05

@@ -4,19 +4,7 @@
  * shared Redis: its own port, `--save ""`, `--appendonly no`.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { connect, createServer } from 'node:net'
-
-/** A free TCP port on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-}
+import { serverReachable } from '../../support/servers.js'
 
 /** A redis-server process on one port that can be stopped and started again. */
 export class PrivateRedis {
@@ -36,7 +24,7 @@ export class PrivateRedis {
       { stdio: 'ignore' },
     )
     const deadline = Date.now() + 5000
-    while (!(await reachable(this.port))) {
+    while (!(await serverReachable(this.url, 500))) {
       if (Date.now() > deadline) throw new Error(`redis-server on port ${this.port} did not start`)
       await new Promise((resolve) => setTimeout(resolve, 20))
     }
@@ -65,18 +53,4 @@ export class PrivateRedis {
       child.kill('SIGKILL')
     })
   }
-}
-
-/** True when a TCP connection to 127.0.0.1:`port` succeeds within half a second. */
-function reachable(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port })
-    const done = (ok: boolean) => {
-      socket.destroy()
-      resolve(ok)
-    }
-    socket.setTimeout(500, () => done(false))
-    socket.once('connect', () => done(true))
-    socket.once('error', () => done(false))
-  })
 }

@@ -20,7 +20,8 @@ import {
 import { TASK_TABLES } from '../../src/tasks/stores/sql/schema.js'
 import type { DrillFigure } from './drill.js'
 import type { DrillChild } from './child.js'
-import { freePort, PrivateRedis } from './private-redis.js'
+import { freePort } from '../../support/servers.js'
+import { PrivateRedis } from './private-redis.js'
 
 /** The durable store kinds. */
 export type StoreKind = 'sqlite' | 'postgres' | 'mysql' | 'redis'

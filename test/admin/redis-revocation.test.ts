@@ -1,43 +1,30 @@
 import { randomUUID } from 'node:crypto'
-import { createConnection } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, describe, expect, it } from 'vitest'
 import { redisStore } from '../../src/stores/index.js'
+import { deleteKeys, redisTestsEnabled, TEST_REDIS_URL } from '../helpers/redis.js'
 import { ADMIN, buildAdmin, login } from './helpers.js'
 
-const reachable = await new Promise<boolean>((resolve) => {
-  const socket = createConnection({ host: '127.0.0.1', port: 6379 })
-  socket.once('connect', () => {
-    socket.destroy()
-    resolve(true)
-  })
-  socket.once('error', () => resolve(false))
-})
-if (!reachable && process.env.CI === undefined) {
-  console.warn(
-    '\n!!! Redis is not reachable on 127.0.0.1:6379: skipping the admin revocation test !!!\n',
-  )
-}
+const enabled = await redisTestsEnabled('test/admin/redis-revocation.test.ts')
 
 const prefix = `switchyard-test-admin-${randomUUID()}:`
 const apps: FastifyInstance[] = []
 afterAll(async () => {
   await Promise.all(apps.map((app) => app.close()))
-  if (!reachable) return
-  const { Redis } = await import('ioredis')
-  const client = new Redis()
-  const keys = await client.keys(`${prefix}*`)
-  if (keys.length > 0) await client.del(...keys)
-  client.disconnect()
+  if (enabled) await deleteKeys(prefix)
 })
 
 async function instance(): Promise<FastifyInstance> {
-  const { app } = await buildAdmin({ auth: ADMIN, store: redisStore({ prefix }), clock: null })
+  const { app } = await buildAdmin({
+    auth: ADMIN,
+    store: redisStore({ url: TEST_REDIS_URL, prefix }),
+    clock: null,
+  })
   apps.push(app)
   return app
 }
 
-describe.skipIf(!reachable && process.env.CI === undefined)('tokens shared through Redis', () => {
+describe.skipIf(!enabled)('tokens shared through Redis', () => {
   it('a logout on one instance revokes the token on every instance and after a restart', async () => {
     const a = await instance()
     const b = await instance()
@@ -65,37 +52,34 @@ describe.skipIf(!reachable && process.env.CI === undefined)('tokens shared throu
   })
 })
 
-describe.skipIf(!reachable && process.env.CI === undefined)(
-  'evaluation keys shared through Redis',
-  () => {
-    it('a key created on one instance works on another, and a revocation holds on every instance', async () => {
-      const a = await instance()
-      const b = await instance()
-      const token = await login(a)
-      const created = await a.inject({
-        method: 'POST',
-        url: '/switchyard/api/evaluation-keys',
-        headers: { authorization: `Bearer ${token}` },
-        payload: { name: 'shared' },
-      })
-      const { key, id } = created.json<{ key: string; id: string }>()
-      const evaluate = (app: FastifyInstance) =>
-        app.inject({
-          method: 'POST',
-          url: '/switchyard/ofrep/v1/evaluate/flags',
-          headers: { authorization: `Bearer ${key}` },
-          payload: {},
-        })
-      expect((await evaluate(b)).statusCode).toBe(200)
-      const revoked = await b.inject({
-        method: 'DELETE',
-        url: `/switchyard/api/evaluation-keys/${id}`,
-        headers: { authorization: `Bearer ${token}` },
-      })
-      expect(revoked.statusCode).toBe(204)
-      expect((await evaluate(a)).statusCode).toBe(401)
-      expect((await evaluate(b)).statusCode).toBe(401)
-      expect((await evaluate(await instance())).statusCode).toBe(401)
+describe.skipIf(!enabled)('evaluation keys shared through Redis', () => {
+  it('a key created on one instance works on another, and a revocation holds on every instance', async () => {
+    const a = await instance()
+    const b = await instance()
+    const token = await login(a)
+    const created = await a.inject({
+      method: 'POST',
+      url: '/switchyard/api/evaluation-keys',
+      headers: { authorization: `Bearer ${token}` },
+      payload: { name: 'shared' },
     })
-  },
-)
+    const { key, id } = created.json<{ key: string; id: string }>()
+    const evaluate = (app: FastifyInstance) =>
+      app.inject({
+        method: 'POST',
+        url: '/switchyard/ofrep/v1/evaluate/flags',
+        headers: { authorization: `Bearer ${key}` },
+        payload: {},
+      })
+    expect((await evaluate(b)).statusCode).toBe(200)
+    const revoked = await b.inject({
+      method: 'DELETE',
+      url: `/switchyard/api/evaluation-keys/${id}`,
+      headers: { authorization: `Bearer ${token}` },
+    })
+    expect(revoked.statusCode).toBe(204)
+    expect((await evaluate(a)).statusCode).toBe(401)
+    expect((await evaluate(b)).statusCode).toBe(401)
+    expect((await evaluate(await instance())).statusCode).toBe(401)
+  })
+})

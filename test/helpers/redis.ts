@@ -5,8 +5,8 @@
  * unreachable Redis fails them. Every test file uses its own key prefix.
  */
 import { randomUUID } from 'node:crypto'
-import { Redis } from 'ioredis'
-import { serverEnabled, serverReachable } from './servers.js'
+import { deleteRedisKeys, serverReachable } from '../../support/servers.js'
+import { serverEnabled } from './servers.js'
 
 /** The Redis the tests use. */
 export const TEST_REDIS_URL = process.env.SY_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
@@ -27,17 +27,6 @@ export function testPrefix(name: string): string {
 }
 
 /** Deletes every key under `prefix`. */
-export async function deleteKeys(prefix: string, url = TEST_REDIS_URL): Promise<void> {
-  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 })
-  try {
-    await client.connect()
-    let cursor = '0'
-    do {
-      const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500)
-      cursor = next
-      if (keys.length > 0) await client.del(...keys)
-    } while (cursor !== '0')
-  } finally {
-    client.disconnect()
-  }
+export function deleteKeys(prefix: string, url = TEST_REDIS_URL): Promise<void> {
+  return deleteRedisKeys(url, prefix)
 }

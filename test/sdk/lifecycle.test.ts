@@ -4,12 +4,12 @@
  * the last known state while the server is down, reconnection and resync after a restart.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Fastify from 'fastify'
 import { afterAll, describe, expect, it } from 'vitest'
 import { switchyardSdk } from '../../src/sdk/index.js'
+import { freePort } from '../../support/servers.js'
 import { until } from '../helpers/wait.js'
 import {
   ADMIN,
@@ -33,15 +33,6 @@ afterAll(async () => {
   for (const server of servers) await server.stop('SIGKILL')
   rmSync(dir, { recursive: true, force: true })
 })
-
-/** A loopback port nothing listens on (for now). */
-async function freePort(): Promise<number> {
-  const probe = createServer()
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve))
-  const port = (probe.address() as { port: number }).port
-  await new Promise((resolve) => probe.close(resolve))
-  return port
-}
 
 async function serve(port = 0): Promise<ServeProcess> {
   const server = await startServe(env, ['--port', String(port)])

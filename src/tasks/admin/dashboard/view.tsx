@@ -15,18 +15,27 @@ import { mountPath, type TaskAdminContext } from '../context.js'
 /** Route options of a dashboard page or fragment: without a session, redirect to the login view. */
 export const PAGE = { config: { taskAdminPage: true }, schema: { hide: true } } as const
 
-/** The tabs, in order; Audit only exists with auth. */
-export const TABS = [
-  { id: 'view', path: '/dashboard', label: 'View' },
-  { id: 'tasks', path: '/dashboard/tasks', label: 'Tasks' },
-  { id: 'schedules', path: '/dashboard/schedules', label: 'Schedules' },
-  { id: 'queues', path: '/dashboard/queues', label: 'Queues' },
-  { id: 'dead-letters', path: '/dashboard/dead-letters', label: 'Dead Letters' },
-  { id: 'audit', path: '/dashboard/audit', label: 'Audit' },
-] as const
+/** The tab labels by id, in order; Audit only exists with auth. */
+const TAB_LABELS = {
+  view: 'View',
+  tasks: 'Tasks',
+  schedules: 'Schedules',
+  queues: 'Queues',
+  'dead-letters': 'Dead Letters',
+  audit: 'Audit',
+} as const
 
 /** A tab id of {@link TABS}. */
-export type TabId = (typeof TABS)[number]['id']
+export type TabId = keyof typeof TAB_LABELS
+
+/** The tabs, in order: the View tab is the dashboard's home, every other tab sits at its id. */
+export const TABS: readonly { id: TabId; path: string; label: string }[] = Object.entries(
+  TAB_LABELS,
+).map(([id, label]) => ({
+  id: id as TabId,
+  path: id === 'view' ? '/dashboard' : `/dashboard/${id}`,
+  label,
+}))
 
 /** The windows of the time-range filters; `all` only where the tab offers it. */
 export const WINDOWS = ['1h', '6h', '24h', '7d'] as const
