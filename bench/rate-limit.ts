@@ -6,8 +6,10 @@
  *    Targets: switchyard ≥ 0.90× bare (PERF.md goal 0.95×) and ≥ 1.2× @fastify/rate-limit.
  *    Two reference cases: `headers-floor` (a hook that only sets the three X-RateLimit headers:
  *    the cost of the headers alone) and `switchyard-429-headers` (headers on 429s only).
- * 2. Redis (when 127.0.0.1:6379 answers): switchyard Redis (one EVALSHA per request for both
- *    limits) vs @fastify/rate-limit with its Redis store, bare Fastify for reference.
+ * 2. Redis (when 127.0.0.1:6379 answers): switchyard Redis (both limits of a request in one
+ *    EVALSHA, shared by the requests of one event-loop turn) vs @fastify/rate-limit with its
+ *    Redis store; bare Fastify and `redis-floor` (the headers plus one shared PING per turn: what
+ *    waiting for Redis costs before anything is counted) for reference.
  *    Target: ≥ 1.2× @fastify/rate-limit+Redis.
  * 3. 429 flood (`--file-429`): every request rejected, the blocked-request log full; memory and
  *    file backends, bare Fastify for reference. A 429 must cost microseconds on every backend.
@@ -68,7 +70,7 @@ if (onlyMemory || only429) {
 } else if (redisUp) {
   await runHttpBenchmark(
     'rate-limit-redis',
-    ['bare', 'switchyard-redis', 'fastify-rate-limit-redis'].map(variant),
+    ['bare', 'redis-floor', 'switchyard-redis', 'fastify-rate-limit-redis'].map(variant),
     { ...settings, baseline: 'fastify-rate-limit-redis' },
   )
 } else {

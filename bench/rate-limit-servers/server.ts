@@ -12,7 +12,12 @@
  * - `switchyard-429-headers` as `switchyard`, with `headers: 'blocked'` (headers on 429s only)
  * - `fastify-rate-limit`    @fastify/rate-limit, global, memory store
  * - `flexible`              rate-limiter-flexible RateLimiterMemory in an onRequest hook
- * - `switchyard-redis`      as `switchyard`, Redis counters (one EVALSHA per request)
+ * - `switchyard-redis`      as `switchyard`, Redis counters (the requests of one event-loop turn
+ *                           share one EVALSHA)
+ * - `redis-floor`           `headers-floor` plus a wait for Redis: the requests of one
+ *                           event-loop turn share one PING and go on when it answers. What any
+ *                           limiter that counts on Redis (batched as switchyard batches) and
+ *                           sends the headers pays before it counts anything
  * - `fastify-rate-limit-redis`  @fastify/rate-limit with its Redis store
  * - `switchyard-file-429`   file backend, /r25 limited to 1/hour: every request after the
  *                           first is a 429 written to the blocked-request log, which starts
@@ -51,6 +56,26 @@ switch (variant) {
       reply.header('x-ratelimit-remaining', String(--remaining))
       reply.header('x-ratelimit-reset', '1800000000')
       done()
+    })
+    addRoutes(app)
+    break
+  }
+  case 'redis-floor': {
+    const client = new Redis(redisUrl)
+    let remaining = HIGH
+    let waiting: (() => void)[] = []
+    const flush = () => {
+      const batch = waiting
+      waiting = []
+      void client.ping().then(() => {
+        for (const done of batch) done()
+      })
+    }
+    app.addHook('onRequest', (_request, reply, done) => {
+      reply.header('x-ratelimit-limit', '100000000')
+      reply.header('x-ratelimit-remaining', String(--remaining))
+      reply.header('x-ratelimit-reset', '1800000000')
+      if (waiting.push(done) === 1) setImmediate(flush)
     })
     addRoutes(app)
     break

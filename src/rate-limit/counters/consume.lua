@@ -8,11 +8,12 @@
   KEYS      the counter keys of every request, request after request; within a request in
             enforcement order (global, service, route); a fixed_window key ends with
             `:<window start ms>` (one key per window)
-  ARGV[1]   the number of requests R
-  then, per request:
+  ARGV[1]   one string of comma-separated non-negative integers (one argument rather than four
+            per request: the client encodes each argument of a command separately):
+            R, the number of requests; then, per request:
             now       epoch milliseconds (the engine's clock at the request)
             n         the number of its limits (its next n KEYS)
-            n rules   each packed as "<algorithm>,<count>,<period>,<burst>":
+            n rules   four integers each:
                       algorithm  1 fixed_window | 2 sliding_window | 3 moving_window | 4 token_bucket
                       count      requests per period (integer >= 1)
                       period     period in milliseconds
@@ -135,33 +136,29 @@ end
 
 local algorithms = { fixed_window, sliding_window, moving_window, token_bucket }
 
--- rules repeat across the requests of a batch: each packed rule is parsed once
-local parsed = {}
-local function rule_of(text)
-  local rule = parsed[text]
-  if not rule then
-    local algorithm, count, period, burst = string.match(text, '^(%d+),(%d+),(%d+),(%d+)$')
-    rule = { algorithms[tonumber(algorithm)], tonumber(count), tonumber(period), tonumber(burst) }
-    parsed[text] = rule
-  end
-  return rule
+local numbers = {}
+local read = 0
+for digits in string.gmatch(ARGV[1], '%d+') do
+  read = read + 1
+  numbers[read] = tonumber(digits)
 end
 
 local key_index = 1
-local arg_index = 2
-for _ = 1, tonumber(ARGV[1]) do
-  now = tonumber(ARGV[arg_index])
-  local n = tonumber(ARGV[arg_index + 1])
-  arg_index = arg_index + 2
+local at = 2
+for _ = 1, numbers[1] do
+  now = numbers[at]
+  local n = numbers[at + 1]
+  at = at + 2
   local blocked = false
   for i = 0, n - 1 do
     if not blocked then
-      local rule = rule_of(ARGV[arg_index + i])
-      blocked = not rule[1](KEYS[key_index + i], rule[2], rule[3], rule[4])
+      local rule = at + 4 * i
+      blocked = not algorithms[numbers[rule]](
+        KEYS[key_index + i], numbers[rule + 1], numbers[rule + 2], numbers[rule + 3])
     end
   end
   key_index = key_index + n
-  arg_index = arg_index + n
+  at = at + 4 * n
 end
 
 return table.concat(out, ',')

@@ -199,17 +199,21 @@ export class RedisCounters implements CounterStore {
     if (call.settled) return // the deadline passed while the client was being made
     const batch = call.batch
     const keys: string[] = []
-    const args: (string | number)[] = [batch.length]
+    // Everything but the keys travels as one argument, a string of integers: the driver flattens,
+    // converts and measures every argument of a command one by one, and one argument per batch
+    // instead of four per request saves ~8k instructions per request (callgrind, 10 clients).
+    let numbers = String(batch.length)
     for (const { checks, now } of batch) {
-      args.push(now, checks.length)
+      numbers += `,${now},${checks.length}`
       for (const check of checks) {
         const key = this.keyOf(check.scope, check.bucket)
         const period = check.rule.periodMs
         // A fixed window's key names its window, so the script needs one INCR and no hash.
         keys.push(check.rule.algorithm === 'fixed_window' ? `${key}:${now - (now % period)}` : key)
-        args.push(packedRule(check.rule))
+        numbers += `,${packedRule(check.rule)}`
       }
     }
+    const args = [numbers]
     // A client that throws instead of rejecting becomes a rejection here: this runs outside
     // any request's call stack, so the error must reach the batch (fail-open), never the loop.
     runLoaded(client, script, keys, args).then(
