@@ -15,6 +15,7 @@ import Fastify from 'fastify'
 import { chromium } from 'playwright-core'
 import { createEngine } from '../src/index.js'
 import { switchyard } from '../src/fastify/index.js'
+import { median, percentile } from './lib/stats.js'
 
 const quick = process.argv.includes('--quick')
 const RENDERS = quick ? 15 : 40
@@ -48,10 +49,6 @@ async function startApp(routes: number) {
   return { app, engine, base: `http://127.0.0.1:${port}/switchyard` }
 }
 
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN
-}
 const ms = (value: number) => `${value.toFixed(1)} ms`
 // The machine is shared: wall times move with its load, CPU time per render much less.
 const load = (await import('node:os')).loadavg()[0] ?? 0
@@ -88,18 +85,18 @@ const { app, engine, base } = await startApp(ROUTES)
   const compressedMs = Number(process.hrtime.bigint() - compressedStarted) / 1e6
   results.render = {
     routes: ROUTES,
-    median_ms: percentile(times, 50),
-    p95_ms: percentile(times, 95),
-    cpu_median_ms: percentile(cpuTimes, 50),
-    http_median_ms: percentile(httpTimes, 50),
-    http_p95_ms: percentile(httpTimes, 95),
+    median_ms: median(times),
+    p95_ms: percentile(times, 0.95),
+    cpu_median_ms: median(cpuTimes),
+    http_median_ms: median(httpTimes),
+    http_p95_ms: percentile(httpTimes, 0.95),
     html_bytes: bytes,
     brotli_bytes: compressed.rawPayload.length,
     with_brotli_ms: compressedMs,
   }
   console.log(`\n(a) routes page with ${ROUTES} routes, server render (goal: median < 50 ms)`)
   console.log(
-    `    in-process (inject): median ${ms(percentile(times, 50))}, p95 ${ms(percentile(times, 95))}, CPU ${ms(percentile(cpuTimes, 50))} per render; over HTTP: median ${ms(percentile(httpTimes, 50))}, p95 ${ms(percentile(httpTimes, 95))}`,
+    `    in-process (inject): median ${ms(median(times))}, p95 ${ms(percentile(times, 0.95))}, CPU ${ms(median(cpuTimes))} per render; over HTTP: median ${ms(median(httpTimes))}, p95 ${ms(percentile(httpTimes, 0.95))}`,
   )
   console.log(
     `    ${(bytes / 1024).toFixed(0)} KiB HTML (${(compressed.rawPayload.length / 1024).toFixed(0)} KiB brotli, ${ms(compressedMs)} with compression)`,
@@ -204,15 +201,15 @@ if (!existsSync(CHROMIUM)) {
     }
     results.change_to_dom = {
       changes: CHANGES,
-      median_ms: percentile(latencies, 50),
-      p95_ms: percentile(latencies, 95),
+      median_ms: median(latencies),
+      p95_ms: percentile(latencies, 0.95),
       max_ms: Math.max(...latencies),
     }
     console.log(
       `\n(b) API change → DOM update in Chromium, ${CHANGES} changes (goal: p95 < 300 ms)`,
     )
     console.log(
-      `    median ${ms(percentile(latencies, 50))}, p95 ${ms(percentile(latencies, 95))}, max ${ms(Math.max(...latencies))}`,
+      `    median ${ms(median(latencies))}, p95 ${ms(percentile(latencies, 0.95))}, max ${ms(Math.max(...latencies))}`,
     )
   } finally {
     await browser.close()

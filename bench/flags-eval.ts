@@ -19,6 +19,7 @@ import semver from 'semver'
 import { evaluateFlag, FlagService } from '../src/flags/index.js'
 import { useOpenFeature } from '../src/flags/openfeature.js'
 import { writeResults } from './lib/results.js'
+import { median } from './lib/stats.js'
 
 const quick = process.argv.includes('--quick')
 const ROUNDS = quick ? 3 : 7
@@ -227,13 +228,6 @@ for (let round = 0; round < ROUNDS; round++) {
   }
 }
 
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = sorted.length >> 1
-  return sorted.length % 2
-    ? (sorted[middle] as number)
-    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2
-}
 const ofPerRound = (name: string) => samples.get(name) ?? []
 const ratios = ofPerRound('OpenFeature client + switchyard').map(
   (value, round) =>

@@ -13,6 +13,7 @@ import { randomBytes } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import type { FlagInput } from '../src/flags/index.js'
 import { runHttpBenchmark } from './lib/http-harness.js'
+import { percentile } from './lib/stats.js'
 import { ofrepApp } from './servers/ofrep-app.js'
 import {
   CHECKOUT,
@@ -171,9 +172,7 @@ async function timed(label: string, headers: Record<string, string>, status: num
     samples.push(Number(process.hrtime.bigint() - start) / 1000)
     if (response.statusCode !== status) throw new Error(`${label}: status ${response.statusCode}`)
   }
-  samples.sort((a, b) => a - b)
-  const at = (q: number) =>
-    samples[Math.min(samples.length - 1, Math.floor(q * samples.length))] ?? 0
+  const at = (q: number) => percentile(samples, q)
   return {
     case: label,
     runs,

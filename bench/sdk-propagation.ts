@@ -35,6 +35,7 @@ import { createEngine } from '../src/index.js'
 import { nodeArgsFor } from './lib/compiled.js'
 import { runHttpBenchmark } from './lib/http-harness.js'
 import { writeResults } from './lib/results.js'
+import { percentile } from './lib/stats.js'
 
 const quick = process.argv.includes('--quick')
 /** Skip the request-cost part (and the results file): for working on propagation. */
@@ -181,16 +182,14 @@ const cpuPerChange = {
 }
 
 function stats(values: number[]) {
-  const sorted = [...values].sort((a, b) => a - b)
-  const at = (q: number) =>
-    sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? 0
+  const at = (q: number) => percentile(values, q)
   return {
-    count: sorted.length,
+    count: values.length,
     p50_ms: at(0.5),
     p90_ms: at(0.9),
     p95_ms: at(0.95),
     p99_ms: at(0.99),
-    max_ms: sorted.at(-1) ?? 0,
+    max_ms: Math.max(...values),
   }
 }
 const all = stats([...routeLatencies, ...policyLatencies])

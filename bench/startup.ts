@@ -14,7 +14,7 @@ import { execFileSync } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
 import { runningCompiled } from './lib/compiled.js'
-import { median } from './lib/task-history.js'
+import { median } from './lib/stats.js'
 
 const quick = process.argv.includes('--quick')
 const ROUNDS = quick ? 5 : 21

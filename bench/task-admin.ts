@@ -27,7 +27,7 @@ import { TaskManager } from '../src/tasks/index.js'
 import { taskAdmin } from '../src/tasks/fastify/index.js'
 import { sqliteStore } from '../src/tasks/stores/index.js'
 import { fillHistoryDatabase } from './lib/fill-history.js'
-import { percentile } from './lib/task-history.js'
+import { percentile } from './lib/stats.js'
 
 const quick = process.argv.includes('--quick')
 const full = process.argv.includes('--full')

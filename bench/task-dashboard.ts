@@ -27,7 +27,8 @@ import { TaskManager } from '../src/tasks/index.js'
 import { taskAdmin } from '../src/tasks/fastify/index.js'
 import { sqliteStore } from '../src/tasks/stores/index.js'
 import { fillHistoryDatabase } from './lib/fill-history.js'
-import { percentile, T0 } from './lib/task-history.js'
+import { percentile } from './lib/stats.js'
+import { T0 } from './lib/task-history.js'
 
 const quick = process.argv.includes('--quick')
 const RECORDS = quick ? 200_000 : 1_000_000

@@ -53,7 +53,8 @@ import {
 } from './lib/durable-e2e.js'
 import { startPgBoss } from './lib/pg-boss-peer.js'
 import { deleteRedisKeys, serverReachable } from '../support/servers.js'
-import { benchTask, FUNCS, fillSqliteHistory, median, percentile, T0 } from './lib/task-history.js'
+import { median, percentile } from './lib/stats.js'
+import { benchTask, FUNCS, fillSqliteHistory, T0 } from './lib/task-history.js'
 import { tagHash } from '../src/tasks/stores/rows.js'
 import { CLAIM_COLUMNS, RECORD_COLUMNS } from '../src/tasks/stores/sql/records.js'
 import {

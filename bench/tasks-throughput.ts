@@ -19,6 +19,7 @@ import { Queue, Worker } from 'bullmq'
 import { Redis } from 'ioredis'
 import PQueue from 'p-queue'
 import { isTaskWorker, TaskManager } from '../src/tasks/index.js'
+import { median } from './lib/stats.js'
 
 /** The CPU-bound task of the executor cases. */
 export function fib(n: number): number {
@@ -138,14 +139,6 @@ function inlineRound(): number {
   const started = performance.now()
   for (let index = 0; index < CPU_TASKS; index++) fib(FIB_N)
   return CPU_TASKS / ((performance.now() - started) / 1000)
-}
-
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = sorted.length >> 1
-  return sorted.length % 2 === 1
-    ? (sorted[middle] as number)
-    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2
 }
 
 async function main(): Promise<void> {

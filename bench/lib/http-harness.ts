@@ -9,6 +9,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus } from 'node:os'
 import autocannon from 'autocannon'
 import { nodeArgsFor } from './compiled.js'
+import { median } from './stats.js'
 
 /** One server variant to measure. */
 export interface HttpCase {
@@ -112,14 +113,6 @@ async function measure(
     errors: result.errors,
     non2xx: result.non2xx,
   }
-}
-
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = Math.floor(sorted.length / 2)
-  return sorted.length % 2
-    ? (sorted[mid] as number)
-    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2
 }
 
 /** Runs every case for every round and prints/writes the results. */

@@ -27,7 +27,8 @@ import type { StoredTask } from '../../src/tasks/record.js'
 import { sqliteStore } from '../../src/tasks/stores/index.js'
 import { tagHash } from '../../src/tasks/stores/rows.js'
 import { openRawSqlite, pkOnlyWriter, storeRowValues } from './raw-sqlite.js'
-import { benchTask, median } from './task-history.js'
+import { median } from './stats.js'
+import { benchTask } from './task-history.js'
 
 const args = process.argv.slice(2).filter((arg) => !arg.startsWith('--'))
 const ROUNDS = Number(args[0] ?? 7)

@@ -121,15 +121,3 @@ export function fillSqliteHistory(path: string, count: number): number {
   raw.close()
   return (performance.now() - started) / 1000
 }
-
-/** The median of `values`. */
-export const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN
-}
-
-/** The `p` quantile (0..1, nearest rank) of `values`. */
-export const percentile = (values: number[], p: number): number => {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] ?? Number.NaN
-}
