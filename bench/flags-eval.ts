@@ -3,7 +3,7 @@
  * (attributes, a segment, a semver), a segment (included keys + an email rule) and a 30/70
  * percentage rollout as fallthrough.
  *
- * Cases, interleaved round by round with their order rotated (PERF.md method):
+ * Cases, interleaved round by round with their order rotated (the method of bench/README.md):
  * - raw evaluator (`evaluateFlag` on the compiled snapshot), hot (1,000 recurring context keys,
  *   bucket cache hits) and cold (200,000 keys: every rollout computes SHA-1);
  * - the synchronous client (`flags.sync.getBooleanValue`, plain `{targeting_key, ...}` contexts);

@@ -1,7 +1,7 @@
 /**
  * Route-state overhead: bare Fastify vs Fastify + switchyard (states only, 50 routes), and,
  * the switchyard Redis store with two server processes sharing Redis (one of them loaded).
- * Goal (PERF.md): ≥ 0.97× bare Fastify (issue target ≥ 0.95×).
+ * Goal (bench/README.md): ≥ 0.98× bare Fastify with either store.
  */
 import { existsSync } from 'node:fs'
 import { runHttpBenchmark, type HttpCase } from './lib/http-harness.js'

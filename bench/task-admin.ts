@@ -1,5 +1,5 @@
 /**
- * Task admin benchmark (issue 12), bounded to ~90 s: `GET {tasks}/metrics` (with P95) and the
+ * Task admin benchmark, bounded to ~90 s: `GET {tasks}/metrics` (with P95) and the
  * first list page, through Fastify over HTTP on 127.0.0.1 (one keep-alive connection), over SQLite histories of 100,000 and
  * 1,000,000 finished records. Per size: 400 requests of each, interleaved, p50/p95/max, and the
  * process RSS before and after (it must not follow the history's size).

@@ -1,5 +1,5 @@
 /**
- * Task dashboard benchmark (issue 18), bounded to ~2 min: over a SQLite history of 1,000,000
+ * Task dashboard benchmark, bounded to ~2 min: over a SQLite history of 1,000,000
  * finished records (`--quick`: 200,000), the server time of
  *   (a) the first render of `GET {tasks}/dashboard` (metric cards, chart, P95 per function and
  *       the first 50 runs), cold (the first request after start) and warm;

@@ -1,5 +1,5 @@
 /**
- * Durable task-store benchmark (issue 8), a few minutes at most:
+ * Durable task-store benchmark, a few minutes at most:
  *
  * 1. Durable enqueue throughput: pending records written in batches of 500 through
  *    `enqueuePending` (the write `addTask` makes for persistent tasks) to SQLite (WAL,
@@ -10,10 +10,13 @@
  *    tag rows), and the store's own rows (its migrated table with the five indexes, the full
  *    row by the same upsert, the tag rows, one change-feed row per batch: what the store's
  *    ratio to it leaves is the store's own work, reported as `ratio_to_same_rows`); pg-boss 10.x
- *    `insert` of the same 500 jobs per call on the same PostgreSQL; BullMQ `addBulk` of 500 on
- *    the same Redis. Interleaved rounds (order rotated), medians, ratio to raw SQLite, and the
+ *    `insert` of the same 500 jobs per call on the same PostgreSQL, with two references: the
+ *    store's own statement for a batch replayed with nothing of the store around it (the
+ *    database's share), and the same into tables without the five list indexes; BullMQ
+ *    `addBulk` of 500 on the same Redis. Interleaved rounds (order rotated), medians, ratio to raw SQLite, and the
  *    median of the per-round ratios PostgreSQL / pg-boss and Redis / BullMQ.
- *    Goals: SQLite ≥ 20k tasks/s (PERF.md: ≥ 40k); PostgreSQL ≥ 1× pg-boss; Redis ≥ 5× BullMQ.
+ *    Goals (bench/README.md): store level ≥ 0.8× the raw writer of the same rows on SQLite;
+ *    PostgreSQL ≥ 1× pg-boss; Redis ≥ 5× BullMQ.
  * 2. Durable end to end against the same peers, same N: switchyard's TaskManager on
  *    PostgreSQL / Redis (persistent no-op tasks added in a loop, concurrency 50, until shutdown
  *    has flushed every `success` record) vs pg-boss (`insert` of 500, 8 `work` loops fetching
@@ -51,7 +54,9 @@ import {
   postgresFactory,
   redisFactory,
 } from './lib/durable-e2e.js'
+import { Redis } from 'ioredis'
 import { startPgBoss } from './lib/pg-boss-peer.js'
+import { recordPgWrite } from './lib/pg-replay.js'
 import { deleteRedisKeys, serverReachable } from '../support/servers.js'
 import { median, percentile } from './lib/stats.js'
 import { benchTask, FUNCS, fillSqliteHistory, T0 } from './lib/task-history.js'
@@ -90,6 +95,8 @@ const E2E_BUDGET_MS = 20_000
 const ENQUEUE_BUDGET_MS = 40_000
 const PG_URL = process.env.SY_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const REDIS_URL = process.env.SY_BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379'
+const PG_REPLAY = "raw: the store's PostgreSQL statement, replayed"
+const PG_REPLAY_NO_INDEXES = 'raw: the same, without the five list indexes'
 const PG_BOSS = 'peer: pg-boss insert'
 const PG_BOSS_E2E = 'peer: pg-boss insert + work'
 const BULLMQ = 'peer: BullMQ addBulk'
@@ -204,8 +211,37 @@ function rawSqliteCase(): EnqueueCase {
 
 type EnqueueSummary = Record<
   string,
-  { median: number; rounds: number[]; ratio: number; ratio_to_same_rows?: number }
+  {
+    median: number
+    rounds: number[]
+    ratio: number
+    ratio_to_same_rows?: number
+    /** CPU of this process per task (the store's or the peer's client side), µs, median. */
+    client_cpu_us: number
+    /** CPU of the Redis server per task, µs, median (Redis cases). */
+    redis_cpu_us?: number
+  }
 >
+
+/**
+ * Reads the Redis server's own CPU time (`INFO cpu`, user + system, in µs), so that an
+ * enqueue's cost can be split between this process and Redis.
+ */
+function redisCpuReader(url: string): { cpu(): Promise<number>; close(): Promise<void> } {
+  let client: Redis | null = null
+  return {
+    async cpu() {
+      client ??= new Redis(url)
+      const info = await client.info('cpu')
+      const seconds = (field: string) =>
+        Number(new RegExp(`${field}:([\\d.]+)`).exec(info)?.[1] ?? 0)
+      return (seconds('used_cpu_user') + seconds('used_cpu_sys')) * 1e6
+    },
+    async close() {
+      await client?.quit()
+    },
+  }
+}
 
 /** The median over rounds of `ours / peer` (rounds where both ran), or undefined. */
 function pairedRatio(ours: number[] | undefined, peer: number[] | undefined): number | undefined {
@@ -232,6 +268,20 @@ async function enqueueBench(): Promise<{
         () => dropPostgresTables(PG_URL, prefix),
       ),
     )
+    for (const dropIndexes of [false, true]) {
+      const replayPrefix = `bench_${randomUUID().slice(0, 8)}_`
+      const recorded = await recordPgWrite(PG_URL, replayPrefix, BATCH, { dropIndexes })
+      cases.push({
+        name: dropIndexes ? PG_REPLAY_NO_INDEXES : PG_REPLAY,
+        run: async (tasks) => {
+          for (let i = 0; i < tasks.length; i += BATCH) await recorded.replay()
+        },
+        close: async () => {
+          await recorded.close()
+          await dropPostgresTables(PG_URL, replayPrefix)
+        },
+      })
+    }
     const boss = await startPgBoss(PG_URL, 'enqueue')
     cases.push({
       name: PG_BOSS,
@@ -256,16 +306,27 @@ async function enqueueBench(): Promise<{
   // Warm up (schema, statement caches, connections).
   for (const c of cases) await c.run(Array.from({ length: BATCH }, (_, i) => task(i)))
   const results = new Map<string, number[]>(cases.map((c) => [c.name, []]))
+  const clientCpu = new Map<string, number[]>(cases.map((c) => [c.name, []]))
+  const redisCpu = new Map<string, number[]>(cases.map((c) => [c.name, []]))
+  const redisInfo = redisCpuReader(REDIS_URL)
   const deadline = Date.now() + ENQUEUE_BUDGET_MS
   for (let round = 0; round < ROUNDS && Date.now() < deadline; round++) {
     const order = cases.map((_, i) => cases[(i + round) % cases.length]!)
     for (const c of order) {
       const tasks = Array.from({ length: TASKS_PER_ROUND }, (_, i) => task(i))
+      const redisBefore =
+        c.name.includes('Redis') || c.name === BULLMQ ? await redisInfo.cpu() : null
+      const cpuBefore = process.cpuUsage()
       const started = performance.now()
       await c.run(tasks)
       results.get(c.name)!.push(TASKS_PER_ROUND / ((performance.now() - started) / 1000))
+      const cpu = process.cpuUsage(cpuBefore)
+      clientCpu.get(c.name)!.push((cpu.user + cpu.system) / TASKS_PER_ROUND)
+      if (redisBefore !== null)
+        redisCpu.get(c.name)!.push(((await redisInfo.cpu()) - redisBefore) / TASKS_PER_ROUND)
     }
   }
+  await redisInfo.close()
   for (const c of cases) await c.close()
   const peer = median(results.get(cases[0]!.name)!)
   const summary: EnqueueSummary = {}
@@ -275,10 +336,20 @@ async function enqueueBench(): Promise<{
     'median'.padStart(10),
     'min–max'.padStart(20),
     'vs peer'.padStart(9),
+    'client µs'.padStart(10),
+    'Redis µs'.padStart(9),
   )
   for (const [name, rounds] of results) {
     const m = median(rounds)
-    summary[name] = { median: Math.round(m), rounds: rounds.map(Math.round), ratio: m / peer }
+    const client = median(clientCpu.get(name) ?? [])
+    const server = redisCpu.get(name) ?? []
+    summary[name] = {
+      median: Math.round(m),
+      rounds: rounds.map(Math.round),
+      ratio: m / peer,
+      client_cpu_us: Math.round(client * 100) / 100,
+      ...(server.length > 0 ? { redis_cpu_us: Math.round(median(server) * 100) / 100 } : {}),
+    }
     if (name === 'switchyard SQLite') {
       // Against the raw writer of the store's own rows (same schema), per round.
       summary[name].ratio_to_same_rows = pairedRatio(rounds, results.get(RAW_SCHEMA))
@@ -288,6 +359,8 @@ async function enqueueBench(): Promise<{
       String(Math.round(m)).padStart(10),
       `${Math.round(Math.min(...rounds))}–${Math.round(Math.max(...rounds))}`.padStart(20),
       `${(m / peer).toFixed(2)}×`.padStart(9),
+      client.toFixed(2).padStart(10),
+      (server.length > 0 ? median(server).toFixed(2) : '').padStart(9),
     )
   }
   const sameRows = summary['switchyard SQLite']?.ratio_to_same_rows
