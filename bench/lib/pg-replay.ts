@@ -1,9 +1,9 @@
 /**
- * The store's own PostgreSQL write of a pending batch, replayed with nothing of the store around
- * it: one batch is written through `pending.enqueue` while the statement and its parameters are
- * recorded, and each replay sends the same text with the same parameters, only the task ids
- * changed (one `replaceAll` per parameter). What the replay costs is the database's share of an
- * enqueue (parsing the JSON parameters, the rows, their indexes, the tag rows, the change-feed
+ * Statements recorded on their way to PostgreSQL and sent again without the code that made
+ * them. `recordPgWrite` records the store's write of one pending batch (through
+ * `pending.enqueue`); each replay sends the same text with the same parameters, only the task
+ * ids changed (one `replaceAll` per parameter). What the replay costs is the database's share of
+ * an enqueue (parsing the JSON parameters, the rows, their indexes, the tag rows, the change-feed
  * row, the round trip); what the store costs beyond it is its own JavaScript. With `dropIndexes`
  * the five list indexes of the task table are dropped first, so the difference is what they
  * cost to maintain.
@@ -26,9 +26,44 @@ const LIST_INDEXES = [
   'tasks_finished',
 ]
 
-/** A recorded statement that can be sent again under fresh task ids. */
+/** One statement as the driver sent it. */
+export interface Statement {
+  text: string
+  values: unknown[]
+}
+
+/**
+ * The statements whose text `matches` that any `pg` client of this process sends while `run`
+ * runs (the stores and pg-boss use this same `pg` module).
+ */
+export async function captureStatements(
+  run: () => Promise<unknown>,
+  matches: (text: string) => boolean,
+): Promise<Statement[]> {
+  const prototype = pg.Client.prototype
+  // Taken off the prototype to be put back, and only ever called with a client as `this`.
+  // eslint-disable-next-line @typescript-eslint/unbound-method
+  const query = prototype.query
+  const recorded: Statement[] = []
+  prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const [text, values] = args
+    if (typeof text === 'string' && matches(text) && Array.isArray(values))
+      recorded.push({ text, values: [...(values as unknown[])] })
+    return (query as (...all: unknown[]) => unknown).apply(this, args)
+  } as typeof query
+  try {
+    await run()
+  } finally {
+    prototype.query = query
+  }
+  return recorded
+}
+
+/** A recorded write of the store that can be sent again under fresh task ids. */
 export interface PgReplay {
-  /** Sends the recorded batch once more, with new task ids. */
+  /** The recorded statement with new task ids (a new set on every call). */
+  fresh(): Statement
+  /** Sends the recorded batch once more, with new task ids, on the replay's own connection. */
   replay(): Promise<void>
   close(): Promise<void>
 }
@@ -42,27 +77,18 @@ export async function recordPgWrite(
 ): Promise<PgReplay> {
   const store = postgresStore({ connectionString: url }, { tablePrefix: prefix })
   await store.init()
-  const recorded: { text: string; values: unknown[] }[] = []
-  const prototype = pg.Client.prototype
-  // Taken off the prototype to be put back, and only ever called with a client as `this`.
-  // eslint-disable-next-line @typescript-eslint/unbound-method
-  const query = prototype.query
-  // The store's driver is this same `pg` module, so its queries pass through here while recording.
-  prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const [text, values] = args
-    if (typeof text === 'string' && text.includes('json_to_recordset') && Array.isArray(values))
-      recorded.push({ text, values: [...(values as unknown[])] })
-    return (query as (...all: unknown[]) => unknown).apply(this, args)
-  } as typeof query
+  const tasks: StoredTask[] = Array.from({ length: batch }, (_, i) => {
+    const task = benchTask(i)
+    task.record.task_id = `${HEAD}${String(i).padStart(12, '0')}`
+    return task
+  })
+  let recorded: Statement[]
   try {
-    const tasks: StoredTask[] = Array.from({ length: batch }, (_, i) => {
-      const task = benchTask(i)
-      task.record.task_id = `${HEAD}${String(i).padStart(12, '0')}`
-      return task
-    })
-    await store.pending.enqueue(tasks, { owner: 'bench', leaseUntil: Date.now() + 60_000 })
+    recorded = await captureStatements(
+      () => store.pending.enqueue(tasks, { owner: 'bench', leaseUntil: Date.now() + 60_000 }),
+      (text) => text.includes('json_to_recordset'),
+    )
   } finally {
-    prototype.query = query
     await store.close()
   }
   const [write] = recorded
@@ -72,13 +98,20 @@ export async function recordPgWrite(
   await client.connect()
   if (options.dropIndexes)
     for (const name of LIST_INDEXES) await client.query(`drop index "${prefix}${name}"`)
-  return {
-    async replay() {
-      const head = `${randomBytes(4).toString('hex')}-0000-4000-8000-`
-      const values = write.values.map((value) =>
+  const fresh = (): Statement => {
+    const head = `${randomBytes(4).toString('hex')}-0000-4000-8000-`
+    return {
+      text: write.text,
+      values: write.values.map((value) =>
         typeof value === 'string' ? value.replaceAll(HEAD, head) : value,
-      )
-      await client.query(write.text, values)
+      ),
+    }
+  }
+  return {
+    fresh,
+    async replay() {
+      const { text, values } = fresh()
+      await client.query(text, values)
     },
     close: () => client.end(),
   }
