@@ -13,8 +13,8 @@
  *    `insert` of the same 500 jobs per call on the same PostgreSQL, with two references: the
  *    store's own statement for a batch replayed with nothing of the store around it (the
  *    database's share), and the same into tables without the five list indexes; BullMQ
- *    `addBulk` of 500 on the same Redis. Interleaved rounds (order rotated), medians, ratio to raw SQLite, and the
- *    median of the per-round ratios PostgreSQL / pg-boss and Redis / BullMQ.
+ *    `addBulk` of 500 on the same Redis. Interleaved rounds (order rotated), medians, ratio to
+ *    raw SQLite, and the median of the per-round ratios PostgreSQL / pg-boss and Redis / BullMQ.
  *    Goals (bench/README.md): store level ≥ 0.8× the raw writer of the same rows on SQLite;
  *    PostgreSQL ≥ 1× pg-boss; Redis ≥ 5× BullMQ.
  * 2. Durable end to end against the same peers, same N: switchyard's TaskManager on
@@ -44,8 +44,10 @@ import { randomUUID } from 'node:crypto'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Redis } from 'ioredis'
 import { TaskManager } from '../src/tasks/index.js'
 import type { StoredTask } from '../src/tasks/record.js'
+import { deleteRedisKeys, serverReachable } from '../support/servers.js'
 import { startBullmq } from './lib/bullmq-peer.js'
 import {
   checkSuccessRecords,
@@ -54,10 +56,8 @@ import {
   postgresFactory,
   redisFactory,
 } from './lib/durable-e2e.js'
-import { Redis } from 'ioredis'
 import { startPgBoss } from './lib/pg-boss-peer.js'
 import { recordPgWrite } from './lib/pg-replay.js'
-import { deleteRedisKeys, serverReachable } from '../support/servers.js'
 import { median, percentile } from './lib/stats.js'
 import { benchTask, FUNCS, fillSqliteHistory, T0 } from './lib/task-history.js'
 import { tagHash } from '../src/tasks/stores/rows.js'

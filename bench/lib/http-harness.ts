@@ -1,8 +1,9 @@
 /**
- * A side-by-side HTTP benchmark harness (the method of bench/README.md): every case runs in its own server
- * process pinned to core 0, autocannon runs here pinned to core 1; cases are interleaved round
- * by round with their order rotated; the table reports medians, min–max, the per-round ratio to
- * the baseline of the same round, and server CPU µs per request from /proc/<pid>/stat.
+ * A side-by-side HTTP benchmark harness (the method of bench/README.md): every case runs in its
+ * own server process pinned to core 0, autocannon runs here pinned to core 1; cases are
+ * interleaved round by round with their order rotated; the table reports medians, min–max, the
+ * per-round ratio to the baseline of the same round, and server CPU µs per request from
+ * /proc/<pid>/stat.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'

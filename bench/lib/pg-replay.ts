@@ -17,15 +17,6 @@ import { benchTask } from './task-history.js'
 /** The part of every recorded task id that a replay swaps (24 characters, the UUID's head). */
 const HEAD = 'cafe0000-0000-4000-8000-'
 
-/** The indexes the list filters read (the primary key and the tag table's stay). */
-const LIST_INDEXES = [
-  'tasks_created',
-  'tasks_status',
-  'tasks_func',
-  'tasks_queue',
-  'tasks_finished',
-]
-
 /** One statement as the driver sent it. */
 export interface Statement {
   text: string
@@ -96,8 +87,16 @@ export async function recordPgWrite(
     throw new Error(`expected one recorded write, got ${recorded.length}`)
   const client = new pg.Client({ connectionString: url })
   await client.connect()
-  if (options.dropIndexes)
-    for (const name of LIST_INDEXES) await client.query(`drop index "${prefix}${name}"`)
+  if (options.dropIndexes) {
+    // Every index of the task table but its primary key: the ones the list filters read.
+    const { rows } = await client.query<{ name: string }>(
+      `select c.relname as name from pg_index i join pg_class c on c.oid = i.indexrelid
+       where i.indrelid = to_regclass($1) and not i.indisprimary`,
+      [`"${prefix}tasks"`],
+    )
+    if (rows.length !== 5) throw new Error(`expected five list indexes, found ${rows.length}`)
+    for (const { name } of rows) await client.query(`drop index "${name}"`)
+  }
   const fresh = (): Statement => {
     const head = `${randomBytes(4).toString('hex')}-0000-4000-8000-`
     return {
