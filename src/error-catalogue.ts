@@ -10,7 +10,10 @@ import { flagErrorCatalogue } from './flags/errors.js'
 import { RateLimitExceededError } from './rate-limit/exceeded.js'
 import { SdkConnectionError, SdkReadOnlyError, SdkWriteError } from './sdk/errors.js'
 
-/** Every coded error class of route control, each a subclass of `SwitchyardError`. */
+/**
+ * Every coded error class of route control: subclasses of `SwitchyardError`, and the three errors
+ * for a refused request that the admin app shares with the task admin.
+ */
 export const errorCatalogue = [
   ...coreErrorCatalogue,
   ...flagErrorCatalogue,

@@ -13,6 +13,11 @@ export {
   ConfigError,
 } from './core/errors.js'
 export * from './admin/error-classes.js'
+export {
+  BadRequestError,
+  BodyTooLargeError,
+  UnsupportedMediaTypeError,
+} from './common/request-errors.js'
 export { SdkConnectionError, SdkReadOnlyError, SdkWriteError } from './sdk/errors.js'
 export { errorCatalogue } from './error-catalogue.js'
 export {

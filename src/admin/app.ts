@@ -26,13 +26,10 @@ import { ADMIN_ROUTE, flagServiceOf, type AdminContext, type AdminInstance } fro
 import { dashboardRoutes, type PageNotFound } from './dashboard/index.js'
 import { EvaluationKeys } from './auth/evaluation-keys.js'
 import { ofrepApi, resolveOfrepOptions, type OfrepOptions } from './ofrep/index.js'
-import {
-  BackendUnavailableError,
-  BadRequestError,
-  BodyTooLargeError,
-  EndpointNotFoundError,
-  UnsupportedMediaTypeError,
-} from './errors.js'
+import { BackendUnavailableError, EndpointNotFoundError } from './errors.js'
+import type { CodedError } from '../common/errors.js'
+import { requestFault } from '../common/request-faults.js'
+import { refusedRequestError } from '../common/request-errors.js'
 import { EventHub, type EventHubOptions } from '../common/sse-hub.js'
 import { toStreamEvent } from './events/stream-event.js'
 import { buildOpenApi, endpointRecords, type EndpointRecord } from './openapi.js'
@@ -285,10 +282,10 @@ function handleError(error: FastifyError, request: FastifyRequest, reply: Fastif
 }
 
 /**
- * Maps anything thrown in the admin app to a {@link SwitchyardError}, or null for a bug (500).
- * A store fault becomes 503 `BACKEND_UNAVAILABLE`.
+ * Maps anything thrown in the admin app to the coded error it answers with, or null for a bug
+ * (500). A store fault becomes 503 `BACKEND_UNAVAILABLE`.
  */
-export function toAdminError(error: unknown): SwitchyardError | null {
+export function toAdminError(error: unknown): CodedError | null {
   if (error instanceof ConfigError)
     return new BackendUnavailableError(`The backend cannot serve this request: ${error.message}`)
   if (error instanceof SwitchyardError) return error.statusCode >= 500 ? null : error
@@ -296,33 +293,10 @@ export function toAdminError(error: unknown): SwitchyardError | null {
     return new BackendUnavailableError(
       'The backend (store) is unavailable; the request changed nothing it could not finish. Try again shortly.',
     )
-  const fastifyError = error as Partial<FastifyError>
-  if (Array.isArray(fastifyError.validation)) {
-    const part = fastifyError.validationContext ?? 'body'
-    const details = fastifyError.validation.map((issue) => ({
-      field: issue.instancePath === '' ? part : issue.instancePath.slice(1).replaceAll('/', '.'),
-      message: issue.message ?? 'invalid',
-    }))
-    return new ValidationError(
-      `Invalid request ${part}: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}`,
-      { details },
-    )
-  }
-  switch (fastifyError.code) {
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new ValidationError(`Malformed JSON body: ${fastifyError.message ?? ''}`, {
-        details: [{ field: 'body', message: 'malformed JSON' }],
-      })
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new UnsupportedMediaTypeError('Send JSON (Content-Type: application/json).')
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new BodyTooLargeError('The request body is too large.')
-  }
-  const status = fastifyError.statusCode
-  if (typeof status === 'number' && status >= 400 && status < 500) {
-    return new BadRequestError(fastifyError.message ?? 'Bad request.', status)
-  }
+  const fault = requestFault(error)
+  if (fault?.kind === 'validation')
+    return new ValidationError(fault.message, { details: fault.details })
+  if (fault?.kind === 'refused') return refusedRequestError(fault)
   return null
 }
 

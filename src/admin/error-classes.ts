@@ -3,7 +3,8 @@
  * they belong to HTTP concerns: authentication, login throttling, CSRF, evaluation keys and
  * unknown endpoints.
  * They share the engine's base class, so one error handler turns every one of them into the
- * shared JSON shape `{error: {code, message, ...}}`.
+ * shared JSON shape `{error: {code, message, ...}}`. The errors for a request Fastify refused
+ * before a handler ran are shared with the task admin (common/request-errors.ts).
  */
 import { SwitchyardError } from '../core/errors.js'
 
@@ -35,32 +36,6 @@ export class CsrfError extends SwitchyardError {
 export class EndpointNotFoundError extends SwitchyardError {
   readonly code = 'NOT_FOUND'
   readonly statusCode = 404
-}
-
-/** A request body in a media type the admin API does not read (send `application/json`). */
-export class UnsupportedMediaTypeError extends SwitchyardError {
-  readonly code = 'UNSUPPORTED_MEDIA_TYPE'
-  readonly statusCode = 415
-}
-
-/** A request body larger than the admin API accepts. */
-export class BodyTooLargeError extends SwitchyardError {
-  readonly code = 'BODY_TOO_LARGE'
-  readonly statusCode = 413
-}
-
-/**
- * Any other request Fastify refused before a handler ran; the status is the one Fastify chose
- * (400 unless it said otherwise).
- */
-export class BadRequestError extends SwitchyardError {
-  readonly code = 'BAD_REQUEST'
-  readonly statusCode: number
-
-  constructor(message: string, statusCode = 400) {
-    super(message)
-    this.statusCode = statusCode
-  }
 }
 
 /** `POST /api/segments` with a key that is taken (use `PUT` to replace). */

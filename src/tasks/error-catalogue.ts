@@ -12,7 +12,10 @@ import {
 } from './scheduling/errors.js'
 import { StoreDriverMissingError, StoreError } from './stores/errors.js'
 
-/** Every coded error class of the task half, each a subclass of `TaskError`. */
+/**
+ * Every coded error class of the task half: subclasses of `TaskError`, and the three errors for a
+ * refused request that the task admin shares with the admin app.
+ */
 export const taskErrors = [
   ...taskErrorCatalogue,
   StoreDriverMissingError,

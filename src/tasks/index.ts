@@ -69,6 +69,11 @@ export {
   taskErrorCatalogue,
 } from './errors.js'
 export * from './admin/error-classes.js'
+export {
+  BadRequestError,
+  BodyTooLargeError,
+  UnsupportedMediaTypeError,
+} from '../common/request-errors.js'
 export { taskErrors } from './error-catalogue.js'
 export {
   sqliteStore,

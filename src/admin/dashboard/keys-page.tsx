@@ -13,11 +13,11 @@ import {
   Field,
   FormActions,
   FormError,
+  PageHead,
   TimeCell,
   invalid,
   sendHtml,
   trigger,
-  PageHead,
 } from '../../ui/index.js'
 import { attempt, done } from './answers.js'
 import { formErrors, formOf, raw, NO_ERRORS, type FormErrors } from './forms.js'

@@ -28,29 +28,3 @@ export class TaskAdminBackendError extends TaskError {
   readonly code = 'BACKEND_UNAVAILABLE'
   readonly statusCode = 503
 }
-
-/** A request body in a media type the task admin does not read (send `application/json`). */
-export class TaskAdminUnsupportedMediaTypeError extends TaskError {
-  readonly code = 'UNSUPPORTED_MEDIA_TYPE'
-  readonly statusCode = 415
-}
-
-/** A request body larger than the task admin accepts. */
-export class TaskAdminBodyTooLargeError extends TaskError {
-  readonly code = 'BODY_TOO_LARGE'
-  readonly statusCode = 413
-}
-
-/**
- * Any other request Fastify refused before a handler ran; the status is the one Fastify chose
- * (400 unless it said otherwise).
- */
-export class TaskAdminBadRequestError extends TaskError {
-  readonly code = 'BAD_REQUEST'
-  readonly statusCode: number
-
-  constructor(message: string, statusCode = 400) {
-    super(message)
-    this.statusCode = statusCode
-  }
-}

@@ -7,10 +7,12 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { requestFault } from '../../common/request-faults.js'
 import { TaskError, TaskValidationError, toError } from '../errors.js'
-import { TaskAdminBackendError, taskAdminRequestError } from './errors.js'
+import { refusedRequestError } from '../../common/request-errors.js'
+import type { CodedError } from '../../common/errors.js'
+import { TaskAdminBackendError } from './errors.js'
 
 /** Maps anything thrown in the task admin to the error it answers with. */
-export function toTaskAdminError(error: unknown): TaskError {
+export function toTaskAdminError(error: unknown): CodedError {
   if (error instanceof TaskError) {
     if (error.statusCode < 500 || error.code === 'MANAGER_CLOSED') return error
     return new TaskAdminBackendError('The task store failed; try again.', {}, { cause: error })
@@ -20,7 +22,7 @@ export function toTaskAdminError(error: unknown): TaskError {
     return new TaskValidationError(fault.message, { details: fault.details })
   }
   if (fault?.kind === 'refused') {
-    return taskAdminRequestError(fault)
+    return refusedRequestError(fault)
   }
   return new TaskAdminBackendError('The task store failed; try again.', {}, { cause: error })
 }

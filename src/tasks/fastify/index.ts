@@ -19,4 +19,9 @@ export type { TaskAdminOptions } from '../admin/options.js'
 export type { TaskAdminAuth, TaskAdminAuthBackend } from '../admin/auth/credentials.js'
 export { SESSION_COOKIE as TASK_ADMIN_SESSION_COOKIE } from '../admin/auth/sessions.js'
 export * from '../admin/error-classes.js'
+export {
+  BadRequestError,
+  BodyTooLargeError,
+  UnsupportedMediaTypeError,
+} from '../../common/request-errors.js'
 export { taskAdminErrorCatalogue } from '../admin/errors.js'

@@ -16,6 +16,7 @@ import {
 } from '../../../ui/index.js'
 import type { TaskPage } from '../../stores/ports.js'
 import { detailUrl } from './detail.js'
+import { RetrySelectionForm, type RetryWording } from './parts.js'
 import { WINDOWS, windowLabel, windowParam, type TaskDashboard } from './view.js'
 
 /** The windows of the tab. */
@@ -41,12 +42,23 @@ export function deadLetterFilters(request: FastifyRequest): DeadLetterFilters {
 const phrase = (window: string) =>
   window === 'all' ? 'ever' : `in the last ${windowLabel(window)}`
 
-/** The tab's content: the window selector, the replay actions and the table. */
-export function DeadLetters(props: {
+/** Failed tasks are replayed: retried from the start, as new attempts. */
+const REPLAY_WORDING: RetryWording = {
+  staleNotice:
+    'New failures arrived while you were selecting; they show after the replay or a reload.',
+  confirm: 'Replay the selected failed tasks?',
+  submitLabel: 'Replay selected',
+}
+
+/** What the tab shows: one page of failed tasks in the chosen window. */
+interface DeadLettersProps {
   dashboard: TaskDashboard
   filters: DeadLetterFilters
   page: TaskPage
-}): JSX.Element {
+}
+
+/** The tab's content: the window selector, the replay actions and the table. */
+export function DeadLetters(props: DeadLettersProps): JSX.Element {
   const { dashboard, filters, page } = props
   const now = dashboard.context.now()
   const query = (values: Partial<DeadLetterFilters>) => {
@@ -85,10 +97,11 @@ export function DeadLetters(props: {
           Replay window…
         </button>
       </div>
-      <form data-keep hx-post={dashboard.url('/dashboard/bulk-retry')} hx-swap="none">
-        <p class="stale" data-live-stale hidden>
-          New failures arrived while you were selecting; they show after the replay or a reload.
-        </p>
+      <RetrySelectionForm
+        action={dashboard.url('/dashboard/bulk-retry')}
+        wording={REPLAY_WORDING}
+        hasRows={page.items.length > 0}
+      >
         <DataTable
           caption={`Failed tasks ${phrase(filters.window)}`}
           columns={[
@@ -150,16 +163,7 @@ export function DeadLetters(props: {
             </tr>
           ))}
         </DataTable>
-        {page.items.length === 0 ? (
-          ''
-        ) : (
-          <div class="form-actions">
-            <button class="btn" type="submit" hx-confirm="Replay the selected failed tasks?">
-              Replay selected
-            </button>
-          </div>
-        )}
-      </form>
+      </RetrySelectionForm>
       <Pager
         page={page.page}
         perPage={DEAD_LETTERS_PER_PAGE}

@@ -97,3 +97,46 @@ export function LogLines(props: { logs: readonly string[] }): JSX.Element {
     </ol>
   )
 }
+
+/** What a {@link RetrySelectionForm} says: its notice, its confirmation and its button. */
+export interface RetryWording {
+  /** Shown when live changes arrived while the operator was selecting. */
+  staleNotice: string
+  /** The question asked before the request is sent. */
+  confirm: string
+  /** The submit button's label. */
+  submitLabel: string
+}
+
+/**
+ * The form around a table of selectable tasks that retries the selection in one request. Live
+ * updates leave a form with a selection alone (`data-keep`); the hidden notice shows when
+ * changes arrived meanwhile. The submit button shows only when the table has rows.
+ */
+export function RetrySelectionForm(props: {
+  action: string
+  wording: RetryWording
+  hasRows: boolean
+  children: JSX.Element | JSX.Element[]
+}): JSX.Element {
+  const { wording } = props
+  // Children are JSX elements, escaped where they were built.
+  const safeTable = props.children
+  return (
+    <form data-keep hx-post={props.action} hx-swap="none">
+      <p class="stale" data-live-stale hidden safe>
+        {wording.staleNotice}
+      </p>
+      {safeTable}
+      {props.hasRows ? (
+        <div class="form-actions">
+          <button class="btn" type="submit" hx-confirm={wording.confirm} safe>
+            {wording.submitLabel}
+          </button>
+        </div>
+      ) : (
+        ''
+      )}
+    </form>
+  )
+}

@@ -25,7 +25,13 @@ import type { TaskPage } from '../../stores/ports.js'
 import { RETRYABLE_STATUSES, TASK_STATUSES, type TaskStatus } from '../../status.js'
 import { windowStart } from '../serialize.js'
 import { bucketSeries, ThroughputChart } from './chart.js'
-import { Duration, ProgressBar, StatusBadge } from './parts.js'
+import {
+  Duration,
+  ProgressBar,
+  RetrySelectionForm,
+  StatusBadge,
+  type RetryWording,
+} from './parts.js'
 import { parseRunSearch, type RunSearch } from './search.js'
 import { WINDOWS, windowLabel, windowParam, type TaskDashboard } from './view.js'
 
@@ -151,6 +157,14 @@ export function RunRow(props: {
   )
 }
 
+/** The run table retries failed or interrupted tasks. */
+const RETRY_WORDING: RetryWording = {
+  staleNotice:
+    'New changes arrived while you were selecting; they show after the retry or a reload.',
+  confirm: 'Retry the selected failed or interrupted tasks?',
+  submitLabel: 'Retry selected',
+}
+
 /** The run table with its pager and the bulk-retry form; follows the stream on page 1. */
 export function RunsTable(props: {
   dashboard: TaskDashboard
@@ -192,10 +206,11 @@ export function RunsTable(props: {
           ))}
         </ul>
       )}
-      <form data-keep hx-post={dashboard.url('/dashboard/bulk-retry')} hx-swap="none">
-        <p class="stale" data-live-stale hidden>
-          New changes arrived while you were selecting; they show after the retry or a reload.
-        </p>
+      <RetrySelectionForm
+        action={dashboard.url('/dashboard/bulk-retry')}
+        wording={RETRY_WORDING}
+        hasRows={page !== null && page.items.length > 0}
+      >
         <DataTable
           caption="Task runs, newest first"
           columns={columns}
@@ -221,20 +236,7 @@ export function RunsTable(props: {
             <RunRow dashboard={dashboard} task={task} now={now} />
           ))}
         </DataTable>
-        {page === null || page.items.length === 0 ? (
-          ''
-        ) : (
-          <div class="form-actions">
-            <button
-              class="btn"
-              type="submit"
-              hx-confirm="Retry the selected failed or interrupted tasks?"
-            >
-              Retry selected
-            </button>
-          </div>
-        )}
-      </form>
+      </RetrySelectionForm>
       <ListPager
         list={page}
         perPage={RUNS_PER_PAGE}
