@@ -7,42 +7,38 @@
  *
  * The engine owns their lifecycle: it creates them in its constructor, loads them once the
  * store is reachable (and again after every resync), runs their timed work on its scheduler
- * and closes them before the store. Its flat operations live in `engine-operations.ts`.
+ * and closes them before the store. Its parts are wired in `engine-kernel.ts`, its flat
+ * operations live in `engine-operations.ts`.
  *
  * Create one with `createEngine()` (`src/create-engine.ts`), which picks the store by backend
  * name and supplies the features: core itself never loads a backend or a feature module.
  */
-import type { BackoffSettings } from '../common/backoff.js'
-import type { FlagsFeature } from '../flags/feature.js'
 // Type-only: the provider module (and its optional peer dependency) loads on useOpenFeature().
 import type { SwitchyardProvider, UseOpenFeatureOptions } from '../flags/openfeature.js'
 import type { FlagService } from '../flags/service.js'
 import type { RateLimitService } from '../rate-limit/service.js'
 import type { ChangeListener } from './events.js'
-import type { EvaluationKeyStore, Store, StoreBackend, TokenStore } from '../stores/types.js'
+import type { EvaluationKeyStore, StoreBackend, TokenStore } from '../stores/types.js'
 import type { AuditEntry } from './audit-entry.js'
-import { AuditLog, DEFAULT_MAX_AUDIT_ENTRIES, type AuditLogQuery } from './audit-log.js'
+import type { AuditLog, AuditLogQuery } from './audit-log.js'
 import { systemClock, type Clock } from './clock.js'
 import { readEnvironment } from './config.js'
 import type { Decision } from './decision.js'
-import { Enforcer, type RequestView } from './enforcement.js'
+import type { Enforcer, RequestView } from './enforcement.js'
+import { buildKernel, type EngineKernel } from './engine-kernel.js'
 import { EngineOperations } from './engine-operations.js'
-import { consoleLogger, seconds, type EngineOptions, type EngineParts } from './engine-options.js'
+import { consoleLogger, type EngineOptions, type EngineParts } from './engine-options.js'
 import { toError } from './errors.js'
-import type { EngineFeature, EngineLogger, FeatureHost } from './feature.js'
+import type { EngineLogger } from './feature.js'
 import type { CompiledMaintenance } from './maintenance.js'
-import { MaintenanceOperations } from './maintenance-operations.js'
-import { MaintenanceScopes } from './maintenance-scopes.js'
+import type { MaintenanceScopes } from './maintenance-scopes.js'
 import type { Operation, OperationListener } from './operations.js'
 import type { Page } from './pagination.js'
-import { RouteRegistry } from './registry.js'
-import { Replica, ReplicaSync } from './replica.js'
 import { parseMethod, validatePath } from './route-key.js'
-import { checkService, RouteOperations } from './route-operations.js'
+import { checkService, type RouteOperations } from './route-operations.js'
 import type { RouteDeclaration, RouteState } from './route-state.js'
 import type { RouteSlot } from './route-slot.js'
-import { TransitionScheduler } from './scheduler.js'
-import { WebhookDispatcher, type WebhookOptions } from './webhooks.js'
+import type { WebhookOptions } from './webhooks.js'
 
 export type { EngineLogger } from './feature.js'
 export type { EngineOptions, EngineParts } from './engine-options.js'
@@ -68,15 +64,10 @@ export class Engine extends EngineOperations {
    */
   readonly flags: FlagService
   protected readonly routes: RouteOperations
-  private readonly store: Store
-  private readonly registry: RouteRegistry
-  private readonly replica: Replica
+  /** The wired parts (`engine-kernel.ts`). */
+  private readonly kernel: EngineKernel
+  /** Held apart from the kernel: it runs on every request. */
   private readonly enforcer: Enforcer
-  private readonly scheduler: TransitionScheduler
-  private readonly webhooks: WebhookDispatcher
-  private readonly sync: ReplicaSync
-  private readonly flagsFeature: FlagsFeature
-  private readonly features: readonly EngineFeature[]
   private readonly operationListeners = new Set<OperationListener>()
   private started: Promise<void> | null = null
   /** True while start() waits for the first load: it then also waits for the features. */
@@ -89,72 +80,26 @@ export class Engine extends EngineOperations {
     this.service = checkService(options.service) ?? 'default'
     this.clock = options.clock ?? systemClock
     this.logger = options.logger ?? consoleLogger
-    this.store = parts.store
     this.backend = parts.store.kind
-    this.registry = new RouteRegistry(this.env)
-    this.replica = new Replica(this.registry)
-    const report = (operation: Operation) => this.report(operation)
-    this.audit = new AuditLog({
-      store: this.store.audit,
-      clock: this.clock,
-      maxEntries: options.maxAuditEntries ?? DEFAULT_MAX_AUDIT_ENTRIES,
-      logger: this.logger,
-    })
-    this.webhooks = new WebhookDispatcher(this.logger)
-    this.audit.onEntry((entry) => this.webhooks.dispatch(entry))
-    const backoff: BackoffSettings = {
-      firstMs: seconds(options.retryInterval, 2, 'retryInterval'),
-      maxMs: seconds(options.maxRetryInterval, 30, 'maxRetryInterval'),
-    }
-    const host: FeatureHost = {
-      store: this.store,
-      clock: this.clock,
-      logger: this.logger,
-      registry: this.registry,
-      service: this.service,
-      backoff,
-      report,
-      wake: () => this.scheduler.wake(),
-    }
-    this.flagsFeature = parts.flags(host)
-    const rateLimits = parts.rateLimits(host, options.rateLimit)
-    this.features = [this.flagsFeature, rateLimits]
-    this.flags = this.flagsFeature.service
-    this.rateLimits = rateLimits.service
-    this.enforcer = new Enforcer(this.replica, this.clock, rateLimits.service.gate)
-    this.routes = new RouteOperations({
-      registry: this.registry,
-      replica: this.replica,
-      store: this.store.routes,
-      clock: this.clock,
-      defaultService: this.service,
-      report,
-    })
-    this.maintenance = new MaintenanceScopes(
-      new MaintenanceOperations({ replica: this.replica, store: this.store.maintenance, report }),
+    const kernel = buildKernel(
+      {
+        env: this.env,
+        service: this.service,
+        clock: this.clock,
+        logger: this.logger,
+        report: (operation) => this.report(operation),
+        loadFeatures: () => this.loadFeatures(),
+      },
+      options,
+      parts,
     )
-    this.scheduler = new TransitionScheduler({
-      replica: this.replica,
-      routes: this.store.routes,
-      claims: this.store.claims,
-      clock: this.clock,
-      report,
-      logger: this.logger,
-      jobs: this.features.flatMap((feature) => feature.jobs),
-    })
-    this.sync = new ReplicaSync({
-      replica: this.replica,
-      store: this.store,
-      logger: this.logger,
-      backoff,
-      onLoaded: () => {
-        this.loadFeatures()
-        if (parts.runsSchedules !== false) this.scheduler.start()
-      },
-      onEvent: (event) => {
-        if (event.type === 'route_state') this.scheduler.wake()
-      },
-    })
+    this.audit = kernel.audit
+    this.kernel = kernel
+    this.enforcer = kernel.enforcer
+    this.flags = kernel.flagsFeature.service
+    this.rateLimits = kernel.rateLimits
+    this.routes = kernel.routes
+    this.maintenance = kernel.maintenance
   }
 
   /**
@@ -167,10 +112,10 @@ export class Engine extends EngineOperations {
    */
   start(): Promise<void> {
     this.started ??= (async () => {
-      for (const feature of this.features) feature.start()
+      for (const feature of this.kernel.features) feature.start()
       this.starting = true
       try {
-        await this.sync.start()
+        await this.kernel.sync.start()
       } finally {
         this.starting = false
       }
@@ -181,12 +126,12 @@ export class Engine extends EngineOperations {
 
   /** Stops background work (scheduler, retries, webhook retries), the features and the store. */
   async close(): Promise<void> {
-    this.scheduler.stop()
-    this.sync.close()
-    for (const feature of [...this.features].reverse()) await feature.close()
-    this.webhooks.close()
+    this.kernel.scheduler.stop()
+    this.kernel.sync.close()
+    for (const feature of [...this.kernel.features].reverse()) await feature.close()
+    this.kernel.webhooks.close()
     await this.audit.flush()
-    await this.store.close()
+    await this.kernel.store.close()
   }
 
   /**
@@ -194,7 +139,9 @@ export class Engine extends EngineOperations {
    * start() waits for rejects start(); later ones are logged.
    */
   private loadFeatures(): void {
-    const loading = Promise.all(this.features.map((feature) => feature.load())).then(() => {})
+    const loading = Promise.all(this.kernel.features.map((feature) => feature.load())).then(
+      () => {},
+    )
     if (this.starting) {
       this.featuresLoading = loading
       loading.catch(() => undefined) // start() awaits it and receives the error
@@ -215,7 +162,7 @@ export class Engine extends EngineOperations {
    * await OpenFeature.getClient().getBooleanValue('new-checkout', false, { targetingKey: 'u1' })
    */
   useOpenFeature(options?: UseOpenFeatureOptions): Promise<SwitchyardProvider> {
-    return this.flagsFeature.useOpenFeature(options)
+    return this.kernel.flagsFeature.useOpenFeature(options)
   }
 
   /**
@@ -228,13 +175,13 @@ export class Engine extends EngineOperations {
     declaration: RouteDeclaration | null = null,
     options: { service?: string } = {},
   ): RouteSlot {
-    const slot = this.registry.register(
+    const slot = this.kernel.registry.register(
       checkService(options.service) ?? this.service,
       parseMethod(method),
       validatePath(path),
       declaration,
     )
-    this.replica.attach(slot)
+    this.kernel.replica.attach(slot)
     return slot
   }
 
@@ -244,7 +191,7 @@ export class Engine extends EngineOperations {
    */
   unregisterRoute(method: string, path: string, options: { service?: string } = {}): boolean {
     const service = checkService(options.service) ?? this.service
-    return this.registry.remove(service, `${parseMethod(method)}:${validatePath(path)}`)
+    return this.kernel.registry.remove(service, `${parseMethod(method)}:${validatePath(path)}`)
   }
 
   /**
@@ -253,7 +200,7 @@ export class Engine extends EngineOperations {
    * stream's snapshot is built from it.
    */
   routeOverrides(service: string): RouteState[] {
-    return this.replica.overrideStates().filter((state) => state.service === service)
+    return this.kernel.replica.overrideStates().filter((state) => state.service === service)
   }
 
   /** Runs the enforcement pipeline for one request to the route of `slot`. */
@@ -268,8 +215,8 @@ export class Engine extends EngineOperations {
   listServices(): string[] {
     return [
       ...new Set([
-        ...this.registry.serviceNames(),
-        ...this.replica.services.keys(),
+        ...this.kernel.registry.serviceNames(),
+        ...this.kernel.replica.services.keys(),
         ...this.rateLimits.listServiceRateLimits().keys(),
         ...this.rateLimits.listRateLimitPolicies().map((policy) => policy.service),
       ]),
@@ -288,12 +235,12 @@ export class Engine extends EngineOperations {
    * admin event stream is built on it.
    */
   onChange(listener: ChangeListener): () => void {
-    return this.store.changes.subscribe(listener)
+    return this.kernel.store.changes.subscribe(listener)
   }
 
   /** Admin session tokens, kept in the store so that a logout holds on every instance. */
   sessionTokens(): TokenStore {
-    return this.store.tokens
+    return this.kernel.store.tokens
   }
 
   /**
@@ -301,12 +248,12 @@ export class Engine extends EngineOperations {
    * same backend (the SDK apps' route registrations of multi-service mode).
    */
   storeBackend(): StoreBackend {
-    return this.store.backend
+    return this.kernel.store.backend
   }
 
   /** OFREP evaluation keys (stored hashed), kept in the store so a revocation holds everywhere. */
   evaluationKeys(): EvaluationKeyStore {
-    return this.store.evaluationKeys
+    return this.kernel.store.evaluationKeys
   }
 
   /**
@@ -315,7 +262,9 @@ export class Engine extends EngineOperations {
    * what it derives from one by identity (the OpenAPI filter does).
    */
   activeMaintenance(service?: string): CompiledMaintenance {
-    return service === undefined ? this.replica.global : this.replica.serviceMaintenance(service)
+    return service === undefined
+      ? this.kernel.replica.global
+      : this.kernel.replica.serviceMaintenance(service)
   }
 
   /**
@@ -333,12 +282,12 @@ export class Engine extends EngineOperations {
    * does this by itself; tests with a fake clock call it after moving the clock.
    */
   runDue(): Promise<number> {
-    return this.scheduler.tick()
+    return this.kernel.scheduler.tick()
   }
 
   /** When the next automatic transition or scheduled flag change is due (epoch ms), or null. */
   nextDue(): number | null {
-    return this.scheduler.nextDue()
+    return this.kernel.scheduler.nextDue()
   }
 
   private report(operation: Operation): void {
@@ -367,11 +316,11 @@ export class Engine extends EngineOperations {
    * engine.addWebhook('https://hooks.example.com/x', { secret: 's3cret', formatter: chatFormatter })
    */
   addWebhook(url: string, options?: WebhookOptions): () => void {
-    return this.webhooks.add(url, options)
+    return this.kernel.webhooks.add(url, options)
   }
 
   /** Resolves when every webhook delivery started so far has finished (tests, shutdown). */
   webhooksIdle(): Promise<void> {
-    return this.webhooks.idle()
+    return this.kernel.webhooks.idle()
   }
 }
