@@ -15,7 +15,7 @@ import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Engine } from '../core/engine.js'
 import type { FlagService } from '../flags/service.js'
-import { ConfigError, SwitchyardError, toError, ValidationError } from '../core/errors.js'
+import { ConfigError, toError, ValidationError } from '../core/errors.js'
 import { prepareCredentials, type AdminAuthOption } from './auth/credentials.js'
 import { authenticationHook } from './auth/guard.js'
 import { DEFAULT_TOKEN_EXPIRY, SessionManager } from './auth/sessions.js'
@@ -27,7 +27,7 @@ import { dashboardRoutes, type PageNotFound } from './dashboard/index.js'
 import { EvaluationKeys } from './auth/evaluation-keys.js'
 import { ofrepApi, resolveOfrepOptions, type OfrepOptions } from './ofrep/index.js'
 import { BackendUnavailableError, EndpointNotFoundError } from './errors.js'
-import type { CodedError } from '../common/errors.js'
+import { CodedError } from '../common/errors.js'
 import { requestFault } from '../common/request-faults.js'
 import { refusedRequestError } from '../common/request-errors.js'
 import { EventHub, type EventHubOptions } from '../common/sse-hub.js'
@@ -288,7 +288,8 @@ function handleError(error: FastifyError, request: FastifyRequest, reply: Fastif
 export function toAdminError(error: unknown): CodedError | null {
   if (error instanceof ConfigError)
     return new BackendUnavailableError(`The backend cannot serve this request: ${error.message}`)
-  if (error instanceof SwitchyardError) return error.statusCode >= 500 ? null : error
+  // Any coded error (route control's, or one shared with the task admin) keeps its answer.
+  if (error instanceof CodedError) return error.statusCode >= 500 ? null : error
   if (isBackendFault(error))
     return new BackendUnavailableError(
       'The backend (store) is unavailable; the request changed nothing it could not finish. Try again shortly.',

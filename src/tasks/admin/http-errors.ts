@@ -6,14 +6,15 @@
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { requestFault } from '../../common/request-faults.js'
-import { TaskError, TaskValidationError, toError } from '../errors.js'
+import { TaskValidationError, toError } from '../errors.js'
 import { refusedRequestError } from '../../common/request-errors.js'
-import type { CodedError } from '../../common/errors.js'
+import { CodedError } from '../../common/errors.js'
 import { TaskAdminBackendError } from './errors.js'
 
 /** Maps anything thrown in the task admin to the error it answers with. */
 export function toTaskAdminError(error: unknown): CodedError {
-  if (error instanceof TaskError) {
+  // Any coded error (the task half's, or one shared with the admin app) keeps its answer.
+  if (error instanceof CodedError) {
     if (error.statusCode < 500 || error.code === 'MANAGER_CLOSED') return error
     return new TaskAdminBackendError('The task store failed; try again.', {}, { cause: error })
   }

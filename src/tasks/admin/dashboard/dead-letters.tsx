@@ -42,7 +42,7 @@ export function deadLetterFilters(request: FastifyRequest): DeadLetterFilters {
 const phrase = (window: string) =>
   window === 'all' ? 'ever' : `in the last ${windowLabel(window)}`
 
-/** Failed tasks are replayed: retried from the start, as new attempts. */
+/** The tab's wording for the selection form: here a retry of failed tasks is a replay. */
 const REPLAY_WORDING: RetryWording = {
   staleNotice:
     'New failures arrived while you were selecting; they show after the replay or a reload.',
