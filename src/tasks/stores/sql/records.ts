@@ -6,7 +6,8 @@
  * One write is one transaction holding the rows, the metric increments of the records that
  * became terminal, the tags of the records (insert-if-absent) and one change-feed row. Which
  * terminal rows are newly terminal is read just before (a record is written by the instance
- * that runs it, one write at a time, so nobody else changes it in between).
+ * that runs it, one write at a time, so nobody else changes it in between). The metric and tag
+ * statements of a write are built in ./metric-increments.ts and ./tag-rows.ts.
  */
 import {
   sql,
@@ -20,7 +21,7 @@ import { TaskValidationError } from '../../errors.js'
 import type { StoredTask } from '../../record.js'
 import { TERMINAL_STATUSES, type TaskStatus } from '../../status.js'
 import { StoreError } from '../errors.js'
-import { durationBin, MINUTE_MS, minuteOf, TIMED_STATUSES, TOTAL_MINUTE } from '../metrics-model.js'
+import { durationBin, MINUTE_MS, minuteOf, TOTAL_MINUTE } from '../metrics-model.js'
 import {
   PRUNABLE_STATUSES,
   type MetricCell,
@@ -39,16 +40,22 @@ import {
 } from '../rows.js'
 import type { SqlBackend } from './backend.js'
 import { pruneChanges } from './changes.js'
-import { addSums, cellOf, CELL_KEYS, SUMS } from './metric-sums.js'
+import { cellOf, CELL_KEYS, SUMS } from './metric-sums.js'
 import { ListTotals } from './list-totals.js'
 import { HOUR_GRAIN, HOUR_OF_MINUTE, MINUTE_GRAIN } from './migrations.js'
+import { compileTagInsert, tagInserts, tagRows } from './tag-rows.js'
+import {
+  compileCountUpsert,
+  countIncrements,
+  countParams,
+  INSERT_CHUNK,
+  metricIncrements,
+  rollupIncrements,
+  rollupRows,
+  type CountedTable,
+} from './metric-increments.js'
 import { pgWriteQuery, pgWriteTexts, type Claim } from './pg-write.js'
-import type {
-  TaskDatabase,
-  TaskMetricCountsTable,
-  TaskMetricHoursTable,
-  TaskMetricsTable,
-} from './schema.js'
+import type { TaskDatabase, TaskMetricsTable } from './schema.js'
 
 /** Columns an upsert overwrites on an existing row (the claim columns only with a claim). */
 export const RECORD_COLUMNS = [
@@ -99,9 +106,6 @@ function upsertParams(row: TaskColumns, claim: Claim): unknown[] {
   ]
 }
 
-/** Rows per multi-row INSERT (well under every dialect's bound-parameter limit). */
-const INSERT_CHUNK = 400
-
 /** Every this many writes, the change feed is cut back to its most recent rows. */
 const PRUNE_CHANGES_EVERY = 100
 
@@ -134,145 +138,6 @@ function taskUpsert(
         Object.fromEntries(columns.map((column) => [column, eb.ref(`excluded.${column}`)])),
       ),
   )
-}
-
-/** The tables whose rows are counts added to (a negative count subtracts), with their keys. */
-const COUNTED_TABLES = {
-  task_metrics: ['func_name', 'minute_ms', 'status', 'bin'],
-  task_metric_counts: ['grain_ms', 'period_ms', 'func_name', 'status'],
-  task_metric_hours: ['hour_ms', 'func_name', 'status', 'bin'],
-} as const
-
-type CountedTable = keyof typeof COUNTED_TABLES
-
-/** Adds `rows` of `table` to their existing counts and duration sums (upserts). */
-function countIncrements<T extends CountedTable>(
-  db: Db,
-  dialect: SqlBackend['dialect'],
-  table: T,
-  rows: readonly TaskDatabase[T][],
-): CompiledQuery[] {
-  // The three tables share `count` and `duration_sum`; Kysely's types cannot follow a table
-  // chosen by a type parameter, so the builder is typed as one of them.
-  const counted = db as unknown as Kysely<Record<string, TaskMetricsTable>>
-  const name: string = table
-  const add = (column: 'count' | 'duration_sum') =>
-    dialect === 'mysql'
-      ? sql<number>`${sql.ref(column)} + values(${sql.ref(column)})`
-      : sql<number>`${sql.ref(`${table}.${column}`)} + ${sql.ref(`excluded.${column}`)}`
-  const queries: CompiledQuery[] = []
-  for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-    const insert = counted
-      .insertInto(name)
-      .values(rows.slice(i, i + INSERT_CHUNK) as unknown as TaskMetricsTable[])
-    const update = { count: add('count'), duration_sum: add('duration_sum') }
-    const query =
-      dialect === 'mysql'
-        ? insert.onDuplicateKeyUpdate(update)
-        : insert.onConflict((oc) =>
-            oc
-              .columns([...COUNTED_TABLES[table]] as (keyof TaskMetricsTable)[])
-              .doUpdateSet(update),
-          )
-    queries.push(query.compile())
-  }
-  return queries
-}
-
-/** Adds metric rows to their existing counts (a negative count subtracts). */
-export function metricIncrements(
-  db: Db,
-  dialect: SqlBackend['dialect'],
-  cells: readonly TaskMetricsTable[],
-): CompiledQuery[] {
-  return countIncrements(db, dialect, 'task_metrics', cells)
-}
-
-/** The roll-up rows of some minute cells: counts per minute and hour, hourly histograms. */
-interface RollupRows {
-  counts: TaskMetricCountsTable[]
-  hours: TaskMetricHoursTable[]
-}
-
-/**
- * The roll-up rows of minute cells (`minute_ms` ≥ 0; the totals are skipped): counts per minute
- * (`withMinutes`) and per hour without bins, and the hourly histogram of the timed statuses.
- */
-function rollupRows(cells: readonly TaskMetricsTable[], withMinutes: boolean): RollupRows {
-  const counts = new Map<string, TaskMetricCountsTable>()
-  const hours = new Map<string, TaskMetricHoursTable>()
-  const addCount = (grain: number, period: number, cell: TaskMetricsTable) => {
-    const key = `${String(grain)}\n${String(period)}\n${cell.func_name}\n${cell.status}`
-    addSums(counts, key, cell, () => ({
-      grain_ms: grain,
-      period_ms: period,
-      func_name: cell.func_name,
-      status: cell.status,
-      count: cell.count,
-      duration_sum: cell.duration_sum,
-    }))
-  }
-  for (const cell of cells) {
-    if (cell.minute_ms < 0) continue
-    const hour = cell.minute_ms - (cell.minute_ms % HOUR_GRAIN)
-    if (withMinutes) addCount(MINUTE_GRAIN, cell.minute_ms, cell)
-    addCount(HOUR_GRAIN, hour, cell)
-    if (!TIMED_STATUSES.has(cell.status as TaskStatus)) continue
-    const key = `${String(hour)}\n${cell.func_name}\n${cell.status}\n${String(cell.bin)}`
-    addSums(hours, key, cell, () => ({
-      hour_ms: hour,
-      func_name: cell.func_name,
-      status: cell.status,
-      bin: cell.bin,
-      count: cell.count,
-      duration_sum: cell.duration_sum,
-    }))
-  }
-  return { counts: [...counts.values()], hours: [...hours.values()] }
-}
-
-/** The upserts of {@link rollupRows} (the servers' path, and retention's). */
-export function rollupIncrements(
-  db: Db,
-  dialect: SqlBackend['dialect'],
-  cells: readonly TaskMetricsTable[],
-  withMinutes = true,
-): CompiledQuery[] {
-  const { counts, hours } = rollupRows(cells, withMinutes)
-  return [
-    ...countIncrements(db, dialect, 'task_metric_counts', counts),
-    ...countIncrements(db, dialect, 'task_metric_hours', hours),
-  ]
-}
-
-/**
- * The columns of each counted table in the order of its prepared single-row upsert's
- * parameters (SQLite's write path).
- */
-const COUNTED_COLUMNS = {
-  task_metrics: ['func_name', 'minute_ms', 'status', 'bin', 'count', 'duration_sum'],
-  task_metric_counts: ['grain_ms', 'period_ms', 'func_name', 'status', 'count', 'duration_sum'],
-  task_metric_hours: ['hour_ms', 'func_name', 'status', 'bin', 'count', 'duration_sum'],
-} as const satisfies Record<CountedTable, readonly string[]>
-
-/** The SQLite single-row add-to-count upsert of `table`, parameters in {@link COUNTED_COLUMNS}. */
-function compileCountUpsert(db: Db, table: CountedTable): string {
-  const columns = COUNTED_COLUMNS[table]
-  const template = Object.fromEntries(columns.map((column, index) => [column, index])) as never
-  const [compiled] = countIncrements(db, 'sqlite', table, [template])
-  if (compiled?.parameters.join() !== columns.map((_, index) => index).join()) {
-    throw new StoreError('Unexpected shape of the compiled metric upsert.')
-  }
-  return compiled.sql
-}
-
-/** The parameter lists of `rows` for {@link compileCountUpsert}. */
-function countParams<T extends CountedTable>(
-  table: T,
-  rows: readonly TaskDatabase[T][],
-): unknown[][] {
-  const columns = COUNTED_COLUMNS[table] as readonly (keyof TaskDatabase[T])[]
-  return rows.map((row) => columns.map((column) => row[column]))
 }
 
 /** Escapes `%`, `_` and the escape character `!` for a LIKE pattern (`... ESCAPE '!'`). */
@@ -736,64 +601,6 @@ function newlyTerminal(
     add(row, TOTAL_MINUTE)
   }
   return [...cells.values()]
-}
-
-/** A row of `task_tags`. */
-interface TagRow {
-  task_id: string
-  tag_hash: string
-  created_ms: number
-}
-
-/**
- * The tag rows of the records to insert if absent (tags never change; a row that is known to
- * exist already is skipped, the others are ignored by the database when present).
- */
-function tagRows(
-  tasks: readonly StoredTask[],
-  columns: readonly TaskColumns[],
-  before: ReadonlyMap<string, TaskStatus>,
-): TagRow[] {
-  const rows: TagRow[] = []
-  tasks.forEach((task, index) => {
-    const record = task.record
-    if (before.has(record.task_id)) return
-    // The creation time already parsed for the task row (`columns` follows `tasks`).
-    const created = (columns[index] as TaskColumns).created_ms
-    for (const [key, value] of Object.entries(record.tags)) {
-      rows.push({ task_id: record.task_id, tag_hash: tagHash(key, value), created_ms: created })
-    }
-  })
-  return rows
-}
-
-/** Multi-row insert-if-absent statements of `rows` (the servers' path). */
-function tagInserts(
-  db: Db,
-  dialect: SqlBackend['dialect'],
-  rows: readonly TagRow[],
-): CompiledQuery[] {
-  const queries: CompiledQuery[] = []
-  for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-    const insert = db.insertInto('task_tags').values(rows.slice(i, i + INSERT_CHUNK))
-    queries.push(
-      (dialect === 'mysql' ? insert.ignore() : insert.onConflict((oc) => oc.doNothing())).compile(),
-    )
-  }
-  return queries
-}
-
-/** The SQLite single-row insert-if-absent of a tag row: (tag_hash, created_ms, task_id). */
-function compileTagInsert(db: Db): string {
-  const compiled = db
-    .insertInto('task_tags')
-    .values({ tag_hash: 'h', created_ms: 1, task_id: 't' })
-    .onConflict((oc) => oc.doNothing())
-    .compile()
-  if (compiled.parameters.join() !== 'h,1,t') {
-    throw new StoreError('Unexpected shape of the compiled tag insert.')
-  }
-  return compiled.sql
 }
 
 function compileRowUpsert(
