@@ -7,11 +7,6 @@ import * as classes from './error-classes.js'
 import { requestErrorCatalogue } from '../common/request-errors.js'
 
 export * from './error-classes.js'
-export {
-  BadRequestError,
-  BodyTooLargeError,
-  UnsupportedMediaTypeError,
-} from '../common/request-errors.js'
 
 /** Every error class of the admin app, for docs and tests that keep them in sync. */
 export const adminErrorCatalogue = [...Object.values(classes), ...requestErrorCatalogue]

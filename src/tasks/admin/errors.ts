@@ -7,11 +7,6 @@ import * as classes from './error-classes.js'
 import { requestErrorCatalogue } from '../../common/request-errors.js'
 
 export * from './error-classes.js'
-export {
-  BadRequestError,
-  BodyTooLargeError,
-  UnsupportedMediaTypeError,
-} from '../../common/request-errors.js'
 
 /** Every error class of the task admin, for docs and tests. */
 export const taskAdminErrorCatalogue = [...Object.values(classes), ...requestErrorCatalogue]
