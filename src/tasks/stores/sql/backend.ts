@@ -26,6 +26,9 @@ import { toNumber } from '../rows.js'
 import { TASK_MIGRATIONS, type SqlDialectName } from './migrations.js'
 import { TablePrefixPlugin, type TaskDatabase } from './schema.js'
 
+/** Rows per multi-row INSERT (well under every dialect's bound-parameter limit). */
+export const INSERT_CHUNK = 400
+
 /** The subset of a better-sqlite3 `Database` the store uses (structural: no driver types). */
 export interface RawSqlite {
   close(): void

@@ -8,7 +8,7 @@ import { sql, type CompiledQuery, type Kysely } from 'kysely'
 import type { TaskStatus } from '../../status.js'
 import { StoreError } from '../errors.js'
 import { TIMED_STATUSES } from '../metrics-model.js'
-import type { SqlBackend } from './backend.js'
+import { INSERT_CHUNK, type SqlBackend } from './backend.js'
 import { addSums } from './metric-sums.js'
 import { HOUR_GRAIN, MINUTE_GRAIN } from './migrations.js'
 import type {
@@ -19,9 +19,6 @@ import type {
 } from './schema.js'
 
 type Db = Kysely<TaskDatabase>
-
-/** Rows per multi-row INSERT (well under every dialect's bound-parameter limit). */
-export const INSERT_CHUNK = 400
 
 /** The tables whose rows are counts added to (a negative count subtracts), with their keys. */
 const COUNTED_TABLES = {

@@ -38,7 +38,7 @@ import {
   toNumber,
   type TaskColumns,
 } from '../rows.js'
-import type { SqlBackend } from './backend.js'
+import { INSERT_CHUNK, type SqlBackend } from './backend.js'
 import { pruneChanges } from './changes.js'
 import { cellOf, CELL_KEYS, SUMS } from './metric-sums.js'
 import { ListTotals } from './list-totals.js'
@@ -48,7 +48,6 @@ import {
   compileCountUpsert,
   countIncrements,
   countParams,
-  INSERT_CHUNK,
   metricIncrements,
   rollupIncrements,
   rollupRows,

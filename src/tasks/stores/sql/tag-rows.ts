@@ -8,8 +8,7 @@ import type { StoredTask } from '../../record.js'
 import type { TaskStatus } from '../../status.js'
 import { StoreError } from '../errors.js'
 import { tagHash, type TaskColumns } from '../rows.js'
-import type { SqlBackend } from './backend.js'
-import { INSERT_CHUNK } from './metric-increments.js'
+import { INSERT_CHUNK, type SqlBackend } from './backend.js'
 import type { TaskDatabase } from './schema.js'
 
 type Db = Kysely<TaskDatabase>
