@@ -3,7 +3,8 @@
  * own server process pinned to core 0, autocannon runs here pinned to core 1; cases are
  * interleaved round by round with their order rotated; the table reports medians, min–max, the
  * per-round ratio to the baseline of the same round, and server CPU µs per request from
- * /proc/<pid>/stat.
+ * /proc/<pid>/stat (and that of a side process such as Redis, when named: on a machine of
+ * two cores its CPU time competes with the server's and the load generator's).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
@@ -37,6 +38,8 @@ export interface HarnessOptions {
   connections: number
   /** Name of the baseline case for ratios. */
   baseline: string
+  /** A process whose CPU µs per request is reported too (for example the Redis server). */
+  sideProcess?: { label: string; pid: number }
 }
 
 interface Server {
@@ -47,6 +50,8 @@ interface Server {
 interface Sample {
   rps: number
   cpuUsPerRequest: number
+  /** The side process's CPU µs per request (NaN without one). */
+  sideUsPerRequest: number
   errors: number
   non2xx: number
 }
@@ -104,13 +109,18 @@ async function measure(
   options: HarnessOptions,
 ): Promise<Sample> {
   const pid = serverPid(server)
+  const side = options.sideProcess?.pid
   const before = cpuTicks(pid)
+  const sideBefore = side === undefined ? 0 : cpuTicks(side)
   const result = await load(server.port, testCase, options.duration, options.connections)
   const ticks = cpuTicks(pid) - before
+  const sideTicks = side === undefined ? Number.NaN : cpuTicks(side) - sideBefore
   const requests = result.requests.total
+  const perRequest = (count: number) => (requests > 0 ? (count * 10_000) / requests : Number.NaN)
   return {
     rps: result.requests.average,
-    cpuUsPerRequest: requests > 0 ? (ticks * 10_000) / requests : Number.NaN,
+    cpuUsPerRequest: perRequest(ticks),
+    sideUsPerRequest: perRequest(sideTicks),
     errors: result.errors,
     non2xx: result.non2xx,
   }
@@ -163,19 +173,31 @@ export async function runHttpBenchmark(
         max_rps: Math.round(Math.max(...rps)),
         median_ratio: Number(median(ratios.get(testCase.name) ?? []).toFixed(3)),
         cpu_us_per_request: Number(median(list.map((s) => s.cpuUsPerRequest)).toFixed(1)),
+        ...(options.sideProcess === undefined
+          ? {}
+          : {
+              side_cpu_us_per_request: Number(
+                median(list.map((s) => s.sideUsPerRequest)).toFixed(1),
+              ),
+            }),
         errors: list.reduce((sum, s) => sum + s.errors + s.non2xx, 0),
       }
     })
     console.log('')
+    const sideLabel = options.sideProcess?.label
     console.log(
       '| case | median req/s | min–max | ratio to ' +
         options.baseline +
-        ' (median of rounds) | server CPU µs/req | errors+non2xx |',
+        ' (median of rounds) | server CPU µs/req |' +
+        (sideLabel === undefined ? '' : ` ${sideLabel} CPU µs/req |`) +
+        ' errors+non2xx |',
     )
-    console.log('|---|---|---|---|---|---|')
+    console.log(`|---|---|---|---|---|${sideLabel === undefined ? '' : '---|'}---|`)
     for (const row of rows) {
+      const sideCell =
+        row.side_cpu_us_per_request === undefined ? '' : ` ${row.side_cpu_us_per_request} |`
       console.log(
-        `| ${row.case} | ${row.median_rps} | ${row.min_rps}–${row.max_rps} | ${row.median_ratio.toFixed(3)} | ${row.cpu_us_per_request} | ${row.errors} |`,
+        `| ${row.case} | ${row.median_rps} | ${row.min_rps}–${row.max_rps} | ${row.median_ratio.toFixed(3)} | ${row.cpu_us_per_request} |${sideCell} ${row.errors} |`,
       )
     }
     mkdirSync('bench/results', { recursive: true })

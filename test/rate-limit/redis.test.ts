@@ -259,6 +259,49 @@ describe.skipIf(!available)('Redis counters', () => {
     expect(outcomes.filter((o) => o.length === 2 && o.every((x) => x.allowed))).toHaveLength(30)
   })
 
+  it('a batch whose requests share some rules and not others counts each limit by its own rule', async () => {
+    const batched = redisCounters({ commandTimeout: 10, client, prefix: `${prefix}rules:` })
+    const separate = memoryCounters({ sweepInterval: 0 })
+    const now = 1_800_000_000_000 + 4_321
+    // Each rule is sent once per batch and named by its index: reused objects, in a different
+    // order from one request to the next, next to rules seen only once.
+    const fixed: CounterRule = { algorithm: 'fixed_window', count: 5, periodMs: 60_000, burst: 0 }
+    const sliding: CounterRule = {
+      algorithm: 'sliding_window',
+      count: 7,
+      periodMs: 60_000,
+      burst: 0,
+    }
+    const bucket: CounterRule = { algorithm: 'token_bucket', count: 4, periodMs: 60_000, burst: 1 }
+    const checks = (i: number): CounterCheck[] => {
+      const own: CounterRule = {
+        algorithm: 'moving_window',
+        count: 1 + (i % 4),
+        periodMs: 1_000,
+        burst: 0,
+      }
+      if (i % 3 === 0)
+        return [
+          { scope: 'global', bucket: 'ip:a', rule: fixed },
+          { scope: 'route:default:GET:/m', bucket: 'ip:a', rule: sliding },
+        ]
+      if (i % 3 === 1) return [{ scope: 'service:s', bucket: 'ip:b', rule: bucket }]
+      return [
+        { scope: 'route:default:GET:/m', bucket: 'ip:c', rule: sliding },
+        { scope: 'global', bucket: 'ip:c', rule: fixed },
+        { scope: `route:default:GET:/own${i % 2}`, bucket: 'ip:c', rule: own },
+      ]
+    }
+    const outcomes = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => batched.consume(checks(i), now)),
+    )
+    const expected = Array.from({ length: 40 }, (_, i) =>
+      verdicts(separate.consume(checks(i), now)),
+    )
+    expect(outcomes).toEqual(expected)
+    expect(outcomes.some((o) => o.some((x) => !x.allowed))).toBe(true)
+  })
+
   it(`splits a turn of more than ${MAX_BATCH} requests into several EVALSHA, counting exactly`, async () => {
     const { client: counting, calls } = countingClient(client)
     const batched = redisCounters({

@@ -8,16 +8,20 @@
   KEYS      the counter keys of every request, request after request; within a request in
             enforcement order (global, service, route); a fixed_window key ends with
             `:<window start ms>` (one key per window)
-  ARGV[1]   one string of comma-separated non-negative integers (one argument rather than four
-            per request: the client encodes each argument of a command separately):
-            R, the number of requests; then, per request:
-            now       epoch milliseconds (the engine's clock at the request)
-            n         the number of its limits (its next n KEYS)
-            n rules   four integers each:
+  ARGV[1]   a JSON array of non-negative integers (one argument for the whole batch: the client
+            encodes each argument of a command separately, and cjson decodes the array in C,
+            several times faster than matching the numbers one by one in Lua):
+            R, the number of requests; K, the number of distinct rules; then K rules, four
+            integers each:
                       algorithm  1 fixed_window | 2 sliding_window | 3 moving_window | 4 token_bucket
                       count      requests per period (integer >= 1)
                       period     period in milliseconds
                       burst      extra requests / extra bucket capacity (integer >= 0)
+            then, per request:
+            now       epoch milliseconds (the engine's clock at the request)
+            n         the number of its limits (its next n KEYS)
+            n indexes the rule of each limit, 1 to K (the requests of a batch mostly share their
+                      rules, so a rule travels once per batch instead of once per limit)
 
   A request's limits are evaluated in order: each allowed one is counted; the first that blocks
   is left untouched and ends that request's evaluation (its later limits are neither read nor
@@ -136,29 +140,22 @@ end
 
 local algorithms = { fixed_window, sliding_window, moving_window, token_bucket }
 
-local numbers = {}
-local read = 0
-for digits in string.gmatch(ARGV[1], '%d+') do
-  read = read + 1
-  numbers[read] = tonumber(digits)
-end
-
+local numbers = cjson.decode(ARGV[1])
+local first_request = 3 + 4 * numbers[2]
 local key_index = 1
-local at = 2
+local at = first_request
 for _ = 1, numbers[1] do
   now = numbers[at]
   local n = numbers[at + 1]
-  at = at + 2
-  local blocked = false
   for i = 0, n - 1 do
-    if not blocked then
-      local rule = at + 4 * i
-      blocked = not algorithms[numbers[rule]](
-        KEYS[key_index + i], numbers[rule + 1], numbers[rule + 2], numbers[rule + 3])
+    local rule = 3 + 4 * (numbers[at + 2 + i] - 1)
+    if not algorithms[numbers[rule]](
+        KEYS[key_index + i], numbers[rule + 1], numbers[rule + 2], numbers[rule + 3]) then
+      break
     end
   end
   key_index = key_index + n
-  at = at + 4 * n
+  at = at + 2 + n
 end
 
 return table.concat(out, ',')

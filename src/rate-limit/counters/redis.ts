@@ -199,20 +199,32 @@ export class RedisCounters implements CounterStore {
     if (call.settled) return // the deadline passed while the client was being made
     const batch = call.batch
     const keys: string[] = []
-    // Everything but the keys travels as one argument, a string of integers: the driver flattens,
-    // converts and measures every argument of a command one by one, and one argument per batch
-    // instead of four per request saves ~8k instructions per request (callgrind, 10 clients).
-    let numbers = String(batch.length)
+    // Everything but the keys travels as one argument, a JSON array of integers: the driver
+    // flattens, converts and measures every argument of a command one by one, and one argument
+    // per batch instead of four per request saves ~8k instructions per request (callgrind, 10
+    // clients). Each distinct rule is sent once and referred to by its index: the requests of a
+    // batch mostly share their rules, and every number sent is one more for the script to decode.
+    const ruleIndexes = new Map<CounterRule, number>()
+    let rules = ''
+    let requests = ''
     for (const { checks, now } of batch) {
-      numbers += `,${now},${checks.length}`
+      requests += `,${now},${checks.length}`
       for (const check of checks) {
+        const { rule } = check
         const key = this.keyOf(check.scope, check.bucket)
-        const period = check.rule.periodMs
+        const period = rule.periodMs
         // A fixed window's key names its window, so the script needs one INCR and no hash.
-        keys.push(check.rule.algorithm === 'fixed_window' ? `${key}:${now - (now % period)}` : key)
-        numbers += `,${packedRule(check.rule)}`
+        keys.push(rule.algorithm === 'fixed_window' ? `${key}:${now - (now % period)}` : key)
+        let index = ruleIndexes.get(rule)
+        if (index === undefined) {
+          index = ruleIndexes.size + 1
+          ruleIndexes.set(rule, index)
+          rules += `,${packedRule(rule)}`
+        }
+        requests += `,${index}`
       }
     }
+    const numbers = `[${batch.length},${ruleIndexes.size}${rules}${requests}]`
     const args = [numbers]
     // A client that throws instead of rejecting becomes a rejection here: this runs outside
     // any request's call stack, so the error must reach the batch (fail-open), never the loop.
@@ -323,16 +335,9 @@ class Call {
   }
 }
 
-/** Rules packed for the script (`<algorithm>,<count>,<period>,<burst>`), built once per rule. */
-const packed = new WeakMap<CounterRule, string>()
-
+/** A rule as the script reads it: `<algorithm>,<count>,<period>,<burst>`. */
 function packedRule(rule: CounterRule): string {
-  let text = packed.get(rule)
-  if (text === undefined) {
-    text = `${algorithmCodes[rule.algorithm]},${rule.count},${rule.periodMs},${rule.burst}`
-    packed.set(rule, text)
-  }
-  return text
+  return `${algorithmCodes[rule.algorithm]},${rule.count},${rule.periodMs},${rule.burst}`
 }
 
 /**
