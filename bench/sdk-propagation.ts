@@ -17,6 +17,10 @@
  *    applying a change. The server's own share is reported too (`server written`: until its
  *    call returned, with every frame on a socket), and the CPU time's system part (on loopback
  *    a socket write also runs the receiving side's TCP path). Goal: p99 < 2 ms.
+ *    Then the same measure for the floor (`socket floor`): a bare socket server here writes a
+ *    line of the same length to 50 plain TCP connections, spread over the same processes,
+ *    which only note its arrival (servers/socket-floor.ts). No HTTP, no parsing, no state: what
+ *    any change costs to reach 50 receivers in Node on this machine, whoever sends it.
  * 2. Per-request cost: bare Fastify vs an SDK app (same 50 routes, connected to the server, no
  *    change running), with the standalone switchyard plugin as a reference (the SDK app runs the
  *    same request path), with the HTTP harness (interleaved rounds, medians, ratios).
@@ -29,8 +33,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
+import { createServer, type AddressInfo, type Socket } from 'node:net'
 import Fastify from 'fastify'
 import { adminApp } from '../src/admin/index.js'
+import { eventFrame } from '../src/common/sse-frames.js'
 import { createEngine } from '../src/index.js'
 import { nodeArgsFor } from './lib/compiled.js'
 import { runHttpBenchmark } from './lib/http-harness.js'
@@ -68,13 +74,13 @@ await engine.start()
 const address = await server.listen({ host: '127.0.0.1', port: 0 })
 const url = `${address}/switchyard`
 
-/** One child process of SDK apps. */
-interface Apps {
+/** One child process of receivers: SDK apps, or the floor's plain connections. */
+interface Receivers {
   child: ChildProcess
-  /** When the last app of the process applied each change (hrtime ns), once reported. */
+  /** When the last receiver of the process handled each change (hrtime ns), once reported. */
   applied: Map<number, bigint>
   /**
-   * CPU time (µs) the process had used when it applied the first counted and the last change:
+   * CPU time (µs) the process had used when it handled the first counted and the last change:
    * user, system, user, system.
    */
   cpu: number[]
@@ -82,11 +88,11 @@ interface Apps {
   reported: Promise<void>
 }
 
-function startApps(): Promise<Apps> {
-  const child = spawn(process.execPath, nodeArgsFor('bench/servers/sdk-apps.ts'), {
+function startReceivers(script: string, env: Record<string, string>): Promise<Receivers> {
+  const child = spawn(process.execPath, nodeArgsFor(script), {
     env: {
       ...process.env,
-      SDK_SERVER: url,
+      ...env,
       SDK_APPS: String(APPS_PER_PROCESS),
       SDK_FIRST: String(WARMUP),
       SDK_CHANGES: String(WARMUP + CHANGES),
@@ -94,7 +100,7 @@ function startApps(): Promise<Apps> {
     stdio: ['pipe', 'pipe', 'inherit'],
   })
   let reportEnded!: () => void
-  const apps: Apps = {
+  const receivers: Receivers = {
     child,
     applied: new Map(),
     cpu: [],
@@ -102,7 +108,7 @@ function startApps(): Promise<Apps> {
   }
   let buffer = ''
   return new Promise((resolve, reject) => {
-    child.on('exit', (code) => reject(new Error(`SDK apps exited with ${code}`)))
+    child.on('exit', (code) => reject(new Error(`${script} exited with ${code}`)))
     child.stdout.on('data', (chunk: Buffer) => {
       buffer += chunk.toString()
       let end = buffer.indexOf('\n')
@@ -110,76 +116,19 @@ function startApps(): Promise<Apps> {
         const line = buffer.slice(0, end)
         buffer = buffer.slice(end + 1)
         end = buffer.indexOf('\n')
-        if (line.startsWith('READY')) resolve(apps)
+        if (line.startsWith('READY')) resolve(receivers)
         else if (line === 'END') reportEnded()
-        else if (line.startsWith('CPU ')) apps.cpu = line.slice(4).split(' ').map(Number)
+        else if (line.startsWith('CPU ')) receivers.cpu = line.slice(4).split(' ').map(Number)
         else {
           const match = /^S (\d+) (\d+)$/.exec(line)
-          if (match) apps.applied.set(Number(match[1]), BigInt(match[2]!))
+          if (match) receivers.applied.set(Number(match[1]), BigInt(match[2]!))
         }
       }
     })
   })
 }
 
-const groups = await Promise.all(Array.from({ length: PROCESSES }, () => startApps()))
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-const started: bigint[] = []
-/** When the server's call returned: the change applied and written to every app's socket. */
-const sent: bigint[] = []
-/** Change number `seq`; its number travels in the change, for the apps to note. */
-async function change(seq: number): Promise<void> {
-  started[seq] = process.hrtime.bigint()
-  if (seq % 2 === 0) {
-    const reason = `c${seq}`
-    if (seq % 4 === 0) await engine.disable('GET:/r0', { service: 'bench', reason })
-    else await engine.enable('GET:/r0', { service: 'bench', reason })
-  } else {
-    await engine.setGlobalRateLimit({ limit: `${seq + 1}/minute` })
-  }
-  sent[seq] = process.hrtime.bigint()
-  await pause(GAP_MS)
-}
-for (let seq = 0; seq < WARMUP; seq++) await change(seq)
-const serverCpuBefore = process.cpuUsage()
-for (let seq = WARMUP; seq < WARMUP + CHANGES; seq++) await change(seq)
-const serverCpu = process.cpuUsage(serverCpuBefore)
-// Time for the last change to arrive, then every process prints what it noted.
-await pause(200)
-for (const group of groups) group.child.stdin!.write('REPORT\n')
-await Promise.all(groups.map((group) => group.reported))
-
-const routeLatencies: number[] = []
-const policyLatencies: number[] = []
-let overlapping = 0
-const measured = Array.from({ length: CHANGES }, (_, index) => WARMUP + index)
-for (const seq of measured) {
-  let latest = 0n
-  for (const group of groups) {
-    const at = group.applied.get(seq)
-    if (at === undefined) throw new Error(`change ${seq} did not reach every app`)
-    if (at > latest) latest = at
-  }
-  const latency = Number(latest - started[seq]!) / 1e6
-  if (latency >= GAP_MS) overlapping += 1
-  ;(seq % 2 === 0 ? routeLatencies : policyLatencies).push(latency)
-}
-
-// CPU per change: what each change costs, apart from waiting for a core. The server's is
-// measured over the counted changes, the apps' from the first counted change to the last.
-// System time is the kernel's share: on loopback a socket write also runs the receiving side's
-// TCP path.
-const appsCpu = (offset: 0 | 1) =>
-  groups
-    .map((group) => (group.cpu[2 + offset]! - group.cpu[offset]!) / (CHANGES - 1))
-    .reduce((sum, each) => sum + each, 0) / groups.length
-const cpuPerChange = {
-  server_us: (serverCpu.user + serverCpu.system) / CHANGES,
-  server_system_us: serverCpu.system / CHANGES,
-  per_app_process_us: appsCpu(0) + appsCpu(1),
-  per_app_process_system_us: appsCpu(1),
-}
 
 function stats(values: number[]) {
   const at = (q: number) => percentile(values, q)
@@ -192,48 +141,172 @@ function stats(values: number[]) {
     max_ms: Math.max(...values),
   }
 }
-const all = stats([...routeLatencies, ...policyLatencies])
-// The server's own share of the latency: until its call returned, every frame was on a socket.
-const serverWritten = stats(measured.map((seq) => Number(sent[seq]! - started[seq]!) / 1e6))
-const propagation = {
-  apps: PROCESSES * APPS_PER_PROCESS,
-  processes: PROCESSES,
-  all,
-  route_state: stats(routeLatencies),
-  global_rl_policy: stats(policyLatencies),
-  server_written: serverWritten,
-  cpu_per_change: cpuPerChange,
-  gap_ms: GAP_MS,
-  overlapping,
+
+/**
+ * Makes the warm-up and the counted changes one at a time with `apply` (which sends change
+ * `seq`), then collects what every process of `groups` noted.
+ */
+async function measurePropagation(
+  groups: Receivers[],
+  apply: (seq: number) => Promise<void> | void,
+) {
+  const started: bigint[] = []
+  /** When `apply` returned: the change applied and written to every receiver's socket. */
+  const sent: bigint[] = []
+  const change = async (seq: number) => {
+    started[seq] = process.hrtime.bigint()
+    await apply(seq)
+    sent[seq] = process.hrtime.bigint()
+    await pause(GAP_MS)
+  }
+  for (let seq = 0; seq < WARMUP; seq++) await change(seq)
+  const serverCpuBefore = process.cpuUsage()
+  for (let seq = WARMUP; seq < WARMUP + CHANGES; seq++) await change(seq)
+  const serverCpu = process.cpuUsage(serverCpuBefore)
+  // Time for the last change to arrive, then every process prints what it noted.
+  await pause(200)
+  for (const group of groups) group.child.stdin!.write('REPORT\n')
+  await Promise.all(groups.map((group) => group.reported))
+  for (const group of groups) group.child.kill('SIGTERM')
+
+  const evenLatencies: number[] = []
+  const oddLatencies: number[] = []
+  let overlapping = 0
+  const measured = Array.from({ length: CHANGES }, (_, index) => WARMUP + index)
+  for (const seq of measured) {
+    let latest = 0n
+    for (const group of groups) {
+      const at = group.applied.get(seq)
+      if (at === undefined) throw new Error(`change ${seq} did not reach every receiver`)
+      if (at > latest) latest = at
+    }
+    const latency = Number(latest - started[seq]!) / 1e6
+    if (latency >= GAP_MS) overlapping += 1
+    ;(seq % 2 === 0 ? evenLatencies : oddLatencies).push(latency)
+  }
+  // CPU per change: what each change costs, apart from waiting for a core. The server's is
+  // measured over the counted changes, the receivers' from the first counted change to the
+  // last. System time is the kernel's share: on loopback a socket write also runs the
+  // receiving side's TCP path.
+  const receiversCpu = (offset: 0 | 1) =>
+    groups
+      .map((group) => (group.cpu[2 + offset]! - group.cpu[offset]!) / (CHANGES - 1))
+      .reduce((sum, each) => sum + each, 0) / groups.length
+  return {
+    all: stats([...evenLatencies, ...oddLatencies]),
+    even: stats(evenLatencies),
+    odd: stats(oddLatencies),
+    // The server's own share of the latency: until its call returned, every frame was on a socket.
+    server_written: stats(measured.map((seq) => Number(sent[seq]! - started[seq]!) / 1e6)),
+    cpu_per_change: {
+      server_us: (serverCpu.user + serverCpu.system) / CHANGES,
+      server_system_us: serverCpu.system / CHANGES,
+      per_app_process_us: receiversCpu(0) + receiversCpu(1),
+      per_app_process_system_us: receiversCpu(1),
+    },
+    overlapping,
+  }
 }
+
 const fmt = (value: number) => value.toFixed(3).padStart(9)
-console.log(
-  `\nsdk-propagation: ${CHANGES} changes (after ${WARMUP} not counted), one at a time, to ${propagation.apps} SDK apps (${PROCESSES} processes × ${APPS_PER_PROCESS}); ms from the server's write to the last app applying it\n`,
-)
-console.log(
-  `${'change'.padEnd(20)}${['p50', 'p90', 'p95', 'p99', 'max'].map((q) => q.padStart(9)).join('')}`,
-)
-for (const [name, row] of Object.entries({
-  all,
-  route_state: propagation.route_state,
-  global_rl_policy: propagation.global_rl_policy,
-  'server written': serverWritten,
-}))
-  console.log(
-    `${name.padEnd(20)}${[row.p50_ms, row.p90_ms, row.p95_ms, row.p99_ms, row.max_ms].map(fmt).join('')}`,
-  )
 const us = (value: number) => value.toFixed(0)
-console.log(
-  `CPU per change: server ${us(cpuPerChange.server_us)} µs (system ${us(cpuPerChange.server_system_us)}; writing to 50 apps included), each app process ${us(cpuPerChange.per_app_process_us)} µs (system ${us(cpuPerChange.per_app_process_system_us)}; ${APPS_PER_PROCESS} apps)`,
+function printTable(rows: Record<string, ReturnType<typeof stats>>): void {
+  console.log(
+    `${'change'.padEnd(20)}${['p50', 'p90', 'p95', 'p99', 'max'].map((q) => q.padStart(9)).join('')}`,
+  )
+  for (const [name, row] of Object.entries(rows))
+    console.log(
+      `${name.padEnd(20)}${[row.p50_ms, row.p90_ms, row.p95_ms, row.p99_ms, row.max_ms].map(fmt).join('')}`,
+    )
+}
+
+// 1. The SDK apps: alternately a route state (disable / enable `GET:/r0` of service `bench`)
+//    and the global rate-limit policy; the change's number travels in it, for the apps to note.
+const apps = await Promise.all(
+  Array.from({ length: PROCESSES }, () =>
+    startReceivers('bench/servers/sdk-apps.ts', { SDK_SERVER: url }),
+  ),
 )
-console.log(
-  `changes still arriving when the next one was made (${GAP_MS} ms later): ${overlapping}`,
-)
-console.log(`target p99 < 2 ms: ${all.p99_ms < 2 ? 'met' : 'MISSED'}`)
-for (const group of groups) group.child.kill('SIGTERM')
+const sdk = await measurePropagation(apps, async (seq) => {
+  if (seq % 2 === 0) {
+    const reason = `c${seq}`
+    if (seq % 4 === 0) await engine.disable('GET:/r0', { service: 'bench', reason })
+    else await engine.enable('GET:/r0', { service: 'bench', reason })
+  } else {
+    await engine.setGlobalRateLimit({ limit: `${seq + 1}/minute` })
+  }
+})
 // Leave the state the request-cost run expects: every route active, no policy.
 await engine.enable('GET:/r0', { service: 'bench' })
 await engine.deleteGlobalRateLimit()
+// As long as an SDK frame of a route state: the floor sends as many bytes per change.
+const frameBytes = eventFrame('route_state', {
+  service: 'bench',
+  route: 'GET:/r0',
+  state: engine.routeOverrides('bench').find((state) => state.route === 'GET:/r0') ?? null,
+}).length
+
+// 2. The floor: the same number of plain TCP connections, the same bytes per change, written
+//    by a bare socket server here and only noted on arrival (see servers/socket-floor.ts).
+const floorSockets: Socket[] = []
+const floorServer = createServer({ noDelay: true }, (socket) => {
+  floorSockets.push(socket)
+  socket.on('error', () => undefined)
+})
+await new Promise<void>((resolve) => floorServer.listen(0, '127.0.0.1', resolve))
+const floorPort = (floorServer.address() as AddressInfo).port
+const floorGroups = await Promise.all(
+  Array.from({ length: PROCESSES }, () =>
+    startReceivers('bench/servers/socket-floor.ts', { FLOOR_PORT: String(floorPort) }),
+  ),
+)
+const floor = await measurePropagation(floorGroups, (seq) => {
+  const line = Buffer.from(`${seq} `.padEnd(frameBytes - 1, 'x') + '\n')
+  for (const socket of floorSockets) socket.write(line)
+})
+for (const socket of floorSockets) socket.destroy()
+floorServer.close()
+
+const propagation = {
+  apps: PROCESSES * APPS_PER_PROCESS,
+  processes: PROCESSES,
+  all: sdk.all,
+  route_state: sdk.even,
+  global_rl_policy: sdk.odd,
+  server_written: sdk.server_written,
+  cpu_per_change: sdk.cpu_per_change,
+  gap_ms: GAP_MS,
+  overlapping: sdk.overlapping,
+  socket_floor: {
+    all: floor.all,
+    server_written: floor.server_written,
+    cpu_per_change: floor.cpu_per_change,
+    overlapping: floor.overlapping,
+  },
+}
+const receivers = `${propagation.apps} receivers (${PROCESSES} processes × ${APPS_PER_PROCESS})`
+console.log(
+  `\nsdk-propagation: ${CHANGES} changes (after ${WARMUP} not counted), one at a time, to ${receivers}; ms from the server's write to the last receiver handling it\n`,
+)
+printTable({
+  all: sdk.all,
+  route_state: sdk.even,
+  global_rl_policy: sdk.odd,
+  'server written': sdk.server_written,
+  'socket floor': floor.all,
+  'floor written': floor.server_written,
+})
+for (const [name, cpu] of [
+  ['SDK', sdk.cpu_per_change],
+  ['socket floor', floor.cpu_per_change],
+] as const)
+  console.log(
+    `CPU per change, ${name}: server ${us(cpu.server_us)} µs (system ${us(cpu.server_system_us)}; writing to 50 receivers included), each receiving process ${us(cpu.per_app_process_us)} µs (system ${us(cpu.per_app_process_system_us)}; ${APPS_PER_PROCESS} receivers)`,
+  )
+console.log(
+  `changes still arriving when the next one was made (${GAP_MS} ms later): ${sdk.overlapping} (floor ${floor.overlapping})`,
+)
+console.log(`target p99 < 2 ms: ${sdk.all.p99_ms < 2 ? 'met' : 'MISSED'}`)
 
 if (propagationOnly) process.exit(0)
 // Per-request cost of an SDK app (the server above stays connected to it).

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Instructions per request that Redis spends on the rate-limit counters' script: a private
+# redis-server (its own port, nothing saved) runs under callgrind, and
+# bench/lib/redis-counter-batches.ts sends it batches of 18 requests with two fixed-window
+# limits each (1,000 batches to warm up, then `batches`, default 2,000, counted). Needs
+# valgrind; about a minute.
+#
+#   npx tsc -p tsconfig.bench.json && node scripts/copy-assets.mjs bench/.out/src
+#   bash bench/lib/count-redis-instructions.sh [batches] [build]
+#
+# `build` is another compiled tree (for example an earlier commit's bench/.out) whose counters
+# to count with this driver. Prints `<instructions per request>`; the callgrind file stays in
+# $OUT (default a temporary folder) for callgrind_annotate.
+set -euo pipefail
+batches=${1:-2000}
+build=${2:-}
+OUT=${OUT:-$(mktemp -d)}
+driver=bench/.out/bench/lib/redis-counter-batches.js
+[ -f "$driver" ] || { echo "compile the bench first (see the header)" >&2; exit 2; }
+port=$(node -e "const s = require('net').createServer().listen(0, '127.0.0.1', () => { console.log(s.address().port); s.close() })")
+valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.out.%p" \
+  redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no >"$OUT/redis.log" 2>&1 &
+pid=$!
+trap 'kill $pid 2>/dev/null || true' EXIT
+for _ in $(seq 1 120); do
+  redis-cli -p "$port" ping >/dev/null 2>&1 && break
+  sleep 0.5
+done
+node "$driver" "$port" 1000 $build >/dev/null
+callgrind_control -z "$pid" >/dev/null 2>&1
+node "$driver" "$port" "$batches" $build >/dev/null
+callgrind_control -d "$pid" >/dev/null 2>&1
+# The dump taken by callgrind_control -d: cg.out.<pid>.1.
+for _ in $(seq 1 60); do
+  [ -s "$OUT/cg.out.$pid.1" ] && break
+  sleep 0.5
+done
+total=$(awk '/^summary:/ { print $2; exit }' "$OUT/cg.out.$pid.1")
+echo "$((total / (batches * 18)))"
