@@ -13,7 +13,7 @@
  * growing the buffer.
  */
 import type { Readable } from 'node:stream'
-import { SseFrameSplitter } from '../common/sse-frames.js'
+import { SseFrameSplitter, type SseFrame } from '../common/sse-frames.js'
 
 /** Largest frame accepted (a snapshot of many flags is the biggest one). */
 export const MAX_FRAME_BYTES = 64 * 1024 * 1024
@@ -26,14 +26,16 @@ export function readEvents(
 ): Promise<void> {
   return new Promise((resolve, reject) => {
     const frames = new SseFrameSplitter()
+    // Made once, not per chunk: every change reaches every app as a chunk of its own.
+    const onFrame = (frame: SseFrame) => {
+      if (frame.data === undefined) return
+      onEvent(frame.event?.trim() ?? 'message', JSON.parse(frame.data) as unknown)
+    }
     let ended = false
     body.setEncoding('utf8')
     body.on('data', (chunk: string) => {
       try {
-        frames.push(chunk, (frame) => {
-          if (frame.data === undefined) return
-          onEvent(frame.event?.trim() ?? 'message', JSON.parse(frame.data) as unknown)
-        })
+        frames.push(chunk, onFrame)
       } catch (error) {
         body.destroy(error instanceof Error ? error : new Error(String(error)))
         return
