@@ -28,7 +28,7 @@ for _ in $(seq 1 120); do
 done
 node "$driver" "$port" 1000 $build >/dev/null
 callgrind_control -z "$pid" >/dev/null 2>&1
-node "$driver" "$port" "$batches" $build >/dev/null
+requests=$(node "$driver" "$port" "$batches" $build)
 callgrind_control -d "$pid" >/dev/null 2>&1
 # The dump taken by callgrind_control -d: cg.out.<pid>.1.
 for _ in $(seq 1 60); do
@@ -36,4 +36,4 @@ for _ in $(seq 1 60); do
   sleep 0.5
 done
 total=$(awk '/^summary:/ { print $2; exit }' "$OUT/cg.out.$pid.1")
-echo "$((total / (batches * 18)))"
+echo "$((total / requests))"

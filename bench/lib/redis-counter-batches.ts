@@ -3,8 +3,9 @@
  * `BATCH` requests issued in one event-loop turn (so they share one EVALSHA, as under load),
  * each counted by a global and a route limit (fixed windows, never blocking), from four client
  * addresses. `node redis-counter-batches.js <port> <batches> [build]` sends `batches` batches
- * to the Redis at 127.0.0.1:<port> and prints `DONE`; `build` is the compiled tree whose
- * counters to use (default this one), so an earlier commit's counters can be counted alike.
+ * to the Redis at 127.0.0.1:<port> and prints how many requests they held (the script divides
+ * by it); `build` is the compiled tree whose counters to use (default this one), so an earlier
+ * commit's counters can be counted alike.
  */
 import { pathToFileURL } from 'node:url'
 import { resolve } from 'node:path'
@@ -12,7 +13,7 @@ import type { CounterCheck } from '../../src/rate-limit/counters/types.js'
 import type { RedisCounters } from '../../src/rate-limit/counters/redis.js'
 
 /** Requests per batch: about what one event-loop turn holds in the rate-limit bench's Redis case. */
-export const BATCH = 18
+const BATCH = 18
 
 const [port, batchesText, build] = process.argv.slice(2)
 const root =
@@ -26,6 +27,7 @@ const counters = redisCounters({
   prefix: 'count:',
   commandTimeout: 60,
 })
+// Two rule objects, as a global and a route policy each compile their own: a batch sends two.
 const globalRule = {
   algorithm: 'fixed_window',
   count: 100_000_000,
@@ -42,9 +44,10 @@ const checks: CounterCheck[][] = Array.from({ length: 4 }, (_, client) => [
   { scope: 'global', bucket: `ip:10.0.0.${client}`, rule: globalRule },
   { scope: 'route:default:GET:/r25', bucket: `ip:10.0.0.${client}`, rule: routeRule },
 ])
-for (let batch = 0; batch < Number(batchesText); batch++) {
+const batches = Number(batchesText)
+for (let batch = 0; batch < batches; batch++) {
   const now = Date.now()
   await Promise.all(Array.from({ length: BATCH }, (_, i) => counters.consume(checks[i % 4]!, now)))
 }
 await counters.close()
-console.log('DONE')
+console.log(batches * BATCH)

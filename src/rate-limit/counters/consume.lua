@@ -141,9 +141,8 @@ end
 local algorithms = { fixed_window, sliding_window, moving_window, token_bucket }
 
 local numbers = cjson.decode(ARGV[1])
-local first_request = 3 + 4 * numbers[2]
 local key_index = 1
-local at = first_request
+local at = 3 + 4 * numbers[2] -- the first request, after R, K and the K rules
 for _ = 1, numbers[1] do
   now = numbers[at]
   local n = numbers[at + 1]
