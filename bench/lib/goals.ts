@@ -201,6 +201,22 @@ export const GOALS: Goal[] = [
     bound: 0.8,
     unit: '×',
   },
+  {
+    label: 'multi-service: a change reaching 50 SDK apps, p99 (ms)',
+    file: 'sdk-propagation',
+    read: (results) => field(results, 'propagation', 'all', 'p99_ms'),
+    kind: 'max',
+    bound: 2,
+    unit: ' ms',
+  },
+  {
+    label: 'multi-service: an SDK app vs bare Fastify',
+    file: 'sdk-request-cost',
+    read: ratioOf('switchyard-sdk'),
+    kind: 'min',
+    bound: 0.98,
+    unit: '×',
+  },
 ]
 
 /** The outcome of one goal against the latest results. */

@@ -1,11 +1,13 @@
 /**
- * What a process of receivers in bench/sdk-propagation.ts notes, and how it reports it: for
- * every change the driver makes, the latest `process.hrtime.bigint()` among the process's
- * receivers, taken right after each one handled the change, and the process's CPU time at the
- * first counted change (`SDK_FIRST`, after the driver's warm-up) and the last (`SDK_CHANGES` -
- * 1), user and system apart. It prints them only when the driver asks (a `REPORT` line on
- * stdin), after the run: writing a line per change to the driver would cost more CPU than
- * handling the change, and that work would compete for a core with receivers still handling it.
+ * What a process of receivers in bench/sdk-propagation.ts notes, and how it reports it. The
+ * driver makes its changes in rounds: `SDK_FIRST` changes to warm up (not noted), then rounds of
+ * `SDK_ROUND` changes each. For every counted change the process notes the latest
+ * `process.hrtime.bigint()` among its receivers, taken right after each one handled the change,
+ * and its CPU time (user and system apart) when it handled the first and the last change of a
+ * round. It prints them only when the driver asks (a `REPORT` line on stdin), after each round:
+ * writing a line per change to the driver would cost more CPU than handling the change, and that
+ * work would compete for a core with receivers still handling it. A report clears what it
+ * printed, so each round's report holds that round only.
  */
 
 /** Notes each receiver's handling of change `seq`. */
@@ -13,17 +15,19 @@ export type Record = (seq: number) => void
 
 /** Starts answering the driver's `REPORT`; returns the function each receiver calls. */
 export function propagationRecorder(receivers: number): Record {
-  const changes = Number(process.env.SDK_CHANGES ?? 1000)
   const first = Number(process.env.SDK_FIRST ?? 0)
+  const round = Number(process.env.SDK_ROUND ?? 1000)
   const seen = new Map<number, { count: number; latest: bigint }>()
-  const done = new Map<number, bigint>()
-  const cpu: number[] = []
+  let done: [number, bigint][] = []
+  let cpu: number[] = []
   process.stdin.setEncoding('utf8')
   process.stdin.on('data', (text: string) => {
     if (!text.includes('REPORT')) return
-    const lines = [...done].map(([seq, at]) => `S ${seq} ${at}`)
+    const lines = done.map(([seq, at]) => `S ${seq} ${at}`)
     lines.push(`CPU ${cpu.join(' ')}`, 'END')
     process.stdout.write(`${lines.join('\n')}\n`)
+    done = []
+    cpu = []
   })
   return (seq) => {
     // After the synchronous work that delivered the change has finished.
@@ -37,8 +41,10 @@ export function propagationRecorder(receivers: number): Record {
         return
       }
       seen.delete(seq)
-      done.set(seq, entry.latest)
-      if (seq === first || seq === changes - 1) {
+      if (seq < first) return
+      done.push([seq, entry.latest])
+      const position = (seq - first) % round
+      if (position === 0 || position === round - 1) {
         const usage = process.cpuUsage()
         cpu.push(usage.user, usage.system)
       }
