@@ -46,7 +46,7 @@ import { createEngine } from '../src/index.js'
 import { nodeArgsFor } from './lib/compiled.js'
 import { runHttpBenchmark } from './lib/http-harness.js'
 import { writeResults } from './lib/results.js'
-import { percentile } from './lib/stats.js'
+import { median, percentile } from './lib/stats.js'
 
 const quick = process.argv.includes('--quick')
 /** Skip the request-cost part (and the results file): for working on propagation. */
@@ -218,13 +218,10 @@ async function measureRound(kind: Kind, index: number): Promise<Round> {
   await pause(200)
   const reports = await Promise.all(kind.groups.map((group) => group.report()))
 
-  const round: Round = {
-    even: [],
-    odd: [],
-    written: [],
-    cpu: { server: 0, serverSystem: 0, receivers: 0, receiversSystem: 0 },
-    overlapping: 0,
-  }
+  const even: number[] = []
+  const odd: number[] = []
+  const written: number[] = []
+  let overlapping = 0
   for (let seq = first; seq < first + CHANGES; seq++) {
     let latest = 0n
     for (const report of reports) {
@@ -233,9 +230,9 @@ async function measureRound(kind: Kind, index: number): Promise<Round> {
       if (at > latest) latest = at
     }
     const latency = Number(latest - started[seq]!) / 1e6
-    if (latency >= GAP_MS) round.overlapping += 1
-    ;(seq % 2 === 0 ? round.even : round.odd).push(latency)
-    round.written.push(Number(sent[seq]! - started[seq]!) / 1e6)
+    if (latency >= GAP_MS) overlapping += 1
+    ;(seq % 2 === 0 ? even : odd).push(latency)
+    written.push(Number(sent[seq]! - started[seq]!) / 1e6)
   }
   // CPU per change: what each change costs, apart from waiting for a core. The server's is
   // measured over the round's changes, the receivers' from its first change to its last.
@@ -245,16 +242,14 @@ async function measureRound(kind: Kind, index: number): Promise<Round> {
     reports
       .map((report) => (report.cpu[2 + offset]! - report.cpu[offset]!) / (CHANGES - 1))
       .reduce((sum, each) => sum + each, 0) / reports.length
-  round.cpu = {
+  const cpu = {
     server: (serverCpu.user + serverCpu.system) / CHANGES,
     serverSystem: serverCpu.system / CHANGES,
     receivers: receivers(0) + receivers(1),
     receiversSystem: receivers(1),
   }
-  return round
+  return { even, odd, written, cpu, overlapping }
 }
-
-const median = (values: number[]) => percentile(values, 0.5)
 
 /**
  * Every round of a kind together: percentiles over all their changes, each round's p99 (the
