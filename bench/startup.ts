@@ -25,10 +25,10 @@ const extension = runningCompiled ? 'js' : 'ts'
 const entry = (path: string) => pathToFileURL(`${sourceRoot}/${path}.${extension}`).href
 const cases = [
   { name: 'fastify', specifier: 'fastify' },
-  { name: 'switchyard/fastify', specifier: entry('fastify/index') },
-  { name: 'switchyard', specifier: entry('index') },
-  { name: 'switchyard/tasks', specifier: entry('tasks/index') },
-  { name: 'switchyard/tasks/fastify', specifier: entry('tasks/fastify/index') },
+  { name: 'fastify-switchyard/fastify', specifier: entry('fastify/index') },
+  { name: 'fastify-switchyard', specifier: entry('index') },
+  { name: 'fastify-switchyard/tasks', specifier: entry('tasks/index') },
+  { name: 'fastify-switchyard/tasks/fastify', specifier: entry('tasks/fastify/index') },
 ]
 
 /** What the child runs: one import, timed from inside, printed as JSON. */
@@ -96,7 +96,8 @@ for (const row of rows)
   console.log(
     `| ${row.case} | ${row.median_cpu_ms} | ${row.min_cpu_ms}–${row.max_cpu_ms} | ${row.median_wall_ms} | ${row.median_ratio.toFixed(3)} |`,
   )
-const plugin = rows.find((row) => row.case === 'switchyard/fastify')?.median_ratio ?? Number.NaN
+const plugin =
+  rows.find((row) => row.case === 'fastify-switchyard/fastify')?.median_ratio ?? Number.NaN
 console.log(`\ngoal: switchyard/fastify ≤ 1.5× fastify: ${plugin <= 1.5 ? 'met' : 'MISSED'}`)
 
 mkdirSync('bench/results', { recursive: true })

@@ -2,7 +2,7 @@
  * The error catalogue of route control: every coded error class the engine, its features and
  * the admin app throw, in one list. docs/errors.md documents each one (code, class, status),
  * and a test holds the two together in both directions. The task half has its own list
- * (`taskErrors` of `switchyard/tasks`); the halves do not import each other.
+ * (`taskErrors` of `fastify-switchyard/tasks`); the halves do not import each other.
  */
 import { adminErrorCatalogue } from './admin/errors.js'
 import { coreErrorCatalogue } from './core/errors.js'

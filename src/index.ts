@@ -1,5 +1,5 @@
 /**
- * `switchyard`: the engine, its models, stores and errors.
+ * `fastify-switchyard`: the engine, its models, stores and errors.
  */
 export { createEngine } from './create-engine.js'
 export { Engine, type EngineOptions, type EngineLogger } from './core/engine.js'

@@ -65,7 +65,7 @@ export const GOALS: Goal[] = [
   {
     label: 'start-up: import switchyard/fastify vs import fastify (CPU)',
     file: 'startup',
-    read: ratioOf('switchyard/fastify'),
+    read: ratioOf('fastify-switchyard/fastify'),
     kind: 'max',
     bound: 1.5,
     unit: '×',

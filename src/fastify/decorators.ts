@@ -1,6 +1,6 @@
 /**
- * The route decorators and their option types: the part of `switchyard/fastify` that
- * `switchyard/sdk` re-exports, so an app of either mode declares its routes the same way.
+ * The route decorators and their option types: the part of `fastify-switchyard/fastify` that
+ * `fastify-switchyard/sdk` re-exports, so an app of either mode declares its routes the same way.
  */
 export {
   maintenance,

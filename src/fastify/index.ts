@@ -1,5 +1,5 @@
 /**
- * `switchyard/fastify`: the plugin and the route decorators.
+ * `fastify-switchyard/fastify`: the plugin and the route decorators.
  */
 export { switchyard, type SwitchyardPluginOptions } from './plugin.js'
 export type { OpenApiFilterOptions } from './openapi.js'

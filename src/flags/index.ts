@@ -12,7 +12,7 @@
  *
  * The OpenFeature provider lives in `./openfeature.js` and is deliberately not re-exported
  * here: `@openfeature/server-sdk` is an optional peer dependency, so it is loaded only by
- * `engine.useOpenFeature()` (a dynamic import), never by importing `switchyard`.
+ * `engine.useOpenFeature()` (a dynamic import), never by importing `fastify-switchyard`.
  */
 export * from './model.js'
 export * from './schemas.js'

@@ -1,6 +1,6 @@
 /**
  * Rate limiting: limit strings, algorithms, key strategies, policies, counters and the
- * service that holds them. Framework-free; the Fastify decorator lives in `switchyard/fastify`.
+ * service that holds them. Framework-free; the Fastify decorator lives in `fastify-switchyard/fastify`.
  */
 export { parseLimit, parseTierLimit, LIMIT_FORM, UNLIMITED, type Limit } from './limit.js'
 export {

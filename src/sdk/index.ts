@@ -1,6 +1,6 @@
 /**
- * `switchyard/sdk`: an app of multi-service mode. `switchyardSdk` connects the app to its
- * central server (`switchyard serve`); the route decorators are those of `switchyard/fastify`,
+ * `fastify-switchyard/sdk`: an app of multi-service mode. `switchyardSdk` connects the app to its
+ * central server (`switchyard serve`); the route decorators are those of `fastify-switchyard/fastify`,
  * re-exported here so an app imports from one place.
  */
 export { switchyardSdk, type SwitchyardSdkOptions, type SdkHandle } from './plugin.js'

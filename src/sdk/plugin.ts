@@ -1,6 +1,6 @@
 /**
  * `switchyardSdk`: the Fastify plugin of an app in multi-service mode. The app enforces with
- * the same engine, decorators and responses as with `switchyard/fastify`; its state comes from
+ * the same engine, decorators and responses as with `fastify-switchyard/fastify`; its state comes from
  * the central server (`switchyard serve`) over the server's event stream, applied to an
  * in-process replica, so nothing on the request path touches the network. Rate-limit counters
  * stay in the app (memory, or the Redis counters it is given); blocked requests and audit

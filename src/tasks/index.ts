@@ -1,5 +1,5 @@
 /**
- * `switchyard/tasks`: the task manager, its records, queues, executors, observers and errors.
+ * `fastify-switchyard/tasks`: the task manager, its records, queues, executors, observers and errors.
  */
 export { TaskManager } from './manager.js'
 export type { TaskManagerOptions, AddTaskOptions, TaskManagerLogger } from './options.js'

@@ -106,8 +106,8 @@ export function extractBlocks(markdown: string, file: string): DocBlock[] {
 /** Names a fragment may use without declaring them, with the type they have. */
 export const FRAGMENT_GLOBALS: Readonly<Record<string, string>> = {
   app: "import('fastify').FastifyInstance",
-  engine: "import('switchyard').Engine",
-  manager: "import('switchyard/tasks').TaskManager",
+  engine: "import('fastify-switchyard').Engine",
+  manager: "import('fastify-switchyard/tasks').TaskManager",
 }
 
 /**

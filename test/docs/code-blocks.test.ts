@@ -206,7 +206,7 @@ describe('the block extractor', () => {
       'y.md',
     )[0]
     const { source, prefixLines } = typeCheckModule(fragment as DocBlock)
-    expect(source).toContain("declare const engine: import('switchyard').Engine")
+    expect(source).toContain("declare const engine: import('fastify-switchyard').Engine")
     expect(source).not.toContain('declare const app')
     expect(source.split('\n')[prefixLines]).toBe('const app = 1')
   })

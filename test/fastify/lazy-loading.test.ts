@@ -1,5 +1,5 @@
 /**
- * Start-up stays light: importing `switchyard/fastify` loads neither the admin app (its TypeBox
+ * Start-up stays light: importing `fastify-switchyard/fastify` loads neither the admin app (its TypeBox
  * schemas and type provider, dashboard, cookie and compression plugins), nor the flag
  * validators (TypeBox's compiler, the regex analysers), nor the YAML serialiser, nor a database
  * driver. They load when used: mounting the admin, the first flag write, the first YAML

@@ -1,5 +1,5 @@
 /**
- * The endpoints of multi-service mode (docs/multi-service.md), used by `switchyard/sdk` apps:
+ * The endpoints of multi-service mode (docs/multi-service.md), used by `fastify-switchyard/sdk` apps:
  *
  * - `POST /api/sdk/register` — an app registers its declared routes under its app id;
  * - `GET /api/sdk/events?app_id=` — the app's event stream: a `snapshot`, then its changes;

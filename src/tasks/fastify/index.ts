@@ -1,5 +1,5 @@
 /**
- * `switchyard/tasks/fastify`: the Fastify integration of the task manager.
+ * `fastify-switchyard/tasks/fastify`: the Fastify integration of the task manager.
  *
  * @example
  * await app.register(tasksPlugin, { taskManager: manager })

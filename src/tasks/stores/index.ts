@@ -46,7 +46,7 @@ export {
 
 /**
  * A Redis store over a client it opens (`url`) or yours (`client`); needs `ioredis`. One options
- * object, the same shape as the route-control `redisStore` of `switchyard`:
+ * object, the same shape as the route-control `redisStore` of `fastify-switchyard`:
  * `redisStore({ url, prefix })`. (The older form with the prefix in a second argument,
  * `redisStore({ url }, { prefix })`, still works; the second argument wins.)
  */
