@@ -6,16 +6,15 @@
  * syntax-checked (or run); JSON blocks are parsed. A failure names the Markdown file and line.
  *
  * The package is built first when dist/ is missing or older than src/ (a fresh `npm test`
- * needs no separate build).
+ * needs no separate build; see test/helpers/build.ts).
  */
 import { spawn, spawnSync } from 'node:child_process'
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ensureBuilt, root } from '../helpers/build.js'
 import { extractBlocks, typeCheckModule, type DocBlock } from './blocks.js'
 
-const root = fileURLToPath(new URL('../..', import.meta.url))
 /** Inside the repository, so that `switchyard` resolves to this package by its own name. */
 const work = join(root, '.tmp', `doc-blocks-${process.pid}`)
 const PROGRAM_TIMEOUT_MS = 60_000
@@ -38,38 +37,6 @@ const typeChecked = blocks.filter(
 const programs = blocks.filter((block) => block.kind === 'program')
 const shells = blocks.filter((block) => block.kind === 'shell' || block.kind === 'shell-run')
 const jsons = blocks.filter((block) => block.kind === 'json')
-
-/** The newest modification time of any file under `dir`. */
-function newestMtime(dir: string): number {
-  let newest = 0
-  for (const name of readdirSync(dir, { recursive: true, encoding: 'utf8' })) {
-    const stat = statSync(join(dir, name))
-    if (stat.isFile()) newest = Math.max(newest, stat.mtimeMs)
-  }
-  return newest
-}
-
-/** Builds the package when dist/ is missing or older than a source file. */
-function ensureBuilt(): void {
-  let built = 0
-  try {
-    built = statSync(join(root, 'dist', 'index.js')).mtimeMs
-  } catch {
-    built = 0
-  }
-  const sources = Math.max(
-    newestMtime(join(root, 'src')),
-    statSync(join(root, 'package.json')).mtimeMs,
-    statSync(join(root, 'tsconfig.build.json')).mtimeMs,
-  )
-  if (built >= sources) return
-  const build = spawnSync('npm', ['run', 'build'], { cwd: root, encoding: 'utf8' })
-  if (build.status !== 0) {
-    throw new Error(
-      `npm run build failed (needed to run the docs):\n${build.stdout}${build.stderr}`,
-    )
-  }
-}
 
 /** Type errors by block, from one compiler run over every type-checked block. */
 const typeErrors = new Map<DocBlock, string[]>()
@@ -223,8 +190,8 @@ describe('the block extractor', () => {
 })
 
 describe('documentation blocks', () => {
-  beforeAll(() => {
-    ensureBuilt()
+  beforeAll(async () => {
+    await ensureBuilt()
     rmSync(work, { recursive: true, force: true })
     mkdirSync(work, { recursive: true })
     typeCheckAll()
