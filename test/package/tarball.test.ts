@@ -22,6 +22,7 @@ interface PackResult {
 const ALLOWED: readonly RegExp[] = [
   /^package\.json$/,
   /^README\.md$/,
+  /^LICENSE$/,
   // The user documentation, as Markdown only (the screenshots stay in the repository).
   /^docs\/(?:[\w-]+\/)*[\w-]+\.md$/,
   // Compiled modules and their declarations.
@@ -151,7 +152,8 @@ describe('the published tarball', () => {
     expect(missing).toEqual([])
   })
 
-  it('ships the README and the documentation as Markdown', () => {
+  it('ships the licence, the README and the documentation as Markdown', () => {
+    expect(paths.has('LICENSE')).toBe(true)
     expect(paths.has('README.md')).toBe(true)
     const docs = readdirSync(join(root, 'docs'), { recursive: true, encoding: 'utf8' })
       .map((name) => `docs/${name.split('\\').join('/')}`)
