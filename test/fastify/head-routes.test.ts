@@ -1,4 +1,8 @@
-import Fastify, { type FastifyServerOptions, type RouteShorthandOptions } from 'fastify'
+import Fastify, {
+  type FastifyInstance,
+  type FastifyServerOptions,
+  type RouteShorthandOptions,
+} from 'fastify'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createEngine, type Engine } from '../../src/index.js'
 import { disabled, switchyard } from '../../src/fastify/index.js'
@@ -114,7 +118,7 @@ describe('automatic HEAD routes follow their GET route', () => {
 })
 
 describe('declared HEAD routes keep their own state', () => {
-  async function build(declare: (app: ReturnType<typeof Fastify>) => void) {
+  async function build(declare: (app: FastifyInstance) => void) {
     const app = Fastify()
     apps.push(app)
     const engine = createEngine({ store: 'memory' })
