@@ -18,7 +18,6 @@ import type {
   FastifyRequest,
   HookHandlerDoneFunction,
   onRequestHookHandler,
-  RouteOptions,
 } from 'fastify'
 import fp from 'fastify-plugin'
 import type { AdminAppOptions } from '../admin/app.js'
@@ -34,6 +33,7 @@ import { createEngine } from '../create-engine.js'
 import type { RateLimitingOptions } from '../rate-limit/options.js'
 import type { RateLimitService } from '../rate-limit/service.js'
 import { declarationOf } from './declarations.js'
+import { HeadTwins, type OnRouteOptions } from './head-routes.js'
 import type { RateLimitDeclaration, RateLimitResponseFactory } from './rate-limit.js'
 import { RouteTable } from './openapi-document.js'
 import { installOpenApiFilter, OpenApiFilter, type OpenApiFilterOptions } from './openapi.js'
@@ -125,7 +125,9 @@ async function switchyardPlugin(
       },
     })
   }
-  const getSlots = new Map<string, RouteSlot>()
+  // Fastify's config has the app-wide `exposeHeadRoutes` (default true) but does not type it.
+  const config = app.initialConfig as { exposeHeadRoutes?: boolean }
+  const headTwins = new HeadTwins(config.exposeHeadRoutes ?? true)
   const openapi: unknown = options.openapi ?? true
   if (typeof openapi !== 'boolean' && (typeof openapi !== 'object' || openapi === null))
     throw new ConfigError('openapi must be true, false or { decorator }.')
@@ -145,7 +147,7 @@ async function switchyardPlugin(
       for (const method of toArray(route.method)) documented?.add(route.url, method, null)
       return
     }
-    attachRoute(engine, limits, rateLimited, route, getSlots, documented, enforceAt)
+    attachRoute(engine, limits, rateLimited, route, headTwins, documented, enforceAt)
   })
   if (options.admin !== undefined) await app.register(adminApp, { ...options.admin, engine })
   if (owned)
@@ -160,8 +162,8 @@ function attachRoute(
   engine: Engine,
   limits: RateLimitService,
   rateLimited: RateLimitResponseFactory | null,
-  route: RouteOptions,
-  getSlots: Map<string, RouteSlot>,
+  route: OnRouteOptions,
+  headTwins: HeadTwins,
   documented: RouteTable | null,
   enforceAt: 'onRequest' | 'preHandler',
 ): void {
@@ -189,13 +191,13 @@ function attachRoute(
   const declaration = declarations[0] ?? null
   const methods = toArray(route.method).map((method) => method.toUpperCase())
   const slots = new Map<string, RouteSlot>()
+  // Fastify's automatic HEAD route of a GET route follows the GET route's state.
+  const twin = headTwins.twinOf(route)
   for (const method of methods) {
     if (!isHttpMethod(method)) continue
-    // Fastify adds a HEAD route for every GET route; it follows the GET route's state.
-    const twin = method === 'HEAD' ? getSlots.get(route.url) : undefined
     const slot = twin ?? engine.registerRoute(method, route.url, declaration)
     if (twin === undefined && rateLimit !== undefined) limits.declare(slot, rateLimit.policy)
-    if (method === 'GET') getSlots.set(route.url, slot)
+    if (method === 'GET' && !methods.includes('HEAD')) headTwins.expect(route, slot)
     slots.set(method, slot)
     documented?.add(route.url, method, slot)
   }

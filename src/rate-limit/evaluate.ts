@@ -52,14 +52,16 @@ export function parseHeaderMode(value: unknown): RateLimitHeaderMode {
 }
 
 /** One limit that applies to the request. */
-interface Plan {
+export interface Plan {
   readonly policy: CompiledPolicy
   readonly limit: CompiledLimit
   readonly tier: string | null
 }
 
-type Bucket = string | null
-const MISSING = '(missing)'
+/** A request's bucket under one policy; null when the strategy found no key. */
+export type Bucket = string | null
+/** The bucket shown for a key that was missing (`on_missing_key: block`). */
+export const MISSING = '(missing)'
 
 /** Evaluates compiled policies against requests. */
 export class LimitEvaluator {
@@ -166,6 +168,27 @@ export class LimitEvaluator {
       action: 'pass',
       headers: limitHeaders(fewestRemaining, fewestReset, fewest),
     } satisfies PassDecision
+  }
+
+  /**
+   * Where `request` is counted under `policy`, counting nothing (the rate-limit check API):
+   * null when the policy leaves it out (an exempt address or role, an unlimited tier), else
+   * the plan and the bucket, found as {@link evaluate} finds them.
+   */
+  placeOf(
+    policy: CompiledPolicy,
+    slot: RouteSlot,
+    request: RequestView,
+  ): { plan: Plan; bucket: Bucket | Promise<Bucket> } | null {
+    if (policy.exemptIps !== null && policy.exemptIps.has(this.ips.resolve(request))) return null
+    if (policy.exemptRoles !== null && hasExemptRole(request, policy.exemptRoles)) return null
+    const plan = planFor(policy, request)
+    return plan === null ? null : { plan, bucket: this.bucketOf(policy, slot, request) }
+  }
+
+  /** The bucket of the request's client address (a missing key's `fallback_ip`). */
+  addressBucket(request: RequestView): string {
+    return this.ipBucket(this.ips.resolve(request))
   }
 
   /**

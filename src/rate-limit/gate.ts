@@ -27,9 +27,9 @@ export class PolicyGate implements RateLimitGate {
   }
 
   check(slot: RouteSlot, request: RequestView, routeOpen: boolean): GateResult {
-    const policies = this.policiesOf(slot)
+    const policies = this.policiesFor(slot)
     if (policies.length === 0) return undefined
-    const evaluator = (this.evaluator ??= this.makeEvaluator())
+    const evaluator = this.limiter
     if (!routeOpen) {
       // Step 5 will reject the request: the route's own limit (step 6) is never consulted.
       const last = policies[policies.length - 1]
@@ -61,7 +61,13 @@ export class PolicyGate implements RateLimitGate {
     this.changed()
   }
 
-  private policiesOf(slot: RouteSlot): readonly CompiledPolicy[] {
+  /** The evaluator, made on first use (the counters are chosen then). */
+  get limiter(): LimitEvaluator {
+    return (this.evaluator ??= this.makeEvaluator())
+  }
+
+  /** The enabled policies that apply to a route, in enforcement order (global, service, route). */
+  policiesFor(slot: RouteSlot): readonly CompiledPolicy[] {
     let policies = this.bySlot.get(slot)
     if (policies === undefined) {
       policies = this.collect(slot)

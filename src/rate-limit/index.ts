@@ -65,6 +65,7 @@ export {
   type SetRateLimitPolicyInput,
   type RouteAddressOptions,
 } from './service.js'
+export type { RateLimitCheckInput, RateLimitCheckResult } from './check.js'
 export type { RateLimitScopeHandle } from './scope-operations.js'
 export type { RateLimitingOptions } from './options.js'
 export type { RateLimitHeaderMode } from './evaluate.js'

@@ -12,10 +12,11 @@ import { systemClock, type Clock } from '../core/clock.js'
 import { ConfigError, ValidationError, toError } from '../core/errors.js'
 import type { ActorOptions, Operation } from '../core/operations.js'
 import type { RouteRegistry } from '../core/registry.js'
-import { formatRouteKey, parseMethod, validatePath } from '../core/route-key.js'
+import { formatRouteKey, parseMethod, parseRouteKey, validatePath } from '../core/route-key.js'
 import type { RouteSlot } from '../core/route-slot.js'
 import { checkServiceName } from '../core/service-name.js'
 import { CircuitOpenError } from '../common/circuit-breaker.js'
+import { inspectLimits, type RateLimitCheckInput, type RateLimitCheckResult } from './check.js'
 import { ClientIpResolver, DEFAULT_IPV6_PREFIX, DEFAULT_TRUSTED_PROXIES } from './client-ip.js'
 import type { CounterStore } from './counters/types.js'
 import { LimitEvaluator, parseHeaderMode, type RateLimitHeaderMode } from './evaluate.js'
@@ -251,6 +252,70 @@ export class RateLimitService {
   /** Every per-service policy, by service. */
   listServiceRateLimits(): Map<string, ScopeRateLimitPolicy> {
     return this.scopes.listServices()
+  }
+
+  // ---- checks ------------------------------------------------------------------------------
+
+  /**
+   * What the limits of a route would answer the caller of `request` now, counting nothing:
+   * the deciding limit (the first that blocks, else the one with the fewest requests left),
+   * `remaining` being the requests the caller may still make. Null when no limit applies to
+   * that caller. Unknown route: {@link RouteNotFoundError}; bad input: {@link ValidationError}.
+   *
+   * @example
+   * const quota = await engine.rateLimits.check({ route: 'POST:/search', request })
+   */
+  check(input: RateLimitCheckInput): Promise<RateLimitCheckResult | null> {
+    return rejecting(() => this.inspect(input, false))
+  }
+
+  /**
+   * Counts one request of the caller of `request` against the limits of a route, as
+   * enforcement would (each allowed limit counts, the first that blocks stops), and answers
+   * like {@link check} with the state after it. Nothing is logged as blocked: the
+   * blocked-request log holds the requests switchyard refused.
+   */
+  consume(input: RateLimitCheckInput): Promise<RateLimitCheckResult | null> {
+    return rejecting(() => this.inspect(input, true))
+  }
+
+  private inspect(
+    input: RateLimitCheckInput,
+    counting: boolean,
+  ): Promise<RateLimitCheckResult | null> {
+    if (typeof (input as unknown) !== 'object' || (input as unknown) === null)
+      throw new ValidationError('Expected { route, request }.')
+    const key = parseRouteKey(input.route)
+    if (key.method === null)
+      throw new ValidationError(
+        `Name one method of the route: "GET:${key.path}", not ${JSON.stringify(key.path)}.`,
+        { details: [{ field: 'route', message: 'expected METHOD:/path' }] },
+      )
+    // Untyped (JavaScript) callers may pass anything.
+    const request = input.request as unknown
+    if (
+      typeof request !== 'object' ||
+      request === null ||
+      typeof (request as { headers?: unknown }).headers !== 'object' ||
+      (request as { headers?: unknown }).headers === null ||
+      typeof (request as { ip?: unknown }).ip !== 'string'
+    )
+      throw new ValidationError(
+        'request must be the incoming request (an object with headers and ip; a Fastify request fits).',
+        { details: [{ field: 'request', message: 'expected a request with headers and ip' }] },
+      )
+    const slot = this.registry.resolve(this.serviceOf(input.service), key)[0] as RouteSlot
+    const policies = this.gate.policiesFor(slot)
+    if (policies.length === 0) return Promise.resolve(null)
+    return inspectLimits({
+      evaluator: this.gate.limiter,
+      counters: this.counters(),
+      policies,
+      slot,
+      request: input.request,
+      now: this.clock.now(),
+      counting,
+    })
   }
 
   // ---- route policies ------------------------------------------------------------------

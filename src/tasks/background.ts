@@ -8,7 +8,12 @@ import { DurableLink } from './durable-link.js'
 import type { ArgumentCipher } from './encryption.js'
 import { TaskValidationError } from './errors.js'
 import { ManagerOneOffs } from './one-offs.js'
-import type { AddTaskOptions, TaskManagerLogger, TaskManagerOptions } from './options.js'
+import {
+  oneOffWindowMs,
+  type AddTaskOptions,
+  type TaskManagerLogger,
+  type TaskManagerOptions,
+} from './options.js'
 import { sqliteStore } from './stores/index.js'
 import type { StoredTask } from './record.js'
 import type { TaskHandle, TaskRegistry } from './registry.js'
@@ -53,6 +58,7 @@ export class ManagerBackground {
     const error = (message: string, cause: unknown): void => logger.error(message, cause)
     const lease = leaseMs(options.leaseSeconds)
     const maxAgeMs = retentionMs(options.retentionDays)
+    const oneOffWindow = oneOffWindowMs(options.oneOffHorizon, options.oneOffRefillInterval)
     this.durable = isDurableStore(deps.store)
       ? new DurableLink({
           store: deps.store,
@@ -89,6 +95,7 @@ export class ManagerBackground {
       owner,
       clock,
       timer: options.timer,
+      ...oneOffWindow,
       host: {
         owns: (handle) => registry.owns(handle),
         handle: (name) => registry.get(name),

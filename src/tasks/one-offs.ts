@@ -57,6 +57,9 @@ export class ManagerOneOffs {
     owner: string
     clock: LoopClock
     timer?: LoopTimer
+    /** The scheduler's horizon window and refill interval (validated by the manager's options). */
+    horizonMs?: number
+    refillMs?: number
   }) {
     this.#store = options.store?.supportsOneOff === true ? options.store : null
     this.#host = options.host
@@ -69,6 +72,8 @@ export class ManagerOneOffs {
             owner: options.owner,
             clock: options.clock,
             timer: options.timer,
+            horizonMs: options.horizonMs,
+            refillMs: options.refillMs,
             fire: (entry) => this.#fire(entry),
             onError: (error, runKey) =>
               options.host.error(`one-off schedule ${runKey} failed`, error),

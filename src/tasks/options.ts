@@ -72,6 +72,18 @@ export interface TaskManagerOptions {
   /** Claim lease on a durable store, in seconds (default 30); renewed every third of it. */
   leaseSeconds?: number
   /**
+   * One-off schedules: seconds ahead the scheduler holds in memory, the entries due within it
+   * (default 300). Longer: fewer store reads per entry; shorter: a smaller window.
+   */
+  oneOffHorizon?: number
+  /**
+   * One-off schedules: seconds between two reads of that window from the store (default half
+   * the horizon, 150 with the default). An entry another instance schedules within the horizon
+   * is seen at the next read, so this is how late it may fire at worst; at most the horizon,
+   * so that every entry is in the window before it is due.
+   */
+  oneOffRefillInterval?: number
+  /**
    * Repeating timer of the background loops (schedulers, lease renewal, retention); tests inject
    * a fake one. Default: Node's, unref'd.
    */
@@ -131,6 +143,37 @@ export function cancelGraceMs(seconds: number | undefined): number {
   return grace * 1000
 }
 
+/** The default of `oneOffHorizon`, in seconds. */
+export const DEFAULT_ONE_OFF_HORIZON = 300
+
+/**
+ * Validates `oneOffHorizon` and `oneOffRefillInterval` (seconds; both positive, the refill
+ * interval at most the horizon, by default half of it) and returns them in milliseconds.
+ */
+export function oneOffWindowMs(
+  horizon: number | undefined,
+  refillInterval: number | undefined,
+): { horizonMs: number; refillMs: number } {
+  const seconds = horizon ?? DEFAULT_ONE_OFF_HORIZON
+  if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds <= 0) {
+    throw new TaskValidationError(
+      `oneOffHorizon must be a positive number of seconds, got ${String(horizon)}.`,
+    )
+  }
+  const refill = refillInterval ?? seconds / 2
+  if (typeof refill !== 'number' || !Number.isFinite(refill) || refill <= 0) {
+    throw new TaskValidationError(
+      `oneOffRefillInterval must be a positive number of seconds, got ${String(refillInterval)}.`,
+    )
+  }
+  if (refill > seconds) {
+    throw new TaskValidationError(
+      `oneOffRefillInterval (${String(refill)} s) must not exceed oneOffHorizon (${String(seconds)} s): an entry due between two refills would be missed until it is late.`,
+    )
+  }
+  return { horizonMs: seconds * 1000, refillMs: refill * 1000 }
+}
+
 /** Validates `workerEnv`: null/undefined (every variable) or a list of variable names. */
 export function workerEnvNames(names: readonly string[] | null | undefined): string[] | null {
   if (names === undefined || names === null) return null
@@ -176,6 +219,8 @@ const MANAGER_OPTION_NAMES: Record<keyof TaskManagerOptions, true> = {
   retentionDays: true,
   finishedInMemory: true,
   leaseSeconds: true,
+  oneOffHorizon: true,
+  oneOffRefillInterval: true,
   timer: true,
   clock: true,
   logger: true,

@@ -98,6 +98,37 @@ describe.skipIf(!available)('Redis counters', () => {
     }
   })
 
+  it('peek matches the memory counters for every algorithm, counts nothing and writes nothing', async () => {
+    const t0 = 1_800_000_000_000
+    const offsets = [0, 1, 2, 3, 4, 5, 6, 7, 2500, 9999, 10_000, 10_001, 15_000, 21_000, 40_000]
+    for (const algorithm of ALGORITHMS) {
+      const memory = memoryCounters({ sweepInterval: 0 })
+      const redis = redisCounters({ commandTimeout: 10, client, prefix: `${prefix}peek:` })
+      const rule: CounterRule = { algorithm, count: 5, periodMs: 10_000, burst: 2 }
+      // the first limit blocks before the second: a peek still evaluates both
+      const checks: CounterCheck[] = [
+        { scope: 'global', bucket: `ip:${algorithm}`, rule: { ...rule, count: 3, burst: 0 } },
+        { scope: 'route:default:GET:/p', bucket: `ip:${algorithm}`, rule },
+      ]
+      const fresh = await redis.peek(checks, t0)
+      expect(fresh.map((outcome) => outcome.allowed)).toEqual([true, true])
+      expect(await client.exists(redis.keyOf('global', `ip:${algorithm}`))).toBe(0)
+      for (const offset of offsets) {
+        const now = t0 + offset
+        const expected = verdicts(memory.peek(checks, now))
+        expect(expected).toHaveLength(2)
+        expect({ algorithm, offset, peeked: await redis.peek(checks, now) }).toEqual({
+          algorithm,
+          offset,
+          peeked: expected,
+        })
+        // peeking twice gives the same answer: nothing was counted
+        expect(verdicts(await redis.peek(checks, now))).toEqual(expected)
+        expect(await redis.consume(checks, now)).toEqual(verdicts(memory.consume(checks, now)))
+      }
+    }
+  })
+
   it('a blocked limit stops evaluation: later counters are not touched', async () => {
     const redis = redisCounters({ commandTimeout: 10, client, prefix: `${prefix}order:` })
     const rule = (count: number): CounterRule => ({

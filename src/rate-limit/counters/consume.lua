@@ -23,6 +23,10 @@
             n indexes the rule of each limit, 1 to K (the requests of a batch mostly share their
                       rules, so a rule travels once per batch instead of once per limit)
 
+  ARGV[2]   optional: `peek` evaluates without counting — nothing is written, and a limit that
+            blocks does not end the request's evaluation (each limit answers on its own, for
+            `engine.rateLimits.check`)
+
   A request's limits are evaluated in order: each allowed one is counted; the first that blocks
   is left untouched and ends that request's evaluation (its later limits are neither read nor
   written).
@@ -43,6 +47,7 @@
 
 local now = 0
 local out = {}
+local peeking = ARGV[2] == 'peek'
 
 local function emit(allowed, effective, remaining, reset_at, retry)
   -- %d: exact integers whatever their size (tostring would switch to exponents past 14 digits)
@@ -55,12 +60,17 @@ local function fixed_window(key, count, period, burst)
   local effective = count + burst
   local start = now - (now % period)
   local reset_at = start + period
-  local current = redis.call('INCR', key)
+  local current
+  if peeking then
+    current = (tonumber(redis.call('GET', key)) or 0) + 1
+  else
+    current = redis.call('INCR', key)
+  end
   if current > effective then
-    redis.call('DECR', key)
+    if not peeking then redis.call('DECR', key) end
     return emit(0, effective, 0, reset_at, reset_at - now)
   end
-  if current == 1 then redis.call('PEXPIRE', key, reset_at - now) end
+  if current == 1 and not peeking then redis.call('PEXPIRE', key, reset_at - now) end
   return emit(1, effective, effective - current, reset_at, 0)
 end
 
@@ -90,14 +100,32 @@ local function sliding_window(key, count, period, burst)
     end
     return emit(0, effective, 0, now + retry, retry)
   end
-  redis.call('HSET', key, 's', start, 'c', current + 1, 'p', previous)
-  redis.call('PEXPIRE', key, start + 2 * period - now)
+  if not peeking then
+    redis.call('HSET', key, 's', start, 'c', current + 1, 'p', previous)
+    redis.call('PEXPIRE', key, start + 2 * period - now)
+  end
   return emit(1, effective, effective - weighted - 1, reset_at, 0)
+end
+
+local function peek_moving_window(key, effective, period, since)
+  -- the newest `effective` stamps are all that decide; the live ones come first (newest first)
+  local stamps = redis.call('LRANGE', key, 0, effective - 1)
+  local length = 0
+  for _, stamp in ipairs(stamps) do
+    if tonumber(stamp) > since then length = length + 1 end
+  end
+  if length >= effective then
+    local reset_at = tonumber(stamps[effective]) + period
+    return emit(0, effective, 0, reset_at, math.max(1, reset_at - now))
+  end
+  local oldest = length == 0 and now or tonumber(stamps[length])
+  return emit(1, effective, effective - length - 1, oldest + period, 0)
 end
 
 local function moving_window(key, count, period, burst)
   local effective = count + burst
   local since = now - period
+  if peeking then return peek_moving_window(key, effective, period, since) end
   -- drop timestamps that left the window (oldest are at the tail)
   while true do
     local oldest = redis.call('LINDEX', key, -1)
@@ -132,9 +160,11 @@ local function token_bucket(key, count, period, burst)
   end
   local left = tokens - 1
   local full_at = now + math.ceil((capacity - left) / rate)
-  -- %.17g keeps the fraction exact across the string round trip
-  redis.call('HSET', key, 't', string.format('%.17g', left), 'u', now)
-  redis.call('PEXPIRE', key, math.max(1, full_at - now))
+  if not peeking then
+    -- %.17g keeps the fraction exact across the string round trip
+    redis.call('HSET', key, 't', string.format('%.17g', left), 'u', now)
+    redis.call('PEXPIRE', key, math.max(1, full_at - now))
+  end
   return emit(1, capacity, math.floor(left), full_at, 0)
 end
 
@@ -149,7 +179,8 @@ for _ = 1, numbers[1] do
   for i = 0, n - 1 do
     local rule = 3 + 4 * (numbers[at + 2 + i] - 1)
     if not algorithms[numbers[rule]](
-        KEYS[key_index + i], numbers[rule + 1], numbers[rule + 2], numbers[rule + 3]) then
+        KEYS[key_index + i], numbers[rule + 1], numbers[rule + 2], numbers[rule + 3])
+        and not peeking then
       break
     end
   end

@@ -82,6 +82,18 @@ export class MemoryCounters implements CounterStore {
     return outcomes
   }
 
+  peek(checks: readonly CounterCheck[], now: number): CounterOutcome[] {
+    // `step` computes the next state without touching the stored one; nothing is stored here.
+    return checks.map((check) => {
+      const entry = this.scopes.get(check.scope)?.get(check.bucket)
+      return step(
+        check.rule,
+        entry !== undefined && entry.expiresAt > now ? entry.state : undefined,
+        now,
+      )
+    })
+  }
+
   /**
    * Counts one request against a single token-bucket counter: 0 when allowed, else the ms to
    * wait — the outcome {@link consume} would give for this one check, but a stored bucket is

@@ -86,6 +86,8 @@ export const MAX_BATCH = 128
 interface Waiting {
   readonly checks: readonly CounterCheck[]
   readonly now: number
+  /** Evaluated without counting, each limit on its own ({@link RedisCounters.peek}). */
+  readonly peek?: true
   readonly resolve: (outcomes: CounterOutcome[]) => void
   readonly reject: (error: unknown) => void
 }
@@ -170,6 +172,31 @@ export class RedisCounters implements CounterStore {
     })
   }
 
+  /**
+   * The outcomes `checks` would have at `now`, counting nothing: one EVALSHA of its own (the
+   * script's `peek` mode writes nothing), with the same deadline and circuit as counting.
+   */
+  peek(checks: readonly CounterCheck[], now: number): Promise<CounterOutcome[]> {
+    return new Promise((resolve, reject) => {
+      if (!this.breaker.allow()) {
+        reject(this.circuitOpen)
+        return
+      }
+      const call = new Call(
+        [{ checks, now, resolve, reject, peek: true }],
+        this.breaker,
+        this.timeoutMs,
+      )
+      const ready = this.ready
+      if (ready instanceof Promise)
+        ready.then(
+          (done) => this.send(done, call),
+          (error: unknown) => call.failed(error),
+        )
+      else this.send(ready, call)
+    })
+  }
+
   /** Sends the waiting requests, at most {@link MAX_BATCH} per EVALSHA. */
   private readonly flush = (): void => {
     const waiting = this.waiting
@@ -225,7 +252,8 @@ export class RedisCounters implements CounterStore {
       }
     }
     const numbers = `[${batch.length},${ruleIndexes.size}${rules}${requests}]`
-    const args = [numbers]
+    // A peek travels alone (see peek), so the batch's first request says the mode.
+    const args = batch[0]?.peek === true ? [numbers, 'peek'] : [numbers]
     // A client that throws instead of rejecting becomes a rejection here: this runs outside
     // any request's call stack, so the error must reach the batch (fail-open), never the loop.
     runLoaded(client, script, keys, args).then(
@@ -343,7 +371,8 @@ function packedRule(rule: CounterRule): string {
 /**
  * Hands each request of a batch its outcomes. The reply is one string of comma-separated
  * integers, two per evaluated limit, request after request: remaining (≥ 0) or minus the retry
- * delay (< 0, blocked: that request's evaluation stopped there), and the reset time.
+ * delay (< 0, blocked: that request's evaluation stopped there, unless it was a peek), and the
+ * reset time.
  */
 function distribute(batch: readonly Waiting[], reply: unknown): void {
   if (typeof reply !== 'string') throw new Error('unexpected reply from the rate-limit script')
@@ -359,7 +388,7 @@ function distribute(batch: readonly Waiting[], reply: unknown): void {
         continue
       }
       outcomes.push({ allowed: false, effective, remaining: 0, resetAt, retryAfterMs: -value })
-      break
+      if (waiting.peek !== true) break
     }
     waiting.resolve(outcomes)
   }

@@ -36,6 +36,13 @@ export interface CounterStore {
     checks: readonly CounterCheck[],
     now: number,
   ): CounterOutcome[] | Promise<CounterOutcome[]>
+  /**
+   * Evaluates every one of `checks` at `now` as {@link consume} would, each on its own (a
+   * blocked one does not stop the others), and counts nothing: the outcome says what one more
+   * request would get. The built-in counters have it; counters without it cannot answer
+   * `engine.rateLimits.check`.
+   */
+  peek?(checks: readonly CounterCheck[], now: number): CounterOutcome[] | Promise<CounterOutcome[]>
   /** Clears every counter of exactly `scope` (never a prefix or substring match). */
   reset(scope: string): Promise<void>
   /** Releases timers and connections. */

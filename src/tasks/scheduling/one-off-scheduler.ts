@@ -1,7 +1,7 @@
 /**
  * The one-off scheduler. Entries live in the store; this instance keeps only a window of those
- * due within the horizon (300 s), refilled every 150 s, so 100k future entries never sit in
- * memory. A due entry is claimed with a lease, fired, then marked done: exactly one instance
+ * due within the horizon (default 300 s, the manager's `oneOffHorizon`), refilled every 150 s
+ * (`oneOffRefillInterval`), so 100k future entries never sit in memory. A due entry is claimed with a lease, fired, then marked done: exactly one instance
  * fires it, and when the claimer dies between claim and done the lease ends and a later refill
  * (here or elsewhere) claims it again.
  */
@@ -38,9 +38,9 @@ export interface OneOffSchedulerOptions<E extends OneOffRun = OneOffRun> {
   fire: (entry: E) => void | Promise<void>
   onError?: (error: unknown, runKey: string) => void
   timer?: LoopTimer
-  /** Default 300_000. */
+  /** How far ahead the window reaches, in ms; default 300_000. */
   horizonMs?: number
-  /** Default 150_000. */
+  /** Ms between refills of the window, at most the horizon; default 150_000. */
   refillMs?: number
   /** Claim lease in ms; default 60_000, at least 1000 (the minimum lock TTL). */
   leaseMs?: number
