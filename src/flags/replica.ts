@@ -11,6 +11,7 @@ import type { FlagSnapshot } from './evaluator.js'
 import type { Flag, Segment } from './model.js'
 import type { FlagChangeEvent, FlagChangeListener } from './ports.js'
 import { segmentsOf } from './model.js'
+import { patternRefusals } from './validate.js'
 
 /** In-memory flags and segments, compiled, with change notification. */
 export class FlagReplica {
@@ -45,7 +46,9 @@ export class FlagReplica {
 
   /**
    * Applies one change. Idempotent. A record that does not compile is reported to `onError`
-   * and ignored (the previous version, if any, stays in force).
+   * and ignored (the previous version, if any, stays in force). A record with a regular
+   * expression the linear-time engine refuses (written by another version, or by hand) is
+   * applied, that pattern never matching, and each such pattern is reported once.
    */
   apply(event: FlagChangeEvent): void {
     try {
@@ -56,6 +59,7 @@ export class FlagReplica {
           this.compiledFlags.delete(event.key)
         } else {
           const compiled = compileFlag(event.flag)
+          this.reportRefusedPatterns(event.flag.rules, `flag ${event.key}`)
           this.flags.set(event.key, event.flag)
           this.compiledFlags.set(event.key, compiled)
         }
@@ -66,6 +70,7 @@ export class FlagReplica {
           this.compiledSegments.delete(event.key)
         } else {
           const compiled = compileSegment(event.segment)
+          this.reportRefusedPatterns(event.segment.rules, `segment ${event.key}`)
           this.segments.set(event.key, event.segment)
           this.compiledSegments.set(event.key, compiled)
         }
@@ -81,6 +86,14 @@ export class FlagReplica {
         this.onError(toError(error), 'flag change listener')
       }
     }
+  }
+
+  private reportRefusedPatterns(rules: Flag['rules'] | Segment['rules'], what: string): void {
+    for (const { field, reason } of patternRefusals(rules))
+      this.onError(
+        new Error(`The regular expression at ${field} ${reason}; it never matches.`),
+        `applying ${what}`,
+      )
   }
 
   /** Keys of the flags whose rules name the segment. */
