@@ -28,8 +28,12 @@ let engine: typeof import('re2js') | null = null
 export const MAX_PATTERN_LENGTH = 500
 /** Longest attribute value a pattern is tested against; longer values never match. */
 export const MAX_MATCHED_LENGTH = 512
-/** Compiled patterns (and refusals) kept; beyond it the oldest is forgotten and rebuilt on use. */
-const CACHE_LIMIT = 1000
+/**
+ * Compiled patterns (and refusals) kept; beyond it the oldest is forgotten and rebuilt on use.
+ * Each compiled pattern grows a lazy DFA as it meets values (re2js caps it at 8 MiB), so the
+ * cache holds few beyond those the loaded flags use anyway.
+ */
+export const PATTERN_CACHE_LIMIT = 256
 
 /** A pattern ready to test values, or the reason it was refused. */
 export type LinearPattern =
@@ -46,7 +50,7 @@ export function compilePattern(source: string): LinearPattern {
   const known = cache.get(source)
   if (known !== undefined) return known
   const compiled = build(source)
-  if (cache.size >= CACHE_LIMIT) {
+  if (cache.size >= PATTERN_CACHE_LIMIT) {
     const oldest = cache.keys().next().value
     if (oldest !== undefined) cache.delete(oldest)
   }
@@ -99,7 +103,7 @@ function explain(error: RE2JSSyntaxException): string {
         return `uses a possessive quantifier${quoted}, ${CANNOT_RUN}: drop the final +`
       return `repeats a repetition${quoted}: write one quantifier`
     case 'invalid repeat count':
-      return `repeats more than 1000 times${quoted}, the most RE2 allows`
+      return `repeats more than 1000 times${quoted} (nested counts multiply), the most RE2 allows`
     case 'invalid character class range':
       if (/^\\[pP]/.test(fragment))
         return `names a Unicode property RE2 does not know${quoted}: use the short name, such as \\p{L} or \\p{Greek}`

@@ -12,6 +12,7 @@ import {
   compilePattern,
   MAX_MATCHED_LENGTH,
   MAX_PATTERN_LENGTH,
+  PATTERN_CACHE_LIMIT,
 } from '../../src/flags/linear-regex.js'
 import { authedAdmin, closeAdmins } from '../admin/helpers.js'
 import { booleanFlag, storedFlag } from './helpers.js'
@@ -145,7 +146,7 @@ describe('the bounds', () => {
   it('keeps compiled patterns in a bounded cache that forgets the oldest first', () => {
     const first = compilePattern('^cache-probe$')
     expect(compilePattern('^cache-probe$')).toBe(first)
-    for (let index = 0; index < 1000; index++) compilePattern(`^filler-${index}$`)
+    for (let index = 0; index < PATTERN_CACHE_LIMIT; index++) compilePattern(`^filler-${index}$`)
     const again = compilePattern('^cache-probe$')
     expect(again).not.toBe(first)
     expect(again.regex?.test('cache-probe')).toBe(true)
