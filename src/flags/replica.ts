@@ -59,7 +59,6 @@ export class FlagReplica {
           this.compiledFlags.delete(event.key)
         } else {
           const compiled = compileFlag(event.flag)
-          this.reportRefusedPatterns(event.flag.rules, `flag ${event.key}`)
           this.flags.set(event.key, event.flag)
           this.compiledFlags.set(event.key, compiled)
         }
@@ -70,7 +69,6 @@ export class FlagReplica {
           this.compiledSegments.delete(event.key)
         } else {
           const compiled = compileSegment(event.segment)
-          this.reportRefusedPatterns(event.segment.rules, `segment ${event.key}`)
           this.segments.set(event.key, event.segment)
           this.compiledSegments.set(event.key, compiled)
         }
@@ -79,6 +77,8 @@ export class FlagReplica {
       this.onError(toError(error), `applying ${event.type} ${event.key}`)
       return
     }
+    const record = event.type === 'flag' ? event.flag : event.segment
+    if (record !== null) this.reportRefusedPatterns(record.rules, `${event.type} ${event.key}`)
     for (const listener of this.listeners) {
       try {
         listener(event)

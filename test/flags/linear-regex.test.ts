@@ -15,7 +15,7 @@ import {
   PATTERN_CACHE_LIMIT,
 } from '../../src/flags/linear-regex.js'
 import { authedAdmin, closeAdmins } from '../admin/helpers.js'
-import { booleanFlag, storedFlag } from './helpers.js'
+import { booleanFlag, storedFlag, storedSegment } from './helpers.js'
 
 afterEach(closeAdmins)
 
@@ -273,7 +273,7 @@ describe('patterns keep the meaning they had on JavaScript RegExp', () => {
 })
 
 describe('a refused pattern that reaches the store another way', () => {
-  it('loads, never matches, lets the clause other values match, and is reported once', async () => {
+  it("loads, never matches, lets the clause's other values match, and is reported once", async () => {
     const store = memoryFlagStore()
     const legacy = storedFlag('legacy', {
       fallthrough: 'off',
@@ -291,6 +291,19 @@ describe('a refused pattern that reaches the store another way', () => {
       ],
     })
     await store.putFlag(legacy) // as if written by an older version, bypassing the save path
+    await store.putSegment(
+      storedSegment('legacy-segment', {
+        rules: [
+          {
+            id: 's1',
+            description: '',
+            clauses: [
+              { attribute: 'name', operator: 'matches', values: ['a(?=b)'], negate: false },
+            ],
+          },
+        ],
+      }),
+    )
     const reports: string[] = []
     const flags = new FlagService({
       store,
@@ -309,6 +322,7 @@ describe('a refused pattern that reaches the store another way', () => {
     await flags.start() // a reload applies the same record again
     expect(await evaluate('aa')).toMatchObject({ value: false })
     expect(reports).toEqual([
+      'applying segment legacy-segment: The regular expression at /rules/0/clauses/0/values/0 uses a lookahead (?=…), which the linear-time engine cannot run; it never matches.',
       'applying flag legacy: The regular expression at /rules/0/clauses/0/values/0 uses a backreference (\\1), which the linear-time engine cannot run; it never matches.',
     ])
   })
