@@ -9,14 +9,26 @@
  * - the synchronous client (`flags.sync.getBooleanValue`, plain `{targeting_key, ...}` contexts);
  * - `@openfeature/server-sdk` client with the switchyard provider vs the same SDK client with its
  *   `InMemoryProvider` whose `contextEvaluator` hand-codes the same flag (node:crypto SHA-1);
- * - the same SDK client with its no-op provider: the client's own cost, a ceiling for any provider.
+ * - the same SDK client with its no-op provider: the client's own cost, a ceiling for any provider;
+ * - `matches` clauses: a one-rule flag whose clause is `email matches ^[a-z0-9._%+-]+@corp\.com$`
+ *   and one with `host matches ^([a-z0-9-]+\.)+example\.com$` (a nested quantifier), evaluated raw
+ *   on re2js (what the engine runs) and on JavaScript's `RegExp` with the same pattern (the engine's
+ *   path before re2js, rebuilt here only as a reference: the same compiled flag with the clause's
+ *   test swapped), plus the first flag with `ends_with @corp.com` instead (no pattern at all).
  *
  * Usage: `npm run bench -- flags-eval [--quick]`. Prints a table; writes bench/results/flags-eval.json.
  */
 import { createHash } from 'node:crypto'
 import { OpenFeature, TypedInMemoryProvider, type EvaluationContext } from '@openfeature/server-sdk'
 import semver from 'semver'
-import { evaluateFlag, FlagService } from '../src/flags/index.js'
+import {
+  evaluateFlag,
+  FlagService,
+  type CompiledFlag,
+  type FlagInput,
+  type FlagSnapshot,
+} from '../src/flags/index.js'
+import { MAX_MATCHED_LENGTH } from '../src/flags/linear-regex.js'
 import { useOpenFeature } from '../src/flags/openfeature.js'
 import { writeResults } from './lib/results.js'
 import { median } from './lib/stats.js'
@@ -106,6 +118,54 @@ function inMemoryEvaluator(context: EvaluationContext): 'on' | 'off' {
   return bucket < 30_000 ? 'on' : 'off'
 }
 
+const EMAIL_PATTERN = '^[a-z0-9._%+-]+@corp\\.com$'
+const HOST_PATTERN = '^([a-z0-9-]+\\.)+example\\.com$'
+/** A boolean flag with one rule, `attribute operator value`, that serves on; else off. */
+function oneRuleFlag(
+  key: string,
+  attribute: string,
+  operator: 'matches' | 'ends_with',
+  value: string,
+): FlagInput {
+  return {
+    key,
+    name: key,
+    type: 'boolean',
+    variations: [
+      { name: 'on', value: true },
+      { name: 'off', value: false },
+    ],
+    off_variation: 'off',
+    fallthrough: 'off',
+    rules: [{ clauses: [{ attribute, operator, values: [value] }], variation: 'on' }],
+  }
+}
+await service.saveFlag(oneRuleFlag('email-pattern', 'email', 'matches', EMAIL_PATTERN))
+await service.saveFlag(oneRuleFlag('host-pattern', 'host', 'matches', HOST_PATTERN))
+await service.saveFlag(oneRuleFlag('email-suffix', 'email', 'ends_with', '@corp.com'))
+
+/**
+ * The engine's path before re2js, as a reference: the same compiled flag, its pattern clause
+ * tested with `RegExp` (`u` flag) behind the value cap and the per-pattern verdict lookup that
+ * path made before every test.
+ */
+function onRegExp(compiled: CompiledFlag, source: string): CompiledFlag {
+  const regex = new RegExp(source, 'u')
+  const verdicts = new Map<string, string | null>([[source, null]])
+  const test = (value: unknown) =>
+    typeof value === 'string' &&
+    value.length <= MAX_MATCHED_LENGTH &&
+    verdicts.get(source) === null &&
+    regex.test(value)
+  return {
+    ...compiled,
+    rules: compiled.rules.map((rule) => ({
+      ...rule,
+      clauses: rule.clauses.map((clause) => ({ ...clause, test })),
+    })),
+  }
+}
+
 OpenFeature.setProvider(
   'in-memory',
   new TypedInMemoryProvider({
@@ -127,6 +187,16 @@ const noopClient = OpenFeature.getClient('unbound')
 
 const hot = makeContexts(1_000)
 const cold = makeContexts(200_000)
+/** Hosts for the nested pattern: half match, some with many labels, some miss at the very end. */
+const hosts = Array.from({ length: 1_000 }, (_, index) =>
+  index % 2 === 0
+    ? `${'svc-'.repeat(1 + (index % 5))}${index}.${index % 3 === 0 ? 'eu.' : ''}example.com`
+    : `${'a.'.repeat(1 + (index % 7))}example.co${index % 4 === 1 ? 'm.evil' : ''}`,
+)
+const patternContexts = hot.spec.map((context, index) => ({
+  ...context,
+  attributes: { ...context.attributes, host: hosts[index] as string },
+}))
 
 // Same answers from both providers before measuring anything.
 for (let index = 0; index < 2_000; index++) {
@@ -174,6 +244,37 @@ const asyncLoop =
   }
 
 const snapshot = service.snapshot
+const compiledFlag = (key: string): CompiledFlag => {
+  const compiled = snapshot.flags.get(key)
+  if (compiled === undefined) throw new Error(`flag ${key} not compiled`)
+  return compiled
+}
+const regExpSnapshot: FlagSnapshot = {
+  flags: new Map([
+    ['email-pattern', onRegExp(compiledFlag('email-pattern'), EMAIL_PATTERN)],
+    ['host-pattern', onRegExp(compiledFlag('host-pattern'), HOST_PATTERN)],
+  ]),
+  segments: snapshot.segments,
+}
+
+// Both engines give the same answers before anything is measured, and both answers occur.
+for (const key of ['email-pattern', 'host-pattern']) {
+  const answers = new Set<unknown>()
+  for (const context of patternContexts) {
+    const re2 = evaluateFlag(snapshot, key, context).value
+    if (re2 !== evaluateFlag(regExpSnapshot, key, context).value)
+      throw new Error(`re2js and RegExp disagree on ${key} for ${context.key}`)
+    answers.add(re2)
+  }
+  if (answers.size !== 2) throw new Error(`${key} answers only ${[...answers].join()}`)
+}
+const patternCase = (name: string, on: FlagSnapshot, key: string): Case => ({
+  name,
+  run: syncLoop(
+    (i) => evaluateFlag(on, key, patternContexts[i]).value === true,
+    patternContexts.length,
+  ),
+})
 const cases: Case[] = [
   {
     name: 'raw evaluator, hot keys',
@@ -208,6 +309,11 @@ const cases: Case[] = [
     name: 'OpenFeature client + no-op (SDK ceiling)',
     run: asyncLoop((i) => noopClient.getBooleanValue(FLAG, false, hot.flat[i]), hot.flat.length),
   },
+  patternCase('email ends_with (no pattern)', snapshot, 'email-suffix'),
+  patternCase('email matches, re2js', snapshot, 'email-pattern'),
+  patternCase('email matches, RegExp (reference)', regExpSnapshot, 'email-pattern'),
+  patternCase('host matches nested, re2js', snapshot, 'host-pattern'),
+  patternCase('host matches nested, RegExp (ref.)', regExpSnapshot, 'host-pattern'),
 ]
 
 // Warm-up.
@@ -240,6 +346,18 @@ const ceilingRatios = ofPerRound('OpenFeature client + no-op (SDK ceiling)').map
     value / (ofPerRound('OpenFeature client + InMemoryProvider')[round] ?? Number.NaN),
 )
 
+/** Median of the per-round ratios of case `a` to case `b`. */
+const roundRatio = (a: string, b: string) =>
+  median(ofPerRound(a).map((value, round) => value / (ofPerRound(b)[round] ?? Number.NaN)))
+const patternRatios = {
+  email_re2js_over_regexp: roundRatio('email matches, re2js', 'email matches, RegExp (reference)'),
+  host_re2js_over_regexp: roundRatio(
+    'host matches nested, re2js',
+    'host matches nested, RegExp (ref.)',
+  ),
+  email_re2js_over_ends_with: roundRatio('email matches, re2js', 'email ends_with (no pattern)'),
+}
+
 const rows = cases.map((item) => {
   const values = ofPerRound(item.name)
   return {
@@ -268,6 +386,9 @@ console.log(
   `\nswitchyard / InMemoryProvider through the same OpenFeature client: ${ratio.toFixed(2)}× (median of per-round ratios); the SDK's no-op provider reaches ${median(ceilingRatios).toFixed(2)}× (the ceiling for any provider)`,
 )
 console.log(
+  `matches on re2js / on RegExp (median of per-round ratios): email ${patternRatios.email_re2js_over_regexp.toFixed(2)}×, nested host ${patternRatios.host_re2js_over_regexp.toFixed(2)}×; email matches on re2js / ends_with: ${patternRatios.email_re2js_over_ends_with.toFixed(2)}×`,
+)
+console.log(
   `targets: raw ≥ 7,000,000/s ${raw >= 7e6 ? 'met' : 'MISSED'}; sync client ≥ 1,000,000/s ${sync >= 1e6 ? 'met' : 'MISSED'}; OpenFeature ≥ 1.0× InMemoryProvider ${ratio >= 1 ? 'met' : 'MISSED'}`,
 )
 
@@ -281,6 +402,12 @@ writeResults('flags-eval', {
   openfeature_ratio_noop_over_in_memory: {
     median: median(ceilingRatios),
     per_round: ceilingRatios,
+  },
+  pattern_flags: {
+    shape: 'boolean, 1 rule with 1 clause, fallthrough off',
+    email_pattern: EMAIL_PATTERN,
+    host_pattern: HOST_PATTERN,
+    ratios: patternRatios,
   },
   targets: { raw_min: 7e6, sync_min: 1e6, openfeature_ratio_min: 1 },
   sink,

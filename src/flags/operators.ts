@@ -1,6 +1,6 @@
 /**
  * Clause operators as a dispatch table: each positive operator turns the clause's values into
- * one precompiled test (a Set, a RegExp list, a parsed semver bound, a numeric bound), built
+ * one precompiled test (a Set, compiled patterns, a parsed semver bound, a numeric bound), built
  * once when a flag is saved. Each negative operator is the exact complement of its positive
  * twin (`is_not` = not `is`), so a missing attribute, which fails every positive operator,
  * passes every negative one.
@@ -14,7 +14,7 @@ import parseSemver from 'semver/functions/parse.js'
 import type { SemVer } from 'semver'
 import { ValidationError } from '../core/errors.js'
 import type { Operator } from './model.js'
-import { isScreenedSafe, MAX_MATCHED_LENGTH } from './pattern-screen.js'
+import { compilePattern, testPattern } from './linear-regex.js'
 
 /** A precompiled test of one attribute value (never null or undefined, never an array). */
 export type ValueTest = (value: unknown) => boolean
@@ -136,21 +136,17 @@ const BUILDERS: Readonly<
     const parts = strings(values, path)
     return (value) => typeof value === 'string' && parts.some((part) => value.endsWith(part))
   },
-  // Patterns are screened for catastrophic backtracking (pattern-screen.ts; the save path
-  // rejects unsafe ones): one not yet found safe in this process never runs, so a stored record
-  // that was not screened still loads, and long values are never tested.
+  // Patterns run on the linear-time engine (linear-regex.ts). One it refuses is left out, so
+  // it never matches: the save path rejects it (checkPatterns), and a stored record holding
+  // one still loads (the replica reports it).
   matches: (values, path) => {
-    const patterns = strings(values, path).map((source, index) => {
-      try {
-        return { source, regex: new RegExp(source, 'u') }
-      } catch (error) {
-        return invalid(`${path}/${index}`, `not a valid regular expression (${String(error)})`)
-      }
+    const patterns = strings(values, path).flatMap((source) => {
+      const { regex } = compilePattern(source)
+      return regex === null ? [] : [regex]
     })
-    return (value) =>
-      typeof value === 'string' &&
-      value.length <= MAX_MATCHED_LENGTH &&
-      patterns.some((pattern) => isScreenedSafe(pattern.source) && pattern.regex.test(value))
+    const only = patterns[0]
+    if (patterns.length === 1 && only !== undefined) return (value) => testPattern(only, value)
+    return (value) => patterns.some((regex) => testPattern(regex, value))
   },
   // Values are ORed, so "greater than any value" is "greater than the smallest value".
   gt: (values, path) => {

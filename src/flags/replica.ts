@@ -11,6 +11,7 @@ import type { FlagSnapshot } from './evaluator.js'
 import type { Flag, Segment } from './model.js'
 import type { FlagChangeEvent, FlagChangeListener } from './ports.js'
 import { segmentsOf } from './model.js'
+import { patternRefusals } from './validate.js'
 
 /** In-memory flags and segments, compiled, with change notification. */
 export class FlagReplica {
@@ -45,7 +46,9 @@ export class FlagReplica {
 
   /**
    * Applies one change. Idempotent. A record that does not compile is reported to `onError`
-   * and ignored (the previous version, if any, stays in force).
+   * and ignored (the previous version, if any, stays in force). A record with a regular
+   * expression the linear-time engine refuses (written by another version, or by hand) is
+   * applied, that pattern never matching, and each such pattern is reported once.
    */
   apply(event: FlagChangeEvent): void {
     try {
@@ -74,6 +77,8 @@ export class FlagReplica {
       this.onError(toError(error), `applying ${event.type} ${event.key}`)
       return
     }
+    const record = event.type === 'flag' ? event.flag : event.segment
+    if (record !== null) this.reportRefusedPatterns(record.rules, `${event.type} ${event.key}`)
     for (const listener of this.listeners) {
       try {
         listener(event)
@@ -81,6 +86,14 @@ export class FlagReplica {
         this.onError(toError(error), 'flag change listener')
       }
     }
+  }
+
+  private reportRefusedPatterns(rules: Flag['rules'] | Segment['rules'], what: string): void {
+    for (const { field, reason } of patternRefusals(rules))
+      this.onError(
+        new Error(`The regular expression at ${field} ${reason}; it never matches.`),
+        `applying ${what}`,
+      )
   }
 
   /** Keys of the flags whose rules name the segment. */

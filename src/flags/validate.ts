@@ -9,7 +9,7 @@ import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../common/json-depth.js'
 import { ValidationError } from '../core/errors.js'
 import { parseDateTime, toIso } from '../core/time.js'
 import { FlagPrerequisiteCycleError } from './errors.js'
-import { screenPattern } from './pattern-screen.js'
+import { compilePattern } from './linear-regex.js'
 import {
   MAX_PREREQUISITE_DEPTH,
   segmentsOf,
@@ -302,37 +302,49 @@ export function checkPrerequisiteGraph(flag: Flag, flags: ReadonlyMap<string, Fl
     )
 }
 
+/** A `matches` / `not_matches` pattern the linear-time engine refuses, and why. */
+export interface PatternRefusal {
+  /** JSON pointer of the value: `/rules/<i>/clauses/<j>/values/<k>`. */
+  readonly field: string
+  /** Follows "the regular expression": "uses a backreference (\1), which …". */
+  readonly reason: string
+}
+
 /**
- * Screens every regular expression of a flag's or segment's `matches` / `not_matches` clauses
- * for catastrophic backtracking (see pattern-screen.ts); throws {@link ValidationError} naming
- * the first rejected value (`/rules/<i>/clauses/<j>/values/<k>`).
+ * Every regular expression of the rules' `matches` / `not_matches` clauses that the
+ * linear-time engine refuses (see linear-regex.ts), in rule, clause and value order.
  */
-export async function checkPatterns(
+export function patternRefusals(
   rules: readonly { clauses: readonly Clause[] }[],
-): Promise<void> {
-  const screened: Promise<void>[] = []
+): PatternRefusal[] {
+  const refusals: PatternRefusal[] = []
   rules.forEach((rule, ruleIndex) => {
     rule.clauses.forEach((clause, clauseIndex) => {
       if (clause.operator !== 'matches' && clause.operator !== 'not_matches') return
       clause.values.forEach((value, valueIndex) => {
         if (typeof value !== 'string') return // compileClause names the wrong type
-        const field = `/rules/${ruleIndex}/clauses/${clauseIndex}/values/${valueIndex}`
-        screened.push(
-          screenPattern(value).then((verdict) => {
-            if (verdict !== null)
-              throw new ValidationError(
-                `Invalid clause values at ${field}: the regular expression ${verdict}.`,
-                {
-                  details: [{ field, message: `the regular expression ${verdict}` }],
-                },
-              )
-          }),
-        )
+        const { refusal } = compilePattern(value)
+        if (refusal !== null)
+          refusals.push({
+            field: `/rules/${ruleIndex}/clauses/${clauseIndex}/values/${valueIndex}`,
+            reason: refusal,
+          })
       })
     })
   })
-  // Every screening settles before the first rejection is reported (none is left running).
-  const outcomes = await Promise.allSettled(screened)
-  const failed = outcomes.find((outcome) => outcome.status === 'rejected')
-  if (failed !== undefined) throw failed.reason
+  return refusals
+}
+
+/**
+ * Checks that the linear-time engine can run every regular expression of a flag's or
+ * segment's `matches` / `not_matches` clauses; throws {@link ValidationError} naming the first
+ * refused value (`/rules/<i>/clauses/<j>/values/<k>`) and the construct at fault.
+ */
+export function checkPatterns(rules: readonly { clauses: readonly Clause[] }[]): void {
+  const [first] = patternRefusals(rules)
+  if (first === undefined) return
+  const message = `the regular expression ${first.reason}`
+  throw new ValidationError(`Invalid clause values at ${first.field}: ${message}.`, {
+    details: [{ field: first.field, message }],
+  })
 }

@@ -63,8 +63,7 @@ console.log(JSON.stringify({ esm, cjs }))
 const HEAVY = [
   /\/node_modules\/typebox\//,
   /\/node_modules\/@fastify\/type-provider-typebox\//,
-  /\/node_modules\/recheck\//,
-  /\/node_modules\/safe-regex2\//,
+  /\/node_modules\/re2js\//,
   /\/node_modules\/yaml\//,
   /\/node_modules\/@fastify\/compress\//,
   /\/node_modules\/@fastify\/cookie\//,
