@@ -10,7 +10,7 @@
  * long that took; and, for every other client, events missing or out of order (by event id).
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http'
-import { SseFrameSplitter } from '../../src/common/sse-frames.js'
+import { createParser, type EventSourceParser } from 'eventsource-parser'
 import { loginAt, MOUNTS, TASK_COOKIE } from '../lib/admins.js'
 import { startChild } from '../lib/child.js'
 import { atMost, exactly, measured } from '../lib/drill.js'
@@ -36,8 +36,8 @@ interface StreamClient {
   missing: number
   outOfOrder: number
   ended: boolean
-  /** The frames read so far, and the unfinished one. */
-  frames: SseFrameSplitter
+  /** The stream's parser (it holds the unfinished event). */
+  parser: EventSourceParser
 }
 
 /** Opens one stream; resolves once its headers arrived (200 and text/event-stream). */
@@ -70,7 +70,7 @@ function openStream(
         missing: 0,
         outOfOrder: 0,
         ended: false,
-        frames: new SseFrameSplitter(),
+        parser: createParser({ onEvent: ({ id }) => countId(client, id) }),
       }
       response.setEncoding('utf8')
       response.on('data', (chunk: string) => read(client, chunk))
@@ -87,19 +87,22 @@ function openStream(
   })
 }
 
-/** Reads the `id:` of each complete frame; counts gaps and ids that go backwards. */
+/** Feeds a chunk to the client's parser, which hands each complete event to `countId`. */
 function read(client: StreamClient, chunk: string): void {
   client.bytes += chunk.length
-  client.frames.push(chunk, (frame) => {
-    if (frame.id === undefined) return
-    const id = Number(frame.id)
-    client.events++
-    if (client.lastId !== 0 && id <= client.lastId) client.outOfOrder++
-    else {
-      if (client.lastId !== 0) client.missing += id - client.lastId - 1
-      client.lastId = id
-    }
-  })
+  client.parser.feed(chunk)
+}
+
+/** Counts an event by its `id:`: gaps and ids that go backwards. */
+function countId(client: StreamClient, sent: string | undefined): void {
+  if (sent === undefined) return
+  const id = Number(sent)
+  client.events++
+  if (client.lastId !== 0 && id <= client.lastId) client.outOfOrder++
+  else {
+    if (client.lastId !== 0) client.missing += id - client.lastId - 1
+    client.lastId = id
+  }
 }
 
 /** Runs the drill; the counts and durations depend on `scale`. */

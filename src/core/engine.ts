@@ -70,6 +70,7 @@ export class Engine extends EngineOperations {
   private readonly enforcer: Enforcer
   private readonly operationListeners = new Set<OperationListener>()
   private started: Promise<void> | null = null
+  private closing: Promise<void> | null = null
   /** True while start() waits for the first load: it then also waits for the features. */
   private starting = false
   private featuresLoading: Promise<void> | null = null
@@ -124,8 +125,17 @@ export class Engine extends EngineOperations {
     return this.started
   }
 
-  /** Stops background work (scheduler, retries, webhook retries), the features and the store. */
-  async close(): Promise<void> {
+  /**
+   * Stops background work (scheduler, retries, webhook retries), the features and the store.
+   * Idempotent: later calls return the same promise, so an engine closed by the plugin and by
+   * its owner is closed once.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.closeParts()
+    return this.closing
+  }
+
+  private async closeParts(): Promise<void> {
     this.kernel.scheduler.stop()
     this.kernel.sync.close()
     for (const feature of [...this.kernel.features].reverse()) await feature.close()

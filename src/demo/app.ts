@@ -65,10 +65,14 @@ export async function buildDemoApp(options: DemoOptions = {}): Promise<FastifyIn
   const store = options.engine === undefined ? createStore(backend, env) : null
   const engine = options.engine ?? createEngine({ store: store ?? undefined, service: 'demo' })
   const app = Fastify({ logger: options.logger ?? false })
-  // An engine the demo made closes with it (its file or Redis store with it).
-  if (options.engine === undefined) app.addHook('onClose', () => engine.close())
   await registerDocs(app)
-  await app.register(switchyard, { engine, admin: { path: '/switchyard', auth: DEMO_ADMIN } })
+  await app.register(switchyard, {
+    engine,
+    // An engine the demo made closes with it (its file or Redis store with it); one passed in
+    // stays its owner's.
+    closeEngine: options.engine === undefined,
+    admin: { path: '/switchyard', auth: DEMO_ADMIN },
+  })
   const tasksPath = options.tasksPath === undefined ? DEMO_TASKS_FILE : options.tasksPath
   await registerTasks(app, tasksPath)
   backends.set(app, await describeBackend(store, backend, env, tasksPath))

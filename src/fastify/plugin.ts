@@ -6,8 +6,9 @@
  *   the route's slot, so a request reaches its state without any lookup.
  * - `request.state`: an object (created on first access) where the app's auth hook puts
  *   `userId`, `userRoles` and the tier attribute.
- * - lifecycle: the engine's replica is loaded at registration; an engine the plugin created is
- *   closed with the app.
+ * - lifecycle: the plugin starts the engine at registration (the replica is loaded) and, since
+ *   it started it, closes it with the app (`closeEngine`, default true; an engine the plugin
+ *   created is always closed).
  * - OpenAPI: the `@fastify/swagger` document follows the route states (openapi.ts).
  *
  * Register it before the routes: routes added earlier are not seen by `onRoute`.
@@ -55,6 +56,14 @@ export interface SwitchyardPluginOptions {
   /** The engine to use; by default one is created from the environment and closed with the app. */
   engine?: Engine
   /**
+   * Close the engine given in `engine` when the app closes (its scheduler, retries, store and
+   * connections end with `app.close()`). Default true: the plugin starts the engine it is given,
+   * so it stops it too. `false` leaves it running, for an engine shared with another app or
+   * closed by its owner (then `engine.close()` is the owner's job, or the process does not
+   * exit). An engine the plugin created itself is always closed.
+   */
+  closeEngine?: boolean
+  /**
    * Rate-limit counters, stores and settings, merged over the engine's own `rateLimit`
    * options; like them, they must be given before the engine starts (a `ConfigError` after).
    */
@@ -88,6 +97,7 @@ type WithState = FastifyRequest & { [kState]?: RequestState }
 /** Every option of the plugin (the compiler keeps the list complete). */
 const PLUGIN_OPTION_NAMES: Record<keyof SwitchyardPluginOptions, true> = {
   engine: true,
+  closeEngine: true,
   rateLimit: true,
   responses: true,
   admin: true,
@@ -101,8 +111,12 @@ async function switchyardPlugin(
 ): Promise<void> {
   const unknown = unknownPluginOptionsMessage('switchyard plugin', options, PLUGIN_OPTION_NAMES)
   if (unknown !== null) throw new ConfigError(unknown)
+  const closeEngine: unknown = options.closeEngine ?? true
+  // Untyped (JavaScript) callers may pass anything.
+  if (typeof closeEngine !== 'boolean')
+    throw new ConfigError(`closeEngine must be true or false, not ${JSON.stringify(closeEngine)}.`)
   const engine = options.engine ?? createEngine()
-  const owned = options.engine === undefined
+  const closedWithApp = options.engine === undefined || closeEngine
   const limits = engine.rateLimits
   if (options.rateLimit !== undefined) limits.configure(options.rateLimit)
   const enforceAt = options.enforceAt ?? 'onRequest'
@@ -150,7 +164,7 @@ async function switchyardPlugin(
     attachRoute(engine, limits, rateLimited, route, headTwins, documented, enforceAt)
   })
   if (options.admin !== undefined) await app.register(adminApp, { ...options.admin, engine })
-  if (owned)
+  if (closedWithApp)
     app.addHook('onClose', async () => {
       await engine.close()
     })

@@ -138,6 +138,9 @@ async function sdkPlugin(app: FastifyInstance, options: SwitchyardSdkOptions): P
   })
   await app.register(switchyard, {
     engine,
+    // Closed below, after the stream and the reporter: the audit entries it flushes on close
+    // still reach the reporter's last batch.
+    closeEngine: false,
     ...(options.responses === undefined ? {} : { responses: options.responses }),
     ...(options.openapi === undefined ? {} : { openapi: options.openapi }),
     ...(options.enforceAt === undefined ? {} : { enforceAt: options.enforceAt }),

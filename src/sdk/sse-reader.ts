@@ -1,21 +1,24 @@
 /**
- * Reads a server-sent event stream from a Node response: one call of `onEvent` per frame with
- * an `event:` type and JSON `data:`; comments (`: keepalive`) and `retry:`/`id:` lines are
- * skipped. Resolves when the stream ends, rejects when it breaks. Frames are split and parsed by
- * common/sse-frames.ts, which the tests' stream clients use too.
+ * Reads a server-sent event stream from a Node response: one call of `onEvent` per event with
+ * its type and JSON `data`. Lines are parsed by `eventsource-parser`, which follows the
+ * event-stream format in full: CRLF, CR and LF line endings, comments (`: keepalive`), `retry:`
+ * and `id:` lines, multi-line `data:`, a byte-order mark. Resolves when the stream ends,
+ * rejects when it breaks.
  *
- * Why Node's stream and not fetch: every frame is a change the app must enforce at once. A
+ * Why Node's stream and not fetch: every event is a change the app must enforce at once. A
  * `data` event is parsed and applied in the same tick it arrives, with no promise hop per chunk
  * (iterating a fetch body costs several, and the first applied change then waits behind them).
+ * The parser is synchronous too: an event is handed over within the `feed` call that completes
+ * it.
  *
- * Why a frame is bounded: the server is trusted, but a proxy or a wrong URL could send an
- * endless line; a frame larger than `maxFrameBytes` ends the stream with an error instead of
- * growing the buffer.
+ * Why an event is bounded: the server is trusted, but a proxy or a wrong URL could send an
+ * endless line; an event larger than `maxFrameBytes` (characters buffered: the unfinished line
+ * and the data gathered so far) ends the stream with an error instead of growing the buffer.
  */
 import type { Readable } from 'node:stream'
-import { SseFrameSplitter, type SseFrame } from '../common/sse-frames.js'
+import { createParser } from 'eventsource-parser'
 
-/** Largest frame accepted (a snapshot of many flags is the biggest one). */
+/** Largest event accepted (a snapshot of many flags is the biggest one). */
 export const MAX_FRAME_BYTES = 64 * 1024 * 1024
 
 /** Reads every event of `body` until it ends. */
@@ -25,23 +28,36 @@ export function readEvents(
   maxFrameBytes = MAX_FRAME_BYTES,
 ): Promise<void> {
   return new Promise((resolve, reject) => {
-    const frames = new SseFrameSplitter()
+    const fail = (error: unknown) =>
+      body.destroy(error instanceof Error ? error : new Error(String(error)))
     // Made once, not per chunk: every change reaches every app as a chunk of its own.
-    const onFrame = (frame: SseFrame) => {
-      if (frame.data === undefined) return
-      onEvent(frame.event?.trim() ?? 'message', JSON.parse(frame.data) as unknown)
-    }
+    const parser = createParser({
+      maxBufferSize: maxFrameBytes,
+      // The type loses surrounding spaces (`event:  flag ` is `flag`); none is `message`.
+      onEvent: (event) =>
+        onEvent(event.event?.trim() || 'message', JSON.parse(event.data) as unknown),
+      // Only an oversized event is fatal: an unknown field or a bad `retry:` line is skipped
+      // (the server may add fields; the SDK's reconnection has its own backoff).
+      onError: (error) => {
+        if (error.type === 'max-buffer-size-exceeded')
+          fail(new Error(`an event stream frame exceeds ${maxFrameBytes} bytes`))
+      },
+    })
     let ended = false
+    // A chunk ending in CR: the line (and so maybe the frame) is complete, but the parser waits
+    // for the next byte to tell CR from CRLF, and on a CR-only stream that byte comes with the
+    // next change, many seconds later. So the CR is fed as CRLF at once, and an LF that then
+    // opens the next chunk, the rest of that same line ending, is dropped.
+    let completedCr = false
     body.setEncoding('utf8')
     body.on('data', (chunk: string) => {
+      const text = completedCr && chunk.startsWith('\n') ? chunk.slice(1) : chunk
+      completedCr = text.endsWith('\r')
       try {
-        frames.push(chunk, onFrame)
+        parser.feed(completedCr ? `${text}\n` : text)
       } catch (error) {
-        body.destroy(error instanceof Error ? error : new Error(String(error)))
-        return
+        fail(error)
       }
-      if (frames.pending > maxFrameBytes)
-        body.destroy(new Error(`an event stream frame exceeds ${maxFrameBytes} bytes`))
     })
     body.once('end', () => {
       ended = true

@@ -102,6 +102,8 @@ export class SdkSync {
     const { client, logger } = this.deps
     this.setStatus('connecting')
     const answer = await client.register(this.deps.routes())
+    // Closed while registering: open no stream that nothing would end.
+    if (this.isClosed()) throw new SdkConnectionError('switchyard SDK: closed.', false)
     if (answer.vanished.length > 0)
       logger.warn(
         `switchyard SDK: the server dropped routes this app no longer declares: ${answer.vanished.join(', ')}`,

@@ -53,7 +53,8 @@ export interface LifecycleDeps {
 /** Startup/shutdown state machine of one manager. */
 export class ManagerLifecycle {
   readonly #deps: LifecycleDeps
-  readonly #apps = new WeakSet<object>()
+  /** The apps whose hooks are registered, and whether closing the app shuts the manager down. */
+  readonly #apps = new WeakMap<object, { close: boolean }>()
   #started: Promise<void> | null = null
   #stopped: Promise<void> | null = null
 
@@ -106,12 +107,23 @@ export class ManagerLifecycle {
     return this.#stopped
   }
 
-  /** Registers startup/shutdown on an application's hooks; a second call for the same app does nothing. */
-  attach(app: LifecycleHost): void {
-    if (this.#apps.has(app)) return
-    this.#apps.add(app)
+  /**
+   * Registers startup/shutdown on an application's hooks, once per app. `close` (when given)
+   * says whether closing the app shuts the manager down; the last value given for an app wins
+   * (so `closeManager: false` holds whatever else of the app attached the manager first).
+   */
+  attach(app: LifecycleHost, close?: boolean): void {
+    const known = this.#apps.get(app)
+    if (known !== undefined) {
+      if (close !== undefined) known.close = close
+      return
+    }
+    const wiring = { close: close ?? true }
+    this.#apps.set(app, wiring)
     app.addHook('onReady', () => this.startup())
-    app.addHook('onClose', () => this.shutdown())
+    app.addHook('onClose', async () => {
+      if (wiring.close) await this.shutdown()
+    })
   }
 
   async #shutdown(): Promise<void> {

@@ -446,8 +446,12 @@ export class TaskManager {
     return this.#lifecycle.shutdown()
   }
 
-  /** Registers startup/shutdown on the app's `onReady`/`onClose` hooks; safe to repeat. */
-  initApp(app: LifecycleHost): void {
-    this.#lifecycle.attach(app)
+  /**
+   * Registers startup/shutdown on the app's `onReady`/`onClose` hooks; safe to repeat.
+   * `closeManager: false` keeps the manager running when the app closes (its owner then calls
+   * `shutdown()`); by default closing the app shuts it down.
+   */
+  initApp(app: LifecycleHost, options: { closeManager?: boolean } = {}): void {
+    this.#lifecycle.attach(app, options.closeManager)
   }
 }

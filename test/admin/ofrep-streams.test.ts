@@ -3,6 +3,7 @@
  * the same in the broadcast of a change and in the catch-up event a late stream gets for it.
  */
 import type { ServerResponse } from 'node:http'
+import { createParser } from 'eventsource-parser'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { EvaluationKeys } from '../../src/admin/auth/evaluation-keys.js'
 import { OfrepStreams } from '../../src/admin/ofrep/streams.js'
@@ -26,10 +27,17 @@ function response() {
       fake.destroyed = true
     },
   }
-  const messages = () =>
-    written
-      .filter((text) => text.includes('event: message'))
-      .map((text) => JSON.parse(/^data: (.*)$/m.exec(text)![1]!) as Record<string, unknown>)
+  // Parsed as a client parses the stream: every `message` event's JSON data, in order.
+  const messages = () => {
+    const found: Record<string, unknown>[] = []
+    const parser = createParser({
+      onEvent: (event) => {
+        if (event.event === 'message') found.push(JSON.parse(event.data) as Record<string, unknown>)
+      },
+    })
+    for (const text of written) parser.feed(text)
+    return found
+  }
   return { response: fake as unknown as ServerResponse, messages }
 }
 

@@ -1,36 +1,43 @@
 /**
- * A minimal server-sent events client for tests: the real HTTP stream, parsed into frames by
- * the splitter the SDK reads its server with.
+ * A minimal server-sent events client for tests: the real HTTP stream, parsed by
+ * `eventsource-parser` as the SDK parses its server's stream.
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http'
-import { SseFrameSplitter } from '../../src/common/sse-frames.js'
+import { createParser } from 'eventsource-parser'
 
-/** One parsed server-sent event frame. */
+/**
+ * One thing the stream said, in order: an event (`data`, with `event` and `id` as sent), a
+ * comment line (`comment`, its text without the colon) or a `retry:` line (`retry`).
+ */
 export interface Frame {
   id?: string
   event?: string
   data?: string
   comment?: string
+  retry?: number
 }
 
 /** Opens an SSE stream and collects parsed frames; `whenFrames` waits for a condition on them. */
 export function openStream(url: string, headers: Record<string, string>) {
   const frames: Frame[] = []
-  const splitter = new SseFrameSplitter()
-  let response: IncomingMessage | undefined
   const waiters: (() => void)[] = []
+  const add = (frame: Frame) => {
+    frames.push(frame)
+    for (const waiter of waiters.splice(0)) waiter()
+  }
+  const parser = createParser({
+    onEvent: ({ id, event, data }) =>
+      add({ ...(id === undefined ? {} : { id }), ...(event === undefined ? {} : { event }), data }),
+    onComment: (comment) => add({ comment }),
+    onRetry: (retry) => add({ retry }),
+  })
+  let response: IncomingMessage | undefined
   const request = httpRequest(url, { headers })
   const ready = new Promise<IncomingMessage>((resolve, reject) => {
     request.on('response', (res) => {
       response = res
       res.setEncoding('utf8')
-      res.on('data', (chunk: string) => {
-        splitter.push(chunk, ({ comments, ...fields }) => {
-          const comment = comments.at(-1)
-          frames.push(comment === undefined ? fields : { ...fields, comment })
-          for (const waiter of waiters.splice(0)) waiter()
-        })
-      })
+      res.on('data', (chunk: string) => parser.feed(chunk))
       resolve(res)
     })
     request.on('error', reject)

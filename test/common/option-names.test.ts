@@ -51,7 +51,7 @@ describe('unknown option names', () => {
     await expect(
       tasksApp.register(tasksPlugin, { taskManager: manager, autoinstall: false } as never).ready(),
     ).rejects.toThrow(
-      /Unknown tasksPlugin option "autoinstall"\. Known options: taskManager, autoInstall\./,
+      /Unknown tasksPlugin option "autoinstall"\. Known options: taskManager, autoInstall, closeManager\./,
     )
     await tasksApp.close()
 

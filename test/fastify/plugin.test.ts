@@ -355,3 +355,72 @@ describe('plugin behaviour', () => {
     expect(closed).toBe(true)
   })
 })
+
+describe('closeEngine: what closing the app does to the engine', () => {
+  /** An engine whose close() calls are counted. */
+  function countedEngine() {
+    const engine = createEngine({ store: 'memory' })
+    const calls = { close: 0, start: 0 }
+    const close = engine.close.bind(engine)
+    const start = engine.start.bind(engine)
+    engine.close = () => {
+      calls.close++
+      return close()
+    }
+    engine.start = () => {
+      calls.start++
+      return start()
+    }
+    return { engine, calls }
+  }
+
+  it('closes an engine passed in by default, and closing it again is harmless', async () => {
+    const { engine, calls } = countedEngine()
+    const app = Fastify()
+    await app.register(switchyard, { engine })
+    await app.ready()
+    await app.close()
+    expect(calls.close).toBe(1)
+    // The owner closing it too gets the same, settled close.
+    await expect(engine.close()).resolves.toBeUndefined()
+  })
+
+  it('leaves an engine passed in running with closeEngine: false', async () => {
+    const { engine, calls } = countedEngine()
+    const app = Fastify()
+    await app.register(switchyard, { engine, closeEngine: false })
+    app.get('/x', () => 'ok')
+    await app.ready()
+    await app.close()
+    expect(calls.close).toBe(0)
+    // Still usable by its owner: operations work and change its replica.
+    await engine.disable('GET:/x', { reason: 'after close' })
+    expect(engine.getState('GET:/x').map((state) => state.status)).toEqual(['disabled'])
+    await engine.close()
+  })
+
+  it('closes an engine it created even with closeEngine: false', async () => {
+    const app = Fastify()
+    await app.register(switchyard, { closeEngine: false })
+    let closed = false
+    const close = app.switchyard.close.bind(app.switchyard)
+    app.switchyard.close = async () => {
+      closed = true
+      await close()
+    }
+    await app.close()
+    expect(closed).toBe(true)
+  })
+
+  it('refuses a closeEngine that is not a boolean, before touching the engine', async () => {
+    const { engine, calls } = countedEngine()
+    const app = Fastify()
+    await expect(
+      app.register(switchyard, { engine, closeEngine: 'yes' as unknown as boolean }),
+    ).rejects.toThrow(/closeEngine must be true or false/)
+    expect(calls).toEqual({ close: 0, start: 0 })
+    await app.close().catch(() => undefined)
+    expect(calls.close).toBe(0)
+    await engine.close()
+  })
+})

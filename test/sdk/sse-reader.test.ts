@@ -1,10 +1,12 @@
 /**
  * The SDK's event-stream reader: frames split across chunks, several frames in one chunk,
- * multi-line data, comments and `retry:` lines, the frame-size bound.
+ * every line ending the format allows (CRLF, CR, LF), multi-line data, comments and `retry:`
+ * lines, unknown fields, the frame-size bound.
  */
 import { PassThrough } from 'node:stream'
 import { describe, expect, it } from 'vitest'
 import { readEvents } from '../../src/sdk/sse-reader.js'
+import { until } from '../helpers/wait.js'
 
 function collect(chunks: string[], maxFrameBytes?: number) {
   const body = new PassThrough()
@@ -42,6 +44,75 @@ describe('readEvents', () => {
     const { done, events } = collect(['event: ping\n\nid: 7\nevent: t\ndata: true\n\n'])
     await done
     expect(events).toEqual([['t', true]])
+  })
+
+  it('keeps the type of a frame ending in CRLF CRLF, apart from the next frame', async () => {
+    const { done, events } = collect([
+      'event: snapshot\r\ndata: {"a":1}\r\n\r\n',
+      'event: flag\ndata: {"b":2}\n\n',
+    ])
+    await done
+    expect(events).toEqual([
+      ['snapshot', { a: 1 }],
+      ['flag', { b: 2 }],
+    ])
+  })
+
+  it('reads CR-only line endings, and a CRLF split between two chunks', async () => {
+    const { done, events } = collect([
+      'event: snapshot\rdata: {"a":1}\r\revent: flag\r\ndata: {"b":2}\r',
+      '\n\r\n',
+    ])
+    await done
+    expect(events).toEqual([
+      ['snapshot', { a: 1 }],
+      ['flag', { b: 2 }],
+    ])
+  })
+
+  it('hands over a frame whose last CR ends a chunk at once, not when more bytes come', async () => {
+    const body = new PassThrough()
+    const events: [string, unknown][] = []
+    const done = readEvents(body, (type, data) => events.push([type, data]))
+    body.write('event: snapshot\rdata: {"a":1}\r\r')
+    await until(() => events.length === 1)
+    expect(events).toEqual([['snapshot', { a: 1 }]])
+    // The LF that may follow such a CR belongs to the same line ending: no extra blank line.
+    body.write('\ndata: [2,\r')
+    body.write('\ndata: 3]\r\n\r\n')
+    body.end()
+    await done
+    expect(events).toEqual([
+      ['snapshot', { a: 1 }],
+      ['message', [2, 3]],
+    ])
+  })
+
+  it('skips comment lines inside and between frames', async () => {
+    const { done, events } = collect([
+      ': hello\r\n\r\nevent: t\r\n: inside\r\ndata: 1\r\n\r\n:\n\n',
+    ])
+    await done
+    expect(events).toEqual([['t', 1]])
+  })
+
+  it('takes `retry:` lines (valid or not) and unknown fields without losing a frame', async () => {
+    const { done, events } = collect([
+      'retry: 1500\nevent: a\ndata: 1\n\nretry: soon\nevent: b\nfuture: x\ndata: 2\n\n',
+    ])
+    await done
+    expect(events).toEqual([
+      ['a', 1],
+      ['b', 2],
+    ])
+  })
+
+  it('joins multi-line data, whatever the line endings', async () => {
+    const { done, events } = collect([
+      'event: snapshot\r\ndata: {\r\ndata:   "routes": [\rdata: 1, 2]\ndata: }\r\n\r\n',
+    ])
+    await done
+    expect(events).toEqual([['snapshot', { routes: [1, 2] }]])
   })
 
   it('ends with an error on a frame that is not JSON', async () => {

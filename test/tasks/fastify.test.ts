@@ -225,6 +225,37 @@ describe('tasksPlugin', () => {
     ).rejects.toThrow(/shut down/)
   })
 
+  it('with closeManager false starts the manager but leaves its shutdown to the owner', async () => {
+    const manager = new TaskManager()
+    const task = manager.task({ name: 'kept' }, (n: number) => n * 2)
+    const app = Fastify()
+    await app.register(tasksPlugin, { taskManager: manager, closeManager: false })
+    manager.initApp(app) // a later call without the option (as the task admin's) keeps it
+    await app.ready()
+    await app.close()
+    // Still accepting and running work after the app closed.
+    const id = await manager.addTask(task, [21])
+    expect((await waitForStatus(manager, id, ['success'])).status).toBe('success')
+    await manager.shutdown()
+    await expect(manager.addTask(task, [1])).rejects.toThrow(/shut down/)
+  })
+
+  it('refuses a closeManager that is not a boolean and wires nothing', async () => {
+    const manager = new TaskManager()
+    const app = Fastify()
+    await expect(
+      app.register(tasksPlugin, { taskManager: manager, closeManager: 1 as unknown as boolean }),
+    ).rejects.toThrow(/closeManager must be true or false/)
+    await app.close().catch(() => undefined)
+    // Nothing was attached: closing the app did not shut the manager down.
+    const id = await manager.addTask(
+      manager.task({ name: 'y' }, () => 1),
+      [],
+    )
+    expect((await waitForStatus(manager, id, ['success'])).status).toBe('success')
+    await manager.shutdown()
+  })
+
   it('refuses a missing task manager', async () => {
     const app = Fastify()
     await expect(app.register(tasksPlugin, {} as never)).rejects.toThrow(/taskManager/)

@@ -1,7 +1,8 @@
 /**
  * `tasksPlugin`: wires a task manager's startup and shutdown to a Fastify app's `onReady` /
- * `onClose` (through `manager.initApp`, which is idempotent) and, unless `autoInstall` is
- * false, decorates every request with `backgroundTasks`.
+ * `onClose` (through `manager.initApp`, which is idempotent; `closeManager: false` leaves the
+ * shutdown to the manager's owner) and, unless `autoInstall` is false, decorates every request
+ * with `backgroundTasks`.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
@@ -27,6 +28,13 @@ export interface TasksPluginOptions {
   taskManager: TaskManager
   /** Decorate every request with `backgroundTasks`. Default true. */
   autoInstall?: boolean
+  /**
+   * Shut the manager down when the app closes (its schedulers, workers, store connections and
+   * timers end with `app.close()`). Default true: the plugin starts the manager on `onReady`,
+   * so it stops it too. `false` leaves it running, for a manager shared with another app or
+   * shut down by its owner (`manager.shutdown()`, or the process does not exit).
+   */
+  closeManager?: boolean
 }
 
 const collectors = new WeakMap<FastifyRequest, RequestBackgroundTasks>()
@@ -35,6 +43,7 @@ const collectors = new WeakMap<FastifyRequest, RequestBackgroundTasks>()
 const PLUGIN_OPTION_NAMES: Record<keyof TasksPluginOptions, true> = {
   taskManager: true,
   autoInstall: true,
+  closeManager: true,
 }
 
 async function tasks(app: FastifyInstance, options: TasksPluginOptions): Promise<void> {
@@ -44,7 +53,15 @@ async function tasks(app: FastifyInstance, options: TasksPluginOptions): Promise
   if (!(manager instanceof TaskManager)) {
     throw new TaskValidationError('tasksPlugin needs { taskManager: new TaskManager(...) }.')
   }
-  manager.initApp(app)
+  const closeManager: unknown = options.closeManager
+  // Untyped (JavaScript) callers may pass anything.
+  if (closeManager !== undefined && typeof closeManager !== 'boolean') {
+    throw new TaskValidationError(
+      `tasksPlugin: closeManager must be true or false, not ${JSON.stringify(closeManager)}.`,
+    )
+  }
+  // Passed on only when given: another registration without it keeps an explicit choice.
+  manager.initApp(app, closeManager === undefined ? {} : { closeManager })
   if (options.autoInstall === false || app.hasRequestDecorator('backgroundTasks')) return
   const plain = new PlainFunctionTasks(manager)
   app.decorateRequest('backgroundTasks', {

@@ -4,7 +4,7 @@
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { SseFrameSplitter } from '../../../src/common/sse-frames.js'
+import { createParser } from 'eventsource-parser'
 import { TaskManager, type TaskManagerOptions } from '../../../src/tasks/index.js'
 import { taskAdmin, type TaskAdminOptions } from '../../../src/tasks/fastify/index.js'
 import { quietLogger } from '../helpers.js'
@@ -73,21 +73,25 @@ export function openStream(
       const frames: Frame[] = []
       const comments: string[] = []
       const waiters: (() => void)[] = []
-      const splitter = new SseFrameSplitter()
-      response.setEncoding('utf8')
-      response.on('data', (chunk: string) => {
-        splitter.push(chunk, (frame) => {
-          comments.push(...frame.comments)
-          if (frame.data !== undefined) {
-            frames.push({
-              id: Number(frame.id),
-              event: frame.event ?? 'message',
-              data: JSON.parse(frame.data),
-            })
-          }
-          for (const wake of waiters.splice(0)) wake()
-        })
+      const wakeAll = () => {
+        for (const wake of waiters.splice(0)) wake()
+      }
+      const parser = createParser({
+        onEvent: (event) => {
+          frames.push({
+            id: Number(event.id),
+            event: event.event ?? 'message',
+            data: JSON.parse(event.data),
+          })
+          wakeAll()
+        },
+        onComment: (comment) => {
+          comments.push(comment)
+          wakeAll()
+        },
       })
+      response.setEncoding('utf8')
+      response.on('data', (chunk: string) => parser.feed(chunk))
       resolve({
         frames,
         comments,
