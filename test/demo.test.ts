@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import { ConfigError } from '../src/core/errors.js'
 import { buildDemoApp, demoBackend, DEMO_TASKS_FILE } from '../src/demo/app.js'
+import { until } from './helpers/wait.js'
 
 const directories: string[] = []
 afterAll(() => {
@@ -90,7 +91,7 @@ describe('the demo app', () => {
     await app.close()
   })
 
-  it('npm start listens on PORT and prints what to try', async () => {
+  it('npm start listens on PORT, prints what to try, and runs its tasks without a warning', async () => {
     const cwd = temporaryDirectory()
     const child = spawn(
       process.execPath,
@@ -111,6 +112,9 @@ describe('the demo app', () => {
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     )
+    let stderr = ''
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
     try {
       const output = await new Promise<string>((resolve, reject) => {
         let text = ''
@@ -130,10 +134,28 @@ describe('the demo app', () => {
       expect(output).toMatch(/http:\/\/127\.0\.0\.1:\d+\/switchyard\/ +routes/)
       expect(output).toContain('route control: CTL_BACKEND=memory')
       expect(output).toContain(`tasks: SQLite ${join(cwd, DEMO_TASKS_FILE)}`)
+
+      // The seeded image batch pauses twenty times on its task's abort signal: wait until it
+      // has finished, so that a listener left behind by each pause would have been reported.
+      const base = /listening on (http:\/\/\S+)/.exec(output)?.[1] ?? ''
+      const login = await fetch(`${base}/tasks/auth/login`, {
+        method: 'POST',
+        body: new URLSearchParams({ username: 'admin', password: 'switchyard' }),
+        redirect: 'manual',
+      })
+      const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] ?? ''
+      await until(async () => {
+        const page = await fetch(`${base}/tasks/?tag=album%3Dsummer`, { headers: { cookie } })
+        const { items } = (await page.json()) as { items: { status: string }[] }
+        return items.length === 1 && items[0]?.status === 'success'
+      }, 30_000)
+      child.kill('SIGTERM')
+      expect(await exited).toBe(0)
+      expect(stderr).not.toMatch(/Warning/)
     } finally {
       child.kill('SIGTERM')
     }
-  })
+  }, 60_000)
 
   it('honours CTL_BACKEND: an unknown backend does not start', async () => {
     await expect(buildDemoApp({ env: { CTL_BACKEND: 'bogus' }, tasksPath: null })).rejects.toThrow(
