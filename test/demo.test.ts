@@ -5,7 +5,9 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import { ConfigError } from '../src/core/errors.js'
-import { buildDemoApp, demoBackend, DEMO_TASKS_FILE } from '../src/demo/app.js'
+import { DEFAULT_SERVER_URL } from '../src/cli/config.js'
+import { buildDemoApp, demoBackend, demoInstructions, DEMO_TASKS_FILE } from '../src/demo/app.js'
+import { ctl } from './cli/helpers.js'
 import { until } from './helpers/wait.js'
 
 const directories: string[] = []
@@ -156,6 +158,39 @@ describe('the demo app', () => {
       child.kill('SIGTERM')
     }
   }, 60_000)
+
+  it('prints ctl commands that work as printed, on the server ctl uses by default', async () => {
+    // On its default address the demo's admin URL is ctl's default server URL, spelt the same:
+    // a login made with the printed export is the one a ctl run without it uses (tokens are
+    // bound to the origin, and localhost is another origin than 127.0.0.1).
+    expect(demoInstructions('http://127.0.0.1:8000')).toContain(
+      `  export CTL_SERVER_URL=${DEFAULT_SERVER_URL}\n`,
+    )
+    const app = await buildDemoApp({ tasksPath: null })
+    const address = await app.listen({ host: '127.0.0.1', port: 0 })
+    try {
+      const lines = demoInstructions(address)
+        .split('\n')
+        .map((line) => line.trim())
+      const exported = lines.find((line) => line.startsWith('export CTL_SERVER_URL='))
+      const env = {
+        HOME: temporaryDirectory(),
+        CTL_SERVER_URL: exported?.slice('export CTL_SERVER_URL='.length) ?? '',
+      }
+      expect(env.CTL_SERVER_URL).toBe(`${address}/switchyard`)
+      const commands = lines
+        .filter((line) => line.startsWith('npm run ctl -- '))
+        .map((line) => line.slice('npm run ctl -- '.length).split(' '))
+      expect(commands.map((args) => args[0])).toEqual(['login', 'status', 'disable', 'rl', 'log'])
+      for (const args of commands) {
+        const result = await ctl(args, { env })
+        expect({ args, ...result }).toMatchObject({ args, code: 0, stderr: '' })
+      }
+      expect((await app.inject('/orders/42')).statusCode).toBe(503)
+    } finally {
+      await app.close()
+    }
+  }, 120_000)
 
   it('honours CTL_BACKEND: an unknown backend does not start', async () => {
     await expect(buildDemoApp({ env: { CTL_BACKEND: 'bogus' }, tasksPath: null })).rejects.toThrow(
