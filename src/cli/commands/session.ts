@@ -116,7 +116,7 @@ export function sessionCommands(program: Command, runtime: Runtime): void {
   config
     .command('set-url')
     .description('save the server URL to the config file')
-    .argument('<url>', 'admin base URL, e.g. http://localhost:8000/switchyard')
+    .argument('<url>', 'admin base URL, e.g. http://127.0.0.1:8000/switchyard')
     .action((url: string, _options: object, command: Command) => {
       const checked = checkServerUrl(url)
       const path = writeConfig(runtime.environment, {
