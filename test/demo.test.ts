@@ -120,7 +120,8 @@ describe('the demo app', () => {
     try {
       const output = await new Promise<string>((resolve, reject) => {
         let text = ''
-        const timer = setTimeout(() => reject(new Error(`demo did not start: ${text}`)), 15_000)
+        // A generous ceiling: tsx compiles the demo on start, slow on a busy machine.
+        const timer = setTimeout(() => reject(new Error(`demo did not start: ${text}`)), 60_000)
         child.stdout.on('data', (chunk: Buffer) => {
           text += chunk.toString()
           if (text.includes('ctl -- log')) {
@@ -157,7 +158,7 @@ describe('the demo app', () => {
     } finally {
       child.kill('SIGTERM')
     }
-  }, 60_000)
+  }, 150_000)
 
   it('prints ctl commands that work as printed, on the server ctl uses by default', async () => {
     // On its default address the demo's admin URL is ctl's default server URL, spelt the same:
