@@ -6,7 +6,7 @@ import { ApiError, UnreachableError } from './errors.js'
 
 /** Options of {@link AdminClient}. */
 export interface AdminClientOptions {
-  /** Admin base URL, e.g. `http://localhost:8000/switchyard`. */
+  /** Admin base URL, e.g. `http://127.0.0.1:8000/switchyard`. */
   baseUrl: string
   token?: string | undefined
   /** Per-request timeout in ms (default 15000). */

@@ -3,11 +3,13 @@
  *
  * Server URL, highest priority first: the environment variable `CTL_SERVER_URL`; a
  * `CTL_SERVER_URL=...` line in a `.ctl` project file searched upward from the current
- * directory; `server_url` in the config file; the default `http://localhost:8000/switchyard`.
+ * directory; `server_url` in the config file; the default `http://127.0.0.1:8000/switchyard` —
+ * where the demo and `switchyard serve --port 8000` listen, spelt as they print it, so the
+ * origin a token is bound to is the same whichever way the URL was given.
  *
  * The config file (`~/.ctl/config.json`; `%USERPROFILE%\AppData\Local\ctl\config.json` on
  * Windows) holds `server_url` and the credentials of each server `ctl` logged in to, by origin
- * (`credentials: {"https://admin.example.com": {token, username, expires_at}}`); the top-level
+ * (`credentials: {"https://admin.example.com": {token, username, expires_at, server_url}}`); the top-level
  * `token`, `username`, `expires_at` and `token_origin` repeat the latest login. It holds
  * credentials, so it is written with mode 0600 (and its directory 0700), atomically by
  * write-then-rename.
@@ -22,13 +24,15 @@ import { dirname, join, parse as parsePath, resolve, win32 } from 'node:path'
 import { UsageError } from './errors.js'
 
 /** The default server URL. */
-export const DEFAULT_SERVER_URL = 'http://localhost:8000/switchyard'
+export const DEFAULT_SERVER_URL = 'http://127.0.0.1:8000/switchyard'
 
 /** A stored login: the token one server issued. */
 export interface StoredCredential {
   token: string
   username?: string
   expires_at?: string
+  /** The server URL logged in to (a note names it when ctl is pointed elsewhere). */
+  server_url?: string
 }
 
 /** The content of the config file. */
@@ -75,7 +79,9 @@ export function withCredential(
     return latest === origin ? { ...rest, credentials } : { ...config, credentials }
   }
   credentials.set(origin, credential)
-  return { ...rest, ...credential, token_origin: origin, credentials }
+  // The top-level server_url is the configured server (`ctl config set-url`): not the login's.
+  const { server_url: _s, ...login } = credential
+  return { ...rest, ...login, token_origin: origin, credentials }
 }
 
 /** Where the resolved server URL came from. */
@@ -136,6 +142,7 @@ export function readConfig(environment: CtlEnvironment): CtlConfig {
         token: entry.token,
         ...(typeof entry.username === 'string' ? { username: entry.username } : {}),
         ...(typeof entry.expires_at === 'string' ? { expires_at: entry.expires_at } : {}),
+        ...(typeof entry.server_url === 'string' ? { server_url: entry.server_url } : {}),
       })
     }
   }
@@ -215,6 +222,51 @@ export function resolveServerUrl(environment: CtlEnvironment): { url: string; so
   return { url: DEFAULT_SERVER_URL, source: { kind: 'default' } }
 }
 
+/**
+ * The resolved server URL, checked before any request: one that is not an http(s) URL is bad
+ * usage (exit 2), reported with the place it was read from, so the fix is obvious.
+ */
+export function checkedServerUrl(environment: CtlEnvironment): {
+  url: string
+  source: UrlSource
+} {
+  const resolved = resolveServerUrl(environment)
+  const problem = urlProblem(resolved.url)
+  if (problem !== null) {
+    throw new UsageError(
+      `${settingOf(resolved.source)} is not a valid URL: ${JSON.stringify(resolved.url)} (${problem}).`,
+    )
+  }
+  return resolved
+}
+
+/** The setting a URL came from, as a user would look for it. */
+function settingOf(source: UrlSource): string {
+  switch (source.kind) {
+    case 'env':
+      return 'CTL_SERVER_URL'
+    case 'project':
+      return `CTL_SERVER_URL in ${source.path}`
+    case 'config':
+      return `server_url in ${source.path}`
+    case 'default':
+      return 'the default server URL'
+  }
+}
+
+/** Why `url` cannot be a server URL, or null when it can. */
+function urlProblem(url: string): string | null {
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    return `expected e.g. ${DEFAULT_SERVER_URL}`
+  }
+  // `localhost:8000` parses, as a URL of the scheme "localhost:".
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return 'use http:// or https://'
+  return null
+}
+
 /** The `Source:` line of `ctl config show`. */
 export function describeSource(source: UrlSource): string {
   switch (source.kind) {
@@ -229,18 +281,10 @@ export function describeSource(source: UrlSource): string {
   }
 }
 
-/** Validates a server URL given on the command line (http or https, no query). */
+/** Validates a server URL given on the command line (http or https). */
 export function checkServerUrl(url: string): string {
-  let parsed: URL
-  try {
-    parsed = new URL(url)
-  } catch {
-    throw new UsageError(
-      `Invalid server URL ${JSON.stringify(url)}: expected e.g. http://localhost:8000/switchyard.`,
-    )
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    throw new UsageError(`Invalid server URL ${JSON.stringify(url)}: use http:// or https://.`)
-  }
+  const problem = urlProblem(url)
+  if (problem !== null)
+    throw new UsageError(`Invalid server URL ${JSON.stringify(url)}: ${problem}.`)
   return url.replace(/\/+$/, '')
 }

@@ -5,6 +5,7 @@
  */
 import { Command, CommanderError } from 'commander'
 import { auditCommands } from './commands/audit.js'
+import { completionCommand } from './commands/completion.js'
 import { flagCommands } from './commands/flags.js'
 import { keyCommands } from './commands/keys.js'
 import { maintenanceCommands } from './commands/maintenance.js'
@@ -14,11 +15,13 @@ import { sessionCommands } from './commands/session.js'
 import { readConfig } from './config.js'
 import { ApiError, UnreachableError, UsageError } from './errors.js'
 import type { Runtime } from './runtime.js'
+import { packageVersion } from './version.js'
 
 /** Builds the commander program for one run. */
 export function buildProgram(runtime: Runtime): Command {
   const program = new Command('ctl')
     .description('command-line client of the switchyard admin API')
+    .version(packageVersion(), '-V, --version', 'print the version of ctl')
     .option('--json', 'print the raw JSON answer')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
@@ -33,6 +36,8 @@ export function buildProgram(runtime: Runtime): Command {
   flagCommands(program, runtime)
   keyCommands(program, runtime)
   auditCommands(program, runtime)
+  // Last: its scripts are generated from every command registered before it, and itself.
+  completionCommand(program, runtime)
   return program
 }
 

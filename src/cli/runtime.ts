@@ -5,12 +5,14 @@
 import { InvalidArgumentError, type Command } from 'commander'
 import { AdminClient } from './client.js'
 import {
+  checkedServerUrl,
   credentialFor,
+  describeSource,
   originOf,
   readConfig,
-  resolveServerUrl,
   type CtlConfig,
   type CtlEnvironment,
+  type UrlSource,
 } from './config.js'
 import { printJson, type Output } from './output.js'
 
@@ -23,28 +25,48 @@ export interface Runtime {
 }
 
 /**
- * A client for the resolved server URL, with the token that server's origin issued (unless it
- * has expired). A token issued by another origin is never sent; a note on stderr says so.
+ * A client for the resolved server URL (a bad one is bad usage, exit 2), with the token that
+ * server's origin issued (unless it has expired). A token issued by another origin is never
+ * sent; a note on stderr says so, and how to use either server.
  */
 export function clientFor(runtime: Runtime): AdminClient {
-  const { url } = resolveServerUrl(runtime.environment)
+  const { url, source } = checkedServerUrl(runtime.environment)
   const config = readConfig(runtime.environment)
   const credential = credentialFor(config, url)
-  if (credential === undefined) noteOtherOrigins(runtime, config, url)
+  if (credential === undefined) noteOtherOrigins(runtime, config, url, source)
   const expired =
     credential?.expires_at !== undefined && Date.parse(credential.expires_at) <= runtime.now()
   return new AdminClient({ baseUrl: url, token: expired ? undefined : credential?.token })
 }
 
-/** Says why no token goes to `url` when tokens of other origins are stored. */
-function noteOtherOrigins(runtime: Runtime, config: CtlConfig, url: string): void {
+/**
+ * Says why no token goes to `url` when tokens of other origins are stored, and what to do:
+ * log in to this server, or point `ctl` at the one logged in to (named when it is known).
+ */
+function noteOtherOrigins(
+  runtime: Runtime,
+  config: CtlConfig,
+  url: string,
+  source: UrlSource,
+): void {
   const target = originOf(url) ?? url
-  const others = [...(config.credentials?.keys() ?? [])]
+  const others = [...(config.credentials ?? [])]
   const legacy = config.token !== undefined && config.token_origin === undefined
   if (others.length === 0 && !legacy) return
-  const from = others.length > 0 ? others.join(', ') : 'an unknown server (older config file)'
+  const from =
+    others.length > 0
+      ? others.map(([origin]) => origin).join(', ')
+      : 'an unknown server (older config file)'
+  const username = others.length === 1 ? (others[0]?.[1].username ?? '<username>') : '<username>'
+  const issuer = others.length === 1 ? others[0]?.[1].server_url : undefined
+  const elsewhere =
+    issuer === undefined
+      ? others.length > 0
+        ? ', or set CTL_SERVER_URL to the server you logged in to'
+        : ''
+      : `, or \`export CTL_SERVER_URL=${issuer}\` to use the server you logged in to`
   runtime.output.err(
-    `note: not sending the token stored for ${from} to ${target}: a token is only sent to the server that issued it. Run \`ctl login <username>\` against ${target}.`,
+    `note: not sending the token stored for ${from} to ${target} (server URL from ${describeSource(source)}): a token is only sent to the server that issued it. Run \`ctl login ${username}\` to log in to ${target}${elsewhere}.`,
   )
 }
 

@@ -6,8 +6,11 @@
 import { Command } from 'commander'
 import { buildDemoApp, demoInstructions } from '../demo/app.js'
 import { parsePort, serve } from './serve.js'
+import { packageVersion } from './version.js'
 
-const program = new Command('switchyard').description('switchyard runtime control plane')
+const program = new Command('switchyard')
+  .description('switchyard runtime control plane')
+  .version(packageVersion(), '-V, --version', 'print the version of switchyard')
 
 program
   .command('demo')

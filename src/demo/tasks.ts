@@ -7,15 +7,24 @@
 import type { FastifyInstance } from 'fastify'
 import { getTaskContext, taskLog, taskProgress, type TaskManager } from '../tasks/index.js'
 
-/** Waits `ms`, or less when the task is cancelled or the manager shuts down. */
+/**
+ * Waits `ms`, or less when the task is cancelled or the manager shuts down. The abort listener
+ * goes when the wait ends: a task pauses many times on one signal (the image batch twenty), and
+ * listeners left behind would pile up on it — a leak, and Node's MaxListenersExceededWarning.
+ */
 function pause(ms: number): Promise<void> {
   const signal = getTaskContext()?.signal
+  if (signal?.aborted === true) return Promise.resolve()
   return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms)
-    signal?.addEventListener('abort', () => {
+    const onAbort = (): void => {
       clearTimeout(timer)
       resolve()
-    })
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort)
+      resolve()
+    }, ms)
+    signal?.addEventListener('abort', onAbort, { once: true })
   })
 }
 

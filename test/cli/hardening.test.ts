@@ -50,11 +50,16 @@ describe('ctl hardening', { timeout: CLI_TEST_TIMEOUT }, () => {
     const elsewhere = await ctl(['status'], { env: { ...server.env, CTL_SERVER_URL: evilUrl } })
     expect(seen.length).toBeGreaterThan(0)
     expect(seen.every((headers) => headers.authorization === undefined)).toBe(true)
+    const issuer = new URL(server.url).origin
+    const target = new URL(evilUrl).origin
+    // The note says where the URL came from and both ways out, with commands that work as shown.
     expect(elsewhere.stderr).toContain(
-      `not sending the token stored for ${new URL(server.url).origin} to ${new URL(evilUrl).origin}`,
+      `note: not sending the token stored for ${issuer} to ${target} (server URL from env CTL_SERVER_URL): a token is only sent to the server that issued it. Run \`ctl login admin\` to log in to ${target}, or \`export CTL_SERVER_URL=${server.url}\` to use the server you logged in to.\n`,
     )
-    // the issuing server still gets it
-    expect((await ctl(['services'], { env: server.env })).code).toBe(0)
+    // the issuing server, named by the note, still gets it
+    expect(
+      (await ctl(['services'], { env: { HOME: server.home, CTL_SERVER_URL: server.url } })).code,
+    ).toBe(0)
   })
 
   it('strips control characters from server text', async () => {

@@ -44,6 +44,12 @@ describe('ctl login / logout / config', { timeout: CLI_TEST_TIMEOUT }, () => {
     expect(typeof stored.token).toBe('string')
     expect(Date.parse(String(stored.expires_at))).toBeGreaterThan(Date.now())
     expect(statSync(configFile()).mode & 0o777).toBe(0o600)
+    // The URL logged in to is kept with the login (a note names it when ctl points elsewhere),
+    // not as the configured server_url, which only `ctl config set-url` sets.
+    expect(stored.credentials).toEqual({
+      [new URL(server.url).origin]: expect.objectContaining({ server_url: server.url }),
+    })
+    expect(stored.server_url).toBeUndefined()
 
     const show = await ctl(['config', 'show'], { env: server.env })
     expect(show.stdout).toContain(`Server URL: ${server.url}\nSource: env CTL_SERVER_URL\n`)
@@ -107,7 +113,7 @@ describe('server URL resolution', { timeout: CLI_TEST_TIMEOUT }, () => {
 
       const fallback = await ctl(['config', 'show'], { env, cwd: nested })
       expect(fallback.stdout).toContain(
-        'Server URL: http://localhost:8000/switchyard\nSource: default\n',
+        'Server URL: http://127.0.0.1:8000/switchyard\nSource: default\n',
       )
       expect(fallback.stdout).toContain('Auth: not logged in')
 

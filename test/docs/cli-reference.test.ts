@@ -28,12 +28,18 @@ const page = readFileSync(pagePath, 'utf8')
 const { samples, files } = readSamples(page, 'docs/reference/cli.md')
 
 /** What the page shows for the parts that differ from run to run. */
-const SHOWN_URL = 'http://localhost:8000/switchyard'
-const SHOWN_ORIGIN = 'http://localhost:8000'
+const SHOWN_URL = 'http://127.0.0.1:8000/switchyard'
+const SHOWN_ORIGIN = 'http://127.0.0.1:8000'
 const SHOWN_HOME = '/home/me'
 const SHOWN_CWD = '/home/me/shop'
 /** A server that is not there. */
 const SHOWN_CLOSED_URL = 'http://127.0.0.1:59999/switchyard'
+const SHOWN_CLOSED_ORIGIN = 'http://127.0.0.1:59999'
+/** The version the page shows `--version` printing: the package's changes with each release. */
+const SHOWN_VERSION = '0.1.0'
+const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+  version: string
+}
 
 const switchyardPath = join(root, 'src', 'cli', 'switchyard.ts')
 const tsx = import.meta.resolve('tsx')
@@ -49,16 +55,23 @@ function replaceAll(text: string, pairs: [string, string][]): string {
   return pairs.reduce((result, [from, to]) => result.split(from).join(to), text)
 }
 
-/** Actual output as the page would show it: the shown URLs and directories. */
+/** `text` with the origin `from` (not followed by more port digits) shown as `to`. */
+function replaceOrigin(text: string, from: string, to: string): string {
+  return text.replace(new RegExp(`${from.replace(/[.:/]/g, '\\$&')}(?!\\d)`, 'g'), to)
+}
+
+/** Actual output as the page would show it: the shown URLs, directories and version. */
 function asShown(text: string, sample: CliSample): string {
-  const shown = replaceAll(text, [
+  let shown = replaceAll(text, [
     ...[...ids].map(([pageId, liveId]): [string, string] => [liveId, pageId]),
     [closedUrl, SHOWN_CLOSED_URL],
     [server.url, SHOWN_URL],
-    [new URL(server.url).origin, SHOWN_ORIGIN],
     [cwd, SHOWN_CWD],
     [server.home, SHOWN_HOME],
   ])
+  shown = replaceOrigin(shown, new URL(closedUrl).origin, SHOWN_CLOSED_ORIGIN)
+  shown = replaceOrigin(shown, new URL(server.url).origin, SHOWN_ORIGIN)
+  if (sample.args.includes('--version')) shown = shown.replace(`${version}\n`, `${SHOWN_VERSION}\n`)
   if (!sample.untilSigterm) return shown
   // A server sample listens on a free port; the page shows the port it asked for.
   const asked = sample.args[sample.args.indexOf('--port') + 1] ?? ''

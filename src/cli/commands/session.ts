@@ -5,6 +5,7 @@
 import type { Command } from 'commander'
 import { ApiError } from '../errors.js'
 import {
+  checkedServerUrl,
   checkServerUrl,
   configPath,
   credentialFor,
@@ -36,8 +37,9 @@ export function sessionCommands(program: Command, runtime: Runtime): void {
     .argument('<username>', 'admin username')
     .option('--password <password>', 'password (prompted without echo when omitted)')
     .action(async (username: string, options: { password?: string }, command: Command) => {
+      // A bad URL is reported before the password is asked for.
+      const { url } = checkedServerUrl(runtime.environment)
       const password = options.password ?? (await readPassword(`Password for ${username}: `))
-      const { url } = resolveServerUrl(runtime.environment)
       const answer = await new AdminClient({ baseUrl: url }).post<LoginAnswer>('/api/auth/login', {
         username,
         password,
@@ -49,6 +51,7 @@ export function sessionCommands(program: Command, runtime: Runtime): void {
           token: answer.token,
           username: answer.username,
           expires_at: answer.expires_at,
+          server_url: url,
         }),
       )
       if (
@@ -62,8 +65,8 @@ export function sessionCommands(program: Command, runtime: Runtime): void {
     .command('logout')
     .description('revoke the token on the server and clear local credentials')
     .action(async (_options: object, command: Command) => {
+      const { url } = checkedServerUrl(runtime.environment)
       const config = readConfig(runtime.environment)
-      const { url } = resolveServerUrl(runtime.environment)
       const credential = credentialFor(config, url)
       let revoked = false
       if (credential !== undefined) {
@@ -113,7 +116,7 @@ export function sessionCommands(program: Command, runtime: Runtime): void {
   config
     .command('set-url')
     .description('save the server URL to the config file')
-    .argument('<url>', 'admin base URL, e.g. http://localhost:8000/switchyard')
+    .argument('<url>', 'admin base URL, e.g. http://127.0.0.1:8000/switchyard')
     .action((url: string, _options: object, command: Command) => {
       const checked = checkServerUrl(url)
       const path = writeConfig(runtime.environment, {

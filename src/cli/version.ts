@@ -1,0 +1,16 @@
+/**
+ * The version `ctl --version` and `switchyard --version` print: the installed package's, read
+ * from its package.json when asked, so it is the version that runs.
+ */
+import { readFileSync } from 'node:fs'
+
+/**
+ * The `version` of the package.json two directories up: this module is `src/cli/version.ts`
+ * when run from source and `dist/cli/version.js` when installed, both two levels below it.
+ */
+export function packageVersion(): string {
+  const manifest = JSON.parse(
+    readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+  ) as { version?: unknown }
+  return typeof manifest.version === 'string' ? manifest.version : 'unknown'
+}
