@@ -103,6 +103,8 @@ async function switchyardPlugin(
   if (unknown !== null) throw new ConfigError(unknown)
   const engine = options.engine ?? createEngine()
   const owned = options.engine === undefined
+  // An engine without a logger of its own logs through the app's from now on.
+  engine.attachLogger(app.log.child({ module: 'switchyard' }))
   const limits = engine.rateLimits
   if (options.rateLimit !== undefined) limits.configure(options.rateLimit)
   const enforceAt = options.enforceAt ?? 'onRequest'

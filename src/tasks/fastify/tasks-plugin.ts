@@ -45,6 +45,8 @@ async function tasks(app: FastifyInstance, options: TasksPluginOptions): Promise
     throw new TaskValidationError('tasksPlugin needs { taskManager: new TaskManager(...) }.')
   }
   manager.initApp(app)
+  // A manager without a logger of its own logs through the app's (when not already attached).
+  manager.attachLogger(app.log.child({ module: 'switchyard.tasks' }))
   if (options.autoInstall === false || app.hasRequestDecorator('backgroundTasks')) return
   const plain = new PlainFunctionTasks(manager)
   app.decorateRequest('backgroundTasks', {
