@@ -63,9 +63,21 @@ export const silentLogger: Logger = {
 /**
  * A complete {@link Logger} from what a `logger` option was given: a full logger is returned
  * as it is; a partial one gets no-op levels and a `child` that merges its bindings into each
- * line's fields.
+ * line's fields. Throws a `TypeError` for anything without `warn` and `error` methods.
  */
 export function toLogger(given: LoggerLike): Logger {
+  // Untyped (JavaScript) callers may pass anything.
+  const candidate: unknown = given
+  if (
+    typeof candidate !== 'object' ||
+    candidate === null ||
+    typeof (candidate as Partial<Logger>).warn !== 'function' ||
+    typeof (candidate as Partial<Logger>).error !== 'function'
+  ) {
+    throw new TypeError(
+      'logger must be a pino-compatible logger (pino, Fastify app.log): an object with at least warn and error methods.',
+    )
+  }
   if (
     typeof given.debug === 'function' &&
     typeof given.info === 'function' &&

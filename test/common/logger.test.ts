@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { LoggerSlot, stderrLogger, toLogger } from '../../src/common/logger.js'
+import { createEngine } from '../../src/create-engine.js'
+import { TaskManager } from '../../src/tasks/index.js'
 import { recordingLogger } from '../helpers/logger.js'
 
 /** A line of {@link stderrLogger}, parsed. */
@@ -85,6 +87,29 @@ describe('toLogger', () => {
       ['error', { module: 'switchyard', part: 'store', n: 2 }],
       ['warn', { b: 1 }, 'unbound'],
     ])
+  })
+})
+
+describe('a logger that is not one', () => {
+  it('is refused with a clear error, and an attach that fails changes nothing', () => {
+    for (const bad of [undefined, null, 'console', {}, { warn: () => undefined }]) {
+      expect(() => toLogger(bad as never)).toThrow(/pino-compatible logger/)
+    }
+    const fallback = recordingLogger()
+    const slot = new LoggerSlot(undefined, () => fallback)
+    expect(() => slot.attach({ error: 'nope' } as never)).toThrow(TypeError)
+    slot.warn('still the default')
+    expect(fallback.messages()).toEqual(['still the default'])
+    // The default is still replaceable after a refused attach.
+    const later = recordingLogger()
+    expect(slot.attach(later)).toBe(true)
+    slot.warn('now attached')
+    expect(later.messages()).toEqual(['now attached'])
+  })
+
+  it('createEngine and new TaskManager refuse it', () => {
+    expect(() => createEngine({ logger: 'console' as never })).toThrow(/pino-compatible logger/)
+    expect(() => new TaskManager({ logger: {} as never })).toThrow(/pino-compatible logger/)
   })
 })
 
