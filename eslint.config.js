@@ -85,6 +85,13 @@ export default tseslint.config(
     },
   },
   {
+    // Every part logs through a pino-compatible logger (src/common/logger.ts); only the CLI
+    // prints, its output being the user interface.
+    files: ['src/**/*.{ts,tsx}'],
+    ignores: ['src/cli/**'],
+    rules: { 'no-console': 'error' },
+  },
+  {
     files: ['src/common/**'],
     rules: {
       'no-restricted-imports': [

@@ -40,7 +40,10 @@ const SIZES = quick
 const PEER_SIZE = SIZES[1] as number
 const REQUESTS = 400
 const dir = mkdtempSync(join(tmpdir(), 'sy-bench-admin-'))
-const quietLogger = { warn: () => undefined, error: (message: string) => console.error(message) }
+const quietLogger = {
+  warn: () => undefined,
+  error: (fields: object | string, message?: string) => console.error(message ?? fields, fields),
+}
 const ms = (value: number) => Math.round(value * 100) / 100
 // A full collection before each memory reading, so the figures compare live memory, not
 // garbage that happens to be waiting (the flag must be set before `gc` is looked up).

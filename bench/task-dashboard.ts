@@ -36,7 +36,10 @@ const REQUESTS = quick ? 40 : 100
 const FINISHES = quick ? 15 : 30
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const dir = mkdtempSync(join(tmpdir(), 'sy-bench-dashboard-'))
-const quietLogger = { warn: () => undefined, error: (message: string) => console.error(message) }
+const quietLogger = {
+  warn: () => undefined,
+  error: (fields: object | string, message?: string) => console.error(message ?? fields, fields),
+}
 const round = (value: number) => Math.round(value * 100) / 100
 const summary = (times: number[]) => ({
   p50_ms: round(percentile(times, 0.5)),

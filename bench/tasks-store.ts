@@ -428,7 +428,10 @@ async function listBench(): Promise<Record<string, number>> {
   return result
 }
 
-const quietLogger = { warn: () => undefined, error: (message: string) => console.error(message) }
+const quietLogger = {
+  warn: () => undefined,
+  error: (fields: object | string, message?: string) => console.error(message ?? fields, fields),
+}
 const nextTick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
 
 interface ManagerRound {

@@ -3,6 +3,7 @@
  */
 export { createEngine } from './create-engine.js'
 export { Engine, type EngineOptions, type EngineLogger } from './core/engine.js'
+export type { Logger, LogMethod, LoggerLike } from './common/logger.js'
 export type { MaintenanceHandle, MaintenanceScopes } from './core/maintenance-scopes.js'
 export { systemClock, ManualClock, type Clock } from './core/clock.js'
 export {

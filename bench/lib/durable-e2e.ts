@@ -56,7 +56,10 @@ export async function checkSuccessRecords(store: DurableTaskStore, count: number
   }
 }
 
-const quietLogger = { warn: () => undefined, error: (message: string) => console.error(message) }
+const quietLogger = {
+  warn: () => undefined,
+  error: (fields: object | string, message?: string) => console.error(message ?? fields, fields),
+}
 
 /**
  * `count` persistent no-op tasks added in a loop to a manager on a fresh store (queue

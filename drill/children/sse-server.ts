@@ -21,7 +21,10 @@ import { tellParent } from '../lib/child.js'
 
 const clientBufferBytes = Number(process.env.SY_CLIENT_BUFFER_BYTES ?? String(1 << 20))
 const ROUTES = 20
-const quiet = { warn: () => undefined, error: (message: string) => console.error(message) }
+const quiet = {
+  warn: () => undefined,
+  error: (fields: object | string, message?: string) => console.error(message ?? fields, fields),
+}
 
 const engine = createEngine({ store: 'memory', logger: quiet, service: 'shop' })
 for (let i = 0; i < ROUTES; i++) engine.registerRoute('GET', `/r${i}`)

@@ -43,8 +43,10 @@ async function startInstance(url: string, prefix: string): Promise<Instance> {
     retryInterval: 0.05,
     maxRetryInterval: 0.5,
     logger: {
-      warn: (message: string) => log.push(message),
-      error: (message: string) => log.push(message),
+      warn: (fields: object | string, message?: string) =>
+        log.push(typeof fields === 'string' ? fields : (message ?? '')),
+      error: (fields: object | string, message?: string) =>
+        log.push(typeof fields === 'string' ? fields : (message ?? '')),
     },
     rateLimit: { redisCommandTimeout: COMMAND_TIMEOUT_S },
   })

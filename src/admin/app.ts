@@ -109,6 +109,8 @@ async function adminPlugin(app: FastifyInstance, options: AdminAppOptions): Prom
     throw new ConfigError('sessionCheckInterval must be a positive number of seconds.')
   }
   const { engine } = options
+  // An engine without a logger of its own logs through the app's (when not already attached).
+  engine.attachLogger(app.log.child({ module: 'switchyard' }))
   const credentials = prepareCredentials(options.auth)
   const context: AdminContext = {
     engine,
@@ -165,7 +167,7 @@ async function adminPlugin(app: FastifyInstance, options: AdminAppOptions): Prom
     remote: new RemoteRoutes(
       engine,
       registrationStoreFor(engine.storeBackend(), (error, what) =>
-        engine.logger.error(`SDK registrations: ${what} failed`, error),
+        engine.logger.error({ err: error }, `SDK registrations: ${what} failed`),
       ),
       engine.logger,
     ),

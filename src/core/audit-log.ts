@@ -9,6 +9,7 @@
  * pending appends, so a caller always sees the entries of its own changes.
  */
 import { randomUUID } from 'node:crypto'
+import type { Logger } from '../common/logger.js'
 import type { Clock } from './clock.js'
 import { toError, ValidationError } from './errors.js'
 import type { AuditEntry } from './audit-entry.js'
@@ -38,7 +39,7 @@ export interface AuditLogDeps {
   clock: Clock
   /** Entries kept; the oldest are evicted beyond it. */
   maxEntries: number
-  logger: { error(message: string, ...rest: unknown[]): void }
+  logger: Pick<Logger, 'error'>
 }
 
 /** Writes and reads audit entries. */
@@ -71,8 +72,8 @@ export class AuditLog {
     }
     const append = this.deps.store.append(entry, this.deps.maxEntries).catch((error: unknown) => {
       this.deps.logger.error(
+        { err: toError(error) },
         `audit entry ${entry.action} ${entry.route} not stored`,
-        toError(error),
       )
     })
     this.pending.add(append)
@@ -81,7 +82,7 @@ export class AuditLog {
       try {
         listener(entry)
       } catch (error) {
-        this.deps.logger.error('audit listener failed', toError(error))
+        this.deps.logger.error({ err: toError(error) }, 'audit listener failed')
       }
     }
     return entry

@@ -6,13 +6,14 @@
  * module only builds, so the wiring reads in one place, in dependency order.
  */
 import type { BackoffSettings } from '../common/backoff.js'
+import type { Logger } from '../common/logger.js'
 import type { FlagsFeature } from '../flags/feature.js'
 import type { Store } from '../stores/types.js'
 import { AuditLog, DEFAULT_MAX_AUDIT_ENTRIES } from './audit-log.js'
 import type { Clock } from './clock.js'
 import { Enforcer } from './enforcement.js'
 import { seconds, type EngineOptions, type EngineParts } from './engine-options.js'
-import type { EngineFeature, EngineLogger, FeatureHost } from './feature.js'
+import type { EngineFeature, FeatureHost } from './feature.js'
 import { MaintenanceOperations } from './maintenance-operations.js'
 import { MaintenanceScopes } from './maintenance-scopes.js'
 import type { Operation } from './operations.js'
@@ -28,7 +29,7 @@ export interface KernelOwner {
   readonly env: string
   readonly service: string
   readonly clock: Clock
-  readonly logger: EngineLogger
+  readonly logger: Logger
   /** Every change made through an operation: listeners, audit log, webhooks. */
   report(operation: Operation): void
   /** After every load of the replica: load the features. */

@@ -4,6 +4,7 @@
 import type { FlagsFeature } from '../flags/feature.js'
 import type { RateLimitFeature } from '../rate-limit/feature.js'
 import type { RateLimitingOptions } from '../rate-limit/options.js'
+import { stderrLogger, type Logger } from '../common/logger.js'
 import type { Store } from '../stores/types.js'
 import type { Clock } from './clock.js'
 import { ValidationError } from './errors.js'
@@ -19,6 +20,11 @@ export interface EngineOptions {
   service?: string
   /** Time source; tests pass a fake clock. */
   clock?: Clock
+  /**
+   * Where the engine, its store and its features log: a pino-compatible logger (pino, Fastify's
+   * `app.log`), used as given. Default: warnings and errors as JSON lines on stderr, until a
+   * Fastify plugin the engine is registered with hands it a child of the app's logger.
+   */
   logger?: EngineLogger
   /** Delay before the first retry of an unreachable store, in seconds (default 2); doubles per failure. */
   retryInterval?: number
@@ -48,10 +54,12 @@ export interface EngineParts {
   runsSchedules?: boolean
 }
 
-/** The default logger: `console`, each line prefixed with `[switchyard]`. */
-export const consoleLogger: EngineLogger = {
-  warn: (message, ...rest) => console.warn(`[switchyard] ${message}`, ...rest),
-  error: (message, ...rest) => console.error(`[switchyard] ${message}`, ...rest),
+/**
+ * The engine's logger when none is given: warnings and errors as JSON lines on stderr, bound to
+ * `module: 'switchyard'`. The Fastify plugins replace it with a child of the app's logger.
+ */
+export function defaultEngineLogger(): Logger {
+  return stderrLogger({ bindings: { module: 'switchyard' } })
 }
 
 /** A duration option in seconds, as milliseconds (`fallback` seconds when not given). */

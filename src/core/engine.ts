@@ -17,6 +17,7 @@
 import type { SwitchyardProvider, UseOpenFeatureOptions } from '../flags/openfeature.js'
 import type { FlagService } from '../flags/service.js'
 import type { RateLimitService } from '../rate-limit/service.js'
+import { LoggerSlot, type Logger, type LoggerLike } from '../common/logger.js'
 import type { ChangeListener } from './events.js'
 import type { EvaluationKeyStore, StoreBackend, TokenStore } from '../stores/types.js'
 import type { AuditEntry } from './audit-entry.js'
@@ -27,9 +28,8 @@ import type { Decision } from './decision.js'
 import type { Enforcer, RequestView } from './enforcement.js'
 import { buildKernel, type EngineKernel } from './engine-kernel.js'
 import { EngineOperations } from './engine-operations.js'
-import { consoleLogger, type EngineOptions, type EngineParts } from './engine-options.js'
+import { defaultEngineLogger, type EngineOptions, type EngineParts } from './engine-options.js'
 import { toError } from './errors.js'
-import type { EngineLogger } from './feature.js'
 import type { CompiledMaintenance } from './maintenance.js'
 import type { MaintenanceScopes } from './maintenance-scopes.js'
 import type { Operation, OperationListener } from './operations.js'
@@ -52,7 +52,12 @@ export class Engine extends EngineOperations {
   /** The store's backend name, as `CTL_BACKEND` spells it (`memory`, `file`, `redis`). */
   readonly backend: string
   readonly clock: Clock
-  readonly logger: EngineLogger
+  /**
+   * Where the engine, its store and its features log: the `logger` option, else the default
+   * (JSON lines on stderr) until {@link Engine.attachLogger} hands it an app's logger.
+   */
+  readonly logger: Logger
+  private readonly loggerSlot: LoggerSlot
   /** The audit log of every change made through this engine. */
   readonly audit: AuditLog
   readonly maintenance: MaintenanceScopes
@@ -80,7 +85,10 @@ export class Engine extends EngineOperations {
     this.env = options.env ?? readEnvironment().env
     this.service = checkService(options.service) ?? 'default'
     this.clock = options.clock ?? systemClock
-    this.logger = options.logger ?? consoleLogger
+    this.loggerSlot = new LoggerSlot(options.logger, defaultEngineLogger)
+    this.logger = this.loggerSlot
+    // A store with no logger of its own logs through the engine's (and so, later, the app's).
+    parts.store.attachLogger?.(this.logger)
     this.backend = parts.store.kind
     const kernel = buildKernel(
       {
@@ -101,6 +109,15 @@ export class Engine extends EngineOperations {
     this.rateLimits = kernel.rateLimits
     this.routes = kernel.routes
     this.maintenance = kernel.maintenance
+  }
+
+  /**
+   * Logs through `logger` from now on when the engine was created without a `logger` option
+   * and no logger was attached before; returns whether it was taken. The Fastify plugins call
+   * it with a child of the app's logger (`module: 'switchyard'`).
+   */
+  attachLogger(logger: LoggerLike): boolean {
+    return this.loggerSlot.attach(logger)
   }
 
   /**
@@ -158,7 +175,7 @@ export class Engine extends EngineOperations {
       return
     }
     loading.catch((error: unknown) => {
-      this.logger.error('configuration error', toError(error))
+      this.logger.error({ err: toError(error) }, 'configuration error')
     })
   }
 
@@ -305,7 +322,7 @@ export class Engine extends EngineOperations {
       try {
         listener(operation)
       } catch (error) {
-        this.logger.error('operation listener failed', toError(error))
+        this.logger.error({ err: toError(error) }, 'operation listener failed')
       }
     }
     this.audit.record(operation)

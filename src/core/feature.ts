@@ -9,6 +9,7 @@
  * their timed work on its scheduler, and closes them before the store.
  */
 import { Backoff, type BackoffSettings } from '../common/backoff.js'
+import type { Logger, LoggerLike } from '../common/logger.js'
 import type { Clock } from './clock.js'
 import { ConfigError, toError } from './errors.js'
 import type { Operation } from './operations.js'
@@ -16,18 +17,18 @@ import type { RouteRegistry } from './registry.js'
 import type { ScheduledJob } from './scheduler.js'
 import type { Store } from '../stores/types.js'
 
-/** Where the engine reports faults it recovers from (a pino logger fits). */
-export interface EngineLogger {
-  warn(message: string, ...rest: unknown[]): void
-  error(message: string, ...rest: unknown[]): void
-}
+/**
+ * What the engine's `logger` option takes: a pino-compatible logger (pino, Fastify's `app.log`),
+ * or any object with at least `warn` and `error` (src/common/logger.ts).
+ */
+export type EngineLogger = LoggerLike
 
 /** What the engine lends each of its features. */
 export interface FeatureHost {
   /** The engine's state store: a feature keeps its records on the same backend. */
   readonly store: Store
   readonly clock: Clock
-  readonly logger: EngineLogger
+  readonly logger: Logger
   /** The registered routes (a route policy may only name a registered route). */
   readonly registry: RouteRegistry
   /** The engine's service: a route addressed without a service belongs to it. */
@@ -68,7 +69,7 @@ export interface FeatureLoaderOptions {
   meanwhile: string
   /** Connects the feature's store and loads its records. */
   load(): Promise<void>
-  logger: EngineLogger
+  logger: Logger
   backoff: BackoffSettings
 }
 
@@ -102,12 +103,12 @@ export class FeatureLoader {
       if (error instanceof ConfigError) throw error
       const delay = this.backoff.schedule(() => {
         this.run().catch((fatal: unknown) => {
-          logger.error(`${what}: configuration error`, toError(fatal))
+          logger.error({ err: toError(fatal) }, `${what}: configuration error`)
         })
       })
       logger.error(
+        { err: toError(error) },
         `${what} could not be loaded; ${this.options.meanwhile}; retrying in ${delay / 1000}s`,
-        toError(error),
       )
     }
   }

@@ -8,6 +8,7 @@
  * holds for that record, so a change arriving late over pub/sub never rolls back a newer one.
  */
 import { Backoff, type BackoffSettings } from '../common/backoff.js'
+import type { Logger } from '../common/logger.js'
 import { ConfigError, toError } from './errors.js'
 import { eventRecordKey, type ChangeEvent } from './events.js'
 import {
@@ -128,10 +129,7 @@ const OFF = compileMaintenance(MAINTENANCE_OFF)
 export interface ReplicaSyncDeps {
   replica: Replica
   store: Store
-  logger: {
-    error(message: string, ...rest: unknown[]): void
-    warn(message: string, ...rest: unknown[]): void
-  }
+  logger: Logger
   /** The retry rhythm while the store is unreachable. */
   backoff: BackoffSettings
   /** Called after every successful full load. */
@@ -176,7 +174,7 @@ export class ReplicaSync {
   resync(): void {
     if (this.closed) return
     void this.attempt('resync').catch((error: unknown) => {
-      this.deps.logger.error('replica resync failed', toError(error))
+      this.deps.logger.error({ err: toError(error) }, 'replica resync failed')
     })
   }
 
@@ -226,13 +224,13 @@ export class ReplicaSync {
       if (this.closed) return
       const delay = this.retries.schedule(() => {
         void this.attempt(reason).catch((fatal: unknown) => {
-          this.deps.logger.error('store configuration error', toError(fatal))
+          this.deps.logger.error({ err: toError(fatal) }, 'store configuration error')
         })
       })
       const what = reason === 'startup' && !this.loaded ? 'unavailable at startup' : 'resync failed'
       this.deps.logger.error(
+        { err: toError(error) },
         `store "${store.kind}" ${what}; serving ${this.loaded ? 'the last known' : 'declared'} states and retrying in ${delay / 1000}s`,
-        toError(error),
       )
     }
   }

@@ -20,6 +20,7 @@
  * Other timed work runs on the same ticks as {@link ScheduledJob}s that the engine's features
  * contribute (the flags' scheduled changes), each making its own once-per-cluster arrangement.
  */
+import type { Logger } from '../common/logger.js'
 import type { Clock } from './clock.js'
 import { toError } from './errors.js'
 import type { Operation } from './operations.js'
@@ -49,7 +50,7 @@ export interface SchedulerDeps {
   claims: ClaimStore
   clock: Clock
   report(operation: Operation): void
-  logger: { error(message: string, ...rest: unknown[]): void }
+  logger: Pick<Logger, 'error'>
   /** Longest sleep between two checks, in ms (default 30 s), a safety net for clock jumps. */
   maxSleepMs?: number
   /** Further jobs run at every tick, after the route transitions. */
@@ -91,7 +92,7 @@ export class TransitionScheduler {
   wake(): void {
     if (!this.started) return
     void this.tick().catch((error: unknown) => {
-      this.deps.logger.error('scheduled transitions failed', toError(error))
+      this.deps.logger.error({ err: toError(error) }, 'scheduled transitions failed')
     })
   }
 
@@ -122,7 +123,10 @@ export class TransitionScheduler {
       try {
         if (await this.transition(state, now, seen)) applied += 1
       } catch (error) {
-        this.deps.logger.error(`scheduled transition of ${state.route} failed`, toError(error))
+        this.deps.logger.error(
+          { err: toError(error), route: state.route },
+          `scheduled transition of ${state.route} failed`,
+        )
       }
     }
     for (const key of this.claimed) if (!seen.has(key)) this.claimed.delete(key)
@@ -130,7 +134,7 @@ export class TransitionScheduler {
       try {
         applied += await job.runDue(now)
       } catch (error) {
-        this.deps.logger.error(`scheduled ${job.name} failed`, toError(error))
+        this.deps.logger.error({ err: toError(error) }, `scheduled ${job.name} failed`)
       }
     }
     return applied

@@ -21,6 +21,7 @@
  * hands it the entry), so several instances sharing a store deliver each change once.
  */
 import { createHmac } from 'node:crypto'
+import type { Logger } from '../common/logger.js'
 import type { AuditEntry } from './audit-entry.js'
 import { toError, ValidationError } from './errors.js'
 
@@ -47,10 +48,7 @@ export interface WebhookOptions {
 }
 
 /** Where delivery problems are reported. */
-export interface WebhookLogger {
-  warn(message: string, ...rest: unknown[]): void
-  error(message: string, ...rest: unknown[]): void
-}
+export type WebhookLogger = Pick<Logger, 'warn' | 'error'>
 
 /** Header carrying the signature. */
 export const SIGNATURE_HEADER = 'X-Switchyard-Signature'
@@ -195,7 +193,7 @@ export class WebhookDispatcher {
       const formatted: unknown = hook.formatter ? await hook.formatter(payload) : payload
       body = JSON.stringify(formatted)
     } catch (error) {
-      this.logger.error(`webhook ${hook.url}: formatter failed`, toError(error))
+      this.logger.error({ err: toError(error) }, `webhook ${hook.url}: formatter failed`)
       return
     }
     for (let attempt = 0; ; attempt++) {

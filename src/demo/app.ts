@@ -198,7 +198,10 @@ async function seedFlag(engine: Engine): Promise<void> {
       { audit: false },
     )
   } catch (error) {
-    engine.logger.warn('demo: could not save the new-checkout flag (backend unreachable?)', error)
+    engine.logger.warn(
+      { err: error },
+      'demo: could not save the new-checkout flag (backend unreachable?)',
+    )
   }
 }
 

@@ -117,6 +117,8 @@ async function switchyardPlugin(
     throw new ConfigError(`closeEngine must be true or false, not ${JSON.stringify(closeEngine)}.`)
   const engine = options.engine ?? createEngine()
   const closedWithApp = options.engine === undefined || closeEngine
+  // An engine without a logger of its own logs through the app's from now on.
+  engine.attachLogger(app.log.child({ module: 'switchyard' }))
   const limits = engine.rateLimits
   if (options.rateLimit !== undefined) limits.configure(options.rateLimit)
   const enforceAt = options.enforceAt ?? 'onRequest'

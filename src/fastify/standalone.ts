@@ -55,6 +55,8 @@ export function standaloneHook(
     const key = `${request.method}:${path}`
     let slot = byKey.get(key)
     if (slot === undefined) {
+      // The first app whose route reaches the engine lends it its logger (unless it has one).
+      engine.attachLogger(request.server.log.child({ module: 'switchyard' }))
       slot = engine.registerRoute(request.method, path, declaration.lifecycle ?? null)
       if (declaration.rateLimit !== undefined)
         engine.rateLimits.declare(slot, declaration.rateLimit.policy)

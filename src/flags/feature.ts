@@ -24,7 +24,7 @@ export class FlagsFeature implements EngineFeature {
   /** `store` replaces the flag store of the engine's backend (an SDK app's forwarding one). */
   constructor(host: FeatureHost, store?: ManagedFlagStore) {
     const onError = (error: Error, what: string) =>
-      host.logger.error(`flags: ${what} failed`, error)
+      host.logger.error({ err: error }, `flags: ${what} failed`)
     this.store = store ?? flagStoreFor(host.store, { onError })
     this.service = new FlagService({
       store: this.store,
@@ -63,7 +63,7 @@ export class FlagsFeature implements EngineFeature {
     // The flag feed reconnected: changes may have been missed, so everything is reloaded.
     this.store.onResync(() => {
       this.load().catch((error: unknown) => {
-        host.logger.error('flags: configuration error', error)
+        host.logger.error({ err: error }, 'flags: configuration error')
       })
     })
   }

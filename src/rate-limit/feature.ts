@@ -40,7 +40,7 @@ export class RateLimitFeature implements EngineFeature {
       backend: (settings) => this.chooseBackend(settings),
       // Policy changes are audited like every other change of the engine.
       report: (operation) => host.report(operation),
-      logError: (message, error) => host.logger.error(message, error),
+      logger: host.logger,
     })
     this.loader = new FeatureLoader({
       what: 'rate-limit policies',
@@ -84,12 +84,12 @@ export class RateLimitFeature implements EngineFeature {
         : { redisCommandTimeout: settings.redisCommandTimeout }),
       // Counter expiry runs on the engine's clock, as the evaluation does.
       now: () => host.clock.now(),
-      onError: (error, what) => host.logger.error(`rate limits: ${what} failed`, error),
+      onError: (error, what) => host.logger.error({ err: error }, `rate limits: ${what} failed`),
       onCircuit: (state, error) => {
         if (state === 'open')
           host.logger.error(
+            { err: error },
             'rate limits: Redis counters keep failing; requests pass uncounted until Redis answers again',
-            error,
           )
         else host.logger.warn('rate limits: Redis counters answer again')
       },
@@ -101,7 +101,7 @@ export class RateLimitFeature implements EngineFeature {
         stores.subscribe((event) => this.apply(event)),
         stores.onResync(() => {
           this.load().catch((error: unknown) => {
-            host.logger.error('rate-limit policies: configuration error', error)
+            host.logger.error({ err: error }, 'rate-limit policies: configuration error')
           })
         }),
       )

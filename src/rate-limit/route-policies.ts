@@ -173,7 +173,7 @@ export class RoutePolicies {
     } catch (error) {
       // A stored override that no longer compiles (e.g. custom key without its function) is
       // ignored rather than taking enforcement down; the declared policy applies.
-      this.deps.logError(`switchyard: ignoring rate-limit policy of ${route}`, toError(error))
+      this.deps.logError(`ignoring rate-limit policy of ${route}`, toError(error))
       this.deps.gate.setRoute(
         service,
         route,

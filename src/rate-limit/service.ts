@@ -17,6 +17,7 @@ import type { RouteSlot } from '../core/route-slot.js'
 import { checkServiceName } from '../core/service-name.js'
 import { CircuitOpenError } from '../common/circuit-breaker.js'
 import { inspectLimits, type RateLimitCheckInput, type RateLimitCheckResult } from './check.js'
+import { stderrLogger, type Logger } from '../common/logger.js'
 import { ClientIpResolver, DEFAULT_IPV6_PREFIX, DEFAULT_TRUSTED_PROXIES } from './client-ip.js'
 import type { CounterStore } from './counters/types.js'
 import { LimitEvaluator, parseHeaderMode, type RateLimitHeaderMode } from './evaluate.js'
@@ -55,8 +56,11 @@ export interface RateLimitServiceOptions {
   backend: (options: RateLimitingOptions) => RateLimitBackend
   /** Receives one operation per change (audit log, webhooks). */
   report?: (operation: Operation) => void
-  /** Receives faults the service recovered from. */
-  logError?: (message: string, error: Error) => void
+  /**
+   * Where faults the service recovered from are logged (also lent to counters that have no
+   * logger of their own); default stderr.
+   */
+  logger?: Logger
 }
 
 /** Options addressing routes of a service, with the actor. */
@@ -83,6 +87,7 @@ export class RateLimitService {
   private readonly clock: Clock
   private readonly chooseBackend: (options: RateLimitingOptions) => RateLimitBackend
   private readonly reportToEngine: (operation: Operation) => void
+  private readonly logger: Logger
   private readonly logError: (message: string, error: Error) => void
   private readonly routes: RoutePolicies
   private readonly scopes: ScopeOperations
@@ -99,7 +104,8 @@ export class RateLimitService {
     this.clock = options.clock ?? systemClock
     this.chooseBackend = options.backend
     this.reportToEngine = options.report ?? (() => undefined)
-    this.logError = options.logError ?? ((message, error) => console.error(message, error))
+    this.logger = options.logger ?? stderrLogger({ bindings: { module: 'switchyard' } })
+    this.logError = (message, error) => this.logger.error({ err: error }, message)
     this.configure(options.options ?? {})
     this.gate = new PolicyGate(() => this.evaluator())
     const report = (operation: Operation) => this.report(operation)
@@ -155,7 +161,10 @@ export class RateLimitService {
   }
 
   private counters(): CounterStore {
-    this.counterStore ??= this.parts().makeCounters()
+    if (this.counterStore === null) {
+      this.counterStore = this.parts().makeCounters()
+      this.counterStore.attachLogger?.(this.logger)
+    }
     return this.counterStore
   }
 
@@ -169,14 +178,14 @@ export class RateLimitService {
         blocked: (record) => {
           this.emit({ type: 'rl_hit', hit: record })
           hits.add(record).catch((error: unknown) => {
-            this.logError('switchyard: could not record a blocked request', toError(error))
+            this.logError('could not record a blocked request', toError(error))
           })
         },
         fault: (error) => {
           // While the counters' circuit is open every request fails open the same way; the
           // counters reported the opening once.
           if (error instanceof CircuitOpenError) return
-          this.logError('switchyard: rate-limit counters unavailable; request let through', error)
+          this.logError('rate-limit counters unavailable; request let through', error)
         },
       },
       this.headers,
@@ -207,7 +216,7 @@ export class RateLimitService {
       try {
         listener(event)
       } catch (error) {
-        this.logError('switchyard: rate-limit event listener failed', toError(error))
+        this.logError('rate-limit event listener failed', toError(error))
       }
     }
   }

@@ -14,7 +14,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { ConfigError } from '../core/errors.js'
 import { Engine } from '../core/engine.js'
-import type { EngineLogger } from '../core/feature.js'
+import { toLogger, type Logger, type LoggerLike } from '../common/logger.js'
 import { isServiceName } from '../core/service-name.js'
 import type { RouteState } from '../core/route-state.js'
 import { FlagsFeature } from '../flags/feature.js'
@@ -64,8 +64,12 @@ export interface SwitchyardSdkOptions extends Pick<
    * come from the server.
    */
   rateLimit?: Omit<RateLimitingOptions, 'policies' | 'hits'>
-  /** Where the SDK logs connection problems; default the app's logger. */
-  logger?: EngineLogger
+  /**
+   * Where the SDK and its engine log (connection problems, faults they recover from): a
+   * pino-compatible logger, used as given. Default: a child of the app's logger,
+   * `app.log.child({ module: 'switchyard.sdk' })`.
+   */
+  logger?: LoggerLike
 }
 
 /** What `app.switchyardSdk` offers. */
@@ -87,7 +91,10 @@ declare module 'fastify' {
 
 async function sdkPlugin(app: FastifyInstance, options: SwitchyardSdkOptions): Promise<void> {
   const settings = checkOptions(options)
-  const logger = options.logger ?? app.log
+  const logger: Logger =
+    options.logger === undefined
+      ? app.log.child({ module: 'switchyard.sdk' })
+      : toLogger(options.logger)
   const client = new ServerClient({
     server: settings.server,
     appId: options.appId,
@@ -101,7 +108,7 @@ async function sdkPlugin(app: FastifyInstance, options: SwitchyardSdkOptions): P
     maxQueued: 10_000,
   })
   const state = new PushedState(options.appId, (error) =>
-    logger.error('switchyard SDK: change listener failed', error),
+    logger.error({ err: error }, 'switchyard SDK: change listener failed'),
   )
   // Flag and policy writes go to the server, which pushes them back (forwarded-writes.ts);
   // route and maintenance writes are refused by the pushed store.

@@ -8,7 +8,7 @@
  */
 import type { AuditEntry } from '../core/audit-entry.js'
 import { toError } from '../core/errors.js'
-import type { EngineLogger } from '../core/feature.js'
+import type { Logger } from '../common/logger.js'
 import type { RateLimitHit } from '../rate-limit/exceeded.js'
 import { memoryHitStore } from '../rate-limit/stores/memory.js'
 import type { RateLimitHitStore } from '../rate-limit/ports.js'
@@ -18,7 +18,7 @@ import { MAX_REPORT_ITEMS } from './wire.js'
 /** Options of {@link Reporter}. */
 export interface ReporterOptions {
   client: ServerClient
-  logger: EngineLogger
+  logger: Logger
   /** Milliseconds between sends. */
   intervalMs: number
   /** Most items kept per queue while the server is away. */

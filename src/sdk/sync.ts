@@ -11,7 +11,7 @@
 import { Backoff, type BackoffSettings } from '../common/backoff.js'
 import type { Engine } from '../core/engine.js'
 import { toError } from '../core/errors.js'
-import type { EngineLogger } from '../core/feature.js'
+import type { Logger } from '../common/logger.js'
 import type { MaintenanceConfig } from '../core/maintenance.js'
 import type { RouteState } from '../core/route-state.js'
 import type { Flag, Segment } from '../flags/model.js'
@@ -30,7 +30,7 @@ export interface SdkSyncDeps {
   appId: string
   /** The app's declared routes, read at each (re)registration. */
   routes: () => DeclaredRoute[]
-  logger: EngineLogger
+  logger: Logger
   backoff: BackoffSettings
   /** Longest wait for the first snapshot, in milliseconds. */
   timeoutMs: number
@@ -180,7 +180,7 @@ export class SdkSync {
       try {
         listener(status)
       } catch (error) {
-        this.deps.logger.error('switchyard SDK: status listener failed', toError(error))
+        this.deps.logger.error({ err: toError(error) }, 'switchyard SDK: status listener failed')
       }
     }
   }

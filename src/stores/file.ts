@@ -15,9 +15,11 @@
  */
 import { open, readFile, rename, rm } from 'node:fs/promises'
 import { resolve } from 'node:path'
+import type { LoggerLike } from '../common/logger.js'
 import { ConfigError, toError } from '../core/errors.js'
 import { fileEvaluationKeys } from './evaluation-keys.js'
 import { MemoryState, type StateDocument } from './memory-state.js'
+import { storeLogger } from './store-logger.js'
 import type { FileSections, Store } from './types.js'
 
 /** Options of {@link fileStore}. */
@@ -28,6 +30,8 @@ export interface FileStoreOptions {
   now?: () => number
   /** Seconds between purges of expired tokens and claims, from the file too (default 300; 0 = never). */
   purgeInterval?: number
+  /** Where background faults (a failed rewrite, a change listener's error) are logged; default the engine's logger. */
+  logger?: LoggerLike
 }
 
 /** The default document path. */
@@ -40,7 +44,9 @@ export function fileStore(options: FileStoreOptions = {}): Store {
   const path = resolve(options.path ?? DEFAULT_FILE_PATH)
   let loaded = false
   const writer = new GroupWriter(path, () => state.toDocument())
+  const logger = storeLogger(options.logger)
   const state: MemoryState = new MemoryState({
+    logger,
     persist: () =>
       loaded ? writer.persist() : Promise.reject(new Error(`file store ${path} is not connected`)),
     ...(options.now === undefined ? {} : { now: options.now }),
@@ -80,7 +86,7 @@ export function fileStore(options: FileStoreOptions = {}): Store {
       openPaths.add(path)
       loaded = true
       stopPurging = state.purgeEvery(options.purgeInterval ?? 300, (error) => {
-        console.error(`[switchyard] could not rewrite ${path} after purging expired tokens`, error)
+        logger.error({ err: error, path }, `could not rewrite ${path} after purging expired tokens`)
       })
     },
     async close() {
@@ -90,6 +96,7 @@ export function fileStore(options: FileStoreOptions = {}): Store {
       loaded = false
       openPaths.delete(path)
     },
+    attachLogger: (engineLogger) => void logger.attach(engineLogger),
   }
 }
 

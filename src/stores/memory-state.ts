@@ -6,6 +6,7 @@
  * then awaits `persist` (a no-op in memory, the durable file write for the file store), then
  * publishes its event: listeners only ever hear about durable changes.
  */
+import { stderrLogger, type Logger } from '../common/logger.js'
 import { auditMatches, type AuditEntry } from '../core/audit-entry.js'
 import { LocalChangeFeed, type ChangeEvent } from '../core/events.js'
 import type { MaintenanceConfig } from '../core/maintenance.js'
@@ -58,7 +59,8 @@ export interface MemoryStateOptions {
   persist?: () => Promise<void>
   /** Current time for expiries (tokens, claims); default `Date.now`. */
   now?: () => number
-  onListenerError?: (error: unknown) => void
+  /** Where a change listener's error is logged; default stderr (src/common/logger.ts). */
+  logger?: Logger
 }
 
 /** In-process records and the store ports over them. */
@@ -79,8 +81,9 @@ export class MemoryState {
   constructor(options: MemoryStateOptions = {}) {
     this.persist = options.persist ?? (() => Promise.resolve())
     this.now = options.now ?? Date.now
+    const logger = options.logger ?? stderrLogger({ bindings: { module: 'switchyard' } })
     this.feed = new LocalChangeFeed((error) => {
-      ;(options.onListenerError ?? defaultListenerError)(error)
+      logger.error({ err: error }, 'change listener failed')
     })
   }
 
@@ -288,8 +291,4 @@ export class MemoryState {
     this.sectionMap.set(name, clone(value))
     return this.commit(null)
   }
-}
-
-function defaultListenerError(error: unknown): void {
-  console.error('[switchyard] change listener failed:', error)
 }

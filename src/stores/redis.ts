@@ -18,6 +18,7 @@
  *   changes                pub/sub channel: `<version>|<origin>|<event JSON>`
  */
 import { randomUUID } from 'node:crypto'
+import type { LoggerLike } from '../common/logger.js'
 import { execAll } from '../common/redis.js'
 import type { AuditEntry } from '../core/audit-entry.js'
 import { auditMatches } from '../core/audit-entry.js'
@@ -28,6 +29,7 @@ import type { RouteState } from '../core/route-state.js'
 import { redisEvaluationKeys } from './evaluation-keys.js'
 import { RedisConnection } from './redis-connection.js'
 import { RecordShadow, RedisReseeder } from './reseed.js'
+import { storeLogger } from './store-logger.js'
 import type { Store, StoreSnapshot, TokenRecord } from './types.js'
 
 /** Options of {@link redisStore}. */
@@ -36,8 +38,16 @@ export interface RedisStoreOptions {
   url?: string
   /** Prefix of every key and of the channel; default `switchyard:`. */
   prefix?: string
-  /** Where connection faults are reported; default `console.error`. */
+  /**
+   * Where connection faults are reported, instead of the logger: `error` is given for a
+   * failure, absent for news (a connection restored, a re-seed).
+   */
   onFault?: (message: string, error?: Error) => void
+  /**
+   * Where connection faults are logged when `onFault` is not given (an error as `{ err }`);
+   * default the engine's logger.
+   */
+  logger?: LoggerLike
   /** Current time for token and claim expiry; default `Date.now` (tests pass a fake clock). */
   now?: () => number
 }
@@ -69,10 +79,13 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
   const key = (name: string) => `${prefix}${name}`
   const channel = key('changes')
   const origin = randomUUID()
+  const logger = storeLogger(options.logger)
   const onFault =
     options.onFault ??
-    ((message: string, error?: Error) =>
-      console.error(`[switchyard] ${message}`, ...(error ? [error.message] : [])))
+    ((message: string, error?: Error) => {
+      if (error === undefined) logger.warn(message)
+      else logger.error({ err: error }, message)
+    })
   const containerOf = {
     routes: key('routes'),
     global: key('maintenance:global'),
@@ -345,6 +358,7 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
     },
     connect: () => connection.connect(),
     close: () => connection.close(),
+    attachLogger: (engineLogger) => void logger.attach(engineLogger),
   }
 }
 

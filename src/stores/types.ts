@@ -10,6 +10,7 @@
  * Rate-limit policies and hits, flags and segments have their own ports, defined by their
  * modules; they reach the backend through {@link Store.backend} (see docs/stores.md).
  */
+import type { LoggerLike } from '../common/logger.js'
 import type { RedisReseeder } from './reseed.js'
 import type { AuditEntry, AuditFilter } from '../core/audit-entry.js'
 import type { ChangeListener } from '../core/events.js'
@@ -211,4 +212,9 @@ export interface Store {
   connect(): Promise<void>
   /** Releases connections, timers and files. */
   close(): Promise<void>
+  /**
+   * Where the store logs its background faults when it was created without a `logger` option;
+   * the engine hands it its own. A store given a logger keeps it.
+   */
+  attachLogger?(logger: LoggerLike): void
 }

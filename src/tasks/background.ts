@@ -4,16 +4,12 @@
  * started at the end of startup and stopped first at shutdown.
  */
 import { randomUUID } from 'node:crypto'
+import type { Logger } from '../common/logger.js'
 import { DurableLink } from './durable-link.js'
 import type { ArgumentCipher } from './encryption.js'
 import { TaskValidationError } from './errors.js'
 import { ManagerOneOffs } from './one-offs.js'
-import {
-  oneOffWindowMs,
-  type AddTaskOptions,
-  type TaskManagerLogger,
-  type TaskManagerOptions,
-} from './options.js'
+import { oneOffWindowMs, type AddTaskOptions, type TaskManagerOptions } from './options.js'
 import { sqliteStore } from './stores/index.js'
 import type { StoredTask } from './record.js'
 import type { TaskHandle, TaskRegistry } from './registry.js'
@@ -29,7 +25,7 @@ export interface BackgroundDeps {
   store: AnyTaskStore
   registry: TaskRegistry
   clock: TaskClock
-  logger: TaskManagerLogger
+  logger: Logger
   cipher: ArgumentCipher | null
   /** Enqueues a run (plain arguments, or a ciphertext this manager cannot open). */
   enqueue(
@@ -55,7 +51,7 @@ export class ManagerBackground {
 
   constructor(options: TaskManagerOptions, deps: BackgroundDeps) {
     const { registry, clock, logger } = deps
-    const error = (message: string, cause: unknown): void => logger.error(message, cause)
+    const error = (message: string, cause: unknown): void => logger.error({ err: cause }, message)
     const lease = leaseMs(options.leaseSeconds)
     const maxAgeMs = retentionMs(options.retentionDays)
     const oneOffWindow = oneOffWindowMs(options.oneOffHorizon, options.oneOffRefillInterval)

@@ -6,6 +6,7 @@
  * the worker entry installs the same store and forwards log lines to the parent.
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
+import { logAt, stderrLogger, type Logger, type LoggerLevel } from '../common/logger.js'
 import { TaskValidationError } from './errors.js'
 import { LOG_LEVELS, type LogLevel } from './record.js'
 
@@ -56,8 +57,9 @@ export type TaskLogOptions = { level?: LogLevel } & Record<string, unknown>
 
 /**
  * Adds `<timestamp> [<level>] <message>` to the running task's logs and sends a log event to the
- * observers. Outside a managed task, writes to the console under the `switchyard.tasks` namespace
- * at the same level.
+ * observers. Outside a managed task (a task function called directly), writes to the logger of
+ * the newest task manager not shut down, at the same level (`warning` as `warn`) with the extra
+ * fields; with no manager, to the default logger (warnings and errors on stderr).
  *
  * @example
  * taskLog('resized', { level: 'info', width: 640 })
@@ -74,9 +76,32 @@ export function taskLog(message: string, options: TaskLogOptions = {}): void {
     active.log(level, message, extra)
     return
   }
-  const write = consoleByLevel[level]
-  if (Object.keys(extra).length > 0) write(`[switchyard.tasks] ${message}`, extra)
-  else write(`[switchyard.tasks] ${message}`)
+  const logger = [...managerLoggers].at(-1) ?? (fallbackLogger ??= defaultOutsideLogger())
+  logAt(logger, LOGGER_LEVEL_OF[level], extra, message)
+}
+
+/** The loggers of the task managers not shut down, oldest first. */
+const managerLoggers = new Set<Logger>()
+let fallbackLogger: Logger | null = null
+
+/**
+ * Makes `logger` the one {@link taskLog} writes to outside a managed task, until the returned
+ * function is called (a manager's shutdown); the newest registration wins.
+ */
+export function useLoggerOutsideTasks(logger: Logger): () => void {
+  managerLoggers.add(logger)
+  return () => managerLoggers.delete(logger)
+}
+
+function defaultOutsideLogger(): Logger {
+  return stderrLogger({ bindings: { module: 'switchyard.tasks' } })
+}
+
+const LOGGER_LEVEL_OF: Readonly<Record<LogLevel, LoggerLevel>> = {
+  debug: 'debug',
+  info: 'info',
+  warning: 'warn',
+  error: 'error',
 }
 
 /** Longest progress message kept; longer ones are cut (a record must stay small). */
@@ -108,13 +133,6 @@ export function taskProgress(fraction: number, message?: string): void {
   const active = storage.getStore()
   if (active === undefined) return
   active.progress(fraction, message === undefined ? null : message.slice(0, MAX_PROGRESS_MESSAGE))
-}
-
-const consoleByLevel: Readonly<Record<LogLevel, (...data: unknown[]) => void>> = {
-  debug: (...data) => console.debug(...data),
-  info: (...data) => console.info(...data),
-  warning: (...data) => console.warn(...data),
-  error: (...data) => console.error(...data),
 }
 
 /** Calls `fn(...args)` as the code of a task: `getTaskContext()` and `taskLog()` see `active`. */

@@ -8,6 +8,7 @@
  * that every instance lists, retries and counts in the metrics. Without one, only persistent
  * tasks reach the (small) seam, at their end.
  */
+import type { Logger } from '../common/logger.js'
 import { assertTransferable } from './arguments.js'
 import { TaskAbort } from './cancellation.js'
 import { plainArgs, taskOwner, type ArgumentCipher } from './encryption.js'
@@ -21,7 +22,7 @@ import {
 } from './errors.js'
 import type { DurableLink } from './durable-link.js'
 import { RunJob } from './jobs.js'
-import type { AddTaskOptions, TaskManagerLogger } from './options.js'
+import type { AddTaskOptions } from './options.js'
 import type { QueueSet } from './queues/queue-set.js'
 import type { TaskQueue } from './queues/queue.js'
 import { copyRecord, type StoredTask, type TaskRecord } from './record.js'
@@ -53,7 +54,7 @@ export interface IntakeDeps {
   readonly seam: TaskStore
   readonly cipher: ArgumentCipher | null
   readonly clock: TaskClock
-  readonly logger: TaskManagerLogger
+  readonly logger: Logger
   readonly runner: TaskRunner
   readonly persistent: (handle: TaskHandle) => boolean
   readonly closed: () => boolean
@@ -321,10 +322,10 @@ export class TaskIntake {
     try {
       const result = call()
       if (result instanceof Promise) {
-        result.catch((error: unknown) => this.deps.logger.error(failure, error))
+        result.catch((error: unknown) => this.deps.logger.error({ err: error }, failure))
       }
     } catch (error) {
-      this.deps.logger.error(failure, error)
+      this.deps.logger.error({ err: error }, failure)
     }
   }
 }

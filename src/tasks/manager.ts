@@ -9,6 +9,8 @@
  *   async function sendEmail(to: string) { ... })
  * const taskId = await manager.addTask(sendEmail, ['ada@example.com'], { tags: { user: '42' } })
  */
+import { LoggerSlot, type Logger, type LoggerLike } from '../common/logger.js'
+import { useLoggerOutsideTasks } from './context.js'
 import { ArgumentCipher } from './encryption.js'
 import { ManagerClosedError, TaskNotFoundError, TaskValidationError, toError } from './errors.js'
 import { ExecutorSet } from './executors/executor-set.js'
@@ -23,12 +25,11 @@ import {
   cancelGraceMs,
   checkAddTaskOptionNames,
   checkManagerOptionNames,
-  consoleLogger,
+  defaultTaskLogger,
   logFileObservers,
   positiveOrNull,
   shutdownTimeoutMs,
   type AddTaskOptions,
-  type TaskManagerLogger,
   type TaskManagerOptions,
   workerEnvNames,
 } from './options.js'
@@ -64,7 +65,7 @@ const NO_OPTIONS: AddTaskOptions = Object.freeze({})
 /** Runs and tracks background tasks. */
 export class TaskManager {
   readonly #registry = new TaskRegistry()
-  readonly #book = new RecordBook()
+  readonly #book: RecordBook
   readonly #queues: QueueSet
   readonly #queueConfigs: QueueConfigSync
   readonly #executors: ExecutorSet
@@ -75,7 +76,8 @@ export class TaskManager {
   readonly #durableStore: DurableTaskStore | null
   readonly #clock: TaskClock
   readonly #cipher: ArgumentCipher | null
-  readonly #logger: TaskManagerLogger
+  readonly #logger: LoggerSlot
+  readonly #unregisterLogger: () => void
   /** Jobs between addTask and their terminal status, by task id. */
   readonly #live = new Map<string, RunJob>()
   /** Write-behind and claims on a durable store; null with the in-memory seam. */
@@ -87,7 +89,10 @@ export class TaskManager {
 
   constructor(options: TaskManagerOptions = {}) {
     checkManagerOptionNames(options)
-    this.#logger = options.logger ?? consoleLogger
+    this.#logger = new LoggerSlot(options.logger, defaultTaskLogger)
+    this.#book = new RecordBook(this.#logger)
+    // taskLog() outside a managed task writes to the newest open manager's logger.
+    this.#unregisterLogger = useLoggerOutsideTasks(this.#logger)
     this.#clock = options.clock ?? systemTaskClock
     const store = resolveStore(options.store)
     this.#store = seamOf(store)
@@ -136,7 +141,7 @@ export class TaskManager {
     const processShutdownTimeoutMs = shutdownTimeoutMs(options.processShutdownTimeout)
     this.#observers = new ObserverDispatcher(
       [...(options.observers ?? []), ...logFileObservers(options.logFile)],
-      (error) => this.#logger.error('an observer failed', error),
+      (error) => this.#logger.error({ err: error }, 'an observer failed'),
     )
     const lifecycle = (task: StoredTask, previous: TaskStatus | null, attempt: number): void => {
       if (this.#observers.active) {
@@ -151,6 +156,7 @@ export class TaskManager {
       cipher: this.#cipher,
       lifecycle,
       onTerminal: (job) => this.#intake.finished(job.task, job.handle),
+      logger: this.#logger,
     })
     this.#intake = new TaskIntake({
       registry: this.#registry,
@@ -443,7 +449,25 @@ export class TaskManager {
 
   /** Shutdown (see lifecycle.ts). Idempotent. */
   shutdown(): Promise<void> {
+    this.#unregisterLogger()
     return this.#lifecycle.shutdown()
+  }
+
+  /**
+   * Where the manager logs: the `logger` option, else the default (JSON lines on stderr) until
+   * {@link TaskManager.attachLogger} hands it an app's logger.
+   */
+  get logger(): Logger {
+    return this.#logger
+  }
+
+  /**
+   * Logs through `logger` from now on when the manager was created without a `logger` option
+   * and no logger was attached before; returns whether it was taken. The Fastify plugins call
+   * it with a child of the app's logger (`module: 'switchyard.tasks'`).
+   */
+  attachLogger(logger: LoggerLike): boolean {
+    return this.#logger.attach(logger)
   }
 
   /**

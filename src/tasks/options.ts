@@ -1,6 +1,7 @@
 /**
  * Options of the task manager and of `addTask`, with their validation.
  */
+import { stderrLogger, type Logger, type LoggerLike } from '../common/logger.js'
 import { unknownOptionsMessage } from '../common/option-names.js'
 import { TaskValidationError } from './errors.js'
 import type { EncryptionKeyInput } from './encryption.js'
@@ -12,11 +13,12 @@ import type { AnyTaskStore } from './stores/seam.js'
 import type { TaskClock } from './time.js'
 import type { LoopTimer } from './scheduling/timer.js'
 
-/** Where the manager reports warnings (unknown queue) and background faults. */
-export interface TaskManagerLogger {
-  warn(message: string): void
-  error(message: string, error?: unknown): void
-}
+/**
+ * What the manager's `logger` option takes: a pino-compatible logger (pino, Fastify's
+ * `app.log`), or any object with at least `warn` and `error` (src/common/logger.ts). The
+ * manager reports warnings (unknown queue) and background faults there, errors as `{ err }`.
+ */
+export type TaskManagerLogger = LoggerLike
 
 /** Options of `new TaskManager(options)`. Durations are seconds. */
 export interface TaskManagerOptions {
@@ -90,7 +92,11 @@ export interface TaskManagerOptions {
   timer?: LoopTimer
   /** Time source (tests inject a fake one). */
   clock?: TaskClock
-  /** Default: the console. */
+  /**
+   * Where the manager logs, used as given. Default: warnings and errors as JSON lines on stderr
+   * (`module: 'switchyard.tasks'`), until a Fastify plugin the manager is registered with hands
+   * it a child of the app's logger.
+   */
   logger?: TaskManagerLogger
 }
 
@@ -106,10 +112,9 @@ export interface AddTaskOptions {
   source?: TaskSource
 }
 
-/** The default logger: the console, under the `switchyard.tasks` namespace. */
-export const consoleLogger: TaskManagerLogger = {
-  warn: (message) => console.warn(`[switchyard.tasks] ${message}`),
-  error: (message, error) => console.error(`[switchyard.tasks] ${message}`, error ?? ''),
+/** The manager's logger when none is given: warnings and errors as JSON lines on stderr. */
+export function defaultTaskLogger(): Logger {
+  return stderrLogger({ bindings: { module: 'switchyard.tasks' } })
 }
 
 /** A positive integer or null (unlimited); throws {@link TaskValidationError} otherwise. */

@@ -5,6 +5,7 @@
  * transition table, so two parties racing (the queue starting a task, a user cancelling it) can
  * never both win. Terminal records are frozen: late logs of a cancelled task are dropped.
  */
+import type { Logger } from '../common/logger.js'
 import { copyRecord, type StoredTask, type TaskRecord } from './record.js'
 import { canTransition, TERMINAL_STATUSES, type TaskStatus } from './status.js'
 import { toIso } from './time.js'
@@ -34,6 +35,13 @@ export class RecordBook {
    * at: the manager's metrics.
    */
   onTerminal: ((task: StoredTask, endedAt: number) => void) | null = null
+
+  readonly #logger: Pick<Logger, 'error'>
+
+  /** `logger` hears of listeners that throw. */
+  constructor(logger: Pick<Logger, 'error'>) {
+    this.#logger = logger
+  }
 
   /** Adds a new record and notifies listeners. */
   add(task: StoredTask): void {
@@ -133,7 +141,7 @@ export class RecordBook {
       try {
         listener(taskId)
       } catch (error) {
-        console.error('[switchyard.tasks] log listener failed', error)
+        this.#logger.error({ err: error }, 'log listener failed')
       }
     }
   }
@@ -199,7 +207,7 @@ export class RecordBook {
       try {
         listener(copy)
       } catch (error) {
-        console.error('[switchyard.tasks] record listener failed', error)
+        this.#logger.error({ err: error }, 'record listener failed')
       }
     }
   }

@@ -12,6 +12,7 @@
  * through the attempt's `settle`, and the end of the run reaches the queue through
  * `job.settled()`. On a busy manager each promise layer would cost more than a no-op task.
  */
+import type { Logger } from '../common/logger.js'
 import { TaskAbort, type Cancellation } from './cancellation.js'
 import type { JobRunner, RunJob } from './jobs.js'
 import { plainArgs, taskOwner, type ArgumentCipher } from './encryption.js'
@@ -40,6 +41,8 @@ export interface RunnerDeps {
   readonly lifecycle: (task: StoredTask, previous: TaskStatus | null, attempt: number) => void
   /** Called once a task reached a terminal status through the runner. */
   readonly onTerminal: (job: RunJob) => void
+  /** Hears of the runner's own faults (never a task's error: that goes to its record). */
+  readonly logger: Pick<Logger, 'error'>
 }
 
 /** One attempt: the executor's request and the task context of the attempt, in one object. */
@@ -107,7 +110,7 @@ class Attempt implements ExecutionRequest {
 export class TaskRunner implements JobRunner {
   readonly #deps: RunnerDeps
   readonly #onInternalError = (error: unknown): void => {
-    console.error('[switchyard.tasks] internal error while running a task', error)
+    this.#deps.logger.error({ err: error }, 'internal error while running a task')
   }
 
   constructor(deps: RunnerDeps) {

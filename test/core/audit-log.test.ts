@@ -4,6 +4,7 @@ import type { ChangeEvent } from '../../src/core/events.js'
 import { ValidationError } from '../../src/core/errors.js'
 import { memoryStore } from '../../src/stores/memory.js'
 import { FakeClock } from '../helpers/clock.js'
+import { pushMessage } from '../helpers/logger.js'
 
 async function setup(options: { maxAuditEntries?: number } = {}) {
   const clock = new FakeClock()
@@ -150,7 +151,7 @@ describe('audit log', () => {
     }
     const engine = createEngine({
       store: broken,
-      logger: { warn: () => undefined, error: (m: string) => errors.push(m) },
+      logger: { warn: () => undefined, error: pushMessage(errors) },
     })
     engine.registerRoute('GET', '/x')
     await engine.start()

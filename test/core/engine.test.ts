@@ -10,6 +10,7 @@ import {
   type Operation,
 } from '../../src/index.js'
 import { FakeClock } from '../helpers/clock.js'
+import { pushMessage } from '../helpers/logger.js'
 
 function setup(): { engine: Engine; clock: FakeClock; operations: Operation[] } {
   const clock = new FakeClock()
@@ -361,7 +362,7 @@ describe('fail-open store', () => {
     const engine = createEngine({
       store: broken,
       retryInterval: 0.01,
-      logger: { warn: () => undefined, error: (m: string) => errors.push(m) },
+      logger: { warn: () => undefined, error: pushMessage(errors) },
     })
     engine.registerRoute('GET', '/x', { kind: 'disabled', reason: 'declared' })
     await engine.start()

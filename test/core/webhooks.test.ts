@@ -16,6 +16,7 @@ import type { Store } from '../../src/stores/types.js'
 import { FakeClock } from '../helpers/clock.js'
 import { until } from '../helpers/wait.js'
 import { deleteKeys, redisTestsEnabled, TEST_REDIS_URL, testPrefix } from '../helpers/redis.js'
+import { pushMessage } from '../helpers/logger.js'
 
 /**
  * The verification recipe of docs/audit-and-webhooks.md: the HMAC of `<timestamp>.<body>`,
@@ -77,7 +78,7 @@ function logs() {
   return {
     warn,
     error,
-    logger: { warn: (m: string) => warn.push(m), error: (m: string) => error.push(m) },
+    logger: { warn: pushMessage(warn), error: pushMessage(error) },
   }
 }
 

@@ -3,6 +3,7 @@
  */
 import { createEngine, type Engine } from '../../src/create-engine.js'
 import { redisStore } from '../../src/stores/redis.js'
+import { pushMessage } from './logger.js'
 
 /**
  * An engine of service `shop` on the Redis at `url` that retries fast (every 20 ms, at most
@@ -14,6 +15,6 @@ export function fastRetryRedisEngine(url: string, prefix: string, log: string[])
     service: 'shop',
     retryInterval: 0.02,
     maxRetryInterval: 0.1,
-    logger: { warn: () => undefined, error: (message: string) => log.push(message) },
+    logger: { warn: () => undefined, error: pushMessage(log) },
   })
 }

@@ -15,6 +15,7 @@ import { freePort, PrivateRedis } from '../stores/fixtures/redis-server.js'
 import { booleanFlag } from '../flags/helpers.js'
 import { until } from '../helpers/wait.js'
 import { deleteKeys, redisTestsEnabled, TEST_REDIS_URL, testPrefix } from '../helpers/redis.js'
+import { pushMessage } from '../helpers/logger.js'
 
 const enabled = await redisTestsEnabled('test/integration/flags-redis.test.ts')
 const filePrefix = testPrefix('flags-engine')
@@ -61,7 +62,7 @@ import { redisStore } from '${moduleUrl('../../src/stores/redis.ts')}'
 const now = () => performance.timeOrigin + performance.now()
 const engine = createEngine({
   store: redisStore({ url: process.env.URL, prefix: process.env.PREFIX, onFault: () => {} }),
-  logger: { warn() {}, error(message) { process.stderr.write(message + '\\n') } },
+  logger: { warn() {}, error(fields, message) { process.stderr.write((message ?? fields) + '\\n') } },
 })
 await engine.start()
 engine.flags.onChange((event) => {
@@ -250,7 +251,7 @@ describe.skipIf(!enabled)('flags on Redis', () => {
     const errors: string[] = []
     const engine = createEngine({
       store: redisStore({ url: redis.url, prefix: 'flags-down:', onFault: () => undefined }),
-      logger: { warn: () => undefined, error: (message: string) => errors.push(message) },
+      logger: { warn: () => undefined, error: pushMessage(errors) },
       retryInterval: 0.02,
       maxRetryInterval: 0.1,
     })

@@ -15,6 +15,7 @@ import { filePolicyStore } from '../../src/rate-limit/stores/file.js'
 import { fileStore } from '../../src/stores/file.js'
 import { redisStore } from '../../src/stores/redis.js'
 import { buildRoutePolicy } from '../../src/rate-limit/policy.js'
+import { pushMessage } from '../helpers/logger.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-rl-feature-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -30,7 +31,7 @@ function recordingLogger() {
   const errors: string[] = []
   return {
     errors,
-    logger: { warn: () => undefined, error: (message: string) => errors.push(message) },
+    logger: { warn: () => undefined, error: pushMessage(errors) },
   }
 }
 

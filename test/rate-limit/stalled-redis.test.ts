@@ -11,6 +11,7 @@ import { rateLimit, switchyard } from '../../src/fastify/index.js'
 import { redisStore } from '../../src/stores/redis.js'
 import { redisTestsEnabled } from '../helpers/redis.js'
 import { freePort, PrivateRedis } from '../stores/fixtures/redis-server.js'
+import { pushMessage } from '../helpers/logger.js'
 
 const enabled = await redisTestsEnabled('test/rate-limit/stalled-redis.test.ts')
 const cleanups: (() => Promise<void>)[] = []
@@ -48,8 +49,8 @@ describe.skipIf(!enabled)('Redis counters with a stalled Redis', () => {
       store: redisStore({ url: redis.url, prefix: 'stalled:', onFault: () => undefined }),
       env: 'prod',
       logger: {
-        warn: (message: string) => warnings.push(message),
-        error: (message: string) => errors.push(message),
+        warn: pushMessage(warnings),
+        error: pushMessage(errors),
       },
       rateLimit: { redisCommandTimeout: 0.05 },
     })

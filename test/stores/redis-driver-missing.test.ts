@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest'
 import { createEngine } from '../../src/create-engine.js'
 import { ConfigError } from '../../src/core/errors.js'
+import { pushMessage } from '../helpers/logger.js'
 
 vi.doMock('ioredis', () => {
   throw new Error("Cannot find package 'ioredis'")
@@ -13,7 +14,7 @@ describe('redis store without the ioredis package', () => {
     const engine = createEngine({
       store: redisStore({ url: 'redis://127.0.0.1:6379' }),
       retryInterval: 0.01,
-      logger: { warn: () => undefined, error: (m: string) => errors.push(m) },
+      logger: { warn: () => undefined, error: pushMessage(errors) },
     })
     const error = await engine.start().then(
       () => null,

@@ -9,6 +9,7 @@ import {
   TaskValidationError,
   type TaskContext,
 } from '../../src/tasks/index.js'
+import { recordingLogger } from '../helpers/logger.js'
 import { fakeClock, waitForStatus } from './helpers.js'
 
 afterEach(() => {
@@ -94,13 +95,30 @@ describe('taskLog', () => {
     ])
   })
 
-  it('outside a task goes to the console at the same level', () => {
-    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {})
-    const debug = vi.spyOn(console, 'debug').mockImplementation(() => {})
+  it("outside a task goes to the newest open manager's logger at the same level", async () => {
+    const consoleSpies = (['log', 'info', 'warn', 'error', 'debug'] as const).map((name) =>
+      vi.spyOn(console, name).mockImplementation(() => {}),
+    )
+    const older = recordingLogger()
+    const newer = recordingLogger()
+    const first = new TaskManager({ logger: older })
+    const second = new TaskManager({ logger: newer })
+    const job = second.task({ name: 'direct' }, (id: number) => {
+      taskLog('with extra', { level: 'debug', id })
+    })
     taskLog('plain', { level: 'warning' })
-    taskLog('with extra', { level: 'debug', id: 7 })
-    expect(warn).toHaveBeenCalledWith('[switchyard.tasks] plain')
-    expect(debug).toHaveBeenCalledWith('[switchyard.tasks] with extra', { id: 7 })
+    job.fn(7)
+    expect(newer.lines).toEqual([
+      { level: 'warn', msg: 'plain', fields: {} },
+      { level: 'debug', msg: 'with extra', fields: { id: 7 } },
+    ])
+    expect(older.lines).toEqual([])
+    // Once the newer manager is shut down, the older one hears of it.
+    await second.shutdown()
+    taskLog('after', { level: 'error' })
+    expect(older.messages('error')).toEqual(['after'])
+    await first.shutdown()
+    for (const spy of consoleSpies) expect(spy).not.toHaveBeenCalled()
   })
 
   it('rejects an unknown level', () => {

@@ -12,6 +12,7 @@ import { sqliteStore, systemTaskClock, TaskManager } from '../../src/tasks/index
 import { appendFileSync } from 'node:fs'
 import { quietLogger } from './helpers.js'
 import { makeTask } from './persistence/helpers.js'
+import { pushMessage } from '../helpers/logger.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'sy-durable-manager-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -102,7 +103,7 @@ describe('TaskManager on a durable store', () => {
     await seed.close()
 
     const warnings: string[] = []
-    const logger = { warn: (m: string) => warnings.push(m), error: quietLogger.error }
+    const logger = { warn: pushMessage(warnings), error: quietLogger.error }
     const a = new TaskManager({ store: path, logger })
     const b = new TaskManager({ store: path, logger })
     const runs: string[] = []

@@ -114,10 +114,7 @@ export function fakeTimer(): LoopTimer & { fire(): void } {
 }
 
 /** A task-manager logger that drops warnings and prints errors. */
-export const quietLogger = {
-  warn: () => undefined,
-  error: (message: string) => console.error(message),
-}
+export { quietLogger } from '../helpers/logger.js'
 
 /** A tick-aligned start time (whole seconds) for the schedule tests. */
 export const SCHEDULE_START = Date.parse('2026-11-21T21:00:00.000Z')

@@ -81,7 +81,10 @@ describe('observers', () => {
     expect(memory.logs).toHaveLength(1)
     expect(memory.lifecycle).toHaveLength(2)
     expect(logger.error).toHaveBeenCalled()
-    expect(logger.error.mock.calls.every((call) => call[0] === 'an observer failed')).toBe(true)
+    expect(logger.error.mock.calls.every((call) => call[1] === 'an observer failed')).toBe(true)
+    // Logged as pino's `{ err }`, so that a pino logger prints the observer's stack.
+    const first = logger.error.mock.calls[0]![0] as { err: unknown }
+    expect(first.err).toBeInstanceOf(Error)
   })
 
   it('StdoutObserver prints observer lines at or above its minimum level', async () => {

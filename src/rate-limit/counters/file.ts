@@ -6,7 +6,9 @@
  */
 import { chmodSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { chmod, writeFile, rename } from 'node:fs/promises'
+import type { LoggerLike, LoggerSlot } from '../../common/logger.js'
 import type { CounterState } from '../algorithms.js'
+import { countersLogger } from './types.js'
 import { MemoryCounters, type MemoryCounterOptions } from './memory.js'
 
 /** Options of {@link snapshotCounters}. */
@@ -15,8 +17,10 @@ export interface SnapshotCounterOptions extends MemoryCounterOptions {
   path: string
   /** Seconds between snapshots (default 10; 0 = only on close). */
   interval?: number
-  /** Receives snapshot faults (a failed write never affects enforcement). */
+  /** Receives snapshot faults (a failed write never affects enforcement), instead of the logger. */
   onError?: (error: unknown) => void
+  /** Where snapshot faults are logged when `onError` is not given; default the engine's logger. */
+  logger?: LoggerLike
 }
 
 /** The snapshot file's content. */
@@ -32,6 +36,7 @@ export class SnapshotCounters extends MemoryCounters {
   private readonly path: string
   private readonly snapshotTimer: NodeJS.Timeout | null
   private readonly onError: (error: unknown) => void
+  private readonly logger: LoggerSlot
   private readonly clock: () => number
   private writing: Promise<void> | null = null
 
@@ -39,8 +44,11 @@ export class SnapshotCounters extends MemoryCounters {
     super(options)
     this.path = options.path
     this.clock = options.now ?? Date.now
+    this.logger = countersLogger(options.logger)
+    const logger = this.logger
     this.onError =
-      options.onError ?? ((error) => console.error('[switchyard] counter snapshot failed', error))
+      options.onError ??
+      ((error) => logger.error({ err: error, path: this.path }, 'counter snapshot failed'))
     this.load()
     const interval = options.interval ?? 10
     this.snapshotTimer =
@@ -61,6 +69,11 @@ export class SnapshotCounters extends MemoryCounters {
         this.writing = null
       })
     return this.writing
+  }
+
+  /** Logs through `logger` unless the counters were given one (see `CounterStore`). */
+  attachLogger(logger: LoggerLike): void {
+    this.logger.attach(logger)
   }
 
   override async close(): Promise<void> {

@@ -24,10 +24,11 @@
  */
 import { CircuitBreaker, CircuitOpenError } from '../../common/circuit-breaker.js'
 import { LuaScript, runLoaded, type LoadedScript } from '../../common/lua.js'
+import type { LoggerLike, LoggerSlot } from '../../common/logger.js'
 import { loadRedisDriver } from '../../common/redis.js'
 import { ConfigError, toError } from '../../core/errors.js'
 import type { Algorithm, CounterOutcome, CounterRule } from '../algorithms.js'
-import type { CounterCheck, CounterStore } from './types.js'
+import { countersLogger, type CounterCheck, type CounterStore } from './types.js'
 
 /** The subset of an ioredis client the counters use. */
 export interface RedisCounterClient {
@@ -56,8 +57,14 @@ export interface RedisCounterOptions {
    * are let through (fail-open).
    */
   commandTimeout?: number
-  /** Told when the circuit opens (with the last error) and closes; default `console.error`. */
+  /** Told when the circuit opens (with the last error) and closes, instead of the logger. */
   onCircuit?: (state: 'open' | 'closed', error?: Error) => void
+  /**
+   * Where the circuit's opening (an error, as `{ err }`) and closing (a warning) are logged when
+   * `onCircuit` is not given; default the engine's logger once the counters are in use, stderr
+   * before.
+   */
+  logger?: LoggerLike
 }
 
 /** The default deadline of a counting call, in seconds. */
@@ -108,25 +115,28 @@ export class RedisCounters implements CounterStore {
   private ready: Ready | Promise<Ready>
   private readonly timeoutMs: number
   private readonly breaker: CircuitBreaker
+  private readonly logger: LoggerSlot
   private readonly circuitOpen = new CircuitOpenError('Redis rate-limit counters')
   /** `<prefix><encoded scope>:` by scope: scopes are few, and encoding them per request is waste. */
   private readonly heads = new Map<string, string>()
 
   constructor(options: RedisCounterOptions) {
+    this.logger = countersLogger(options.logger)
     this.prefix = options.prefix ?? 'switchyard:rl:'
     const timeout = options.commandTimeout ?? DEFAULT_REDIS_COMMAND_TIMEOUT
     if (typeof timeout !== 'number' || !(timeout > 0) || timeout > 60)
       throw new ConfigError('commandTimeout must be a number of seconds above 0 and at most 60.')
     this.timeoutMs = timeout * 1000
+    const logger = this.logger
     const onCircuit =
       options.onCircuit ??
       ((state, error) => {
         if (state === 'open')
-          console.error(
-            '[switchyard] Redis rate-limit counters keep failing; requests pass uncounted until Redis answers again',
-            error,
+          logger.error(
+            { err: error },
+            'Redis rate-limit counters keep failing; requests pass uncounted until Redis answers again',
           )
-        else console.error('[switchyard] Redis rate-limit counters answer again')
+        else logger.warn('Redis rate-limit counters answer again')
       })
     this.breaker = new CircuitBreaker({
       onOpen: (error) => onCircuit('open', error),
@@ -271,6 +281,11 @@ export class RedisCounters implements CounterStore {
       if (keys.length > 0) await client.unlink(...keys)
       cursor = next
     } while (cursor !== '0')
+  }
+
+  /** Logs through `logger` unless the counters were given one (see `CounterStore`). */
+  attachLogger(logger: LoggerLike): void {
+    this.logger.attach(logger)
   }
 
   async close(): Promise<void> {

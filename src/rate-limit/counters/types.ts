@@ -4,6 +4,7 @@
  * stops the evaluation and leaves it and every later counter untouched — so that a request
  * costs one call (one round trip on Redis) however many limits apply to it.
  */
+import { LoggerSlot, stderrLogger, type LoggerLike } from '../../common/logger.js'
 import type { CounterOutcome, CounterRule } from '../algorithms.js'
 
 /** One counter to check for a request. */
@@ -47,9 +48,22 @@ export interface CounterStore {
   reset(scope: string): Promise<void>
   /** Releases timers and connections. */
   close(): Promise<void>
+  /**
+   * Where counters created without a logger of their own log their faults; the engine hands
+   * them its logger when it takes them into use.
+   */
+  attachLogger?(logger: LoggerLike): void
 }
 
 /** The namespaced counter key shown in rate-limit exceptions and blocked-request records. */
 export function counterKey(scope: string, bucket: string): string {
   return `rl:${scope}:${bucket}`
+}
+
+/**
+ * The logger of counters created with `given` (their `logger` option): stderr until the engine
+ * attaches its own, unless one was given.
+ */
+export function countersLogger(given: LoggerLike | undefined): LoggerSlot {
+  return new LoggerSlot(given, () => stderrLogger({ bindings: { module: 'switchyard' } }))
 }

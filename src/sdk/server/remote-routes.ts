@@ -15,6 +15,7 @@
  * registers the routes at startup and follows the other instances' registrations.
  */
 import { Backoff } from '../../common/backoff.js'
+import type { Logger as FullLogger } from '../../common/logger.js'
 import type { Engine } from '../../core/engine.js'
 import { toError, ValidationError } from '../../core/errors.js'
 import { formatRouteKey, parseRouteKey, type HttpMethod } from '../../core/route-key.js'
@@ -31,10 +32,7 @@ interface CheckedRoute {
 }
 
 /** Where {@link RemoteRoutes} logs. */
-interface Logger {
-  warn(message: string, ...rest: unknown[]): void
-  error(message: string, ...rest: unknown[]): void
-}
+type Logger = Pick<FullLogger, 'warn' | 'error'>
 
 /** The SDK apps' routes in the server's engine. */
 export class RemoteRoutes {
@@ -69,8 +67,8 @@ export class RemoteRoutes {
       if (this.closed) return
       const delay = this.retries.schedule(() => void this.start())
       this.logger.error(
+        { err: toError(error) },
         `SDK registrations could not be loaded; retrying in ${delay / 1000}s`,
-        toError(error),
       )
     }
   }
@@ -112,8 +110,8 @@ export class RemoteRoutes {
       this.apply(registration.service, checkRoutes(registration.routes))
     } catch (error) {
       this.logger.error(
+        { err: toError(error) },
         `stored SDK registration of "${registration.service}" is malformed`,
-        toError(error),
       )
     }
   }

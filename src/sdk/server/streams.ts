@@ -89,7 +89,7 @@ export class SdkStreams {
         for (const text of pending) this.write(client, text)
       },
       (error: unknown) => {
-        this.engine.logger.error('SDK stream: snapshot failed', toError(error))
+        this.engine.logger.error({ err: toError(error) }, 'SDK stream: snapshot failed')
         this.drop(client)
       },
     )

@@ -20,7 +20,6 @@ import { TrustedProxies } from '../../common/trusted-proxies.js'
 import { TaskValidationError } from '../errors.js'
 import { tasksPlugin } from '../fastify/tasks-plugin.js'
 import { TaskManager } from '../manager.js'
-import { consoleLogger } from '../options.js'
 import { ClientInfo } from './auth/client.js'
 import { prepareCredentials } from './auth/credentials.js'
 import { dashboardRoutes } from './dashboard/index.js'
@@ -66,6 +65,8 @@ async function taskAdminPlugin(app: FastifyInstance, options: TaskAdminOptions):
     manager.setRetentionDays(options.retentionDays)
   }
   manager.initApp(app)
+  // A manager without a logger of its own logs through the app's (when not already attached).
+  manager.attachLogger(app.log.child({ module: 'switchyard.tasks' }))
   if (options.autoInstall === true) {
     await app.register(tasksPlugin, { taskManager: manager, autoInstall: true })
   }
@@ -78,7 +79,7 @@ async function taskAdminPlugin(app: FastifyInstance, options: TaskAdminOptions):
       keepaliveInterval: options.keepaliveInterval,
     },
     relayInterval: seconds(options.relayInterval, 1, 'relayInterval'),
-    logger: consoleLogger,
+    logger: manager.logger,
     sessionValid: async (session) => !(await revocations.isRevoked(session.tokenId, now())),
     now,
   })

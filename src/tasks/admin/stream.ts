@@ -19,7 +19,7 @@ import { EventHub, type EventHubOptions } from '../../common/sse-hub.js'
 import { endHeadRequest, lastEventId, writeStreamHead } from '../../common/sse-stream.js'
 import { TaskValidationError } from '../errors.js'
 import type { TaskManager } from '../manager.js'
-import type { TaskManagerLogger } from '../options.js'
+import type { Logger } from '../../common/logger.js'
 import type { TaskRecord } from '../record.js'
 import type { DurableTaskStore } from '../stores/ports.js'
 import type { TaskAdminSession } from './auth/tokens.js'
@@ -44,7 +44,7 @@ export interface TaskStreamOptions {
   hub: EventHubOptions
   /** Seconds between reads of the store's change feed. */
   relayInterval: number
-  logger: TaskManagerLogger
+  logger: Pick<Logger, 'error'>
   /** Whether a session still holds (not revoked). */
   sessionValid: (session: TaskAdminSession) => Promise<boolean>
   /** The sessions' clock (epoch ms). */
@@ -162,7 +162,10 @@ export class TaskStream {
       }
       return ids.length > 0
     } catch (error) {
-      this.#options.logger.error('task admin: relaying other instances’ changes failed', error)
+      this.#options.logger.error(
+        { err: error },
+        'task admin: relaying other instances’ changes failed',
+      )
       return false
     } finally {
       this.#relaying = false
@@ -199,7 +202,9 @@ export class TaskStream {
         const task = await manager.getStoredTask(record.task_id)
         this.#emit(task === undefined ? record : serializeTask({ ...task, record }, true))
       })
-      .catch((error: unknown) => this.#options.logger.error('task admin: stream event', error))
+      .catch((error: unknown) =>
+        this.#options.logger.error({ err: error }, 'task admin: stream event'),
+      )
   }
 
   #emit(data: unknown): void {

@@ -62,6 +62,8 @@ async function tasks(app: FastifyInstance, options: TasksPluginOptions): Promise
   }
   // Passed on only when given: another registration without it keeps an explicit choice.
   manager.initApp(app, closeManager === undefined ? {} : { closeManager })
+  // A manager without a logger of its own logs through the app's (when not already attached).
+  manager.attachLogger(app.log.child({ module: 'switchyard.tasks' }))
   if (options.autoInstall === false || app.hasRequestDecorator('backgroundTasks')) return
   const plain = new PlainFunctionTasks(manager)
   app.decorateRequest('backgroundTasks', {
