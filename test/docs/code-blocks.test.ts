@@ -410,6 +410,32 @@ describe('the block extractor', () => {
   })
 })
 
+describe('the demo session', () => {
+  it('rewrites the port, keeps exit codes for $?, and ends at a failing demo block', async () => {
+    const session = await DemoSession.start(root)
+    try {
+      expect(await session.run('curl -s http://127.0.0.1:8000/health')).toEqual({
+        output: '{"status":"ok"}',
+        alive: true,
+      })
+      expect(await session.run('curl -s -o /dev/null -f http://127.0.0.1:8000/nope')).toEqual({
+        output: '',
+        alive: true,
+      })
+      expect((await session.run('echo $?')).output).toBe('22')
+      const failed = await session.run(
+        'curl -s -f http://127.0.0.1:8000/nope\necho not reached',
+        true,
+      )
+      expect(failed.alive).toBe(false)
+      expect(failed.output).not.toContain('not reached')
+      expect((await session.run('echo after')).alive).toBe(false)
+    } finally {
+      await session.close()
+    }
+  }, 60_000)
+})
+
 describe('documentation blocks', () => {
   beforeAll(() => {
     ensureBuilt()

@@ -105,7 +105,8 @@ export class DemoSession {
     const at = this.buffer.indexOf(mark)
     const raw = at < 0 ? this.buffer : this.buffer.slice(0, at)
     this.buffer = at < 0 ? '' : this.buffer.slice(at + mark.length)
-    const output = raw.endsWith('\n') ? raw.slice(0, -1) : raw
+    // The mark starts with a line break, after the command's own last one.
+    const output = raw.replace(/\n?\n$/, '')
     if (at < 0 && !this.ended()) {
       return {
         output: `${this.shown(output)}\n(no end within ${COMMAND_TIMEOUT_MS} ms)`,
