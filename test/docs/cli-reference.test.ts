@@ -20,7 +20,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildProgram } from '../../src/cli/program.js'
 import { ctl, ctlServer, type CtlResult, type CtlServer } from '../cli/helpers.js'
 import { until } from '../helpers/wait.js'
-import { readSamples, shellWords, type CliSample } from './cli-samples.js'
+import {
+  comparable,
+  learnIds,
+  readSamples,
+  replaceAll,
+  shellWords,
+  type CliSample,
+} from './cli-samples.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const pagePath = join(root, 'docs', 'reference', 'cli.md')
@@ -50,11 +57,6 @@ let closedUrl: string
 /** The ids the page shows (`ek_…`) by the ids the server made up for them in this run. */
 const ids = new Map<string, string>()
 
-/** Replaces every occurrence of each key of `pairs` with its value. */
-function replaceAll(text: string, pairs: [string, string][]): string {
-  return pairs.reduce((result, [from, to]) => result.split(from).join(to), text)
-}
-
 /** `text` with the origin `from` (not followed by more port digits) shown as `to`. */
 function replaceOrigin(text: string, from: string, to: string): string {
   return text.replace(new RegExp(`${from.replace(/[.:/]/g, '\\$&')}(?!\\d)`, 'g'), to)
@@ -78,33 +80,9 @@ function asShown(text: string, sample: CliSample): string {
   return shown.replace(/http:\/\/127\.0\.0\.1:\d+/g, `http://127.0.0.1:${asked}`)
 }
 
-/** Both sides of a comparison: timestamps and generated ids are placeholders. */
-function comparable(text: string): string {
-  return text
-    .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00/g, '<timestamp>')
-    .replace(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ/g, '<time>')
-    .replace(/\bek_[0-9a-f]{16}\b/g, 'ek_<id>')
-    .replace(/\bsyk_[\w-]{4}…[\w-]{4}/g, 'syk_<hint>')
-    .replace(/\bsyk_[\w-]{43}\b/g, 'syk_<key>')
-    .split('\n')
-    .map((line) => line.trimEnd())
-    .join('\n')
-    .trimEnd()
-}
-
 /** The page's command line for this run: the live URLs and ids instead of the shown ones. */
 function live(text: string): string {
   return replaceAll(text, [[SHOWN_URL, server.url], [SHOWN_CLOSED_URL, closedUrl], ...ids])
-}
-
-/** Remembers the ids a sample's output shows for the ids the server made up. */
-function learnIds(expected: string, output: string): void {
-  const pattern = /\bek_[0-9a-f]{16}\b/g
-  const made = output.match(pattern) ?? []
-  ;(expected.match(pattern) ?? []).forEach((pageId, index) => {
-    const liveId = made[index]
-    if (liveId !== undefined && liveId !== pageId && !ids.has(pageId)) ids.set(pageId, liveId)
-  })
 }
 
 /** A loopback URL on which nothing listens. */
@@ -274,7 +252,7 @@ describe('docs/reference/cli.md', () => {
     '%s',
     async (_name, sample) => {
       const result = await run(sample)
-      learnIds(sample.expected, result.stdout)
+      learnIds(ids, sample.expected, result.stdout)
       const output = asShown(`${result.stdout}${result.stderr}`, sample)
       recorded.set(sample, output)
       expect(comparable(output)).toBe(comparable(sample.expected))

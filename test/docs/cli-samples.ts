@@ -8,6 +8,9 @@
  *
  * A ```json block whose paragraph ends with "`path`:" is a file the samples read: it is written
  * to that path (relative to the samples' working directory) before they run.
+ *
+ * The comparison helpers below (volatile values as placeholders, ids learned from the output)
+ * are shared with the ```console blocks of the other pages (./demo-session.ts).
  */
 import { extractBlocks } from './blocks.js'
 
@@ -133,4 +136,59 @@ export function readSamples(
     })
   })
   return { samples, files }
+}
+
+/** Replaces every occurrence of each key of `pairs` with its value. */
+export function replaceAll(text: string, pairs: [string, string][]): string {
+  return pairs.reduce((result, [from, to]) => result.split(from).join(to), text)
+}
+
+/**
+ * Text as it is compared, on both sides: timestamps and generated ids and keys become
+ * placeholders (`<timestamp>`, `<time>`, `ek_<id>`, `syk_<hint>`, `syk_<key>`), trailing spaces
+ * and trailing blank lines go.
+ */
+export function comparable(text: string): string {
+  return text
+    .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00/g, '<timestamp>')
+    .replace(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ/g, '<time>')
+    .replace(/\bek_[0-9a-f]{16}\b/g, 'ek_<id>')
+    .replace(/\bsyk_[\w-]{4}…[\w-]{4}/g, 'syk_<hint>')
+    .replace(/\bsyk_[\w-]{43}\b/g, 'syk_<key>')
+    .split('\n')
+    .map((line) => line.trimEnd())
+    .join('\n')
+    .trimEnd()
+}
+
+/**
+ * Remembers, in `ids`, the live id the server made up for each id the page shows (`ek_…`), in
+ * order of appearance, so that later commands of the page can name it.
+ */
+export function learnIds(ids: Map<string, string>, expected: string, output: string): void {
+  const pattern = /\bek_[0-9a-f]{16}\b/g
+  const made = output.match(pattern) ?? []
+  ;(expected.match(pattern) ?? []).forEach((pageId, index) => {
+    const liveId = made[index]
+    if (liveId !== undefined && liveId !== pageId && !ids.has(pageId)) ids.set(pageId, liveId)
+  })
+}
+
+/**
+ * Whether `actual` is what `shown` shows, both already {@link comparable}: line by line, where
+ * `…` in a line stands for any text on that line and a line holding only `…` for any number of
+ * lines (none included).
+ */
+export function matchesShown(shown: string, actual: string): boolean {
+  if (shown === '') return actual === ''
+  const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+  const pattern = shown
+    .split('\n')
+    .map((line) =>
+      line.trim() === '…'
+        ? '(?:[^\\n]*\\n)*?'
+        : `${line.split('…').map(escape).join('[^\\n]*?')}\\n`,
+    )
+    .join('')
+  return new RegExp(`^${pattern}$`).test(`${actual}\n`)
 }
