@@ -128,7 +128,8 @@ export async function normalizeFlag(
 function normalizeMetadata(
   metadata: FlagInput['metadata'],
 ): Record<string, string | number | boolean> {
-  const copy: Record<string, string | number | boolean> = {}
+  // Defined through fromEntries, never assigned: a key such as `__proto__` stays an entry.
+  const entries: [string, string | number | boolean][] = []
   for (const [key, value] of Object.entries(metadata ?? {})) {
     const field = `/metadata/${key}`
     let problem: string | null = null
@@ -142,9 +143,9 @@ function normalizeMetadata(
       throw new ValidationError(`Invalid flag: ${field} ${problem}.`, {
         details: [{ field, message: problem }],
       })
-    copy[key] = value
+    entries.push([key, value])
   }
-  return copy
+  return Object.fromEntries(entries)
 }
 
 function normalizeScheduledChange(

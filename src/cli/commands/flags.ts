@@ -83,16 +83,17 @@ function metadataValue(text: string): string | number | boolean {
  */
 function metadataOf(options: MetadataOptions): Record<string, unknown> | undefined {
   if (options.metadata === undefined && options.metadataJson === undefined) return undefined
-  const metadata =
+  const entries = new Map<string, unknown>(
     options.metadataJson === undefined
-      ? {}
-      : parseJsonObject(options.metadataJson, '--metadata-json')
+      ? []
+      : Object.entries(parseJsonObject(options.metadataJson, '--metadata-json')),
+  )
   for (const pair of options.metadata ?? []) {
     const at = pair.indexOf('=')
     if (at < 1) throw new UsageError(`--metadata ${pair}: expected key=value.`)
-    metadata[pair.slice(0, at)] = metadataValue(pair.slice(at + 1))
+    entries.set(pair.slice(0, at), metadataValue(pair.slice(at + 1)))
   }
-  return metadata
+  return Object.fromEntries(entries)
 }
 
 /** Adds the metadata options to a command. */
