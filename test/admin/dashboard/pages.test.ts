@@ -443,7 +443,7 @@ describe('dashboard pages: actions', () => {
       ['["owner"]', 'Expected a JSON object'],
       ['{"switchyard.reason": "x"}', 'reserved'],
       ['{"nested": {"a": 1}}', 'at metadata/nested'],
-    ]) {
+    ] as const) {
       const bad = await post('/switchyard/flags/new-checkout/settings', { ...settings, metadata })
       expect(bad.statusCode, metadata).toBe(422)
       expect(bad.body, metadata).toContain('id="f-metadata-error"')
