@@ -151,6 +151,26 @@ describe('flag endpoints', () => {
     expect(await flags.getFlag('other')).toBeNull()
   })
 
+  it('describes metadata in the OpenAPI document: flag bodies and the evaluate answer', async () => {
+    const { call } = await authed()
+    const doc = (await call('GET', '/openapi.json')).json()
+    const body = (path: string, method: string) =>
+      doc.paths[path][method].requestBody.content['application/json'].schema.properties
+    for (const [path, method] of [
+      ['/api/flags', 'post'],
+      ['/api/flags/{key}', 'put'],
+    ] as const) {
+      const metadata = body(path, method).metadata
+      expect(metadata, path).toMatchObject({ type: 'object', maxProperties: 32 })
+      expect(JSON.stringify(metadata)).toContain('"maxLength":256')
+    }
+    const answer =
+      doc.paths['/api/flags/{key}/evaluate'].post.responses['200'].content['application/json']
+        .schema
+    expect(answer.properties.metadata).toMatchObject({ type: 'object' })
+    expect(answer.required).toContain('metadata')
+  })
+
   it('rejects invalid flags and prerequisite cycles with nothing stored', async () => {
     const { call, flags } = await authed()
     await call('POST', '/flags', booleanFlag('a'))
