@@ -155,7 +155,10 @@ describe('flag endpoints', () => {
     const { call } = await authed()
     const doc = (await call('GET', '/openapi.json')).json()
     const body = (path: string, method: string) =>
-      doc.paths[path][method].requestBody.content['application/json'].schema.properties
+      doc.paths[path][method].requestBody.content['application/json'].schema.properties as Record<
+        string,
+        unknown
+      >
     for (const [path, method] of [
       ['/api/flags', 'post'],
       ['/api/flags/{key}', 'put'],
