@@ -485,6 +485,24 @@ describe('flag metadata', () => {
     expect((await service.getFlag('f'))?.metadata).toStrictEqual({ b: 'two', c: false })
   })
 
+  it('keeps a key named __proto__ as an ordinary entry', async () => {
+    const { service, store } = setup()
+    const metadata = JSON.parse('{"__proto__": "not a prototype", "owner": "a"}') as Record<
+      string,
+      string
+    >
+    const saved = await service.saveFlag(booleanFlag('f', { metadata }))
+    expect(Object.keys(saved.metadata)).toEqual(['__proto__', 'owner'])
+    expect(Object.getPrototypeOf(saved.metadata)).toBe(Object.prototype)
+    expect(JSON.stringify((await store.listFlags())[0]?.metadata)).toBe(
+      '{"__proto__":"not a prototype","owner":"a"}',
+    )
+    expect(Object.keys(service.evaluate('f', { key: 'u' }).metadata)).toEqual([
+      '__proto__',
+      'owner',
+    ])
+  })
+
   it('is returned by evaluate() and the synchronous client', async () => {
     const { service } = setup()
     await service.saveFlag(booleanFlag('f', { metadata: { owner: 'team-a' } }))
