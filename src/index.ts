@@ -89,7 +89,11 @@ export {
   type ManagedFlagStore,
 } from './flags/stores/redis.js'
 export { flagStoreFor, type FlagStoreForOptions } from './flags/stores/index.js'
-export type { SwitchyardProvider, UseOpenFeatureOptions } from './flags/openfeature.js'
+export type {
+  SwitchyardProvider,
+  SwitchyardProviderOptions,
+  UseOpenFeatureOptions,
+} from './flags/openfeature.js'
 export type { ScheduledJob } from './core/scheduler.js'
 export {
   flagScheduleJob,

@@ -91,7 +91,7 @@ export function buildKernel(
   }
   const flagsFeature = parts.flags(host)
   const rateLimits = parts.rateLimits(host, options.rateLimit)
-  const features = [flagsFeature, rateLimits]
+  const features: EngineFeature[] = [flagsFeature, rateLimits]
   const scheduler = new TransitionScheduler({
     replica,
     routes: store.routes,
@@ -131,6 +131,9 @@ export function buildKernel(
       onLoaded: () => {
         owner.loadFeatures()
         if (parts.runsSchedules !== false) scheduler.start()
+      },
+      onFailed: (error, fatal) => {
+        for (const feature of features) feature.storeUnavailable?.(error, fatal)
       },
       onEvent: (event) => {
         if (event.type === 'route_state') scheduler.wake()

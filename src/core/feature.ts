@@ -57,6 +57,12 @@ export interface EngineFeature {
    * meanwhile. Rejects only with a {@link ConfigError} (a problem no retry can cure).
    */
   load(): Promise<void>
+  /**
+   * The engine's state store could not be loaded (the feature's records cannot be either, so
+   * the engine does not ask it to load): `fatal` for a {@link ConfigError}, else the engine
+   * retries and calls {@link load} once the store is back. Optional.
+   */
+  storeUnavailable?(error: Error, fatal: boolean): void
   /** Stops background work and releases the feature's connections (before the store closes). */
   close(): Promise<void>
 }

@@ -134,6 +134,8 @@ export interface ReplicaSyncDeps {
   backoff: BackoffSettings
   /** Called after every successful full load. */
   onLoaded?: () => void
+  /** Called after every failed load: `fatal` for a {@link ConfigError} (never retried). */
+  onFailed?: (error: Error, fatal: boolean) => void
   /** Called with every change event after the replica has seen it. */
   onEvent?: (event: ChangeEvent) => void
 }
@@ -220,6 +222,7 @@ export class ReplicaSync {
       this.loaded = true
     } catch (error) {
       this.buffer = null
+      if (!this.closed) this.deps.onFailed?.(toError(error), error instanceof ConfigError)
       if (error instanceof ConfigError) throw error
       if (this.closed) return
       const delay = this.retries.schedule(() => {

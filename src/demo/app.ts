@@ -194,6 +194,7 @@ async function seedFlag(engine: Engine): Promise<void> {
           { variation: 'off', weight: 50_000 },
         ],
         targets: { on: ['ada'] },
+        metadata: { owner: 'checkout-team', version: 2 },
       },
       { audit: false },
     )

@@ -18,6 +18,7 @@ import {
   type EvaluationContext,
   type EvaluationErrorCode,
   type Flag,
+  type FlagMetadata,
   type FlagType,
   type Reason,
   type ResolutionDetails,
@@ -104,6 +105,9 @@ export const rolloutResults = new WeakSet<ResolutionDetails>()
 /** See {@link rolloutResults}. */
 export const staticResults = new WeakSet<ResolutionDetails>()
 
+/** The metadata of results that have no flag behind them (unknown flag, errors). */
+export const NO_METADATA: FlagMetadata = Object.freeze({})
+
 /** Builds an immutable result object. */
 export function makeResult(
   value: unknown,
@@ -114,6 +118,7 @@ export function makeResult(
     prerequisite_key?: string
     error_message?: string
     error_code?: EvaluationErrorCode
+    metadata?: FlagMetadata
   } = {},
 ): ResolutionDetails {
   return Object.freeze({
@@ -124,6 +129,7 @@ export function makeResult(
     prerequisite_key: extra.prerequisite_key ?? null,
     error_message: extra.error_message ?? null,
     error_code: extra.error_code ?? null,
+    metadata: extra.metadata ?? NO_METADATA,
   })
 }
 
@@ -245,7 +251,10 @@ export function compileFlag(flag: Flag): CompiledFlag {
     return values.get(name)
   }
   const offValue = valueOf(flag.off_variation, '/off_variation')
-  const offResult = makeResult(offValue, flag.off_variation, 'OFF')
+  // Records stored before flags had metadata have none: they evaluate with an empty one.
+  const stored = flag.metadata as Flag['metadata'] | undefined
+  const metadata: FlagMetadata = stored === undefined ? NO_METADATA : Object.freeze({ ...stored })
+  const offResult = makeResult(offValue, flag.off_variation, 'OFF', { metadata })
 
   const prerequisites = flag.prerequisites.map((prerequisite) => {
     // A flag that requires itself is a prerequisite cycle of length one, answered like longer ones.
@@ -255,6 +264,7 @@ export function compileFlag(flag: Flag): CompiledFlag {
       variation: prerequisite.variation,
       failResult: makeResult(offValue, flag.off_variation, 'PREREQUISITE_FAIL', {
         prerequisite_key: prerequisite.flag_key,
+        metadata,
       }),
     }
   })
@@ -265,6 +275,7 @@ export function compileFlag(flag: Flag): CompiledFlag {
       valueOf(variation, `/targets/${variation}`),
       variation,
       'TARGET_MATCH',
+      { metadata },
     )
     keys.forEach((contextKey, index) => {
       const previous = targets.get(contextKey)
@@ -286,7 +297,7 @@ export function compileFlag(flag: Flag): CompiledFlag {
     if (hasVariation === (rule.rollout !== null))
       invalid(path, 'must have exactly one of variation and rollout')
     const resultOf = (variation: string, at: string) =>
-      makeResult(valueOf(variation, at), variation, 'RULE_MATCH', { rule_id: rule.id })
+      makeResult(valueOf(variation, at), variation, 'RULE_MATCH', { rule_id: rule.id, metadata })
     return {
       clauses: rule.clauses.map((clause, at) => compileClause(clause, `${path}/clauses/${at}`)),
       result: rule.variation === null ? null : resultOf(rule.variation, `${path}/variation`),
@@ -296,7 +307,7 @@ export function compileFlag(flag: Flag): CompiledFlag {
   })
 
   const fallthroughOf = (variation: string, at: string) =>
-    makeResult(valueOf(variation, at), variation, 'FALLTHROUGH')
+    makeResult(valueOf(variation, at), variation, 'FALLTHROUGH', { metadata })
   const fallthrough: CompiledServe =
     typeof flag.fallthrough === 'string'
       ? { result: fallthroughOf(flag.fallthrough, '/fallthrough'), rollout: null }

@@ -53,15 +53,18 @@ export class FlagsFeature implements EngineFeature {
           await this.store.connect()
           await this.service.start()
         } catch (error) {
-          // The OpenFeature provider reports it: STALE while retries run, FATAL for a
+          // The OpenFeature provider reports it: ERROR while retries run, FATAL for a
           // configuration error no retry fixes.
           this.service.markUnavailable(toError(error), error instanceof ConfigError)
           throw error
         }
       },
     })
+    // The flag feed lost its connection: changes stop arriving until the resync below.
+    this.store.onInterrupted?.((error) => this.service.markUnavailable(error, false))
     // The flag feed reconnected: changes may have been missed, so everything is reloaded.
     this.store.onResync(() => {
+      this.service.markStale(new Error('flag changes may have been missed; reloading'))
       this.load().catch((error: unknown) => {
         host.logger.error({ err: error }, 'flags: configuration error')
       })
@@ -70,6 +73,11 @@ export class FlagsFeature implements EngineFeature {
 
   start(): void {
     // Nothing to settle: flags take no options.
+  }
+
+  /** The flags cannot load while the engine's store cannot: the provider reports it. */
+  storeUnavailable(error: Error, fatal: boolean): void {
+    this.service.markUnavailable(error, fatal)
   }
 
   /** Connects the flag store and (re)loads every flag and segment (see `EngineFeature.load`). */

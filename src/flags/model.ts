@@ -57,6 +57,29 @@ export const ROLLOUT_TOTAL = 100_000
 /** Longest allowed chain of prerequisites (edges). */
 export const MAX_PREREQUISITE_DEPTH = 10
 
+/**
+ * Bounds of a flag's `metadata`: free-form facts about a flag (an owner's version, a ticket, a
+ * cost) that every evaluation returns. Bounded because every evaluation answer carries them.
+ */
+export const FLAG_METADATA_LIMITS = {
+  /** Most entries. */
+  maxKeys: 32,
+  /** Longest key, in characters. */
+  maxKeyLength: 64,
+  /** Longest string value, in characters. */
+  maxStringLength: 256,
+} as const
+
+/**
+ * Key prefix reserved for the details switchyard itself adds to OpenFeature flag metadata
+ * (`switchyard.reason`, `switchyard.rule_id`, `switchyard.prerequisite_key`); a flag's own
+ * metadata may not use it.
+ */
+export const RESERVED_METADATA_PREFIX = 'switchyard.'
+
+/** A flag's metadata: string, number or boolean values by key. */
+export type FlagMetadata = Readonly<Record<string, string | number | boolean>>
+
 /** Flag and segment keys: letters, digits, `.`, `_`, `-`; they appear in URLs and audit labels. */
 export const KEY_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$'
 
@@ -111,6 +134,8 @@ export interface Flag {
   status: (typeof FLAG_STATUSES)[number]
   temporary: boolean
   maintainer: string | null
+  /** Free-form facts about the flag that every evaluation returns (see {@link FLAG_METADATA_LIMITS}). */
+  metadata: Record<string, string | number | boolean>
   created_at: string
   updated_at: string
   created_by: string
@@ -186,6 +211,8 @@ export interface ResolutionDetails<T = unknown> {
   readonly error_message: string | null
   /** Set when reason is ERROR or DEFAULT (extension). */
   readonly error_code: EvaluationErrorCode | null
+  /** The evaluated flag's metadata (frozen; empty for an unknown flag or an error). */
+  readonly metadata: FlagMetadata
 }
 
 /** Segment keys named by a flag's `in_segment` / `not_in_segment` clauses. */

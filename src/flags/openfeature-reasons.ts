@@ -1,7 +1,9 @@
 /**
- * How switchyard's evaluation reasons appear to OpenFeature clients: the in-process provider
- * and the OFREP endpoints both answer with OpenFeature's standard reasons, and keep
- * switchyard's own reason (and the rule or prerequisite behind it) in the flag metadata.
+ * How switchyard's evaluation results appear to OpenFeature clients: the in-process provider
+ * and the OFREP endpoints both answer with OpenFeature's standard reasons and with the flag's
+ * own metadata as the flag metadata. On request (`detailedMetadata`), switchyard's own reason
+ * and the rule or prerequisite behind it are added under the reserved keys
+ * `switchyard.reason`, `switchyard.rule_id` and `switchyard.prerequisite_key`.
  * The REST `evaluate` endpoint and the evaluation stream keep switchyard's reasons.
  *
  *   OFF                          → DISABLED
@@ -15,7 +17,7 @@
  * strings), so the admin app can use it without the optional peer dependency.
  */
 import { rolloutResults, staticResults } from './compile.js'
-import type { ResolutionDetails } from './model.js'
+import { RESERVED_METADATA_PREFIX, type FlagMetadata, type ResolutionDetails } from './model.js'
 
 /** OpenFeature's standard resolution reasons that switchyard produces. */
 export const OPENFEATURE_REASONS = {
@@ -44,13 +46,26 @@ export function openFeatureReason(result: ResolutionDetails): string {
   return BY_REASON[result.reason] ?? OPENFEATURE_REASONS.ERROR
 }
 
+/** The reserved flag-metadata keys of switchyard's own details. */
+export const DETAIL_METADATA_KEYS = {
+  reason: `${RESERVED_METADATA_PREFIX}reason`,
+  rule_id: `${RESERVED_METADATA_PREFIX}rule_id`,
+  prerequisite_key: `${RESERVED_METADATA_PREFIX}prerequisite_key`,
+} as const
+
 /**
- * The flag metadata of a successful result: switchyard's own `reason`, plus `rule_id` for a
- * rule match and `prerequisite_key` for a failed prerequisite. Frozen.
+ * The OpenFeature flag metadata of a successful result: the flag's own metadata and, when
+ * `detailed`, switchyard's reason plus the rule id of a rule match and the prerequisite key of
+ * a failed prerequisite under {@link DETAIL_METADATA_KEYS}. Frozen; callers cache it per result.
  */
-export function switchyardMetadata(result: ResolutionDetails): Readonly<Record<string, string>> {
-  const metadata: Record<string, string> = { reason: result.reason }
-  if (result.rule_id !== null) metadata.rule_id = result.rule_id
-  if (result.prerequisite_key !== null) metadata.prerequisite_key = result.prerequisite_key
+export function openFeatureMetadata(result: ResolutionDetails, detailed: boolean): FlagMetadata {
+  if (!detailed) return result.metadata
+  const metadata: Record<string, string | number | boolean> = {
+    ...result.metadata,
+    [DETAIL_METADATA_KEYS.reason]: result.reason,
+  }
+  if (result.rule_id !== null) metadata[DETAIL_METADATA_KEYS.rule_id] = result.rule_id
+  if (result.prerequisite_key !== null)
+    metadata[DETAIL_METADATA_KEYS.prerequisite_key] = result.prerequisite_key
   return Object.freeze(metadata)
 }

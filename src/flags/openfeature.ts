@@ -5,15 +5,18 @@
  * `email`, `ip`, `country`, `app_version`) keep their names and every other field is an
  * attribute. Reasons are OpenFeature's standard ones (see `openfeature-reasons.ts`: OFF and
  * PREREQUISITE_FAIL → DISABLED, TARGET_MATCH and RULE_MATCH → TARGETING_MATCH, a rollout →
- * SPLIT, FALLTHROUGH → DEFAULT or STATIC); switchyard's own reason, `rule_id` and
- * `prerequisite_key` travel in `flagMetadata`, which hooks receive. Errors: unknown key →
+ * SPLIT, FALLTHROUGH → DEFAULT or STATIC). `flagMetadata` is the flag's own `metadata` (`{}`
+ * when it has none); with the option `detailedMetadata`, switchyard's own reason, rule id and
+ * prerequisite key are added under the reserved `switchyard.` keys. Errors: unknown key →
  * FLAG_NOT_FOUND, a getter that does not fit the flag's type → TYPE_MISMATCH, a rollout without
  * a targeting key → TARGETING_KEY_MISSING; in each case the client returns the caller's default.
  *
- * Status: the provider is NOT_READY until the flag service has loaded its flags (the SDK then
- * answers PROVIDER_NOT_READY with the caller's default), READY once they are, STALE while a
- * reload fails (the flags last loaded stay in force) and FATAL after a configuration error no
- * retry can fix (PROVIDER_FATAL). Every change applied to the replica emits
+ * Status follows the flag service's (see `FlagServiceStatus`): NOT_READY until the flags are
+ * loaded (the SDK then answers PROVIDER_NOT_READY with the caller's default), READY once they
+ * are, STALE while a reload catches up with changes that may have been missed, ERROR
+ * (PROVIDER_ERROR events) while the store cannot be read — the flags last loaded keep being
+ * served — and READY again once a load succeeds, FATAL (PROVIDER_ERROR with PROVIDER_FATAL)
+ * after a configuration error no retry can fix. Every change applied to the replica emits
  * ConfigurationChanged with the affected flag keys. `client.track()` records a tracking event
  * on the service's tracking stream (`flag_track` on the admin event stream).
  *
@@ -22,6 +25,7 @@
  */
 import {
   ErrorCode,
+  GeneralError,
   OpenFeature,
   OpenFeatureEventEmitter,
   ProviderEvents,
@@ -35,7 +39,7 @@ import {
 } from '@openfeature/server-sdk'
 import { fromFlatContext, openFeatureTargetingKey } from './context.js'
 import type { FlagType, ResolutionDetails } from './model.js'
-import { openFeatureReason, switchyardMetadata } from './openfeature-reasons.js'
+import { openFeatureMetadata, openFeatureReason } from './openfeature-reasons.js'
 import type { FlagService, FlagServiceStatus } from './service.js'
 import { GETTER_TYPES } from './sync-client.js'
 
@@ -47,13 +51,26 @@ const ERROR_CODES: Readonly<Record<string, ErrorCode>> = {
   GENERAL: ErrorCode.GENERAL,
 }
 
-function toOpenFeature(result: ResolutionDetails): OpenFeatureResolution<unknown> {
+function toOpenFeature(
+  result: ResolutionDetails,
+  detailed: boolean,
+): OpenFeatureResolution<unknown> {
   return Object.freeze({
     value: result.value,
     variant: result.variation ?? undefined,
     reason: openFeatureReason(result),
-    flagMetadata: switchyardMetadata(result),
+    flagMetadata: openFeatureMetadata(result, detailed),
   })
+}
+
+/** Options of {@link SwitchyardProvider}. */
+export interface SwitchyardProviderOptions {
+  /**
+   * Adds switchyard's own reason, rule id and prerequisite key to every `flagMetadata`, under
+   * the reserved keys `switchyard.reason`, `switchyard.rule_id` and
+   * `switchyard.prerequisite_key` (default false: the flag's own metadata only).
+   */
+  detailedMetadata?: boolean
 }
 
 /** The switchyard provider for `@openfeature/server-sdk`. */
@@ -68,8 +85,13 @@ export class SwitchyardProvider implements Provider {
   private readonly unsubscribe: () => void
   private readonly unsubscribeStatus: () => void
   private initialized = false
+  private readonly detailed: boolean
 
-  constructor(private readonly service: FlagService) {
+  constructor(
+    private readonly service: FlagService,
+    options: SwitchyardProviderOptions = {},
+  ) {
+    this.detailed = options.detailedMetadata === true
     this.unsubscribe = service.onChange((event) => {
       const flagsChanged =
         event.type === 'flag' ? [event.key] : service.flagsUsingSegment(event.key)
@@ -83,14 +105,18 @@ export class SwitchyardProvider implements Provider {
 
   /**
    * Resolves once the flag service has loaded its flags (the SDK keeps the provider
-   * NOT_READY until then); rejects with PROVIDER_FATAL after a configuration error.
+   * NOT_READY until then); rejects when the store cannot be read (the SDK makes the provider
+   * ERROR, and READY follows with the first successful load) and with PROVIDER_FATAL after a
+   * configuration error.
    */
   initialize(): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const settle = (status: FlagServiceStatus, error: Error | null): boolean => {
         if (status === 'not_ready') return false
         this.initialized = true
-        if (status === 'fatal') reject(new ProviderFatalError(error?.message ?? 'flags unusable'))
+        const message = error?.message ?? 'flags unusable'
+        if (status === 'fatal') reject(new ProviderFatalError(message))
+        else if (status === 'error') reject(new GeneralError(message))
         else resolve()
         return true
       }
@@ -106,6 +132,12 @@ export class SwitchyardProvider implements Provider {
     if (status === 'ready') this.events.emit(ProviderEvents.Ready, {})
     else if (status === 'stale')
       this.events.emit(ProviderEvents.Stale, message === undefined ? {} : { message })
+    else if (status === 'error')
+      // Without PROVIDER_FATAL as its code, the SDK makes the provider ERROR.
+      this.events.emit(ProviderEvents.Error, {
+        errorCode: ErrorCode.GENERAL,
+        ...(message === undefined ? {} : { message }),
+      })
     else if (status === 'fatal')
       this.events.emit(ProviderEvents.Error, {
         errorCode: ErrorCode.PROVIDER_FATAL,
@@ -176,8 +208,16 @@ export class SwitchyardProvider implements Provider {
     types: readonly FlagType[],
   ): OpenFeatureResolution<T> {
     const flag = this.service.snapshot.flags.get(flagKey)
-    if (flag === undefined)
+    if (flag === undefined) {
+      // In ERROR before any load, no flag is known: that says nothing about this one.
+      if (!this.service.loaded)
+        return failure(
+          defaultValue,
+          ErrorCode.GENERAL,
+          `the flags are not loaded: ${this.service.statusError?.message ?? 'not loaded yet'}`,
+        )
       return failure(defaultValue, ErrorCode.FLAG_NOT_FOUND, `flag ${flagKey} not found`)
+    }
     if (!types.includes(flag.type))
       return failure(
         defaultValue,
@@ -197,7 +237,7 @@ export class SwitchyardProvider implements Provider {
       )
     let converted = this.converted.get(result)
     if (converted === undefined) {
-      converted = toOpenFeature(result)
+      converted = toOpenFeature(result, this.detailed)
       this.converted.set(result, converted)
     }
     return converted as OpenFeatureResolution<T>
@@ -213,7 +253,7 @@ function failure<T>(
 }
 
 /** Options of {@link useOpenFeature}. */
-export interface UseOpenFeatureOptions {
+export interface UseOpenFeatureOptions extends SwitchyardProviderOptions {
   /** Bind the provider to this OpenFeature domain instead of the default provider. */
   domain?: string
 }
@@ -222,16 +262,16 @@ export interface UseOpenFeatureOptions {
  * Registers a switchyard provider for `service` with OpenFeature (`engine.useOpenFeature()`);
  * `OpenFeature.getClient()` then evaluates switchyard flags. When the flags are loaded it
  * resolves once the provider is ready; before that it resolves at once with the provider
- * NOT_READY (PROVIDER_READY follows when the flags load), so that an application starting
- * while its store is unreachable is not held up.
+ * NOT_READY, or ERROR when the store is unreachable (PROVIDER_READY follows when the flags
+ * load), so that an application starting while its store is unreachable is not held up.
  */
 export async function useOpenFeature(
   service: FlagService,
   options: UseOpenFeatureOptions = {},
 ): Promise<SwitchyardProvider> {
-  const provider = new SwitchyardProvider(service)
-  const { domain } = options
-  if (service.status === 'not_ready') {
+  const { domain, ...providerOptions } = options
+  const provider = new SwitchyardProvider(service, providerOptions)
+  if (service.status === 'not_ready' || service.status === 'error') {
     if (domain === undefined) OpenFeature.setProvider(provider)
     else OpenFeature.setProvider(domain, provider)
   } else if (domain === undefined) await OpenFeature.setProviderAndWait(provider)

@@ -53,6 +53,12 @@ export class FlagReplica {
   apply(event: FlagChangeEvent): void {
     try {
       if (event.type === 'flag') {
+        // Records stored before flags had metadata are read as having an empty one.
+        if (
+          event.flag !== null &&
+          (event.flag.metadata as Flag['metadata'] | undefined) === undefined
+        )
+          event = { ...event, flag: { ...event.flag, metadata: {} } }
         if (sameRecord(this.flags.get(event.key) ?? null, event.flag)) return
         if (event.flag === null) {
           this.flags.delete(event.key)

@@ -6,7 +6,14 @@
  * `*InputSchema` accepts what a caller may send (fields with a default may be omitted).
  */
 import { Type } from 'typebox'
-import { FLAG_TYPES, OPERATORS, FLAG_STATUSES, ROLLOUT_TOTAL, KEY_PATTERN } from './model.js'
+import {
+  FLAG_METADATA_LIMITS,
+  FLAG_TYPES,
+  OPERATORS,
+  FLAG_STATUSES,
+  ROLLOUT_TOTAL,
+  KEY_PATTERN,
+} from './model.js'
 
 const Key = Type.String({ pattern: KEY_PATTERN })
 const Name = Type.String({ minLength: 1, maxLength: 200 })
@@ -79,6 +86,25 @@ export const ScheduledChangeInputSchema = Type.Object(
   { additionalProperties: false },
 )
 
+/**
+ * A flag's metadata: up to 32 entries of a string (≤ 256 characters), a finite number or a
+ * boolean, keys of 1 to 64 characters not starting with `switchyard.` (reserved for the
+ * details switchyard adds; the key checks are in `validate.ts`).
+ */
+export const FlagMetadataSchema = Type.Record(
+  Type.String(),
+  Type.Union([
+    Type.String({ maxLength: FLAG_METADATA_LIMITS.maxStringLength }),
+    Type.Number(),
+    Type.Boolean(),
+  ]),
+  {
+    maxProperties: FLAG_METADATA_LIMITS.maxKeys,
+    description:
+      'Free-form facts every evaluation returns: string (≤ 256 characters), number or boolean values; ≤ 32 keys of 1 to 64 characters, none starting with "switchyard."',
+  },
+)
+
 /** A flag as a caller sends it to `saveFlag`. */
 export const FlagInputSchema = Type.Object(
   {
@@ -98,6 +124,7 @@ export const FlagInputSchema = Type.Object(
     status: Type.Optional(Type.Enum(FLAG_STATUSES)),
     temporary: Type.Optional(Type.Boolean()),
     maintainer: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    metadata: Type.Optional(FlagMetadataSchema),
     created_at: Type.Optional(Timestamp),
     updated_at: Type.Optional(Timestamp),
     created_by: Type.Optional(Type.String()),

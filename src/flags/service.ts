@@ -11,7 +11,7 @@
  */
 import type { Clock } from '../core/clock.js'
 import { systemClock } from '../core/clock.js'
-import { toError, ValidationError } from '../core/errors.js'
+import { ConfigError, toError, ValidationError } from '../core/errors.js'
 import type { ActorOptions, Operation } from '../core/operations.js'
 import { compileFlag, compileSegment } from './compile.js'
 import { toEvaluationContext, type FlatContext } from './context.js'
@@ -73,13 +73,21 @@ export interface AppliedScheduledChange {
 }
 
 /**
- * Whether the flags can be trusted: `not_ready` until the first load, `ready` once loaded,
- * `stale` while a reload fails (the flags last loaded stay in force), `fatal` after a
- * configuration error no retry can fix. OpenFeature providers report it as their status.
+ * Whether the flags can be trusted (OpenFeature providers report it as their status):
+ *
+ * - `not_ready` until the first load;
+ * - `ready` once loaded and following the store's changes;
+ * - `stale` while the store's change feed came back after a gap or delivered a message it
+ *   could not read: changes may have been missed, and the reload that catches up is running
+ *   (the flags held stay in force);
+ * - `error` while the store cannot be read — unreachable at startup, its change feed lost, a
+ *   reload that failed — so fresh values cannot be served (the flags last loaded, if any, stay
+ *   in force); retries run in the background and a successful load makes it `ready` again;
+ * - `fatal` after a configuration error no retry can fix (a corrupt state file); final.
  */
-export type FlagServiceStatus = 'not_ready' | 'ready' | 'stale' | 'fatal'
+export type FlagServiceStatus = 'not_ready' | 'ready' | 'stale' | 'error' | 'fatal'
 
-/** Receives the new status and, for `stale` and `fatal`, the error behind it. */
+/** Receives the new status and, for `stale`, `error` and `fatal`, the error behind it. */
 export type FlagStatusListener = (status: FlagServiceStatus, error: Error | null) => void
 
 const statusOf = (flag: Flag | null | undefined): string | null =>
@@ -104,6 +112,7 @@ export class FlagService {
   private unsubscribe: (() => void) | null = null
   private currentStatus: FlagServiceStatus = 'not_ready'
   private currentStatusError: Error | null = null
+  private everLoaded = false
   private readonly statusListeners = new Set<FlagStatusListener>()
 
   constructor(options: FlagServiceOptions = {}) {
@@ -126,12 +135,29 @@ export class FlagService {
     this.sync = new SyncFlagClient(this)
   }
 
-  /** Loads every record from the store and follows its change feed. Safe to call again (reloads). */
+  /**
+   * Loads every record from the store and follows its change feed. Safe to call again
+   * (reloads). A load that fails makes the status `error` (`fatal` for a {@link ConfigError})
+   * and rejects; the flags held stay in force.
+   */
   async start(): Promise<void> {
     this.unsubscribe ??= this.store.subscribe((event) => this.replica.apply(event))
-    const [flags, segments] = await Promise.all([this.store.listFlags(), this.store.listSegments()])
+    let flags: Flag[]
+    let segments: Segment[]
+    try {
+      ;[flags, segments] = await Promise.all([this.store.listFlags(), this.store.listSegments()])
+    } catch (error) {
+      this.markUnavailable(toError(error), error instanceof ConfigError)
+      throw error
+    }
     this.replica.load(flags, segments)
+    this.everLoaded = true
     this.setStatus('ready', null)
+  }
+
+  /** True once the flags were loaded (they stay in force through later failures). */
+  get loaded(): boolean {
+    return this.everLoaded
   }
 
   /** See {@link FlagServiceStatus}. */
@@ -139,7 +165,7 @@ export class FlagService {
     return this.currentStatus
   }
 
-  /** The error behind a `stale` or `fatal` status, else null. */
+  /** The error behind a `stale`, `error` or `fatal` status, else null. */
   get statusError(): Error | null {
     return this.currentStatusError
   }
@@ -151,13 +177,20 @@ export class FlagService {
   }
 
   /**
-   * Reports that loading the flags failed (the engine calls it): `fatal` for an error no
-   * retry can fix, otherwise `stale` when flags were loaded before (they stay in force) — a
-   * service that never loaded stays `not_ready`.
+   * Reports that the store cannot be read (the engine calls it): `fatal` for a configuration
+   * error no retry can fix, otherwise `error` until the next successful {@link start}.
    */
   markUnavailable(error: Error, fatal: boolean): void {
-    if (fatal) this.setStatus('fatal', error)
-    else if (this.currentStatus !== 'not_ready') this.setStatus('stale', error)
+    this.setStatus(fatal ? 'fatal' : 'error', error)
+  }
+
+  /**
+   * Reports that changes may have been missed (the change feed resumed after a gap): `stale`
+   * until the reload the caller runs next succeeds. Only a `ready` service becomes stale: one
+   * in `error` stays there until that reload, one not yet loaded has nothing to be stale.
+   */
+  markStale(error: Error): void {
+    if (this.currentStatus === 'ready') this.setStatus('stale', error)
   }
 
   private setStatus(status: FlagServiceStatus, error: Error | null): void {

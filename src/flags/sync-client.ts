@@ -2,17 +2,24 @@
  * The synchronous flag client (`engine.flags.sync`), for code that cannot await: each getter
  * evaluates on the replica and returns the value, or the caller's default when the flag is
  * unknown, the flag's type does not fit the getter, or the evaluation failed.
+ * {@link SyncFlagClient.getFlagMetadata} gives a flag's metadata.
  *
  * @example
  * const enabled = engine.flags.sync.getBooleanValue('new-checkout', false, { targeting_key: userId, plan: 'pro' })
  */
 import type { FlatContext } from './context.js'
 import { toEvaluationContext } from './context.js'
-import type { EvaluationContext, FlagType } from './model.js'
+import type { EvaluationContext, FlagMetadata, FlagType } from './model.js'
+import { NO_METADATA } from './compile.js'
 
 /** What the client needs from the service (kept structural to avoid an import cycle). */
 export interface SyncEvaluationSource {
-  readonly snapshot: { readonly flags: ReadonlyMap<string, { readonly type: FlagType }> }
+  readonly snapshot: {
+    readonly flags: ReadonlyMap<
+      string,
+      { readonly type: FlagType; readonly offResult: { readonly metadata: FlagMetadata } }
+    >
+  }
   evaluateContext(
     key: string,
     context: EvaluationContext | null,
@@ -59,6 +66,14 @@ export class SyncFlagClient {
   /** Value of a json flag (an object or list, frozen: copy it before changing it). */
   getObjectValue<T extends object>(key: string, defaultValue: T, context?: SyncContext): T {
     return this.value(key, defaultValue, context, GETTER_TYPES.object)
+  }
+
+  /**
+   * The flag's metadata (the same for every context; frozen), or an empty object for an
+   * unknown flag.
+   */
+  getFlagMetadata(key: string): FlagMetadata {
+    return this.source.snapshot.flags.get(key)?.offResult.metadata ?? NO_METADATA
   }
 
   private value<T>(

@@ -11,7 +11,9 @@ import { parseDateTime, toIso } from '../core/time.js'
 import { FlagPrerequisiteCycleError } from './errors.js'
 import { compilePattern } from './linear-regex.js'
 import {
+  FLAG_METADATA_LIMITS,
   MAX_PREREQUISITE_DEPTH,
+  RESERVED_METADATA_PREFIX,
   segmentsOf,
   type Clause,
   type Flag,
@@ -112,10 +114,38 @@ export async function normalizeFlag(
     status: flag.status ?? 'ACTIVE',
     temporary: flag.temporary ?? true,
     maintainer: flag.maintainer ?? null,
+    metadata: normalizeMetadata(flag.metadata),
     created_at: existing?.created_at ?? now,
     updated_at: now,
     created_by: existing?.created_by ?? flag.created_by ?? stamp.actor,
   }
+}
+
+/**
+ * Checks what the schema cannot say about a flag's metadata (key length, the reserved prefix,
+ * finite numbers) and returns a copy. The path of the first bad entry is `/metadata/<key>`.
+ */
+function normalizeMetadata(
+  metadata: FlagInput['metadata'],
+): Record<string, string | number | boolean> {
+  // Defined through fromEntries, never assigned: a key such as `__proto__` stays an entry.
+  const entries: [string, string | number | boolean][] = []
+  for (const [key, value] of Object.entries(metadata ?? {})) {
+    const field = `/metadata/${key}`
+    let problem: string | null = null
+    if (key.length === 0 || key.length > FLAG_METADATA_LIMITS.maxKeyLength)
+      problem = `key must have 1 to ${FLAG_METADATA_LIMITS.maxKeyLength} characters`
+    else if (key.startsWith(RESERVED_METADATA_PREFIX))
+      problem = `keys starting with "${RESERVED_METADATA_PREFIX}" are reserved for switchyard`
+    else if (typeof value === 'number' && !Number.isFinite(value))
+      problem = 'must be a finite number'
+    if (problem !== null)
+      throw new ValidationError(`Invalid flag: ${field} ${problem}.`, {
+        details: [{ field, message: problem }],
+      })
+    entries.push([key, value])
+  }
+  return Object.fromEntries(entries)
 }
 
 function normalizeScheduledChange(

@@ -72,6 +72,12 @@ export interface RecordFeed<E> {
   subscribe(listener: FeedListener<E>): () => void
   /** Adds a listener called when changes may have been missed; returns the unsubscriber. */
   onResync(listener: () => void): () => void
+  /**
+   * Adds a listener called when the pub/sub connection is lost (Redis unreachable): changes
+   * stop arriving until it is back, which `onResync` listeners then hear. Returns the
+   * unsubscriber.
+   */
+  onInterrupted(listener: (error: Error) => void): () => void
   /** Opens the pub/sub connection; call after the route store's `connect()`. Idempotent. */
   connect(): Promise<void>
   /** Closes the pub/sub connection. */
@@ -94,6 +100,7 @@ export function redisRecordFeed<E>(
   const origin = randomUUID()
   const listeners = new Set<FeedListener<E>>()
   const resyncListeners = new Set<() => void>()
+  const interruptedListeners = new Set<(error: Error) => void>()
   /** Highest version seen per record (own writes included). */
   const versions = new Map<string, number>()
   let subscriber: ReturnType<RedisHandle['client']> | null = null
@@ -167,7 +174,11 @@ export function redisRecordFeed<E>(
     next.on('message', (_channel: string, message: string) => receive(message))
     let dropped = false
     next.on('close', () => {
+      // Reported once per outage, and never for the close of close().
+      if (dropped || subscriber !== next) return
       dropped = true
+      const error = new Error(`the ${options.label} change feed lost its Redis connection`)
+      notify(interruptedListeners, `${options.label} interruption listener`, error)
     })
     next.on('ready', () => {
       if (!dropped) return
@@ -205,6 +216,10 @@ export function redisRecordFeed<E>(
     onResync(listener) {
       resyncListeners.add(listener)
       return () => resyncListeners.delete(listener)
+    },
+    onInterrupted(listener) {
+      interruptedListeners.add(listener)
+      return () => interruptedListeners.delete(listener)
     },
     connect() {
       if (subscriber !== null) return Promise.resolve()

@@ -96,6 +96,84 @@ describe('flag endpoints', () => {
     expect((await call('GET', '/flags/search')).statusCode).toBe(404)
   })
 
+  it('stores, returns, patches and evaluates metadata; refuses bad metadata with its path', async () => {
+    const { call, flags } = await authed()
+    const metadata = { string: '1.0.2', integer: 2, float: 0.1, boolean: true }
+    const created = await call('POST', '/flags', booleanFlag('checkout', { metadata }))
+    expect(created.statusCode).toBe(201)
+    expect(created.json().metadata).toEqual(metadata)
+    expect((await call('GET', '/flags/checkout')).json().metadata).toEqual(metadata)
+    const patched = await call('PATCH', '/flags/checkout', { metadata: { float: null } })
+    expect(patched.json().metadata).toStrictEqual({ string: '1.0.2', integer: 2, boolean: true })
+    const evaluated = await call('POST', '/flags/checkout/evaluate', { context: { key: 'u1' } })
+    expect(evaluated.json()).toMatchObject({
+      value: true,
+      reason: 'FALLTHROUGH',
+      rule_id: null,
+      metadata: { string: '1.0.2', integer: 2, boolean: true },
+    })
+    await call('POST', '/flags', booleanFlag('plain'))
+    expect(
+      (await call('POST', '/flags/plain/evaluate', { context: { key: 'u1' } })).json().metadata,
+    ).toEqual({})
+
+    // Typed loosely on purpose: the point is what the server does with bad input.
+    const badEntries: [Record<string, never>, string][] = [
+      [{ 'switchyard.reason': 'x' } as never, '/metadata/switchyard.reason'],
+      [{ nested: { a: 1 } } as never, '/metadata/nested'],
+      [{ long: 'v'.repeat(257) } as never, '/metadata/long'],
+      [{ ['k'.repeat(65)]: 1 } as never, `/metadata/${'k'.repeat(65)}`],
+    ]
+    for (const [bad, field] of badEntries) {
+      for (const [method, url, body] of [
+        ['PUT', '/flags/checkout', booleanFlag('checkout', { metadata: bad })],
+        ['PATCH', '/flags/checkout', { metadata: bad }],
+        ['POST', '/flags', booleanFlag('other', { metadata: bad })],
+      ] as const) {
+        const refused = await call(method, url, body)
+        expect(refused.statusCode, `${method} ${field}`).toBe(400)
+        expect(refused.json().error.code).toBe('VALIDATION_ERROR')
+        // Named as a JSON pointer by the flag service, or as `metadata.<key>` by the body check.
+        const { details } = refused.json().error as { details: { field: string }[] }
+        expect(
+          details.some(
+            (detail) => detail.field.replace(/^\/?metadata[./]/, '/metadata/') === field,
+          ),
+          `${method} ${field}`,
+        ).toBe(true)
+      }
+    }
+    expect((await flags.getFlag('checkout'))?.metadata).toStrictEqual({
+      string: '1.0.2',
+      integer: 2,
+      boolean: true,
+    })
+    expect(await flags.getFlag('other')).toBeNull()
+  })
+
+  it('describes metadata in the OpenAPI document: flag bodies and the evaluate answer', async () => {
+    const { call } = await authed()
+    const doc = (await call('GET', '/openapi.json')).json()
+    const body = (path: string, method: string) =>
+      doc.paths[path][method].requestBody.content['application/json'].schema.properties as Record<
+        string,
+        unknown
+      >
+    for (const [path, method] of [
+      ['/api/flags', 'post'],
+      ['/api/flags/{key}', 'put'],
+    ] as const) {
+      const metadata = body(path, method).metadata
+      expect(metadata, path).toMatchObject({ type: 'object', maxProperties: 32 })
+      expect(JSON.stringify(metadata)).toContain('"maxLength":256')
+    }
+    const answer =
+      doc.paths['/api/flags/{key}/evaluate'].post.responses['200'].content['application/json']
+        .schema
+    expect(answer.properties.metadata).toMatchObject({ type: 'object' })
+    expect(answer.required).toContain('metadata')
+  })
+
   it('rejects invalid flags and prerequisite cycles with nothing stored', async () => {
     const { call, flags } = await authed()
     await call('POST', '/flags', booleanFlag('a'))

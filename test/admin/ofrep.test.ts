@@ -33,6 +33,7 @@ const theme = {
   ],
   off_variation: 'light',
   fallthrough: 'light',
+  metadata: { owner: 'web-team', tier: 2, beta: false },
   rules: [
     {
       id: 'staff-dark',
@@ -92,7 +93,7 @@ async function ofrepAdmin(ofrep: OfrepOptions = {}) {
 }
 
 describe('POST {admin}/ofrep/v1/evaluate/flags/{key}', () => {
-  it('answers 200 with key, value, reason, variant and switchyard metadata', async () => {
+  it("answers 200 with key, value, reason, variant and the flag's metadata", async () => {
     const { post } = await ofrepAdmin()
     const staff = await post(`${OFREP}/theme`, { context: { targetingKey: 'emp-1' } })
     expect(staff.statusCode).toBe(200)
@@ -102,13 +103,13 @@ describe('POST {admin}/ofrep/v1/evaluate/flags/{key}', () => {
       value: 'dark',
       reason: 'TARGETING_MATCH',
       variant: 'dark',
-      metadata: { reason: 'RULE_MATCH', rule_id: 'staff-dark' },
+      metadata: { owner: 'web-team', tier: 2, beta: false },
     })
     expect((await post(`${OFREP}/theme`, { context: { targetingKey: 'u' } })).json()).toMatchObject(
       {
         value: 'light',
         reason: 'DEFAULT',
-        metadata: { reason: 'FALLTHROUGH' },
+        metadata: { owner: 'web-team', tier: 2, beta: false },
       },
     )
     expect((await post(`${OFREP}/split`, { context: { targetingKey: 'u' } })).json()).toMatchObject(
@@ -121,7 +122,37 @@ describe('POST {admin}/ofrep/v1/evaluate/flags/{key}', () => {
       value: { rps: 10 },
       reason: 'DISABLED',
       variant: 'basic',
-      metadata: { reason: 'OFF' },
+      metadata: {},
+    })
+  })
+
+  it("adds switchyard's reason, rule and prerequisite under reserved keys with detailedMetadata", async () => {
+    const { post, engine } = await ofrepAdmin({ detailedMetadata: true })
+    expect((await post(`${OFREP}/theme`, { context: { targetingKey: 'emp-1' } })).json()).toEqual({
+      key: 'theme',
+      value: 'dark',
+      reason: 'TARGETING_MATCH',
+      variant: 'dark',
+      metadata: {
+        owner: 'web-team',
+        tier: 2,
+        beta: false,
+        'switchyard.reason': 'RULE_MATCH',
+        'switchyard.rule_id': 'staff-dark',
+      },
+    })
+    await engine.saveFlag(
+      booleanFlag('gated', { prerequisites: [{ flag_key: 'limits', variation: 'pro' }] }),
+    )
+    expect((await post(`${OFREP}/gated`, { context: { targetingKey: 'u' } })).json()).toEqual({
+      key: 'gated',
+      value: false,
+      reason: 'DISABLED',
+      variant: 'off',
+      metadata: {
+        'switchyard.reason': 'PREREQUISITE_FAIL',
+        'switchyard.prerequisite_key': 'limits',
+      },
     })
   })
 
@@ -205,7 +236,7 @@ describe('POST {admin}/ofrep/v1/evaluate/flags (bulk)', () => {
         value: { rps: 10 },
         reason: 'DISABLED',
         variant: 'basic',
-        metadata: { reason: 'OFF' },
+        metadata: {},
       },
       {
         key: 'split',
@@ -217,7 +248,7 @@ describe('POST {admin}/ofrep/v1/evaluate/flags (bulk)', () => {
         value: 'light',
         reason: 'DEFAULT',
         variant: 'light',
-        metadata: { reason: 'FALLTHROUGH' },
+        metadata: { owner: 'web-team', tier: 2, beta: false },
       },
     ])
   })

@@ -67,6 +67,65 @@ describe('ctl flags and segments', { timeout: CLI_TEST_TIMEOUT }, () => {
     expect(badPatch.code).toBe(1)
   })
 
+  it('sets, shows and removes flag metadata from the command line', async () => {
+    const created = await run(
+      [
+        'flags',
+        'create',
+        '--file',
+        '-',
+        '--metadata-json',
+        '{"version": "1.0.2", "ratio": 0.1}',
+        '--metadata',
+        'owner=team-a',
+        '--metadata',
+        'tier=2',
+        '--metadata',
+        'beta=true',
+      ],
+      JSON.stringify(booleanFlag('described', { metadata: { kept: 'from file' } })),
+    )
+    expect(created).toMatchObject({ code: 0, stdout: 'Flag described created.\n' })
+    expect((await flags.getFlag('described'))?.metadata).toStrictEqual({
+      kept: 'from file',
+      version: '1.0.2',
+      ratio: 0.1,
+      owner: 'team-a',
+      tier: 2,
+      beta: true,
+    })
+    const shown = await run(['flags', 'get', 'described'])
+    expect(shown.stdout).toContain('Metadata:\n')
+    expect(shown.stdout).toContain('  • owner = "team-a"\n')
+    expect(shown.stdout).toContain('  • tier = 2\n')
+
+    await run(['flags', 'patch', 'described', '--metadata-json', '{"kept": null, "ratio": null}'])
+    await run(['flags', 'patch', 'described', '--metadata', 'owner=team-b'])
+    expect((await flags.getFlag('described'))?.metadata).toStrictEqual({
+      version: '1.0.2',
+      owner: 'team-b',
+      tier: 2,
+      beta: true,
+    })
+    const evaluated = await run(['flags', 'evaluate', 'described', '--key', 'u1'])
+    expect(evaluated.stdout).toContain(
+      'Metadata: version="1.0.2", owner="team-b", tier=2, beta=true\n',
+    )
+
+    const [reserved, malformed, nothing] = await Promise.all([
+      run(['flags', 'patch', 'described', '--metadata', 'switchyard.reason=x']),
+      run(['flags', 'patch', 'described', '--metadata', 'no-equals-sign']),
+      run(['flags', 'patch', 'described']),
+    ])
+    expect(reserved.code).toBe(1)
+    expect(reserved.stderr).toMatch(/VALIDATION_ERROR/)
+    expect(reserved.stderr).toContain('/metadata/switchyard.reason')
+    expect(malformed.code).toBe(2)
+    expect(malformed.stderr).toContain('expected key=value')
+    expect(nothing.code).toBe(2)
+    expect((await flags.getFlag('described'))?.metadata.owner).toBe('team-b')
+  })
+
   it('manages segments', async () => {
     const created = await run(
       ['segments', 'create', '--file', '-'],

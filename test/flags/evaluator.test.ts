@@ -62,7 +62,45 @@ describe('evaluation order and reasons', () => {
       prerequisite_key: null,
       error_message: null,
       error_code: null,
+      metadata: {},
     })
+  })
+
+  it("every result of a flag carries the flag's metadata; an unknown flag an empty one", () => {
+    const metadata = { owner: 'checkout-team', version: 2, ratio: 0.5, beta: true }
+    const described = storedFlag('described', {
+      metadata,
+      targets: { on: ['vip'] },
+      rules: [
+        rule('pro', {
+          clauses: [{ attribute: 'plan', operator: 'is', values: ['pro'] }],
+          variation: 'on',
+        }),
+      ],
+      fallthrough: 'off',
+    })
+    const snapshot = snapshotOf([described])
+    for (const context of [
+      { key: 'vip' },
+      { key: 'u', attributes: { plan: 'pro' } },
+      { key: 'u', attributes: { plan: 'free' } },
+    ]) {
+      const result = evaluateFlag(snapshot, 'described', context)
+      expect(result.metadata).toEqual(metadata)
+      expect(Object.isFrozen(result.metadata)).toBe(true)
+    }
+    const off = evaluateFlag(snapshotOf([{ ...described, enabled: false }]), 'described', {
+      key: 'u',
+    })
+    expect(off).toMatchObject({ reason: 'OFF', metadata })
+    expect(evaluateFlag(snapshot, 'missing', { key: 'u' }).metadata).toEqual({})
+  })
+
+  it('a record stored before flags had metadata evaluates with an empty one', () => {
+    const legacy: Partial<typeof flag> = { ...flag }
+    delete legacy.metadata
+    const result = evaluateFlag(snapshotOf([legacy as typeof flag]), 'checkout', { key: 'u1' })
+    expect(result.metadata).toEqual({})
   })
 
   it('first matching rule wins', () => {

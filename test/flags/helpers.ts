@@ -66,6 +66,7 @@ export function storedFlag(key: string, extra: Partial<Flag> = {}): Flag {
     status: 'ACTIVE',
     temporary: true,
     maintainer: null,
+    metadata: {},
     created_at: '2026-01-01T00:00:00.000+00:00',
     updated_at: '2026-01-01T00:00:00.000+00:00',
     created_by: 'system',

@@ -8,9 +8,8 @@
  * files and no Cucumber runner is installed, so the scenario tables are transcribed here and
  * the flag set is expressed as switchyard flags (a `contextEvaluator` becomes a rule). The
  * provider states (not ready, fatal, stale), events, hooks and tracking are in
- * `openfeature-lifecycle.test.ts`. Adapted: flag metadata — switchyard flags carry no
- * free-form metadata, so the metadata scenario checks the metadata switchyard does give
- * (its own reason, rule and prerequisite); the DISABLED scenario — a disabled switchyard flag
+ * `openfeature-lifecycle.test.ts`. The scenarios of `metadata.feature` run against a flag
+ * carrying the suite's metadata. Adapted: the DISABLED scenario — a disabled switchyard flag
  * serves its off variation rather than the caller's default. Not applicable: CACHED (the
  * in-process provider evaluates on its replica every time; the OFREP web provider's cache is
  * covered in test/ofrep/web-provider.test.ts).
@@ -72,6 +71,10 @@ const flags: FlagInput[] = [
     ],
   },
   staticFlag('wrong-flag', 'string', { one: 'uno', two: 'dos' }, 'one'),
+  {
+    ...staticFlag('metadata-flag', 'boolean', { on: true, off: false }, 'on'),
+    metadata: { string: '1.0.2', integer: 2, float: 0.1, boolean: true },
+  },
   {
     // email, role, age and customer together select INTERNAL.
     ...staticFlag(
@@ -232,6 +235,36 @@ describe('OpenFeature evaluation_v2.feature', () => {
   })
 })
 
+describe('OpenFeature metadata.feature', () => {
+  it('Returns metadata: every value with its type', async () => {
+    const result = await details('Boolean', 'metadata-flag', true)
+    expect(result).toMatchObject({ value: true, reason: 'STATIC' })
+    expect(result.flagMetadata).toStrictEqual({
+      string: '1.0.2',
+      integer: 2,
+      float: 0.1,
+      boolean: true,
+    })
+    expect(typeof result.flagMetadata.string).toBe('string')
+    expect(Number.isInteger(result.flagMetadata.integer)).toBe(true)
+    expect(typeof result.flagMetadata.float).toBe('number')
+    expect(typeof result.flagMetadata.boolean).toBe('boolean')
+    expect(Object.isFrozen(result.flagMetadata)).toBe(true)
+  })
+
+  it.each([
+    ['Boolean', 'boolean-flag', true],
+    ['Integer', 'integer-flag', 23],
+    ['Float', 'float-flag', 2.3],
+    ['String', 'string-flag', 'value'],
+    ['Object', 'object-flag', {}],
+  ] as const)('Returns no metadata: %s %s', async (kind, key, fallback) => {
+    const result = await details(kind, key, fallback)
+    expect(result.errorCode).toBeUndefined()
+    expect(result.flagMetadata).toStrictEqual({})
+  })
+})
+
 describe('OpenFeature evaluation_v2.feature: reasons, metadata and details', () => {
   it('Multiple context attributes targeting: every clause of the rule must hold', async () => {
     const context = { email: 'ballmer@macrosoft.com', role: 'admin', age: 65, customer: false }
@@ -257,23 +290,21 @@ describe('OpenFeature evaluation_v2.feature: reasons, metadata and details', () 
         value,
         variant: 'off',
         reason: 'DISABLED',
-        flagMetadata: { reason: 'OFF' },
+        flagMetadata: {},
       })
     },
   )
 
-  it('Flag metadata in evaluation details: switchyard’s reason and rule, frozen', async () => {
+  it('Flag metadata in evaluation details: the flag’s own metadata, frozen', async () => {
     const result = await details('String', 'complex-targeted', 'x', {
       email: 'a@macrosoft.com',
       role: 'admin',
       age: 30,
       customer: false,
     })
-    expect(result.flagMetadata).toEqual({ reason: 'RULE_MATCH', rule_id: 'internal-admins' })
+    // A flag without metadata: nothing of switchyard's own unless asked for.
+    expect(result.flagMetadata).toEqual({})
     expect(Object.isFrozen(result.flagMetadata)).toBe(true)
-    expect((await details('Boolean', 'boolean-flag', false)).flagMetadata).toEqual({
-      reason: 'FALLTHROUGH',
-    })
   })
 
   it('Error message in evaluation details names the missing flag', async () => {

@@ -4,8 +4,9 @@
  * `specification/assets/gherkin`: `evaluation_v2.feature` — provider not ready, fatal, status
  * accessibility, evaluation options with hooks —, `events.feature`, `hooks.feature` and
  * `tracking.feature`). Each scenario runs through a real `@openfeature/server-sdk` client.
- * The provider never reports ERROR: switchyard has no failure a retry would not fix other
- * than a configuration error, which is FATAL; a store that cannot be reached makes it STALE.
+ * Here the service's status is driven directly; the real failures behind each transition (an
+ * unreachable Redis, a Redis that goes away, a corrupt state file, a reload that fails) are in
+ * `openfeature-states.test.ts`.
  */
 import {
   OpenFeature,
@@ -21,6 +22,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { ConfigError } from '../../src/core/errors.js'
 import { FlagService, type TrackingEvent } from '../../src/flags/index.js'
 import { SwitchyardProvider, useOpenFeature } from '../../src/flags/openfeature.js'
+import { until } from '../helpers/wait.js'
 import { booleanFlag, staticFlag } from './helpers.js'
 
 // The SDK logs failed initialisations; these tests cause them on purpose.
@@ -135,25 +137,72 @@ describe('provider status (evaluation_v2.feature)', () => {
     },
   )
 
-  it('Provider status accessibility: READY, STALE while reloads fail, READY again, FATAL', async () => {
+  it('Provider status accessibility: READY, ERROR, READY, STALE, READY, FATAL', async () => {
     const service = await unloadedService()
     await service.start()
     const domain = nextDomain()
     await OpenFeature.setProviderAndWait(domain, new SwitchyardProvider(service))
     const client = OpenFeature.getClient(domain)
     expect(client.providerStatus).toBe(ProviderStatus.READY)
-    const stale = once(client, ProviderEvents.Stale)
+
+    const error = once(client, ProviderEvents.Error)
     service.markUnavailable(new Error('Redis unreachable'), false)
-    expect(await stale).toMatchObject({ message: 'Redis unreachable' })
+    expect(await error).toMatchObject({ message: 'Redis unreachable', errorCode: 'GENERAL' })
+    expect(client.providerStatus).toBe(ProviderStatus.ERROR)
+    // The flags last loaded stay in force while in ERROR.
+    expect(await client.getBooleanDetails('boolean-flag', false)).toMatchObject({
+      value: true,
+      reason: 'STATIC',
+    })
+    let ready = once(client, ProviderEvents.Ready)
+    await service.start()
+    await ready
+    expect(client.providerStatus).toBe(ProviderStatus.READY)
+
+    const stale = once(client, ProviderEvents.Stale)
+    service.markStale(new Error('changes may have been missed'))
+    expect(await stale).toMatchObject({ message: 'changes may have been missed' })
     expect(client.providerStatus).toBe(ProviderStatus.STALE)
-    // The flags last loaded stay in force while stale.
     expect(await client.getBooleanValue('boolean-flag', false)).toBe(true)
+    ready = once(client, ProviderEvents.Ready)
+    await service.start()
+    await ready
+    expect(client.providerStatus).toBe(ProviderStatus.READY)
+
+    service.markUnavailable(new ConfigError('bad'), true)
+    expect(client.providerStatus).toBe(ProviderStatus.FATAL)
+    // FATAL is final: neither a load nor a failure changes it.
+    await service.start()
+    service.markUnavailable(new Error('again'), false)
+    expect(client.providerStatus).toBe(ProviderStatus.FATAL)
+  })
+
+  it('Provider in error state at initialisation: ERROR, then READY once the flags load', async () => {
+    const service = await unloadedService()
+    service.markUnavailable(new Error('Redis unreachable'), false)
+    const { client } = register(service)
+    await until(() => client.providerStatus === ProviderStatus.ERROR)
+    // Nothing was loaded: the answer says why instead of claiming the flag does not exist.
+    expect(await client.getBooleanDetails('stored-elsewhere', false)).toMatchObject({
+      value: false,
+      reason: 'ERROR',
+      errorCode: 'GENERAL',
+      errorMessage: expect.stringContaining('Redis unreachable') as unknown,
+    })
     const ready = once(client, ProviderEvents.Ready)
     await service.start()
     await ready
     expect(client.providerStatus).toBe(ProviderStatus.READY)
-    service.markUnavailable(new ConfigError('bad'), true)
-    expect(client.providerStatus).toBe(ProviderStatus.FATAL)
+    expect(await client.getBooleanValue('boolean-flag', false)).toBe(true)
+  })
+
+  it('a stale mark only applies to a ready service', async () => {
+    const service = await unloadedService()
+    service.markStale(new Error('gap'))
+    expect(service.status).toBe('not_ready')
+    service.markUnavailable(new Error('down'), false)
+    service.markStale(new Error('gap'))
+    expect(service.status).toBe('error')
   })
 
   it('useOpenFeature() does not wait for flags that are not loaded yet', async () => {

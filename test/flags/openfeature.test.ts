@@ -89,7 +89,7 @@ beforeAll(async () => {
     }),
   )
   await service.start()
-  provider = await useOpenFeature(service)
+  provider = await useOpenFeature(service, { detailedMetadata: true })
 })
 
 afterAll(async () => {
@@ -114,7 +114,7 @@ describe('OpenFeature provider', () => {
       value: true,
       variant: 'on',
       reason: 'TARGETING_MATCH',
-      flagMetadata: { reason: 'RULE_MATCH', rule_id: 'pro-rule' },
+      flagMetadata: { 'switchyard.reason': 'RULE_MATCH', 'switchyard.rule_id': 'pro-rule' },
     })
     expect(details.errorCode).toBeUndefined()
     expect(await client().getStringValue('theme', 'x', { targetingKey: 'u' })).toBe('dark')
@@ -131,13 +131,13 @@ describe('OpenFeature provider', () => {
       await client().getBooleanDetails('checkout', false, { targetingKey: 'vip' }),
     ).toMatchObject({
       value: true,
-      flagMetadata: { reason: 'TARGET_MATCH' },
+      flagMetadata: { 'switchyard.reason': 'TARGET_MATCH' },
     })
     expect(
       await client().getBooleanDetails('checkout', false, { targetingKey: 'emp-1' }),
     ).toMatchObject({
       value: true,
-      flagMetadata: { reason: 'RULE_MATCH', rule_id: 'staff-rule' },
+      flagMetadata: { 'switchyard.reason': 'RULE_MATCH', 'switchyard.rule_id': 'staff-rule' },
     })
   })
 
@@ -146,20 +146,23 @@ describe('OpenFeature provider', () => {
       {
         value: false,
         reason: 'DEFAULT',
-        flagMetadata: { reason: 'FALLTHROUGH' },
+        flagMetadata: { 'switchyard.reason': 'FALLTHROUGH' },
       },
     )
     expect(await client().getBooleanDetails('gated', true, { targetingKey: 'u' })).toMatchObject({
       value: false,
       variant: 'off',
       reason: 'DISABLED',
-      flagMetadata: { reason: 'PREREQUISITE_FAIL', prerequisite_key: 'checkout' },
+      flagMetadata: {
+        'switchyard.reason': 'PREREQUISITE_FAIL',
+        'switchyard.prerequisite_key': 'checkout',
+      },
     })
     await service.disableFlag('theme')
     expect(await client().getStringDetails('theme', 'x', { targetingKey: 'u' })).toMatchObject({
       value: 'light',
       reason: 'DISABLED',
-      flagMetadata: { reason: 'OFF' },
+      flagMetadata: { 'switchyard.reason': 'OFF' },
     })
     await service.enableFlag('theme')
   })
@@ -221,7 +224,9 @@ describe('OpenFeature provider', () => {
       },
     }
     await client().getBooleanValue('checkout', false, { targetingKey: 'vip' }, { hooks: [hook] })
-    expect(seen).toEqual([{ value: true, variant: 'on', metadata: { reason: 'TARGET_MATCH' } }])
+    expect(seen).toEqual([
+      { value: true, variant: 'on', metadata: { 'switchyard.reason': 'TARGET_MATCH' } },
+    ])
   })
 
   it('emits ConfigurationChanged with the changed flags', async () => {

@@ -427,3 +427,87 @@ describe('FlagService segments', () => {
     expect(await service.listSegments()).toEqual([])
   })
 })
+
+describe('flag metadata', () => {
+  const tooMany = Object.fromEntries(Array.from({ length: 33 }, (_, index) => [`k${index}`, index]))
+  const atLimit = Object.fromEntries(
+    Array.from({ length: 32 }, (_, index) => [`${'k'.repeat(60)}${index}`, 'v'.repeat(256)]),
+  )
+
+  it('keeps entries at every bound and audits the change like any other', async () => {
+    const { service, operations } = setup()
+    await service.saveFlag(booleanFlag('f'))
+    expect((await service.getFlag('f'))?.metadata).toEqual({})
+    const saved = await service.saveFlag(booleanFlag('f', { metadata: atLimit }), {
+      actor: 'alice',
+    })
+    expect(saved.metadata).toEqual(atLimit)
+    expect(operations.map((operation) => [operation.action, operation.actor])).toEqual([
+      ['flag_created', 'system'],
+      ['flag_updated', 'alice'],
+    ])
+  })
+
+  it.each([
+    ['33 entries', tooMany, '/metadata'],
+    ['a key of 65 characters', { ['k'.repeat(65)]: 1 }, `/metadata/${'k'.repeat(65)}`],
+    ['an empty key', { '': 1 }, '/metadata/'],
+    ['a reserved key', { 'switchyard.reason': 'x' }, '/metadata/switchyard.reason'],
+    ['a string of 257 characters', { long: 'v'.repeat(257) }, '/metadata/long'],
+    ['an object value', { nested: { a: 1 } }, '/metadata/nested'],
+    ['a list value', { list: [1] }, '/metadata/list'],
+    ['a null value', { gone: null }, '/metadata/gone'],
+    ['a number that is not finite', { ratio: Number.NaN }, '/metadata/ratio'],
+    ['not an object', ['a'], '/metadata'],
+  ])('refuses %s with its path and changes nothing', async (_, metadata, field) => {
+    const { service, store, operations } = setup()
+    await service.saveFlag(booleanFlag('f', { metadata: { kept: true } }))
+    const attempt = service.saveFlag(booleanFlag('f', { metadata } as never))
+    await expect(attempt).rejects.toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: {
+        details: expect.arrayContaining([expect.objectContaining({ field })]) as unknown,
+      },
+    })
+    expect((await service.getFlag('f'))?.metadata).toEqual({ kept: true })
+    expect((await store.listFlags())[0]?.metadata).toEqual({ kept: true })
+    expect(operations).toHaveLength(1)
+  })
+
+  it('a merge patch adds, replaces and removes single entries', async () => {
+    const { service } = setup()
+    await service.saveFlag(booleanFlag('f', { metadata: { a: 1, b: 'two' } }))
+    const patched = await service.patchFlag('f', { metadata: { a: null, c: false } })
+    expect(patched.metadata).toStrictEqual({ b: 'two', c: false })
+    await expect(
+      service.patchFlag('f', { metadata: { 'switchyard.rule_id': 'x' } }),
+    ).rejects.toMatchObject({ code: 'VALIDATION_ERROR' })
+    expect((await service.getFlag('f'))?.metadata).toStrictEqual({ b: 'two', c: false })
+  })
+
+  it('keeps a key named __proto__ as an ordinary entry', async () => {
+    const { service, store } = setup()
+    const metadata = JSON.parse('{"__proto__": "not a prototype", "owner": "a"}') as Record<
+      string,
+      string
+    >
+    const saved = await service.saveFlag(booleanFlag('f', { metadata }))
+    expect(Object.keys(saved.metadata)).toEqual(['__proto__', 'owner'])
+    expect(Object.getPrototypeOf(saved.metadata)).toBe(Object.prototype)
+    expect(JSON.stringify((await store.listFlags())[0]?.metadata)).toBe(
+      '{"__proto__":"not a prototype","owner":"a"}',
+    )
+    expect(Object.keys(service.evaluate('f', { key: 'u' }).metadata)).toEqual([
+      '__proto__',
+      'owner',
+    ])
+  })
+
+  it('is returned by evaluate() and the synchronous client', async () => {
+    const { service } = setup()
+    await service.saveFlag(booleanFlag('f', { metadata: { owner: 'team-a' } }))
+    expect(service.evaluate('f', { key: 'u' }).metadata).toEqual({ owner: 'team-a' })
+    expect(service.sync.getFlagMetadata('f')).toEqual({ owner: 'team-a' })
+    expect(service.sync.getFlagMetadata('missing')).toEqual({})
+  })
+})

@@ -185,6 +185,7 @@ export const corpusFlags: { flag: FlagInput; kind: Kind; fallback: unknown }[] =
       off_variation: 'off',
       fallthrough: 'on',
       prerequisites: [{ flag_key: 'banner', variation: 'on' }],
+      metadata: { owner: 'checkout-team', version: 2, ratio: 0.5, beta: true },
     },
   },
   {
@@ -252,7 +253,10 @@ export async function corpusServer(keyName: string, ofrep: OfrepOptions) {
   for (const { flag } of corpusFlags) await engine.saveFlag(flag)
   const address = await app.listen({ host: '127.0.0.1', port: 0 })
   const { key } = await createEvaluationKey(app, keyName, await login(app))
-  await OpenFeature.setProviderAndWait('local', new SwitchyardProvider(engine.flags))
+  await OpenFeature.setProviderAndWait(
+    'local',
+    new SwitchyardProvider(engine.flags, { detailedMetadata: ofrep.detailedMetadata === true }),
+  )
   return {
     app,
     engine,

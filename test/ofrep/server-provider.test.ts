@@ -15,7 +15,7 @@ let server: Awaited<ReturnType<typeof corpusServer>>
 let remote: Client
 
 beforeAll(async () => {
-  server = await corpusServer('go-service', { rateLimit: null })
+  server = await corpusServer('go-service', { rateLimit: null, detailedMetadata: true })
   const { baseUrl, key } = server
   await OpenFeature.setProviderAndWait(
     'remote',
@@ -88,7 +88,14 @@ describe('@openfeature/ofrep-provider against switchyard', () => {
     expect(after).toMatchObject({
       value: false,
       reason: 'DISABLED',
-      flagMetadata: { reason: 'PREREQUISITE_FAIL', prerequisite_key: 'banner' },
+      flagMetadata: {
+        owner: 'checkout-team',
+        version: 2,
+        ratio: 0.5,
+        beta: true,
+        'switchyard.reason': 'PREREQUISITE_FAIL',
+        'switchyard.prerequisite_key': 'banner',
+      },
     })
     expect(await outcome(remote, 'boolean', 'new-checkout', true, context)).toEqual(
       await outcome(server.local, 'boolean', 'new-checkout', true, context),

@@ -75,6 +75,21 @@ function fallthroughOf(form: FormBody): string | RolloutEntry[] | undefined {
   })
 }
 
+/**
+ * The metadata field (a JSON object, empty for none) as a merge patch that replaces the
+ * flag's metadata: entries no longer listed become null. The flag service checks the values.
+ */
+function metadataPatch(form: FormBody, flag: Flag): Record<string, unknown> {
+  const given = json(form, 'metadata') ?? {}
+  if (typeof given !== 'object' || Array.isArray(given))
+    throw fieldError('metadata', 'Expected a JSON object such as {"owner": "checkout-team"}.')
+  // Keys come from the user: entries are defined (fromEntries), never assigned, so that a key
+  // such as `__proto__` is an ordinary entry. Nested values are passed on as they are: the flag
+  // service refuses them with their path.
+  const removed = Object.keys(flag.metadata).map((key) => [key, null] as const)
+  return Object.fromEntries([...removed, ...Object.entries(given)])
+}
+
 /** The merge patch a tab's form describes. */
 function tabPatch(tab: FlagTab, form: FormBody, flag: Flag): Record<string, unknown> {
   switch (tab) {
@@ -111,6 +126,7 @@ function tabPatch(tab: FlagTab, form: FormBody, flag: Flag): Record<string, unkn
           variation,
         })),
         tags: list(form, 'tags'),
+        metadata: metadataPatch(form, flag),
       }
   }
 }

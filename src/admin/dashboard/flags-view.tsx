@@ -314,7 +314,7 @@ export const TAB_FIELDS: Record<FlagTab, readonly string[]> = {
   overview: ['name', 'description', 'status', 'maintainer', 'temporary'],
   targeting: ['targets', 'rules', 'fallthrough'],
   variations: ['variations', 'off_variation'],
-  settings: ['prerequisites', 'tags'],
+  settings: ['prerequisites', 'tags', 'metadata'],
 }
 
 function TabForm(props: {
@@ -374,6 +374,20 @@ function OverviewTab(props: {
         </dd>
         <dt>Rules</dt>
         <dd>{flag.rules.length}</dd>
+        <dt>Metadata</dt>
+        <dd>
+          {Object.keys(flag.metadata).length === 0 ? (
+            <span class="muted">none</span>
+          ) : (
+            <ul class="metadata">
+              {Object.entries(flag.metadata).map(([key, value]) => (
+                <li class="mono" safe>
+                  {`${key} = ${JSON.stringify(value)}`}
+                </li>
+              ))}
+            </ul>
+          )}
+        </dd>
         <dt>Created</dt>
         <dd>
           <Time at={flag.created_at} /> <span safe>{`by ${flag.created_by}`}</span>
@@ -584,6 +598,16 @@ function SettingsTab(props: {
           label="Tags"
           {...field('tags', flag.tags.join(', '))}
           hint="Comma-separated."
+        />
+        <TextArea
+          id="f-metadata"
+          label="Metadata"
+          {...field(
+            'metadata',
+            Object.keys(flag.metadata).length === 0 ? '' : JSON.stringify(flag.metadata, null, 2),
+          )}
+          hint='A JSON object of strings, numbers and booleans, e.g. {"owner": "checkout-team", "version": 2}; every evaluation returns it. Empty: none.'
+          rows={4}
         />
       </TabForm>
       <section class="panel" aria-labelledby="danger-title">

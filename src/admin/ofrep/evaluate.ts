@@ -3,9 +3,10 @@
  * flag or all of them, and the bulk answer's ETag. The routes (`routes.ts`) only move bytes.
  *
  * Answers follow the OpenFeature Remote Evaluation Protocol: a success is
- * `{key, value, reason, variant, metadata}` with OpenFeature's reason and switchyard's own
- * reason (plus `rule_id` / `prerequisite_key`) in `metadata` — the same details the in-process
- * provider gives; a failure is `{key, errorCode, errorDetails}`. The context is an OpenFeature
+ * `{key, value, reason, variant, metadata}` with OpenFeature's reason and the flag's own
+ * metadata in `metadata` (plus switchyard's reason, rule id and prerequisite key under the
+ * reserved `switchyard.` keys with the option `detailedMetadata`) — the same details the
+ * in-process provider gives; a failure is `{key, errorCode, errorDetails}`. The context is an OpenFeature
  * context, mapped exactly as the in-process provider maps it.
  *
  * Why JSON text is cached per result: the evaluator returns one frozen result object per
@@ -14,7 +15,7 @@
 import { createHash, hash } from 'node:crypto'
 import { fromFlatContext, openFeatureTargetingKey } from '../../flags/context.js'
 import type { EvaluationContext, ResolutionDetails } from '../../flags/model.js'
-import { openFeatureReason, switchyardMetadata } from '../../flags/openfeature-reasons.js'
+import { openFeatureMetadata, openFeatureReason } from '../../flags/openfeature-reasons.js'
 import type { FlagService } from '../../flags/service.js'
 
 /** An OFREP error code (OpenFeature's). */
@@ -85,7 +86,11 @@ export class OfrepEvaluator {
   private sortedKeys: string[] | null = null
   private readonly unsubscribe: () => void
 
-  constructor(private readonly service: FlagService) {
+  /** `detailed` adds switchyard's own details to every `metadata` (`ofrep.detailedMetadata`). */
+  constructor(
+    private readonly service: FlagService,
+    private readonly detailed = false,
+  ) {
     this.unsubscribe = service.onChange(() => {
       this.fingerprintValue = null
       this.sortedKeys = null
@@ -161,7 +166,7 @@ export class OfrepEvaluator {
         value: result.value,
         reason: openFeatureReason(result),
         variant: result.variation,
-        metadata: switchyardMetadata(result),
+        metadata: openFeatureMetadata(result, this.detailed),
       })
       this.json.set(result, text)
     }

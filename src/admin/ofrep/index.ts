@@ -26,7 +26,7 @@ export function ofrepApi(app: AdminInstance, context: AdminContext, hub: EventHu
     evaluationKeyRoutes(app, context, keys)
     return
   }
-  const evaluator = new OfrepEvaluator(service)
+  const evaluator = new OfrepEvaluator(service, options.detailedMetadata)
   const limiter = new OfrepLimiter(options.rateLimit, context.engine.clock)
   const streams = new OfrepStreams(
     options.maxStreams,

@@ -24,6 +24,12 @@ export interface OfrepOptions {
   rateLimit?: string | null
   /** Most change streams open at once (default 1000); further ones get 503. */
   maxStreams?: number
+  /**
+   * Adds switchyard's own reason, rule id and prerequisite key to every answer's `metadata`,
+   * under the reserved keys `switchyard.reason`, `switchyard.rule_id` and
+   * `switchyard.prerequisite_key` (default false: the flag's own metadata only).
+   */
+  detailedMetadata?: boolean
 }
 
 /** The default per-caller rate limit. */
@@ -35,6 +41,7 @@ export interface ResolvedOfrepOptions {
   cors: ReadonlySet<string> | '*'
   rateLimit: Limit | null
   maxStreams: number
+  detailedMetadata: boolean
 }
 
 const ORIGIN = /^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$|^https?:\/\/\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/
@@ -69,5 +76,8 @@ export function resolveOfrepOptions(options: OfrepOptions | undefined = {}): Res
   if (!Number.isInteger(maxStreams) || maxStreams < 0) {
     throw new ConfigError('ofrep.maxStreams must be a non-negative integer.')
   }
-  return { cors, rateLimit, maxStreams }
+  const detailedMetadata = options.detailedMetadata ?? false
+  if (typeof detailedMetadata !== 'boolean')
+    throw new ConfigError('ofrep.detailedMetadata must be true or false.')
+  return { cors, rateLimit, maxStreams, detailedMetadata }
 }

@@ -162,8 +162,7 @@ function admit(
       .send({ errorDetails: `Too many OFREP requests: try again in ${wait} s.` })
     return null
   }
-  const status = deps.service.status
-  if (status === 'not_ready' || status === 'fatal') {
+  if (!deps.service.loaded || deps.service.status === 'fatal') {
     void reply
       .status(503)
       .header('retry-after', '5')

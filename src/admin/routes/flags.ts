@@ -51,6 +51,9 @@ const Evaluation = Type.Object({
   rule_id: Type.Union([Type.String(), Type.Null()]),
   prerequisite_key: Type.Union([Type.String(), Type.Null()]),
   error_message: Type.Union([Type.String(), Type.Null()]),
+  metadata: Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]), {
+    description: "The flag's metadata",
+  }),
 })
 
 /** Where the flag service comes from. */
@@ -206,6 +209,7 @@ export function flagRoutes(app: AdminInstance, source: FlagServiceSource): void 
         rule_id: result.rule_id,
         prerequisite_key: result.prerequisite_key,
         error_message: result.error_message,
+        metadata: result.metadata,
       }
     },
   )

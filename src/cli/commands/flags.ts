@@ -2,7 +2,8 @@
  * Flag and segment commands (`flags`, `segments`). The route-control commands cover none; these
  * make every flag and segment operation of the admin API reachable from a terminal. Records
  * are read as JSON from a file (`--file flag.json`, or `-` for stdin), so a flag kept in a
- * repository can be applied as it is.
+ * repository can be applied as it is. A flag's metadata can also be given on the command line
+ * (`--metadata owner=team-a`, repeatable, or `--metadata-json '{...}'`).
  */
 import { readFileSync } from 'node:fs'
 import type { Command } from 'commander'
@@ -22,6 +23,13 @@ interface FlagView {
   rules: unknown[]
   prerequisites: { flag_key: string; variation: string }[]
   tags: string[]
+  metadata?: Record<string, unknown>
+}
+
+/** The metadata options of `create`, `put` and `patch`. */
+interface MetadataOptions {
+  metadata?: string[]
+  metadataJson?: string
 }
 
 interface SegmentView {
@@ -56,6 +64,62 @@ function parseJsonObject(text: string, where: string): Record<string, unknown> {
   return parsed as Record<string, unknown>
 }
 
+/**
+ * A metadata value as typed on the command line: `true` / `false` are booleans, a JSON number
+ * is a number, anything else a string (quote it in JSON with `--metadata-json` to keep
+ * `"true"` or `"2"` a string).
+ */
+function metadataValue(text: string): string | number | boolean {
+  if (text === 'true') return true
+  if (text === 'false') return false
+  if (/^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/.test(text)) return Number(text)
+  return text
+}
+
+/**
+ * The metadata entries of `--metadata-json` then `--metadata key=value` (later ones win), or
+ * undefined when neither was given. The server checks the entries (types, bounds, reserved
+ * keys); this only parses.
+ */
+function metadataOf(options: MetadataOptions): Record<string, unknown> | undefined {
+  if (options.metadata === undefined && options.metadataJson === undefined) return undefined
+  const entries = new Map<string, unknown>(
+    options.metadataJson === undefined
+      ? []
+      : Object.entries(parseJsonObject(options.metadataJson, '--metadata-json')),
+  )
+  for (const pair of options.metadata ?? []) {
+    const at = pair.indexOf('=')
+    if (at < 1) throw new UsageError(`--metadata ${pair}: expected key=value.`)
+    entries.set(pair.slice(0, at), metadataValue(pair.slice(at + 1)))
+  }
+  return Object.fromEntries(entries)
+}
+
+/** Adds the metadata options to a command. */
+function withMetadataOptions(command: Command): Command {
+  return command
+    .option(
+      '--metadata <key=value>',
+      'a metadata entry (repeatable; true/false and numbers are typed)',
+      collect,
+    )
+    .option('--metadata-json <json>', 'metadata entries as a JSON object')
+}
+
+/** A flag body with the command line's metadata entries merged over the file's. */
+function withMetadata(
+  body: Record<string, unknown>,
+  options: MetadataOptions,
+): Record<string, unknown> {
+  const metadata = metadataOf(options)
+  if (metadata === undefined) return body
+  const current = body.metadata
+  const base =
+    current !== null && typeof current === 'object' && !Array.isArray(current) ? current : {}
+  return { ...body, metadata: { ...base, ...metadata } }
+}
+
 const enabledBadge = (output: Output, enabled: boolean) =>
   enabled ? paint(output, 'green', 'ENABLED') : paint(output, 'red', 'DISABLED')
 
@@ -76,6 +140,11 @@ function printFlag(output: Output, flag: FlagView): void {
     )
   }
   if (flag.tags.length > 0) output.out(`Tags: ${flag.tags.join(', ')}`)
+  const metadata = Object.entries(flag.metadata ?? {})
+  if (metadata.length > 0) {
+    output.out('Metadata:')
+    for (const [key, value] of metadata) output.out(`  • ${key} = ${JSON.stringify(value)}`)
+  }
 }
 
 /** Registers `flags` and `segments`. */
@@ -111,36 +180,47 @@ export function flagCommands(program: Command, runtime: Runtime): void {
       if (!printedJson(runtime, command, flag)) printFlag(output, flag)
     })
 
-  flags
-    .command('create')
-    .description('create a flag from a JSON file')
-    .requiredOption('--file <path>', 'flag JSON (- for stdin)')
-    .action(async (options: { file: string }, command: Command) => {
-      const flag = await clientFor(runtime).post<FlagView>('/api/flags', readJsonFile(options.file))
-      if (!printedJson(runtime, command, flag)) output.out(`Flag ${flag.key} created.`)
-    })
+  withMetadataOptions(
+    flags
+      .command('create')
+      .description('create a flag from a JSON file')
+      .requiredOption('--file <path>', 'flag JSON (- for stdin)'),
+  ).action(async (options: { file: string } & MetadataOptions, command: Command) => {
+    const body = withMetadata(readJsonFile(options.file), options)
+    const flag = await clientFor(runtime).post<FlagView>('/api/flags', body)
+    if (!printedJson(runtime, command, flag)) output.out(`Flag ${flag.key} created.`)
+  })
 
-  flags
-    .command('put')
-    .description('create or replace a flag from a JSON file')
-    .argument('<key>', 'flag key')
-    .requiredOption('--file <path>', 'flag JSON (- for stdin)')
-    .action(async (key: string, options: { file: string }, command: Command) => {
-      const body = { key, ...readJsonFile(options.file) }
-      const flag = await clientFor(runtime).put<FlagView>(`/api/flags/${enc(key)}`, body)
-      if (!printedJson(runtime, command, flag)) output.out(`Flag ${flag.key} saved.`)
-    })
+  withMetadataOptions(
+    flags
+      .command('put')
+      .description('create or replace a flag from a JSON file')
+      .argument('<key>', 'flag key')
+      .requiredOption('--file <path>', 'flag JSON (- for stdin)'),
+  ).action(async (key: string, options: { file: string } & MetadataOptions, command: Command) => {
+    const body = withMetadata({ key, ...readJsonFile(options.file) }, options)
+    const flag = await clientFor(runtime).put<FlagView>(`/api/flags/${enc(key)}`, body)
+    if (!printedJson(runtime, command, flag)) output.out(`Flag ${flag.key} saved.`)
+  })
 
-  flags
-    .command('patch')
-    .description('apply a JSON merge patch (RFC 7396) to a flag')
-    .argument('<key>', 'flag key')
-    .argument('<patch>', 'JSON object, e.g. \'{"description": "…"}\'')
-    .action(async (key: string, patch: string, _options: object, command: Command) => {
-      const body = parseJsonObject(patch, 'the patch')
+  withMetadataOptions(
+    flags
+      .command('patch')
+      .description(
+        'apply a JSON merge patch (RFC 7396) to a flag; --metadata entries are added to it (null removes one in --metadata-json)',
+      )
+      .argument('<key>', 'flag key')
+      .argument('[patch]', 'JSON object, e.g. \'{"description": "…"}\''),
+  ).action(
+    async (key: string, patch: string | undefined, options: MetadataOptions, command: Command) => {
+      const given = patch === undefined ? {} : parseJsonObject(patch, 'the patch')
+      const body = withMetadata(given, options)
+      if (Object.keys(body).length === 0)
+        throw new UsageError('Nothing to change: give a patch or --metadata entries.')
       const flag = await clientFor(runtime).patch<FlagView>(`/api/flags/${enc(key)}`, body)
       if (!printedJson(runtime, command, flag)) printFlag(output, flag)
-    })
+    },
+  )
 
   for (const toggle of ['enable', 'disable'] as const) {
     flags
@@ -200,6 +280,7 @@ export function flagCommands(program: Command, runtime: Runtime): void {
           rule_id: string | null
           prerequisite_key: string | null
           error_message: string | null
+          metadata?: Record<string, unknown>
         }>(`/api/flags/${enc(key)}/evaluate`, { context })
         if (printedJson(runtime, command, result)) return
         output.out(`Value: ${JSON.stringify(result.value)}`)
@@ -208,6 +289,11 @@ export function flagCommands(program: Command, runtime: Runtime): void {
         if (result.rule_id !== null) output.out(`Rule: ${result.rule_id}`)
         if (result.prerequisite_key !== null) output.out(`Prerequisite: ${result.prerequisite_key}`)
         if (result.error_message !== null) output.out(`Error: ${result.error_message}`)
+        const metadata = Object.entries(result.metadata ?? {})
+        if (metadata.length > 0)
+          output.out(
+            `Metadata: ${metadata.map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ')}`,
+          )
       },
     )
 

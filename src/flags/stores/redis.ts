@@ -38,6 +38,11 @@ export interface ManagedFlagStore extends FlagStore {
    * back): reload everything then. Returns the unsubscriber.
    */
   onResync(listener: () => void): () => void
+  /**
+   * Adds a listener called when the store stops receiving changes (its connection was lost);
+   * `onResync` listeners hear when it is back. Stores that cannot lose changes omit it.
+   */
+  onInterrupted?(listener: (error: Error) => void): () => void
 }
 
 /** Options of {@link redisFlagStore}. */
@@ -154,6 +159,7 @@ export function redisFlagStore(
       return () => listeners.delete(listener)
     },
     onResync: (listener) => feed.onResync(listener),
+    onInterrupted: (listener) => feed.onInterrupted(listener),
     connect: () => feed.connect(),
     close: () => feed.close(),
   }

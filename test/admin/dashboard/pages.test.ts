@@ -421,6 +421,43 @@ describe('dashboard pages: actions', () => {
     expect(audit.items[0]).toMatchObject({ actor: 'admin', platform: 'dashboard' })
   })
 
+  it('flag metadata: edited as JSON on the settings tab, shown on the overview; bad input is 422 and changes nothing', async () => {
+    await server.engine.flags.patchFlag('new-checkout', { metadata: { stale: 'gone soon' } })
+    const settings = { prerequisites: '', tags: '' }
+    const good = await post('/switchyard/flags/new-checkout/settings', {
+      ...settings,
+      metadata: '{"owner": "checkout-team", "version": 2, "beta": true}',
+    })
+    expect(good.statusCode).toBe(200)
+    expect((await server.engine.flags.getFlag('new-checkout'))?.metadata).toStrictEqual({
+      owner: 'checkout-team',
+      version: 2,
+      beta: true,
+    })
+    const overview = await get('/switchyard/flags/new-checkout')
+    expect(overview.body).toContain('<li class="mono">owner = &#34;checkout-team&#34;</li>')
+    expect(overview.body).toContain('version = 2')
+    const before = await server.engine.flags.getFlag('new-checkout')
+    for (const [metadata, message] of [
+      ['{"owner": ', 'Not valid JSON'],
+      ['["owner"]', 'Expected a JSON object'],
+      ['{"switchyard.reason": "x"}', 'reserved'],
+      ['{"nested": {"a": 1}}', 'at metadata/nested'],
+    ] as const) {
+      const bad = await post('/switchyard/flags/new-checkout/settings', { ...settings, metadata })
+      expect(bad.statusCode, metadata).toBe(422)
+      expect(bad.body, metadata).toContain('id="f-metadata-error"')
+      expect(bad.body, metadata).toContain(message)
+    }
+    expect(await server.engine.flags.getFlag('new-checkout')).toEqual(before)
+    const cleared = await post('/switchyard/flags/new-checkout/settings', {
+      ...settings,
+      metadata: '',
+    })
+    expect(cleared.statusCode).toBe(200)
+    expect((await server.engine.flags.getFlag('new-checkout'))?.metadata).toStrictEqual({})
+  })
+
   it('create a flag; a taken key is 409 next to the key', async () => {
     const created = await post('/switchyard/flags', {
       key: 'dark-mode',

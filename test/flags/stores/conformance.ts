@@ -6,7 +6,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import type { FlagChangeEvent, FlagStore } from '../../../src/flags/index.js'
-import { storedFlag, storedSegment } from '../helpers.js'
+import { FlagService } from '../../../src/flags/index.js'
+import { booleanFlag, storedFlag, storedSegment } from '../helpers.js'
 
 /** What a factory returns: a fresh, empty store and how to dispose of it. */
 export interface StoreUnderTest {
@@ -40,6 +41,25 @@ export function runFlagStoreConformance(name: string, create: () => Promise<Stor
       expect(await store.deleteFlag('a')).toBe(true)
       expect(await store.deleteFlag('a')).toBe(false)
       expect((await store.listFlags()).map((flag) => flag.key)).toEqual(['b'])
+    })
+
+    it("keeps a flag's metadata: saved, listed, loaded by another service, evaluated", async () => {
+      const { store, settle } = await open()
+      const metadata = { string: '1.0.2', integer: 2, float: 0.1, boolean: true }
+      const writer = new FlagService({ store })
+      await writer.start()
+      const saved = await writer.saveFlag({ ...booleanFlag('described'), metadata })
+      expect(saved.metadata).toEqual(metadata)
+      await writer.patchFlag('described', { metadata: { integer: 3, boolean: null } })
+      await settle?.()
+      const expected = { string: '1.0.2', integer: 3, float: 0.1 }
+      expect((await store.listFlags())[0]?.metadata).toStrictEqual(expected)
+      const reader = new FlagService({ store })
+      await reader.start()
+      expect((await reader.getFlag('described'))?.metadata).toStrictEqual(expected)
+      expect(reader.evaluate('described', { key: 'u' }).metadata).toStrictEqual(expected)
+      writer.close()
+      reader.close()
     })
 
     it('puts, replaces, lists and deletes segments', async () => {
