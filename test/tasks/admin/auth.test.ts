@@ -158,7 +158,7 @@ describe('task admin sessions', () => {
     const { app } = await adminApp({ auth: AUTH })
     const page = await app.inject('/tasks/dashboard')
     expect(page.statusCode).toBe(303)
-    expect(page.headers.location).toBe('/tasks/auth/login')
+    expect(page.headers.location).toBe('/tasks/auth/login?next=%2Ftasks%2Fdashboard')
     for (const url of ['/tasks', '/tasks/metrics', '/tasks/dashboard/stream']) {
       const response = await app.inject(url)
       expect(response.statusCode, url).toBe(401)

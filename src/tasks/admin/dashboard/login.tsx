@@ -11,6 +11,8 @@ export function LoginView(props: {
   home: string
   assetsUrl: string
   action: string
+  /** Where a successful login goes (already checked to be a page of this admin). */
+  next: string
   error?: string | undefined
   username?: string | undefined
 }): JSX.Element {
@@ -25,6 +27,7 @@ export function LoginView(props: {
       <div class="login panel">
         <h1 safe>{props.title}</h1>
         <form method="post" action={props.action}>
+          <input type="hidden" name="next" value={props.next} />
           <FormError message={props.error} />
           <LoginFields username={props.username ?? ''} />
         </form>

@@ -8,7 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { reserveLoginAttempt } from '../auth/login-throttle.js'
 import { SESSION_COOKIE } from '../auth/sessions.js'
 import { audit, mountPath, type TaskAdminContext, type TaskAdminInstance } from '../context.js'
-import { redirect, sendHtml } from '../../../ui/index.js'
+import { param, redirect, safeNextPath, sendHtml } from '../../../ui/index.js'
 import { LoginView } from '../dashboard/login.js'
 
 /** Registers the login view, logout and stream. */
@@ -18,7 +18,20 @@ export function sessionRoutes(app: TaskAdminInstance, context: TaskAdminContext)
   const cookiePath = context.base === '' ? '/' : context.base
 
   if (credentials !== null && sessions !== null) {
-    const form = (reply: FastifyReply, status: number, error?: string, username?: string) =>
+    // Where a login goes afterwards: a page of this admin named by `next`, else the dashboard.
+    const nextPage = (next: unknown) =>
+      safeNextPath(next, {
+        base: context.base,
+        home: mountPath(context, '/dashboard'),
+        excluded: [mountPath(context, '/auth')],
+      })
+    const form = (
+      reply: FastifyReply,
+      status: number,
+      next: string,
+      error?: string,
+      username?: string,
+    ) =>
       sendHtml(
         reply,
         <LoginView
@@ -26,22 +39,24 @@ export function sessionRoutes(app: TaskAdminInstance, context: TaskAdminContext)
           home={mountPath(context, '/dashboard')}
           assetsUrl={mountPath(context, '/dashboard/assets/')}
           action={loginPath}
+          next={next}
           error={error}
           username={username}
         />,
         status,
       )
 
-    app.get('/auth/login', { config: { taskAdminPublic: true } }, (_request, reply) =>
-      form(reply, 200),
+    app.get('/auth/login', { config: { taskAdminPublic: true } }, (request, reply) =>
+      form(reply, 200, nextPage(param(request, 'next'))),
     )
 
     app.post('/auth/login', { config: { taskAdminPublic: true } }, async (request, reply) => {
       const body = (request.body ?? {}) as Record<string, unknown>
       const username = typeof body.username === 'string' ? body.username.slice(0, 255) : ''
       const password = typeof body.password === 'string' ? body.password.slice(0, 1024) : ''
+      const next = nextPage(body.next)
       if (username === '' || password === '') {
-        return form(reply, 401, 'Enter a username and a password.', username)
+        return form(reply, 401, next, 'Enter a username and a password.', username)
       }
       const attempt = reserveLoginAttempt(
         context.throttle,
@@ -53,6 +68,7 @@ export function sessionRoutes(app: TaskAdminInstance, context: TaskAdminContext)
         return form(
           reply,
           429,
+          next,
           `Too many failed logins: try again in ${String(attempt.retryAfter)} s.`,
           username,
         )
@@ -60,7 +76,7 @@ export function sessionRoutes(app: TaskAdminInstance, context: TaskAdminContext)
       if (!(await credentials.verify(username, password))) {
         attempt.failed()
         request.log.warn({ username }, 'switchyard task admin: failed login')
-        return form(reply, 401, 'Invalid username or password.', username)
+        return form(reply, 401, next, 'Invalid username or password.', username)
       }
       attempt.succeeded()
       const { token, session } = sessions.issue(username)
@@ -73,7 +89,7 @@ export function sessionRoutes(app: TaskAdminInstance, context: TaskAdminContext)
         path: cookiePath,
         maxAge: context.tokenExpiry,
       })
-      return reply.redirect(mountPath(context, '/dashboard'), 303)
+      return reply.redirect(next, 303)
     })
 
     const logout = async (request: FastifyRequest, reply: FastifyReply) => {
