@@ -18,18 +18,31 @@ import { SseFrameSplitter, type SseFrame } from '../common/sse-frames.js'
 /** Largest frame accepted (a snapshot of many flags is the biggest one). */
 export const MAX_FRAME_BYTES = 64 * 1024 * 1024
 
-/** Reads every event of `body` until it ends. */
+/**
+ * Reads every event of `body` until it ends. A frame whose data is not JSON is handed to
+ * `onMalformed` and skipped (the stream goes on); without `onMalformed` it ends the stream.
+ */
 export function readEvents(
   body: Readable,
   onEvent: (type: string, data: unknown) => void,
   maxFrameBytes = MAX_FRAME_BYTES,
+  onMalformed?: (type: string, error: Error) => void,
 ): Promise<void> {
   return new Promise((resolve, reject) => {
     const frames = new SseFrameSplitter()
     // Made once, not per chunk: every change reaches every app as a chunk of its own.
     const onFrame = (frame: SseFrame) => {
       if (frame.data === undefined) return
-      onEvent(frame.event?.trim() ?? 'message', JSON.parse(frame.data) as unknown)
+      const type = frame.event?.trim() ?? 'message'
+      let data: unknown
+      try {
+        data = JSON.parse(frame.data)
+      } catch (error) {
+        if (onMalformed === undefined) throw error
+        onMalformed(type, error instanceof Error ? error : new Error(String(error)))
+        return
+      }
+      onEvent(type, data)
     }
     let ended = false
     body.setEncoding('utf8')
