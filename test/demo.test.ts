@@ -9,6 +9,7 @@ import { DEFAULT_SERVER_URL } from '../src/cli/config.js'
 import { buildDemoApp, demoBackend, demoInstructions, DEMO_TASKS_FILE } from '../src/demo/app.js'
 import { ctl } from './cli/helpers.js'
 import { until } from './helpers/wait.js'
+import { loginRequest } from './tasks/admin/helpers.js'
 
 const directories: string[] = []
 afterAll(() => {
@@ -49,12 +50,7 @@ describe('the demo app', () => {
       .toBe('success')
     // The task admin at /tasks, behind the demo's login.
     expect((await app.inject('/tasks/metrics')).statusCode).toBe(401)
-    const session = await app.inject({
-      method: 'POST',
-      url: '/tasks/auth/login',
-      payload: 'username=admin&password=switchyard',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    })
+    const session = await app.inject(await loginRequest(app, 'admin', 'switchyard'))
     expect(session.statusCode).toBe(303)
     const cookie = String(session.headers['set-cookie']).split(';')[0]!
     const record = await app.inject({ url: `/tasks/${taskId}`, headers: { cookie } })

@@ -2,7 +2,7 @@
  * The HTTP client of `ctl`: JSON requests to the admin API with the stored bearer token and
  * `X-Ctl-Platform: cli` (so audit entries say where a change came from).
  */
-import { ApiError, UnreachableError } from './errors.js'
+import { ApiError, RedirectRefusedError, UnreachableError } from './errors.js'
 
 /** Options of {@link AdminClient}. */
 export interface AdminClientOptions {
@@ -82,10 +82,21 @@ export class AdminClient {
         method,
         headers,
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        // A redirect would re-send the body (a login's password) and the token to wherever the
+        // server points: only the configured server ever gets them.
+        redirect: 'manual',
         signal: AbortSignal.timeout(this.timeoutMs),
       })
     } catch (error) {
       throw new UnreachableError(this.baseUrl, error)
+    }
+    if (response.status >= 300 && response.status < 400) {
+      await response.body?.cancel()
+      throw new RedirectRefusedError(
+        this.baseUrl,
+        response.status,
+        stripControl(response.headers.get('location') ?? ''),
+      )
     }
     const text = await response.text()
     let parsed: unknown = undefined

@@ -32,6 +32,35 @@ export class UnreachableError extends Error {
   }
 }
 
+/**
+ * The server answered with a redirect. `ctl` never follows one: the request carries a password
+ * or a token, which must reach only the configured server. Exit 1.
+ */
+export class RedirectRefusedError extends Error {
+  constructor(
+    readonly url: string,
+    readonly status: number,
+    location: string | null,
+  ) {
+    super(
+      `the server at ${url} answered ${status} redirecting to ${describeLocation(url, location)}; ctl does not follow redirects, so nothing was sent there. If that server is the right one, point ctl at it (CTL_SERVER_URL or \`ctl config set-url\`).`,
+    )
+  }
+}
+
+/** The origin of a redirect's target: enough to recognise it, nothing of its path. */
+function describeLocation(base: string, location: string | null): string {
+  if (location === null || location === '') return 'nowhere (no Location header)'
+  try {
+    return new URL(location, base).origin
+  } catch {
+    return 'an invalid Location'
+  }
+}
+
+/** The server answered, but not with what the command needs. Exit 1. */
+export class BadAnswerError extends Error {}
+
 function describeCause(error: Error): string {
   const cause = (error as { cause?: { code?: string; message?: string } }).cause
   return cause?.code ?? cause?.message ?? error.message

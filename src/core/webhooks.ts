@@ -94,6 +94,8 @@ export function chatFormatter(payload: WebhookPayload): { text: string } {
 
 interface Webhook {
   url: string
+  /** The URL as logs show it: scheme and host only (a Slack URL's path is its secret). */
+  shown: string
   formatter: WebhookFormatter | undefined
   secret: string | undefined
   timeoutMs: number
@@ -154,8 +156,10 @@ export class WebhookDispatcher {
 
   /** Registers a webhook; returns the function that removes it. Bad options throw, adding nothing. */
   add(url: string, options: WebhookOptions = {}): () => void {
+    const checkedUrl = checkUrl(url)
     const hook: Webhook = {
-      url: checkUrl(url),
+      url: checkedUrl,
+      shown: redactWebhookUrl(checkedUrl),
       formatter: checkFormatter(options.formatter),
       secret: checkSecret(options.secret),
       timeoutMs: seconds(options.timeout, 5, 'timeout') * 1000,
@@ -193,7 +197,7 @@ export class WebhookDispatcher {
       const formatted: unknown = hook.formatter ? await hook.formatter(payload) : payload
       body = JSON.stringify(formatted)
     } catch (error) {
-      this.logger.error({ err: toError(error) }, `webhook ${hook.url}: formatter failed`)
+      this.logger.error({ err: toError(error) }, `webhook ${hook.shown}: formatter failed`)
       return
     }
     for (let attempt = 0; ; attempt++) {
@@ -206,16 +210,17 @@ export class WebhookDispatcher {
         this.release()
       }
       if (outcome === null) return
-      const { problem } = outcome
+      // An error message may quote the URL it failed on: only the redacted form is ever logged.
+      const problem = outcome.problem.split(hook.url).join(hook.shown)
       if (!outcome.retry || attempt >= hook.retries) {
         this.logger.error(
-          `webhook ${hook.url}: ${payload.event} ${payload.route} not delivered after ${attempt + 1} attempts (${problem})`,
+          `webhook ${hook.shown}: ${payload.event} ${payload.route} not delivered after ${attempt + 1} attempts (${problem})`,
         )
         return
       }
       const delay = hook.retryDelayMs * 2 ** attempt
       this.logger.warn(
-        `webhook ${hook.url}: attempt ${attempt + 1} failed (${problem}); retrying in ${delay} ms`,
+        `webhook ${hook.shown}: attempt ${attempt + 1} failed (${problem}); retrying in ${delay} ms`,
       )
       await sleep(delay, this.abort.signal)
     }
@@ -291,13 +296,29 @@ function checkUrl(url: unknown): string {
     parsed = null
   }
   if (parsed === null || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
+    // Never echo the string itself: a mistyped Slack URL still carries its secret path.
+    const shown = parsed === null ? 'that is not a URL' : redactWebhookUrl(parsed.toString())
     throw invalid(
       'url',
-      `Invalid webhook URL ${JSON.stringify(url)}: expected an http(s) URL.`,
+      `Invalid webhook URL (${shown}): expected an http(s) URL.`,
       'expected an http(s) URL',
     )
   }
   return parsed.toString()
+}
+
+/**
+ * A webhook URL as it may appear in logs and errors: scheme and host only
+ * (`https://hooks.slack.com/…`). The path and query of a chat webhook are its credential, and
+ * user info is one too, so neither is ever shown.
+ */
+export function redactWebhookUrl(url: string): string {
+  try {
+    const parsed = new URL(url)
+    return `${parsed.protocol}//${parsed.host}/…`
+  } catch {
+    return '(invalid URL)'
+  }
 }
 
 function checkFormatter(formatter: unknown): WebhookFormatter | undefined {

@@ -1,9 +1,9 @@
 /**
  * Limit strings, parsed once: `<count>/<period>` or `<count>/<n> <period>`, periods `second`,
  * `minute`, `hour`, `day` with the short forms `s`/`sec`, `m`/`min`, `h`, `d` and plurals,
- * case-insensitive. `unlimited` is accepted only as a tier value. Parsing
- * happens when a policy is defined, never per request, and a bad string is rejected with a
- * message that shows the accepted form, so nothing invalid is ever stored.
+ * case-insensitive, for a period of at most one year (`365 days`). `unlimited` is accepted only
+ * as a tier value. Parsing happens when a policy is defined, never per request, and a bad string
+ * is rejected with a message that shows the accepted form, so nothing invalid is ever stored.
  */
 import { ValidationError } from '../core/errors.js'
 
@@ -45,6 +45,13 @@ const unitMs: ReadonlyMap<string, number> = new Map([
   ['days', 86400 * SECOND],
 ])
 
+/**
+ * The longest period a limit may have: one year. Counters live as long as their period, so a
+ * longer one would keep state for ages, and past ~2^53 ms the Redis script can no longer express
+ * the expiry (the counter key would be written without one).
+ */
+export const MAX_PERIOD_MS = 365 * 86400 * SECOND
+
 const form = /^(\d+)\s*\/\s*(?:(\d+)\s*)?([a-z]+)$/i
 
 /** The accepted form, quoted in every rejection. */
@@ -81,7 +88,14 @@ export function parseLimit(input: unknown, field = 'limit'): Limit {
       { details: [{ field, message: `expected ${LIMIT_FORM}` }] },
     )
   }
-  return { text, count, periodMs: unit * multiplier }
+  const periodMs = unit * multiplier
+  if (periodMs > MAX_PERIOD_MS) {
+    const message = `period longer than one year (${MAX_PERIOD_MS / (86400 * SECOND)} days)`
+    throw new ValidationError(`Invalid ${field} ${JSON.stringify(input)}: ${message}.`, {
+      details: [{ field, message: `${message}; expected ${LIMIT_FORM}` }],
+    })
+  }
+  return { text, count, periodMs }
 }
 
 /** Parses a tier value: a limit string, or `unlimited` (returned as null). */

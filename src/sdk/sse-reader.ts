@@ -21,11 +21,15 @@ import { createParser } from 'eventsource-parser'
 /** Largest event accepted (a snapshot of many flags is the biggest one). */
 export const MAX_FRAME_BYTES = 64 * 1024 * 1024
 
-/** Reads every event of `body` until it ends. */
+/**
+ * Reads every event of `body` until it ends. A frame whose data is not JSON is handed to
+ * `onMalformed` and skipped (the stream goes on); without `onMalformed` it ends the stream.
+ */
 export function readEvents(
   body: Readable,
   onEvent: (type: string, data: unknown) => void,
   maxFrameBytes = MAX_FRAME_BYTES,
+  onMalformed?: (type: string, error: Error) => void,
 ): Promise<void> {
   return new Promise((resolve, reject) => {
     const fail = (error: unknown) =>
@@ -33,9 +37,19 @@ export function readEvents(
     // Made once, not per chunk: every change reaches every app as a chunk of its own.
     const parser = createParser({
       maxBufferSize: maxFrameBytes,
-      // The type loses surrounding spaces (`event:  flag ` is `flag`); none is `message`.
-      onEvent: (event) =>
-        onEvent(event.event?.trim() || 'message', JSON.parse(event.data) as unknown),
+      onEvent: (event) => {
+        // The type loses surrounding spaces (`event:  flag ` is `flag`); none is `message`.
+        const type = event.event?.trim() || 'message'
+        let data: unknown
+        try {
+          data = JSON.parse(event.data)
+        } catch (error) {
+          if (onMalformed === undefined) throw error
+          onMalformed(type, error instanceof Error ? error : new Error(String(error)))
+          return
+        }
+        onEvent(type, data)
+      },
       // Only an oversized event is fatal: an unknown field or a bad `retry:` line is skipped
       // (the server may add fields; the SDK's reconnection has its own backoff).
       onError: (error) => {

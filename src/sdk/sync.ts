@@ -9,6 +9,7 @@
  * and resyncs from a fresh snapshot, which replaces everything it held, so no change is missed.
  */
 import { Backoff, type BackoffSettings } from '../common/backoff.js'
+import { IgnoredMessages, type IgnoredMessageCounts } from '../common/ignored-messages.js'
 import type { Engine } from '../core/engine.js'
 import { toError } from '../core/errors.js'
 import type { Logger } from '../common/logger.js'
@@ -51,8 +52,13 @@ export class SdkSync {
   private readonly segmentKeys = new Set<string>()
   private readonly statusListeners = new Set<(status: SdkStatus) => void>()
 
+  private readonly ignored: IgnoredMessages
+
   constructor(private readonly deps: SdkSyncDeps) {
     this.retries = new Backoff(deps.backoff)
+    this.ignored = new IgnoredMessages('switchyard SDK: stream event', (message) =>
+      deps.logger.warn(message),
+    )
   }
 
   /** Where the connection stands. */
@@ -114,15 +120,20 @@ export class SdkSync {
     let snapshotSeen!: () => void
     const snapshot = new Promise<void>((resolve) => (snapshotSeen = resolve))
     const deadline = setTimeout(() => abort.abort(), this.deps.timeoutMs)
-    const reading = readEvents(response, (type, data) => {
-      if (type === 'snapshot') {
-        clearTimeout(deadline)
-        this.applySnapshot(data as SdkSnapshot)
-        this.retries.succeeded()
-        this.setStatus('live')
-        snapshotSeen()
-      } else this.applyChange(type, data)
-    })
+    const reading = readEvents(
+      response,
+      (type, data) => {
+        if (type === 'snapshot') {
+          clearTimeout(deadline)
+          this.applySnapshot(data as SdkSnapshot)
+          this.retries.succeeded()
+          this.setStatus('live')
+          snapshotSeen()
+        } else this.receiveChange(type, data)
+      },
+      undefined,
+      (type, error) => this.ignored.ignore('malformed', type, error.message),
+    )
     const ended = reading.then(
       () => undefined,
       (error: unknown) => error,
@@ -210,6 +221,31 @@ export class SdkSync {
       if (!segments.has(key)) this.applyChange('segment', { key, segment: null })
   }
 
+  /** Messages of the stream ignored so far, by kind. */
+  ignoredMessages(): IgnoredMessageCounts {
+    return this.ignored.counts()
+  }
+
+  /**
+   * A change event of the stream: applied when this version knows its type and it has the
+   * shape of one; otherwise skipped and counted (a newer server may send new types).
+   */
+  private receiveChange(type: string, data: unknown): void {
+    if (!KNOWN_CHANGES.has(type)) {
+      this.ignored.ignore('unknown_type', type, 'not an event this version knows')
+      return
+    }
+    if (typeof data !== 'object' || data === null) {
+      this.ignored.ignore('malformed', type, 'its data is not an object')
+      return
+    }
+    try {
+      this.applyChange(type, data)
+    } catch (error) {
+      this.ignored.ignore('malformed', type, toError(error).message)
+    }
+  }
+
   /** Applies one change event of the stream. */
   private applyChange(type: string, data: unknown): void {
     const { state, engine, appId } = this.deps
@@ -264,6 +300,18 @@ export class SdkSync {
     }
   }
 }
+
+/** The change events this version applies. */
+const KNOWN_CHANGES: ReadonlySet<string> = new Set([
+  'route_state',
+  'global_maintenance',
+  'service_maintenance',
+  'rl_policy',
+  'global_rl_policy',
+  'service_rl_policy',
+  'flag',
+  'segment',
+])
 
 function policyKey(policy: RateLimitPolicy): string {
   return `${policy.method}:${policy.path}`

@@ -20,6 +20,11 @@
  */
 import { randomUUID } from 'node:crypto'
 import { toError } from '../core/errors.js'
+import {
+  IgnoredMessages,
+  messageType,
+  type IgnoredMessageCounts,
+} from '../common/ignored-messages.js'
 import { RecordShadow } from './reseed.js'
 import type { RedisHandle } from './types.js'
 
@@ -35,6 +40,12 @@ export interface RecordFeedOptions<E> {
   containers: readonly string[]
   /** Where an event's record is stored: its hash, field and JSON (null: deleted). */
   storedAs(event: E): { container: string; field: string; value: string | null }
+  /**
+   * Whether a parsed message is an event this version knows, with the fields it needs. Any
+   * other (a type a newer version added, a wrong shape) is ignored and counted; without it every
+   * object is taken for an event.
+   */
+  accepts?(event: object): boolean
   /** Receives faults recovered from (a throwing listener, a malformed message). */
   onError?: (error: Error, what: string) => void
 }
@@ -82,6 +93,8 @@ export interface RecordFeed<E> {
   connect(): Promise<void>
   /** Closes the pub/sub connection. */
   close(): Promise<void>
+  /** Messages ignored so far, by kind (malformed; unknown type or shape). */
+  ignoredMessages(): IgnoredMessageCounts
 }
 
 /** The client name of a namespace's pub/sub connection under `prefix` (seen in CLIENT LIST). */
@@ -104,6 +117,9 @@ export function redisRecordFeed<E>(
   /** Highest version seen per record (own writes included). */
   const versions = new Map<string, number>()
   let subscriber: ReturnType<RedisHandle['client']> | null = null
+  const ignored = new IgnoredMessages(`${options.label} change message`, (message) =>
+    onError(new Error(message), `${options.label} change message`),
+  )
   const shadow = new RecordShadow(
     key('seq'),
     new Map(options.containers.map((name) => [key(name), 'hash'] as const)),
@@ -146,10 +162,26 @@ export function redisRecordFeed<E>(
       if (typeof event !== 'object' || event === null || !Number.isSafeInteger(version))
         throw new Error('not a change event')
     } catch (error) {
-      // Anything may be published on the channel: a malformed message is reported and, as it
+      // Anything may be published on the channel: a malformed message is counted and, as it
       // may have stood for a change, the listeners reload in full.
-      onError(toError(error), `${options.label} change message`)
+      ignored.ignore('malformed', undefined, toError(error).message)
       notify(resyncListeners, `${options.label} resync listener`)
+      return
+    }
+    // An event this version does not know (a newer instance's, or a wrong shape) is skipped:
+    // reading its record or storage place would throw, outside any caller, and end the process.
+    let known: boolean
+    try {
+      known = options.accepts?.(event) ?? true
+      if (known) {
+        options.storedAs(event)
+        known = typeof options.recordOf(event) === 'string'
+      }
+    } catch {
+      known = false
+    }
+    if (!known) {
+      ignored.ignore('unknown_type', messageType(event), 'not an event this version knows')
       return
     }
     if (advance(event, version)) {
@@ -228,6 +260,7 @@ export function redisRecordFeed<E>(
       })
       return connecting
     },
+    ignoredMessages: () => ignored.counts(),
     async close() {
       await connecting?.catch(() => undefined)
       const current = subscriber

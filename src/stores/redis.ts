@@ -24,6 +24,7 @@ import type { AuditEntry } from '../core/audit-entry.js'
 import { auditMatches } from '../core/audit-entry.js'
 import { ConfigError, toError } from '../core/errors.js'
 import { LocalChangeFeed, type ChangeEvent } from '../core/events.js'
+import { IgnoredMessages, messageType } from '../common/ignored-messages.js'
 import type { MaintenanceConfig } from '../core/maintenance.js'
 import type { RouteState } from '../core/route-state.js'
 import { redisEvaluationKeys } from './evaluation-keys.js'
@@ -86,6 +87,7 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
       if (error === undefined) logger.warn(message)
       else logger.error({ err: error }, message)
     })
+  const ignored = new IgnoredMessages('route change message', (message) => onFault(message))
   const containerOf = {
     routes: key('routes'),
     global: key('maintenance:global'),
@@ -131,11 +133,16 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
       } catch (error) {
         // Anything may be published on the channel. A message that is not ours must not take
         // the process down; it may have stood for a change, so the replica is reloaded.
-        onFault('malformed change message ignored; reloading the replica', toError(error))
+        ignored.ignore('malformed', undefined, `${toError(error).message}; reloading the replica`)
         feed.requestResync()
         return
       }
       if (event === null) return
+      if (!knownChangeEvent(event)) {
+        // A type a newer version added (rolling upgrade) or a wrong shape: skipped, counted.
+        ignored.ignore('unknown_type', messageType(event), 'not an event this version knows')
+        return
+      }
       if (event.version !== undefined) shadowChange(event, event.version)
       feed.publish(event)
     },
@@ -184,6 +191,7 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
 
   return {
     kind: 'redis',
+    ignoredMessages: () => ignored.counts(),
     routes: {
       async list() {
         const all = await connection.client().hvals(key('routes'))
@@ -359,6 +367,28 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
     connect: () => connection.connect(),
     close: () => connection.close(),
     attachLogger: (engineLogger) => void logger.attach(engineLogger),
+  }
+}
+
+/** Whether an event is one this version knows, with the fields applying it needs. */
+function knownChangeEvent(event: ChangeEvent): boolean {
+  const fields = event as unknown as Record<string, unknown>
+  const object = (value: unknown) => typeof value === 'object' && value !== null
+  switch (fields.type) {
+    case 'route_state':
+      return (
+        typeof fields.service === 'string' &&
+        typeof fields.route === 'string' &&
+        (fields.state === null || object(fields.state))
+      )
+    case 'global_maintenance':
+      return object(fields.config)
+    case 'service_maintenance':
+      return typeof fields.service === 'string' && object(fields.config)
+    case 'audit':
+      return object(fields.entry)
+    default:
+      return false
   }
 }
 

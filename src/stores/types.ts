@@ -11,6 +11,7 @@
  * modules; they reach the backend through {@link Store.backend} (see docs/stores.md).
  */
 import type { LoggerLike } from '../common/logger.js'
+import type { IgnoredMessageCounts } from '../common/ignored-messages.js'
 import type { RedisReseeder } from './reseed.js'
 import type { AuditEntry, AuditFilter } from '../core/audit-entry.js'
 import type { ChangeListener } from '../core/events.js'
@@ -194,6 +195,11 @@ export interface RedisHandle {
 export interface Store {
   /** Backend name, as in `CTL_BACKEND`. */
   readonly kind: string
+  /**
+   * Messages of other instances this store ignored, by kind (malformed; unknown type or shape,
+   * e.g. from a newer version during a rolling upgrade). Present on stores with a channel.
+   */
+  ignoredMessages?(): IgnoredMessageCounts
   readonly routes: RouteStateStore
   readonly maintenance: MaintenanceStore
   readonly audit: AuditStore

@@ -54,4 +54,5 @@ export {
   type ServiceSwitcher,
 } from './layout.js'
 export { domId, pageParam, param, params, withQuery, type QueryValues } from './request.js'
+export { safeNextPath } from './next-path.js'
 export { formatAbsolute, formatDuration, formatRelative } from './time.js'

@@ -133,6 +133,12 @@ export function Layout(props: LayoutProps): JSX.Element {
                       action={props.user.logoutUrl}
                       hx-post={props.user.logoutUrl}
                     >
+                      {props.csrfToken ? (
+                        // without JavaScript the form itself carries the token
+                        <input type="hidden" name="csrf_token" value={props.csrfToken} />
+                      ) : (
+                        ''
+                      )}
                       <span class="user" safe>
                         {props.user.name}
                       </span>{' '}

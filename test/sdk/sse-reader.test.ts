@@ -127,3 +127,25 @@ describe('readEvents', () => {
     expect(events).toEqual([])
   })
 })
+
+describe('readEvents with a malformed frame', () => {
+  it('skips a frame that is not JSON, reports it, and reads on', async () => {
+    const body = new PassThrough()
+    const events: [string, unknown][] = []
+    const malformed: string[] = []
+    const done = readEvents(
+      body,
+      (type, data) => events.push([type, data]),
+      undefined,
+      (type) => malformed.push(type),
+    )
+    body.write('event: flag\ndata: {not json\n\nevent: brand_new\ndata: {"x":1}\n\n')
+    body.end('event: flag\ndata: {"key":"k","flag":null}\n\n')
+    await done
+    expect(malformed).toEqual(['flag'])
+    expect(events).toEqual([
+      ['brand_new', { x: 1 }],
+      ['flag', { key: 'k', flag: null }],
+    ])
+  })
+})

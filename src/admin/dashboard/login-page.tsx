@@ -9,18 +9,23 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { endSession } from '../auth/end-session.js'
 import { SESSION_COOKIE } from '../auth/guard.js'
-import { Layout, LoginFields, redirect, sendHtml, type Toast } from '../../ui/index.js'
+import {
+  Layout,
+  LoginFields,
+  redirect,
+  safeNextPath,
+  sendHtml,
+  type Toast,
+} from '../../ui/index.js'
 import { PAGE, PUBLIC_PAGE, param, type Dashboard } from './view.js'
 
-/** A `next` URL only when it stays inside the dashboard (no open redirect). */
+/** A `next` URL only when it stays inside the dashboard (no open redirect); else its home. */
 export function safeNext(dashboard: Dashboard, next: string): string {
-  const home = dashboard.url('/')
-  if (next === '' || next.startsWith('//') || next.includes('\\')) return home
-  const inside =
-    dashboard.base === ''
-      ? next.startsWith('/')
-      : next.startsWith(`${dashboard.base}/`) || next === dashboard.base
-  return inside && !next.startsWith(`${dashboard.base}/login`) ? next : home
+  return safeNextPath(next, {
+    base: dashboard.base,
+    home: dashboard.url('/'),
+    excluded: [`${dashboard.base}/login`],
+  })
 }
 
 /** The login URL that comes back to `request`'s page afterwards. */

@@ -3,7 +3,7 @@
  * `config set-url`, `config show`.
  */
 import type { Command } from 'commander'
-import { ApiError } from '../errors.js'
+import { ApiError, BadAnswerError } from '../errors.js'
 import {
   checkedServerUrl,
   checkServerUrl,
@@ -27,6 +27,26 @@ interface LoginAnswer {
   expires_at: string
 }
 
+/** The password prompt: it names the server the password is about to be sent to. */
+export function passwordPrompt(username: string, url: string): string {
+  return `Password for ${username} at ${url}: `
+}
+
+/** A login answer with a token, or an error: a missing token is never stored. */
+function loginAnswer(answer: unknown, url: string): LoginAnswer {
+  const fields = (typeof answer === 'object' && answer !== null ? answer : {}) as Record<
+    string,
+    unknown
+  >
+  const { token, username, expires_at } = fields
+  if (typeof token !== 'string' || token === '' || typeof username !== 'string') {
+    throw new BadAnswerError(
+      `the server at ${url} accepted the login but sent no token (is it a switchyard admin?); nothing was stored.`,
+    )
+  }
+  return { token, username, expires_at: typeof expires_at === 'string' ? expires_at : '' }
+}
+
 /** Registers the auth and context commands. */
 export function sessionCommands(program: Command, runtime: Runtime): void {
   const { output } = runtime
@@ -39,11 +59,14 @@ export function sessionCommands(program: Command, runtime: Runtime): void {
     .action(async (username: string, options: { password?: string }, command: Command) => {
       // A bad URL is reported before the password is asked for.
       const { url } = checkedServerUrl(runtime.environment)
-      const password = options.password ?? (await readPassword(`Password for ${username}: `))
-      const answer = await new AdminClient({ baseUrl: url }).post<LoginAnswer>('/api/auth/login', {
-        username,
-        password,
-      })
+      const password = options.password ?? (await readPassword(passwordPrompt(username, url)))
+      const answer = loginAnswer(
+        await new AdminClient({ baseUrl: url }).post<unknown>('/api/auth/login', {
+          username,
+          password,
+        }),
+        url,
+      )
       const config = readConfig(runtime.environment)
       writeConfig(
         runtime.environment,

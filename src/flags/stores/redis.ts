@@ -73,6 +73,15 @@ export function redisFlagStore(
     namespace: 'flags',
     label: 'flag',
     recordOf: recordId,
+    accepts: (event) => {
+      const fields = event as Record<string, unknown>
+      const record = fields.type === 'flag' ? fields.flag : fields.segment
+      return (
+        (fields.type === 'flag' || fields.type === 'segment') &&
+        typeof fields.key === 'string' &&
+        (record === null || typeof record === 'object')
+      )
+    },
     containers: ['flags', 'segments'],
     storedAs: (event) =>
       event.type === 'flag'

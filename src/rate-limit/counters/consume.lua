@@ -171,6 +171,21 @@ end
 local algorithms = { fixed_window, sliding_window, moving_window, token_bucket }
 
 local numbers = cjson.decode(ARGV[1])
+
+-- Refuse a batch with a rule the script cannot store before writing anything: Redis keeps the
+-- writes of a script that fails halfway, so an INCR followed by a PEXPIRE that errors (a period
+-- too large to be an integer) would leave a counter without expiry. Limit strings are bounded to
+-- one year when parsed; this holds the script to it whoever calls it.
+local max_period = 31536000000
+for r = 0, numbers[2] - 1 do
+  local base = 3 + 4 * r
+  local count, period, burst = numbers[base + 1], numbers[base + 2], numbers[base + 3]
+  if not algorithms[numbers[base]] or period < 1 or period > max_period or period % 1 ~= 0
+      or count < 1 or count % 1 ~= 0 or burst < 0 or burst % 1 ~= 0 then
+    return redis.error_reply('ERR switchyard: invalid rate-limit rule (period must be 1 ms to one year)')
+  end
+end
+
 local key_index = 1
 local at = 3 + 4 * numbers[2] -- the first request, after R, K and the K rules
 for _ = 1, numbers[1] do

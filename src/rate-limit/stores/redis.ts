@@ -81,6 +81,23 @@ function storedAs(event: RateLimitChangeEvent): {
   }
 }
 
+/** Whether a message's event is one this version knows, with the fields it needs. */
+function accepts(event: object): boolean {
+  const fields = event as Record<string, unknown>
+  const policy = fields.policy
+  if (policy === undefined || (policy !== null && typeof policy !== 'object')) return false
+  switch (fields.type) {
+    case 'rl_policy':
+      return typeof fields.service === 'string' && typeof fields.route === 'string'
+    case 'global_rl_policy':
+      return true
+    case 'service_rl_policy':
+      return typeof fields.service === 'string'
+    default:
+      return false
+  }
+}
+
 const json = (value: unknown) => (value === null ? null : JSON.stringify(value))
 
 /** Creates the Redis policy store on the route store's Redis. */
@@ -92,6 +109,7 @@ export function redisPolicyStore(
     namespace: 'rl',
     label: 'rate-limit',
     recordOf,
+    accepts,
     containers: ['routes', 'global', 'services'],
     storedAs,
     onError: options.onError,

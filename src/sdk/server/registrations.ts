@@ -99,6 +99,10 @@ function redisRegistrations(
     namespace: 'sdk',
     label: 'SDK registration',
     recordOf: (registration) => registration.service,
+    accepts: (event) => {
+      const fields = event as Record<string, unknown>
+      return typeof fields.service === 'string' && Array.isArray(fields.routes)
+    },
     containers: ['registrations'],
     // Re-seeded like the other namespaces when Redis comes back empty.
     storedAs: (registration) => ({

@@ -6,23 +6,25 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import Fastify from 'fastify'
+import Fastify, { type FastifyInstance } from 'fastify'
 import { afterAll, describe, expect, it } from 'vitest'
 import { TaskManager } from '../../../src/tasks/index.js'
 import { taskAdmin } from '../../../src/tasks/fastify/index.js'
 import { quietLogger, waitForStatus } from '../helpers.js'
-import { adminApp, login } from './helpers.js'
+import { adminApp, login, loginRequest } from './helpers.js'
+
+const form = (app: FastifyInstance, username: string, password: string) =>
+  loginRequest(app, username, password)
+
+/** The login POST with extra headers. */
+async function withHeaders(app: FastifyInstance, headers: Record<string, string>) {
+  const request = await form(app, 'admin', 's3cret')
+  return { ...request, headers: { ...request.headers, ...headers } }
+}
 
 const AUTH = ['admin', 's3cret'] as const
 const dir = mkdtempSync(join(tmpdir(), 'sy-task-admin-auth-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
-
-const form = (username: string, password: string) => ({
-  method: 'POST' as const,
-  url: '/tasks/auth/login',
-  payload: `username=${username}&password=${password}`,
-  headers: { 'content-type': 'application/x-www-form-urlencoded' },
-})
 
 describe('task admin login', () => {
   it('answers 303 to the dashboard with an HttpOnly, SameSite=Lax cookie, and audits the login', async () => {
@@ -31,10 +33,13 @@ describe('task admin login', () => {
     expect(view.statusCode).toBe(200)
     expect(view.headers['content-type']).toMatch(/^text\/html/)
     expect(view.body).toContain('name="password"')
-    const response = await app.inject(form('admin', 's3cret'))
+    const response = await app.inject(await form(app, 'admin', 's3cret'))
     expect(response.statusCode).toBe(303)
     expect(response.headers.location).toBe('/tasks/dashboard')
-    const cookie = String(response.headers['set-cookie'])
+    const cookies = [response.headers['set-cookie'] ?? []].flat()
+    const cookie = cookies.find((c) => c.startsWith('switchyard_tasks_session='))
+    // the pre-login cookie of the form is cleared
+    expect(cookies.some((c) => /^switchyard_tasks_login=;/.test(c))).toBe(true)
     expect(cookie).toMatch(
       /^switchyard_tasks_session=v1\.[^;]+; Max-Age=86400; Path=\/tasks; HttpOnly; SameSite=Lax$/,
     )
@@ -54,13 +59,17 @@ describe('task admin login', () => {
         ['grace', 'pw-2'],
       ],
     })
-    for (const attempt of [form('ada', 'pw-2'), form('nobody', 'pw-1'), form('ada', '')]) {
+    for (const attempt of [
+      await form(app, 'ada', 'pw-2'),
+      await form(app, 'nobody', 'pw-1'),
+      await form(app, 'ada', ''),
+    ]) {
       const response = await app.inject(attempt)
       expect(response.statusCode).toBe(401)
       expect(response.body).toContain('<form')
       expect(response.headers['set-cookie']).toBeUndefined()
     }
-    expect((await app.inject(form('grace', 'pw-2'))).statusCode).toBe(303)
+    expect((await app.inject(await form(app, 'grace', 'pw-2'))).statusCode).toBe(303)
     const { cookie } = await login(app, 'ada', 'pw-1')
     const audit = await app.inject({ url: '/tasks/audit', headers: { cookie } })
     expect(audit.json<{ total: number }>().total).toBe(2)
@@ -76,8 +85,8 @@ describe('task admin login', () => {
         },
       },
     })
-    expect((await app.inject(form('ldap', 'ok'))).statusCode).toBe(303)
-    expect((await app.inject(form('other', 'anything'))).statusCode).toBe(401)
+    expect((await app.inject(await form(app, 'ldap', 'ok'))).statusCode).toBe(303)
+    expect((await app.inject(await form(app, 'other', 'anything'))).statusCode).toBe(401)
     await app.close()
   })
 
@@ -95,21 +104,14 @@ describe('task admin login', () => {
   it('sets Secure behind a trusted TLS proxy or with Fastify trustProxy, not for an untrusted peer', async () => {
     const https = { 'x-forwarded-proto': 'https' }
     const trusting = await adminApp({ auth: AUTH })
-    const secure = await trusting.app.inject({
-      ...form('admin', 's3cret'),
-      headers: { ...form('a', 'b').headers, ...https },
-    })
+    const secure = await trusting.app.inject(await withHeaders(trusting.app, https))
     expect(String(secure.headers['set-cookie'])).toMatch(/; Secure/)
     const strict = await adminApp({ auth: AUTH, trustedProxies: ['10.0.0.0/8'] })
-    const spoofed = await strict.app.inject({
-      ...form('admin', 's3cret'),
-      headers: { ...form('a', 'b').headers, ...https },
-    })
+    const spoofed = await strict.app.inject(await withHeaders(strict.app, https))
     expect(String(spoofed.headers['set-cookie'])).not.toMatch(/Secure/)
     const viaProxy = await strict.app.inject({
-      ...form('admin', 's3cret'),
+      ...(await withHeaders(strict.app, https)),
       remoteAddress: '10.1.2.3',
-      headers: { ...form('a', 'b').headers, ...https },
     })
     expect(String(viaProxy.headers['set-cookie'])).toMatch(/; Secure/)
     const app = Fastify({ trustProxy: true })
@@ -118,10 +120,7 @@ describe('task admin login', () => {
       auth: AUTH,
       trustedProxies: ['10.0.0.0/8'],
     })
-    const fastifyRule = await app.inject({
-      ...form('admin', 's3cret'),
-      headers: { ...form('a', 'b').headers, ...https },
-    })
+    const fastifyRule = await app.inject(await withHeaders(app, https))
     expect(String(fastifyRule.headers['set-cookie'])).toMatch(/; Secure/)
     await Promise.all([trusting.app.close(), strict.app.close(), app.close()])
   })
@@ -136,19 +135,20 @@ describe('task admin login', () => {
       loginThrottle: { freeAttempts: 2, baseDelay: 60 },
       clock: { now: () => now },
     })
-    expect((await app.inject(form('admin', 'x'))).statusCode).toBe(401)
-    expect((await app.inject(form('admin', 'y'))).statusCode).toBe(401)
-    const blocked = await app.inject(form('admin', 's3cret'))
+    expect((await app.inject(await form(app, 'admin', 'x'))).statusCode).toBe(401)
+    expect((await app.inject(await form(app, 'admin', 'y'))).statusCode).toBe(401)
+    const blocked = await app.inject(await form(app, 'admin', 's3cret'))
     expect(blocked.statusCode).toBe(429)
     expect(blocked.headers['retry-after']).toBe('60')
     expect(blocked.body).toContain('Too many failed logins')
     // Another user from the same address, and the same user from another address, go ahead.
-    expect((await app.inject(form('ops', 'pw'))).statusCode).toBe(303)
+    expect((await app.inject(await form(app, 'ops', 'pw'))).statusCode).toBe(303)
     expect(
-      (await app.inject({ ...form('admin', 's3cret'), remoteAddress: '203.0.113.9' })).statusCode,
+      (await app.inject({ ...(await form(app, 'admin', 's3cret')), remoteAddress: '203.0.113.9' }))
+        .statusCode,
     ).toBe(303)
     now += 61_000
-    expect((await app.inject(form('admin', 's3cret'))).statusCode).toBe(303)
+    expect((await app.inject(await form(app, 'admin', 's3cret'))).statusCode).toBe(303)
     await app.close()
   })
 })
@@ -158,7 +158,7 @@ describe('task admin sessions', () => {
     const { app } = await adminApp({ auth: AUTH })
     const page = await app.inject('/tasks/dashboard')
     expect(page.statusCode).toBe(303)
-    expect(page.headers.location).toBe('/tasks/auth/login')
+    expect(page.headers.location).toBe('/tasks/auth/login?next=%2Ftasks%2Fdashboard')
     for (const url of ['/tasks', '/tasks/metrics', '/tasks/dashboard/stream']) {
       const response = await app.inject(url)
       expect(response.statusCode, url).toBe(401)
@@ -237,10 +237,14 @@ describe('task admin sessions across instances', () => {
     const key = 'a-shared-secret-of-enough-length'
     const [a, b] = [await instance(path, key), await instance(path, key)]
     const stranger = await instance(path, 'another-secret-key-entirely-here')
-    const { cookie } = await login(a.app)
+    const { cookie, csrf } = await login(a.app)
     expect((await b.app.inject({ url: '/tasks', headers: { cookie } })).statusCode).toBe(200)
     expect((await stranger.app.inject({ url: '/tasks', headers: { cookie } })).statusCode).toBe(401)
-    const out = await a.app.inject({ url: '/tasks/auth/logout', headers: { cookie } })
+    const out = await a.app.inject({
+      method: 'POST',
+      url: '/tasks/auth/logout',
+      headers: { cookie, 'x-csrf-token': csrf },
+    })
     expect(out.statusCode).toBe(303)
     expect(out.headers.location).toBe('/tasks/auth/login')
     expect(String(out.headers['set-cookie'])).toMatch(

@@ -96,7 +96,7 @@ describe('task dashboard pages', () => {
     app = instance
     const page = await instance.inject('/tasks/dashboard/queues')
     expect(page.statusCode).toBe(303)
-    expect(page.headers.location).toBe('/tasks/auth/login')
+    expect(page.headers.location).toBe('/tasks/auth/login?next=%2Ftasks%2Fdashboard%2Fqueues')
     const fragment = await instance.inject({
       url: '/tasks/dashboard/runs',
       headers: { 'hx-request': 'true' },

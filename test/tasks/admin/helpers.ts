@@ -21,6 +21,37 @@ export async function adminApp(
   return { app, manager }
 }
 
+/**
+ * The login form's POST as a browser sends it: the view is fetched first for its pre-login
+ * cookie and CSRF token. `fields` are added to (or override) the form's own.
+ */
+export async function loginRequest(
+  app: FastifyInstance,
+  username: string,
+  password: string,
+  base = '/tasks',
+  fields: Record<string, string> = {},
+): Promise<{
+  method: 'POST'
+  url: string
+  payload: string
+  headers: Record<string, string>
+}> {
+  const view = await app.inject(`${base}/auth/login`)
+  const token = /name="csrf_token" value="([^"]+)"/.exec(view.body)?.[1]
+  const nonce = view.cookies.find((c) => c.name === 'switchyard_tasks_login')?.value
+  if (token === undefined || nonce === undefined) throw new Error('no login form token')
+  return {
+    method: 'POST',
+    url: `${base}/auth/login`,
+    payload: new URLSearchParams({ csrf_token: token, username, password, ...fields }).toString(),
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      cookie: `switchyard_tasks_login=${nonce}`,
+    },
+  }
+}
+
 /** Logs in through the form; returns the cookie header value and the page's CSRF token. */
 export async function login(
   app: FastifyInstance,
@@ -28,12 +59,7 @@ export async function login(
   password = 's3cret',
   base = '/tasks',
 ): Promise<{ cookie: string; csrf: string; setCookie: string }> {
-  const response = await app.inject({
-    method: 'POST',
-    url: `${base}/auth/login`,
-    payload: `username=${encodeURIComponent(username)}&password=${encodeURIComponent(password)}`,
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-  })
+  const response = await app.inject(await loginRequest(app, username, password, base))
   if (response.statusCode !== 303) throw new Error(`login failed: ${String(response.statusCode)}`)
   const setCookie = String(response.headers['set-cookie'])
   const cookie = setCookie.split(';')[0]!

@@ -140,9 +140,13 @@ describe.each(storeKinds('admin'))('task admin on $name', async (kind) => {
         .poll(() => stream.frames.some((f) => (f.data as TaskRecord).task_id === id))
         .toBe(true)
       stream.close()
-      await a.app.inject({ url: '/tasks/auth/logout', headers: { cookie: a.headers.cookie } })
-      const { cookie } = await login(a.app)
-      await a.app.inject({ url: '/tasks/auth/logout', headers: { cookie } })
+      await a.app.inject({ method: 'POST', url: '/tasks/auth/logout', headers: a.headers })
+      const { cookie, csrf } = await login(a.app)
+      await a.app.inject({
+        method: 'POST',
+        url: '/tasks/auth/logout',
+        headers: { cookie, 'x-csrf-token': csrf },
+      })
       expect((await b.app.inject({ url: '/tasks', headers: { cookie } })).statusCode).toBe(401)
       expect(
         (await b.app.inject({ url: '/tasks', headers: { cookie: a.headers.cookie } })).statusCode,

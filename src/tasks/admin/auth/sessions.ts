@@ -88,7 +88,8 @@ export function sessionGuard(sessions: TaskAdminSessions | null, loginPath: stri
         if (request.headers['hx-request'] === 'true') {
           return reply.status(200).header('hx-redirect', loginPath).send('')
         }
-        return reply.redirect(loginPath, 303)
+        // back to this page after the login (the login page checks `next` before using it)
+        return reply.redirect(`${loginPath}?next=${encodeURIComponent(request.url)}`, 303)
       }
       throw new TaskAdminUnauthenticatedError(
         header !== undefined && bearer === undefined

@@ -6,7 +6,8 @@
  * holds on every instance) until the token's own expiry.
  *
  * The CSRF token of a session is the HMAC of its id with the same key, so it needs no storage
- * either and only the holder of the session can know it.
+ * either and only the holder of the session can know it. The login form is protected the same
+ * way before there is a session: its token is the HMAC of a random nonce kept in a cookie.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 
@@ -81,9 +82,34 @@ export class SessionTokens {
     return given.length === expected.length && timingSafeEqual(given, expected)
   }
 
+  /**
+   * The login form's CSRF token for a pre-login `nonce` (kept in a cookie): only a page this
+   * admin served to that browser holds it, so another site cannot post a login for it.
+   */
+  loginCsrfToken(nonce: string): string {
+    return this.#sign(`login.${nonce}`)
+  }
+
+  /** Whether `presented` is the login form's CSRF token for `nonce` (constant time). */
+  loginCsrfMatches(nonce: string | undefined, presented: unknown): boolean {
+    if (nonce === undefined || !LOGIN_NONCE.test(nonce) || typeof presented !== 'string')
+      return false
+    const expected = Buffer.from(this.loginCsrfToken(nonce))
+    const given = Buffer.from(presented)
+    return given.length === expected.length && timingSafeEqual(given, expected)
+  }
+
   #sign(text: string): string {
     return createHmac('sha256', this.#key).update(text, 'utf8').digest('base64url')
   }
+}
+
+/** The shape of a pre-login nonce (see {@link newLoginNonce}). */
+export const LOGIN_NONCE = /^[A-Za-z0-9_-]{22,64}$/
+
+/** A fresh pre-login nonce, for the login form's cookie. */
+export function newLoginNonce(): string {
+  return randomBytes(16).toString('base64url')
 }
 
 /** A random secret for one process (sessions then end at every restart). */

@@ -1,15 +1,24 @@
 /**
  * The browser side of the task admin: the login view (a form: 303 to the dashboard with the
- * session cookie on success, 401 with the form on failure, 429 with it while throttled), the
- * logout (GET for links, POST for the dashboard's button) and the live stream. The dashboard's
- * pages live in `../dashboard/`.
+ * session cookie on success, 401 with the form on failure, 429 with it while throttled, 403
+ * without the form's CSRF token), the logout (POST only, with the session's CSRF token: a link
+ * or an image on another site cannot end a session) and the live stream. The dashboard's pages
+ * live in `../dashboard/`.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { reserveLoginAttempt } from '../auth/login-throttle.js'
 import { SESSION_COOKIE } from '../auth/sessions.js'
+import { LOGIN_NONCE, newLoginNonce } from '../auth/tokens.js'
+import { TaskAdminCsrfError } from '../errors.js'
 import { audit, mountPath, type TaskAdminContext, type TaskAdminInstance } from '../context.js'
-import { redirect, sendHtml } from '../../../ui/index.js'
+import { Layout, param, redirect, safeNextPath, sendHtml } from '../../../ui/index.js'
 import { LoginView } from '../dashboard/login.js'
+
+/**
+ * The cookie holding the login form's nonce: the form's CSRF token is bound to it, so a login
+ * posted from another site (which cannot read the form) is refused.
+ */
+export const LOGIN_COOKIE = 'switchyard_tasks_login'
 
 /** Registers the login view, logout and stream. */
 export function sessionRoutes(app: TaskAdminInstance, context: TaskAdminContext): void {
@@ -18,7 +27,34 @@ export function sessionRoutes(app: TaskAdminInstance, context: TaskAdminContext)
   const cookiePath = context.base === '' ? '/' : context.base
 
   if (credentials !== null && sessions !== null) {
-    const form = (reply: FastifyReply, status: number, error?: string, username?: string) =>
+    // Where a login goes afterwards: a page of this admin named by `next`, else the dashboard.
+    const nextPage = (next: unknown) =>
+      safeNextPath(next, {
+        base: context.base,
+        home: mountPath(context, '/dashboard'),
+        excluded: [mountPath(context, '/auth')],
+      })
+    // The browser's pre-login nonce, set on first sight; the form carries its CSRF token.
+    const loginNonce = (request: FastifyRequest, reply: FastifyReply): string => {
+      const present = request.cookies[LOGIN_COOKIE]
+      if (present !== undefined && LOGIN_NONCE.test(present)) return present
+      const nonce = newLoginNonce()
+      void reply.setCookie(LOGIN_COOKIE, nonce, {
+        httpOnly: true,
+        sameSite: 'lax',
+        secure: context.client.secure(request),
+        path: cookiePath,
+      })
+      return nonce
+    }
+    const form = (
+      request: FastifyRequest,
+      reply: FastifyReply,
+      status: number,
+      next: string,
+      error?: string,
+      username?: string,
+    ) =>
       sendHtml(
         reply,
         <LoginView
@@ -26,22 +62,36 @@ export function sessionRoutes(app: TaskAdminInstance, context: TaskAdminContext)
           home={mountPath(context, '/dashboard')}
           assetsUrl={mountPath(context, '/dashboard/assets/')}
           action={loginPath}
+          next={next}
+          csrfToken={sessions.tokens.loginCsrfToken(loginNonce(request, reply))}
           error={error}
           username={username}
         />,
         status,
       )
 
-    app.get('/auth/login', { config: { taskAdminPublic: true } }, (_request, reply) =>
-      form(reply, 200),
+    app.get('/auth/login', { config: { taskAdminPublic: true } }, (request, reply) =>
+      form(request, reply, 200, nextPage(param(request, 'next'))),
     )
 
     app.post('/auth/login', { config: { taskAdminPublic: true } }, async (request, reply) => {
       const body = (request.body ?? {}) as Record<string, unknown>
       const username = typeof body.username === 'string' ? body.username.slice(0, 255) : ''
       const password = typeof body.password === 'string' ? body.password.slice(0, 1024) : ''
+      const next = nextPage(body.next)
+      // Checked before anything else: a forged login neither logs in nor counts as an attempt.
+      if (!sessions.tokens.loginCsrfMatches(request.cookies[LOGIN_COOKIE], body.csrf_token)) {
+        return form(
+          request,
+          reply,
+          403,
+          next,
+          'The login form expired or was not sent from this page (missing or wrong CSRF token): log in again.',
+          username,
+        )
+      }
       if (username === '' || password === '') {
-        return form(reply, 401, 'Enter a username and a password.', username)
+        return form(request, reply, 401, next, 'Enter a username and a password.', username)
       }
       const attempt = reserveLoginAttempt(
         context.throttle,
@@ -51,8 +101,10 @@ export function sessionRoutes(app: TaskAdminInstance, context: TaskAdminContext)
       if (attempt.retryAfter > 0) {
         void reply.header('retry-after', String(attempt.retryAfter))
         return form(
+          request,
           reply,
           429,
+          next,
           `Too many failed logins: try again in ${String(attempt.retryAfter)} s.`,
           username,
         )
@@ -60,7 +112,7 @@ export function sessionRoutes(app: TaskAdminInstance, context: TaskAdminContext)
       if (!(await credentials.verify(username, password))) {
         attempt.failed()
         request.log.warn({ username }, 'switchyard task admin: failed login')
-        return form(reply, 401, 'Invalid username or password.', username)
+        return form(request, reply, 401, next, 'Invalid username or password.', username)
       }
       attempt.succeeded()
       const { token, session } = sessions.issue(username)
@@ -73,18 +125,66 @@ export function sessionRoutes(app: TaskAdminInstance, context: TaskAdminContext)
         path: cookiePath,
         maxAge: context.tokenExpiry,
       })
-      return reply.redirect(mountPath(context, '/dashboard'), 303)
+      void reply.clearCookie(LOGIN_COOKIE, { path: cookiePath })
+      return reply.redirect(next, 303)
     })
 
-    const logout = async (request: FastifyRequest, reply: FastifyReply) => {
+    const logoutPath = mountPath(context, '/auth/logout')
+    // A GET never ends a session (a link or an image elsewhere could): it offers the button.
+    app.get('/auth/logout', { config: { taskAdminPublic: true } }, async (request, reply) => {
       const token = request.cookies[SESSION_COOKIE]
       const session = token === undefined ? null : await sessions.resolve(token)
-      if (session !== null) await sessions.revoke(session)
+      void reply.header('allow', 'POST')
+      return sendHtml(
+        reply,
+        <Layout
+          title="Log out"
+          product={context.title}
+          home={mountPath(context, '/dashboard')}
+          assetsUrl={mountPath(context, '/dashboard/assets/')}
+          nav={[]}
+        >
+          <div class="login panel">
+            <h1>Log out</h1>
+            <form method="post" action={logoutPath}>
+              {session === null ? (
+                ''
+              ) : (
+                <input type="hidden" name="csrf_token" value={sessions.tokens.csrfToken(session)} />
+              )}
+              <button class="btn" type="submit">
+                Log out
+              </button>
+            </form>
+          </div>
+        </Layout>,
+        405,
+      )
+    })
+    app.post('/auth/logout', { config: { taskAdminPublic: true } }, async (request, reply) => {
+      const token = request.cookies[SESSION_COOKIE]
+      const session = token === undefined ? null : await sessions.resolve(token)
+      if (session !== null) {
+        // The session's CSRF token, as for every cookie write: the dashboard's button sends it
+        // as X-CSRF-Token (htmx), the plain form as the field csrf_token.
+        const body = (request.body ?? {}) as Record<string, unknown>
+        const header = request.headers['x-csrf-token']
+        const presented = typeof header === 'string' ? header : body.csrf_token
+        if (
+          !sessions.tokens.csrfMatches(
+            session,
+            typeof presented === 'string' ? presented : undefined,
+          )
+        ) {
+          throw new TaskAdminCsrfError(
+            "Logging out needs the session's CSRF token (X-CSRF-Token header or csrf_token field); the dashboard's Log out button sends it.",
+          )
+        }
+        await sessions.revoke(session)
+      }
       void reply.clearCookie(SESSION_COOKIE, { path: cookiePath })
       return redirect(request, reply, loginPath)
-    }
-    app.get('/auth/logout', { config: { taskAdminPublic: true } }, logout)
-    app.post('/auth/logout', { config: { taskAdminPublic: true } }, logout)
+    })
   }
 
   app.get(

@@ -31,6 +31,21 @@ export async function pruneChanges(db: Kysely<TaskDatabase>): Promise<CompiledQu
   ]
 }
 
+/**
+ * The task ids of a change row. A row this version cannot read (written by hand, or by a newer
+ * version in another shape) names no task: throwing would stop the feed at that row for good,
+ * since every later read starts before it.
+ */
+export function changedTaskIds(text: string): string[] {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    return []
+  }
+  return Array.isArray(parsed) ? parsed.filter((id): id is string => typeof id === 'string') : []
+}
+
 /** The change feed on SQL. */
 export function sqlChanges(open: OpenBackend, origin: string): TaskChangeFeed {
   return {
@@ -59,7 +74,7 @@ export function sqlChanges(open: OpenBackend, origin: string): TaskChangeFeed {
         return {
           id: String(id),
           origin: row.origin,
-          task_ids: JSON.parse(row.task_ids) as string[],
+          task_ids: changedTaskIds(row.task_ids),
         }
       })
       return { position: String(position), changes }

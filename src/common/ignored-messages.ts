@@ -1,0 +1,58 @@
+/**
+ * Forward compatibility of everything switchyard reads from a channel another process writes
+ * (pub/sub, record feeds, streams): a message this version cannot use — not JSON, the wrong
+ * shape, or an event type a newer version added during a rolling upgrade — is ignored, never
+ * thrown. Each is counted by kind, so the owner can see them, and logged once per kind and
+ * type: a flood of garbage costs a counter increment each, not a log line each.
+ */
+
+/** Why a message was ignored. */
+export type IgnoredKind = 'malformed' | 'unknown_type'
+
+/** Counts of ignored messages by kind. */
+export type IgnoredMessageCounts = Readonly<Record<IgnoredKind, number>>
+
+/** Distinct (kind, type) pairs remembered for logging once; past it nothing more is logged. */
+const MAX_LOGGED = 64
+/** Longest type name quoted in a log line (anything may be published). */
+const MAX_TYPE_LENGTH = 64
+
+/** The ignored messages of one reader. */
+export class IgnoredMessages {
+  readonly #counts: Record<IgnoredKind, number> = { malformed: 0, unknown_type: 0 }
+  readonly #logged = new Set<string>()
+
+  /**
+   * @param label what the reader reads, e.g. `rate-limit change message`
+   * @param log where the first message of each kind and type is reported
+   */
+  constructor(
+    private readonly label: string,
+    private readonly log: (message: string) => void,
+  ) {}
+
+  /** Counts one ignored message; logs it if its kind and type were not seen before. */
+  ignore(kind: IgnoredKind, type: unknown, reason: string): void {
+    this.#counts[kind]++
+    const name = typeof type === 'string' ? type.slice(0, MAX_TYPE_LENGTH) : '(none)'
+    const seen = `${kind}\u0000${name}`
+    if (this.#logged.has(seen) || this.#logged.size >= MAX_LOGGED) return
+    this.#logged.add(seen)
+    const what = kind === 'unknown_type' ? `of unknown type ${JSON.stringify(name)}` : 'malformed'
+    this.log(
+      `${this.label} ${what} ignored (${reason}); further ones of this kind are counted, not logged`,
+    )
+  }
+
+  /** The counts so far. */
+  counts(): IgnoredMessageCounts {
+    return { ...this.#counts }
+  }
+}
+
+/** The `type` field of a parsed message, if it has one. */
+export function messageType(value: unknown): unknown {
+  return typeof value === 'object' && value !== null
+    ? (value as { type?: unknown }).type
+    : undefined
+}
