@@ -11,6 +11,7 @@ import { redisStore } from '../../src/stores/redis.js'
 import type { Store } from '../../src/stores/types.js'
 import { booleanFlag } from '../flags/helpers.js'
 import { deleteKeys, redisTestsEnabled, TEST_REDIS_URL, testPrefix } from '../helpers/redis.js'
+import { pushMessage } from '../helpers/logger.js'
 
 const available = await redisTestsEnabled('malformed pub/sub messages')
 const prefix = testPrefix('garbage')
@@ -60,7 +61,7 @@ describe.skipIf(!available)('malformed messages on the Redis channels', () => {
       const engine = createEngine({
         store,
         service: 'default',
-        logger: { warn: (m: string) => log.push(m), error: (m: string) => log.push(m) },
+        logger: { warn: pushMessage(log), error: pushMessage(log) },
       })
       engines.push(engine)
       return engine

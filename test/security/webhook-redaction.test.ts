@@ -30,11 +30,17 @@ async function failing(status: number): Promise<string> {
   return `http://user:pass@127.0.0.1:${(server.address() as AddressInfo).port}${secretPath}?token=q`
 }
 
-/** A logger that records every argument it is given, stringified. */
+/** A logger that records every line it is given, its fields (an error's stack included) too. */
 function recordingLogger() {
   const lines: string[] = []
-  const record = (message: string, ...rest: unknown[]) =>
-    lines.push([message, ...rest.map((r) => (r instanceof Error ? r.stack : String(r)))].join(' '))
+  const record = (fields: object | string, message?: string) =>
+    lines.push(
+      typeof fields === 'string'
+        ? fields
+        : `${message ?? ''} ${JSON.stringify(fields, (_key, value: unknown) =>
+            value instanceof Error ? `${value.stack ?? ''} ${value.message}` : value,
+          )}`,
+    )
   return { lines, logger: { warn: record, error: record, info: record, debug: record } }
 }
 
