@@ -137,12 +137,21 @@ describe('the demo app', () => {
       // The seeded image batch pauses twenty times on its task's abort signal: wait until it
       // has finished, so that a listener left behind by each pause would have been reported.
       const base = /listening on (http:\/\/\S+)/.exec(output)?.[1] ?? ''
+      // The login form carries a CSRF token bound to a pre-login cookie.
+      const form = await fetch(`${base}/tasks/auth/login`)
+      const formToken = /name="csrf_token" value="([^"]+)"/.exec(await form.text())?.[1] ?? ''
       const login = await fetch(`${base}/tasks/auth/login`, {
         method: 'POST',
-        body: new URLSearchParams({ username: 'admin', password: 'switchyard' }),
+        headers: { cookie: (form.headers.get('set-cookie') ?? '').split(';')[0] ?? '' },
+        body: new URLSearchParams({
+          csrf_token: formToken,
+          username: 'admin',
+          password: 'switchyard',
+        }),
         redirect: 'manual',
       })
       const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] ?? ''
+      expect(login.status).toBe(303)
       await until(async () => {
         const page = await fetch(`${base}/tasks/?tag=album%3Dsummer`, { headers: { cookie } })
         const { items } = (await page.json()) as { items: { status: string }[] }

@@ -68,9 +68,16 @@ async function credentialVariants(
   await send(admins.port, 'POST', `${MOUNTS.admin}/api/auth/logout`, {
     authorization: `Bearer ${revoked.admin}`,
   })
-  await send(admins.port, 'GET', `${MOUNTS.tasks}/auth/logout`, {
+  // The task admin logs out on POST only, with the session's CSRF token (from the dashboard).
+  const page = await send(admins.port, 'GET', `${MOUNTS.tasks}/dashboard`, {
     cookie: `${TASK_COOKIE}=${revoked.tasks}`,
   })
+  const csrf = /name="csrf-token" content="([^"]+)"/.exec(page.body)?.[1] ?? ''
+  const out = await send(admins.port, 'POST', `${MOUNTS.tasks}/auth/logout`, {
+    cookie: `${TASK_COOKIE}=${revoked.tasks}`,
+    'x-csrf-token': csrf,
+  })
+  if (out.status >= 400) throw new Error(`drill logout failed: ${String(out.status)}`)
   const valid = await loginBoth(admins)
   const issued = await send(
     admins.port,

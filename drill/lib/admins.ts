@@ -118,12 +118,15 @@ export async function loginAt(port: number): Promise<{ admin: string; tasks: str
     { 'content-type': 'application/json' },
     JSON.stringify(CREDENTIALS),
   )
+  // The task admin's login form carries a CSRF token bound to a pre-login cookie.
+  const view = await send(port, 'GET', `${MOUNTS.tasks}/auth/login`)
+  const formToken = /name="csrf_token" value="([^"]+)"/.exec(view.body)?.[1] ?? ''
   const form = await send(
     port,
     'POST',
     `${MOUNTS.tasks}/auth/login`,
-    { 'content-type': 'application/x-www-form-urlencoded' },
-    `username=${CREDENTIALS.username}&password=${CREDENTIALS.password}`,
+    { 'content-type': 'application/x-www-form-urlencoded', cookie: view.cookies.join('; ') },
+    new URLSearchParams({ csrf_token: formToken, ...CREDENTIALS }).toString(),
   )
   const admin = (JSON.parse(api.body) as { token?: string }).token
   const cookie = form.cookies

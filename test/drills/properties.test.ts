@@ -14,7 +14,7 @@ import {
   type CounterRule,
   type CounterState,
 } from '../../src/rate-limit/algorithms.js'
-import { parseLimit } from '../../src/rate-limit/limit.js'
+import { MAX_PERIOD_MS, parseLimit } from '../../src/rate-limit/limit.js'
 import { booleanFlag } from '../flags/helpers.js'
 
 const UNITS: [string, number][] = [
@@ -30,7 +30,7 @@ const UNITS: [string, number][] = [
 ]
 
 describe('limit-string parser', () => {
-  it('parses every well-formed limit to its count and period', () => {
+  it('parses every well-formed limit to its count and period, and refuses a period over a year', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 1_000_000_000 }),
@@ -40,9 +40,14 @@ describe('limit-string parser', () => {
         fc.boolean(),
         (count, n, [unit, ms], space, upper) => {
           const text = `${count}${space}/${space}${n === undefined ? '' : `${n} `}${upper ? unit.toUpperCase() : unit}`
+          const periodMs = ms * (n ?? 1)
+          if (periodMs > MAX_PERIOD_MS) {
+            expect(() => parseLimit(text)).toThrow(ValidationError)
+            return
+          }
           const limit = parseLimit(text)
           expect(limit.count).toBe(count)
-          expect(limit.periodMs).toBe(ms * (n ?? 1))
+          expect(limit.periodMs).toBe(periodMs)
         },
       ),
       { numRuns: 2000 },
