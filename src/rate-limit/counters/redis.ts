@@ -197,13 +197,7 @@ export class RedisCounters implements CounterStore {
         this.breaker,
         this.timeoutMs,
       )
-      const ready = this.ready
-      if (ready instanceof Promise)
-        ready.then(
-          (done) => this.send(done, call),
-          (error: unknown) => call.failed(error),
-        )
-      else this.send(ready, call)
+      this.dispatch(call)
     })
   }
 
@@ -221,14 +215,19 @@ export class RedisCounters implements CounterStore {
         continue
       }
       const call = new Call(batch, this.breaker, this.timeoutMs)
-      const ready = this.ready
-      if (ready instanceof Promise)
-        ready.then(
-          (done) => this.send(done, call),
-          (error: unknown) => call.failed(error),
-        )
-      else this.send(ready, call)
+      this.dispatch(call)
     }
+  }
+
+  /** Sends `call` once the script is loaded (at once when it already is). */
+  private dispatch(call: Call): void {
+    const ready = this.ready
+    if (ready instanceof Promise)
+      ready.then(
+        (done) => this.send(done, call),
+        (error: unknown) => call.failed(error),
+      )
+    else this.send(ready, call)
   }
 
   /** One EVALSHA for a batch (plus one EVAL only when Redis lost the script). */
