@@ -19,6 +19,7 @@ export {
   BodyTooLargeError,
   UnsupportedMediaTypeError,
 } from './common/request-errors.js'
+export { ForbiddenError, ROLES, type Role } from './common/roles.js'
 export { SdkConnectionError, SdkReadOnlyError, SdkWriteError } from './sdk/errors.js'
 export { errorCatalogue } from './error-catalogue.js'
 export {

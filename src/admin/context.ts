@@ -64,5 +64,8 @@ export function flagServiceOf(context: AdminContext): FlagService | undefined {
 /** Route config of every admin endpoint (the main plugin skips routes marked so). */
 export const ADMIN_ROUTE = { switchyardAdmin: true } as const
 
+/** Route config of the endpoints that manage credentials: they need the `admin` role. */
+export const ADMIN_ROLE_ROUTE = { switchyardAdmin: true, role: 'admin' } as const
+
 /** Route config of the public endpoints. */
 export const PUBLIC_ROUTE = { switchyardAdmin: true, public: true } as const

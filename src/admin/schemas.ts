@@ -225,9 +225,15 @@ export const LoginBody = Type.Object(
 )
 
 /** Answer of `POST /api/auth/login`. */
+const RoleSchema = Type.Union(
+  [Type.Literal('viewer'), Type.Literal('operator'), Type.Literal('admin')],
+  { description: 'viewer: reads; operator: reads and runtime changes; admin: also credentials' },
+)
+
 export const LoginResult = Type.Object({
   token: Type.String(),
   username: Type.String(),
+  role: RoleSchema,
   expires_at: Type.String(),
   csrf_token: Type.String({ description: 'Send as X-CSRF-Token on cookie-authenticated writes' }),
 })
@@ -235,6 +241,7 @@ export const LoginResult = Type.Object({
 /** Answer of `GET /api/auth/me`. */
 export const MeResult = Type.Object({
   username: Type.String(),
+  role: RoleSchema,
   authenticated: Type.Boolean({ description: 'false in open mode (no credentials configured)' }),
   expires_at: Nullable(Type.String()),
   auth_required: Type.Boolean(),

@@ -5,6 +5,7 @@
  */
 import { CodedError } from './errors.js'
 import type { RequestFault } from './request-faults.js'
+import { ForbiddenError } from './roles.js'
 
 /** A request body in a media type the endpoint does not read. */
 export class UnsupportedMediaTypeError extends CodedError {
@@ -38,6 +39,7 @@ export const requestErrorCatalogue = [
   UnsupportedMediaTypeError,
   BodyTooLargeError,
   BadRequestError,
+  ForbiddenError,
 ] as const
 
 /** The error for a refused request, by the fault's code. */

@@ -68,6 +68,8 @@ export interface AuditStore {
 /** A stored admin session token (the token itself is never stored, only its hash). */
 export interface TokenRecord {
   username: string
+  /** The session's role; absent on sessions stored before roles existed (they were admins). */
+  role?: 'viewer' | 'operator' | 'admin'
   /** ISO 8601 expiry. */
   expires_at: string
 }

@@ -74,6 +74,7 @@ export {
   BodyTooLargeError,
   UnsupportedMediaTypeError,
 } from '../common/request-errors.js'
+export { ForbiddenError, ROLES, type Role } from '../common/roles.js'
 export { taskErrors } from './error-catalogue.js'
 export {
   sqliteStore,

@@ -14,6 +14,7 @@ import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fast
 import { ValidationError } from '../../core/errors.js'
 import type { EvaluationKeyRecord } from '../../stores/types.js'
 import { CsrfError, EvaluationKeyNotAllowedError, UnauthenticatedError } from '../errors.js'
+import { forbiddenFor, requiredRole, roleAllows, type Role } from '../../common/roles.js'
 import { isEvaluationKey, type EvaluationKeys } from './evaluation-keys.js'
 import { csrfMatches, type Session, type SessionManager } from './sessions.js'
 
@@ -26,6 +27,11 @@ export interface AdminPrincipal {
   username: string
   /** How the request was authenticated. */
   via: 'bearer' | 'cookie' | 'open' | 'evaluation_key'
+  /**
+   * What the principal may do (`admin` in open mode). An evaluation key has `viewer` but is
+   * accepted only by the OFREP endpoints.
+   */
+  role: Role
   /** The session (absent in open mode). */
   session: Session | null
   /** The raw token (absent in open mode); needed to derive the CSRF token. */
@@ -46,6 +52,11 @@ declare module 'fastify' {
     public?: boolean
     /** An endpoint that also accepts a read-only evaluation key (the OFREP endpoints). */
     evaluationKey?: boolean
+    /**
+     * The role the endpoint needs; default `viewer` for GET/HEAD/OPTIONS and `operator` for
+     * any other method (common/roles.ts).
+     */
+    role?: Role
   }
 }
 
@@ -93,7 +104,14 @@ export function authenticationHook(
       return
     }
     if (sessions === null) {
-      request.switchyardAdmin = { username: 'anonymous', via: 'open', session: null, token: null }
+      // Open mode: whoever reaches the app is an admin (it warns at startup).
+      request.switchyardAdmin = {
+        username: 'anonymous',
+        via: 'open',
+        role: 'admin',
+        session: null,
+        token: null,
+      }
       done()
       return
     }
@@ -117,9 +135,15 @@ export function authenticationHook(
           return
         }
       }
+      const needed = requiredRole(request.method, config.role)
+      if (!roleAllows(session.role, needed)) {
+        done(forbiddenFor(session.role, needed))
+        return
+      }
       request.switchyardAdmin = {
         username: session.username,
         via: bearer === undefined ? 'cookie' : 'bearer',
+        role: session.role,
         session,
         token,
       }
@@ -157,6 +181,7 @@ function authenticateKey(
     request.switchyardAdmin = {
       username: `key:${record.name}`,
       via: 'evaluation_key',
+      role: 'viewer',
       session: null,
       token: null,
       evaluationKey: record,

@@ -10,6 +10,7 @@ import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { Clock } from '../../core/clock.js'
 import { toIso } from '../../core/time.js'
 import type { TokenStore } from '../../stores/types.js'
+import type { Role } from '../../common/roles.js'
 
 /** The default token lifetime, in seconds (24 h). */
 export const DEFAULT_TOKEN_EXPIRY = 24 * 60 * 60
@@ -18,12 +19,15 @@ export const DEFAULT_TOKEN_EXPIRY = 24 * 60 * 60
 export interface IssuedSession {
   token: string
   username: string
+  role: Role
   expires_at: string
 }
 
 /** An authenticated session found from a token. */
 export interface Session {
   username: string
+  /** The role the user signed in with. */
+  role: Role
   expires_at: string
   /** The hash under which the token is stored (for logout). */
   tokenHash: string
@@ -58,12 +62,12 @@ export class SessionManager {
     private readonly expirySeconds: number,
   ) {}
 
-  /** Creates a session for `username` and stores its token hash until it expires. */
-  async issue(username: string): Promise<IssuedSession> {
+  /** Creates a session for `username` with `role` and stores its token hash until it expires. */
+  async issue(username: string, role: Role): Promise<IssuedSession> {
     const token = randomBytes(32).toString('base64url')
     const expiresAt = toIso(this.clock.now() + this.expirySeconds * 1000)
-    await this.store.put(hashToken(token), { username, expires_at: expiresAt })
-    return { token, username, expires_at: expiresAt }
+    await this.store.put(hashToken(token), { username, role, expires_at: expiresAt })
+    return { token, username, role, expires_at: expiresAt }
   }
 
   /** The session of a token, or null when it is unknown, revoked or expired. */
@@ -72,7 +76,9 @@ export class SessionManager {
     const tokenHash = hashToken(token)
     const record = await this.store.get(tokenHash)
     if (record === null || Date.parse(record.expires_at) <= this.clock.now()) return null
-    return { username: record.username, expires_at: record.expires_at, tokenHash }
+    // Sessions stored before roles existed were all admins' (the only principal there was).
+    const role = record.role ?? 'admin'
+    return { username: record.username, role, expires_at: record.expires_at, tokenHash }
   }
 
   /** The current time of the session clock (epoch ms). */

@@ -7,6 +7,7 @@ import { SESSION_COOKIE } from '../auth/guard.js'
 import { csrfTokenFor } from '../auth/sessions.js'
 import { ADMIN_ROUTE, PUBLIC_ROUTE, type AdminContext, type AdminInstance } from '../context.js'
 import { AuthNotConfiguredError, LoginThrottledError, UnauthenticatedError } from '../errors.js'
+import type { Role } from '../../common/roles.js'
 import { ErrorBody, LoginBody, LoginResult, LogoutResult, MeResult } from '../schemas.js'
 
 /** Registers the auth endpoints. */
@@ -42,18 +43,18 @@ export function authRoutes(app: AdminInstance, context: AdminContext): void {
       }
       // The attempt is already counted as a failure (so concurrent guesses against a slow
       // authenticate are all counted); a success takes it back.
-      let verified = false
+      let role: Role | null = null
       try {
-        verified = await credentials.verify(username, password)
+        role = await credentials.verify(username, password)
       } finally {
-        if (verified) attempt.succeed()
+        if (role !== null) attempt.succeed()
         else attempt.fail()
       }
-      if (!verified) {
+      if (role === null) {
         request.log.warn({ username, address }, 'switchyard admin: failed login')
         throw new UnauthenticatedError('Invalid username or password.')
       }
-      const session = await sessions.issue(username)
+      const session = await sessions.issue(username, role)
       void reply.setCookie(SESSION_COOKIE, session.token, {
         httpOnly: true,
         sameSite: 'strict',
@@ -97,6 +98,7 @@ export function authRoutes(app: AdminInstance, context: AdminContext): void {
       const principal = request.switchyardAdmin
       return {
         username: principal?.username ?? 'anonymous',
+        role: principal?.role ?? 'admin',
         authenticated: principal?.session != null,
         expires_at: principal?.session?.expires_at ?? null,
         auth_required: sessions !== null,

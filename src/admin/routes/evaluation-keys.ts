@@ -12,7 +12,7 @@ import type {
 } from '../auth/evaluation-keys.js'
 import { actorOf } from '../auth/guard.js'
 import type { Engine } from '../../core/engine.js'
-import { ADMIN_ROUTE, type AdminContext, type AdminInstance } from '../context.js'
+import { ADMIN_ROLE_ROUTE, type AdminContext, type AdminInstance } from '../context.js'
 import { EvaluationKeyNotFoundError } from '../errors.js'
 import { Envelope, ErrorBody, PageQuery } from '../schemas.js'
 
@@ -93,7 +93,7 @@ export function evaluationKeyRoutes(
   app.post(
     '/api/evaluation-keys',
     {
-      config: ADMIN_ROUTE,
+      config: ADMIN_ROLE_ROUTE,
       schema: {
         summary: 'Create a read-only OFREP evaluation key; the answer is the only time it is shown',
         tags: ['evaluation-keys'],
@@ -114,7 +114,7 @@ export function evaluationKeyRoutes(
   app.get(
     '/api/evaluation-keys',
     {
-      config: ADMIN_ROUTE,
+      config: ADMIN_ROLE_ROUTE,
       schema: {
         summary: 'Evaluation keys, oldest first (never the keys themselves)',
         tags: ['evaluation-keys'],
@@ -129,7 +129,7 @@ export function evaluationKeyRoutes(
   app.delete(
     '/api/evaluation-keys/:id',
     {
-      config: ADMIN_ROUTE,
+      config: ADMIN_ROLE_ROUTE,
       schema: {
         summary: 'Revoke an evaluation key on every instance (204)',
         tags: ['evaluation-keys'],

@@ -24,4 +24,5 @@ export {
   BodyTooLargeError,
   UnsupportedMediaTypeError,
 } from '../../common/request-errors.js'
+export { ForbiddenError, ROLES, type Role } from '../../common/roles.js'
 export { taskAdminErrorCatalogue } from '../admin/errors.js'
