@@ -116,7 +116,7 @@ function toUsers(auth: unknown): Required<AdminUser>[] {
   }
   const listed =
     !Array.isArray(auth) && typeof auth === 'object' && auth !== null && 'users' in auth
-      ? (auth as { users: unknown }).users
+      ? (auth).users
       : auth
   if (!Array.isArray(auth) && 'users' in (auth as object) && !Array.isArray(listed)) {
     throw new ConfigError('Invalid admin `auth.users`: expected a list of {username, password, role}.')
