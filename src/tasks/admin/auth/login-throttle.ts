@@ -3,11 +3,12 @@
  * every login attempt goes through {@link reserveLoginAttempt}, so a change of that module's
  * API is adapted here and nowhere else.
  *
- * The throttle counts failures by username and address together, and (with a lower bound on
- * the delay) by each alone, so a burst of wrong passwords slows down the guesser, not every
- * other user behind the same proxy. The attempt is counted as failed *before* the password is
- * checked (a reservation): concurrent guesses cannot all slip through while a slow
- * `authenticateUser` runs; a success takes it back.
+ * The rule is the admin app's too: a correct password from a client network (the address's
+ * IPv6 /64, or the IPv4 address) that has not been failing logs in at once, whatever other
+ * clients do; failures slow down the network that makes them, on the username it tries and on
+ * all its attempts. The attempt is counted as failed *before* the password is checked (a
+ * reservation): concurrent guesses cannot all slip through while a slow `authenticateUser`
+ * runs; a success takes it back.
  */
 import type { LoginThrottle } from '../../../common/login-throttle.js'
 
