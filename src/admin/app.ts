@@ -65,7 +65,7 @@ export interface AdminAppOptions extends EventHubOptions {
    * instance and expiry end them at once.
    */
   sessionCheckInterval?: number
-  /** Login throttling by username and client address (see common/login-throttle.ts). */
+  /** Login throttling by username and client network (see common/login-throttle.ts). */
   loginThrottle?: LoginThrottleOptions
   /**
    * Proxies whose forwarding headers are believed for the login address and the cookie's

@@ -52,7 +52,7 @@ describe('authentication', () => {
     expect((await call('GET', '/auth/me')).statusCode).toBe(401)
   })
 
-  it('throttles repeated failed logins per address with a 429, and lets a later attempt through', async () => {
+  it('throttles repeated failed logins of one username from one address with a 429, and lets a later attempt through', async () => {
     const { app, clock } = await authed({ loginThrottle: { freeAttempts: 3, baseDelay: 10 } })
     const attempt = (password: string) =>
       app.inject({

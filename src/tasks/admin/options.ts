@@ -45,7 +45,7 @@ export interface TaskAdminOptions extends EventHubOptions {
    * used instead.
    */
   trustedProxies?: readonly string[]
-  /** Login throttling per (username, address). */
+  /** Login throttling by username and client network (see common/login-throttle.ts). */
   loginThrottle?: LoginThrottleOptions
   /** Seconds between reads of other instances' changes for the stream; default 1. */
   relayInterval?: number

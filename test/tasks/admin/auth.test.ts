@@ -1,7 +1,7 @@
 /**
  * Authentication of the task admin: the login form, the session cookie's flags, expiry,
  * a secret key shared by two instances, revocation at logout seen by every instance, CSRF on
- * cookie-authenticated writes, login throttling per (username, address).
+ * cookie-authenticated writes, login throttling per (username, client network).
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -125,7 +125,7 @@ describe('task admin login', () => {
     await Promise.all([trusting.app.close(), strict.app.close(), app.close()])
   })
 
-  it('throttles repeated failures per username and address; other users are not locked out', async () => {
+  it('throttles repeated failures per username and client network; other users are not locked out', async () => {
     let now = Date.parse('2026-11-21T12:00:00Z')
     const { app } = await adminApp({
       auth: [
