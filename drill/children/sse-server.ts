@@ -35,7 +35,11 @@ await manager.startup()
 
 const app = Fastify({ logger: false })
 // Every login of the drill comes from one address.
-const loginThrottle = { freeAttempts: 1_000_000, sharedFreeAttempts: 1_000_000 }
+const loginThrottle = {
+  freeAttempts: 1_000_000,
+  networkFreeAttempts: 1_000_000,
+  usernameFreeAttempts: 1_000_000,
+}
 await app.register(adminApp, {
   engine,
   path: MOUNTS.admin,

@@ -172,7 +172,11 @@ export async function startAdmins(options: { publicStream?: boolean } = {}): Pro
     auth: CREDENTIALS,
     tokenExpiry: TOKEN_EXPIRY_S,
     // The sweep sends thousands of bad logins from one address.
-    loginThrottle: { freeAttempts: 1_000_000, sharedFreeAttempts: 1_000_000 },
+    loginThrottle: {
+      freeAttempts: 1_000_000,
+      networkFreeAttempts: 1_000_000,
+      usernameFreeAttempts: 1_000_000,
+    },
   })
   await app.register(taskAdmin, {
     taskManager: manager,
@@ -180,7 +184,11 @@ export async function startAdmins(options: { publicStream?: boolean } = {}): Pro
     auth: [CREDENTIALS.username, CREDENTIALS.password],
     tokenExpiry: TOKEN_EXPIRY_S,
     clock,
-    loginThrottle: { freeAttempts: 1_000_000, sharedFreeAttempts: 1_000_000 },
+    loginThrottle: {
+      freeAttempts: 1_000_000,
+      networkFreeAttempts: 1_000_000,
+      usernameFreeAttempts: 1_000_000,
+    },
     ...(options.publicStream === undefined ? {} : { publicStream: options.publicStream }),
   })
   await engine.saveSegment({ key: 'staff', name: 'Staff', included: ['u1'] })

@@ -22,7 +22,7 @@
  * networks is slowed once each of those networks has failed (the username key). Why the
  * username key never applies to a clean network: it counts everybody's failures, so applying
  * it to every attempt would let anyone lock an account out (26 failures from scattered
- * addresses used to make the real owner's SDK fail with 429 at its next restart). A network
+ * addresses would make the real owner's SDK fail with 429 at its next restart). A network
  * that has not failed has given no reason to be slowed, so only its own future failures can
  * slow it. What that costs: each fresh network gets its free attempts on an account; an
  * attacker holding many networks guesses that many more times.
