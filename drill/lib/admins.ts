@@ -10,7 +10,7 @@ import { request as httpRequest } from 'node:http'
 import Fastify, { type FastifyInstance, type FastifySchema } from 'fastify'
 import { adminApp } from '../../src/admin/index.js'
 import { createEngine, type Engine } from '../../src/index.js'
-import { TaskManager } from '../../src/tasks/index.js'
+import { getTaskContext, TaskManager } from '../../src/tasks/index.js'
 import { taskAdmin } from '../../src/tasks/fastify/index.js'
 import type { Role } from '../../src/common/roles.js'
 import { booleanFlag } from './flag-input.js'
@@ -53,6 +53,11 @@ export interface Admins {
   routes: RecordedRoute[]
   /** Ids of objects that exist from the start, for path parameters. */
   fixtures: { evaluationKey: string; evaluationKeyId: string; taskId: string; queue: string }
+  /**
+   * Adds a task run and resolves its id once it is `failed` (retryable) or `running`
+   * (cancellable; it runs until cancelled or until the admins close).
+   */
+  taskIn(status: 'failed' | 'running'): Promise<string>
   /** Moves the shared clock forward. */
   advance(ms: number): void
   /** A digest of every piece of state either admin could change. */
@@ -183,6 +188,19 @@ export async function startAdmins(options: { publicStream?: boolean } = {}): Pro
   await engine.start()
   const manager = new TaskManager({ logger: quiet })
   const noop = manager.task({ name: 'noop' }, () => 'done')
+  const fail = manager.task({ name: 'fail' }, () => {
+    throw new Error('drill failure')
+  })
+  // Runs until cancelled (its signal aborts) or until the admins close.
+  const holds = new Set<() => void>()
+  const hold = manager.task(
+    { name: 'hold' },
+    () =>
+      new Promise<void>((resolve) => {
+        holds.add(resolve)
+        getTaskContext()?.signal.addEventListener('abort', () => resolve())
+      }),
+  )
   manager.schedule({ every: 3600 }, () => undefined, { name: 'hourly' })
   await manager.startup()
   await manager.addTask(noop, [])
@@ -239,6 +257,15 @@ export async function startAdmins(options: { publicStream?: boolean } = {}): Pro
       taskId: record.task_id,
       queue: record.queue,
     },
+    async taskIn(status) {
+      const id = await manager.addTask(status === 'failed' ? fail : hold, [])
+      const deadline = Date.now() + 5000
+      while ((await manager.getTask(id))?.status !== status) {
+        if (Date.now() > deadline) throw new Error(`task ${id} never became ${status}`)
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+      return id
+    },
     advance(ms) {
       now += ms
     },
@@ -267,6 +294,7 @@ export async function startAdmins(options: { publicStream?: boolean } = {}): Pro
       })
     },
     async close() {
+      for (const resolve of holds) resolve()
       await app.close()
       await manager.shutdown()
       await engine.close()

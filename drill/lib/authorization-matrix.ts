@@ -186,15 +186,18 @@ export async function taskPrincipals(admins: Admins): Promise<Principal[]> {
   return [anonymous(), await taskAdminSession(admins)]
 }
 
-/** A request body: JSON (an object) or a form (`form`), the same or per principal. */
-type Body = unknown | ((principal: string) => unknown)
+/**
+ * A request body: a value, or a function of the principal's name and of the path parameters
+ * `prepare` resolved (empty for a request that must be refused).
+ */
+type Body<T> = T | ((principal: string, prepared: Record<string, string>) => T)
 
 /** How to send one route: its body, path parameters, and when it must run. */
 export interface RequestSpec {
   /** A JSON body (a value, or a function of the principal's name). */
-  json?: Body
+  json?: Body<unknown>
   /** A form body (a page's form), likewise. */
-  form?: Record<string, string> | ((principal: string) => Record<string, string>)
+  form?: Body<Record<string, string>>
   /** A query string, without `?`. */
   query?: string
   /** Runs before each allowed write; resolves path parameters naming an object it made. */
@@ -216,6 +219,9 @@ const doomedSegment = async (admins: Admins) => {
   return { key: 'doomed' }
 }
 const doomedKey = async (admins: Admins) => ({ id: (await issueKey(admins.port, 'doomed')).id })
+const failedTask = async (admins: Admins) => ({ task_id: await admins.taskIn('failed') })
+const runningTask = async (admins: Admins) => ({ task_id: await admins.taskIn('running') })
+const idsOf = (prepared: Record<string, string>) => [prepared.task_id ?? 'none']
 const maintenanceBodies = {
   'maintenance/enable': { reason: 'matrix' },
   'maintenance/disable': {},
@@ -312,7 +318,26 @@ export const REQUESTS: ReadonlyMap<string, RequestSpec> = new Map<string, Reques
   ['POST /segments/:key/delete', { prepare: doomedSegment }],
   ['POST /evaluation-keys/:id/revoke', { prepare: doomedKey }],
   ['POST /auth/logout', { endsSession: true }],
-  ['DELETE /history', { last: true }],
+  ['POST /:task_id/retry', { prepare: failedTask }],
+  ['POST /:task_id/cancel', { prepare: runningTask }],
+  [
+    'POST /bulk-retry',
+    {
+      prepare: failedTask,
+      json: (_: string, p: Record<string, string>) => ({ task_ids: idsOf(p) }),
+    },
+  ],
+  [
+    'POST /dashboard/bulk-retry',
+    {
+      prepare: failedTask,
+      form: (_: string, p: Record<string, string>) => ({ task_ids: idsOf(p)[0]! }),
+    },
+  ],
+  ['POST /dashboard/dead-letters/replay', { form: { window: 'all' } }],
+  ['POST /dashboard/task/:task_id/retry', { prepare: failedTask }],
+  ['POST /dashboard/task/:task_id/cancel', { prepare: runningTask }],
+  ['DELETE /history', { last: true, query: 'value=0&unit=day' }],
 ])
 
 function slug(prefix: string, principal: string): string {
@@ -450,8 +475,8 @@ async function sendPlanned(admins: Admins, planned: Planned, result: MatrixResul
     concretePath(admins, route, params) + (spec.query === undefined ? '' : `?${spec.query}`)
   const headers: Record<string, string> = { ...credentials }
   let body: string | undefined
-  const json = typeof spec.json === 'function' ? spec.json(principal.name) : spec.json
-  const form = typeof spec.form === 'function' ? spec.form(principal.name) : spec.form
+  const json = typeof spec.json === 'function' ? spec.json(principal.name, params) : spec.json
+  const form = typeof spec.form === 'function' ? spec.form(principal.name, params) : spec.form
   if (json !== undefined || (route.schema?.body !== undefined && route.cls !== 'page')) {
     headers['content-type'] = 'application/json'
     body = JSON.stringify(json ?? {})
@@ -506,9 +531,10 @@ function verdict(
   spec: RequestSpec,
 ): string | null {
   const got = `${answer.status}${answer.location === undefined ? '' : ` → ${answer.location}`} ${answer.body.slice(0, 160)}`
-  // A JSON error body is checked where there is one (a HEAD answer has none).
+  // The admin API's error body is checked where there is one: not on a HEAD answer, a page
+  // (an HTML error page) or an OFREP endpoint (OFREP's own error shape).
   const coded = (code: string, extra: Record<string, unknown> = {}) => {
-    if (route.cls === 'page' || route.method === 'HEAD') return true
+    if (route.cls !== 'json' || route.method === 'HEAD') return true
     const error = errorOf(answer)
     return (
       error?.code === code && Object.entries(extra).every(([name, value]) => error[name] === value)
