@@ -397,9 +397,11 @@ export interface MatrixResult {
   /** Requests and refusals by principal name. */
   tally: Map<string, PrincipalTally>
   /** Refused requests after which the state differed from the snapshot before them. */
-  stateChanges: number
+  stateChanges: string[]
   /** Requests sent. */
   requests: number
+  /** Requests refused (as expected or not). */
+  refusals: number
 }
 
 interface Planned {
@@ -423,8 +425,9 @@ export async function runMatrix(
     mismatches: [],
     writesNotApplied: [],
     tally: new Map(principals.map((principal) => [principal.name, { requests: 0, refusals: 0 }])),
-    stateChanges: 0,
+    stateChanges: [],
     requests: 0,
+    refusals: 0,
   }
   const quiet: Planned[] = []
   const writes: Planned[] = []
@@ -445,8 +448,7 @@ export async function runMatrix(
   for (const planned of quiet) {
     await sendPlanned(admins, planned, result)
     if (planned.expected !== 'served' && (await admins.state()) !== before) {
-      result.stateChanges++
-      result.mismatches.push(`${label(planned)}: the refusal changed the state`)
+      result.stateChanges.push(`${label(planned)}: the refusal changed the state`)
     }
   }
   // Writes principal by principal, so that each one's create, change and delete of an object
@@ -486,7 +488,10 @@ async function sendPlanned(admins: Admins, planned: Planned, result: MatrixResul
   }
   const tally = result.tally.get(principal.name)!
   tally.requests++
-  if (expected !== 'served') tally.refusals++
+  if (expected !== 'served') {
+    tally.refusals++
+    result.refusals++
+  }
   result.requests++
   let answer: Answer
   try {
