@@ -62,6 +62,7 @@ export type Expectation = 'served' | 'unauthenticated' | 'forbidden' | 'key-refu
 
 /** One row of the principal table. */
 export interface Principal {
+  /** Its name in reports, unique in a table (`viewer session`). */
   name: string
   /** The headers it presents. */
   headers: Record<string, string>
@@ -74,7 +75,12 @@ export interface Principal {
   expected(route: MatrixRoute): Expectation
 }
 
-/** The exceptions found to the rules the principals derive from route configuration. */
+/**
+ * Answers that differ from what the principals derive from a route's configuration, by full
+ * URL and principal name, each with its reason. None today: the differences the matrix found (a
+ * viewer could not log out nor evaluate a flag, an operator could manage evaluation keys from
+ * the dashboard) were mistakes in the routes' configuration, fixed there.
+ */
 export const EXCEPTIONS: readonly {
   method: string
   url: string
