@@ -13,6 +13,12 @@
  *   unknown paths  → 404
  * A path variant may also answer 404 (it names no route) or 400, but never serve a protected
  * route. The state of both admins is compared before and after: nothing may change.
+ *
+ * Then the role matrix (drill/lib/authorization-matrix.ts): every route × the viewer, operator
+ * and admin sessions, an evaluation key and no credentials on the route-control admin (the
+ * admin-only routes refused to operators, writes to viewers), and no credentials and an admin
+ * session on the task admin; the state after every refusal is compared with the state before
+ * them, and the writes of the principals allowed to make them must succeed.
  */
 import { atMost, exactly, measured } from '../lib/drill.js'
 import type { Drill, DrillFigure, DrillScale } from '../lib/drill.js'
@@ -28,21 +34,16 @@ import {
   type Answer,
   type RecordedRoute,
 } from '../lib/admins.js'
+import {
+  adminPrincipals,
+  classOf,
+  runMatrix,
+  taskPrincipals,
+  type MatrixResult,
+  type RouteClass,
+} from '../lib/authorization-matrix.js'
 
-/** The class of a route, which decides the expected answers. */
-export type RouteClass = 'json' | 'page' | 'public' | 'ofrep'
-
-/** The class of a recorded route, from its own configuration. */
-export function classOf(route: RecordedRoute): RouteClass {
-  const config = route.config
-  if (route.app === 'admin') {
-    if (config.public === true) return 'public'
-    if (config.evaluationKey === true) return 'ofrep'
-    return route.schema?.hide === true ? 'page' : 'json'
-  }
-  if (config.taskAdminPublic === true) return 'public'
-  return config.taskAdminPage === true ? 'page' : 'json'
-}
+export { classOf, type RouteClass }
 
 /** The credentials one request presents. */
 interface Presented {
@@ -282,14 +283,52 @@ export async function sweep(
     }
     const after = await admins.state()
     const changed = before === after ? 0 : 1
+    const swept = mismatches.length
+    // The role matrix changes state on purpose (its allowed writes): after the check above.
+    const matrices: [string, MatrixResult][] = [
+      ['route-control admin', await runMatrix(admins, 'admin', await adminPrincipals(admins))],
+      ['task admin', await runMatrix(admins, 'tasks', await taskPrincipals(admins))],
+    ]
+    for (const [, result] of matrices) {
+      mismatches.push(...result.mismatches, ...result.writesNotApplied, ...result.stateChanges)
+    }
+    const total = (pick: (result: MatrixResult) => number) =>
+      matrices.reduce((sum, [, result]) => sum + pick(result), 0)
     return {
       mismatches,
       figures: [
         measured('routes swept (both admins)', routes.length),
         measured('requests sent', requests),
-        exactly('answers not as expected', mismatches.length, 0),
+        exactly('answers not as expected', swept, 0),
         atMost('unknown paths served', unknown, 0),
         exactly('state changes', changed, 0),
+        ...matrices.flatMap(([app, result]) =>
+          [...result.tally].map(([principal, tally]) =>
+            measured(
+              `${app}, ${principal}: requests / refused`,
+              `${tally.requests} / ${tally.refusals}`,
+            ),
+          ),
+        ),
+        measured(
+          'role matrix: refusals',
+          total((result) => result.refusals),
+        ),
+        exactly(
+          'role matrix: answers not as expected',
+          total((result) => result.mismatches.length),
+          0,
+        ),
+        exactly(
+          'role matrix: allowed writes not applied',
+          total((result) => result.writesNotApplied.length),
+          0,
+        ),
+        exactly(
+          'role matrix: state changes after a refusal',
+          total((result) => result.stateChanges.length),
+          0,
+        ),
       ],
     }
   } finally {
@@ -300,7 +339,8 @@ export async function sweep(
 /** The drill. */
 export const authSweep: Drill = {
   name: 'auth-sweep',
-  title: 'every admin and task-admin route × method × credential and path variant, by route class',
+  title:
+    'every admin and task-admin route × method × credential and path variant, by route class; every route × role',
   async run(scale) {
     const { figures, mismatches } = await sweep(scale)
     for (const line of mismatches.slice(0, 20)) console.log(`  mismatch: ${line}`)

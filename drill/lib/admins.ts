@@ -10,12 +10,23 @@ import { request as httpRequest } from 'node:http'
 import Fastify, { type FastifyInstance, type FastifySchema } from 'fastify'
 import { adminApp } from '../../src/admin/index.js'
 import { createEngine, type Engine } from '../../src/index.js'
-import { TaskManager } from '../../src/tasks/index.js'
+import { getTaskContext, TaskManager } from '../../src/tasks/index.js'
 import { taskAdmin } from '../../src/tasks/fastify/index.js'
+import type { Role } from '../../src/common/roles.js'
 import { booleanFlag } from './flag-input.js'
 
 /** The admin credentials of both apps. */
 export const CREDENTIALS = { username: 'admin', password: 'drill-s3cret' }
+
+/**
+ * One user per role on the route-control admin (the task admin knows only {@link CREDENTIALS}).
+ * The admin is {@link CREDENTIALS} itself.
+ */
+export const ROLE_CREDENTIALS = {
+  viewer: { username: 'viewer', password: 'drill-v1ewer', role: 'viewer' },
+  operator: { username: 'operator', password: 'drill-0perator', role: 'operator' },
+  admin: { ...CREDENTIALS, role: 'admin' },
+} as const satisfies Record<Role, { username: string; password: string; role: Role }>
 
 /** Seconds a session token lives (the drills move the clock past it). */
 export const TOKEN_EXPIRY_S = 3600
@@ -40,6 +51,13 @@ export interface Admins {
   engine: Engine
   manager: TaskManager
   routes: RecordedRoute[]
+  /** Ids of objects that exist from the start, for path parameters. */
+  fixtures: { evaluationKey: string; evaluationKeyId: string; taskId: string; queue: string }
+  /**
+   * Adds a task run and resolves its id once it is `failed` (retryable) or `running`
+   * (cancellable; it runs until cancelled or until the admins close).
+   */
+  taskIn(status: 'failed' | 'running'): Promise<string>
   /** Moves the shared clock forward. */
   advance(ms: number): void
   /** A digest of every piece of state either admin could change. */
@@ -136,6 +154,28 @@ export async function loginAt(port: number): Promise<{ admin: string; tasks: str
   return { admin, tasks: cookie }
 }
 
+/** Logs in as the admin and issues an evaluation key named `name`; resolves the key and its id. */
+export async function issueKey(port: number, name: string): Promise<{ key: string; id: string }> {
+  const login = await send(
+    port,
+    'POST',
+    `${MOUNTS.admin}/api/auth/login`,
+    { 'content-type': 'application/json' },
+    JSON.stringify(CREDENTIALS),
+  )
+  const token = (JSON.parse(login.body) as { token?: string }).token ?? ''
+  const issued = await send(
+    port,
+    'POST',
+    `${MOUNTS.admin}/api/evaluation-keys`,
+    { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    JSON.stringify({ name }),
+  )
+  const { key, id } = JSON.parse(issued.body) as { key?: string; id?: string }
+  if (key === undefined || id === undefined) throw new Error(`key issue failed: ${issued.status}`)
+  return { key, id }
+}
+
 /** Starts both admins on 127.0.0.1, port 0. */
 export async function startAdmins(options: { publicStream?: boolean } = {}): Promise<Admins> {
   let now = Date.parse('2030-01-01T00:00:00Z')
@@ -148,6 +188,19 @@ export async function startAdmins(options: { publicStream?: boolean } = {}): Pro
   await engine.start()
   const manager = new TaskManager({ logger: quiet })
   const noop = manager.task({ name: 'noop' }, () => 'done')
+  const fail = manager.task({ name: 'fail' }, () => {
+    throw new Error('drill failure')
+  })
+  // Runs until cancelled (its signal aborts) or until the admins close.
+  const holds = new Set<() => void>()
+  const hold = manager.task(
+    { name: 'hold' },
+    () =>
+      new Promise<void>((resolve) => {
+        holds.add(resolve)
+        getTaskContext()?.signal.addEventListener('abort', () => resolve())
+      }),
+  )
   manager.schedule({ every: 3600 }, () => undefined, { name: 'hourly' })
   await manager.startup()
   await manager.addTask(noop, [])
@@ -169,7 +222,7 @@ export async function startAdmins(options: { publicStream?: boolean } = {}): Pro
   await app.register(adminApp, {
     engine,
     path: MOUNTS.admin,
-    auth: CREDENTIALS,
+    auth: Object.values(ROLE_CREDENTIALS),
     tokenExpiry: TOKEN_EXPIRY_S,
     // The sweep sends thousands of bad logins from one address.
     loginThrottle: {
@@ -193,9 +246,12 @@ export async function startAdmins(options: { publicStream?: boolean } = {}): Pro
   })
   await engine.saveSegment({ key: 'staff', name: 'Staff', included: ['u1'] })
   await engine.saveFlag(booleanFlag('dark-mode'))
+  const [record] = (await manager.listTasks({ perPage: 1 })).items
+  if (record === undefined) throw new Error('no task record')
   await app.listen({ host: '127.0.0.1', port: 0 })
   const address = app.server.address()
   if (address === null || typeof address === 'string') throw new Error('no port')
+  const key = await issueKey(address.port, 'fixture')
 
   return {
     app,
@@ -203,6 +259,21 @@ export async function startAdmins(options: { publicStream?: boolean } = {}): Pro
     engine,
     manager,
     routes,
+    fixtures: {
+      evaluationKey: key.key,
+      evaluationKeyId: key.id,
+      taskId: record.task_id,
+      queue: record.queue,
+    },
+    async taskIn(status) {
+      const id = await manager.addTask(status === 'failed' ? fail : hold, [])
+      const deadline = Date.now() + 5000
+      while ((await manager.getTask(id))?.status !== status) {
+        if (Date.now() > deadline) throw new Error(`task ${id} never became ${status}`)
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+      return id
+    },
     advance(ms) {
       now += ms
     },
@@ -223,7 +294,7 @@ export async function startAdmins(options: { publicStream?: boolean } = {}): Pro
         flags,
         segments,
         audit: audit.total,
-        keys: (await engine.evaluationKeys().list()).length,
+        keys: (await engine.evaluationKeys().list()).map((each) => [each.id, each.name]),
         tasks: tasks.items.map((task) => [task.task_id, task.status]),
         schedules: manager.listSchedules().map((schedule) => [schedule.name, schedule.trigger]),
         queues: manager.queueStats(),
@@ -231,6 +302,7 @@ export async function startAdmins(options: { publicStream?: boolean } = {}): Pro
       })
     },
     async close() {
+      for (const resolve of holds) resolve()
       await app.close()
       await manager.shutdown()
       await engine.close()

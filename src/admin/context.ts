@@ -67,5 +67,12 @@ export const ADMIN_ROUTE = { switchyardAdmin: true } as const
 /** Route config of the endpoints that manage credentials: they need the `admin` role. */
 export const ADMIN_ROLE_ROUTE = { switchyardAdmin: true, role: 'admin' } as const
 
+/**
+ * Route config of the endpoints every role may use whatever their method: a POST that only
+ * reads (a flag evaluation) or that acts only on the caller's own session (logout, which a
+ * viewer must be able to do too).
+ */
+export const VIEWER_ROUTE = { switchyardAdmin: true, role: 'viewer' } as const
+
 /** Route config of the public endpoints. */
 export const PUBLIC_ROUTE = { switchyardAdmin: true, public: true } as const

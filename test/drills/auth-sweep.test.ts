@@ -1,6 +1,7 @@
 /**
  * Drill 4 in short form: every route of both admins, every method, each credential variant and
- * a few path variants answer as their route class requires, and nothing changes. Also the bug
+ * a few path variants answer as their route class requires, and nothing changes; every route
+ * answers each role as its configuration requires, and no refusal changes anything. Also the bug
  * the sweep found: a HEAD request to an event stream was never answered (Node holds the head
  * of a body-less answer until it ends) and held a place among the stream's clients.
  */
@@ -28,6 +29,19 @@ describe('admin auth sweep (short form)', () => {
     const swept = figures.find((figure) => figure.name.startsWith('routes swept'))
     // Both admins' tables were read: far more than a handful of routes.
     expect(Number(swept?.value)).toBeGreaterThan(100)
+    // The role matrix ran, every principal with requests, and no refusal changed anything.
+    const value = (name: string) => figures.find((figure) => figure.name === name)?.value
+    expect(value('role matrix: state changes after a refusal')).toBe(0)
+    expect(Number(value('role matrix: refusals'))).toBeGreaterThan(100)
+    for (const principal of ['viewer', 'operator', 'admin']) {
+      const [requests, refused] = String(
+        value(`route-control admin, ${principal} session: requests / refused`),
+      )
+        .split(' / ')
+        .map(Number)
+      expect(requests).toBeGreaterThan(100)
+      expect(refused! > 0).toBe(principal !== 'admin')
+    }
   }, 120_000)
 
   it('classifies routes from their own configuration', async () => {

@@ -21,7 +21,7 @@ import {
 } from '../../ui/index.js'
 import { attempt, done } from './answers.js'
 import { formErrors, formOf, raw, NO_ERRORS, type FormErrors } from './forms.js'
-import { PAGE, domId, type Dashboard } from './view.js'
+import { ADMIN_PAGE, domId, type Dashboard } from './view.js'
 
 const KEY_FIELDS = ['name'] as const
 
@@ -136,7 +136,7 @@ export function keysPage(app: FastifyInstance, dashboard: Dashboard): void {
   const sendForm = (reply: FastifyReply, status: number, state: CreateFormState) =>
     sendHtml(reply, <CreateForm dashboard={dashboard} {...state} />, status)
 
-  app.get('/evaluation-keys', PAGE, async (request, reply) =>
+  app.get('/evaluation-keys', ADMIN_PAGE, async (request, reply) =>
     sendHtml(
       reply,
       dashboard.page(request, {
@@ -159,9 +159,11 @@ export function keysPage(app: FastifyInstance, dashboard: Dashboard): void {
     ),
   )
 
-  app.get('/evaluation-keys/table', PAGE, async (_request, reply) => sendHtml(reply, await table()))
+  app.get('/evaluation-keys/table', ADMIN_PAGE, async (_request, reply) =>
+    sendHtml(reply, await table()),
+  )
 
-  app.post('/evaluation-keys', PAGE, async (request, reply) => {
+  app.post('/evaluation-keys', ADMIN_PAGE, async (request, reply) => {
     const name = raw(formOf(request.body), 'name')
     const actor = dashboard.actor(request)
     return attempt(
@@ -178,7 +180,7 @@ export function keysPage(app: FastifyInstance, dashboard: Dashboard): void {
 
   app.post<{ Params: { id: string } }>(
     '/evaluation-keys/:id/revoke',
-    PAGE,
+    ADMIN_PAGE,
     async (request, reply) =>
       attempt(reply, async () => {
         const key = await revokeEvaluationKey(

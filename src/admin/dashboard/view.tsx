@@ -6,7 +6,14 @@ import type { FastifyRequest } from 'fastify'
 import type { FlagService } from '../../flags/service.js'
 import { csrfTokenFor } from '../auth/sessions.js'
 import { EndpointNotFoundError } from '../errors.js'
-import { ADMIN_ROUTE, PUBLIC_ROUTE, flagServiceOf, type AdminContext } from '../context.js'
+import {
+  ADMIN_ROLE_ROUTE,
+  ADMIN_ROUTE,
+  PUBLIC_ROUTE,
+  VIEWER_ROUTE,
+  flagServiceOf,
+  type AdminContext,
+} from '../context.js'
 import {
   dashboardPage,
   type DashboardPageProps,
@@ -16,6 +23,12 @@ import {
 
 /** Route options of a dashboard page or fragment: an admin route, left out of the OpenAPI document. */
 export const PAGE = { config: ADMIN_ROUTE, schema: { hide: true } } as const
+
+/** Route options of a page that manages credentials (evaluation keys): the admin role only. */
+export const ADMIN_PAGE = { config: ADMIN_ROLE_ROUTE, schema: { hide: true } } as const
+
+/** Route options of the dashboard's logout, which every role may use. */
+export const SESSION_PAGE = { config: VIEWER_ROUTE, schema: { hide: true } } as const
 
 /** Route options of a dashboard route reachable without a session (login, assets). */
 export const PUBLIC_PAGE = { config: PUBLIC_ROUTE, schema: { hide: true } } as const

@@ -45,8 +45,11 @@ export interface OfrepDependencies {
   keys: EvaluationKeys
 }
 
-/** Route config of the evaluation endpoints: admin credentials or an evaluation key. */
-const OFREP_ROUTE = { ...ADMIN_ROUTE, evaluationKey: true } as const
+/**
+ * Route config of the evaluation endpoints: admin credentials or an evaluation key. An
+ * evaluation is a read, POST or not: a viewer may make one, as an evaluation key may.
+ */
+const OFREP_ROUTE = { ...ADMIN_ROUTE, evaluationKey: true, role: 'viewer' } as const
 const BODY_LIMIT = 64 * 1024
 const SINGLE = '/ofrep/v1/evaluate/flags/:key'
 const BULK = '/ofrep/v1/evaluate/flags'

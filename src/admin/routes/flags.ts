@@ -15,7 +15,7 @@ import { FlagNotFoundError, SegmentNotFoundError } from '../../flags/errors.js'
 import { FlagInputSchema, SegmentInputSchema } from '../../flags/schemas.js'
 import type { FlagService } from '../../flags/service.js'
 import { actorOf } from '../auth/guard.js'
-import { ADMIN_ROUTE, type AdminInstance } from '../context.js'
+import { ADMIN_ROUTE, VIEWER_ROUTE, type AdminInstance } from '../context.js'
 import { EndpointNotFoundError, SegmentExistsError } from '../errors.js'
 import { ErrorBody } from '../schemas.js'
 
@@ -187,7 +187,7 @@ export function flagRoutes(app: AdminInstance, source: FlagServiceSource): void 
   app.post(
     '/api/flags/:key/evaluate',
     {
-      config: ADMIN_ROUTE,
+      config: VIEWER_ROUTE,
       schema: {
         summary: 'Evaluate a flag for a context',
         tags: ['flags'],

@@ -1,0 +1,575 @@
+/**
+ * The authorization matrix: every route of an admin app (from the route table {@link startAdmins}
+ * records) × a table of principals, each principal saying from the route's own configuration
+ * what it must get: served, unauthenticated (401, or 303 to the login view for a page),
+ * forbidden (403 `FORBIDDEN` naming the role needed) or refused as an evaluation key (403
+ * `EVALUATION_KEY_NOT_ALLOWED`). A new principal (an API token, a service token) is one more
+ * row of the table; a new route is swept without touching this file, unless it has a path
+ * parameter nobody knows how to fill, which fails loudly.
+ *
+ * Requests run in two phases so that every refusal is checked against one stable state: first
+ * every request that must not change anything (each refusal and each read), each followed by a
+ * snapshot of the admins' state that must equal the one taken before the phase; then the writes
+ * of the principals allowed to make them, with bodies from {@link REQUESTS} so that the writes
+ * really happen, the ones that delete or end a session last.
+ *
+ * Shared by test/security/authorization-matrix.test.ts and the auth-sweep drill: it lives under
+ * drill/ because the drill is compiled without the tests.
+ */
+import { requiredRole, roleAllows, isRole, type Role } from '../../src/common/roles.js'
+import {
+  CREDENTIALS,
+  MOUNTS,
+  issueKey,
+  ROLE_CREDENTIALS,
+  send,
+  type Admins,
+  type Answer,
+  type RecordedRoute,
+} from './admins.js'
+import { booleanFlag } from './flag-input.js'
+
+/** The class of a route, which decides what a principal without the right credentials gets. */
+export type RouteClass = 'json' | 'page' | 'public' | 'ofrep'
+
+/** The class of a recorded route, from its own configuration. */
+export function classOf(route: RecordedRoute): RouteClass {
+  const config = route.config
+  if (route.app === 'admin') {
+    if (config.public === true) return 'public'
+    if (config.evaluationKey === true) return 'ofrep'
+    return route.schema?.hide === true ? 'page' : 'json'
+  }
+  if (config.taskAdminPublic === true) return 'public'
+  return config.taskAdminPage === true ? 'page' : 'json'
+}
+
+/** A recorded route with what decides its expectations. */
+export interface MatrixRoute extends RecordedRoute {
+  cls: RouteClass
+  /** The role the route needs: the one it declares, else viewer to read and operator to write. */
+  required: Role
+}
+
+/** Reads the class and needed role of a recorded route. */
+export function matrixRoute(route: RecordedRoute): MatrixRoute {
+  const declared = isRole(route.config.role) ? route.config.role : undefined
+  return { ...route, cls: classOf(route), required: requiredRole(route.method, declared) }
+}
+
+/** What a principal must get from a route. */
+export type Expectation = 'served' | 'unauthenticated' | 'forbidden' | 'key-refused'
+
+/** One row of the principal table. */
+export interface Principal {
+  /** Its name in reports, unique in a table (`viewer session`). */
+  name: string
+  /** The headers it presents. */
+  headers: Record<string, string>
+  /**
+   * Headers of a new session of the same principal, for a request that ends the session it
+   * presents (a logout), so that the principal's later requests still present a live one.
+   */
+  fresh?: () => Promise<Record<string, string>>
+  /** What it must get from `route`. */
+  expected(route: MatrixRoute): Expectation
+}
+
+/**
+ * Answers that differ from what the principals derive from a route's configuration, by full
+ * URL and principal name, each with its reason. None today: the differences the matrix found (a
+ * viewer could not log out nor evaluate a flag, an operator could manage evaluation keys from
+ * the dashboard) were mistakes in the routes' configuration, fixed there.
+ */
+export const EXCEPTIONS: readonly {
+  method: string
+  url: string
+  principal: string
+  expected: Expectation
+  why: string
+}[] = []
+
+function withExceptions(name: string, rule: (route: MatrixRoute) => Expectation) {
+  return (route: MatrixRoute): Expectation =>
+    EXCEPTIONS.find(
+      (each) => each.principal === name && each.method === route.method && each.url === route.url,
+    )?.expected ?? rule(route)
+}
+
+/** A principal without credentials: public routes only. */
+export function anonymous(): Principal {
+  return {
+    name: 'no credentials',
+    headers: {},
+    expected: withExceptions('no credentials', (route) =>
+      route.cls === 'public' ? 'served' : 'unauthenticated',
+    ),
+  }
+}
+
+/** Logs in to the route-control admin; resolves the bearer token. */
+async function loginAdmin(port: number, username: string, password: string): Promise<string> {
+  const answer = await send(
+    port,
+    'POST',
+    `${MOUNTS.admin}/api/auth/login`,
+    { 'content-type': 'application/json' },
+    JSON.stringify({ username, password }),
+  )
+  const token = (JSON.parse(answer.body) as { token?: string }).token
+  if (token === undefined) throw new Error(`login of ${username} failed: ${answer.status}`)
+  return token
+}
+
+/** A bearer session of the route-control admin's user with `role`. */
+export async function roleSession(admins: Admins, role: Role): Promise<Principal> {
+  const { username, password } = ROLE_CREDENTIALS[role]
+  const headers = async () => ({
+    authorization: `Bearer ${await loginAdmin(admins.port, username, password)}`,
+  })
+  const name = `${role} session`
+  return {
+    name,
+    headers: await headers(),
+    fresh: headers,
+    expected: withExceptions(name, (route) =>
+      route.cls === 'public' || roleAllows(role, route.required) ? 'served' : 'forbidden',
+    ),
+  }
+}
+
+/** An evaluation key: the OFREP routes (and public ones) only. */
+export function evaluationKey(admins: Admins): Principal {
+  return {
+    name: 'evaluation key',
+    headers: { authorization: `Bearer ${admins.fixtures.evaluationKey}` },
+    expected: withExceptions('evaluation key', (route) =>
+      route.cls === 'public' || route.cls === 'ofrep' ? 'served' : 'key-refused',
+    ),
+  }
+}
+
+/** The principals of the route-control admin. */
+export async function adminPrincipals(admins: Admins): Promise<Principal[]> {
+  return [
+    anonymous(),
+    await roleSession(admins, 'viewer'),
+    await roleSession(admins, 'operator'),
+    await roleSession(admins, 'admin'),
+    evaluationKey(admins),
+  ]
+}
+
+/** A bearer session of the task admin (its one user is an admin). */
+export async function taskAdminSession(admins: Admins): Promise<Principal> {
+  const headers = async () => {
+    // The task admin's login form carries a CSRF token bound to a pre-login cookie.
+    const view = await send(admins.port, 'GET', `${MOUNTS.tasks}/auth/login`)
+    const formToken = /name="csrf_token" value="([^"]+)"/.exec(view.body)?.[1] ?? ''
+    const form = await send(
+      admins.port,
+      'POST',
+      `${MOUNTS.tasks}/auth/login`,
+      { 'content-type': 'application/x-www-form-urlencoded', cookie: view.cookies.join('; ') },
+      new URLSearchParams({ csrf_token: formToken, ...CREDENTIALS }).toString(),
+    )
+    const token = form.cookies
+      .find((pair) => pair.startsWith('switchyard_tasks_session='))
+      ?.slice('switchyard_tasks_session='.length)
+    if (token === undefined) throw new Error(`task admin login failed: ${form.status}`)
+    return { authorization: `Bearer ${token}` }
+  }
+  return {
+    name: 'admin session',
+    headers: await headers(),
+    fresh: headers,
+    expected: withExceptions('admin session', () => 'served'),
+  }
+}
+
+/** The principals of the task admin (its roles come later: then one row each). */
+export async function taskPrincipals(admins: Admins): Promise<Principal[]> {
+  return [anonymous(), await taskAdminSession(admins)]
+}
+
+/**
+ * A request body: a value, or a function of the principal's name and of the path parameters
+ * `prepare` resolved (empty for a request that must be refused).
+ */
+type Body<T> = T | ((principal: string, prepared: Record<string, string>) => T)
+
+/** How to send one route: its body, path parameters, and when it must run. */
+export interface RequestSpec {
+  /** A JSON body (a value, or a function of the principal's name). */
+  json?: Body<unknown>
+  /** A form body (a page's form), likewise. */
+  form?: Body<Record<string, string>>
+  /** A query string, without `?`. */
+  query?: string
+  /** Runs before each allowed write; resolves path parameters naming an object it made. */
+  prepare?: (admins: Admins) => Promise<Record<string, string>>
+  /** Destroys objects other requests use: sent after every other write. */
+  last?: boolean
+  /** Ends the session it presents: sent with a new session, after every other request. */
+  endsSession?: boolean
+}
+
+const ROUTE = 'GET:/orders'
+const future = (hours: number) => new Date(Date.UTC(2031, 0, 1, hours)).toISOString()
+const doomedFlag = async (admins: Admins) => {
+  await admins.engine.saveFlag(booleanFlag('doomed'))
+  return { key: 'doomed' }
+}
+const doomedSegment = async (admins: Admins) => {
+  await admins.engine.saveSegment({ key: 'doomed', name: 'Doomed', included: [] })
+  return { key: 'doomed' }
+}
+const doomedKey = async (admins: Admins) => ({ id: (await issueKey(admins.port, 'doomed')).id })
+const failedTask = async (admins: Admins) => ({ task_id: await admins.taskIn('failed') })
+const runningTask = async (admins: Admins) => ({ task_id: await admins.taskIn('running') })
+const idsOf = (prepared: Record<string, string>) => [prepared.task_id ?? 'none']
+const maintenanceBodies = {
+  'maintenance/enable': { reason: 'matrix' },
+  'maintenance/disable': {},
+  'maintenance/exempt-add': { path: '/health' },
+  'maintenance/exempt-remove': { path: '/health' },
+}
+
+/**
+ * How each route is sent, by `METHOD path` below the mount (unlisted: no body, or `{}` when the
+ * route has a body schema). Bodies are valid, so an allowed write really happens.
+ */
+export const REQUESTS: ReadonlyMap<string, RequestSpec> = new Map<string, RequestSpec>([
+  ['POST /api/auth/login', { json: ROLE_CREDENTIALS.viewer }],
+  ['POST /api/auth/logout', { endsSession: true }],
+  ['POST /logout', { endsSession: true }],
+  ['POST /api/routes/enable', { json: { route: ROUTE } }],
+  ['POST /api/routes/disable', { json: { route: ROUTE, reason: 'matrix' } }],
+  ['POST /api/routes/maintenance', { json: { route: ROUTE } }],
+  ['POST /api/routes/schedule', { json: { route: ROUTE, start: future(1), end: future(2) } }],
+  ['POST /api/routes/schedule/cancel', { json: { route: ROUTE } }],
+  ...Object.entries(maintenanceBodies).flatMap(([path, json]): [string, RequestSpec][] => [
+    [`POST /api/global-${path}`, { json }],
+    [`POST /api/services/:service/${path}`, { json }],
+  ]),
+  ['POST /api/rate-limits', { json: { path: '/orders', method: 'GET', limit: '10/minute' } }],
+  ['DELETE /api/rate-limits', { query: `route=${encodeURIComponent(ROUTE)}` }],
+  ['POST /api/rate-limits/reset', { json: { route: ROUTE } }],
+  ['PUT /api/global-rate-limit', { json: { limit: '100/minute' } }],
+  ['PUT /api/services/:service/rate-limit', { json: { limit: '100/minute' } }],
+  ['POST /api/flags', { json: (principal: string) => booleanFlag(slug('new', principal)) }],
+  ['PUT /api/flags/:key', { json: booleanFlag('dark-mode', { description: 'matrix' }) }],
+  ['PATCH /api/flags/:key', { json: { description: 'patched' } }],
+  ['DELETE /api/flags/:key', { prepare: doomedFlag }],
+  ['POST /api/flags/:key/evaluate', { json: { context: { key: 'u1' } } }],
+  [
+    'POST /api/segments',
+    { json: (principal: string) => ({ key: slug('new', principal), name: 'New', included: [] }) },
+  ],
+  ['PUT /api/segments/:key', { json: { key: 'staff', name: 'Staff', included: ['u1', 'u2'] } }],
+  ['DELETE /api/segments/:key', { prepare: doomedSegment }],
+  ['POST /api/sdk/register', { json: { app_id: 'billing', routes: [] } }],
+  ['POST /api/sdk/report', { json: { app_id: 'billing', hits: [], audit: [] } }],
+  [
+    'POST /api/evaluation-keys',
+    { json: (principal: string) => ({ name: slug('new', principal) }) },
+  ],
+  ['DELETE /api/evaluation-keys/:id', { prepare: doomedKey }],
+  ['POST /ofrep/v1/evaluate/flags/:key', { json: { context: { targetingKey: 'u1' } } }],
+  ['POST /ofrep/v1/evaluate/flags', { json: { context: { targetingKey: 'u1' } } }],
+  ['POST /routes/enable', { form: { route: ROUTE } }],
+  ['POST /routes/disable', { form: { route: ROUTE, reason: 'matrix' } }],
+  ['POST /routes/maintenance', { form: { route: ROUTE } }],
+  [
+    'POST /routes/schedule',
+    { form: { route: ROUTE, start: '2031-01-01T01:00', end: '2031-01-01T02:00' } },
+  ],
+  ['POST /routes/cancel', { form: { route: ROUTE } }],
+  ['POST /maintenance/exempt-add', { form: { path: '/health' } }],
+  ['POST /maintenance/exempt-remove', { form: { path: '/health' } }],
+  [
+    'POST /flags',
+    {
+      form: (principal: string) => ({
+        key: slug('form', principal),
+        name: 'Form',
+        type: 'boolean',
+        variations: 'on = true\noff = false',
+        off_variation: 'off',
+        fallthrough: 'on',
+      }),
+    },
+  ],
+  ['POST /flags/:key/overview', { form: { name: 'Dark mode', description: '', status: 'ACTIVE' } }],
+  [
+    'POST /flags/:key/variations',
+    {
+      form: {
+        variations: JSON.stringify(booleanFlag('x').variations),
+        off_variation: 'off',
+      },
+    },
+  ],
+  ['POST /flags/:key/delete', { prepare: doomedFlag }],
+  [
+    'POST /segments',
+    { form: (principal: string) => ({ key: slug('form', principal), name: 'F' }) },
+  ],
+  ['POST /segments/:key', { form: { key: 'staff', name: 'Staff' } }],
+  ['POST /rate-limits/route', { form: { route: ROUTE, limit: '10/minute' } }],
+  ['POST /rate-limits/route/reset', { form: { route: ROUTE } }],
+  ['POST /rate-limits/route/delete', { form: { route: ROUTE } }],
+  ['POST /rate-limits/scope/set', { form: { limit: '100/minute' } }],
+  ['POST /evaluation-keys', { form: (principal: string) => ({ name: slug('form', principal) }) }],
+  ['POST /segments/:key/delete', { prepare: doomedSegment }],
+  ['POST /evaluation-keys/:id/revoke', { prepare: doomedKey }],
+  ['POST /auth/logout', { endsSession: true }],
+  ['POST /:task_id/retry', { prepare: failedTask }],
+  ['POST /:task_id/cancel', { prepare: runningTask }],
+  [
+    'POST /bulk-retry',
+    {
+      prepare: failedTask,
+      json: (_: string, p: Record<string, string>) => ({ task_ids: idsOf(p) }),
+    },
+  ],
+  [
+    'POST /dashboard/bulk-retry',
+    {
+      prepare: failedTask,
+      form: (_: string, p: Record<string, string>) => ({ task_ids: idsOf(p)[0]! }),
+    },
+  ],
+  ['POST /dashboard/dead-letters/replay', { form: { window: 'all' } }],
+  ['POST /dashboard/task/:task_id/retry', { prepare: failedTask }],
+  ['POST /dashboard/task/:task_id/cancel', { prepare: runningTask }],
+  ['DELETE /history', { last: true, query: 'value=0&unit=day' }],
+])
+
+function slug(prefix: string, principal: string): string {
+  return `${prefix}-${principal.replace(/[^a-z]+/g, '-').replace(/-+$/, '')}`
+}
+
+/** The value of each path parameter: objects that exist from the start. */
+function paramValue(admins: Admins, url: string, name: string): string {
+  switch (name) {
+    case 'service':
+      return 'billing'
+    case 'key':
+      return url.includes('/segments/') ? 'staff' : 'dark-mode'
+    case 'id':
+      return admins.fixtures.evaluationKeyId
+    case 'file':
+      return 'ui.css'
+    case 'task_id':
+      return admins.fixtures.taskId
+    case 'name':
+      return admins.fixtures.queue
+    default:
+      throw new Error(`${url}: no value for the path parameter :${name}; add one to paramValue`)
+  }
+}
+
+/** The route's URL below its mount (the key of {@link REQUESTS}). */
+function specKey(route: RecordedRoute): string {
+  const below = route.url.slice(MOUNTS[route.app].length)
+  return `${route.method} ${below === '' ? '/' : below}`
+}
+
+function concretePath(
+  admins: Admins,
+  route: RecordedRoute,
+  overrides: Record<string, string>,
+): string {
+  return route.url.replace(/:([A-Za-z_]+)/g, (_, name: string) =>
+    encodeURIComponent(overrides[name] ?? paramValue(admins, route.url, name)),
+  )
+}
+
+const SAFE = new Set(['GET', 'HEAD', 'OPTIONS'])
+
+/** What one principal did in a run. */
+export interface PrincipalTally {
+  requests: number
+  refusals: number
+}
+
+/** The outcome of a run. */
+export interface MatrixResult {
+  /** Answers not as expected, one line each. */
+  mismatches: string[]
+  /** Allowed writes that were served but did not succeed (4xx), one line each. */
+  writesNotApplied: string[]
+  /** Requests and refusals by principal name. */
+  tally: Map<string, PrincipalTally>
+  /** Refused requests after which the state differed from the snapshot before them. */
+  stateChanges: string[]
+  /** Requests sent. */
+  requests: number
+  /** Requests refused (as expected or not). */
+  refusals: number
+}
+
+interface Planned {
+  route: MatrixRoute
+  principal: Principal
+  expected: Expectation
+  spec: RequestSpec
+}
+
+/**
+ * Sends every route of `app` × every principal and checks each answer against the principal's
+ * expectation, and the state after each request of the first phase against the state before it.
+ */
+export async function runMatrix(
+  admins: Admins,
+  app: RecordedRoute['app'],
+  principals: readonly Principal[],
+): Promise<MatrixResult> {
+  const routes = admins.routes.filter((route) => route.app === app).map(matrixRoute)
+  const result: MatrixResult = {
+    mismatches: [],
+    writesNotApplied: [],
+    tally: new Map(principals.map((principal) => [principal.name, { requests: 0, refusals: 0 }])),
+    stateChanges: [],
+    requests: 0,
+    refusals: 0,
+  }
+  const quiet: Planned[] = []
+  const writes: Planned[] = []
+  const last: Planned[] = []
+  for (const route of routes) {
+    const spec = REQUESTS.get(specKey(route)) ?? {}
+    for (const principal of principals) {
+      const planned = { route, principal, expected: principal.expected(route), spec }
+      if (planned.expected !== 'served' || SAFE.has(route.method)) quiet.push(planned)
+      else if (spec.endsSession === true || spec.last === true) last.push(planned)
+      else writes.push(planned)
+    }
+  }
+  // Ending sessions goes after every deletion: both are last, sessions at the very end.
+  last.sort((a, b) => Number(a.spec.endsSession === true) - Number(b.spec.endsSession === true))
+
+  const before = await admins.state()
+  for (const planned of quiet) {
+    await sendPlanned(admins, planned, result)
+    if (planned.expected !== 'served' && (await admins.state()) !== before) {
+      result.stateChanges.push(`${label(planned)}: the refusal changed the state`)
+    }
+  }
+  // Writes principal by principal, so that each one's create, change and delete of an object
+  // follow each other as the route table orders them.
+  const byPrincipal = (a: Planned, b: Planned) =>
+    principals.indexOf(a.principal) - principals.indexOf(b.principal)
+  for (const planned of [...writes.sort(byPrincipal), ...last]) {
+    await sendPlanned(admins, planned, result)
+  }
+  return result
+}
+
+function label(planned: Planned): string {
+  return `${planned.route.method} ${planned.route.url} [${planned.principal.name}]`
+}
+
+async function sendPlanned(admins: Admins, planned: Planned, result: MatrixResult): Promise<void> {
+  const { route, principal, expected, spec } = planned
+  const allowedWrite = expected === 'served' && !SAFE.has(route.method)
+  const params = allowedWrite && spec.prepare !== undefined ? await spec.prepare(admins) : {}
+  const credentials =
+    allowedWrite && spec.endsSession === true && principal.fresh !== undefined
+      ? await principal.fresh()
+      : principal.headers
+  const path =
+    concretePath(admins, route, params) + (spec.query === undefined ? '' : `?${spec.query}`)
+  const headers: Record<string, string> = { ...credentials }
+  let body: string | undefined
+  const json = typeof spec.json === 'function' ? spec.json(principal.name, params) : spec.json
+  const form = typeof spec.form === 'function' ? spec.form(principal.name, params) : spec.form
+  if (json !== undefined || (route.schema?.body !== undefined && route.cls !== 'page')) {
+    headers['content-type'] = 'application/json'
+    body = JSON.stringify(json ?? {})
+  } else if (route.cls === 'page' && !SAFE.has(route.method)) {
+    headers['content-type'] = 'application/x-www-form-urlencoded'
+    body = new URLSearchParams(form ?? {}).toString()
+  }
+  const tally = result.tally.get(principal.name)!
+  tally.requests++
+  if (expected !== 'served') {
+    tally.refusals++
+    result.refusals++
+  }
+  result.requests++
+  let answer: Answer
+  try {
+    answer = await send(admins.port, route.method, path, headers, body)
+  } catch (error) {
+    result.mismatches.push(
+      `${label(planned)} expected ${expected}, got no answer (${error instanceof Error ? error.message : String(error)})`,
+    )
+    return
+  }
+  const wrong = verdict(answer, route, expected, spec)
+  if (wrong !== null) {
+    result.mismatches.push(`${label(planned)} expected ${expected}, got ${wrong}`)
+    return
+  }
+  if (allowedWrite && answer.status >= 400 && route.cls !== 'public') {
+    result.writesNotApplied.push(`${label(planned)}: ${answer.status} ${answer.body.slice(0, 200)}`)
+  }
+}
+
+const LOGIN_VIEWS = [`${MOUNTS.admin}/login`, `${MOUNTS.tasks}/auth/login`]
+
+function redirectsToLogin(answer: Answer): boolean {
+  const location = answer.location?.split('?')[0] ?? ''
+  return answer.status === 303 && LOGIN_VIEWS.some((path) => location.endsWith(path))
+}
+
+function errorOf(answer: Answer): Record<string, unknown> | undefined {
+  if (!answer.contentType.startsWith('application/json')) return undefined
+  try {
+    return (JSON.parse(answer.body) as { error?: Record<string, unknown> }).error
+  } catch {
+    return undefined
+  }
+}
+
+/** Null when `answer` meets `expected`, else what was wrong with it. */
+function verdict(
+  answer: Answer,
+  route: MatrixRoute,
+  expected: Expectation,
+  spec: RequestSpec,
+): string | null {
+  const got = `${answer.status}${answer.location === undefined ? '' : ` → ${answer.location}`} ${answer.body.slice(0, 160)}`
+  // The admin API's error body is checked where there is one: not on a HEAD answer, a page
+  // (an HTML error page) or an OFREP endpoint (OFREP's own error shape).
+  const coded = (code: string, extra: Record<string, unknown> = {}) => {
+    if (route.cls !== 'json' || route.method === 'HEAD') return true
+    const error = errorOf(answer)
+    return (
+      error?.code === code && Object.entries(extra).every(([name, value]) => error[name] === value)
+    )
+  }
+  switch (expected) {
+    case 'served':
+      // A public route's own handler may refuse (a login with bad credentials answers 401).
+      if (route.cls === 'public') return answer.status < 500 ? null : got
+      // A logout's answer is the login view.
+      if (spec.endsSession === true && redirectsToLogin(answer)) return null
+      return answer.status !== 401 &&
+        answer.status !== 403 &&
+        !redirectsToLogin(answer) &&
+        answer.status < 500
+        ? null
+        : got
+    case 'unauthenticated':
+      return (route.cls === 'page' ? redirectsToLogin(answer) : answer.status === 401) ? null : got
+    case 'forbidden':
+      return answer.status === 403 && coded('FORBIDDEN', { required_role: route.required })
+        ? null
+        : got
+    case 'key-refused':
+      return answer.status === 403 && coded('EVALUATION_KEY_NOT_ALLOWED') ? null : got
+  }
+}

@@ -1,0 +1,154 @@
+/**
+ * The authorization matrix of both admin apps: every route from Fastify's route table, every
+ * method, with path parameters naming objects that exist and bodies that fit, × each
+ * principal. What each principal must get follows from the route's own configuration (public,
+ * evaluation key, the role it declares or its method's default); see
+ * drill/lib/authorization-matrix.ts. Every refusal leaves every observable state as it was, and
+ * every write of a principal allowed to make it succeeds.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { MOUNTS, send, startAdmins, type Admins } from '../../drill/lib/admins.js'
+import {
+  adminPrincipals,
+  matrixRoute,
+  runMatrix,
+  taskPrincipals,
+  type MatrixResult,
+} from '../../drill/lib/authorization-matrix.js'
+
+let admins: Admins
+beforeAll(async () => {
+  admins = await startAdmins()
+})
+afterAll(async () => {
+  await admins.close()
+})
+
+function outcome(result: MatrixResult) {
+  return {
+    mismatches: result.mismatches,
+    writesNotApplied: result.writesNotApplied,
+    stateChanges: result.stateChanges,
+  }
+}
+
+const route = (method: string, url: string) => {
+  const found = admins.routes.find((each) => each.method === method && each.url === url)
+  if (found === undefined) throw new Error(`${method} ${url} not recorded`)
+  return matrixRoute(found)
+}
+
+describe('authorization matrix', () => {
+  it('derives each principal’s expectation from the route’s configuration', async () => {
+    const [none, viewer, operator, admin, key] = await adminPrincipals(admins)
+    const expect5 = (method: string, url: string) =>
+      [none!, viewer!, operator!, admin!, key!].map((each) =>
+        each.expected(route(method, `${MOUNTS.admin}${url}`)),
+      )
+    expect(expect5('GET', '/api/flags')).toEqual([
+      'unauthenticated',
+      'served',
+      'served',
+      'served',
+      'key-refused',
+    ])
+    expect(expect5('POST', '/api/flags')).toEqual([
+      'unauthenticated',
+      'forbidden',
+      'served',
+      'served',
+      'key-refused',
+    ])
+    expect(expect5('GET', '/api/evaluation-keys')).toEqual([
+      'unauthenticated',
+      'forbidden',
+      'forbidden',
+      'served',
+      'key-refused',
+    ])
+    expect(expect5('POST', '/ofrep/v1/evaluate/flags')).toEqual([
+      'unauthenticated',
+      'served',
+      'served',
+      'served',
+      'served',
+    ])
+    expect(expect5('POST', '/api/auth/login')).toEqual(Array(5).fill('served'))
+    // A viewer can sign out, from the API and from the dashboard.
+    expect(viewer!.expected(route('POST', `${MOUNTS.admin}/api/auth/logout`))).toBe('served')
+    expect(viewer!.expected(route('POST', `${MOUNTS.admin}/logout`))).toBe('served')
+  })
+
+  it('needs the admin role exactly on the routes that manage evaluation keys', () => {
+    const adminOnly = admins.routes
+      .filter((each) => each.app === 'admin')
+      .map(matrixRoute)
+      .filter((each) => each.required === 'admin')
+      .map((each) => `${each.method} ${each.url.slice(MOUNTS.admin.length)}`)
+    expect(adminOnly.sort()).toEqual(
+      [
+        'POST /api/evaluation-keys',
+        'GET /api/evaluation-keys',
+        'HEAD /api/evaluation-keys',
+        'DELETE /api/evaluation-keys/:id',
+        'GET /evaluation-keys',
+        'HEAD /evaluation-keys',
+        'GET /evaluation-keys/table',
+        'HEAD /evaluation-keys/table',
+        'POST /evaluation-keys',
+        'POST /evaluation-keys/:id/revoke',
+      ].sort(),
+    )
+  })
+
+  it('sees a change of state in its snapshot (so that 0 changes means something)', async () => {
+    const before = await admins.state()
+    await admins.engine.saveSegment({ key: 'probe', name: 'Probe', included: [] })
+    expect(await admins.state()).not.toBe(before)
+    await admins.engine.flags.deleteSegment('probe')
+  })
+
+  it('route-control admin: every route × {none, viewer, operator, admin, evaluation key}', async () => {
+    const principals = await adminPrincipals(admins)
+    const result = await runMatrix(admins, 'admin', principals)
+    expect(outcome(result)).toEqual({ mismatches: [], writesNotApplied: [], stateChanges: [] })
+    const tally = Object.fromEntries(result.tally)
+    const routes = admins.routes.filter((each) => each.app === 'admin').length
+    expect(routes).toBeGreaterThan(150)
+    for (const principal of principals) expect(tally[principal.name]!.requests).toBe(routes)
+    // Each principal but the admin is refused somewhere; the admin nowhere.
+    expect(tally['admin session']!.refusals).toBe(0)
+    for (const name of ['no credentials', 'viewer session', 'operator session', 'evaluation key'])
+      expect(tally[name]!.refusals).toBeGreaterThan(0)
+    // The writes really happened: the flags each allowed principal created exist.
+    expect(await admins.engine.flags.getFlag('new-operator-session')).not.toBeNull()
+    expect(await admins.engine.flags.getFlag('new-admin-session')).not.toBeNull()
+    expect(await admins.engine.flags.getFlag('new-viewer-session')).toBeNull()
+  }, 60_000)
+
+  it('task admin: every route × {none, admin session}', async () => {
+    const principals = await taskPrincipals(admins)
+    const result = await runMatrix(admins, 'tasks', principals)
+    expect(outcome(result)).toEqual({ mismatches: [], writesNotApplied: [], stateChanges: [] })
+    const tally = Object.fromEntries(result.tally)
+    expect(tally['no credentials']!.refusals).toBeGreaterThan(30)
+    expect(tally['admin session']!.refusals).toBe(0)
+  }, 60_000)
+
+  it('a refused write answers before its body is read and changes nothing', async () => {
+    const before = await admins.state()
+    const { headers } = (await adminPrincipals(admins))[1]!
+    const answer = await send(
+      admins.port,
+      'POST',
+      `${MOUNTS.admin}/api/flags`,
+      { ...headers, 'content-type': 'application/json' },
+      JSON.stringify({ key: 'viewer-made' }),
+    )
+    expect(answer.status).toBe(403)
+    expect(JSON.parse(answer.body)).toMatchObject({
+      error: { code: 'FORBIDDEN', required_role: 'operator' },
+    })
+    expect(await admins.state()).toBe(before)
+  })
+})
