@@ -43,12 +43,24 @@ export function parseFlagPatterns(value: unknown): string[] | undefined {
   for (const [index, item] of (value as unknown[]).entries()) {
     const problem = patternProblem(item)
     if (problem !== null) {
-      throw invalid(`flags[${index}] ${JSON.stringify(item)}: ${problem}`, `flags[${index}]`)
+      throw invalid(`flags[${index}] ${JSON.stringify(item)}: ${problem}`, `flags/${index}`)
     }
     const pattern = (item as string).trim()
     if (!patterns.includes(pattern)) patterns.push(pattern)
   }
   return patterns
+}
+
+/**
+ * Patterns typed as one line (`checkout-*, tag:web`): split on commas and trimmed, a trailing
+ * comma ignored; undefined for a blank line (every flag). An empty pattern in the middle
+ * (`a,,b`) is kept, so that it is refused rather than quietly dropped.
+ */
+export function splitFlagPatterns(text: string): string[] | undefined {
+  if (text.trim() === '') return undefined
+  const parts = text.split(',').map((part) => part.trim())
+  while (parts.length > 0 && parts[parts.length - 1] === '') parts.pop()
+  return parts
 }
 
 /** Why `item` is not a pattern, or null when it is one. */
