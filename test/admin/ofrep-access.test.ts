@@ -242,7 +242,7 @@ describe('evaluation keys limited to flags', () => {
     const bulk = await evaluate(app, key, OFREP)
     const fingerprint = /^"([^.]+)\./.exec(String(bulk.headers.etag))![1]
     // Had the other flags' changes been announced, the first event would carry an older etag.
-    const messages = messagesOf(stream.frames).map((frame) => JSON.parse(frame.data!))
+    const messages = messagesOf(stream.frames).map((frame) => JSON.parse(frame.data!) as object)
     expect(messages).toHaveLength(1)
     expect(messages[0]).toMatchObject({ type: 'refetchEvaluation', etag: fingerprint })
     // And the since of the key's stream URL is its own fingerprint.

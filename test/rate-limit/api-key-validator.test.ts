@@ -165,12 +165,12 @@ describe('ApiKeyValidation', () => {
     expect(calls.get(alice)).toBe(1)
     expect(calls.get('made-up')).toBe(1)
     clock.advance(REFUSED_TTL_MS)
-    validation.check(alice, request)
-    validation.check('made-up', request)
+    void validation.check(alice, request)
+    void validation.check('made-up', request)
     expect(calls.get(alice)).toBe(1)
     expect(calls.get('made-up')).toBe(2)
     clock.advance(ACCEPTED_TTL_MS)
-    validation.check(alice, request)
+    void validation.check(alice, request)
     expect(calls.get(alice)).toBe(2)
   })
 
@@ -179,14 +179,14 @@ describe('ApiKeyValidation', () => {
     const { calls, validator } = counting()
     const validation = new ApiKeyValidation(validator, 0.05, clock, () => undefined)
     const alice = 'sk_live_alice_0123456789'
-    validation.check(alice, request)
+    void validation.check(alice, request)
     for (let n = 0; n <= MAX_REMEMBERED; n++) {
       expect(validation.check(`invented-${n}`, request)).toBe(false)
     }
     expect(validation.check(alice, request)).toBe(true)
     expect(calls.get(alice)).toBe(1)
     // The refused table stayed bounded: its oldest entry was evicted and is asked again.
-    validation.check('invented-0', request)
+    void validation.check('invented-0', request)
     expect(calls.get('invented-0')).toBe(2)
   })
 

@@ -14,8 +14,8 @@ interface KeyView {
   hint: string
   created_at: string
   created_by: string
-  /** The flag patterns the key is limited to; null: every flag. */
-  flags: string[] | null
+  /** The flag patterns the key is limited to; null (or absent, from an older server): every flag. */
+  flags?: string[] | null
 }
 
 /**
@@ -56,7 +56,8 @@ export function keyCommands(program: Command, runtime: Runtime): void {
       if (printedJson(runtime, command, issued)) return
       output.out(`Evaluation key ${issued.id} (${issued.name}) created:`)
       output.out(`  ${issued.key}`)
-      if (issued.flags !== null) output.out(`Limited to the flags: ${issued.flags.join(', ')}`)
+      const flags = issued.flags ?? null
+      if (flags !== null) output.out(`Limited to the flags: ${flags.join(', ')}`)
       output.out(
         paint(output, 'yellow', 'It is shown only now: store it where the service reads it.'),
       )
@@ -81,7 +82,7 @@ export function keyCommands(program: Command, runtime: Runtime): void {
             key.id,
             key.name,
             key.hint,
-            key.flags === null || key.flags === undefined ? 'all' : key.flags.join(','),
+            key.flags?.join(',') ?? 'all',
             shortTime(key.created_at),
             key.created_by,
           ]),
