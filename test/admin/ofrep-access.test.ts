@@ -135,6 +135,22 @@ describe('ofrep.maxStreamsPerKey', () => {
     for (const stream of [again, other, reopened]) stream.close()
   })
 
+  it('counts per client address in open mode', async () => {
+    const { app } = await buildAdmin({ ofrep: { maxStreams: 10, maxStreamsPerKey: 1 } })
+    closeLater(app)
+    const address = await app.listen({ host: '127.0.0.1', port: 0 })
+    const bulk = await app.inject({ method: 'POST', url: OFREP, payload: {} })
+    const uri = bulk.json().eventStreams[0].endpoint.requestUri as string
+    const from = (client: string) => openStream(`${address}${uri}`, { 'x-forwarded-for': client })
+    const first = from('203.0.113.1')
+    expect((await first.ready).statusCode).toBe(200)
+    const second = from('203.0.113.1')
+    expect((await second.ready).statusCode).toBe(503)
+    const other = from('203.0.113.2')
+    expect((await other.ready).statusCode).toBe(200)
+    for (const stream of [first, second, other]) stream.close()
+  })
+
   it('defaults to a tenth of maxStreams, at least 1, and rejects a bad value at startup', async () => {
     const { resolveOfrepOptions } = await import('../../src/admin/ofrep/index.js')
     expect(resolveOfrepOptions({}).maxStreamsPerKey).toBe(100)
