@@ -36,7 +36,7 @@ function KeyTable(props: { dashboard: Dashboard; keys: readonly EvaluationKeyVie
         columns={[
           'Name',
           'Key',
-          'Flags',
+          { label: 'Flags', hideNarrow: true },
           { label: 'Id', hideNarrow: true },
           'Created',
           { label: 'By', hideNarrow: true },
@@ -59,7 +59,7 @@ function KeyTable(props: { dashboard: Dashboard; keys: readonly EvaluationKeyVie
             <td class="mono" safe>
               {key.hint}
             </td>
-            <td class="mono" safe>
+            <td class="mono hide-narrow" safe>
               {key.flags === null ? 'all' : key.flags.join(', ')}
             </td>
             <td class="mono hide-narrow" safe>
