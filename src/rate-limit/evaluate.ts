@@ -16,6 +16,7 @@ import { ConfigError, toError } from '../core/errors.js'
 import type { RouteSlot } from '../core/route-slot.js'
 import { toIso } from '../core/time.js'
 import type { CounterOutcome } from './algorithms.js'
+import type { ApiKeyValidation } from './api-key-validator.js'
 import type { ClientIpResolver } from './client-ip.js'
 import { MemoryCounters } from './counters/memory.js'
 import {
@@ -79,6 +80,8 @@ export class LimitEvaluator {
     private readonly clock: Clock,
     private readonly hooks: EvaluatorHooks,
     private readonly headers: RateLimitHeaderMode = 'all',
+    /** Checks `X-API-Key` values before they get a bucket; null: every value does. */
+    private readonly apiKeys: ApiKeyValidation | null = null,
   ) {
     this.inPlace = counters instanceof MemoryCounters ? counters : null
   }
@@ -225,6 +228,19 @@ export class LimitEvaluator {
     return bucket
   }
 
+  /**
+   * The bucket of the request's `X-API-Key`; null (a missing key) when there is none or the
+   * validator does not accept it.
+   */
+  private apiKeyBucket(request: RequestView): Bucket | Promise<Bucket> {
+    const key = apiKey(request)
+    if (key === null || this.apiKeys === null) return this.hashedBucket('api_key:', key)
+    const valid = this.apiKeys.check(key, request)
+    if (valid === true) return this.hashedBucket('api_key:', key)
+    if (valid === false) return null
+    return valid.then((accepted) => (accepted ? this.hashedBucket('api_key:', key) : null))
+  }
+
   /** Resolves missing keys, then counts every plan up to the first missing-key block. */
   private count(
     plans: Plan[],
@@ -359,7 +375,7 @@ export class LimitEvaluator {
       case 'user':
         return this.hashedBucket('user:', userKey(request))
       case 'api_key':
-        return this.hashedBucket('api_key:', apiKey(request))
+        return this.apiKeyBucket(request)
       case 'custom': {
         const keyFunction = policy.keyFunction
         if (keyFunction === null) return null

@@ -8,6 +8,7 @@
  */
 import { ConfigError } from '../core/errors.js'
 import type { Operation } from '../core/operations.js'
+import type { ApiKeyValidator } from './api-key-validator.js'
 import type { CounterStore } from './counters/types.js'
 import type { RateLimitHeaderMode } from './evaluate.js'
 import type { RateLimitHitStore, RateLimitPolicyStore } from './ports.js'
@@ -48,6 +49,19 @@ export interface RateLimitingOptions {
    * the counters stop calling Redis for a moment (see docs/rate-limiting.md).
    */
   redisCommandTimeout?: number
+  /**
+   * Decides whether an `X-API-Key` value is a real key before the `api_key` strategy gives it a
+   * bucket of its own; a key it refuses counts as missing (`on_missing_key`, by default the
+   * client address's bucket). Without it every invented key is a fresh bucket, so the
+   * `api_key` strategy limits only clients that cannot change their header. Answers are
+   * remembered briefly (see docs/rate-limiting.md).
+   */
+  apiKeyValidator?: ApiKeyValidator
+  /**
+   * Deadline of one `apiKeyValidator` call, in seconds (default 0.05). A later answer, or an
+   * error, counts as "not valid" for that request.
+   */
+  apiKeyValidatorTimeout?: number
 }
 
 /** `later` merged over `earlier`, option by option (an option set to undefined is not given). */
@@ -63,6 +77,14 @@ export function mergeRateLimitingOptions(
   if (timeout !== undefined && (typeof timeout !== 'number' || !(timeout > 0) || timeout > 60))
     throw new ConfigError(
       `Invalid redisCommandTimeout ${JSON.stringify(timeout)}: expected a number of seconds above 0 and at most 60 (default 0.05).`,
+    )
+  const validator = merged.apiKeyValidator
+  if (validator !== undefined && typeof validator !== 'function')
+    throw new ConfigError('apiKeyValidator must be a function (key, request) => boolean.')
+  const deadline = merged.apiKeyValidatorTimeout
+  if (deadline !== undefined && (typeof deadline !== 'number' || !(deadline > 0) || deadline > 10))
+    throw new ConfigError(
+      `Invalid apiKeyValidatorTimeout ${JSON.stringify(deadline)}: expected a number of seconds above 0 and at most 10 (default 0.05).`,
     )
   return merged
 }

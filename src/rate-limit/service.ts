@@ -18,6 +18,7 @@ import { checkServiceName } from '../core/service-name.js'
 import { CircuitOpenError } from '../common/circuit-breaker.js'
 import { inspectLimits, type RateLimitCheckInput, type RateLimitCheckResult } from './check.js'
 import { stderrLogger, type Logger } from '../common/logger.js'
+import { ApiKeyValidation, DEFAULT_API_KEY_VALIDATOR_TIMEOUT } from './api-key-validator.js'
 import { ClientIpResolver, DEFAULT_IPV6_PREFIX, DEFAULT_TRUSTED_PROXIES } from './client-ip.js'
 import type { CounterStore } from './counters/types.js'
 import { LimitEvaluator, parseHeaderMode, type RateLimitHeaderMode } from './evaluate.js'
@@ -189,6 +190,14 @@ export class RateLimitService {
         },
       },
       this.headers,
+      this.options.apiKeyValidator === undefined
+        ? null
+        : new ApiKeyValidation(
+            this.options.apiKeyValidator,
+            this.options.apiKeyValidatorTimeout ?? DEFAULT_API_KEY_VALIDATOR_TIMEOUT,
+            this.clock,
+            (message, error) => this.logger.warn({ err: error }, message),
+          ),
     )
   }
 

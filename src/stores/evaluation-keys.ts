@@ -13,7 +13,8 @@ import type { EvaluationKeyRecord, EvaluationKeyStore, FileSections, RedisHandle
 /** The file store's section holding the keys. */
 export const EVALUATION_KEY_SECTION = 'evaluation_keys'
 
-const clone = (record: EvaluationKeyRecord): EvaluationKeyRecord => ({ ...record })
+const clone = (record: EvaluationKeyRecord): EvaluationKeyRecord =>
+  record.flags === undefined ? { ...record } : { ...record, flags: [...record.flags] }
 
 /** Reads and writes the whole set of records (small: a deployment holds a few keys). */
 interface RecordTable {
@@ -143,6 +144,15 @@ export function redisEvaluationKeys(
 function isRecord(value: unknown): value is EvaluationKeyRecord {
   if (value === null || typeof value !== 'object') return false
   const record = value as Record<string, unknown>
+  // A record whose flag list is damaged is dropped (its key stops working) rather than read
+  // as a key without a list, which would see every flag.
+  const flags = record.flags
+  if (
+    flags !== undefined &&
+    !(Array.isArray(flags) && (flags as unknown[]).every((item) => typeof item === 'string'))
+  ) {
+    return false
+  }
   return ['id', 'name', 'key_hash', 'hint', 'created_at', 'created_by'].every(
     (field) => typeof record[field] === 'string',
   )

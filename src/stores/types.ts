@@ -101,6 +101,11 @@ export interface EvaluationKeyRecord {
   created_at: string
   /** Who created it. */
   created_by: string
+  /**
+   * The flags the key may evaluate: exact keys, prefixes (`checkout-*`) and tags (`tag:web`).
+   * Absent: every flag.
+   */
+  flags?: string[]
 }
 
 /** Evaluation keys, shared by every instance so that a revocation holds everywhere. */

@@ -78,6 +78,7 @@ describe('evaluation keys', () => {
       hint: issued.hint,
       created_at: expect.any(String),
       created_by: 'admin',
+      flags: null,
     })
     expect(JSON.stringify(list)).not.toContain(issued.key.slice(8, -4))
     expect((await call('DELETE', `/evaluation-keys/${issued.id}`)).statusCode).toBe(204)

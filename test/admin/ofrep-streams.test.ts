@@ -41,6 +41,7 @@ function response() {
   return { response: fake as unknown as ServerResponse, messages }
 }
 
+const OPEN = { keyId: null, holder: 'address:127.0.0.1', scope: null }
 const noKeys = { get: () => Promise.resolve(null) } as unknown as EvaluationKeys
 const opened: OfrepStreams[] = []
 afterEach(() => {
@@ -58,7 +59,7 @@ describe('OFREP change stream lastModified', () => {
     // Before any change: the start of the instance.
     clock.advance(5_000)
     const early = response()
-    streams.connect(early.response, null, null, 'stale')
+    streams.connect(early.response, OPEN, null, 'stale')
     expect(early.messages()).toEqual([
       { type: 'refetchEvaluation', etag: 'a', lastModified: Math.floor(started / 1000) },
     ])
@@ -78,7 +79,7 @@ describe('OFREP change stream lastModified', () => {
     // Ten minutes on, a page whose bulk answer predates the change catches up: same values.
     clock.advance(600_000)
     const late = response()
-    streams.connect(late.response, null, null, 'a')
+    streams.connect(late.response, OPEN, null, 'a')
     expect(late.messages()).toEqual([broadcast])
   })
 })

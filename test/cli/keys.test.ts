@@ -26,8 +26,9 @@ describe('ctl keys', { timeout: CLI_TEST_TIMEOUT }, () => {
     const list = await run(['keys', 'list'])
     expect(list.code).toBe(0)
     const lines = list.stdout.split('\n')
-    expect(lines[0]).toMatch(/^ID\s+Name\s+Key\s+Created\s+By$/)
+    expect(lines[0]).toMatch(/^ID\s+Name\s+Key\s+Flags\s+Created\s+By$/)
     expect(lines[1]).toContain(id)
+    expect(lines[1]).toMatch(/ all /)
     expect(lines[1]).toContain(`${key.slice(0, 8)}…${key.slice(-4)}`)
     expect(list.stdout).not.toContain(key)
     expect(list.stdout).toContain('Showing 1–1 of 1 (last page)')
@@ -54,5 +55,38 @@ describe('ctl keys', { timeout: CLI_TEST_TIMEOUT }, () => {
       key: expect.stringMatching(/^syk_/),
     })
     expect((await run(['keys', 'create'])).code).toBe(2)
+  })
+  it('limits a key to some flags with --flags, and refuses a bad pattern with nothing stored', async () => {
+    const created = await run([
+      'keys',
+      'create',
+      'shop',
+      '--flags',
+      'checkout-*, tag:web,',
+      '--json',
+    ])
+    expect(created.code).toBe(0)
+    const issued = JSON.parse(created.stdout) as { id: string; key: string; flags: string[] }
+    expect(issued.flags).toEqual(['checkout-*', 'tag:web'])
+    const list = await run(['keys', 'list'])
+    expect(list.stdout.split('\n').find((line) => line.includes(issued.id))).toContain(
+      'checkout-*,tag:web',
+    )
+    await server().engine.saveFlag(booleanFlag('billing'))
+    const hidden = await fetch(`${server().url}/ofrep/v1/evaluate/flags/billing`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${issued.key}`, 'content-type': 'application/json' },
+      body: '{}',
+    })
+    expect(hidden.status).toBe(404)
+
+    const refused = await run(['keys', 'create', 'bad', '--flags', 'check*out'])
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toMatch(/VALIDATION_ERROR/)
+    const names = JSON.parse((await run(['keys', 'list', '--json'])).stdout).items.map(
+      (item: { name: string }) => item.name,
+    )
+    expect(names).not.toContain('bad')
+    expect((await run(['keys', 'revoke', issued.id])).code).toBe(0)
   })
 })

@@ -294,6 +294,28 @@ export function runStoreConformance(name: string, target: ConformanceTarget): vo
         expect((await store.evaluationKeys.get('ek_1'))?.name).toBe('key 1')
       })
 
+      it('keeps the flag patterns a key is limited to, copied in and out, across a reopen', async () => {
+        const store = await connected()
+        const limited = { ...key(3), flags: ['checkout-*', 'tag:web', 'theme'] }
+        await store.evaluationKeys.put(limited)
+        await store.evaluationKeys.put(key(1))
+        limited.flags.push('changed by the caller')
+        const found = await store.evaluationKeys.findByHash('hash-3')
+        expect(found?.flags).toEqual(['checkout-*', 'tag:web', 'theme'])
+        found!.flags!.length = 0
+        expect((await store.evaluationKeys.get('ek_3'))?.flags).toHaveLength(3)
+        expect((await store.evaluationKeys.findByHash('hash-1'))?.flags).toBeUndefined()
+        if (target.reopen !== undefined) {
+          await store.close()
+          const again = await connected(target.reopen.bind(target))
+          expect((await again.evaluationKeys.get('ek_3'))?.flags).toEqual([
+            'checkout-*',
+            'tag:web',
+            'theme',
+          ])
+        }
+      })
+
       if (target.reopen !== undefined) {
         const reopen = target.reopen.bind(target)
         it('keeps keys across a reopen, and a revocation reaches every store sharing the backend', async () => {

@@ -17,6 +17,7 @@ import { ValidationError } from '../../core/errors.js'
 import { toIso } from '../../core/time.js'
 import type { EvaluationKeyRecord, EvaluationKeyStore } from '../../stores/types.js'
 import { TooManyEvaluationKeysError } from '../errors.js'
+import { parseFlagPatterns } from './flag-scope.js'
 import { hashToken } from './sessions.js'
 
 /** Every evaluation key starts with this. */
@@ -33,6 +34,8 @@ export interface EvaluationKeyView {
   hint: string
   created_at: string
   created_by: string
+  /** The flag patterns the key is limited to (see flag-scope.ts); null: every flag. */
+  flags: string[] | null
 }
 
 /** The answer to a creation: the only time the key itself is shown. */
@@ -52,7 +55,7 @@ export function isEvaluationKey(token: string): boolean {
 /** The public view of a record. */
 export function toView(record: EvaluationKeyRecord): EvaluationKeyView {
   const { id, name, hint, created_at, created_by } = record
-  return { id, name, hint, created_at, created_by }
+  return { id, name, hint, created_at, created_by, flags: record.flags ?? null }
 }
 
 /** Most presented keys whose hash {@link EvaluationKeys} remembers. */
@@ -76,14 +79,19 @@ export class EvaluationKeys {
     private readonly clock: Clock,
   ) {}
 
-  /** Creates a key named `name`; the answer holds the key, which is not stored anywhere. */
-  async create(name: unknown, createdBy: string): Promise<IssuedEvaluationKey> {
+  /**
+   * Creates a key named `name`, limited to the flags matching `flags` when given (see
+   * flag-scope.ts); the answer holds the key, which is not stored anywhere. Bad input is a
+   * {@link ValidationError} and stores nothing.
+   */
+  async create(name: unknown, createdBy: string, flags?: unknown): Promise<IssuedEvaluationKey> {
     if (typeof name !== 'string' || !NAME.test(name.trim())) {
       throw new ValidationError(
         'An evaluation key needs a name of 1 to 100 letters, digits, spaces or ._:/@()-',
         { details: [{ field: 'name', message: 'expected 1 to 100 characters' }] },
       )
     }
+    const patterns = parseFlagPatterns(flags)
     if ((await this.store.list()).length >= MAX_EVALUATION_KEYS) {
       throw new TooManyEvaluationKeysError(
         `At most ${MAX_EVALUATION_KEYS} evaluation keys may exist; revoke unused ones first.`,
@@ -98,6 +106,7 @@ export class EvaluationKeys {
       hint: `${key.slice(0, EVALUATION_KEY_PREFIX.length + 4)}…${key.slice(-4)}`,
       created_at: toIso(this.clock.now()),
       created_by: createdBy,
+      ...(patterns === undefined ? {} : { flags: patterns }),
     }
     await this.store.put(record)
     return { ...toView(record), key }

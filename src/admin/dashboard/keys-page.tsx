@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { EvaluationKeyView, IssuedEvaluationKey } from '../auth/evaluation-keys.js'
+import { splitFlagPatterns } from '../auth/flag-scope.js'
 import { issueEvaluationKey, revokeEvaluationKey } from '../routes/evaluation-keys.js'
 import {
   DataTable,
@@ -23,7 +24,7 @@ import { attempt, done } from './answers.js'
 import { formErrors, formOf, raw, NO_ERRORS, type FormErrors } from './forms.js'
 import { ADMIN_PAGE, domId, type Dashboard } from './view.js'
 
-const KEY_FIELDS = ['name'] as const
+const KEY_FIELDS = ['name', 'flags'] as const
 
 function KeyTable(props: { dashboard: Dashboard; keys: readonly EvaluationKeyView[] }) {
   const { dashboard, keys } = props
@@ -35,6 +36,7 @@ function KeyTable(props: { dashboard: Dashboard; keys: readonly EvaluationKeyVie
         columns={[
           'Name',
           'Key',
+          { label: 'Flags', hideNarrow: true },
           { label: 'Id', hideNarrow: true },
           'Created',
           { label: 'By', hideNarrow: true },
@@ -56,6 +58,9 @@ function KeyTable(props: { dashboard: Dashboard; keys: readonly EvaluationKeyVie
             <td safe>{key.name}</td>
             <td class="mono" safe>
               {key.hint}
+            </td>
+            <td class="mono hide-narrow" safe>
+              {key.flags === null ? 'all' : key.flags.join(', ')}
             </td>
             <td class="mono hide-narrow" safe>
               {key.id}
@@ -81,9 +86,13 @@ function KeyTable(props: { dashboard: Dashboard; keys: readonly EvaluationKeyVie
   )
 }
 
-/** What the create form shows: the name typed, its errors, and a key just issued (shown once). */
+/**
+ * What the create form shows: the name and flag patterns typed, their errors, and a key just
+ * issued (shown once).
+ */
 interface CreateFormState {
   name: string
+  flags: string
   errors: FormErrors
   issued: IssuedEvaluationKey | null
 }
@@ -91,6 +100,7 @@ interface CreateFormState {
 function CreateForm(props: CreateFormState & { dashboard: Dashboard }) {
   const { dashboard, errors, issued } = props
   const error = errors.fields.get('name')
+  const flagsError = errors.fields.get('flags')
   return (
     <form
       id="key-form"
@@ -124,6 +134,21 @@ function CreateForm(props: CreateFormState & { dashboard: Dashboard }) {
           {...invalid('key-name', error)}
         />
       </Field>
+      <Field
+        label="Flags"
+        for="key-flags"
+        error={flagsError}
+        hint="Optional, comma-separated: exact keys, prefixes such as checkout-*, tag:web. Empty: every flag."
+      >
+        <input
+          id="key-flags"
+          name="flags"
+          class="mono"
+          maxlength="20000"
+          value={props.flags}
+          {...invalid('key-flags', flagsError)}
+        />
+      </Field>
       <FormActions submit="Create key" />
     </form>
   )
@@ -151,7 +176,7 @@ export function keysPage(app: FastifyInstance, dashboard: Dashboard): void {
               a browser, evaluates flags with one and can change nothing. Send it as{' '}
               <code>Authorization: Bearer syk_…</code>.
             </p>
-            <CreateForm dashboard={dashboard} name="" errors={NO_ERRORS} issued={null} />
+            <CreateForm dashboard={dashboard} name="" flags="" errors={NO_ERRORS} issued={null} />
             {(await table()) as 'safe'}
           </>
         ),
@@ -164,17 +189,25 @@ export function keysPage(app: FastifyInstance, dashboard: Dashboard): void {
   )
 
   app.post('/evaluation-keys', ADMIN_PAGE, async (request, reply) => {
-    const name = raw(formOf(request.body), 'name')
+    const form = formOf(request.body)
+    const name = raw(form, 'name')
+    const flags = raw(form, 'flags')
     const actor = dashboard.actor(request)
     return attempt(
       reply,
       async () => {
-        const issued = await issueEvaluationKey(engine, keys, name, actor)
+        const patterns = splitFlagPatterns(flags)
+        const issued = await issueEvaluationKey(engine, keys, name, actor, patterns)
         trigger(reply, { 'ui-refresh': { type: 'keys' } })
-        return sendForm(reply, 201, { name: '', errors: NO_ERRORS, issued })
+        return sendForm(reply, 201, { name: '', flags: '', errors: NO_ERRORS, issued })
       },
       (error) =>
-        sendForm(reply, 422, { name, errors: formErrors(error, KEY_FIELDS), issued: null }),
+        sendForm(reply, 422, {
+          name,
+          flags,
+          errors: formErrors(error, KEY_FIELDS),
+          issued: null,
+        }),
     )
   })
 

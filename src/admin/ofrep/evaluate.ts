@@ -17,6 +17,7 @@ import { fromFlatContext, openFeatureTargetingKey } from '../../flags/context.js
 import type { EvaluationContext, ResolutionDetails } from '../../flags/model.js'
 import { openFeatureMetadata, openFeatureReason } from '../../flags/openfeature-reasons.js'
 import type { FlagService } from '../../flags/service.js'
+import type { FlagScope } from '../auth/flag-scope.js'
 
 /** An OFREP error code (OpenFeature's). */
 export type OfrepErrorCode =
@@ -42,6 +43,9 @@ export interface OfrepAnswer {
 }
 
 const EMPTY_FLAT = Object.freeze({})
+
+/** Most scoped fingerprints remembered between two changes (one per distinct set of patterns). */
+const MAX_SCOPED_FINGERPRINTS = 1000
 
 /**
  * Reads `{"context": {...}}`. A body that is not an object is a PARSE_ERROR; a context that
@@ -83,6 +87,8 @@ export function failureJson(key: string, errorCode: OfrepErrorCode, errorDetails
 export class OfrepEvaluator {
   private readonly json = new WeakMap<ResolutionDetails, string>()
   private fingerprintValue: string | null = null
+  /** The fingerprint of each scope's flags, by {@link FlagScope.signature}; cleared on change. */
+  private readonly scopedFingerprints = new Map<string, string>()
   private sortedKeys: string[] | null = null
   private readonly unsubscribe: () => void
 
@@ -93,6 +99,7 @@ export class OfrepEvaluator {
   ) {
     this.unsubscribe = service.onChange(() => {
       this.fingerprintValue = null
+      this.scopedFingerprints.clear()
       this.sortedKeys = null
     })
   }
@@ -102,60 +109,95 @@ export class OfrepEvaluator {
     this.unsubscribe()
   }
 
-  /** Evaluates one flag: 200, or 404 / 400 / 500 with an OFREP failure body. */
-  evaluate(key: string, context: EvaluationContext): OfrepAnswer {
+  /**
+   * Evaluates one flag: 200, or 404 / 400 / 500 with an OFREP failure body. A flag outside
+   * `scope` is not evaluated and answers exactly as a flag that does not exist.
+   */
+  evaluate(key: string, context: EvaluationContext, scope: FlagScope | null = null): OfrepAnswer {
+    if (scope !== null) {
+      const compiled = this.service.snapshot.flags.get(key)
+      if (compiled === undefined || !scope.includes(compiled.flag)) return notFound(key)
+    }
     const result = this.service.evaluateContext(key, context)
     if (result.variation !== null) return { status: 200, body: this.successJson(key, result) }
     const code = errorCodeOf(result)
-    const details = code === 'FLAG_NOT_FOUND' ? `flag ${key} not found` : errorText(result)
-    const status = code === 'FLAG_NOT_FOUND' ? 404 : code === 'GENERAL' ? 500 : 400
-    return { status, body: failureJson(key, code, details) }
+    if (code === 'FLAG_NOT_FOUND') return notFound(key)
+    return {
+      status: code === 'GENERAL' ? 500 : 400,
+      body: failureJson(key, code, errorText(result)),
+    }
   }
 
   /**
-   * The `flags` array of a bulk answer as JSON text: every flag, by key, each a success or a
-   * failure entry. Evaluations reach the evaluation stream like any other.
+   * The `flags` array of a bulk answer as JSON text: every flag (in `scope`, when given), by
+   * key, each a success or a failure entry. Evaluations reach the evaluation stream like any
+   * other.
    */
-  evaluateAllJson(context: EvaluationContext): string {
+  evaluateAllJson(context: EvaluationContext, scope: FlagScope | null = null): string {
     const keys = (this.sortedKeys ??= [...this.service.snapshot.flags.keys()].sort())
-    const parts = new Array<string>(keys.length)
-    for (let index = 0; index < keys.length; index++) {
-      const key = keys[index] as string
+    const flags = this.service.snapshot.flags
+    const parts: string[] = []
+    for (const key of keys) {
+      if (scope !== null) {
+        const compiled = flags.get(key)
+        if (compiled === undefined || !scope.includes(compiled.flag)) continue
+      }
       const result = this.service.evaluateContext(key, context)
-      parts[index] =
+      parts.push(
         result.variation !== null
           ? this.successJson(key, result)
-          : failureJson(key, errorCodeOf(result), errorText(result))
+          : failureJson(key, errorCodeOf(result), errorText(result)),
+      )
     }
     return `[${parts.join(',')}]`
   }
 
   /**
    * A fingerprint of every flag and segment (content, not an instance-local counter, so
-   * instances holding the same flags agree); recomputed after each change.
+   * instances holding the same flags agree); recomputed after each change. With a `scope`,
+   * of the flags in it and every segment only: a change to a flag outside a key's set leaves
+   * the key's fingerprint (its ETags and its stream) as it was, so it cannot reveal the flag.
    */
-  fingerprint(): string {
-    if (this.fingerprintValue !== null) return this.fingerprintValue
+  fingerprint(scope: FlagScope | null = null): string {
+    if (scope === null) return (this.fingerprintValue ??= this.computeFingerprint(null))
+    const signature = scope.signature
+    let value = this.scopedFingerprints.get(signature)
+    if (value === undefined) {
+      // Bounded by the number of keys; a full table starts again rather than grow.
+      if (this.scopedFingerprints.size >= MAX_SCOPED_FINGERPRINTS) this.scopedFingerprints.clear()
+      value = this.computeFingerprint(scope)
+      this.scopedFingerprints.set(signature, value)
+    }
+    return value
+  }
+
+  private computeFingerprint(scope: FlagScope | null): string {
     const hash = createHash('sha256')
     const { flags, segments } = this.service.snapshot
     hash.update('flags')
-    for (const flag of sortByKey([...flags.values()].map((c) => c.flag)))
-      hash.update(JSON.stringify(flag))
+    const visible = [...flags.values()]
+      .map((c) => c.flag)
+      .filter((flag) => scope === null || scope.includes(flag))
+    for (const flag of sortByKey(visible)) hash.update(JSON.stringify(flag))
     hash.update('segments')
     for (const segment of sortByKey([...segments.values()].map((c) => c.segment)))
       hash.update(JSON.stringify(segment))
-    this.fingerprintValue = hash.digest('base64url').slice(0, 22)
-    return this.fingerprintValue
+    return hash.digest('base64url').slice(0, 22)
   }
 
   /**
-   * The bulk answer's ETag: the flag-set fingerprint and a hash of the context and of who
-   * asked (`scope`, since the answer's stream URL depends on the credential). Cheap: no
-   * evaluation is needed to answer a matching `If-None-Match` with 304.
+   * The bulk answer's ETag: the fingerprint of the flags the caller may see (`flagScope`) and a
+   * hash of the context and of who asked (`caller`, since the answer's stream URL depends on
+   * the credential). Cheap: no evaluation is needed to answer a matching `If-None-Match` with
+   * 304.
    */
-  etag(flat: Readonly<Record<string, unknown>>, scope: string): string {
-    const context = hash('sha256', `${scope}\u0000${JSON.stringify(flat)}`, 'base64url')
-    return `"${this.fingerprint()}.${context.slice(0, 22)}"`
+  etag(
+    flat: Readonly<Record<string, unknown>>,
+    caller: string,
+    flagScope: FlagScope | null = null,
+  ): string {
+    const context = hash('sha256', `${caller}\u0000${JSON.stringify(flat)}`, 'base64url')
+    return `"${this.fingerprint(flagScope)}.${context.slice(0, 22)}"`
   }
 
   private successJson(key: string, result: ResolutionDetails): string {
@@ -172,6 +214,11 @@ export class OfrepEvaluator {
     }
     return text
   }
+}
+
+/** The answer for a flag that does not exist (or that the caller may not see: the same bytes). */
+function notFound(key: string): OfrepAnswer {
+  return { status: 404, body: failureJson(key, 'FLAG_NOT_FOUND', `flag ${key} not found`) }
 }
 
 function sortByKey<T extends { key: string }>(records: T[]): T[] {

@@ -31,8 +31,9 @@ export function ofrepApi(app: AdminInstance, context: AdminContext, hub: EventHu
   const streams = new OfrepStreams(
     options.maxStreams,
     context.engine.clock,
-    () => evaluator.fingerprint(),
+    (scope) => evaluator.fingerprint(scope),
     keys,
+    options.maxStreamsPerKey,
   )
   const stopChanges = service.onChange(() => {
     streams.changed()

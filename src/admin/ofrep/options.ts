@@ -25,6 +25,13 @@ export interface OfrepOptions {
   /** Most change streams open at once (default 1000); further ones get 503. */
   maxStreams?: number
   /**
+   * Most change streams one evaluation key may hold open at once (in open mode: one client
+   * address), so that one key cannot take every slot of `maxStreams`; further ones get 503.
+   * Default a tenth of `maxStreams`, at least 1. Raise it when one public browser key serves
+   * many pages at once.
+   */
+  maxStreamsPerKey?: number
+  /**
    * Adds switchyard's own reason, rule id and prerequisite key to every answer's `metadata`,
    * under the reserved keys `switchyard.reason`, `switchyard.rule_id` and
    * `switchyard.prerequisite_key` (default false: the flag's own metadata only).
@@ -41,6 +48,7 @@ export interface ResolvedOfrepOptions {
   cors: ReadonlySet<string> | '*'
   rateLimit: Limit | null
   maxStreams: number
+  maxStreamsPerKey: number
   detailedMetadata: boolean
 }
 
@@ -76,8 +84,12 @@ export function resolveOfrepOptions(options: OfrepOptions | undefined = {}): Res
   if (!Number.isInteger(maxStreams) || maxStreams < 0) {
     throw new ConfigError('ofrep.maxStreams must be a non-negative integer.')
   }
+  const maxStreamsPerKey = options.maxStreamsPerKey ?? Math.max(1, Math.ceil(maxStreams / 10))
+  if (!Number.isInteger(maxStreamsPerKey) || maxStreamsPerKey < 1) {
+    throw new ConfigError('ofrep.maxStreamsPerKey must be a positive integer.')
+  }
   const detailedMetadata = options.detailedMetadata ?? false
   if (typeof detailedMetadata !== 'boolean')
     throw new ConfigError('ofrep.detailedMetadata must be true or false.')
-  return { cors, rateLimit, maxStreams, detailedMetadata }
+  return { cors, rateLimit, maxStreams, maxStreamsPerKey, detailedMetadata }
 }

@@ -12,7 +12,14 @@
  * leaves in the OFREP shape; 401 and 403 come from the admin auth guard. Each caller
  * (credential and client address) has a token bucket (429 with `Retry-After`), and while the
  * flags have not been loaded the endpoints answer 503 with `Retry-After` rather than report
- * every flag as missing.
+ * every flag as missing. The client address follows the admin app's proxy rule (its trusted
+ * proxies, or Fastify's own `trustProxy` when the app set it): behind a proxy each client has
+ * its own bucket, and a peer that is not a trusted proxy cannot pick one with
+ * `X-Forwarded-For`.
+ *
+ * A key limited to some flags (flag-scope.ts) sees only those: any other flag answers 404
+ * FLAG_NOT_FOUND exactly as a missing one, and bulk answers, their ETags and the change
+ * stream leave it out.
  */
 import { endHeadRequest } from '../../common/sse-stream.js'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
@@ -21,7 +28,9 @@ import { Type } from 'typebox'
 import { SwitchyardError, toError } from '../../core/errors.js'
 import type { FlagService } from '../../flags/service.js'
 import type { EvaluationKeyRecord } from '../../stores/types.js'
+import { clientAddress } from '../auth/client.js'
 import type { EvaluationKeys } from '../auth/evaluation-keys.js'
+import { scopeOf, type FlagScope } from '../auth/flag-scope.js'
 import { ADMIN_ROUTE, PUBLIC_ROUTE, type AdminContext, type AdminInstance } from '../context.js'
 import {
   failureJson,
@@ -86,7 +95,8 @@ export function ofrepRoutes(app: AdminInstance, deps: OfrepDependencies): void {
         if (isProblem(parsed)) {
           return json(reply, 400, failureJson(key, parsed.errorCode, parsed.errorDetails))
         }
-        const answer = evaluator.evaluate(key, parsed.context)
+        const scope = scopeOf(request.switchyardAdmin?.evaluationKey)
+        const answer = evaluator.evaluate(key, parsed.context, scope)
         return json(reply, answer.status, answer.body)
       },
     )
@@ -109,12 +119,14 @@ export function ofrepRoutes(app: AdminInstance, deps: OfrepDependencies): void {
         if (isProblem(parsed)) return json(reply, 400, JSON.stringify(parsed))
         const principal = request.switchyardAdmin
         const key = principal?.evaluationKey ?? null
+        const scope = scopeOf(key)
         // The answer depends on the credential too (its stream URL), so the ETag names it.
-        const etag = evaluator.etag(parsed.flat, key?.id ?? principal?.via ?? 'open')
+        const etag = evaluator.etag(parsed.flat, key?.id ?? principal?.via ?? 'open', scope)
         void reply.header('etag', etag)
         if (ifNoneMatch(request.headers['if-none-match'], etag)) return reply.status(304).send()
-        const flags = evaluator.evaluateAllJson(parsed.context)
-        return json(reply, 200, `{"flags":${flags}${eventStreamsJson(deps, principal?.via, key)}}`)
+        const flags = evaluator.evaluateAllJson(parsed.context, scope)
+        const streams = eventStreamsJson(deps, principal?.via, key, scope)
+        return json(reply, 200, `{"flags":${flags}${streams}}`)
       },
     )
 
@@ -157,7 +169,8 @@ function admit(
   request: FastifyRequest,
   reply: FastifyReply,
 ): ReturnType<typeof readRequest> | null {
-  const wait = deps.limiter.retryAfter(credentialOf(request), request.ip)
+  const address = clientAddress(request, deps.context.proxies)
+  const wait = deps.limiter.retryAfter(credentialOf(request), address)
   if (wait > 0) {
     void reply
       .status(429)
@@ -197,13 +210,14 @@ function eventStreamsJson(
   deps: OfrepDependencies,
   via: string | undefined,
   key: EvaluationKeyRecord | null,
+  scope: FlagScope | null,
 ): string {
   if (deps.options.maxStreams === 0) return ''
   const mount = deps.context.mountPath === '/' ? '' : deps.context.mountPath
   let requestUri = `${mount}${STREAM}?`
   if (key !== null) requestUri += `token=${encodeURIComponent(deps.keys.streamToken(key))}&`
   else if (via !== 'open') return ''
-  requestUri += `since=${encodeURIComponent(deps.evaluator.fingerprint())}`
+  requestUri += `since=${encodeURIComponent(deps.evaluator.fingerprint(scope))}`
   return `,"eventStreams":${JSON.stringify([{ type: 'sse', endpoint: { requestUri } }])}`
 }
 
@@ -214,26 +228,34 @@ async function openStream(
   reply: FastifyReply,
 ): Promise<FastifyReply> {
   addCorsHeaders(deps.options, request, reply)
-  let keyId: string | null = null
+  let record: EvaluationKeyRecord | null = null
   if (deps.context.sessions !== null) {
-    const record = await deps.keys.verifyStreamToken(token ?? '')
+    record = await deps.keys.verifyStreamToken(token ?? '')
     if (record === null) {
       return reply.status(401).send({ errorDetails: 'Missing, invalid or revoked stream token.' })
     }
-    keyId = record.id
   }
-  const wait = deps.limiter.retryAfter(`stream:${keyId ?? 'open'}`, request.ip)
+  const keyId = record?.id ?? null
+  const address = clientAddress(request, deps.context.proxies)
+  const wait = deps.limiter.retryAfter(`stream:${keyId ?? 'open'}`, address)
   if (wait > 0) {
     return reply
       .status(429)
       .header('retry-after', String(wait))
       .send({ errorDetails: `Too many connections: try again in ${wait} s.` })
   }
-  if (!deps.streams.hasRoom) {
+  // Key ids (`ek_…`) and the `address:` prefix cannot collide.
+  const holder = keyId ?? `address:${address}`
+  if (!deps.streams.hasRoom || !deps.streams.hasRoomFor(holder)) {
+    // The same answer for a full server and for a key at its own cap: the provider polls.
     return reply
       .status(503)
       .header('retry-after', '30')
-      .send({ errorDetails: 'Too many open change streams; poll instead.' })
+      .send({
+        errorDetails: deps.streams.hasRoom
+          ? 'Too many open change streams for this key; poll instead.'
+          : 'Too many open change streams; poll instead.',
+      })
   }
   const header = request.headers['last-event-id']
   const lastEventId =
@@ -248,7 +270,8 @@ async function openStream(
     ...(origin === null ? {} : { 'access-control-allow-origin': origin, vary: 'Origin' }),
   })
   if (endHeadRequest(request.method, reply.raw)) return reply
-  const disconnect = deps.streams.connect(reply.raw, keyId, lastEventId, since ?? null)
+  const owner = { keyId, holder, scope: scopeOf(record) }
+  const disconnect = deps.streams.connect(reply.raw, owner, lastEventId, since ?? null)
   request.raw.once('close', disconnect)
   return reply
 }

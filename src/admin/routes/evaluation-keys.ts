@@ -22,6 +22,10 @@ const KeyView = Type.Object({
   hint: Type.String({ description: 'First and last characters of the key' }),
   created_at: Type.String(),
   created_by: Type.String(),
+  flags: Type.Union([Type.Array(Type.String()), Type.Null()], {
+    description:
+      'The flags the key may evaluate: exact keys, prefixes (checkout-*) and tags (tag:web); null: every flag',
+  }),
 })
 
 const IssuedKey = Type.Object({
@@ -53,7 +57,7 @@ function auditEvaluationKey(
 type KeyActor = { actor: string; platform: string }
 
 /**
- * Creates a key named `name` and audits it; the answer holds the key (shown this once). The API
+ * Creates a key named `name` (limited to the flags matching `flags` when given) and audits it; the answer holds the key (shown this once). The API
  * and the dashboard both create keys through here.
  */
 export async function issueEvaluationKey(
@@ -61,8 +65,9 @@ export async function issueEvaluationKey(
   keys: EvaluationKeys,
   name: unknown,
   actor: KeyActor,
+  flags?: unknown,
 ): Promise<IssuedEvaluationKey> {
-  const issued = await keys.create(name, actor.actor)
+  const issued = await keys.create(name, actor.actor, flags)
   auditEvaluationKey(engine, 'evaluation_key_created', issued, actor)
   return issued
 }
@@ -97,8 +102,18 @@ export function evaluationKeyRoutes(
       schema: {
         summary: 'Create a read-only OFREP evaluation key; the answer is the only time it is shown',
         tags: ['evaluation-keys'],
+        // The patterns are checked by the key service, so that every problem gets one clear
+        // message naming the pattern at fault.
         body: Type.Object(
-          { name: Type.String({ minLength: 1, maxLength: 100 }) },
+          {
+            name: Type.String({ minLength: 1, maxLength: 100 }),
+            flags: Type.Optional(
+              Type.Array(Type.String(), {
+                description:
+                  'Limit the key to these flags: exact keys, prefixes such as checkout-* (a * only at the end) and tag:<name>; at most 100 patterns of at most 200 characters. Omit for every flag.',
+              }),
+            ),
+          },
           { additionalProperties: false },
         ),
         response: { 201: IssuedKey, 409: ErrorBody, ...errors },
@@ -106,7 +121,8 @@ export function evaluationKeyRoutes(
     },
     async (request, reply) => {
       const actor = actorOf(request)
-      const issued = await issueEvaluationKey(engine, keys, request.body.name, actor)
+      const { name, flags } = request.body
+      const issued = await issueEvaluationKey(engine, keys, name, actor, flags)
       return reply.status(201).send(issued)
     },
   )

@@ -549,6 +549,28 @@ describe('dashboard assets and API additions', () => {
     expect(fragment.headers['content-type']).toMatch(/^application\/json/)
   })
 
+  it('evaluation keys: the create form limits a key to some flags, and refuses a bad pattern', async () => {
+    const refused = await post('/switchyard/evaluation-keys', { name: 'bad', flags: 'a*b' })
+    expect(refused.statusCode).toBe(422)
+    expect(refused.body).toContain('value="a*b"')
+    expect(refused.body).toMatch(/only at the end/)
+    const created = await post('/switchyard/evaluation-keys', {
+      name: 'shop-web',
+      flags: 'checkout-*, tag:web',
+    })
+    expect(created.statusCode).toBe(201)
+    const listed = await server.app.inject({
+      url: '/switchyard/api/evaluation-keys',
+      headers: { cookie },
+    })
+    const names = listed.json().items.map((k: { name: string }) => k.name)
+    expect(names).not.toContain('bad')
+    const view = listed.json().items.find((k: { name: string }) => k.name === 'shop-web')
+    expect(view.flags).toEqual(['checkout-*', 'tag:web'])
+    expect((await get('/switchyard/evaluation-keys/table')).body).toContain('checkout-*, tag:web')
+    await post(`/switchyard/evaluation-keys/${view.id}/revoke`, {})
+  })
+
   it('evaluation keys: created with the value shown once, listed by hint, revoked, audited', async () => {
     const created = await post('/switchyard/evaluation-keys', { name: 'checkout-web' })
     expect(created.statusCode).toBe(201)
