@@ -3,12 +3,15 @@
  * task store (every instance sees it) or, for a manager without a durable store, in memory.
  * The guard hook authenticates every request that is not a public route: a bearer token
  * (`Authorization: Bearer <token>`, for scripts) or the session cookie (the browser), and asks
- * cookie-authenticated writes for the CSRF token.
+ * cookie-authenticated writes for the CSRF token. Then it checks the session's role against the
+ * route's: `config.role` when declared, else `viewer` to read and `operator` to write
+ * (common/roles.ts). Without `auth` whoever reaches the mount is an admin.
  *
  * Which routes are public is a property of the route itself (`config.taskAdminPublic`), never a
  * rule on the URL, so no crafted path reaches a protected handler without a session.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { forbiddenFor, requiredRole, roleAllows, type Role } from '../../../common/roles.js'
 import type { SessionRevocationStore } from '../../stores/ports.js'
 import { TaskAdminCsrfError, TaskAdminUnauthenticatedError } from '../errors.js'
 import type { SessionTokens, TaskAdminSession } from './tokens.js'
@@ -20,6 +23,8 @@ export const SESSION_COOKIE = 'switchyard_tasks_session'
 export interface TaskAdminPrincipal {
   /** The logged-in user, or `anonymous` without auth. */
   username: string
+  /** What the caller may do; `admin` without auth. */
+  role: Role
   /** Null without auth. */
   session: TaskAdminSession | null
   via: 'cookie' | 'bearer' | 'open'
@@ -35,6 +40,11 @@ declare module 'fastify' {
     taskAdminPublic?: boolean
     /** A task-admin page: without a session it redirects to the login view instead of 401. */
     taskAdminPage?: boolean
+    /**
+     * The role the endpoint needs; default `viewer` for GET/HEAD/OPTIONS and `operator` for
+     * any other method (common/roles.ts). The same declaration as the admin app's.
+     */
+    role?: Role
   }
 }
 
@@ -47,9 +57,9 @@ export class TaskAdminSessions {
     private readonly expirySeconds: number,
   ) {}
 
-  /** A new session for `username`. */
-  issue(username: string): { token: string; session: TaskAdminSession } {
-    return this.tokens.issue(username, this.now() + this.expirySeconds * 1000)
+  /** A new session for `username` with `role`. */
+  issue(username: string, role: Role): { token: string; session: TaskAdminSession } {
+    return this.tokens.issue(username, role, this.now() + this.expirySeconds * 1000)
   }
 
   /** The session of a token: well-formed, signed with our key, not expired, not revoked. */
@@ -74,7 +84,8 @@ export function sessionGuard(sessions: TaskAdminSessions | null, loginPath: stri
     const config = request.routeOptions.config
     if (config.taskAdminPublic === true) return undefined
     if (sessions === null) {
-      request.taskAdmin = { username: 'anonymous', session: null, via: 'open' }
+      // Open mode: whoever reaches the mount is an admin (it warns at startup).
+      request.taskAdmin = { username: 'anonymous', role: 'admin', session: null, via: 'open' }
       return undefined
     }
     const header = request.headers.authorization
@@ -107,8 +118,11 @@ export function sessionGuard(sessions: TaskAdminSessions | null, loginPath: stri
         )
       }
     }
+    const needed = requiredRole(request.method, config.role)
+    if (!roleAllows(session.role, needed)) throw forbiddenFor(session.role, needed)
     request.taskAdmin = {
       username: session.username,
+      role: session.role,
       session,
       via: bearer === undefined ? 'cookie' : 'bearer',
     }

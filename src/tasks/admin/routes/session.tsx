@@ -2,8 +2,8 @@
  * The browser side of the task admin: the login view (a form: 303 to the dashboard with the
  * session cookie on success, 401 with the form on failure, 429 with it while throttled, 403
  * without the form's CSRF token), the logout (POST only, with the session's CSRF token: a link
- * or an image on another site cannot end a session) and the live stream. The dashboard's pages
- * live in `../dashboard/`.
+ * or an image on another site cannot end a session), `GET /auth/me` (the caller and its role)
+ * and the live stream. The dashboard's pages live in `../dashboard/`.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { reserveLoginAttempt } from '../auth/login-throttle.js'
@@ -109,14 +109,15 @@ export function sessionRoutes(app: TaskAdminInstance, context: TaskAdminContext)
           username,
         )
       }
-      if (!(await credentials.verify(username, password))) {
+      const role = await credentials.verify(username, password)
+      if (role === null) {
         attempt.failed()
         request.log.warn({ username }, 'switchyard task admin: failed login')
         return form(request, reply, 401, next, 'Invalid username or password.', username)
       }
       attempt.succeeded()
-      const { token, session } = sessions.issue(username)
-      request.taskAdmin = { username, session, via: 'cookie' }
+      const { token, session } = sessions.issue(username, role)
+      request.taskAdmin = { username, role, session, via: 'cookie' }
       await audit(context, request, 'login', null, {})
       void reply.setCookie(SESSION_COOKIE, token, {
         httpOnly: true,
@@ -186,6 +187,18 @@ export function sessionRoutes(app: TaskAdminInstance, context: TaskAdminContext)
       return redirect(request, reply, loginPath)
     })
   }
+
+  // Who the caller is and what it may do (scripts and the dashboard ask before offering actions).
+  app.get('/auth/me', (request) => {
+    const principal = request.taskAdmin
+    const session = principal?.session ?? null
+    return {
+      username: principal?.username ?? 'anonymous',
+      role: principal?.role ?? 'admin',
+      authenticated: session !== null,
+      expires_at: session === null ? null : new Date(session.expiresAt).toISOString(),
+    }
+  })
 
   app.get(
     '/dashboard/stream',
