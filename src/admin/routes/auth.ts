@@ -5,7 +5,13 @@ import { clientAddress, isSecureRequest } from '../auth/client.js'
 import { endSession } from '../auth/end-session.js'
 import { SESSION_COOKIE } from '../auth/guard.js'
 import { csrfTokenFor } from '../auth/sessions.js'
-import { ADMIN_ROUTE, PUBLIC_ROUTE, type AdminContext, type AdminInstance } from '../context.js'
+import {
+  ADMIN_ROUTE,
+  PUBLIC_ROUTE,
+  sessionCookiePath,
+  type AdminContext,
+  type AdminInstance,
+} from '../context.js'
 import { AuthNotConfiguredError, LoginThrottledError, UnauthenticatedError } from '../errors.js'
 import type { Role } from '../../common/roles.js'
 import { ErrorBody, LoginBody, LoginResult, LogoutResult, MeResult } from '../schemas.js'
@@ -59,7 +65,7 @@ export function authRoutes(app: AdminInstance, context: AdminContext): void {
         httpOnly: true,
         sameSite: 'strict',
         secure: isSecureRequest(request, context.proxies),
-        path: context.mountPath,
+        path: sessionCookiePath(context),
         expires: new Date(session.expires_at),
       })
       return { ...session, csrf_token: csrfTokenFor(session.token) }
@@ -78,7 +84,7 @@ export function authRoutes(app: AdminInstance, context: AdminContext): void {
     },
     async (request, reply) => {
       const principal = request.switchyardAdmin
-      void reply.clearCookie(SESSION_COOKIE, { path: context.mountPath })
+      void reply.clearCookie(SESSION_COOKIE, { path: sessionCookiePath(context) })
       if (sessions === null || principal?.session == null) return { revoked: false }
       return { revoked: await endSession(context, principal.session) }
     },

@@ -21,6 +21,11 @@ export interface TaskAdminSession {
   expiresAt: number
   /** Revocation key. */
   tokenId: string
+  /**
+   * The CSRF token of a session of the login shared with the admin app (it derives it from the
+   * token); absent for this mount's own sessions, whose CSRF token is derived here.
+   */
+  csrfToken?: string
 }
 
 /** Signs and verifies session tokens with one key. */

@@ -70,7 +70,7 @@ export class TaskDashboard {
     const principal = request.taskAdmin
     const sessions = this.context.sessions
     if (sessions === null || principal?.session == null || principal.via !== 'cookie') return null
-    return sessions.tokens.csrfToken(principal.session)
+    return sessions.csrfToken(principal.session)
   }
 
   /** A full page in the layout. */
