@@ -70,7 +70,15 @@ const bearer = async (instance: FastifyInstance, username: string, password: str
 }
 
 /** A request for a route of the table: parameters filled in, a valid body or query. */
-function requestFor(route: Route, failedId: string) {
+function requestFor(
+  route: Route,
+  failedId: string,
+): {
+  method: 'GET'
+  url: string
+  payload?: string | Record<string, unknown>
+  headers?: Record<string, string>
+} {
   const url = route.url
     .replace(':task_id', failedId)
     .replace(':name', 'default')
