@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { createEngine } from '../../src/index.js'
 import { adminApp } from '../../src/admin/index.js'
+import { switchyard } from '../../src/fastify/index.js'
 import { TaskManager } from '../../src/tasks/index.js'
 import { taskAdmin } from '../../src/tasks/fastify/index.js'
 import { commonPath } from '../../src/common/shared-login.js'
@@ -153,6 +154,29 @@ describe('one login for both admins', () => {
       expect(dashboard.statusCode).toBe(303)
     })
   }
+
+  it("shares the login with the admin app of the main plugin's `admin` option", async () => {
+    const engine = createEngine({
+      store: 'memory',
+      env: 'prod',
+      logger: { warn: () => undefined, error: () => undefined },
+    })
+    const manager = new TaskManager({ logger: quietLogger })
+    const app = Fastify()
+    apps.push(app)
+    const users = [...USERS]
+    await app.register(taskAdmin, { taskManager: manager, path: '/tasks', auth: users })
+    await app.register(switchyard, { engine, admin: { path: '/switchyard', auth: users } })
+    await app.ready()
+    const login = await app.inject({
+      method: 'POST',
+      url: '/switchyard/api/auth/login',
+      payload: { username: 'ada', password: 'admin-pass' },
+    })
+    expect(login.cookies.find((c) => c.name === 'switchyard_session')?.path).toBe('/')
+    const bearer = { authorization: `Bearer ${login.json<{ token: string }>().token}` }
+    expect((await me(app, '/tasks/auth/me', bearer)).json()).toMatchObject({ username: 'ada' })
+  })
 
   it('keeps the role of the shared session: a viewer of the admin app is a viewer of the tasks', async () => {
     const { app } = await mountBoth('admin first')
