@@ -53,10 +53,7 @@ interface Entry {
 
 /** One mount's place in the shared login of its (app, auth). */
 export class SharedLoginSlot {
-  constructor(
-    private readonly entry: Entry,
-    private readonly mountPath: string,
-  ) {}
+  constructor(private readonly entry: Entry) {}
 
   /** Makes this mount the provider of the sessions (the admin app). */
   provide(provider: SharedLoginProvider): void {
@@ -66,11 +63,6 @@ export class SharedLoginSlot {
   /** The provider when another mount provides the sessions, else null (this mount's own). */
   provider(): SharedLoginProvider | null {
     return this.entry.provider
-  }
-
-  /** Whether more than this mount shares the login. */
-  get shared(): boolean {
-    return this.entry.mounts.size > 1
   }
 
   /** The path of the session cookie: the longest common prefix of the mounts' paths. */
@@ -87,11 +79,6 @@ export class SharedLoginSlot {
   onRevoked(listener: (id: string) => void): () => void {
     this.entry.revokeListeners.add(listener)
     return () => this.entry.revokeListeners.delete(listener)
-  }
-
-  /** The path of this mount (`/` at the root). */
-  get path(): string {
-    return this.mountPath
   }
 }
 
@@ -117,9 +104,8 @@ export function joinSharedLogin(
     entry = { mounts: new Set(), provider: null, revokeListeners: new Set() }
     byAuth.set(auth, entry)
   }
-  const path = mountPath === '' ? '/' : mountPath
-  entry.mounts.add(path)
-  return new SharedLoginSlot(entry, path)
+  entry.mounts.add(mountPath === '' ? '/' : mountPath)
+  return new SharedLoginSlot(entry)
 }
 
 /** `/a/b` and `/a/c` → `/a`; `/a` and `/b` → `/`. Compared by whole segments. */
