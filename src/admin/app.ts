@@ -17,8 +17,10 @@ import type { Engine } from '../core/engine.js'
 import type { FlagService } from '../flags/service.js'
 import { ConfigError, toError, ValidationError } from '../core/errors.js'
 import { prepareCredentials, type AdminAuthOption } from './auth/credentials.js'
-import { authenticationHook } from './auth/guard.js'
-import { DEFAULT_TOKEN_EXPIRY, SessionManager } from './auth/sessions.js'
+import { authenticationHook, SESSION_COOKIE } from './auth/guard.js'
+import { csrfTokenFor, DEFAULT_TOKEN_EXPIRY, hashToken, SessionManager } from './auth/sessions.js'
+import { endSession } from './auth/end-session.js'
+import { joinSharedLogin, type SharedSession } from '../common/shared-login.js'
 import { LoginThrottle, type LoginThrottleOptions } from '../common/login-throttle.js'
 import { TrustedProxies } from '../common/trusted-proxies.js'
 import { jsonTextDepthExceeds, MAX_JSON_DEPTH } from '../common/json-depth.js'
@@ -28,6 +30,7 @@ import { EvaluationKeys } from './auth/evaluation-keys.js'
 import { ofrepApi, resolveOfrepOptions, type OfrepOptions } from './ofrep/index.js'
 import { BackendUnavailableError, EndpointNotFoundError } from './errors.js'
 import { CodedError } from '../common/errors.js'
+import type { Role } from '../common/roles.js'
 import { requestFault } from '../common/request-faults.js'
 import { refusedRequestError } from '../common/request-errors.js'
 import { EventHub, type EventHubOptions } from '../common/sse-hub.js'
@@ -112,13 +115,12 @@ async function adminPlugin(app: FastifyInstance, options: AdminAppOptions): Prom
   // An engine without a logger of its own logs through the app's (when not already attached).
   engine.attachLogger(app.log.child({ module: 'switchyard' }))
   const credentials = prepareCredentials(options.auth)
+  const sessions =
+    credentials === null ? null : new SessionManager(engine.sessionTokens(), engine.clock, expiry)
   const context: AdminContext = {
     engine,
     credentials,
-    sessions:
-      credentials === null
-        ? null
-        : new SessionManager(engine.sessionTokens(), engine.clock, expiry),
+    sessions,
     throttle: new LoginThrottle(engine.clock, options.loginThrottle, configError),
     proxies: new TrustedProxies(
       options.trustedProxies ?? engine.rateLimits.trustedProxies,
@@ -130,6 +132,43 @@ async function adminPlugin(app: FastifyInstance, options: AdminAppOptions): Prom
     ofrep: resolveOfrepOptions(options.ofrep),
     streams: new SessionStreams(),
     sessionCheckMs: sessionCheck * 1000,
+    sharedLogin:
+      credentials === null
+        ? null
+        : joinSharedLogin(app, options.auth, mountPath === '' ? '/' : mountPath),
+  }
+  if (sessions !== null && context.sharedLogin !== null) {
+    // A task admin mounted with the same `auth` value logs in with these sessions.
+    const shared = (
+      token: string,
+      session: { username: string; role: Role; expires_at: string },
+    ): SharedSession => ({
+      username: session.username,
+      role: session.role,
+      expiresAt: Date.parse(session.expires_at),
+      id: hashToken(token),
+      csrfToken: csrfTokenFor(token),
+    })
+    context.sharedLogin.provide({
+      cookieName: SESSION_COOKIE,
+      issue: async (username, role) => {
+        const issued = await sessions.issue(username, role)
+        return { token: issued.token, session: shared(issued.token, issued) }
+      },
+      resolve: async (token) => {
+        const session = await sessions.resolve(token)
+        return session === null ? null : shared(token, session)
+      },
+      isValid: (id) => sessions.isValid(id),
+      revoke: async (session) => {
+        await endSession(context, {
+          username: session.username,
+          role: session.role,
+          expires_at: new Date(session.expiresAt).toISOString(),
+          tokenHash: session.id,
+        })
+      },
+    })
   }
   if (credentials === null) {
     app.log.warn(

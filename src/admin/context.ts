@@ -22,6 +22,7 @@ import type { LoginThrottle } from '../common/login-throttle.js'
 import type { EvaluationKeys } from './auth/evaluation-keys.js'
 import type { ResolvedOfrepOptions } from './ofrep/options.js'
 import type { TrustedProxies } from '../common/trusted-proxies.js'
+import type { SharedLoginSlot } from '../common/shared-login.js'
 
 /** The admin app's Fastify instance, with TypeBox type inference. */
 export type AdminInstance = FastifyInstance<
@@ -54,6 +55,19 @@ export interface AdminContext {
   streams: SessionStreams
   /** Milliseconds between re-checks of an open stream's token. */
   sessionCheckMs: number
+  /**
+   * This mount's place in the login it shares with a task admin mounted with the same `auth`
+   * value (common/shared-login.ts); null in open mode.
+   */
+  sharedLogin: SharedLoginSlot | null
+}
+
+/**
+ * The session cookie's path: the mount path, or the common prefix of every mount sharing the
+ * login, so one cookie reaches all of them.
+ */
+export function sessionCookiePath(context: AdminContext): string {
+  return context.sharedLogin?.cookiePath() ?? context.mountPath
 }
 
 /** The flag service of the admin app: the `flags` option, else the engine's `flags`, if any. */

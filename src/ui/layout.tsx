@@ -56,8 +56,8 @@ export interface LayoutProps {
   assetsUrl: string
   /** Embedded as `<meta name="csrf-token">`; htmx requests send it as `X-CSRF-Token`. */
   csrfToken?: string | null
-  /** The logged-in user and where logging out posts to; null in open mode. */
-  user?: { name: string; logoutUrl: string } | null
+  /** The logged-in user (with the role, when it has one) and where logging out posts to; null in open mode. */
+  user?: { name: string; role?: string; logoutUrl: string } | null
   services?: ServiceSwitcher | null
   stream?: LiveStream | null
   /** Toasts shown when the page loads. */
@@ -142,6 +142,15 @@ export function Layout(props: LayoutProps): JSX.Element {
                       <span class="user" safe>
                         {props.user.name}
                       </span>{' '}
+                      {props.user.role === undefined ? (
+                        ''
+                      ) : (
+                        <>
+                          <span class="badge user-role" safe>
+                            {props.user.role}
+                          </span>{' '}
+                        </>
+                      )}
                       <button class="btn btn-small" type="submit">
                         Log out
                       </button>
@@ -259,7 +268,7 @@ export interface DashboardShell {
   /** A page's path as a URL under the dashboard's mount. */
   url: (path: string) => string
   csrfToken: string | null
-  user: { name: string; logoutUrl: string } | null
+  user: { name: string; role?: string; logoutUrl: string } | null
   stream: LiveStream
 }
 

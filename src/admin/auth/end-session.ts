@@ -2,7 +2,8 @@
  * Logging out, as the REST API (`POST /api/auth/logout`) and the dashboard (`POST {admin}/logout`)
  * both do it: the token is revoked in the store, so every instance refuses it, and the event
  * streams the session opened on this instance end with it (other instances notice the
- * revocation at their next session check).
+ * revocation at their next session check). A task admin sharing the login ends its streams of
+ * the session too.
  */
 import type { AdminContext } from '../context.js'
 import type { Session } from './sessions.js'
@@ -12,5 +13,6 @@ export async function endSession(context: AdminContext, session: Session): Promi
   if (context.sessions === null) return false
   const revoked = await context.sessions.revoke(session)
   context.streams.revoked(session.tokenHash)
+  context.sharedLogin?.revoked(session.tokenHash)
   return revoked
 }

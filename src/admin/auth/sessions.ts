@@ -81,6 +81,12 @@ export class SessionManager {
     return { username: record.username, role, expires_at: record.expires_at, tokenHash }
   }
 
+  /** Whether the session stored under `tokenHash` still holds (not revoked, not expired). */
+  async isValid(tokenHash: string): Promise<boolean> {
+    const record = await this.store.get(tokenHash)
+    return record !== null && Date.parse(record.expires_at) > this.clock.now()
+  }
+
   /** The current time of the session clock (epoch ms). */
   now(): number {
     return this.clock.now()

@@ -9,6 +9,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { endSession } from '../auth/end-session.js'
 import { SESSION_COOKIE } from '../auth/guard.js'
+import { sessionCookiePath } from '../context.js'
 import {
   Layout,
   LoginFields,
@@ -83,7 +84,7 @@ export function loginPage(app: FastifyInstance, dashboard: Dashboard): void {
 
   app.post('/logout', SESSION_PAGE, async (request, reply) => {
     const principal = request.switchyardAdmin
-    void reply.clearCookie(SESSION_COOKIE, { path: dashboard.admin.mountPath })
+    void reply.clearCookie(SESSION_COOKIE, { path: sessionCookiePath(dashboard.admin) })
     if (principal?.session != null) await endSession(dashboard.admin, principal.session)
     return redirect(request, reply, dashboard.url('/login', { logged_out: 1 }))
   })

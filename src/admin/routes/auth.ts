@@ -8,6 +8,7 @@ import { csrfTokenFor } from '../auth/sessions.js'
 import {
   ADMIN_ROUTE,
   PUBLIC_ROUTE,
+  sessionCookiePath,
   VIEWER_ROUTE,
   type AdminContext,
   type AdminInstance,
@@ -65,7 +66,7 @@ export function authRoutes(app: AdminInstance, context: AdminContext): void {
         httpOnly: true,
         sameSite: 'strict',
         secure: isSecureRequest(request, context.proxies),
-        path: context.mountPath,
+        path: sessionCookiePath(context),
         expires: new Date(session.expires_at),
       })
       return { ...session, csrf_token: csrfTokenFor(session.token) }
@@ -84,7 +85,7 @@ export function authRoutes(app: AdminInstance, context: AdminContext): void {
     },
     async (request, reply) => {
       const principal = request.switchyardAdmin
-      void reply.clearCookie(SESSION_COOKIE, { path: context.mountPath })
+      void reply.clearCookie(SESSION_COOKIE, { path: sessionCookiePath(context) })
       if (sessions === null || principal?.session == null) return { revoked: false }
       return { revoked: await endSession(context, principal.session) }
     },

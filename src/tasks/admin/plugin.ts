@@ -16,6 +16,7 @@ import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { LoginThrottle } from '../../common/login-throttle.js'
+import { joinSharedLogin } from '../../common/shared-login.js'
 import { TrustedProxies } from '../../common/trusted-proxies.js'
 import { TaskValidationError } from '../errors.js'
 import { tasksPlugin } from '../fastify/tasks-plugin.js'
@@ -57,10 +58,19 @@ async function taskAdminPlugin(app: FastifyInstance, options: TaskAdminOptions):
   }
   const credentials = prepareCredentials(options.auth)
   const { data, revocations } = adminDataOf(manager)
+  // With the admin app mounted on this app with the same `auth` value, one login serves both.
+  const sharedLogin = credentials === null ? null : joinSharedLogin(app, options.auth, base)
   const sessions =
     credentials === null
       ? null
-      : new TaskAdminSessions(new SessionTokens(secretKey), revocations, now, tokenExpiry)
+      : new TaskAdminSessions(
+          new SessionTokens(secretKey),
+          revocations,
+          now,
+          tokenExpiry,
+          base,
+          sharedLogin,
+        )
   if (options.retentionDays !== undefined && options.retentionDays !== null) {
     manager.setRetentionDays(options.retentionDays)
   }
@@ -80,7 +90,7 @@ async function taskAdminPlugin(app: FastifyInstance, options: TaskAdminOptions):
     },
     relayInterval: seconds(options.relayInterval, 1, 'relayInterval'),
     logger: manager.logger,
-    sessionValid: async (session) => !(await revocations.isRevoked(session.tokenId, now())),
+    sessionValid: (session) => sessions?.isValid(session) ?? Promise.resolve(true),
     now,
   })
   const context: TaskAdminContext = {
@@ -106,7 +116,10 @@ async function taskAdminPlugin(app: FastifyInstance, options: TaskAdminOptions):
     )
   }
   stream.start()
+  // A logout on the admin app ends this mount's streams of the shared session at once.
+  const unwatch = sharedLogin?.onRevoked((id) => stream.endSession(id))
   app.addHook('preClose', (done) => {
+    unwatch?.()
     stream.close()
     done()
   })

@@ -63,6 +63,8 @@ export class TaskStream {
   #position: string | null = null
   #relaying = false
   #closed = false
+  /** The open streams' enders by session id. */
+  readonly #enders = new Map<string, Set<() => void>>()
   readonly #seen = new Set<string>()
   /** Keeps events in order when building one needs a store read (`displayFuncArgs`). */
   #chain: Promise<void> = Promise.resolve()
@@ -111,12 +113,18 @@ export class TaskStream {
     if (endHeadRequest(request.method, response)) return
     const disconnect = this.hub.connect(response, resumeAfter)
     const timers: NodeJS.Timeout[] = []
-    const end = () => {
+    let forget = (): void => undefined
+    const stop = () => {
       for (const timer of timers) clearTimeout(timer)
+      forget()
       disconnect()
+    }
+    const end = () => {
+      stop()
       response.end()
     }
     if (session !== null) {
+      forget = this.#watchSession(session.tokenId, end)
       // A stream lives no longer than its session: it ends at expiry and after a logout.
       const expiry = setTimeout(end, Math.max(0, session.expiresAt - this.#options.now()))
       const check = setInterval(() => {
@@ -131,10 +139,31 @@ export class TaskStream {
       check.unref()
       timers.push(expiry, check)
     }
-    request.raw.once('close', () => {
-      for (const timer of timers) clearTimeout(timer)
-      disconnect()
-    })
+    request.raw.once('close', stop)
+  }
+
+  /**
+   * Ends this instance's open streams of a session at once (at a logout here; the periodic
+   * check ends those of other instances).
+   */
+  endSession(tokenId: string): void {
+    for (const end of [...(this.#enders.get(tokenId) ?? [])]) end()
+  }
+
+  /** Registers `end` under the session; returns the function that forgets it. */
+  #watchSession(tokenId: string, end: () => void): () => void {
+    let enders = this.#enders.get(tokenId)
+    if (enders === undefined) {
+      enders = new Set()
+      this.#enders.set(tokenId, enders)
+    }
+    enders.add(end)
+    const set = enders
+    return () => {
+      set.delete(end)
+      // Bounded by the open streams: a session's entry goes with its last stream.
+      if (set.size === 0 && this.#enders.get(tokenId) === set) this.#enders.delete(tokenId)
+    }
   }
 
   /**

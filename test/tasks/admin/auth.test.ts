@@ -92,7 +92,8 @@ describe('task admin login', () => {
 
   it('refuses a malformed auth option at registration', async () => {
     const manager = new TaskManager({ logger: quietLogger })
-    for (const auth of [['admin'], [], { authenticate: () => true }, [['a', '']]]) {
+    const unknownRole = [{ username: 'a', password: 'b', role: 'root' }]
+    for (const auth of [['admin'], [], { users: 'x' }, [['a', '']], unknownRole, 42]) {
       await expect(
         Fastify()
           .register(taskAdmin, { taskManager: manager, auth: auth as never })

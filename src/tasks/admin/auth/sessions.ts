@@ -3,12 +3,21 @@
  * task store (every instance sees it) or, for a manager without a durable store, in memory.
  * The guard hook authenticates every request that is not a public route: a bearer token
  * (`Authorization: Bearer <token>`, for scripts) or the session cookie (the browser), and asks
- * cookie-authenticated writes for the CSRF token.
+ * cookie-authenticated writes for the CSRF token. Then it checks the session's role against the
+ * route's: `config.role` when declared, else `viewer` to read and `operator` to write
+ * (common/roles.ts). Without `auth` whoever reaches the mount is an admin.
  *
  * Which routes are public is a property of the route itself (`config.taskAdminPublic`), never a
  * rule on the URL, so no crafted path reaches a protected handler without a session.
  */
+import { timingSafeEqual } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import type {
+  SharedLoginProvider,
+  SharedLoginSlot,
+  SharedSession,
+} from '../../../common/shared-login.js'
+import { forbiddenFor, requiredRole, roleAllows, type Role } from '../../../common/roles.js'
 import type { SessionRevocationStore } from '../../stores/ports.js'
 import { TaskAdminCsrfError, TaskAdminUnauthenticatedError } from '../errors.js'
 import type { SessionTokens, TaskAdminSession } from './tokens.js'
@@ -20,6 +29,8 @@ export const SESSION_COOKIE = 'switchyard_tasks_session'
 export interface TaskAdminPrincipal {
   /** The logged-in user, or `anonymous` without auth. */
   username: string
+  /** What the caller may do; `admin` without auth. */
+  role: Role
   /** Null without auth. */
   session: TaskAdminSession | null
   via: 'cookie' | 'bearer' | 'open'
@@ -35,34 +46,124 @@ declare module 'fastify' {
     taskAdminPublic?: boolean
     /** A task-admin page: without a session it redirects to the login view instead of 401. */
     taskAdminPage?: boolean
+    /**
+     * The role the endpoint needs; default `viewer` for GET/HEAD/OPTIONS and `operator` for
+     * any other method (common/roles.ts). The same declaration as the admin app's.
+     */
+    role?: Role
   }
 }
 
-/** Issues, resolves and revokes sessions. */
+/** How a mount's session cookie is set. */
+export interface SessionCookie {
+  name: string
+  path: string
+  sameSite: 'lax' | 'strict'
+}
+
+/**
+ * Issues, resolves and revokes sessions: this mount's own signed tokens, or — when the admin
+ * app is mounted on the same app with the same `auth` value — the login shared with it
+ * (common/shared-login.ts): its cookie, tokens, CSRF tokens and logout.
+ */
 export class TaskAdminSessions {
   constructor(
     readonly tokens: SessionTokens,
     private readonly revocations: SessionRevocationStore,
     private readonly now: () => number,
     private readonly expirySeconds: number,
+    private readonly base: string,
+    private readonly shared: SharedLoginSlot | null = null,
   ) {}
 
-  /** A new session for `username`. */
-  issue(username: string): { token: string; session: TaskAdminSession } {
-    return this.tokens.issue(username, this.now() + this.expirySeconds * 1000)
+  /** The shared login's provider, when the admin app shares its login with this mount. */
+  #provider(): SharedLoginProvider | null {
+    return this.shared?.provider() ?? null
   }
 
-  /** The session of a token: well-formed, signed with our key, not expired, not revoked. */
+  /** The session cookie: the shared login's (one cookie for both mounts), else this mount's. */
+  cookie(): SessionCookie {
+    const provider = this.#provider()
+    if (provider !== null && this.shared !== null) {
+      return { name: provider.cookieName, path: this.shared.cookiePath(), sameSite: 'strict' }
+    }
+    return { name: SESSION_COOKIE, path: this.base === '' ? '/' : this.base, sameSite: 'lax' }
+  }
+
+  /** A new session for `username` with `role`. */
+  async issue(username: string, role: Role): Promise<{ token: string; session: TaskAdminSession }> {
+    const provider = this.#provider()
+    if (provider !== null) {
+      const issued = await provider.issue(username, role)
+      return { token: issued.token, session: fromShared(issued.session) }
+    }
+    return this.tokens.issue(username, role, this.now() + this.expirySeconds * 1000)
+  }
+
+  /**
+   * The session of a token: well-formed, signed with our key, not expired, not revoked (or, with
+   * the shared login, a live session of the admin app).
+   */
   async resolve(token: string): Promise<TaskAdminSession | null> {
+    const provider = this.#provider()
+    if (provider !== null) {
+      const session = await provider.resolve(token)
+      return session === null ? null : fromShared(session)
+    }
     const now = this.now()
     const session = this.tokens.verify(token, now)
     if (session === null) return null
     return (await this.revocations.isRevoked(session.tokenId, now)) ? null : session
   }
 
+  /** Whether a session still holds (open streams re-check it). */
+  async isValid(session: TaskAdminSession): Promise<boolean> {
+    const provider = this.#provider()
+    if (provider !== null) return provider.isValid(session.tokenId)
+    return !(await this.revocations.isRevoked(session.tokenId, this.now()))
+  }
+
   /** Revokes a session on every instance until it would have expired anyway. */
-  revoke(session: TaskAdminSession): Promise<void> {
-    return this.revocations.revoke(session.tokenId, session.expiresAt)
+  async revoke(session: TaskAdminSession): Promise<void> {
+    const provider = this.#provider()
+    if (provider !== null) {
+      await provider.revoke(toShared(session, this.csrfToken(session)))
+      return
+    }
+    await this.revocations.revoke(session.tokenId, session.expiresAt)
+  }
+
+  /** The CSRF token of a session. */
+  csrfToken(session: TaskAdminSession): string {
+    return session.csrfToken ?? this.tokens.csrfToken(session)
+  }
+
+  /** Whether `presented` is the session's CSRF token (constant time). */
+  csrfMatches(session: TaskAdminSession, presented: string | undefined): boolean {
+    if (presented === undefined) return false
+    const expected = Buffer.from(this.csrfToken(session))
+    const given = Buffer.from(presented)
+    return given.length === expected.length && timingSafeEqual(given, expected)
+  }
+}
+
+function fromShared(session: SharedSession): TaskAdminSession {
+  return {
+    username: session.username,
+    role: session.role,
+    expiresAt: session.expiresAt,
+    tokenId: session.id,
+    csrfToken: session.csrfToken,
+  }
+}
+
+function toShared(session: TaskAdminSession, csrfToken: string): SharedSession {
+  return {
+    username: session.username,
+    role: session.role,
+    expiresAt: session.expiresAt,
+    id: session.tokenId,
+    csrfToken,
   }
 }
 
@@ -74,12 +175,13 @@ export function sessionGuard(sessions: TaskAdminSessions | null, loginPath: stri
     const config = request.routeOptions.config
     if (config.taskAdminPublic === true) return undefined
     if (sessions === null) {
-      request.taskAdmin = { username: 'anonymous', session: null, via: 'open' }
+      // Open mode: whoever reaches the mount is an admin (it warns at startup).
+      request.taskAdmin = { username: 'anonymous', role: 'admin', session: null, via: 'open' }
       return undefined
     }
     const header = request.headers.authorization
     const bearer = /^Bearer ([A-Za-z0-9._~+/=-]{1,1024})$/i.exec(header?.trim() ?? '')?.[1]
-    const cookie = bearer === undefined ? request.cookies[SESSION_COOKIE] : undefined
+    const cookie = bearer === undefined ? request.cookies[sessions.cookie().name] : undefined
     const token = bearer ?? cookie
     const session = token === undefined || token === '' ? null : await sessions.resolve(token)
     if (session === null) {
@@ -99,16 +201,17 @@ export function sessionGuard(sessions: TaskAdminSessions | null, loginPath: stri
     }
     if (bearer === undefined && !SAFE_METHODS.has(request.method)) {
       const presented = request.headers['x-csrf-token']
-      if (
-        !sessions.tokens.csrfMatches(session, typeof presented === 'string' ? presented : undefined)
-      ) {
+      if (!sessions.csrfMatches(session, typeof presented === 'string' ? presented : undefined)) {
         throw new TaskAdminCsrfError(
           'Cookie-authenticated writes need the X-CSRF-Token header (the dashboard page embeds it).',
         )
       }
     }
+    const needed = requiredRole(request.method, config.role)
+    if (!roleAllows(session.role, needed)) throw forbiddenFor(session.role, needed)
     request.taskAdmin = {
       username: session.username,
+      role: session.role,
       session,
       via: bearer === undefined ? 'cookie' : 'bearer',
     }

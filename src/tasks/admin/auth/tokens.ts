@@ -1,6 +1,6 @@
 /**
  * Session tokens of the task admin: `v1.<payload>.<signature>`, the payload a base64url JSON
- * `{ u: username, e: expiry (epoch ms), i: token id }` and the signature its HMAC-SHA256 with
+ * `{ u: username, r: role, e: expiry (epoch ms), i: token id }` and the signature its HMAC-SHA256 with
  * the secret key. Nothing is stored at login: any instance with the same `secretKey` accepts
  * the token until it expires. Logout stores the token id as revoked (in the task store, so it
  * holds on every instance) until the token's own expiry.
@@ -10,14 +10,22 @@
  * way before there is a session: its token is the HMAC of a random nonce kept in a cookie.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { isRole, type Role } from '../../../common/roles.js'
 
 /** A verified session. */
 export interface TaskAdminSession {
   username: string
+  /** The role the user signed in with. */
+  role: Role
   /** Epoch ms. */
   expiresAt: number
   /** Revocation key. */
   tokenId: string
+  /**
+   * The CSRF token of a session of the login shared with the admin app (it derives it from the
+   * token); absent for this mount's own sessions, whose CSRF token is derived here.
+   */
+  csrfToken?: string
 }
 
 /** Signs and verifies session tokens with one key. */
@@ -28,15 +36,19 @@ export class SessionTokens {
     this.#key = Buffer.from(secretKey)
   }
 
-  /** A new token for `username` valid until `expiresAt` (epoch ms). */
-  issue(username: string, expiresAt: number): { token: string; session: TaskAdminSession } {
+  /** A new token for `username` with `role`, valid until `expiresAt` (epoch ms). */
+  issue(
+    username: string,
+    role: Role,
+    expiresAt: number,
+  ): { token: string; session: TaskAdminSession } {
     const tokenId = randomBytes(16).toString('base64url')
     const payload = Buffer.from(
-      JSON.stringify({ u: username, e: expiresAt, i: tokenId }),
+      JSON.stringify({ u: username, r: role, e: expiresAt, i: tokenId }),
       'utf8',
     ).toString('base64url')
     const token = `v1.${payload}.${this.#sign(`v1.${payload}`)}`
-    return { token, session: { username, expiresAt, tokenId } }
+    return { token, session: { username, role, expiresAt, tokenId } }
   }
 
   /**
@@ -63,10 +75,13 @@ export class SessionTokens {
     } catch {
       return null
     }
-    const { u, e, i } = (parsed ?? {}) as { u?: unknown; e?: unknown; i?: unknown }
+    const { u, r, e, i } = (parsed ?? {}) as { u?: unknown; r?: unknown; e?: unknown; i?: unknown }
     if (typeof u !== 'string' || typeof e !== 'number' || typeof i !== 'string') return null
+    // A token issued before roles existed has no `r`: every session was an admin's then.
+    const role = r === undefined ? 'admin' : r
+    if (!isRole(role)) return null
     if (e <= now) return null
-    return { username: u, expiresAt: e, tokenId: i }
+    return { username: u, role, expiresAt: e, tokenId: i }
   }
 
   /** The CSRF token of a session. */

@@ -92,7 +92,7 @@ export function actionRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): 
     const task = await context.manager.getStoredTask(id)
     trigger(reply, { 'ui-toast': { message: `Cancelled task ${id}.`, kind: 'success' } })
     if (task === undefined) return reply.status(200).send('')
-    return sendHtml(reply, <TaskDetail dashboard={dashboard} task={task} />)
+    return sendHtml(reply, <TaskDetail dashboard={dashboard} task={task} actions />)
   })
 
   app.post(
@@ -116,6 +116,7 @@ export function actionRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): 
           <QueueRow
             queue={current}
             action={action}
+            actions
             form={{
               concurrency: typed('concurrency'),
               max_size: typed('max_size'),
@@ -127,7 +128,7 @@ export function actionRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): 
       }
       await updateQueue(context, request, name, parsed.change)
       trigger(reply, { 'ui-toast': { message: `Queue ${name} updated.`, kind: 'success' } })
-      return sendHtml(reply, <QueueRow queue={stats() ?? current} action={action} />)
+      return sendHtml(reply, <QueueRow queue={stats() ?? current} action={action} actions />)
     },
   )
 }

@@ -55,11 +55,13 @@ interface DeadLettersProps {
   dashboard: TaskDashboard
   filters: DeadLetterFilters
   page: TaskPage
+  /** False for a viewer: no replay button, no selection. */
+  actions: boolean
 }
 
 /** The tab's content: the window selector, the replay actions and the table. */
 export function DeadLetters(props: DeadLettersProps): JSX.Element {
-  const { dashboard, filters, page } = props
+  const { dashboard, filters, page, actions } = props
   const now = dashboard.context.now()
   const query = (values: Partial<DeadLetterFilters>) => {
     const merged = { ...filters, ...values }
@@ -87,25 +89,30 @@ export function DeadLetters(props: DeadLettersProps): JSX.Element {
             </a>
           ))}
         </nav>
-        <button
-          class="btn btn-primary"
-          type="button"
-          hx-get={dashboard.url('/dashboard/dead-letters/replay', { window: filters.window })}
-          hx-target="#ui-dialog-body"
-          disabled={page.total === 0}
-        >
-          Replay window…
-        </button>
+        {actions ? (
+          <button
+            class="btn btn-primary"
+            type="button"
+            hx-get={dashboard.url('/dashboard/dead-letters/replay', { window: filters.window })}
+            hx-target="#ui-dialog-body"
+            disabled={page.total === 0}
+          >
+            Replay window…
+          </button>
+        ) : (
+          ''
+        )}
       </div>
       <RetrySelectionForm
         action={dashboard.url('/dashboard/bulk-retry')}
         wording={REPLAY_WORDING}
         hasRows={page.items.length > 0}
+        actions={actions}
       >
         <DataTable
           caption={`Failed tasks ${phrase(filters.window)}`}
           columns={[
-            { label: 'Select' },
+            ...(actions ? [{ label: 'Select' }] : []),
             'Function',
             'Error',
             'Ended',
@@ -136,14 +143,18 @@ export function DeadLetters(props: DeadLettersProps): JSX.Element {
         >
           {page.items.map(({ record }) => (
             <tr>
-              <td class="select">
-                <input
-                  type="checkbox"
-                  name="task_ids"
-                  value={record.task_id}
-                  aria-label={`Select ${record.func_name} ${record.task_id} for replay`}
-                />
-              </td>
+              {actions ? (
+                <td class="select">
+                  <input
+                    type="checkbox"
+                    name="task_ids"
+                    value={record.task_id}
+                    aria-label={`Select ${record.func_name} ${record.task_id} for replay`}
+                  />
+                </td>
+              ) : (
+                ''
+              )}
               <td>
                 <a class="key" href={detailUrl(dashboard, record.task_id)} safe>
                   {record.func_name}

@@ -15,7 +15,12 @@ export function detailUrl(dashboard: TaskDashboard, taskId: string, suffix = '')
 }
 
 /** The detail panel of one task (also the live fragment). */
-export function TaskDetail(props: { dashboard: TaskDashboard; task: StoredTask }): JSX.Element {
+export function TaskDetail(props: {
+  dashboard: TaskDashboard
+  task: StoredTask
+  /** False for a viewer: no retry or cancel button. */
+  actions: boolean
+}): JSX.Element {
   const { dashboard, task } = props
   const record = task.record
   const id = record.task_id
@@ -36,7 +41,7 @@ export function TaskDetail(props: { dashboard: TaskDashboard; task: StoredTask }
           <StatusBadge status={record.status} />
         </h1>
         <div class="row-actions">
-          {RETRYABLE_STATUSES.has(record.status) ? (
+          {props.actions && RETRYABLE_STATUSES.has(record.status) ? (
             <button
               class="btn btn-primary"
               hx-post={detailUrl(dashboard, id, '/retry')}
@@ -47,7 +52,7 @@ export function TaskDetail(props: { dashboard: TaskDashboard; task: StoredTask }
           ) : (
             ''
           )}
-          {cancellable ? (
+          {props.actions && cancellable ? (
             <button
               class="btn btn-danger"
               hx-post={detailUrl(dashboard, id, '/cancel')}

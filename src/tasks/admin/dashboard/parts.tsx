@@ -117,11 +117,14 @@ export function RetrySelectionForm(props: {
   action: string
   wording: RetryWording
   hasRows: boolean
+  /** False for a viewer: the table alone, without the form and its button. */
+  actions: boolean
   children: JSX.Element | JSX.Element[]
 }): JSX.Element {
   const { wording } = props
   // Children are JSX elements, escaped where they were built.
   const safeTable = props.children
+  if (!props.actions) return <>{safeTable}</>
   return (
     <form data-keep hx-post={props.action} hx-swap="none">
       <p class="stale" data-live-stale hidden safe>

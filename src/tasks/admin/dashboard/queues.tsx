@@ -55,6 +55,8 @@ export function QueueRow(props: {
   queue: QueueStats
   action: string
   form?: QueueForm
+  /** False for a viewer: the settings as text, without the form. */
+  actions: boolean
 }): JSX.Element {
   const { queue } = props
   const id = domId('queue', queue.name)
@@ -95,22 +97,41 @@ export function QueueRow(props: {
       <td class="num">{queue.running}</td>
       <td class="num hide-narrow">{queue.finished}</td>
       <td class="num hide-narrow">{queue.rejected}</td>
-      <td colspan="2">
-        <form
-          class="queue-form"
-          data-keep
-          hx-post={props.action}
-          hx-target={`#${id}`}
-          hx-swap="outerHTML"
-        >
-          {field('concurrency', 'Concurrency')}
-          {field('max_size', 'Max size')}
-          <button class="btn btn-small" type="submit">
-            Save
-          </button>
-        </form>
-      </td>
+      {props.actions ? (
+        <QueueFormCell id={id} action={props.action} field={field} />
+      ) : (
+        <>
+          <td class="num">{limit(queue.concurrency)}</td>
+          <td class="num">{limit(queue.max_size)}</td>
+        </>
+      )}
     </tr>
+  )
+}
+
+/** The inline form of a queue row (operators and admins). */
+function QueueFormCell(props: {
+  id: string
+  action: string
+  field: (name: 'concurrency' | 'max_size', label: string) => JSX.Element
+}): JSX.Element {
+  const { id, field } = props
+  return (
+    <td colspan="2">
+      <form
+        class="queue-form"
+        data-keep
+        hx-post={props.action}
+        hx-target={`#${id}`}
+        hx-swap="outerHTML"
+      >
+        {field('concurrency', 'Concurrency')}
+        {field('max_size', 'Max size')}
+        <button class="btn btn-small" type="submit">
+          Save
+        </button>
+      </form>
+    </td>
   )
 }
 
@@ -119,6 +140,8 @@ export function QueuesTable(props: {
   queues: readonly QueueStats[]
   liveUrl: string
   action: (name: string) => string
+  /** False for a viewer: no forms. */
+  actions: boolean
 }): JSX.Element {
   return (
     <div id="queues" data-live="task" data-live-url={props.liveUrl}>
@@ -139,7 +162,7 @@ export function QueuesTable(props: {
         empty={props.queues.length === 0 && <Empty title="No queues." />}
       >
         {props.queues.map((queue) => (
-          <QueueRow queue={queue} action={props.action(queue.name)} />
+          <QueueRow queue={queue} action={props.action(queue.name)} actions={props.actions} />
         ))}
       </DataTable>
     </div>

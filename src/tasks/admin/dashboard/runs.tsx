@@ -104,6 +104,8 @@ export function RunRow(props: {
   dashboard: TaskDashboard
   task: TaskPage['items'][number]
   now: number
+  /** False for a viewer: no selection column. */
+  actions: boolean
 }): JSX.Element {
   const { dashboard, task, now } = props
   const record = task.record
@@ -111,18 +113,22 @@ export function RunRow(props: {
   const retryable = RETRYABLE_STATUSES.has(record.status)
   return (
     <tr id={domId('run', id)} data-live="task" data-live-key={id}>
-      <td class="select">
-        {retryable ? (
-          <input
-            type="checkbox"
-            name="task_ids"
-            value={id}
-            aria-label={`Select ${record.func_name} ${id} for retry`}
-          />
-        ) : (
-          ''
-        )}
-      </td>
+      {props.actions ? (
+        <td class="select">
+          {retryable ? (
+            <input
+              type="checkbox"
+              name="task_ids"
+              value={id}
+              aria-label={`Select ${record.func_name} ${id} for retry`}
+            />
+          ) : (
+            ''
+          )}
+        </td>
+      ) : (
+        ''
+      )}
       <td>
         <StatusBadge status={record.status} />
         <ProgressBar record={record} />
@@ -172,11 +178,13 @@ export function RunsTable(props: {
   page: TaskPage | null
   search: RunSearch | null
   error?: string
+  /** False for a viewer: no selection and no retry button. */
+  actions: boolean
 }): JSX.Element {
-  const { dashboard, filters, page } = props
+  const { dashboard, filters, page, actions } = props
   const now = dashboard.context.now()
   const columns = [
-    { label: 'Select' },
+    ...(actions ? [{ label: 'Select' }] : []),
     'Status',
     'Function',
     { label: 'Queue', hideNarrow: true },
@@ -210,6 +218,7 @@ export function RunsTable(props: {
         action={dashboard.url('/dashboard/bulk-retry')}
         wording={RETRY_WORDING}
         hasRows={page !== null && page.items.length > 0}
+        actions={actions}
       >
         <DataTable
           caption="Task runs, newest first"
@@ -233,7 +242,7 @@ export function RunsTable(props: {
           }
         >
           {(page?.items ?? []).map((task) => (
-            <RunRow dashboard={dashboard} task={task} now={now} />
+            <RunRow dashboard={dashboard} task={task} now={now} actions={actions} />
           ))}
         </DataTable>
       </RetrySelectionForm>

@@ -123,7 +123,12 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
             <section aria-labelledby="runs-title">
               <h2 id="runs-title">Runs</h2>
               <RunFilterForm dashboard={dashboard} filters={filters} queues={queues} />
-              <RunsTable dashboard={dashboard} filters={filters} {...runs} />
+              <RunsTable
+                dashboard={dashboard}
+                filters={filters}
+                actions={dashboard.canAct(request)}
+                {...runs}
+              />
             </section>
           </>
         ),
@@ -140,7 +145,12 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
     const filters = runFilters(request)
     return html(
       reply,
-      <RunsTable dashboard={dashboard} filters={filters} {...await runsOf(filters)} />,
+      <RunsTable
+        dashboard={dashboard}
+        filters={filters}
+        actions={dashboard.canAct(request)}
+        {...await runsOf(filters)}
+      />,
     )
   })
 
@@ -148,7 +158,15 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
     const task = await storedTask(param(request, 'key'))
     // A record that is gone (history deleted) leaves its row as it was.
     if (task === undefined) return reply.status(204).send()
-    return html(reply, <RunRow dashboard={dashboard} task={task} now={context.now()} />)
+    return html(
+      reply,
+      <RunRow
+        dashboard={dashboard}
+        task={task}
+        now={context.now()}
+        actions={dashboard.canAct(request)}
+      />,
+    )
   })
 
   // ---- the task detail ----------------------------------------------------------------------
@@ -174,7 +192,7 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
             task === undefined ? (
               <MissingTask taskId={id} />
             ) : (
-              <TaskDetail dashboard={dashboard} task={task} />
+              <TaskDetail dashboard={dashboard} task={task} actions={dashboard.canAct(request)} />
             ),
         }),
         task === undefined ? 404 : 200,
@@ -190,7 +208,10 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
       if (task === undefined) {
         throw new TaskNotFoundError(`No task ${JSON.stringify(request.params.task_id)}.`)
       }
-      return html(reply, <TaskDetail dashboard={dashboard} task={task} />)
+      return html(
+        reply,
+        <TaskDetail dashboard={dashboard} task={task} actions={dashboard.canAct(request)} />,
+      )
     },
   )
 
@@ -228,8 +249,9 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
   )
 
   // ---- Queues -------------------------------------------------------------------------------
-  const queuesTable = () => (
+  const queuesTable = (request: FastifyRequest) => (
     <QueuesTable
+      actions={dashboard.canAct(request)}
       queues={manager.queueStats()}
       liveUrl={dashboard.url('/dashboard/queues/table')}
       action={(name) => dashboard.url(`/dashboard/queues/${encodeURIComponent(name)}`)}
@@ -252,7 +274,7 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
   )
 
   // ---- Dead Letters -------------------------------------------------------------------------
-  const deadLetters = async (filters: DeadLetterFilters) => {
+  const deadLetters = async (filters: DeadLetterFilters, actions: boolean) => {
     const page = await manager.listStoredTasks({
       status: 'failed',
       since: windowStart(filters.window, context.now()),
@@ -260,14 +282,19 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
       perPage: DEAD_LETTERS_PER_PAGE,
       countLimit: (filters.page - 1) * DEAD_LETTERS_PER_PAGE + RUNS_COUNTED_AHEAD,
     })
-    return <DeadLetters dashboard={dashboard} filters={filters} page={page} />
+    return <DeadLetters dashboard={dashboard} filters={filters} page={page} actions={actions} />
   }
   liveTab(
     '/dashboard/dead-letters',
     { title: 'Dead Letters', headingId: 'dead-title', active: 'dead-letters' },
-    (request) => deadLetters(deadLetterFilters(request)),
+    (request) => deadLetters(deadLetterFilters(request), dashboard.canAct(request)),
   )
-  app.get('/dashboard/dead-letters/replay', PAGE, async (request, reply) => {
+  // The replay dialog only leads to a replay: operators and admins.
+  const replayDialog = {
+    config: { ...PAGE.config, role: 'operator' },
+    schema: PAGE.schema,
+  } as const
+  app.get('/dashboard/dead-letters/replay', replayDialog, async (request, reply) => {
     const { window } = deadLetterFilters(request)
     const ids = await failedTaskIds(context, window, undefined)
     return html(

@@ -10,6 +10,7 @@ import {
   type DashboardPageProps,
   type QueryValues,
 } from '../../../ui/index.js'
+import { roleAllows } from '../../../common/roles.js'
 import { mountPath, type TaskAdminContext } from '../context.js'
 
 /** Route options of a dashboard page or fragment: without a session, redirect to the login view. */
@@ -54,12 +55,22 @@ export class TaskDashboard {
     return withQuery(mountPath(this.context, path), query)
   }
 
+  /**
+   * Whether the request's principal may act (retry, cancel, replay, change queues): an
+   * operator or an admin. A viewer's pages show no action buttons; the routes refuse the
+   * actions anyway.
+   */
+  canAct(request: FastifyRequest): boolean {
+    const role = request.taskAdmin?.role
+    return role !== undefined && roleAllows(role, 'operator')
+  }
+
   /** The CSRF token of a cookie session, else null. */
   csrfToken(request: FastifyRequest): string | null {
     const principal = request.taskAdmin
     const sessions = this.context.sessions
     if (sessions === null || principal?.session == null || principal.via !== 'cookie') return null
-    return sessions.tokens.csrfToken(principal.session)
+    return sessions.csrfToken(principal.session)
   }
 
   /** A full page in the layout. */
@@ -76,7 +87,11 @@ export class TaskDashboard {
         user:
           principal?.session == null
             ? null
-            : { name: principal.username, logoutUrl: this.url('/auth/logout') },
+            : {
+                name: principal.username,
+                role: principal.role,
+                logoutUrl: this.url('/auth/logout'),
+              },
         stream: {
           url: this.url('/dashboard/stream'),
           events: ['task'],

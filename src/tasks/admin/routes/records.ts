@@ -71,7 +71,9 @@ export function recordRoutes(app: TaskAdminInstance, context: TaskAdminContext):
     retryFailed(context, request, request.query.since ?? 'all', request.query.func_name),
   )
 
-  app.delete('/history', { schema: { querystring: HistoryQuery } }, async (request) => {
+  // Deleting history destroys the record of what happened: admins only.
+  const historyRoute = { schema: { querystring: HistoryQuery }, config: { role: 'admin' } } as const
+  app.delete('/history', historyRoute, async (request) => {
     const { value, unit } = request.query
     const deleted = await manager.deleteHistory(context.now() - value * UNIT_MS[unit])
     await audit(context, request, 'history_delete', null, { value, unit, deleted })

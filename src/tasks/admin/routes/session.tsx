@@ -2,12 +2,11 @@
  * The browser side of the task admin: the login view (a form: 303 to the dashboard with the
  * session cookie on success, 401 with the form on failure, 429 with it while throttled, 403
  * without the form's CSRF token), the logout (POST only, with the session's CSRF token: a link
- * or an image on another site cannot end a session) and the live stream. The dashboard's pages
- * live in `../dashboard/`.
+ * or an image on another site cannot end a session), `GET /auth/me` (the caller and its role)
+ * and the live stream. The dashboard's pages live in `../dashboard/`.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { reserveLoginAttempt } from '../auth/login-throttle.js'
-import { SESSION_COOKIE } from '../auth/sessions.js'
 import { LOGIN_NONCE, newLoginNonce } from '../auth/tokens.js'
 import { TaskAdminCsrfError } from '../errors.js'
 import { audit, mountPath, type TaskAdminContext, type TaskAdminInstance } from '../context.js'
@@ -109,21 +108,23 @@ export function sessionRoutes(app: TaskAdminInstance, context: TaskAdminContext)
           username,
         )
       }
-      if (!(await credentials.verify(username, password))) {
+      const role = await credentials.verify(username, password)
+      if (role === null) {
         attempt.failed()
         request.log.warn({ username }, 'switchyard task admin: failed login')
         return form(request, reply, 401, next, 'Invalid username or password.', username)
       }
       attempt.succeeded()
-      const { token, session } = sessions.issue(username)
-      request.taskAdmin = { username, session, via: 'cookie' }
+      const { token, session } = await sessions.issue(username, role)
+      request.taskAdmin = { username, role, session, via: 'cookie' }
       await audit(context, request, 'login', null, {})
-      void reply.setCookie(SESSION_COOKIE, token, {
+      const cookie = sessions.cookie()
+      void reply.setCookie(cookie.name, token, {
         httpOnly: true,
-        sameSite: 'lax',
+        sameSite: cookie.sameSite,
         secure: context.client.secure(request),
-        path: cookiePath,
-        maxAge: context.tokenExpiry,
+        path: cookie.path,
+        maxAge: Math.max(0, Math.floor((session.expiresAt - context.now()) / 1000)),
       })
       void reply.clearCookie(LOGIN_COOKIE, { path: cookiePath })
       return reply.redirect(next, 303)
@@ -132,7 +133,7 @@ export function sessionRoutes(app: TaskAdminInstance, context: TaskAdminContext)
     const logoutPath = mountPath(context, '/auth/logout')
     // A GET never ends a session (a link or an image elsewhere could): it offers the button.
     app.get('/auth/logout', { config: { taskAdminPublic: true } }, async (request, reply) => {
-      const token = request.cookies[SESSION_COOKIE]
+      const token = request.cookies[sessions.cookie().name]
       const session = token === undefined ? null : await sessions.resolve(token)
       void reply.header('allow', 'POST')
       return sendHtml(
@@ -150,7 +151,7 @@ export function sessionRoutes(app: TaskAdminInstance, context: TaskAdminContext)
               {session === null ? (
                 ''
               ) : (
-                <input type="hidden" name="csrf_token" value={sessions.tokens.csrfToken(session)} />
+                <input type="hidden" name="csrf_token" value={sessions.csrfToken(session)} />
               )}
               <button class="btn" type="submit">
                 Log out
@@ -162,7 +163,8 @@ export function sessionRoutes(app: TaskAdminInstance, context: TaskAdminContext)
       )
     })
     app.post('/auth/logout', { config: { taskAdminPublic: true } }, async (request, reply) => {
-      const token = request.cookies[SESSION_COOKIE]
+      const cookie = sessions.cookie()
+      const token = request.cookies[cookie.name]
       const session = token === undefined ? null : await sessions.resolve(token)
       if (session !== null) {
         // The session's CSRF token, as for every cookie write: the dashboard's button sends it
@@ -170,22 +172,31 @@ export function sessionRoutes(app: TaskAdminInstance, context: TaskAdminContext)
         const body = (request.body ?? {}) as Record<string, unknown>
         const header = request.headers['x-csrf-token']
         const presented = typeof header === 'string' ? header : body.csrf_token
-        if (
-          !sessions.tokens.csrfMatches(
-            session,
-            typeof presented === 'string' ? presented : undefined,
-          )
-        ) {
+        if (!sessions.csrfMatches(session, typeof presented === 'string' ? presented : undefined)) {
           throw new TaskAdminCsrfError(
             "Logging out needs the session's CSRF token (X-CSRF-Token header or csrf_token field); the dashboard's Log out button sends it.",
           )
         }
         await sessions.revoke(session)
+        // This instance's streams of the session end now (others at their next check).
+        context.stream.endSession(session.tokenId)
       }
-      void reply.clearCookie(SESSION_COOKIE, { path: cookiePath })
+      void reply.clearCookie(cookie.name, { path: cookie.path })
       return redirect(request, reply, loginPath)
     })
   }
+
+  // Who the caller is and what it may do (scripts and the dashboard ask before offering actions).
+  app.get('/auth/me', (request) => {
+    const principal = request.taskAdmin
+    const session = principal?.session ?? null
+    return {
+      username: principal?.username ?? 'anonymous',
+      role: principal?.role ?? 'admin',
+      authenticated: session !== null,
+      expires_at: session === null ? null : new Date(session.expiresAt).toISOString(),
+    }
+  })
 
   app.get(
     '/dashboard/stream',
