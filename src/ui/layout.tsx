@@ -43,6 +43,15 @@ export interface ServiceSwitcher {
   keep?: Readonly<Record<string, string>>
 }
 
+/** The signed-in user shown in the header. */
+export interface DashboardUser {
+  name: string
+  /** The user's role, shown next to the name. */
+  role?: string
+  /** Where the logout form posts to. */
+  logoutUrl: string
+}
+
 /** Props of {@link Layout}. */
 export interface LayoutProps {
   /** The page title (also the document title, before the product name). */
@@ -57,7 +66,7 @@ export interface LayoutProps {
   /** Embedded as `<meta name="csrf-token">`; htmx requests send it as `X-CSRF-Token`. */
   csrfToken?: string | null
   /** The logged-in user and where logging out posts to; null in open mode. */
-  user?: { name: string; logoutUrl: string } | null
+  user?: DashboardUser | null
   services?: ServiceSwitcher | null
   stream?: LiveStream | null
   /** Toasts shown when the page loads. */
@@ -142,6 +151,15 @@ export function Layout(props: LayoutProps): JSX.Element {
                       <span class="user" safe>
                         {props.user.name}
                       </span>{' '}
+                      {props.user.role === undefined ? (
+                        ''
+                      ) : (
+                        <>
+                          <span class="badge badge-plain user-role" title="Your role" safe>
+                            {props.user.role}
+                          </span>{' '}
+                        </>
+                      )}
                       <button class="btn btn-small" type="submit">
                         Log out
                       </button>
@@ -259,7 +277,7 @@ export interface DashboardShell {
   /** A page's path as a URL under the dashboard's mount. */
   url: (path: string) => string
   csrfToken: string | null
-  user: { name: string; logoutUrl: string } | null
+  user: DashboardUser | null
   stream: LiveStream
 }
 

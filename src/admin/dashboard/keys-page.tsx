@@ -3,6 +3,9 @@
  * any language and to browsers. Create one (its value is shown once, in the answer, and never
  * again: only its hash is stored), see every key with its hint, revoke one (its open OFREP
  * streams close at once). Creation and revocation are audited like the API's.
+ *
+ * Keys are credentials: like the API's key endpoints, the page's table and actions need the
+ * `admin` role; an operator or viewer who opens the page sees which role it needs.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { EvaluationKeyView, IssuedEvaluationKey } from '../auth/evaluation-keys.js'
@@ -21,7 +24,7 @@ import {
 } from '../../ui/index.js'
 import { attempt, done } from './answers.js'
 import { formErrors, formOf, raw, NO_ERRORS, type FormErrors } from './forms.js'
-import { PAGE, domId, type Dashboard } from './view.js'
+import { ADMIN_PAGE, NeedsRole, PAGE, domId, type Dashboard } from './view.js'
 
 const KEY_FIELDS = ['name'] as const
 
@@ -136,8 +139,23 @@ export function keysPage(app: FastifyInstance, dashboard: Dashboard): void {
   const sendForm = (reply: FastifyReply, status: number, state: CreateFormState) =>
     sendHtml(reply, <CreateForm dashboard={dashboard} {...state} />, status)
 
-  app.get('/evaluation-keys', PAGE, async (request, reply) =>
-    sendHtml(
+  app.get('/evaluation-keys', PAGE, async (request, reply) => {
+    const view = dashboard.for(request)
+    if (!view.can('admin'))
+      return sendHtml(
+        reply,
+        dashboard.page(request, {
+          title: 'Evaluation keys',
+          active: 'keys',
+          children: (
+            <>
+              <PageHead title="Evaluation keys" />
+              <NeedsRole dashboard={view} role="admin" what="Managing evaluation keys" />
+            </>
+          ),
+        }),
+      )
+    return sendHtml(
       reply,
       dashboard.page(request, {
         title: 'Evaluation keys',
@@ -156,12 +174,14 @@ export function keysPage(app: FastifyInstance, dashboard: Dashboard): void {
           </>
         ),
       }),
-    ),
+    )
+  })
+
+  app.get('/evaluation-keys/table', ADMIN_PAGE, async (_request, reply) =>
+    sendHtml(reply, await table()),
   )
 
-  app.get('/evaluation-keys/table', PAGE, async (_request, reply) => sendHtml(reply, await table()))
-
-  app.post('/evaluation-keys', PAGE, async (request, reply) => {
+  app.post('/evaluation-keys', ADMIN_PAGE, async (request, reply) => {
     const name = raw(formOf(request.body), 'name')
     const actor = dashboard.actor(request)
     return attempt(
@@ -178,7 +198,7 @@ export function keysPage(app: FastifyInstance, dashboard: Dashboard): void {
 
   app.post<{ Params: { id: string } }>(
     '/evaluation-keys/:id/revoke',
-    PAGE,
+    ADMIN_PAGE,
     async (request, reply) =>
       attempt(reply, async () => {
         const key = await revokeEvaluationKey(
