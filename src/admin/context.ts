@@ -67,5 +67,11 @@ export const ADMIN_ROUTE = { switchyardAdmin: true } as const
 /** Route config of the endpoints that manage credentials: they need the `admin` role. */
 export const ADMIN_ROLE_ROUTE = { switchyardAdmin: true, role: 'admin' } as const
 
+/**
+ * Route config of the writes every signed-in principal may make, viewers included: ending
+ * one's own session (a write needs `operator` unless it declares otherwise).
+ */
+export const ANY_ROLE_ROUTE = { switchyardAdmin: true, role: 'viewer' } as const
+
 /** Route config of the public endpoints. */
 export const PUBLIC_ROUTE = { switchyardAdmin: true, public: true } as const

@@ -116,10 +116,12 @@ function toUsers(auth: unknown): Required<AdminUser>[] {
   }
   const listed =
     !Array.isArray(auth) && typeof auth === 'object' && auth !== null && 'users' in auth
-      ? (auth).users
+      ? auth.users
       : auth
   if (!Array.isArray(auth) && 'users' in (auth as object) && !Array.isArray(listed)) {
-    throw new ConfigError('Invalid admin `auth.users`: expected a list of {username, password, role}.')
+    throw new ConfigError(
+      'Invalid admin `auth.users`: expected a list of {username, password, role}.',
+    )
   }
   const list: unknown[] = Array.isArray(listed) ? listed : [listed]
   if (list.length === 0) {
@@ -129,7 +131,9 @@ function toUsers(auth: unknown): Required<AdminUser>[] {
   const names = new Set<string>()
   for (const user of users) {
     if (names.has(user.username))
-      throw new ConfigError(`The admin \`auth\` lists the user ${JSON.stringify(user.username)} twice.`)
+      throw new ConfigError(
+        `The admin \`auth\` lists the user ${JSON.stringify(user.username)} twice.`,
+      )
     names.add(user.username)
   }
   return users

@@ -17,7 +17,7 @@ import {
   sendHtml,
   type Toast,
 } from '../../ui/index.js'
-import { PAGE, PUBLIC_PAGE, param, type Dashboard } from './view.js'
+import { ANY_ROLE_PAGE, PUBLIC_PAGE, param, type Dashboard } from './view.js'
 
 /** A `next` URL only when it stays inside the dashboard (no open redirect); else its home. */
 export function safeNext(dashboard: Dashboard, next: string): string {
@@ -81,7 +81,7 @@ export function loginPage(app: FastifyInstance, dashboard: Dashboard): void {
     return sendHtml(reply, <LoginView dashboard={dashboard} next={next} flash={flash} />)
   })
 
-  app.post('/logout', PAGE, async (request, reply) => {
+  app.post('/logout', ANY_ROLE_PAGE, async (request, reply) => {
     const principal = request.switchyardAdmin
     void reply.clearCookie(SESSION_COOKIE, { path: dashboard.admin.mountPath })
     if (principal?.session != null) await endSession(dashboard.admin, principal.session)

@@ -11,6 +11,7 @@ import { EndpointNotFoundError } from '../errors.js'
 import {
   ADMIN_ROLE_ROUTE,
   ADMIN_ROUTE,
+  ANY_ROLE_ROUTE,
   PUBLIC_ROUTE,
   flagServiceOf,
   type AdminContext,
@@ -34,6 +35,9 @@ export const OPERATOR_PAGE = {
   config: { ...ADMIN_ROUTE, role: 'operator' },
   schema: { hide: true },
 } as const
+
+/** Route options of the dashboard's logout: every role may end its own session. */
+export const ANY_ROLE_PAGE = { config: ANY_ROLE_ROUTE, schema: { hide: true } } as const
 
 /** Route options of a dashboard route for admins only (evaluation keys). */
 export const ADMIN_PAGE = { config: ADMIN_ROLE_ROUTE, schema: { hide: true } } as const

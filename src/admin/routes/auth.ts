@@ -5,7 +5,13 @@ import { clientAddress, isSecureRequest } from '../auth/client.js'
 import { endSession } from '../auth/end-session.js'
 import { SESSION_COOKIE } from '../auth/guard.js'
 import { csrfTokenFor } from '../auth/sessions.js'
-import { ADMIN_ROUTE, PUBLIC_ROUTE, type AdminContext, type AdminInstance } from '../context.js'
+import {
+  ADMIN_ROUTE,
+  ANY_ROLE_ROUTE,
+  PUBLIC_ROUTE,
+  type AdminContext,
+  type AdminInstance,
+} from '../context.js'
 import { AuthNotConfiguredError, LoginThrottledError, UnauthenticatedError } from '../errors.js'
 import type { Role } from '../../common/roles.js'
 import { ErrorBody, LoginBody, LoginResult, LogoutResult, MeResult } from '../schemas.js'
@@ -69,7 +75,7 @@ export function authRoutes(app: AdminInstance, context: AdminContext): void {
   app.post(
     '/api/auth/logout',
     {
-      config: ADMIN_ROUTE,
+      config: ANY_ROLE_ROUTE,
       schema: {
         summary: 'Revoke the current token on the server (every instance)',
         tags: ['auth'],

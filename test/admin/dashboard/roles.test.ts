@@ -277,6 +277,19 @@ describe('dashboard by role: actions', () => {
     expect(await listed()).toContain('by-admin')
   })
 
+  it('a viewer logs out (a write every role may make) and the session ends', async () => {
+    const own = await login(USERS[0])
+    const out = await server.app.inject({
+      method: 'POST',
+      url: '/switchyard/logout',
+      headers: { cookie: own.cookie, 'x-csrf-token': own.csrf },
+    })
+    expect(out.statusCode).toBe(303)
+    expect(out.headers.location).toBe('/switchyard/login?logged_out=1')
+    const after = await server.app.inject({ url: '/switchyard/', headers: { cookie: own.cookie } })
+    expect(after.statusCode).toBe(303)
+  })
+
   it('an operator changes a route through the dashboard', async () => {
     const response = await post('operator', '/switchyard/routes/enable', {
       route: 'GET:/payments',
