@@ -53,7 +53,7 @@ export class ForbiddenError extends CodedError {
 /** The error for a principal whose role is below `needed`. */
 export function forbiddenFor(held: Role, needed: Role): ForbiddenError {
   return new ForbiddenError(
-    `This action needs the ${needed} role; you are signed in as ${held === 'viewer' || held === 'operator' ? `a ${held}` : `an ${held}`}.`,
+    `This action needs the ${needed} role; you are signed in as ${held === 'viewer' ? 'a' : 'an'} ${held}.`,
     needed,
   )
 }

@@ -26,6 +26,19 @@ import { registerDemoTasks, seedDemoTasks } from './tasks.js'
 /** Credentials of the demo's admin app (`ctl login admin --password switchyard`). */
 export const DEMO_ADMIN = { username: 'admin', password: 'switchyard' } as const
 
+/** A demo user who may read everything and change nothing (role `viewer`). */
+export const DEMO_VIEWER = { username: 'viewer', password: 'switchyard-viewer' } as const
+
+/** A demo user who may change runtime state but not manage keys (role `operator`). */
+export const DEMO_OPERATOR = { username: 'operator', password: 'switchyard-operator' } as const
+
+/** The route-control admin's users: one of each role, so a newcomer can try them. */
+const DEMO_USERS = [
+  { ...DEMO_ADMIN, role: 'admin' },
+  { ...DEMO_VIEWER, role: 'viewer' },
+  { ...DEMO_OPERATOR, role: 'operator' },
+] as const
+
 /** Where the demo keeps its tasks by default: a SQLite file in the working directory. */
 export const DEMO_TASKS_FILE = 'switchyard-demo-tasks.sqlite'
 
@@ -71,7 +84,7 @@ export async function buildDemoApp(options: DemoOptions = {}): Promise<FastifyIn
     // An engine the demo made closes with it (its file or Redis store with it); one passed in
     // stays its owner's.
     closeEngine: options.engine === undefined,
-    admin: { path: '/switchyard', auth: DEMO_ADMIN },
+    admin: { path: '/switchyard', auth: { users: DEMO_USERS } },
   })
   const tasksPath = options.tasksPath === undefined ? DEMO_TASKS_FILE : options.tasksPath
   await registerTasks(app, tasksPath)
@@ -298,6 +311,7 @@ export function demoInstructions(base: string, backend?: DemoBackend): string {
     `Change states at runtime in the dashboard (log in as ${DEMO_ADMIN.username} / ${DEMO_ADMIN.password}; it updates live):`,
     `  ${base}/switchyard/              routes: enable, disable, maintenance, schedule; global and service maintenance`,
     `  ${base}/switchyard/flags         flags and segments; /rate-limits, /blocked, /audit`,
+    `  other roles: ${DEMO_VIEWER.username} / ${DEMO_VIEWER.password} reads only; ${DEMO_OPERATOR.username} / ${DEMO_OPERATOR.password} changes states, not keys`,
     '',
     'Rate limits, feature flags, background tasks:',
     `  for i in 1 2 3 4 5 6 7 8; do curl -s -o /dev/null -w '%{http_code} ' ${base}/search; done   # 7 × 200, then 429`,

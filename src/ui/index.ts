@@ -47,6 +47,7 @@ export {
   LiveIndicator,
   type DashboardPageProps,
   type DashboardShell,
+  type DashboardUser,
   type LayoutProps,
   type LiveStream,
   type NavItem,

@@ -43,6 +43,15 @@ export interface ServiceSwitcher {
   keep?: Readonly<Record<string, string>>
 }
 
+/** The signed-in user shown in the header. */
+export interface DashboardUser {
+  name: string
+  /** The user's role, shown next to the name. */
+  role?: string
+  /** Where the logout form posts to. */
+  logoutUrl: string
+}
+
 /** Props of {@link Layout}. */
 export interface LayoutProps {
   /** The page title (also the document title, before the product name). */
@@ -56,8 +65,8 @@ export interface LayoutProps {
   assetsUrl: string
   /** Embedded as `<meta name="csrf-token">`; htmx requests send it as `X-CSRF-Token`. */
   csrfToken?: string | null
-  /** The logged-in user (with the role, when it has one) and where logging out posts to; null in open mode. */
-  user?: { name: string; role?: string; logoutUrl: string } | null
+  /** The logged-in user and where logging out posts to; null in open mode. */
+  user?: DashboardUser | null
   services?: ServiceSwitcher | null
   stream?: LiveStream | null
   /** Toasts shown when the page loads. */
@@ -146,7 +155,7 @@ export function Layout(props: LayoutProps): JSX.Element {
                         ''
                       ) : (
                         <>
-                          <span class="badge user-role" safe>
+                          <span class="badge badge-plain user-role" title="Your role" safe>
                             {props.user.role}
                           </span>{' '}
                         </>
@@ -268,7 +277,7 @@ export interface DashboardShell {
   /** A page's path as a URL under the dashboard's mount. */
   url: (path: string) => string
   csrfToken: string | null
-  user: { name: string; role?: string; logoutUrl: string } | null
+  user: DashboardUser | null
   stream: LiveStream
 }
 

@@ -20,6 +20,8 @@ import { TaskManager } from 'fastify-switchyard/tasks'
 /** Environment variables the fragments read, set unless the machine already has them. */
 export const FRAGMENT_ENV: Readonly<Record<string, string>> = {
   ADMIN_PASSWORD: 's3cret',
+  OPERATOR_PASSWORD: 'operator-s3cret',
+  VIEWER_PASSWORD: 'viewer-s3cret',
   HOOK_SECRET: 'a-webhook-secret',
   TASKS_SECRET: 'a-tasks-secret-of-32-characters!',
   // 32 random bytes, hex: what generateEncryptionKey() prints.

@@ -35,7 +35,7 @@ import {
   type FlagTab,
 } from './flags-view.js'
 import { attempt, done } from './answers.js'
-import { PAGE, param, type Dashboard } from './view.js'
+import { NeedsRole, PAGE, param, type Dashboard } from './view.js'
 
 /** `name = value` lines (blank lines skipped); a line without `=` is a field error. */
 function pairs(form: FormBody, name: string): [string, string][] {
@@ -165,7 +165,11 @@ export function flagPages(app: FastifyInstance, dashboard: Dashboard): void {
           service === undefined ? (
             <Empty title="Feature flags are not enabled on this server." />
           ) : (
-            <FlagList dashboard={dashboard} flags={await service.listFlags()} filters={filters} />
+            <FlagList
+              dashboard={dashboard.for(request)}
+              flags={await service.listFlags()}
+              filters={filters}
+            />
           ),
       }),
     )
@@ -175,7 +179,7 @@ export function flagPages(app: FastifyInstance, dashboard: Dashboard): void {
     sendHtml(
       reply,
       <FlagTable
-        dashboard={dashboard}
+        dashboard={dashboard.for(request)}
         flags={await flags().listFlags()}
         filters={filtersOf(request)}
       />,
@@ -187,7 +191,7 @@ export function flagPages(app: FastifyInstance, dashboard: Dashboard): void {
     if (flag === null) return sendHtml(reply, '')
     return sendHtml(
       reply,
-      <FlagRow dashboard={dashboard} flag={flag} filters={filtersOf(request)} />,
+      <FlagRow dashboard={dashboard.for(request)} flag={flag} filters={filtersOf(request)} />,
     )
   })
 
@@ -200,7 +204,15 @@ export function flagPages(app: FastifyInstance, dashboard: Dashboard): void {
         children: (
           <>
             <PageHead title="New flag" />
-            <FlagCreateForm dashboard={dashboard} form={null} errors={NO_ERRORS} />
+            {dashboard.for(request).can('operator') ? (
+              <FlagCreateForm dashboard={dashboard} form={null} errors={NO_ERRORS} />
+            ) : (
+              <NeedsRole
+                dashboard={dashboard.for(request)}
+                role="operator"
+                what="Creating a flag"
+              />
+            )}
           </>
         ),
       }),
@@ -249,6 +261,7 @@ export function flagPages(app: FastifyInstance, dashboard: Dashboard): void {
   })
 
   const view = (
+    request: FastifyRequest,
     reply: FastifyReply,
     flag: Flag,
     tab: FlagTab,
@@ -258,7 +271,7 @@ export function flagPages(app: FastifyInstance, dashboard: Dashboard): void {
     sendHtml(
       reply,
       <FlagView
-        dashboard={dashboard}
+        dashboard={dashboard.for(request)}
         flag={flag}
         tab={tab}
         form={form}
@@ -280,7 +293,13 @@ export function flagPages(app: FastifyInstance, dashboard: Dashboard): void {
             <p>
               <a href={dashboard.url('/flags')}>← All flags</a>
             </p>
-            <FlagView dashboard={dashboard} flag={flag} tab={tab} form={null} errors={NO_ERRORS} />
+            <FlagView
+              dashboard={dashboard.for(request)}
+              flag={flag}
+              tab={tab}
+              form={null}
+              errors={NO_ERRORS}
+            />
           </>
         ),
       }),
@@ -288,7 +307,7 @@ export function flagPages(app: FastifyInstance, dashboard: Dashboard): void {
   })
 
   app.get<{ Params: { key: string } }>('/flags/:key/view', PAGE, async (request, reply) =>
-    view(reply, await requireFlag(request.params.key), tabOf(request), null, null),
+    view(request, reply, await requireFlag(request.params.key), tabOf(request), null, null),
   )
 
   for (const tab of FLAG_TABS) {
@@ -304,10 +323,10 @@ export function flagPages(app: FastifyInstance, dashboard: Dashboard): void {
             dashboard.actor(request),
           )
           trigger(reply, { 'ui-toast': { message: `Flag ${flag.key} is saved.`, kind: 'success' } })
-          return await view(reply, flag, tab, null, null)
+          return await view(request, reply, flag, tab, null, null)
         },
         (error) => {
-          return view(reply, before, tab, form, error)
+          return view(request, reply, before, tab, form, error)
         },
       )
     })

@@ -31,7 +31,7 @@ import {
   TableHead,
 } from '../../ui/index.js'
 import { binder, raw, type FormBody, type FormErrors } from './forms.js'
-import { domId, type Dashboard } from './view.js'
+import { domId, ReadOnly, type Dashboard } from './view.js'
 
 /** The tabs of a flag's page. */
 export const FLAG_TABS = ['overview', 'targeting', 'variations', 'settings'] as const
@@ -86,9 +86,20 @@ export function flagVisible(flag: Flag, filters: FlagFilters): boolean {
   return true
 }
 
-/** The one-click kill switch: serving (on) or serving its off variation (off). */
+/**
+ * The one-click kill switch: serving (on) or serving its off variation (off); for a viewer,
+ * the same state as a badge.
+ */
 export function FlagSwitch(props: { dashboard: Dashboard; flag: Flag }): JSX.Element {
   const { dashboard, flag } = props
+  if (!dashboard.can('operator'))
+    return (
+      <Badge
+        tone={flag.enabled ? 'ok' : 'plain'}
+        label={flag.enabled ? 'ON' : 'OFF'}
+        title={flag.enabled ? 'Serving' : `Off: serves ${flag.off_variation}`}
+      />
+    )
   return (
     <button
       class="btn btn-small switch"
@@ -156,9 +167,15 @@ export function FlagTable(props: { dashboard: Dashboard; flags: Flag[]; filters:
       {visible === 0 ? (
         <div class="table-wrap">
           <Empty title={flags.length === 0 ? 'No flags yet.' : 'No flag matches these filters.'}>
-            <p>
-              <a href={dashboard.url('/flags/new')}>Create a flag</a>
-            </p>
+            {dashboard.can('operator') ? (
+              <p>
+                <a href={dashboard.url('/flags/new')} data-action="new-flag">
+                  Create a flag
+                </a>
+              </p>
+            ) : (
+              ''
+            )}
           </Empty>
         </div>
       ) : (
@@ -195,9 +212,13 @@ export function FlagList(props: { dashboard: Dashboard; flags: Flag[]; filters: 
   return (
     <>
       <PageHead title="Flags">
-        <a class="btn btn-primary" href={dashboard.url('/flags/new')}>
-          New flag
-        </a>
+        {dashboard.can('operator') ? (
+          <a class="btn btn-primary" href={dashboard.url('/flags/new')} data-action="new-flag">
+            New flag
+          </a>
+        ) : (
+          ''
+        )}
       </PageHead>
       <form class="filters" method="get" action={dashboard.url('/flags')} role="search">
         <SearchBox value={filters.q} label="Search flags" placeholder="key, name, tag:checkout" />
@@ -326,6 +347,7 @@ function TabForm(props: {
 }): JSX.Element {
   const { dashboard, flag, tab } = props
   const safeChildren = props.children
+  if (!dashboard.can('operator')) return <ReadOnly>{safeChildren}</ReadOnly>
   return (
     <form
       id="flag-form"
@@ -610,18 +632,22 @@ function SettingsTab(props: {
           rows={4}
         />
       </TabForm>
-      <section class="panel" aria-labelledby="danger-title">
-        <h3 id="danger-title">Delete this flag</h3>
-        <p class="muted">Evaluations then return the caller's default value.</p>
-        <button
-          class="btn btn-danger"
-          hx-post={dashboard.url(`/flags/${encodeURIComponent(flag.key)}/delete`)}
-          hx-swap="none"
-          hx-confirm={`Delete flag ${flag.key}? This cannot be undone.`}
-        >
-          <span safe>{`Delete ${flag.key}`}</span>
-        </button>
-      </section>
+      {dashboard.can('operator') ? (
+        <section class="panel" aria-labelledby="danger-title">
+          <h3 id="danger-title">Delete this flag</h3>
+          <p class="muted">Evaluations then return the caller's default value.</p>
+          <button
+            class="btn btn-danger"
+            hx-post={dashboard.url(`/flags/${encodeURIComponent(flag.key)}/delete`)}
+            hx-swap="none"
+            hx-confirm={`Delete flag ${flag.key}? This cannot be undone.`}
+          >
+            <span safe>{`Delete ${flag.key}`}</span>
+          </button>
+        </section>
+      ) : (
+        ''
+      )}
     </>
   )
 }

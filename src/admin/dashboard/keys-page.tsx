@@ -3,6 +3,9 @@
  * any language and to browsers. Create one (its value is shown once, in the answer, and never
  * again: only its hash is stored), see every key with its hint, revoke one (its open OFREP
  * streams close at once). Creation and revocation are audited like the API's.
+ *
+ * Keys are credentials: like the API's key endpoints, the page's table and actions need the
+ * `admin` role; an operator or viewer who opens the page sees which role it needs.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { EvaluationKeyView, IssuedEvaluationKey } from '../auth/evaluation-keys.js'
@@ -22,7 +25,7 @@ import {
 } from '../../ui/index.js'
 import { attempt, done } from './answers.js'
 import { formErrors, formOf, raw, NO_ERRORS, type FormErrors } from './forms.js'
-import { ADMIN_PAGE, domId, type Dashboard } from './view.js'
+import { ADMIN_PAGE, NeedsRole, PAGE, domId, type Dashboard } from './view.js'
 
 const KEY_FIELDS = ['name', 'flags'] as const
 
@@ -161,8 +164,23 @@ export function keysPage(app: FastifyInstance, dashboard: Dashboard): void {
   const sendForm = (reply: FastifyReply, status: number, state: CreateFormState) =>
     sendHtml(reply, <CreateForm dashboard={dashboard} {...state} />, status)
 
-  app.get('/evaluation-keys', ADMIN_PAGE, async (request, reply) =>
-    sendHtml(
+  app.get('/evaluation-keys', PAGE, async (request, reply) => {
+    const view = dashboard.for(request)
+    if (!view.can('admin'))
+      return sendHtml(
+        reply,
+        dashboard.page(request, {
+          title: 'Evaluation keys',
+          active: 'keys',
+          children: (
+            <>
+              <PageHead title="Evaluation keys" />
+              <NeedsRole dashboard={view} role="admin" what="Managing evaluation keys" />
+            </>
+          ),
+        }),
+      )
+    return sendHtml(
       reply,
       dashboard.page(request, {
         title: 'Evaluation keys',
@@ -181,8 +199,8 @@ export function keysPage(app: FastifyInstance, dashboard: Dashboard): void {
           </>
         ),
       }),
-    ),
-  )
+    )
+  })
 
   app.get('/evaluation-keys/table', ADMIN_PAGE, async (_request, reply) =>
     sendHtml(reply, await table()),

@@ -29,7 +29,7 @@ import {
 } from './rate-limits-view.js'
 import { attempt, done } from './answers.js'
 import { allRoutes, knownService } from './routes-page.js'
-import { PAGE, param, type Dashboard } from './view.js'
+import { OPERATOR_PAGE, PAGE, param, type Dashboard } from './view.js'
 
 function load(dashboard: Dashboard, service: string | null): RateLimitsData {
   const { engine } = dashboard.admin
@@ -82,7 +82,7 @@ export function rateLimitsPage(app: FastifyInstance, dashboard: Dashboard): void
                 Blocked requests →
               </a>
             </PageHead>
-            <RateLimitsBody dashboard={dashboard} data={data} />
+            <RateLimitsBody dashboard={dashboard.for(request)} data={data} />
           </>
         ),
       }),
@@ -93,7 +93,7 @@ export function rateLimitsPage(app: FastifyInstance, dashboard: Dashboard): void
     sendHtml(
       reply,
       <RateLimitsBody
-        dashboard={dashboard}
+        dashboard={dashboard.for(request)}
         data={load(dashboard, knownService(engine, request))}
       />,
     ),
@@ -137,7 +137,8 @@ export function rateLimitsPage(app: FastifyInstance, dashboard: Dashboard): void
     )
   }
 
-  app.get('/rate-limits/route/form', PAGE, (request, reply) =>
+  // The policy forms: for operators only, like the changes they make.
+  app.get('/rate-limits/route/form', OPERATOR_PAGE, (request, reply) =>
     routeForm(reply, request, null, null),
   )
 
@@ -211,7 +212,7 @@ export function rateLimitsPage(app: FastifyInstance, dashboard: Dashboard): void
       error === null ? 200 : 422,
     )
 
-  app.get('/rate-limits/scope/form', PAGE, (request, reply) => {
+  app.get('/rate-limits/scope/form', OPERATOR_PAGE, (request, reply) => {
     const name = param(request, 'service')
     return attempt(reply, async () => {
       return scopeForm(reply, name === '' ? null : name, null, null)

@@ -225,54 +225,59 @@ function ScopeCard(props: {
           </dd>
         </dl>
       )}
-      <div class="row-actions">
-        <button
-          class="btn btn-small"
-          hx-get={dashboard.url(
-            '/rate-limits/scope/form',
-            scope === null ? {} : { service: scope },
+      {!dashboard.can('operator') ? (
+        ''
+      ) : (
+        <div class="row-actions">
+          <button
+            class="btn btn-small"
+            hx-get={dashboard.url(
+              '/rate-limits/scope/form',
+              scope === null ? {} : { service: scope },
+            )}
+            hx-target="#ui-dialog-body"
+            data-action="rate-limit-scope"
+            aria-label={`${policy === null ? 'Set limit…' : 'Edit…'} ${name} rate limit`}
+          >
+            {policy === null ? 'Set limit…' : 'Edit…'}
+          </button>
+          {policy === null ? (
+            ''
+          ) : (
+            <>
+              <button
+                class="btn btn-small"
+                hx-post={post(policy.enabled ? 'pause' : 'resume')}
+                hx-vals={vals}
+                hx-swap="none"
+                aria-label={`${policy.enabled ? 'Pause' : 'Resume'} ${name} rate limit`}
+              >
+                {policy.enabled ? 'Pause' : 'Resume'}
+              </button>
+              <button
+                class="btn btn-small"
+                hx-post={post('reset')}
+                hx-vals={vals}
+                hx-swap="none"
+                hx-confirm={`Reset the counters of the ${name} rate limit? Every caller starts from zero.`}
+                aria-label={`Reset ${name} rate limit counters`}
+              >
+                Reset
+              </button>
+              <button
+                class="btn btn-small btn-danger"
+                hx-post={post('delete')}
+                hx-vals={vals}
+                hx-swap="none"
+                hx-confirm={`Delete the ${name} rate limit? Requests are no longer counted against it.`}
+                aria-label={`Delete ${name} rate limit`}
+              >
+                Delete
+              </button>
+            </>
           )}
-          hx-target="#ui-dialog-body"
-          aria-label={`${policy === null ? 'Set limit…' : 'Edit…'} ${name} rate limit`}
-        >
-          {policy === null ? 'Set limit…' : 'Edit…'}
-        </button>
-        {policy === null ? (
-          ''
-        ) : (
-          <>
-            <button
-              class="btn btn-small"
-              hx-post={post(policy.enabled ? 'pause' : 'resume')}
-              hx-vals={vals}
-              hx-swap="none"
-              aria-label={`${policy.enabled ? 'Pause' : 'Resume'} ${name} rate limit`}
-            >
-              {policy.enabled ? 'Pause' : 'Resume'}
-            </button>
-            <button
-              class="btn btn-small"
-              hx-post={post('reset')}
-              hx-vals={vals}
-              hx-swap="none"
-              hx-confirm={`Reset the counters of the ${name} rate limit? Every caller starts from zero.`}
-              aria-label={`Reset ${name} rate limit counters`}
-            >
-              Reset
-            </button>
-            <button
-              class="btn btn-small btn-danger"
-              hx-post={post('delete')}
-              hx-vals={vals}
-              hx-swap="none"
-              hx-confirm={`Delete the ${name} rate limit? Requests are no longer counted against it.`}
-              aria-label={`Delete ${name} rate limit`}
-            >
-              Delete
-            </button>
-          </>
-        )}
-      </div>
+        </div>
+      )}
     </div>
   )
 }
@@ -299,6 +304,7 @@ function Tiers(props: { policy: RateLimitPolicy }): JSX.Element {
 export function RateLimitsBody(props: { dashboard: Dashboard; data: RateLimitsData }) {
   const { dashboard, data } = props
   const services = data.services.filter((s) => data.service === null || s.name === data.service)
+  const actions = dashboard.can('operator')
   return (
     <div
       id="rate-limits"
@@ -324,7 +330,7 @@ export function RateLimitsBody(props: { dashboard: Dashboard; data: RateLimitsDa
             'Algorithm',
             'Key',
             { label: 'Burst', numeric: true },
-            'Actions',
+            ...(actions ? ['Actions'] : []),
           ]}
           empty={
             data.policies.length === 0 && (
@@ -351,41 +357,46 @@ export function RateLimitsBody(props: { dashboard: Dashboard; data: RateLimitsDa
                 <td>{policy.algorithm}</td>
                 <td>{policy.key_strategy}</td>
                 <td class="num">{policy.burst}</td>
-                <td>
-                  <div class="row-actions">
-                    <button
-                      class="btn btn-small"
-                      hx-get={dashboard.url('/rate-limits/route/form', {
-                        route,
-                        service: policy.service,
-                      })}
-                      hx-target="#ui-dialog-body"
-                      aria-label={`Edit… rate limit of ${route}`}
-                    >
-                      Edit…
-                    </button>
-                    <button
-                      class="btn btn-small"
-                      hx-post={dashboard.url('/rate-limits/route/reset')}
-                      hx-vals={vals}
-                      hx-swap="none"
-                      hx-confirm={`Reset the counters of ${route}?`}
-                      aria-label={`Reset counters of ${route}`}
-                    >
-                      Reset
-                    </button>
-                    <button
-                      class="btn btn-small btn-danger"
-                      hx-post={dashboard.url('/rate-limits/route/delete')}
-                      hx-vals={vals}
-                      hx-swap="none"
-                      hx-confirm={`Delete the runtime rate limit of ${route}? A limit declared in code stays.`}
-                      aria-label={`Delete rate limit of ${route}`}
-                    >
-                      Delete
-                    </button>
-                  </div>
-                </td>
+                {!actions ? (
+                  ''
+                ) : (
+                  <td>
+                    <div class="row-actions">
+                      <button
+                        class="btn btn-small"
+                        hx-get={dashboard.url('/rate-limits/route/form', {
+                          route,
+                          service: policy.service,
+                        })}
+                        hx-target="#ui-dialog-body"
+                        data-action="rate-limit-route"
+                        aria-label={`Edit… rate limit of ${route}`}
+                      >
+                        Edit…
+                      </button>
+                      <button
+                        class="btn btn-small"
+                        hx-post={dashboard.url('/rate-limits/route/reset')}
+                        hx-vals={vals}
+                        hx-swap="none"
+                        hx-confirm={`Reset the counters of ${route}?`}
+                        aria-label={`Reset counters of ${route}`}
+                      >
+                        Reset
+                      </button>
+                      <button
+                        class="btn btn-small btn-danger"
+                        hx-post={dashboard.url('/rate-limits/route/delete')}
+                        hx-vals={vals}
+                        hx-swap="none"
+                        hx-confirm={`Delete the runtime rate limit of ${route}? A limit declared in code stays.`}
+                        aria-label={`Delete rate limit of ${route}`}
+                      >
+                        Delete
+                      </button>
+                    </div>
+                  </td>
+                )}
               </tr>
             )
           })}
@@ -395,7 +406,7 @@ export function RateLimitsBody(props: { dashboard: Dashboard; data: RateLimitsDa
         <h2 id="unprotected-title">Unprotected Routes</h2>
         <DataTable
           caption="Routes without a rate limit"
-          columns={['Route', 'Service', 'Action']}
+          columns={['Route', 'Service', ...(actions ? ['Action'] : [])]}
           empty={data.unprotected.length === 0 && <Empty title="Every route has a rate limit." />}
         >
           {data.unprotected.map((state) => (
@@ -406,19 +417,24 @@ export function RateLimitsBody(props: { dashboard: Dashboard; data: RateLimitsDa
               <td class="mono" safe>
                 {state.service}
               </td>
-              <td>
-                <button
-                  class="btn btn-small"
-                  hx-get={dashboard.url('/rate-limits/route/form', {
-                    route: state.route,
-                    service: state.service,
-                  })}
-                  hx-target="#ui-dialog-body"
-                  aria-label={`Add Limit to ${state.route}`}
-                >
-                  Add Limit
-                </button>
-              </td>
+              {!actions ? (
+                ''
+              ) : (
+                <td>
+                  <button
+                    class="btn btn-small"
+                    hx-get={dashboard.url('/rate-limits/route/form', {
+                      route: state.route,
+                      service: state.service,
+                    })}
+                    hx-target="#ui-dialog-body"
+                    data-action="rate-limit-route"
+                    aria-label={`Add Limit to ${state.route}`}
+                  >
+                    Add Limit
+                  </button>
+                </td>
+              )}
             </tr>
           ))}
         </DataTable>

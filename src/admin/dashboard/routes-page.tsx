@@ -41,7 +41,7 @@ import {
   type RouteFilters,
   type RoutesData,
 } from './routes-view.js'
-import { PAGE, param, type Dashboard } from './view.js'
+import { OPERATOR_PAGE, PAGE, param, type Dashboard } from './view.js'
 
 /**
  * Every registered route, optionally of one service, grouped by service (services by name,
@@ -128,7 +128,7 @@ export function routesPage(app: FastifyInstance, dashboard: Dashboard): void {
           action: dashboard.url('/'),
           keep: filterQuery({ ...filters, service: null }),
         },
-        children: <RoutesView dashboard={dashboard} data={data} filters={filters} />,
+        children: <RoutesView dashboard={dashboard.for(request)} data={data} filters={filters} />,
       }),
     )
   })
@@ -136,13 +136,19 @@ export function routesPage(app: FastifyInstance, dashboard: Dashboard): void {
   app.get('/routes/summary', config, (request, reply) => {
     const filters = filtersOf(engine, request)
     const data = loadRoutesData(engine, null)
-    return sendHtml(reply, <RoutesSummary dashboard={dashboard} data={data} filters={filters} />)
+    return sendHtml(
+      reply,
+      <RoutesSummary dashboard={dashboard.for(request)} data={data} filters={filters} />,
+    )
   })
 
   app.get('/routes/table', config, (request, reply) => {
     const filters = filtersOf(engine, request)
     const data = loadRoutesData(engine, null)
-    return sendHtml(reply, <RoutesTable dashboard={dashboard} data={data} filters={filters} />)
+    return sendHtml(
+      reply,
+      <RoutesTable dashboard={dashboard.for(request)} data={data} filters={filters} />,
+    )
   })
 
   /** The state of the route a request names (`route` and `service`), if it exists. */
@@ -164,7 +170,7 @@ export function routesPage(app: FastifyInstance, dashboard: Dashboard): void {
     return sendHtml(
       reply,
       <RouteRow
-        dashboard={dashboard}
+        dashboard={dashboard.for(request)}
         state={state}
         filters={filtersOf(engine, request)}
         now={Date.now()}
@@ -176,11 +182,15 @@ export function routesPage(app: FastifyInstance, dashboard: Dashboard): void {
     const { route, service } = splitKey(param(request, 'key'))
     const state = stateOf(route, service)
     if (state === undefined) return failed(reply, new RouteNotFoundError(`No route ${route}.`))
-    return sendHtml(reply, <ManageRoute dashboard={dashboard} state={state} now={Date.now()} />)
+    return sendHtml(
+      reply,
+      <ManageRoute dashboard={dashboard.for(request)} state={state} now={Date.now()} />,
+    )
   })
 
+  // The forms of the route actions: for operators only, like the actions.
   for (const kind of FORM_KINDS) {
-    app.get(`/routes/${kind}`, config, (request, reply) =>
+    app.get(`/routes/${kind}`, OPERATOR_PAGE, (request, reply) =>
       sendHtml(
         reply,
         <RouteForm
@@ -315,7 +325,8 @@ function maintenanceActions(app: FastifyInstance, dashboard: Dashboard): void {
       error === null ? 200 : 422,
     )
 
-  app.get('/maintenance/dialog', config, (request, reply) => {
+  // The maintenance dialog is a form: for operators only, like the changes it makes.
+  app.get('/maintenance/dialog', OPERATOR_PAGE, (request, reply) => {
     const service = param(request, 'service')
     return attempt(reply, async () => {
       return render(reply, service === '' ? null : service, null, null)

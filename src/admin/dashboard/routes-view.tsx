@@ -178,6 +178,7 @@ function WindowCell(props: { state: RouteState; now: number }): JSX.Element {
  * One route's row; hidden (but still live) when the filters leave it out. Rows stay small (a
  * page may hold thousands): the row's key (`<service> <route>`) is written once, the buttons
  * send it (`data-with-key`), and the live URL is the table's `data-live-row-url` plus the key.
+ * A viewer's row has no actions column.
  */
 export function RouteRow(props: {
   dashboard: Dashboard
@@ -239,7 +240,9 @@ export function RouteRow(props: {
       ) : (
         <TimeCell at={state.since} now={now} hideNarrow />
       )}
-      {state.force_active ? (
+      {!dashboard.can('operator') ? (
+        ''
+      ) : state.force_active ? (
         <td class="muted">protected</td>
       ) : (
         <td class="row-actions">
@@ -259,6 +262,7 @@ export function RouteRow(props: {
           )}
           <button
             hx-get={dashboard.url('/routes/manage')}
+            data-action="manage-route"
             data-with-key
             aria-label={`Manage… ${state.route}`}
           >
@@ -270,7 +274,7 @@ export function RouteRow(props: {
   )
 }
 
-/** The dialog of one route: its state in full and every action it allows. */
+/** The dialog of one route: its state in full and every action it allows (none for a viewer). */
 export function ManageRoute(props: { dashboard: Dashboard; state: RouteState; now: number }) {
   const { dashboard, state, now } = props
   const target = { route: state.route, service: state.service }
@@ -278,6 +282,7 @@ export function ManageRoute(props: { dashboard: Dashboard; state: RouteState; no
     <button
       class="btn"
       hx-get={dashboard.url(`/routes/${kind}`)}
+      data-action={`route-${kind}`}
       hx-vals={JSON.stringify(target)}
       hx-target="#ui-dialog-body"
       safe
@@ -307,6 +312,8 @@ export function ManageRoute(props: { dashboard: Dashboard; state: RouteState; no
       </dl>
       {state.force_active ? (
         <p class="muted">This route is force-active: it refuses every change.</p>
+      ) : !dashboard.can('operator') ? (
+        ''
       ) : (
         <div class="form-actions">
           {state.status === 'active' ? (
@@ -434,11 +441,20 @@ function GlobalBanner(props: { dashboard: Dashboard; config: MaintenanceConfig }
         <span>
           <strong>Global maintenance</strong> is off.
         </span>
-        <div class="actions">
-          <button class="btn btn-small" hx-get={dialog} hx-target="#ui-dialog-body">
-            Global maintenance…
-          </button>
-        </div>
+        {dashboard.can('operator') ? (
+          <div class="actions">
+            <button
+              class="btn btn-small"
+              hx-get={dialog}
+              hx-target="#ui-dialog-body"
+              data-action="maintenance"
+            >
+              Global maintenance…
+            </button>
+          </div>
+        ) : (
+          ''
+        )}
       </div>
     )
   return (
@@ -449,19 +465,28 @@ function GlobalBanner(props: { dashboard: Dashboard; config: MaintenanceConfig }
         <Exemptions paths={config.exempt_paths} />
         {config.include_force_active ? ' · force-active routes included' : ''}
       </span>
-      <div class="actions">
-        <button class="btn btn-small" hx-get={dialog} hx-target="#ui-dialog-body">
-          Exemptions…
-        </button>
-        <button
-          class="btn btn-small btn-primary"
-          hx-post={dashboard.url('/maintenance/disable')}
-          hx-swap="none"
-          hx-confirm="Turn global maintenance off? Every service answers normally again."
-        >
-          Turn off
-        </button>
-      </div>
+      {dashboard.can('operator') ? (
+        <div class="actions">
+          <button
+            class="btn btn-small"
+            hx-get={dialog}
+            hx-target="#ui-dialog-body"
+            data-action="maintenance"
+          >
+            Exemptions…
+          </button>
+          <button
+            class="btn btn-small btn-primary"
+            hx-post={dashboard.url('/maintenance/disable')}
+            hx-swap="none"
+            hx-confirm="Turn global maintenance off? Every service answers normally again."
+          >
+            Turn off
+          </button>
+        </div>
+      ) : (
+        ''
+      )}
     </div>
   )
 }
@@ -482,24 +507,29 @@ function ServiceBanner(props: {
         <span safe>{config.reason === '' ? '' : `— ${config.reason}`}</span> ·{' '}
         <Exemptions paths={config.exempt_paths} />
       </span>
-      <div class="actions">
-        <button
-          class="btn btn-small"
-          hx-get={dashboard.url('/maintenance/dialog', { service: name })}
-          hx-target="#ui-dialog-body"
-        >
-          Exemptions…
-        </button>
-        <button
-          class="btn btn-small btn-primary"
-          hx-post={dashboard.url('/maintenance/disable')}
-          hx-vals={JSON.stringify({ service: name })}
-          hx-swap="none"
-          hx-confirm={`Turn maintenance of service ${name} off?`}
-        >
-          Turn off
-        </button>
-      </div>
+      {dashboard.can('operator') ? (
+        <div class="actions">
+          <button
+            class="btn btn-small"
+            hx-get={dashboard.url('/maintenance/dialog', { service: name })}
+            hx-target="#ui-dialog-body"
+            data-action="maintenance"
+          >
+            Exemptions…
+          </button>
+          <button
+            class="btn btn-small btn-primary"
+            hx-post={dashboard.url('/maintenance/disable')}
+            hx-vals={JSON.stringify({ service: name })}
+            hx-swap="none"
+            hx-confirm={`Turn maintenance of service ${name} off?`}
+          >
+            Turn off
+          </button>
+        </div>
+      ) : (
+        ''
+      )}
     </div>
   )
 }
@@ -521,6 +551,7 @@ export function RoutesTable(props: {
   const shownRoutes = new Set(data.routes.filter((state) => routeVisible(state, filters, data.now)))
   const visible = shownRoutes.size
   const maintenance = new Map(data.services.map((s) => [s.name, s.maintenance]))
+  const actions = dashboard.can('operator')
   return (
     <div
       id="routes-table"
@@ -570,7 +601,7 @@ export function RoutesTable(props: {
               <th scope="col" class="hide-narrow">
                 Since
               </th>
-              <th scope="col">Actions</th>
+              {actions ? <th scope="col">Actions</th> : ''}
             </tr>
           </thead>
           {[...groups].map(([service, states]) => {
@@ -579,7 +610,7 @@ export function RoutesTable(props: {
             return (
               <tbody>
                 <tr class="group" hidden={shown === 0}>
-                  <th colspan="6" scope="colgroup">
+                  <th colspan={actions ? '6' : '5'} scope="colgroup">
                     <span class="mono" safe>
                       {service}
                     </span>{' '}
@@ -588,11 +619,14 @@ export function RoutesTable(props: {
                     </span>{' '}
                     {active ? (
                       <Badge tone="warn" label="MAINTENANCE" />
+                    ) : !actions ? (
+                      ''
                     ) : (
                       <button
                         class="btn btn-small"
                         hx-get={dashboard.url('/maintenance/dialog', { service })}
                         hx-target="#ui-dialog-body"
+                        data-action="maintenance"
                         aria-label={`Service maintenance… ${service}`}
                       >
                         Service maintenance…

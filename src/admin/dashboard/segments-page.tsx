@@ -33,7 +33,7 @@ import {
   type FormErrors,
 } from './forms.js'
 import { attempt } from './answers.js'
-import { PAGE, domId, type Dashboard } from './view.js'
+import { NeedsRole, PAGE, ReadOnly, domId, type Dashboard } from './view.js'
 
 const SEGMENT_FIELDS = ['key', 'name', 'description', 'included', 'excluded', 'rules', 'tags']
 
@@ -122,16 +122,8 @@ function SegmentForm(props: {
     segment === null
       ? dashboard.url('/segments')
       : dashboard.url(`/segments/${encodeURIComponent(segment.key)}`)
-  return (
-    <form
-      id="segment-form"
-      class="panel"
-      hx-post={action}
-      hx-target="this"
-      hx-swap="outerHTML"
-      data-keep
-    >
-      <FormError message={errors.form} />
+  const fields = (
+    <>
       <div class="form-grid">
         {segment === null ? (
           <Field label="Key" for="s-key" error={error('key')} hint="Letters, digits, . _ -">
@@ -183,6 +175,25 @@ function SegmentForm(props: {
         'A list of {"clauses": [{"attribute", "operator", "values"}]}; a context matching any rule is a member.',
         8,
       )}
+    </>
+  )
+  if (!dashboard.can('operator'))
+    return (
+      <div id="segment-form" class="panel">
+        <ReadOnly>{fields}</ReadOnly>
+      </div>
+    )
+  return (
+    <form
+      id="segment-form"
+      class="panel"
+      hx-post={action}
+      hx-target="this"
+      hx-swap="outerHTML"
+      data-keep
+    >
+      <FormError message={errors.form} />
+      {fields}
       <FormActions
         submit={segment === null ? 'Create segment' : 'Save segment'}
         cancel={
@@ -258,9 +269,17 @@ export function segmentPages(app: FastifyInstance, dashboard: Dashboard): void {
         'Segments',
         <>
           <PageHead title="Segments">
-            <a class="btn btn-primary" href={dashboard.url('/segments/new')}>
-              New segment
-            </a>
+            {dashboard.for(request).can('operator') ? (
+              <a
+                class="btn btn-primary"
+                href={dashboard.url('/segments/new')}
+                data-action="new-segment"
+              >
+                New segment
+              </a>
+            ) : (
+              ''
+            )}
           </PageHead>
           {dashboard.flags() === undefined ? (
             <Empty title="Feature flags are not enabled on this server." />
@@ -282,7 +301,20 @@ export function segmentPages(app: FastifyInstance, dashboard: Dashboard): void {
         'New segment',
         <>
           <PageHead title="New segment" />
-          <SegmentForm dashboard={dashboard} segment={null} form={null} errors={NO_ERRORS} />
+          {dashboard.for(request).can('operator') ? (
+            <SegmentForm
+              dashboard={dashboard.for(request)}
+              segment={null}
+              form={null}
+              errors={NO_ERRORS}
+            />
+          ) : (
+            <NeedsRole
+              dashboard={dashboard.for(request)}
+              role="operator"
+              what="Creating a segment"
+            />
+          )}
         </>,
       ),
     ),
@@ -318,7 +350,7 @@ export function segmentPages(app: FastifyInstance, dashboard: Dashboard): void {
         return sendHtml(
           reply,
           <SegmentForm
-            dashboard={dashboard}
+            dashboard={dashboard.for(request)}
             segment={existing}
             form={form}
             errors={formErrors(error, SEGMENT_FIELDS)}
@@ -340,6 +372,7 @@ export function segmentPages(app: FastifyInstance, dashboard: Dashboard): void {
   app.get<{ Params: { key: string } }>('/segments/:key', PAGE, async (request, reply) => {
     const segment = await requireSegment(request.params.key)
     const users = flags().flagsUsingSegment(segment.key)
+    const view = dashboard.for(request)
     return sendHtml(
       reply,
       shell(
@@ -356,23 +389,27 @@ export function segmentPages(app: FastifyInstance, dashboard: Dashboard): void {
                 {segment.key}
               </span>
             </div>
-            <div class="actions">
-              <button
-                class="btn btn-danger"
-                hx-post={dashboard.url(`/segments/${encodeURIComponent(segment.key)}/delete`)}
-                hx-target="#segment-delete-result"
-                hx-swap="outerHTML"
-                hx-confirm={`Delete segment ${segment.key}?`}
-              >
-                Delete segment
-              </button>
-            </div>
+            {view.can('operator') ? (
+              <div class="actions">
+                <button
+                  class="btn btn-danger"
+                  hx-post={dashboard.url(`/segments/${encodeURIComponent(segment.key)}/delete`)}
+                  hx-target="#segment-delete-result"
+                  hx-swap="outerHTML"
+                  hx-confirm={`Delete segment ${segment.key}?`}
+                >
+                  Delete segment
+                </button>
+              </div>
+            ) : (
+              ''
+            )}
           </div>
           <div id="segment-delete-result"></div>
           <p class="muted" safe>
             {users.length === 0 ? 'No flag uses this segment.' : `Used by ${users.join(', ')}.`}
           </p>
-          <SegmentForm dashboard={dashboard} segment={segment} form={null} errors={NO_ERRORS} />
+          <SegmentForm dashboard={view} segment={segment} form={null} errors={NO_ERRORS} />
         </>,
       ),
     )

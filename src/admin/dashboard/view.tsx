@@ -1,9 +1,11 @@
 /**
  * What every route-control page shares: URLs under the mount, the layout with this
- * dashboard's navigation and stream, who acts, and how query parameters are read.
+ * dashboard's navigation and stream, who acts and what their role lets them do, and how query
+ * parameters are read.
  */
 import type { FastifyRequest } from 'fastify'
 import type { FlagService } from '../../flags/service.js'
+import { roleAllows, type Role } from '../../common/roles.js'
 import { csrfTokenFor } from '../auth/sessions.js'
 import { EndpointNotFoundError } from '../errors.js'
 import {
@@ -15,6 +17,7 @@ import {
   type AdminContext,
 } from '../context.js'
 import {
+  Empty,
   dashboardPage,
   type DashboardPageProps,
   withQuery,
@@ -24,11 +27,20 @@ import {
 /** Route options of a dashboard page or fragment: an admin route, left out of the OpenAPI document. */
 export const PAGE = { config: ADMIN_ROUTE, schema: { hide: true } } as const
 
-/** Route options of a page that manages credentials (evaluation keys): the admin role only. */
-export const ADMIN_PAGE = { config: ADMIN_ROLE_ROUTE, schema: { hide: true } } as const
+/**
+ * Route options of a dashboard fragment that exists only to change something (an action
+ * dialog's form): it needs the `operator` role even to be read, like the writes it leads to.
+ */
+export const OPERATOR_PAGE = {
+  config: { ...ADMIN_ROUTE, role: 'operator' },
+  schema: { hide: true },
+} as const
 
-/** Route options of the dashboard's logout, which every role may use. */
+/** Route options of the dashboard's logout: every role may end its own session. */
 export const SESSION_PAGE = { config: VIEWER_ROUTE, schema: { hide: true } } as const
+
+/** Route options of a dashboard route for admins only (evaluation keys). */
+export const ADMIN_PAGE = { config: ADMIN_ROLE_ROUTE, schema: { hide: true } } as const
 
 /** Route options of a dashboard route reachable without a session (login, assets). */
 export const PUBLIC_PAGE = { config: PUBLIC_ROUTE, schema: { hide: true } } as const
@@ -41,8 +53,8 @@ export const PAGES = [
   { id: 'rate-limits', path: '/rate-limits', label: 'Rate limits' },
   { id: 'blocked', path: '/blocked', label: 'Blocked' },
   { id: 'audit', path: '/audit', label: 'Audit' },
-  { id: 'keys', path: '/evaluation-keys', label: 'Keys' },
-] as const
+  { id: 'keys', path: '/evaluation-keys', label: 'Keys', role: 'admin' },
+] as const satisfies readonly { id: string; path: string; label: string; role?: Role }[]
 
 /** A page id of {@link PAGES}. */
 export type PageId = (typeof PAGES)[number]['id']
@@ -68,13 +80,33 @@ const STREAM_EVENTS = [
 ] as const
 const STREAM_KEYS = { route_state: ['service', 'route'], flag: ['key'], segment: ['key'] }
 
-/** The dashboard of one admin app: its context and URL building. */
+/**
+ * The dashboard of one admin app: its context, URL building, and the role its views render
+ * for. The app keeps one instance for the `viewer` role; each handler renders with
+ * {@link Dashboard.for}, the same dashboard for the principal's role, so a view that is
+ * handed the app's instance by mistake shows no action rather than every one.
+ */
 export class Dashboard {
   /** The mount path without a trailing slash ('' at the root). */
   readonly base: string
 
-  constructor(readonly admin: AdminContext) {
+  constructor(
+    readonly admin: AdminContext,
+    /** The role the views render for: they leave out the actions it does not allow. */
+    readonly role: Role = 'viewer',
+  ) {
     this.base = admin.mountPath === '/' ? '' : admin.mountPath
+  }
+
+  /** This dashboard for the role of a request's principal (`viewer` when there is none). */
+  for(request: FastifyRequest): Dashboard {
+    const role = request.switchyardAdmin?.role ?? 'viewer'
+    return role === this.role ? this : new Dashboard(this.admin, role)
+  }
+
+  /** True when the views' role includes `needed` (`operator` for actions, `admin` for keys). */
+  can(needed: Role): boolean {
+    return roleAllows(this.role, needed)
   }
 
   /** The flag service, if the flag subsystem is available. */
@@ -100,15 +132,16 @@ export class Dashboard {
     return { actor: request.switchyardAdmin?.username ?? 'anonymous', platform: 'dashboard' }
   }
 
-  /** A full page in the layout. */
+  /** A full page in the layout; the navigation leaves out pages the principal's role cannot use. */
   page(request: FastifyRequest, props: DashboardPageProps<PageId>): JSX.Element {
     const principal = request.switchyardAdmin
+    const role = principal?.role ?? 'viewer'
     return dashboardPage(
       {
         product: 'switchyard',
         home: this.url('/'),
         assetsUrl: `${this.base}/assets/`,
-        pages: PAGES,
+        pages: PAGES.filter((page) => !('role' in page) || roleAllows(role, page.role)),
         url: (path) => this.url(path),
         csrfToken:
           principal?.via === 'cookie' && principal.token !== null
@@ -117,12 +150,43 @@ export class Dashboard {
         user:
           principal?.session == null
             ? null
-            : { name: principal.username, logoutUrl: this.url('/logout') },
+            : { name: principal.username, role, logoutUrl: this.url('/logout') },
         stream: { url: this.url('/api/events'), events: STREAM_EVENTS, keys: STREAM_KEYS },
       },
       props,
     )
   }
+}
+
+/** What a page shows a role that may not use it: which role it needs, and who is signed in. */
+export function NeedsRole(props: { dashboard: Dashboard; role: Role; what: string }): JSX.Element {
+  return (
+    <div class="panel" data-needs-role={props.role}>
+      <Empty title={`${props.what} needs the ${props.role} role.`}>
+        <p
+          safe
+        >{`You are signed in as ${article(props.dashboard.role)} ${props.dashboard.role}.`}</p>
+      </Empty>
+    </div>
+  )
+}
+
+/**
+ * A form's fields for a role that may read them but not change them: disabled, inside no
+ * form, with no submit button.
+ */
+export function ReadOnly(props: { children: JSX.Element | JSX.Element[] }): JSX.Element {
+  // Children are JSX elements, escaped where they were built.
+  const safeChildren = props.children
+  return (
+    <fieldset class="read-only" disabled>
+      {safeChildren}
+    </fieldset>
+  )
+}
+
+function article(role: Role): string {
+  return role === 'admin' ? 'an' : 'a'
 }
 
 // Request reading and DOM ids are shared with the task dashboard.

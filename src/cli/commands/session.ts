@@ -47,6 +47,24 @@ function loginAnswer(answer: unknown, url: string): LoginAnswer {
   return { token, username, expires_at: typeof expires_at === 'string' ? expires_at : '' }
 }
 
+/**
+ * The role of the session behind `token`, as the server reports it (`GET /api/auth/me`), or
+ * null when the server cannot say (unreachable, the token refused, an older server): the
+ * status line then goes without it. Asked rather than stored at login, so it is the server's
+ * current answer.
+ */
+async function sessionRole(url: string, token: string): Promise<string | null> {
+  try {
+    const me = await new AdminClient({ baseUrl: url, token, timeoutMs: 5_000 }).get<unknown>(
+      '/api/auth/me',
+    )
+    const role = (typeof me === 'object' && me !== null ? me : {}) as { role?: unknown }
+    return typeof role.role === 'string' && /^[a-z]{1,20}$/.test(role.role) ? role.role : null
+  } catch {
+    return null
+  }
+}
+
 /** Registers the auth and context commands. */
 export function sessionCommands(program: Command, runtime: Runtime): void {
   const { output } = runtime
@@ -162,19 +180,21 @@ export function sessionCommands(program: Command, runtime: Runtime): void {
 
   config
     .command('show')
-    .description('print the resolved server URL, its source and the auth status')
-    .action((_options: object, command: Command) => {
+    .description('print the resolved server URL, its source and the auth status (with the role)')
+    .action(async (_options: object, command: Command) => {
       const { url, source } = resolveServerUrl(runtime.environment)
       const stored: Partial<StoredCredential> =
         credentialFor(readConfig(runtime.environment), url) ?? {}
       const expired =
         stored.expires_at !== undefined && Date.parse(stored.expires_at) <= runtime.now()
+      const role =
+        stored.token === undefined || expired ? null : await sessionRole(url, stored.token)
       const auth =
         stored.token === undefined
           ? 'not logged in'
           : expired
             ? `session expired (${stored.username ?? 'unknown user'}, ${stored.expires_at ?? ''}); run \`ctl login ${stored.username ?? '<username>'}\``
-            : `logged in as ${stored.username ?? 'unknown user'} (expires ${stored.expires_at ?? 'unknown'})`
+            : `logged in as ${stored.username ?? 'unknown user'} (${role === null ? '' : `role ${role}, `}expires ${stored.expires_at ?? 'unknown'})`
       if (
         printedJson(runtime, command, {
           server_url: url,
@@ -182,6 +202,7 @@ export function sessionCommands(program: Command, runtime: Runtime): void {
           config_file: configPath(runtime.environment),
           username: stored.username ?? null,
           expires_at: stored.expires_at ?? null,
+          role,
           logged_in: stored.token !== undefined && !expired,
         })
       )

@@ -5,6 +5,7 @@
  */
 import Fastify, { type FastifyInstance } from 'fastify'
 import { createEngine, type Engine } from '../../../src/index.js'
+import type { AdminAuthOption } from '../../../src/admin/index.js'
 import { disabled, rateLimit, switchyard } from '../../../src/fastify/index.js'
 import { booleanFlag } from '../../flags/helpers.js'
 
@@ -27,8 +28,8 @@ export interface DashboardServer {
 
 /** Options of {@link startDashboard}. */
 export interface DashboardServerOptions {
-  /** Admin credentials; null runs the admin app open (no login). */
-  auth?: typeof ADMIN | null
+  /** Admin credentials (any `auth` shape); null runs the admin app open (no login). */
+  auth?: AdminAuthOption | null
   /** Extra routes per service, to make the table long (`bulk` routes of service `bulk`). */
   bulk?: number
 }
