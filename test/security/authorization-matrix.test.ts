@@ -79,7 +79,7 @@ describe('authorization matrix', () => {
     expect(viewer!.expected(route('POST', `${MOUNTS.admin}/logout`))).toBe('served')
   })
 
-  it('needs the admin role exactly on the routes that manage evaluation keys', () => {
+  it('needs the admin role exactly on the routes that manage evaluation keys (the Keys page itself tells others it needs the admin role)', () => {
     const adminOnly = admins.routes
       .filter((each) => each.app === 'admin')
       .map(matrixRoute)
@@ -91,8 +91,6 @@ describe('authorization matrix', () => {
         'GET /api/evaluation-keys',
         'HEAD /api/evaluation-keys',
         'DELETE /api/evaluation-keys/:id',
-        'GET /evaluation-keys',
-        'HEAD /evaluation-keys',
         'GET /evaluation-keys/table',
         'HEAD /evaluation-keys/table',
         'POST /evaluation-keys',
