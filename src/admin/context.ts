@@ -22,6 +22,7 @@ import type { LoginThrottle } from '../common/login-throttle.js'
 import type { EvaluationKeys } from './auth/evaluation-keys.js'
 import type { ResolvedOfrepOptions } from './ofrep/options.js'
 import type { TrustedProxies } from '../common/trusted-proxies.js'
+import type { AllowedHosts } from '../common/same-origin.js'
 
 /** The admin app's Fastify instance, with TypeBox type inference. */
 export type AdminInstance = FastifyInstance<
@@ -54,6 +55,8 @@ export interface AdminContext {
   streams: SessionStreams
   /** Milliseconds between re-checks of an open stream's token. */
   sessionCheckMs: number
+  /** The `Host` check (`allowedHosts`), or null for none. */
+  hosts: AllowedHosts | null
 }
 
 /** The flag service of the admin app: the `flags` option, else the engine's `flags`, if any. */

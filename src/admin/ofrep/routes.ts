@@ -45,8 +45,12 @@ export interface OfrepDependencies {
   keys: EvaluationKeys
 }
 
-/** Route config of the evaluation endpoints: admin credentials or an evaluation key. */
-const OFREP_ROUTE = { ...ADMIN_ROUTE, evaluationKey: true } as const
+/**
+ * Route config of the evaluation endpoints: admin credentials or an evaluation key. They are
+ * POSTs that change nothing, called by browser providers on other origins (`ofrep.cors`), so
+ * the cross-origin write rule does not apply to them.
+ */
+const OFREP_ROUTE = { ...ADMIN_ROUTE, evaluationKey: true, crossOrigin: true } as const
 const BODY_LIMIT = 64 * 1024
 const SINGLE = '/ofrep/v1/evaluate/flags/:key'
 const BULK = '/ofrep/v1/evaluate/flags'
