@@ -23,6 +23,8 @@ import { endSession } from './auth/end-session.js'
 import { joinSharedLogin, type SharedSession } from '../common/shared-login.js'
 import { LoginThrottle, type LoginThrottleOptions } from '../common/login-throttle.js'
 import { TrustedProxies } from '../common/trusted-proxies.js'
+import { AllowedHosts, originGuard, type AllowedHostsOption } from '../common/same-origin.js'
+import { isSecureRequest } from './auth/client.js'
 import { jsonTextDepthExceeds, MAX_JSON_DEPTH } from '../common/json-depth.js'
 import { ADMIN_ROUTE, flagServiceOf, type AdminContext, type AdminInstance } from './context.js'
 import { dashboardRoutes, type PageNotFound } from './dashboard/index.js'
@@ -84,6 +86,14 @@ export interface AdminAppOptions extends EventHubOptions {
   flags?: FlagService
   /** The OFREP endpoints: browser origins (CORS), rate limit, change streams (docs/ofrep.md). */
   ofrep?: OfrepOptions
+  /**
+   * The host names the app answers for (the `Host` header; port and case do not matter), e.g.
+   * `['admin.example.com']`; `*.example.com` for subdomains; any other host gets 421
+   * `MISDIRECTED_REQUEST`, which defeats DNS rebinding. Default: without `auth` the loopback
+   * names (`localhost`, `*.localhost`, `127.0.0.1`, `::1`), with `auth` no check. `false`
+   * turns the check off.
+   */
+  allowedHosts?: AllowedHostsOption
 }
 
 /** The default mount path. */
@@ -117,6 +127,7 @@ async function adminPlugin(app: FastifyInstance, options: AdminAppOptions): Prom
   const credentials = prepareCredentials(options.auth)
   const sessions =
     credentials === null ? null : new SessionManager(engine.sessionTokens(), engine.clock, expiry)
+  const hosts = AllowedHosts.resolve(options.allowedHosts, credentials === null, configError)
   const context: AdminContext = {
     engine,
     credentials,
@@ -132,6 +143,7 @@ async function adminPlugin(app: FastifyInstance, options: AdminAppOptions): Prom
     ofrep: resolveOfrepOptions(options.ofrep),
     streams: new SessionStreams(),
     sessionCheckMs: sessionCheck * 1000,
+    hosts,
     sharedLogin:
       credentials === null
         ? null
@@ -172,7 +184,7 @@ async function adminPlugin(app: FastifyInstance, options: AdminAppOptions): Prom
   }
   if (credentials === null) {
     app.log.warn(
-      `switchyard admin app at ${context.mountPath} has no credentials: it is open to anyone who can reach it. Pass \`auth\` to protect it.`,
+      `switchyard admin app at ${context.mountPath} has no credentials: it is open to anyone who can reach it${hosts === null ? '' : ' under its allowedHosts'}. Pass \`auth\` to protect it.`,
     )
   }
   const hub = new EventHub(options, configError)
@@ -272,6 +284,17 @@ function registerAdmin(
   app.addHook('onRoute', (route) => {
     endpoints.push(...endpointRecords(route, prefix))
   })
+  // Before authentication: a misdirected or cross-site request neither logs in nor changes
+  // anything.
+  app.addHook(
+    'onRequest',
+    originGuard({
+      hosts: context.hosts,
+      proxies: context.proxies,
+      secure: (request) => isSecureRequest(request, context.proxies),
+      crossOriginAllowed: (request) => request.routeOptions.config.crossOrigin === true,
+    }),
+  )
   app.addHook('onRequest', authenticationHook(context.sessions, context.evaluationKeys))
   // Bodiless POSTs (`disable`, `logout`) validate as an empty object.
   app.addHook('preValidation', (request, _reply, done) => {

@@ -23,6 +23,7 @@ import type { EvaluationKeys } from './auth/evaluation-keys.js'
 import type { ResolvedOfrepOptions } from './ofrep/options.js'
 import type { TrustedProxies } from '../common/trusted-proxies.js'
 import type { SharedLoginSlot } from '../common/shared-login.js'
+import type { AllowedHosts } from '../common/same-origin.js'
 
 /** The admin app's Fastify instance, with TypeBox type inference. */
 export type AdminInstance = FastifyInstance<
@@ -55,6 +56,8 @@ export interface AdminContext {
   streams: SessionStreams
   /** Milliseconds between re-checks of an open stream's token. */
   sessionCheckMs: number
+  /** The `Host` check (`allowedHosts`), or null for none. */
+  hosts: AllowedHosts | null
   /**
    * This mount's place in the login it shares with a task admin mounted with the same `auth`
    * value (common/shared-login.ts); null in open mode.

@@ -4,11 +4,18 @@
  * comes from `CTL_BACKEND` (memory, file, redis; with `CTL_FILE_PATH`, `CTL_REDIS_URL`), the
  * credentials from `CTL_ADMIN_USER` / `CTL_ADMIN_PASSWORD`. Several servers on one Redis act as
  * one: any of them serves any SDK app, `ctl` and the dashboard.
+ *
+ * Without credentials the server is open: whoever reaches it is an admin. So it listens on a
+ * loopback address only, unless `--insecure-no-auth` says that is meant (then it warns in the
+ * log), and it answers only for the loopback host names unless told others (`--allowed-host`,
+ * `CTL_ALLOWED_HOSTS`).
  */
+import { isIP } from 'node:net'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { adminApp } from '../admin/index.js'
 import { ConfigError } from '../core/errors.js'
 import { createEngine } from '../create-engine.js'
+import { UsageError } from './errors.js'
 
 /** Options of {@link startServer}. */
 export interface ServeOptions {
@@ -16,7 +23,47 @@ export interface ServeOptions {
   port: number
   /** Admin mount path, e.g. `/switchyard`. */
   path: string
+  /** Serve without credentials on an address other hosts can reach. */
+  insecureNoAuth?: boolean
+  /** Host names the server answers for (`--allowed-host`); default `CTL_ALLOWED_HOSTS`. */
+  allowedHosts?: readonly string[]
   env?: NodeJS.ProcessEnv
+}
+
+/**
+ * True for an address only this machine reaches: `localhost`, `127.0.0.0/8`, `::1` (also as
+ * `[::1]` or IPv4-mapped). `0.0.0.0` and `::` are every interface, so not loopback.
+ */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host
+  const name = bare.toLowerCase()
+  if (name === 'localhost') return true
+  const v4 = name.startsWith('::ffff:') ? name.slice(7) : name
+  if (isIP(v4) === 4) return v4.startsWith('127.')
+  return isIP(name) === 6 && /^(0{0,4}:){2,7}0{0,3}1$/.test(name)
+}
+
+/**
+ * Why the server must not start as asked, or null: without credentials it listens only on a
+ * loopback address, unless `insecureNoAuth`.
+ */
+export function openModeRefusal(
+  host: string,
+  hasCredentials: boolean,
+  insecureNoAuth: boolean,
+): string | null {
+  if (hasCredentials || insecureNoAuth || isLoopbackHost(host)) return null
+  return `refusing to listen on ${host} without credentials: anyone who can reach it would be an admin. Set CTL_ADMIN_USER and CTL_ADMIN_PASSWORD, or listen on 127.0.0.1 (the default), or pass --insecure-no-auth if the network is yours alone.`
+}
+
+/** The `allowedHosts` of the server: the option, else `CTL_ALLOWED_HOSTS` (comma-separated). */
+function allowedHostsOf(options: ServeOptions, env: NodeJS.ProcessEnv): string[] | undefined {
+  if (options.allowedHosts !== undefined && options.allowedHosts.length > 0) {
+    return [...options.allowedHosts]
+  }
+  const listed = nonEmpty(env.CTL_ALLOWED_HOSTS)
+  if (listed === undefined) return undefined
+  return listed.split(',').map((entry) => entry.trim())
 }
 
 /** A running central server. */
@@ -33,12 +80,22 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const password = nonEmpty(env.CTL_ADMIN_PASSWORD)
   if ((username === undefined) !== (password === undefined))
     throw new ConfigError('Set both CTL_ADMIN_USER and CTL_ADMIN_PASSWORD, or neither.')
+  const hasCredentials = username !== undefined && password !== undefined
+  const refusal = openModeRefusal(options.host, hasCredentials, options.insecureNoAuth === true)
+  if (refusal !== null) throw new UsageError(refusal)
+  const allowedHosts = allowedHostsOf(options, env)
   const engine = createEngine()
   const app = Fastify({ logger: { level: env.LOG_LEVEL ?? 'warn' } })
+  if (!hasCredentials && !isLoopbackHost(options.host)) {
+    app.log.warn(
+      `INSECURE: switchyard serve listens on ${options.host} WITHOUT CREDENTIALS (--insecure-no-auth): anyone who can reach it${allowedHosts === undefined ? ' by a loopback name' : ''} can change every route, flag and maintenance window. Set CTL_ADMIN_USER and CTL_ADMIN_PASSWORD.`,
+    )
+  }
   await app.register(adminApp, {
     engine,
     path: options.path,
-    auth: username !== undefined && password !== undefined ? { username, password } : null,
+    auth: hasCredentials ? { username, password } : null,
+    ...(allowedHosts === undefined ? {} : { allowedHosts }),
   })
   app.addHook('onClose', async () => {
     await engine.close()

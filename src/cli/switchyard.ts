@@ -5,6 +5,7 @@
  */
 import { Command } from 'commander'
 import { buildDemoApp, demoInstructions } from '../demo/app.js'
+import { UsageError } from './errors.js'
 import { parsePort, serve } from './serve.js'
 import { packageVersion } from './version.js'
 
@@ -31,13 +32,38 @@ program
   .option('--host <host>', 'address to listen on', '127.0.0.1')
   .option('--port <port>', 'port to listen on (0: any free port)', process.env.PORT ?? '9000')
   .option('--path <path>', 'mount path of the admin app', '/switchyard')
-  .action(async (options: { host: string; port: string; path: string }) => {
-    try {
-      await serve({ host: options.host, port: parsePort(options.port), path: options.path })
-    } catch (error) {
-      console.error(`error: ${error instanceof Error ? error.message : String(error)}`)
-      process.exit(1)
-    }
-  })
+  .option(
+    '--allowed-host <host>',
+    'host name the server answers for, other Host headers get 421 (repeatable; default CTL_ALLOWED_HOSTS, else loopback names without credentials and any with them)',
+    (value: string, previous: string[]) => [...previous, value],
+    [] as string[],
+  )
+  .option(
+    '--insecure-no-auth',
+    'allow listening on a non-loopback address without CTL_ADMIN_USER / CTL_ADMIN_PASSWORD (anyone who reaches it is an admin)',
+  )
+  .action(
+    async (options: {
+      host: string
+      port: string
+      path: string
+      allowedHost: string[]
+      insecureNoAuth?: boolean
+    }) => {
+      try {
+        await serve({
+          host: options.host,
+          port: parsePort(options.port),
+          path: options.path,
+          allowedHosts: options.allowedHost,
+          insecureNoAuth: options.insecureNoAuth === true,
+        })
+      } catch (error) {
+        console.error(`error: ${error instanceof Error ? error.message : String(error)}`)
+        // A refused command line (open mode on a network) is bad usage, as in ctl.
+        process.exit(error instanceof UsageError ? 2 : 1)
+      }
+    },
+  )
 
 await program.parseAsync()

@@ -34,12 +34,34 @@ export class BadRequestError extends CodedError {
   }
 }
 
+/**
+ * An unsafe request (anything but GET, HEAD, OPTIONS) that a browser sent on behalf of another
+ * site: its `Origin` names another origin than the request's own, or is `null`, or its
+ * `Sec-Fetch-Site` is `cross-site` or `same-site`. Refused before anything changes, so a page
+ * on another site cannot drive an admin through the operator's browser.
+ */
+export class CrossOriginRequestError extends CodedError {
+  readonly code = 'CROSS_ORIGIN_REQUEST'
+  readonly statusCode = 403
+}
+
+/**
+ * A request whose `Host` is not one the mount answers for (`allowedHosts`): another name that
+ * resolves to this server, as in DNS rebinding.
+ */
+export class MisdirectedRequestError extends CodedError {
+  readonly code = 'MISDIRECTED_REQUEST'
+  readonly statusCode = 421
+}
+
 /** Every class of this module, for the two halves' catalogues. */
 export const requestErrorCatalogue = [
   UnsupportedMediaTypeError,
   BodyTooLargeError,
   BadRequestError,
   ForbiddenError,
+  CrossOriginRequestError,
+  MisdirectedRequestError,
 ] as const
 
 /** The error for a refused request, by the fault's code. */

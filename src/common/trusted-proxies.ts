@@ -118,6 +118,19 @@ export class TrustedProxies {
         .toLowerCase() === 'https'
     )
   }
+
+  /**
+   * The host a trusted peer says the client asked for (`X-Forwarded-Host`, its last value, as
+   * Fastify's `request.host` reads it), or undefined when the peer is not trusted or says
+   * nothing.
+   */
+  forwardedHost(peer: string | undefined, headers: HeaderBag): string | undefined {
+    if (peer === undefined || !this.isTrusted(peer)) return undefined
+    const value = first(headers['x-forwarded-host'])
+    if (value === undefined) return undefined
+    const host = value.slice(value.lastIndexOf(',') + 1).trim()
+    return host === '' ? undefined : host
+  }
 }
 
 function first(value: string | string[] | undefined): string | undefined {

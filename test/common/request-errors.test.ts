@@ -3,6 +3,8 @@ import { toAdminError } from '../../src/admin/app.js'
 import {
   BadRequestError,
   BodyTooLargeError,
+  CrossOriginRequestError,
+  MisdirectedRequestError,
   refusedRequestError,
   UnsupportedMediaTypeError,
 } from '../../src/common/request-errors.js'
@@ -40,6 +42,8 @@ describe('the request errors both admin apps share', () => {
       new UnsupportedMediaTypeError('send JSON'),
       new BodyTooLargeError('too large'),
       new BadRequestError('no', 418),
+      new CrossOriginRequestError('another site'),
+      new MisdirectedRequestError('another host'),
     ]) {
       expect(toAdminError(error)).toBe(error)
       expect(toTaskAdminError(error)).toBe(error)

@@ -53,6 +53,11 @@ declare module 'fastify' {
     /** An endpoint that also accepts a read-only evaluation key (the OFREP endpoints). */
     evaluationKey?: boolean
     /**
+     * An unsafe-method endpoint that changes nothing and that pages on other origins may call
+     * under its own CORS rule (the OFREP evaluations): the cross-origin write rule skips it.
+     */
+    crossOrigin?: boolean
+    /**
      * The role the endpoint needs; default `viewer` for GET/HEAD/OPTIONS and `operator` for
      * any other method (common/roles.ts).
      */

@@ -56,9 +56,16 @@ export interface OfrepDependencies {
 
 /**
  * Route config of the evaluation endpoints: admin credentials or an evaluation key. An
- * evaluation is a read, POST or not: a viewer may make one, as an evaluation key may.
+ * evaluation is a read, POST or not: a viewer may make one, as an evaluation key may. They are
+ * POSTs that change nothing, called by browser providers on other origins (`ofrep.cors`), so
+ * the cross-origin write rule does not apply to them.
  */
-const OFREP_ROUTE = { ...ADMIN_ROUTE, evaluationKey: true, role: 'viewer' } as const
+const OFREP_ROUTE = {
+  ...ADMIN_ROUTE,
+  evaluationKey: true,
+  role: 'viewer',
+  crossOrigin: true,
+} as const
 const BODY_LIMIT = 64 * 1024
 const SINGLE = '/ofrep/v1/evaluate/flags/:key'
 const BULK = '/ofrep/v1/evaluate/flags'

@@ -13,6 +13,7 @@ import type {
   RawServerDefault,
 } from 'fastify'
 import type { LoginThrottle } from '../../common/login-throttle.js'
+import type { AllowedHosts } from '../../common/same-origin.js'
 import type { TaskManager } from '../manager.js'
 import type { SessionRevocationStore, TaskAdminStore } from '../stores/ports.js'
 import type { ClientInfo } from './auth/client.js'
@@ -48,6 +49,8 @@ export interface TaskAdminContext {
   sessions: TaskAdminSessions | null
   throttle: LoginThrottle
   client: ClientInfo
+  /** The `Host` check (`allowedHosts`), or null for none. */
+  hosts: AllowedHosts | null
   stream: TaskStream
   now: () => number
 }

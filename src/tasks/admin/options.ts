@@ -4,6 +4,7 @@
  */
 import type { LoginThrottleOptions } from '../../common/login-throttle.js'
 import type { EventHubOptions } from '../../common/sse-hub.js'
+import type { AllowedHostsOption } from '../../common/same-origin.js'
 import { TaskValidationError } from '../errors.js'
 import type { TaskManager } from '../manager.js'
 import type { TaskAdminAuth } from './auth/credentials.js'
@@ -45,6 +46,14 @@ export interface TaskAdminOptions extends EventHubOptions {
    * used instead.
    */
   trustedProxies?: readonly string[]
+  /**
+   * The host names the mount answers for (the `Host` header; port and case do not matter),
+   * e.g. `['admin.example.com']`; `*.example.com` for subdomains; any other host gets 421
+   * `MISDIRECTED_REQUEST`, which defeats DNS rebinding. Default: without `auth` the loopback
+   * names (`localhost`, `*.localhost`, `127.0.0.1`, `::1`), with `auth` no check. `false`
+   * turns the check off.
+   */
+  allowedHosts?: AllowedHostsOption
   /** Login throttling by username and client network (see common/login-throttle.ts). */
   loginThrottle?: LoginThrottleOptions
   /** Seconds between reads of other instances' changes for the stream; default 1. */
@@ -66,6 +75,7 @@ const KNOWN = new Set<string>([
   'autoInstall',
   'publicStream',
   'trustedProxies',
+  'allowedHosts',
   'loginThrottle',
   'relayInterval',
   'clock',

@@ -18,6 +18,7 @@ import fp from 'fastify-plugin'
 import { LoginThrottle } from '../../common/login-throttle.js'
 import { joinSharedLogin } from '../../common/shared-login.js'
 import { TrustedProxies } from '../../common/trusted-proxies.js'
+import { AllowedHosts, originGuard } from '../../common/same-origin.js'
 import { TaskValidationError } from '../errors.js'
 import { tasksPlugin } from '../fastify/tasks-plugin.js'
 import { TaskManager } from '../manager.js'
@@ -107,12 +108,13 @@ async function taskAdminPlugin(app: FastifyInstance, options: TaskAdminOptions):
     sessions,
     throttle: new LoginThrottle({ now }, options.loginThrottle, invalid),
     client: new ClientInfo(new TrustedProxies(options.trustedProxies, invalid)),
+    hosts: AllowedHosts.resolve(options.allowedHosts, credentials === null, invalid),
     stream,
     now,
   }
   if (credentials === null) {
     app.log.warn(
-      `switchyard task admin at ${base === '' ? '/' : base} has no auth: it is open to anyone who can reach it. Pass \`auth\` to protect it.`,
+      `switchyard task admin at ${base === '' ? '/' : base} has no auth: it is open to anyone who can reach it${context.hosts === null ? '' : ' under its allowedHosts'}. Pass \`auth\` to protect it.`,
     )
   }
   stream.start()
@@ -141,6 +143,16 @@ function registerRoutes(app: TaskAdminInstance, context: TaskAdminContext): void
   app.setNotFoundHandler((request) => {
     throw new TaskAdminNotFoundError(`No task admin endpoint ${request.method} ${request.url}.`)
   })
+  // Before the session guard: a misdirected or cross-site request (a login form posted by
+  // another site included) neither signs in nor changes anything.
+  app.addHook(
+    'onRequest',
+    originGuard({
+      hosts: context.hosts,
+      proxies: context.client.proxies,
+      secure: (request) => context.client.secure(request),
+    }),
+  )
   app.addHook('onRequest', sessionGuard(context.sessions, mountPath(context, '/auth/login')))
   sessionRoutes(app, context)
   overviewRoutes(app, context)

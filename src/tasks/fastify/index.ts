@@ -22,6 +22,8 @@ export * from '../admin/error-classes.js'
 export {
   BadRequestError,
   BodyTooLargeError,
+  CrossOriginRequestError,
+  MisdirectedRequestError,
   UnsupportedMediaTypeError,
 } from '../../common/request-errors.js'
 export { ForbiddenError, ROLES, type Role } from '../../common/roles.js'

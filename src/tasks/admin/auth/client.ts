@@ -11,7 +11,7 @@ import type { TrustedProxies } from '../../../common/trusted-proxies.js'
 
 /** Client address and TLS of requests, by one proxy rule. */
 export class ClientInfo {
-  constructor(private readonly proxies: TrustedProxies) {}
+  constructor(readonly proxies: TrustedProxies) {}
 
   /** The client address of `request`. */
   address(request: FastifyRequest): string {
