@@ -124,7 +124,8 @@ export function sessionRoutes(app: TaskAdminInstance, context: TaskAdminContext)
         sameSite: cookie.sameSite,
         secure: context.client.secure(request),
         path: cookie.path,
-        maxAge: Math.max(0, Math.floor((session.expiresAt - context.now()) / 1000)),
+        // Rounded up: a millisecond between issuing and answering must not cut a second off.
+        maxAge: Math.max(0, Math.ceil((session.expiresAt - context.now()) / 1000)),
       })
       void reply.clearCookie(LOGIN_COOKIE, { path: cookiePath })
       return reply.redirect(next, 303)
