@@ -237,4 +237,57 @@ describe('API tokens', () => {
       await new Promise((resolve) => server.close(resolve))
     }
   })
+
+  it('have a section on the dashboard’s Keys page, for admins only', async () => {
+    const admin = await authedAdmin()
+    const form = (token: string, url: string, fields: Record<string, string>) =>
+      admin.app.inject({
+        method: 'POST',
+        url: `/switchyard${url}`,
+        headers: {
+          authorization: `Bearer ${token}`,
+          'hx-request': 'true',
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        payload: new URLSearchParams(fields).toString(),
+      })
+    const page = (token: string) =>
+      admin.app.inject({
+        url: '/switchyard/evaluation-keys',
+        headers: { authorization: `Bearer ${token}`, accept: 'text/html' },
+      })
+    const created = await form(admin.token, '/api-tokens', {
+      name: 'orders-app',
+      role: 'viewer',
+      service: 'orders',
+      expires_at: '',
+    })
+    expect(created.statusCode, created.body).toBe(201)
+    const token = /value="(syt_[A-Za-z0-9_-]{43})"/.exec(created.body)?.[1]
+    expect(token).toBeDefined()
+    expect(JSON.parse(created.headers['hx-trigger'] as string)).toEqual({
+      'ui-refresh': { type: 'tokens' },
+    })
+    const [listed] = await listTokens(admin)
+    expect(listed).toMatchObject({ name: 'orders-app', role: 'operator', service: 'orders' })
+    const shown = await page(admin.token)
+    expect(shown.body).toContain('API tokens')
+    expect(shown.body).toContain('orders-app')
+    expect(shown.body).not.toContain(token!)
+
+    const bad = await form(admin.token, '/api-tokens', { name: 'bad name', role: 'viewer' })
+    expect(bad.statusCode).toBe(422)
+    expect(await listTokens(admin)).toHaveLength(1)
+
+    const viewer = await createToken(admin, { name: 'reader', role: 'viewer' })
+    const viewed = await page(viewer.token)
+    expect(viewed.body).toContain('Managing API tokens needs the admin role.')
+    expect(viewed.body).not.toContain('orders-app')
+    const refused = await form(viewer.token, `/api-tokens/${String(listed?.id)}/revoke`, {})
+    expect(refused.statusCode).toBe(403)
+
+    const revoked = await form(admin.token, `/api-tokens/${String(listed?.id)}/revoke`, {})
+    expect(revoked.statusCode).toBe(200)
+    expect((await listTokens(admin)).map((t) => t.name)).toEqual(['reader'])
+  })
 })

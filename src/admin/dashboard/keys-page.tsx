@@ -2,7 +2,8 @@
  * The Keys page: the read-only evaluation keys that open the OFREP endpoints to services in
  * any language and to browsers. Create one (its value is shown once, in the answer, and never
  * again: only its hash is stored), see every key with its hint, revoke one (its open OFREP
- * streams close at once). Creation and revocation are audited like the API's.
+ * streams close at once). Creation and revocation are audited like the API's. The page also
+ * holds the API tokens of the admin API (api-tokens-section.tsx).
  */
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { EvaluationKeyView, IssuedEvaluationKey } from '../auth/evaluation-keys.js'
@@ -22,6 +23,7 @@ import {
 import { attempt, done } from './answers.js'
 import { formErrors, formOf, raw, NO_ERRORS, type FormErrors } from './forms.js'
 import { PAGE, domId, type Dashboard } from './view.js'
+import { apiTokenActions, apiTokensSection } from './api-tokens-section.js'
 
 const KEY_FIELDS = ['name'] as const
 
@@ -153,6 +155,7 @@ export function keysPage(app: FastifyInstance, dashboard: Dashboard): void {
             </p>
             <CreateForm dashboard={dashboard} name="" errors={NO_ERRORS} issued={null} />
             {(await table()) as 'safe'}
+            {(await apiTokensSection(dashboard, request)) as 'safe'}
           </>
         ),
       }),
@@ -160,6 +163,8 @@ export function keysPage(app: FastifyInstance, dashboard: Dashboard): void {
   )
 
   app.get('/evaluation-keys/table', PAGE, async (_request, reply) => sendHtml(reply, await table()))
+
+  apiTokenActions(app, dashboard)
 
   app.post('/evaluation-keys', PAGE, async (request, reply) => {
     const name = raw(formOf(request.body), 'name')
