@@ -202,7 +202,7 @@ export class ServerClient {
       )
     if (status === 403)
       throw new SdkConnectionError(
-        `switchyard SDK: the server at ${this.base} refused the token for app ${this.options.appId} (403 ${code || 'FORBIDDEN'})${message ? `: ${message}` : ''}; a service token acts only for its own service.`,
+        `switchyard SDK: the server at ${this.base} refused the token for app ${this.options.appId} (403 ${code || 'FORBIDDEN'}): ${message || 'a service token acts only for its own service.'}`,
         true,
       )
     throw new SdkConnectionError(

@@ -117,7 +117,11 @@ describe('API tokens', () => {
     const admin = await authedAdmin()
     const clock = admin.clock!
     const expiresAt = new Date(clock.now() + 60 * 60 * 1000).toISOString()
-    const issued = await createToken(admin, { name: 'short', role: 'viewer', expires_at: expiresAt })
+    const issued = await createToken(admin, {
+      name: 'short',
+      role: 'viewer',
+      expires_at: expiresAt,
+    })
     expect(Date.parse(issued.expires_at!)).toBe(Date.parse(expiresAt))
     expect((await withToken(admin, issued.token, 'GET', '/routes')).statusCode).toBe(200)
     clock.advance(60 * 60 * 1000)
@@ -149,7 +153,10 @@ describe('API tokens', () => {
       expect(refused.statusCode, `${method} ${url}`).toBe(403)
       expect(refused.json().error.required_role).toBe('admin')
     }
-    expect((await listTokens(admin)).map((token) => token.name).sort()).toEqual(['dash-reader', 'ops'])
+    expect((await listTokens(admin)).map((token) => token.name).sort()).toEqual([
+      'dash-reader',
+      'ops',
+    ])
 
     const adminToken = await createToken(admin, { name: 'root', role: 'admin' })
     const made = await withToken(admin, adminToken.token, 'POST', '/tokens', {

@@ -74,7 +74,11 @@ describe('service tokens', () => {
       ['PUT', '/services/billing/rate-limit', policy],
       ['GET', '/services/billing/rate-limit'],
       ['DELETE', '/services/billing/rate-limit'],
-      ['POST', '/rate-limits', { service: 'billing', method: 'GET', path: '/invoices', limit: '5/minute' }],
+      [
+        'POST',
+        '/rate-limits',
+        { service: 'billing', method: 'GET', path: '/invoices', limit: '5/minute' },
+      ],
       ['GET', '/rate-limits?service=billing'],
       ['DELETE', '/rate-limits?route=GET:/invoices&service=billing'],
       ['POST', '/sdk/register', { app_id: 'billing', routes: [] }],
@@ -168,7 +172,9 @@ describe('service tokens', () => {
       expect(forged.json().error.code).toBe('FORBIDDEN')
       await admin.engine.webhooksIdle()
       const entries = () =>
-        admin.call('GET', '/audit?service=payments&action=disable').then((r) => r.json<{ items: unknown[] }>().items)
+        admin
+          .call('GET', '/audit?service=payments&action=disable')
+          .then((r) => r.json<{ items: unknown[] }>().items)
       expect(await entries()).toEqual([])
       expect(received).toEqual([])
 
@@ -183,7 +189,11 @@ describe('service tokens', () => {
       })
       await admin.engine.webhooksIdle()
       expect(received).toEqual([
-        expect.objectContaining({ event: 'disable', actor: 'token:payments-app', on_behalf_of: 'alice' }),
+        expect.objectContaining({
+          event: 'disable',
+          actor: 'token:payments-app',
+          on_behalf_of: 'alice',
+        }),
       ])
     } finally {
       await new Promise((resolve) => server.close(resolve))

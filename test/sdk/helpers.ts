@@ -97,7 +97,8 @@ export async function createToken(
   tokenCount += 1
   const name = body.name ?? `${body.service ?? 'test'}-app-${tokenCount}`
   const created = await api(url, adminToken, 'POST', '/api/tokens', { ...body, name })
-  if (created.status !== 201) throw new Error(`token creation failed: ${JSON.stringify(created.body)}`)
+  if (created.status !== 201)
+    throw new Error(`token creation failed: ${JSON.stringify(created.body)}`)
   return (created.body as { token: string }).token
 }
 

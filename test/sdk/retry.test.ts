@@ -11,8 +11,7 @@ import { MAX_RETRY_MS, retryDelay } from '../../src/sdk/retry.js'
 
 const servers: Server[] = []
 afterEach(async () => {
-  for (const server of servers.splice(0))
-    await new Promise((resolve) => server.close(resolve))
+  for (const server of servers.splice(0)) await new Promise((resolve) => server.close(resolve))
 })
 
 /**
@@ -59,8 +58,18 @@ async function flakyServer() {
         const snapshot = {
           app_id: 'shop',
           routes: [],
-          global_maintenance: { active: false, reason: '', exempt_paths: [], include_force_active: false },
-          service_maintenance: { active: false, reason: '', exempt_paths: [], include_force_active: false },
+          global_maintenance: {
+            active: false,
+            reason: '',
+            exempt_paths: [],
+            include_force_active: false,
+          },
+          service_maintenance: {
+            active: false,
+            reason: '',
+            exempt_paths: [],
+            include_force_active: false,
+          },
           global_rl_policy: null,
           service_rl_policy: null,
           rl_policies: [],
@@ -99,9 +108,7 @@ describe('SDK retries', () => {
       expect(
         server.seen.filter((call) => call.url.includes('/events')).map((call) => call.status),
       ).toEqual([503, 200])
-      expect(server.seen.every((call) => call.authorization === 'Bearer syt_test-token')).toBe(
-        true,
-      )
+      expect(server.seen.every((call) => call.authorization === 'Bearer syt_test-token')).toBe(true)
     } finally {
       await app.close()
     }

@@ -249,7 +249,10 @@ export class ApiTokens {
   } {
     const { name, role, service } = request
     if (typeof name !== 'string' || !NAME.test(name)) {
-      throw invalid('name', 'An API token needs a name of 1 to 64 letters, digits, ".", "_" or "-".')
+      throw invalid(
+        'name',
+        'An API token needs a name of 1 to 64 letters, digits, ".", "_" or "-".',
+      )
     }
     if (service !== undefined && service !== null && !isServiceName(service)) {
       throw invalid(

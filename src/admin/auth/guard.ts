@@ -128,7 +128,13 @@ export function authenticationHook(
       return
     }
     if (presented !== undefined && apiTokens !== null && isApiToken(presented)) {
-      authenticateApiToken(request, presented, requiredRole(request.method, config.role), apiTokens, done)
+      authenticateApiToken(
+        request,
+        presented,
+        requiredRole(request.method, config.role),
+        apiTokens,
+        done,
+      )
       return
     }
     if (sessions === null) {

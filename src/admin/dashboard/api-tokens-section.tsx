@@ -71,7 +71,11 @@ function TokenTable(props: { dashboard: Dashboard; tokens: readonly ApiTokenView
             <td class="mono hide-narrow" safe>
               {token.id}
             </td>
-            {token.expires_at === null ? <td>never</td> : <TimeCell at={token.expires_at} now={now} />}
+            {token.expires_at === null ? (
+              <td>never</td>
+            ) : (
+              <TimeCell at={token.expires_at} now={now} />
+            )}
             {token.last_used_at === null ? (
               <td>never</td>
             ) : (
@@ -123,8 +127,8 @@ function TokenForm(props: TokenFormState & { dashboard: Dashboard }) {
       ) : (
         <div class="issued-key" role="status">
           <p>
-            Token <strong safe>{issued.name}</strong> is created. Copy it now: it is shown this
-            once and cannot be read again.
+            Token <strong safe>{issued.name}</strong> is created. Copy it now: it is shown this once
+            and cannot be read again.
           </p>
           <input
             class="mono"
@@ -134,7 +138,12 @@ function TokenForm(props: TokenFormState & { dashboard: Dashboard }) {
           />
         </div>
       )}
-      <Field label="Name" for="token-name" error={error('name')} hint="e.g. orders-app or ci-deploy">
+      <Field
+        label="Name"
+        for="token-name"
+        error={error('name')}
+        hint="e.g. orders-app or ci-deploy"
+      >
         <input
           id="token-name"
           name="name"

@@ -119,7 +119,8 @@ export function apiTokenRoutes(app: AdminInstance, context: AdminContext): void 
     {
       config: ADMIN_ROLE_ROUTE,
       schema: {
-        summary: 'Create an API token (a service token with `service`); the answer is the only time it is shown',
+        summary:
+          'Create an API token (a service token with `service`); the answer is the only time it is shown',
         tags: ['tokens'],
         body: CreateBody,
         response: { 201: IssuedToken, 409: ErrorBody, ...errors },

@@ -58,22 +58,21 @@ export function tokenCommands(program: Command, runtime: Runtime): void {
         if (options.expiresIn !== undefined && options.expiresAt !== undefined)
           throw new UsageError('Give --expires-in or --expires-at, not both.')
         if (options.role === undefined && options.service === undefined)
-          throw new UsageError('Give --role viewer|operator|admin, or --service for a service token.')
+          throw new UsageError(
+            'Give --role viewer|operator|admin, or --service for a service token.',
+          )
         const expiresAt =
           options.expiresIn !== undefined
             ? expiresIn(options.expiresIn)
             : options.expiresAt !== undefined
               ? parseIsoOption(options.expiresAt, '--expires-at')
               : undefined
-        const issued = await clientFor(runtime).post<TokenView & { token: string }>(
-          '/api/tokens',
-          {
-            name,
-            ...(options.role === undefined ? {} : { role: options.role }),
-            ...(options.service === undefined ? {} : { service: options.service }),
-            ...(expiresAt === undefined ? {} : { expires_at: expiresAt }),
-          },
-        )
+        const issued = await clientFor(runtime).post<TokenView & { token: string }>('/api/tokens', {
+          name,
+          ...(options.role === undefined ? {} : { role: options.role }),
+          ...(options.service === undefined ? {} : { service: options.service }),
+          ...(expiresAt === undefined ? {} : { expires_at: expiresAt }),
+        })
         if (printedJson(runtime, command, issued)) return
         const scope = issued.service === null ? issued.role : `service token of ${issued.service}`
         output.out(`API token ${issued.id} (${issued.name}, ${scope}) created:`)
