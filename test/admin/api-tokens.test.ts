@@ -237,7 +237,9 @@ describe('API tokens', () => {
       await withToken(admin, issued.token, 'POST', '/routes/enable', { route: 'GET:/orders' })
       await withToken(admin, issued.token, 'POST', '/routes/disable', { route: 'GET:/orders' })
       await admin.engine.webhooksIdle()
-      const disable = received.map((text) => JSON.parse(text)).find((p) => p.event === 'disable')
+      const disable = received
+        .map((text) => JSON.parse(text) as { event: string })
+        .find((p) => p.event === 'disable')
       expect(disable).toMatchObject({ actor: 'token:ops', platform: 'api' })
       expect(received.join('\n')).not.toContain(issued.token)
     } finally {

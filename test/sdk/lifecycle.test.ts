@@ -89,16 +89,15 @@ describe('startup', { timeout: 60_000 }, () => {
     )
     await expect(unstarted({ server: server.url, appId: 'Shop' })).rejects.toThrow(/invalid appId/)
     // Earlier versions logged in with a password: refused, saying what to do instead.
-    for (const legacy of [
+    const legacies: Record<string, string>[] = [
       { username: 'admin', password: 's3cret' },
       { token, username: 'admin', password: 's3cret' },
       { username: 'admin' },
-    ])
-      await expect(
-        unstarted({ server: server.url, appId: 'shop', ...legacy } as Parameters<
-          typeof switchyardSdk
-        >[1]),
-      ).rejects.toThrow(/service token.*ctl tokens create shop-app --service shop/)
+    ]
+    for (const legacy of legacies)
+      await expect(unstarted({ server: server.url, appId: 'shop', ...legacy })).rejects.toThrow(
+        /service token.*ctl tokens create shop-app --service shop/,
+      )
     expect(
       (await api(server.url, await login(server.url), 'GET', '/api/services')).body,
     ).not.toContain('shop')
