@@ -66,7 +66,7 @@ function TokenTable(props: { dashboard: Dashboard; tokens: readonly ApiTokenView
         {tokens.map((token) => (
           <tr id={domId('token', token.id)}>
             <td safe>{token.name}</td>
-            <td safe>{token.role}</td>
+            <td>{token.role}</td>
             <td safe>{token.service ?? '—'}</td>
             <td class="mono hide-narrow" safe>
               {token.id}
