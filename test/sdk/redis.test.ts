@@ -63,6 +63,18 @@ describe.skipIf(!enabled)('two servers on one Redis', { timeout: 60_000 }, () =>
     expect(changed.status).toBe(200)
     await until(async () => (await fetch(`${url}/pay`)).status === 503)
 
+    // A forwarded write of its own service, on its service token: stored for both servers.
+    await app.switchyard.rateLimits.service('catalog').set({ limit: '1000/minute' })
+    const policy = await api(b.url, tokenB, 'GET', '/api/services/catalog/rate-limit')
+    expect(policy.body.policy).toMatchObject({ limit: '1000/minute' })
+    // Audited with the token as actor (written by server A, read through B).
+    await until(async () => {
+      const audit = await api(b.url, tokenB, 'GET', '/api/audit?service=catalog&per_page=50')
+      return (audit.body.items as { actor: string }[]).some((entry) =>
+        entry.actor.startsWith('token:catalog-app-'),
+      )
+    })
+
     // ctl against B, with --service and with CTL_SERVICE.
     const ctlEnv = { HOME: home, CTL_SERVER_URL: b.url }
     const loggedIn = await ctl(['login', ADMIN.username, '--password', ADMIN.password], {
