@@ -3,6 +3,10 @@
  * (as `switchyard serve` would) and two SDK apps, `payments` and `search`, connected to it over
  * HTTP. Change either app from the server — `ctl`, the dashboard or the REST API — and watch it
  * apply at once. Ports: SERVER_PORT (9000), PAYMENTS_PORT (8001), SEARCH_PORT (8002).
+ *
+ * Each app runs on a service token of its own service, created at startup through the server's
+ * API (as `ctl tokens create payments-app --service payments` would): an app never holds a
+ * password, and can change nothing outside its service.
  */
 import Fastify, { type FastifyInstance } from 'fastify'
 import { startServer } from '../../src/cli/serve.js'
@@ -23,9 +27,34 @@ const server = await startServer({
   },
 })
 
+/** Logs in as the demo's admin and creates a service token of `service` through the API. */
+async function serviceToken(service: string): Promise<string> {
+  const call = async (path: string, body: unknown, token?: string) => {
+    const response = await fetch(`${server.url}${path}`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+      },
+      body: JSON.stringify(body),
+    })
+    if (!response.ok)
+      throw new Error(`${path} answered ${response.status}: ${await response.text()}`)
+    return (await response.json()) as { token: string }
+  }
+  const login = await call('/api/auth/login', {
+    username: process.env.CTL_ADMIN_USER ?? credentials.username,
+    password: process.env.CTL_ADMIN_PASSWORD ?? credentials.password,
+  })
+  // Unique per start: a file or Redis store may keep the tokens of an earlier run.
+  const name = `${service}-demo-${Date.now().toString(36)}`
+  return (await call('/api/tokens', { name, service }, login.token)).token
+}
+
 async function sdkApp(appId: string, routes: (app: FastifyInstance) => void, listenOn: number) {
   const app = Fastify({ logger: { level: 'warn' } })
-  await app.register(switchyardSdk, { server: server.url, appId, ...credentials })
+  const token = await serviceToken(appId)
+  await app.register(switchyardSdk, { server: server.url, appId, token })
   routes(app)
   return { app, url: await app.listen({ host, port: listenOn }) }
 }
@@ -63,6 +92,7 @@ Try:
   export CTL_SERVER_URL=${server.url}
   npx ctl login ${credentials.username}          # password: ${credentials.password}
   npx ctl services                # payments, search
+  npx ctl tokens list             # the apps' service tokens
   npx ctl disable GET:/payments --service payments --reason incident
   curl -i ${payments.url}/payments    # 503 ROUTE_DISABLED, pushed at once
   npx ctl sm enable search --reason migration   # search only; payments unaffected

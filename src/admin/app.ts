@@ -29,6 +29,9 @@ import { jsonTextDepthExceeds, MAX_JSON_DEPTH } from '../common/json-depth.js'
 import { ADMIN_ROUTE, flagServiceOf, type AdminContext, type AdminInstance } from './context.js'
 import { dashboardRoutes, type PageNotFound } from './dashboard/index.js'
 import { EvaluationKeys } from './auth/evaluation-keys.js'
+import { ApiTokens } from './auth/api-tokens.js'
+import { serviceScopeHook } from './auth/service-scope.js'
+import { apiTokenRoutes } from './routes/api-tokens.js'
 import { ofrepApi, resolveOfrepOptions, type OfrepOptions } from './ofrep/index.js'
 import { BackendUnavailableError, EndpointNotFoundError } from './errors.js'
 import { CodedError } from '../common/errors.js'
@@ -40,7 +43,7 @@ import { toStreamEvent } from './events/stream-event.js'
 import { buildOpenApi, endpointRecords, type EndpointRecord } from './openapi.js'
 import { auditRoutes } from './routes/audit.js'
 import { authRoutes } from './routes/auth.js'
-import { eventRoutes, SessionStreams } from './routes/events.js'
+import { apiTokenStreamKey, eventRoutes, SessionStreams } from './routes/events.js'
 import { flagRoutes } from './routes/flags.js'
 import { maintenanceRoutes } from './routes/maintenance.js'
 import { rateLimitRoutes } from './routes/rate-limits.js'
@@ -140,6 +143,11 @@ async function adminPlugin(app: FastifyInstance, options: AdminAppOptions): Prom
     mountPath: mountPath === '' ? '/' : mountPath,
     flags: options.flags,
     evaluationKeys: new EvaluationKeys(engine.evaluationKeys(), engine.clock),
+    apiTokens: new ApiTokens(engine.apiTokens(), engine.clock, {
+      cacheMs: sessionCheck * 1000,
+      onTouchError: (error) =>
+        engine.logger.warn({ err: toError(error) }, 'API token: last use not recorded'),
+    }),
     ofrep: resolveOfrepOptions(options.ofrep),
     streams: new SessionStreams(),
     sessionCheckMs: sessionCheck * 1000,
@@ -182,6 +190,10 @@ async function adminPlugin(app: FastifyInstance, options: AdminAppOptions): Prom
       },
     })
   }
+  // A token revoked here ends its open streams at once (other instances: at their next check).
+  const unsubscribeRevocations = context.apiTokens.onRevoke((id) =>
+    context.streams.revoked(apiTokenStreamKey(id)),
+  )
   if (credentials === null) {
     app.log.warn(
       `switchyard admin app at ${context.mountPath} has no credentials: it is open to anyone who can reach it${hosts === null ? '' : ' under its allowedHosts'}. Pass \`auth\` to protect it.`,
@@ -233,6 +245,7 @@ async function adminPlugin(app: FastifyInstance, options: AdminAppOptions): Prom
   })
   app.addHook('preClose', (done) => {
     sdk.streams.close()
+    unsubscribeRevocations()
     unsubscribe()
     unsubscribeFlags?.()
     unsubscribeLimits()
@@ -295,7 +308,12 @@ function registerAdmin(
       crossOriginAllowed: (request) => request.routeOptions.config.crossOrigin === true,
     }),
   )
-  app.addHook('onRequest', authenticationHook(context.sessions, context.evaluationKeys))
+  app.addHook(
+    'onRequest',
+    authenticationHook(context.sessions, context.evaluationKeys, context.apiTokens),
+  )
+  // After validation, so the service a request touches can be read from its parsed body.
+  app.addHook('preHandler', serviceScopeHook)
   // Bodiless POSTs (`disable`, `logout`) validate as an empty object.
   app.addHook('preValidation', (request, _reply, done) => {
     if (request.body === undefined || request.body === null) request.body = {}
@@ -316,7 +334,15 @@ function registerAdmin(
   auditRoutes(app, context)
   rateLimitRoutes(app, context)
   flagRoutes(app, () => flagServiceOf(context))
-  eventRoutes(app, hub, context.sessions, context.streams, context.sessionCheckMs)
+  eventRoutes(
+    app,
+    hub,
+    context.sessions,
+    context.streams,
+    context.sessionCheckMs,
+    context.apiTokens,
+  )
+  apiTokenRoutes(app, context)
   sdkRoutes(app, context, sdk)
   pageNotFound = dashboardRoutes(app, context)
   ofrepApi(app, context, hub)

@@ -20,6 +20,7 @@ import type { SessionStreams } from './routes/events.js'
 import type { CredentialCheck } from './auth/credentials.js'
 import type { LoginThrottle } from '../common/login-throttle.js'
 import type { EvaluationKeys } from './auth/evaluation-keys.js'
+import type { ApiTokens } from './auth/api-tokens.js'
 import type { ResolvedOfrepOptions } from './ofrep/options.js'
 import type { TrustedProxies } from '../common/trusted-proxies.js'
 import type { SharedLoginSlot } from '../common/shared-login.js'
@@ -50,9 +51,11 @@ export interface AdminContext {
   flags: FlagService | undefined
   /** The read-only credentials of the OFREP endpoints. */
   evaluationKeys: EvaluationKeys
+  /** The API tokens of the admin API (scripts, CI, SDK apps' service tokens). */
+  apiTokens: ApiTokens
   /** The `ofrep` option, checked. */
   ofrep: ResolvedOfrepOptions
-  /** Open event streams by session, ended at logout. */
+  /** Open event streams by session (and by API token), ended at logout (and revocation). */
   streams: SessionStreams
   /** Milliseconds between re-checks of an open stream's token. */
   sessionCheckMs: number

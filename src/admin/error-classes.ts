@@ -1,6 +1,6 @@
 /**
  * The error classes of the admin app that the engine's catalogue (core/errors.ts) does not hold, because
- * they belong to HTTP concerns: authentication, login throttling, CSRF, evaluation keys and
+ * they belong to HTTP concerns: authentication, login throttling, CSRF, evaluation keys, API tokens and
  * unknown endpoints.
  * They share the engine's base class, so one error handler turns every one of them into the
  * shared JSON shape `{error: {code, message, ...}}`. The errors for a request Fastify refused
@@ -70,4 +70,22 @@ export class TooManyEvaluationKeysError extends SwitchyardError {
 export class BackendUnavailableError extends SwitchyardError {
   readonly code = 'BACKEND_UNAVAILABLE'
   readonly statusCode = 503
+}
+
+/** `DELETE /api/tokens/{id}` for an id that names no API token. */
+export class ApiTokenNotFoundError extends SwitchyardError {
+  readonly code = 'API_TOKEN_NOT_FOUND'
+  readonly statusCode = 404
+}
+
+/** Creating an API token with the name of a live one. */
+export class ApiTokenExistsError extends SwitchyardError {
+  readonly code = 'API_TOKEN_EXISTS'
+  readonly statusCode = 409
+}
+
+/** Creating an API token beyond the limit (`limit` in the error). */
+export class TooManyApiTokensError extends SwitchyardError {
+  readonly code = 'TOO_MANY_API_TOKENS'
+  readonly statusCode = 409
 }

@@ -8,7 +8,8 @@ import { Type, type Static, type TSchema } from 'typebox'
 import { MAX_PER_PAGE } from '../core/pagination.js'
 import { SERVICE_NAME_PATTERN } from '../core/service-name.js'
 
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
+/** A schema or null. */
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
 
 const Text = (description: string, maxLength = 1000) => Type.String({ maxLength, description })
 
@@ -197,6 +198,12 @@ export const AuditEntrySchema = Type.Object({
   reason: Type.String(),
   previous_status: Nullable(Type.String()),
   new_status: Nullable(Type.String()),
+  on_behalf_of: Type.Optional(
+    Type.String({
+      description:
+        'Whom the actor acted for, as it reported (an SDK app’s user); absent when the actor acted for itself',
+    }),
+  ),
 })
 
 /** Query of `GET /api/audit`. */
@@ -224,12 +231,13 @@ export const LoginBody = Type.Object(
   { additionalProperties: false },
 )
 
-/** Answer of `POST /api/auth/login`. */
-const RoleSchema = Type.Union(
+/** A principal's role. */
+export const RoleSchema = Type.Union(
   [Type.Literal('viewer'), Type.Literal('operator'), Type.Literal('admin')],
   { description: 'viewer: reads; operator: reads and runtime changes; admin: also credentials' },
 )
 
+/** Answer of `POST /api/auth/login`. */
 export const LoginResult = Type.Object({
   token: Type.String(),
   username: Type.String(),

@@ -8,6 +8,7 @@ import { auditCommands } from './commands/audit.js'
 import { completionCommand } from './commands/completion.js'
 import { flagCommands } from './commands/flags.js'
 import { keyCommands } from './commands/keys.js'
+import { tokenCommands } from './commands/tokens.js'
 import { maintenanceCommands } from './commands/maintenance.js'
 import { rateLimitCommands } from './commands/rate-limits.js'
 import { routeCommands } from './commands/routes.js'
@@ -35,6 +36,7 @@ export function buildProgram(runtime: Runtime): Command {
   rateLimitCommands(program, runtime)
   flagCommands(program, runtime)
   keyCommands(program, runtime)
+  tokenCommands(program, runtime)
   auditCommands(program, runtime)
   // Last: its scripts are generated from every command registered before it, and itself.
   completionCommand(program, runtime)

@@ -21,6 +21,11 @@ export interface AuditEntry {
   reason: string
   previous_status: string | null
   new_status: string | null
+  /**
+   * Whom the actor acted for, as the actor reported it (e.g. the user of an SDK app whose token
+   * is the actor); absent when the actor acted for itself.
+   */
+  on_behalf_of?: string
 }
 
 /** Filter of an audit listing; every given field must match. */

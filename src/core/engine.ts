@@ -19,7 +19,12 @@ import type { FlagService } from '../flags/service.js'
 import type { RateLimitService } from '../rate-limit/service.js'
 import { LoggerSlot, type Logger, type LoggerLike } from '../common/logger.js'
 import type { ChangeListener } from './events.js'
-import type { EvaluationKeyStore, StoreBackend, TokenStore } from '../stores/types.js'
+import type {
+  ApiTokenStore,
+  EvaluationKeyStore,
+  StoreBackend,
+  TokenStore,
+} from '../stores/types.js'
 import type { AuditEntry } from './audit-entry.js'
 import type { AuditLog, AuditLogQuery } from './audit-log.js'
 import { systemClock, type Clock } from './clock.js'
@@ -281,6 +286,11 @@ export class Engine extends EngineOperations {
   /** OFREP evaluation keys (stored hashed), kept in the store so a revocation holds everywhere. */
   evaluationKeys(): EvaluationKeyStore {
     return this.kernel.store.evaluationKeys
+  }
+
+  /** API tokens of the admin API (stored hashed), kept in the store so a revocation holds everywhere. */
+  apiTokens(): ApiTokenStore {
+    return this.kernel.store.apiTokens
   }
 
   /**

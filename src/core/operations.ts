@@ -23,6 +23,11 @@ export interface Operation {
   /** A route status, or `on`/`off` for maintenance. */
   previous_status: string | null
   new_status: string | null
+  /**
+   * Whom the actor acted for, when it relays someone else's change: an SDK app reporting a
+   * change its own users made (the actor is the app's token, this the user it named).
+   */
+  on_behalf_of?: string
 }
 
 /** Receives every {@link Operation}. */

@@ -84,8 +84,9 @@ export function chatFormatter(payload: WebhookPayload): { text: string } {
       : ''
   const service = payload.service === null ? '' : ` [${escapeChat(payload.service)}]`
   const reason = payload.reason === '' ? '' : ` — ${escapeChat(payload.reason)}`
+  const relayed = payload.on_behalf_of === undefined ? '' : ` on behalf of ${payload.on_behalf_of}`
   const who = escapeChat(
-    payload.platform === '' ? payload.actor : `${payload.actor} via ${payload.platform}`,
+    `${payload.platform === '' ? payload.actor : `${payload.actor} via ${payload.platform}`}${relayed}`,
   )
   return {
     text: `*${escapeChat(payload.event)}* ${escapeChat(payload.route)}${service}${change}${reason} by ${who} at ${escapeChat(payload.timestamp)}`,

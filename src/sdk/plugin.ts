@@ -24,7 +24,7 @@ import type { RateLimitingOptions } from '../rate-limit/options.js'
 import { forwardingFlagStore, forwardingPolicyStore } from './forwarded-writes.js'
 import { PushedState, pushedStore } from './pushed-store.js'
 import { Reporter } from './reporter.js'
-import { ServerClient, type SdkCredentials } from './server-client.js'
+import { ServerClient } from './server-client.js'
 import { SdkSync, type SdkStatus } from './sync.js'
 import type { DeclaredRoute } from './wire.js'
 
@@ -37,11 +37,11 @@ export interface SwitchyardSdkOptions extends Pick<
   server: string
   /** The app id: its service name (lower-case letters, digits, `.`, `_`, `-`). */
   appId: string
-  /** An admin token of the server (`ctl login` prints where it is kept). */
+  /**
+   * The app's service token (`ctl tokens create NAME --service <appId>`): it may act on the
+   * app's own service only. Omit it only for a server without credentials.
+   */
   token?: string
-  /** Admin credentials of the server, instead of a token. */
-  username?: string
-  password?: string
   /**
    * Start even when the server cannot be reached or refuses the credentials: the app serves
    * its declared states and keeps retrying in the background. Default false: startup fails
@@ -98,7 +98,7 @@ async function sdkPlugin(app: FastifyInstance, options: SwitchyardSdkOptions): P
   const client = new ServerClient({
     server: settings.server,
     appId: options.appId,
-    credentials: settings.credentials,
+    token: settings.token,
     timeoutMs: settings.timeoutMs,
   })
   const reporter = new Reporter({
@@ -200,7 +200,7 @@ function toDeclared(state: RouteState): DeclaredRoute {
 
 function checkOptions(options: SwitchyardSdkOptions): {
   server: string
-  credentials: SdkCredentials
+  token: string | null
   timeoutMs: number
 } {
   let url: URL
@@ -219,20 +219,18 @@ function checkOptions(options: SwitchyardSdkOptions): {
     throw new ConfigError(
       `switchyardSdk: invalid appId ${JSON.stringify(options.appId)}: use lower-case letters, digits, ".", "_" or "-", starting with a letter or digit (at most 63 characters).`,
     )
-  const { token, username, password } = options
-  if (token !== undefined && (username !== undefined || password !== undefined))
-    throw new ConfigError('switchyardSdk: give either `token` or `username` and `password`.')
-  if ((username === undefined) !== (password === undefined))
-    throw new ConfigError('switchyardSdk: `username` and `password` go together.')
-  const credentials: SdkCredentials =
-    token !== undefined
-      ? { token }
-      : username !== undefined && password !== undefined
-        ? { username, password }
-        : {}
+  // The options of earlier versions: an app no longer holds a user's password.
+  const legacy = options as { username?: unknown; password?: unknown }
+  if (legacy.username !== undefined || legacy.password !== undefined)
+    throw new ConfigError(
+      `switchyardSdk: \`username\` and \`password\` are no longer accepted; the SDK authenticates with a service token. Create one with \`ctl tokens create ${options.appId}-app --service ${options.appId}\` and pass it as \`token\`.`,
+    )
+  const { token } = options
+  if (token !== undefined && (typeof token !== 'string' || token === ''))
+    throw new ConfigError('switchyardSdk: `token` must be a non-empty string (a service token).')
   return {
     server: url.href.replace(/\/+$/, ''),
-    credentials,
+    token: token ?? null,
     timeoutMs: seconds(options.timeout, 10, 'timeout'),
   }
 }

@@ -133,6 +133,7 @@ export function pushedStore(state: PushedState, onAudit: (entry: AuditEntry) => 
     },
     tokens: local.tokens,
     evaluationKeys: local.evaluationKeys,
+    apiTokens: local.apiTokens,
     // Scheduled work (flag schedules) runs on the server, which owns the records.
     claims: { claim: () => Promise.resolve(false) },
     changes: {

@@ -1,24 +1,23 @@
 /**
- * The SDK's HTTP client of the central server: login (username and password) or a token,
- * registration, batched reports and the event stream, each call with a deadline. Failures
+ * The SDK's HTTP client of the central server: registration, batched reports, forwarded writes
+ * and the event stream, each call with a deadline and authenticated by the app's service token.
+ * A call the server turns away for now (429, 503) is repeated with backoff (retry.ts). Failures
  * become {@link SdkConnectionError}s whose message says what to fix: a wrong URL, a server
- * that is down, credentials the server refuses.
+ * that is down, a token the server refuses.
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import { SdkConnectionError, SdkWriteError } from './errors.js'
 import type { DeclaredRoute, RegisterAnswer, ReportRequest } from './wire.js'
-
-/** How the SDK authenticates. */
-export type SdkCredentials =
-  { token: string } | { username: string; password: string } | Record<string, never>
+import { MAX_RETRIES, pause, RETRIED_STATUSES, retryDelay } from './retry.js'
 
 /** Options of {@link ServerClient}. */
 export interface ServerClientOptions {
   /** The server's admin mount URL, e.g. `http://127.0.0.1:9000/switchyard`. */
   server: string
   appId: string
-  credentials: SdkCredentials
+  /** The app's service token (null for a server without credentials). */
+  token: string | null
   /** Deadline of each request, in milliseconds. */
   timeoutMs: number
 }
@@ -26,24 +25,16 @@ export interface ServerClientOptions {
 /** Talks to the central server. */
 export class ServerClient {
   private readonly base: string
-  private token: string | null
+  private readonly token: string | null
 
   constructor(private readonly options: ServerClientOptions) {
     this.base = options.server.replace(/\/+$/, '')
-    this.token = 'token' in options.credentials ? options.credentials.token : null
+    this.token = options.token
   }
 
   /** The server URL, for messages. */
   get server(): string {
     return this.base
-  }
-
-  /** Logs in when the SDK was given a username and password (again after a 401). */
-  async authenticate(): Promise<void> {
-    const credentials = this.options.credentials
-    if (!('username' in credentials)) return
-    const answer = await this.call('POST', '/api/auth/login', credentials, false)
-    this.token = (answer as { token: string }).token
   }
 
   /** Registers the app's declared routes. */
@@ -65,7 +56,24 @@ export class ServerClient {
    */
   async openStream(signal: AbortSignal): Promise<IncomingMessage> {
     const url = `${this.base}/api/sdk/events?app_id=${encodeURIComponent(this.options.appId)}`
-    const response = await new Promise<IncomingMessage>((resolve, reject) => {
+    for (let attempt = 0; ; attempt++) {
+      const response = await this.requestStream(url, signal)
+      const status = response.statusCode ?? 0
+      if (RETRIED_STATUSES.has(status) && attempt < MAX_RETRIES && !signal.aborted) {
+        response.resume()
+        await pause(retryDelay(attempt, header(response.headers['retry-after'])))
+        continue
+      }
+      if (status < 200 || status > 299) {
+        const text = await readText(response, 64 * 1024)
+        await this.fail(new Response(text, { status }), url)
+      }
+      return response
+    }
+  }
+
+  private requestStream(url: string, signal: AbortSignal): Promise<IncomingMessage> {
+    return new Promise<IncomingMessage>((resolve, reject) => {
       const send = url.startsWith('https:') ? httpsRequest : httpRequest
       const request = send(url, {
         headers: { accept: 'text/event-stream', ...this.authorization() },
@@ -93,32 +101,15 @@ export class ServerClient {
       })
       request.end()
     })
-    const status = response.statusCode ?? 0
-    if (status < 200 || status > 299) {
-      const text = await readText(response, 64 * 1024)
-      await this.fail(new Response(text, { status }), url)
-    }
-    return response
   }
 
   private authorization(): Record<string, string> {
     return this.token === null ? {} : { authorization: `Bearer ${this.token}` }
   }
 
-  private async call(
-    method: string,
-    path: string,
-    body: unknown,
-    retryLogin = true,
-  ): Promise<unknown> {
+  private async call(method: string, path: string, body: unknown): Promise<unknown> {
     const url = `${this.base}${path}`
     const response = await this.send(method, path, body)
-    if (response.status === 401 && retryLogin && 'username' in this.options.credentials) {
-      // The token expired or was revoked: log in again once.
-      await response.body?.cancel()
-      await this.authenticate()
-      return this.call(method, path, body, false)
-    }
     if (!response.ok) await this.fail(response, url)
     return response.json()
   }
@@ -132,12 +123,7 @@ export class ServerClient {
   async forward(method: string, path: string, body?: unknown): Promise<unknown> {
     const what = `${method} ${path}`
     try {
-      let response = await this.send(method, path, body)
-      if (response.status === 401 && 'username' in this.options.credentials) {
-        await response.body?.cancel()
-        await this.authenticate()
-        response = await this.send(method, path, body)
-      }
+      const response = await this.send(method, path, body)
       if (!response.ok) {
         const { code, message } = await errorOf(response)
         throw new SdkWriteError(
@@ -161,8 +147,20 @@ export class ServerClient {
     }
   }
 
-  /** One request of the admin API, with the credentials and the deadline of every call. */
-  private send(method: string, path: string, body: unknown): Promise<Response> {
+  /**
+   * One request of the admin API, with the credentials and the deadline of every attempt;
+   * repeated while the server answers 429 or 503 (at most {@link MAX_RETRIES} times).
+   */
+  private async send(method: string, path: string, body: unknown): Promise<Response> {
+    for (let attempt = 0; ; attempt++) {
+      const response = await this.sendOnce(method, path, body)
+      if (!RETRIED_STATUSES.has(response.status) || attempt >= MAX_RETRIES) return response
+      await response.body?.cancel()
+      await pause(retryDelay(attempt, response.headers.get('retry-after')))
+    }
+  }
+
+  private sendOnce(method: string, path: string, body: unknown): Promise<Response> {
     return this.fetch(`${this.base}${path}`, {
       method,
       headers: {
@@ -194,7 +192,7 @@ export class ServerClient {
     const status = response.status
     if (status === 401)
       throw new SdkConnectionError(
-        `switchyard SDK: the server at ${this.base} refused the credentials (401 ${code || 'UNAUTHENTICATED'}): check the token, or the username and password.`,
+        `switchyard SDK: the server at ${this.base} refused the token (401 ${code || 'UNAUTHENTICATED'}): check it, or create a service token with \`ctl tokens create NAME --service ${this.options.appId}\`.`,
         true,
       )
     if (status === 404 && code !== 'ROUTE_NOT_FOUND')
@@ -202,14 +200,14 @@ export class ServerClient {
         `switchyard SDK: no switchyard server answers at ${url} (404): check the server URL and its mount path (e.g. http://127.0.0.1:9000/switchyard).`,
         true,
       )
-    if (status === 400 && code === 'AUTH_NOT_CONFIGURED')
+    if (status === 403)
       throw new SdkConnectionError(
-        `switchyard SDK: the server at ${this.base} has no credentials configured: drop username and password from the SDK options.`,
+        `switchyard SDK: the server at ${this.base} refused the token for app ${this.options.appId} (403 ${code || 'FORBIDDEN'}): ${message || 'a service token acts only for its own service.'}`,
         true,
       )
     throw new SdkConnectionError(
       `switchyard SDK: the server at ${this.base} answered ${status}${code ? ` ${code}` : ''}${message ? `: ${message}` : ''}.`,
-      status >= 400 && status < 500,
+      status >= 400 && status < 500 && !RETRIED_STATUSES.has(status),
     )
   }
 }
@@ -230,6 +228,11 @@ function reasonOf(error: unknown): string {
   const cause = error instanceof SdkConnectionError ? error.cause : error
   const inner = cause instanceof Error ? (cause.cause ?? cause) : cause
   return inner instanceof Error ? inner.message : String(inner)
+}
+
+/** One value of a response header. */
+function header(value: string | string[] | undefined): string | null {
+  return typeof value === 'string' ? value : null
 }
 
 /** The body of an error answer as text, at most `maxBytes` of it. */

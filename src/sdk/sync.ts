@@ -80,7 +80,6 @@ export class SdkSync {
    */
   async start(failOpen: boolean): Promise<void> {
     try {
-      await this.deps.client.authenticate()
       await this.connect()
     } catch (error) {
       if (!failOpen || this.closed) throw error
@@ -169,7 +168,6 @@ export class SdkSync {
   private async reconnect(): Promise<void> {
     if (this.closed) return
     try {
-      await this.deps.client.authenticate()
       await this.connect()
     } catch (error) {
       if (this.isClosed()) return

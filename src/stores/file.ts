@@ -18,6 +18,7 @@ import { resolve } from 'node:path'
 import type { LoggerLike } from '../common/logger.js'
 import { ConfigError, toError } from '../core/errors.js'
 import { fileEvaluationKeys } from './evaluation-keys.js'
+import { fileApiTokens } from './api-tokens.js'
 import { MemoryState, type StateDocument } from './memory-state.js'
 import { storeLogger } from './store-logger.js'
 import type { FileSections, Store } from './types.js'
@@ -58,6 +59,7 @@ export function fileStore(options: FileStoreOptions = {}): Store {
   }
 
   const evaluationKeys = fileEvaluationKeys(sections)
+  const apiTokens = fileApiTokens(sections)
   let stopPurging: () => void = () => undefined
   return {
     kind: 'file',
@@ -66,6 +68,7 @@ export function fileStore(options: FileStoreOptions = {}): Store {
     audit: state.audit,
     tokens: state.tokens,
     evaluationKeys,
+    apiTokens,
     claims: state.claims,
     changes: state.changes,
     backend: {
@@ -83,6 +86,7 @@ export function fileStore(options: FileStoreOptions = {}): Store {
       }
       state.load(await readDocument(path))
       evaluationKeys.reload()
+      apiTokens.reload()
       openPaths.add(path)
       loaded = true
       stopPurging = state.purgeEvery(options.purgeInterval ?? 300, (error) => {

@@ -58,6 +58,8 @@ export type {
   TokenRecord,
   EvaluationKeyStore,
   EvaluationKeyRecord,
+  ApiTokenStore,
+  ApiTokenRecord,
   ClaimStore,
   ChangeFeedPort,
   StoreSnapshot,

@@ -4,6 +4,7 @@
  */
 import type { LoggerLike } from '../common/logger.js'
 import { memoryEvaluationKeys } from './evaluation-keys.js'
+import { memoryApiTokens } from './api-tokens.js'
 import { MemoryState } from './memory-state.js'
 import { storeLogger } from './store-logger.js'
 import type { Store } from './types.js'
@@ -33,6 +34,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
     audit: state.audit,
     tokens: state.tokens,
     evaluationKeys: memoryEvaluationKeys(),
+    apiTokens: memoryApiTokens(),
     claims: state.claims,
     changes: state.changes,
     backend: { kind: 'memory' },

@@ -13,6 +13,8 @@
  *   token:<hash>           string TokenRecord JSON, expiring with the token
  *   claim:<key>            string one-time claims: their expiry (claim.lua)
  *   evaluation-keys        hash  key hash → evaluation key JSON (see evaluation-keys.ts)
+ *   api-tokens             hash  token hash → API token JSON (see api-tokens.ts)
+ *   api-token-uses         hash  API token id → when it was last used
  *   marker                 string set on the first connection; missing later means Redis lost
  *                          its data, and the store is re-seeded from the replica (reseed.ts)
  *   changes                pub/sub channel: `<version>|<origin>|<event JSON>`
@@ -28,6 +30,7 @@ import { IgnoredMessages, messageType } from '../common/ignored-messages.js'
 import type { MaintenanceConfig } from '../core/maintenance.js'
 import type { RouteState } from '../core/route-state.js'
 import { redisEvaluationKeys } from './evaluation-keys.js'
+import { redisApiTokens } from './api-tokens.js'
 import { RedisConnection } from './redis-connection.js'
 import { RecordShadow, RedisReseeder } from './reseed.js'
 import { storeLogger } from './store-logger.js'
@@ -318,6 +321,7 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
       },
     },
     evaluationKeys: redisEvaluationKeys({ prefix, client: () => connection.client() }),
+    apiTokens: redisApiTokens({ prefix, client: () => connection.client() }),
     claims: {
       async claim(name, ttlMs) {
         const ttl = Math.max(1, Math.ceil(ttlMs))

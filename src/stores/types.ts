@@ -127,6 +127,55 @@ export interface EvaluationKeyStore {
   revoke(id: string): Promise<boolean>
 }
 
+/**
+ * A stored API token: a bearer credential of the admin API with a role, optionally confined to
+ * one service (a service token, used by SDK apps). The token itself is never stored, only its
+ * SHA-256 hash.
+ */
+export interface ApiTokenRecord {
+  /** Public identifier (`DELETE /api/tokens/{id}`). */
+  id: string
+  /** Unique among live tokens: `[A-Za-z0-9._-]`, 1 to 64 characters. */
+  name: string
+  role: 'viewer' | 'operator' | 'admin'
+  /** The one service a service token may act on; null for an unconfined token. */
+  service: string | null
+  /** Hex SHA-256 of the token. */
+  token_hash: string
+  /** ISO 8601 creation time. */
+  created_at: string
+  /** Who created it. */
+  created_by: string
+  /** ISO 8601 expiry, or null for a token that does not expire. */
+  expires_at: string | null
+}
+
+/** API tokens, shared by every instance so that a revocation holds everywhere. */
+export interface ApiTokenStore {
+  /** Stores a token (created once; ids and hashes are unique). */
+  put(record: ApiTokenRecord): Promise<void>
+  /** The record whose token hashes to `tokenHash`, or null (unknown or revoked). */
+  findByHash(tokenHash: string): Promise<ApiTokenRecord | null>
+  /**
+   * {@link findByHash} answered at once, for backends that hold the tokens in this process
+   * (memory, file); absent where a lookup must wait (Redis).
+   */
+  findByHashNow?(tokenHash: string): ApiTokenRecord | null
+  /** The record with `id`, or null. */
+  get(id: string): Promise<ApiTokenRecord | null>
+  /** Every stored token, in no particular order. */
+  list(): Promise<ApiTokenRecord[]>
+  /** Revokes (deletes) a token and its last use; resolves true when it existed. */
+  revoke(id: string): Promise<boolean>
+  /**
+   * Records that `token` was used at `at` (ISO 8601); leaves nothing behind for a token that no
+   * longer exists. Written at most once a minute per token by its callers.
+   */
+  touch(token: Pick<ApiTokenRecord, 'id' | 'token_hash'>, at: string): Promise<void>
+  /** When each token was last used (ISO 8601), by id; tokens never used are absent. */
+  lastUsed(): Promise<Map<string, string>>
+}
+
 /** One-time claims: how several instances agree that exactly one of them does something. */
 export interface ClaimStore {
   /**
@@ -213,6 +262,8 @@ export interface Store {
   readonly tokens: TokenStore
   /** Evaluation keys of the OFREP endpoints (`src/stores/evaluation-keys.ts`). */
   readonly evaluationKeys: EvaluationKeyStore
+  /** API tokens of the admin API (`src/stores/api-tokens.ts`). */
+  readonly apiTokens: ApiTokenStore
   readonly claims: ClaimStore
   readonly changes: ChangeFeedPort
   /** The backend, for ports defined outside this module. */

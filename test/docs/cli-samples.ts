@@ -145,16 +145,17 @@ export function replaceAll(text: string, pairs: [string, string][]): string {
 
 /**
  * Text as it is compared, on both sides: timestamps and generated ids and keys become
- * placeholders (`<timestamp>`, `<time>`, `ek_<id>`, `syk_<hint>`, `syk_<key>`), trailing spaces
+ * placeholders (`<timestamp>`, `<time>`, `ek_<id>`, `tok_<id>`, `syk_<hint>`, `syk_<key>`,
+ * `syt_<key>`), trailing spaces
  * and trailing blank lines go.
  */
 export function comparable(text: string): string {
   return text
     .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00/g, '<timestamp>')
     .replace(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ/g, '<time>')
-    .replace(/\bek_[0-9a-f]{16}\b/g, 'ek_<id>')
+    .replace(/\b(ek|tok)_[0-9a-f]{16}\b/g, '$1_<id>')
     .replace(/\bsyk_[\w-]{4}…[\w-]{4}/g, 'syk_<hint>')
-    .replace(/\bsyk_[\w-]{43}\b/g, 'syk_<key>')
+    .replace(/\b(sy[kt])_[\w-]{43}(?![\w-])/g, '$1_<key>')
     .split('\n')
     .map((line) => line.trimEnd())
     .join('\n')
@@ -162,11 +163,12 @@ export function comparable(text: string): string {
 }
 
 /**
- * Remembers, in `ids`, the live id the server made up for each id the page shows (`ek_…`), in
+ * Remembers, in `ids`, the live id the server made up for each id the page shows (`ek_…`,
+ * `tok_…`), in
  * order of appearance, so that later commands of the page can name it.
  */
 export function learnIds(ids: Map<string, string>, expected: string, output: string): void {
-  const pattern = /\bek_[0-9a-f]{16}\b/g
+  const pattern = /\b(?:ek|tok)_[0-9a-f]{16}\b/g
   const made = output.match(pattern) ?? []
   ;(expected.match(pattern) ?? []).forEach((pageId, index) => {
     const liveId = made[index]

@@ -83,6 +83,30 @@ export async function login(url: string): Promise<string> {
   return body.token
 }
 
+let tokenCount = 0
+
+/**
+ * Creates an API token on the server as the logged-in admin (`adminToken`); resolves the token.
+ * With `service` (the default body), a service token of that app, as an SDK app runs on.
+ */
+export async function createToken(
+  url: string,
+  adminToken: string,
+  body: { service?: string; role?: string; name?: string },
+): Promise<string> {
+  tokenCount += 1
+  const name = body.name ?? `${body.service ?? 'test'}-app-${tokenCount}`
+  const created = await api(url, adminToken, 'POST', '/api/tokens', { ...body, name })
+  if (created.status !== 201)
+    throw new Error(`token creation failed: ${JSON.stringify(created.body)}`)
+  return (created.body as { token: string }).token
+}
+
+/** Logs in as the admin and creates a service token of `service`; resolves the token. */
+export async function serviceToken(url: string, service: string): Promise<string> {
+  return createToken(url, await login(url), { service })
+}
+
 /** A JSON call of the server's admin API. */
 export async function api(
   url: string,
@@ -141,16 +165,22 @@ export async function statusOf(url: string, path: string): Promise<number> {
 export function memoryServeForFile(): {
   /** The running server (available once the file's tests run). */
   readonly server: ServeProcess
-  /** Starts an SDK app for `appId` against the server, closed after the file's tests. */
+  /**
+   * Starts an SDK app for `appId` against the server, closed after the file's tests; it runs on
+   * a new service token of `appId` unless `token` is given.
+   */
   start: (
     appId: string,
     build?: Parameters<typeof sdkApp>[1],
+    token?: string,
   ) => Promise<{ app: FastifyInstance; url: string }>
+  /** Creates an API token on the server as the admin (see {@link createToken}). */
+  token: (body: { service?: string; role?: string }) => Promise<string>
   /** Calls the server's admin API as the logged-in admin. */
   call: (method: string, path: string, body?: unknown) => ReturnType<typeof api>
 } {
   let running: ServeProcess | null = null
-  let token = ''
+  let adminToken = ''
   const apps: FastifyInstance[] = []
   const server = (): ServeProcess => {
     if (running === null) throw new Error('The server starts before the first test of the file.')
@@ -162,7 +192,7 @@ export function memoryServeForFile(): {
       CTL_ADMIN_USER: ADMIN.username,
       CTL_ADMIN_PASSWORD: ADMIN.password,
     })
-    token = await login(running.url)
+    adminToken = await login(running.url)
   })
   afterAll(async () => {
     for (const app of apps) await app.close()
@@ -172,11 +202,13 @@ export function memoryServeForFile(): {
     get server() {
       return server()
     },
-    start: async (appId, build) => {
-      const started = await sdkApp({ server: server().url, appId, ...ADMIN }, build)
+    start: async (appId, build, given) => {
+      const token = given ?? (await createToken(server().url, adminToken, { service: appId }))
+      const started = await sdkApp({ server: server().url, appId, token }, build)
       apps.push(started.app)
       return started
     },
-    call: (method, path, body) => api(server().url, token, method, path, body),
+    token: (body) => createToken(server().url, adminToken, body),
+    call: (method, path, body) => api(server().url, adminToken, method, path, body),
   }
 }

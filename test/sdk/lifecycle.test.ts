@@ -17,6 +17,7 @@ import {
   defaultRoutes,
   login,
   sdkApp,
+  serviceToken,
   startServe,
   type ServeProcess,
 } from './helpers.js'
@@ -52,22 +53,29 @@ describe('startup', { timeout: 60_000 }, () => {
   it('fails with a clear message for a wrong URL, a wrong path and refused credentials', async () => {
     const server = await serve()
     const port = await freePort()
+    const token = await serviceToken(server.url, 'shop')
+    const other = await serviceToken(server.url, 'cart')
     const cases: [Parameters<typeof switchyardSdk>[1], RegExp][] = [
       [
-        { server: `http://127.0.0.1:${port}/switchyard`, appId: 'shop', ...ADMIN },
+        { server: `http://127.0.0.1:${port}/switchyard`, appId: 'shop', token },
         /cannot reach the switchyard server at http:\/\/127\.0\.0\.1:\d+\/switchyard/,
       ],
       [
-        { server: `${server.url}-typo`, appId: 'shop', ...ADMIN },
+        { server: `${server.url}-typo`, appId: 'shop', token },
         /no switchyard server answers at .*switchyard-typo.* \(404\)/,
       ],
       [
-        { server: server.url, appId: 'shop', username: 'admin', password: 'wrong' },
-        /refused the credentials \(401/,
+        { server: server.url, appId: 'shop', token: 'not-a-token' },
+        /refused the token \(401.*ctl tokens create NAME --service shop/,
       ],
       [
-        { server: server.url, appId: 'shop', token: 'not-a-token' },
-        /refused the credentials \(401/,
+        { server: server.url, appId: 'shop', token: `syt_${'A'.repeat(43)}` },
+        /refused the token \(401/,
+      ],
+      [
+        // Another app's service token.
+        { server: server.url, appId: 'shop', token: other },
+        /refused the token for app shop \(403 FORBIDDEN\)/,
       ],
     ]
     for (const [options, message] of cases) {
@@ -80,20 +88,33 @@ describe('startup', { timeout: 60_000 }, () => {
       /invalid server URL/,
     )
     await expect(unstarted({ server: server.url, appId: 'Shop' })).rejects.toThrow(/invalid appId/)
-    await expect(
-      unstarted({ server: server.url, appId: 'shop', token: 't', username: 'u', password: 'p' }),
-    ).rejects.toThrow(/either `token`/)
+    // Earlier versions logged in with a password: refused, saying what to do instead.
+    const legacies: Record<string, string>[] = [
+      { username: 'admin', password: 's3cret' },
+      { token, username: 'admin', password: 's3cret' },
+      { username: 'admin' },
+    ]
+    for (const legacy of legacies)
+      await expect(unstarted({ server: server.url, appId: 'shop', ...legacy })).rejects.toThrow(
+        /service token.*ctl tokens create shop-app --service shop/,
+      )
     expect(
       (await api(server.url, await login(server.url), 'GET', '/api/services')).body,
     ).not.toContain('shop')
+    // The next test starts its own servers on the same file.
+    expect(await server.stop('SIGTERM')).toBe(0)
   })
 
   it('starts fail-open on declared states and connects once the server is up', async () => {
-    const port = await freePort()
+    // The token is created on the file-backed server, which is then stopped: it keeps it.
+    const first = await serve()
+    const port = Number(new URL(first.url).port)
+    const sdkToken = await serviceToken(first.url, 'late')
+    expect(await first.stop('SIGTERM')).toBe(0)
     const app = await unstarted({
       server: `http://127.0.0.1:${port}/switchyard`,
       appId: 'late',
-      ...ADMIN,
+      token: sdkToken,
       failOpen: true,
       retryInterval: 0.05,
       maxRetryInterval: 0.2,
@@ -119,7 +140,11 @@ describe('server restart', { timeout: 90_000 }, () => {
     let server = await serve()
     const port = Number(new URL(server.url).port)
     let token = await login(server.url)
-    const { app, url } = await sdkApp({ server: server.url, appId: 'restart', ...ADMIN })
+    const { app, url } = await sdkApp({
+      server: server.url,
+      appId: 'restart',
+      token: await serviceToken(server.url, 'restart'),
+    })
     await api(server.url, token, 'POST', '/api/routes/disable', {
       route: 'GET:/pay',
       service: 'restart',

@@ -199,7 +199,8 @@ describe('pushed changes', { timeout: 60_000 }, () => {
       const items = hits.body.items as { path: string; limit: string }[]
       return items.some((hit) => hit.path === '/pay' && hit.limit === '1/minute')
     })
-    // An app's report lands under its own service whatever the entry claims.
+    // An app's report lands under its own service whatever the entry claims, and its actor is
+    // whoever is authenticated (here the admin); the actor it names is kept as on_behalf_of.
     const reported = await call('POST', '/api/sdk/report', {
       app_id: 'reports',
       hits: [],
@@ -217,7 +218,9 @@ describe('pushed changes', { timeout: 60_000 }, () => {
     })
     expect(reported.body).toEqual({ hits: 0, audit: 1 })
     const audit = await call('GET', '/api/audit?action=custom_note')
-    expect(audit.body.items).toMatchObject([{ service: 'reports', platform: 'sdk', actor: 'job' }])
+    expect(audit.body.items).toMatchObject([
+      { service: 'reports', platform: 'sdk', actor: 'admin', on_behalf_of: 'job' },
+    ])
     const tooMany = await call('POST', '/api/sdk/report', {
       app_id: 'reports',
       hits: Array.from({ length: 501 }, (_, i) => ({

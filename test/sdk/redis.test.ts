@@ -10,7 +10,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ctl } from '../cli/helpers.js'
 import { deleteKeys, redisTestsEnabled, testPrefix, TEST_REDIS_URL } from '../helpers/redis.js'
 import { until } from '../helpers/wait.js'
-import { ADMIN, api, login, sdkApp, startServe, type ServeProcess } from './helpers.js'
+import {
+  ADMIN,
+  api,
+  login,
+  sdkApp,
+  serviceToken,
+  startServe,
+  type ServeProcess,
+} from './helpers.js'
 
 const enabled = await redisTestsEnabled('test/sdk/redis.test.ts')
 const prefix = testPrefix('multi')
@@ -37,7 +45,11 @@ afterAll(async () => {
 describe.skipIf(!enabled)('two servers on one Redis', { timeout: 60_000 }, () => {
   it('serve an app registered with either, through the API and ctl --service', async () => {
     const [a, b] = servers as [ServeProcess, ServeProcess]
-    const { app, url } = await sdkApp({ server: a.url, appId: 'catalog', ...ADMIN })
+    const { app, url } = await sdkApp({
+      server: a.url,
+      appId: 'catalog',
+      token: await serviceToken(a.url, 'catalog'),
+    })
     const tokenB = await login(b.url)
     // B knows the routes A registered (no ROUTE_NOT_FOUND).
     await until(async () => {
@@ -50,6 +62,18 @@ describe.skipIf(!enabled)('two servers on one Redis', { timeout: 60_000 }, () =>
     })
     expect(changed.status).toBe(200)
     await until(async () => (await fetch(`${url}/pay`)).status === 503)
+
+    // A forwarded write of its own service, on its service token: stored for both servers.
+    await app.switchyard.rateLimits.service('catalog').set({ limit: '1000/minute' })
+    const policy = await api(b.url, tokenB, 'GET', '/api/services/catalog/rate-limit')
+    expect(policy.body.policy).toMatchObject({ limit: '1000/minute' })
+    // Audited with the token as actor (written by server A, read through B).
+    await until(async () => {
+      const audit = await api(b.url, tokenB, 'GET', '/api/audit?service=catalog&per_page=50')
+      return (audit.body.items as { actor: string }[]).some((entry) =>
+        entry.actor.startsWith('token:catalog-app-'),
+      )
+    })
 
     // ctl against B, with --service and with CTL_SERVICE.
     const ctlEnv = { HOME: home, CTL_SERVER_URL: b.url }
@@ -77,7 +101,11 @@ describe.skipIf(!enabled)('two servers on one Redis', { timeout: 60_000 }, () =>
   it('resyncs an app from a fresh snapshot: a change made while it was away is applied', async () => {
     const [a, b] = servers as [ServeProcess, ServeProcess]
     const port = Number(new URL(a.url).port)
-    const { app, url } = await sdkApp({ server: a.url, appId: 'inventory', ...ADMIN })
+    const { app, url } = await sdkApp({
+      server: a.url,
+      appId: 'inventory',
+      token: await serviceToken(b.url, 'inventory'),
+    })
     expect(await a.stop('SIGTERM')).toBe(0)
     await until(() => app.switchyardSdk.status === 'disconnected')
     const tokenB = await login(b.url)

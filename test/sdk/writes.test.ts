@@ -18,12 +18,13 @@ import {
   statusOf as status,
 } from './helpers.js'
 
-const { start, call } = memoryServeForFile()
+const { start, call, token } = memoryServeForFile()
 
 describe('forwarded writes', { timeout: 60_000 }, () => {
   it('a flag or segment written in one app is on the server when the write resolves, reaches every app, is audited once and survives the next snapshot', async () => {
-    const shop = await start('shop')
-    const ship = await start('ship')
+    // Flags are not any one service's: these apps run on an unconfined operator token.
+    const shop = await start('shop', undefined, await token({ role: 'operator' }))
+    const ship = await start('ship', undefined, await token({ role: 'operator' }))
     const flags = shop.app.switchyard.flags
 
     await flags.saveSegment({ key: 'vip', name: 'VIP', included: ['u1'] })
@@ -59,7 +60,7 @@ describe('forwarded writes', { timeout: 60_000 }, () => {
 
     // A redeployed app starts from a snapshot that has the change.
     await shop.app.close()
-    const again = await start('shop')
+    const again = await start('shop', undefined, await token({ role: 'operator' }))
     expect(
       again.app.switchyard.flags.sync.getBooleanValue('dark-mode', true, { targetingKey: 'u1' }),
     ).toBe(false)
@@ -73,8 +74,9 @@ describe('forwarded writes', { timeout: 60_000 }, () => {
   })
 
   it('route, global and service rate-limit policies written in an app are the server’s and every app enforces them', async () => {
-    const first = await start('cart')
-    const second = await start('cart')
+    // The global policy is no service's: an unconfined operator token.
+    const first = await start('cart', undefined, await token({ role: 'operator' }))
+    const second = await start('cart', undefined, await token({ role: 'operator' }))
     const limits = first.app.switchyard.rateLimits
 
     await limits.setRateLimitPolicy({ method: 'GET', path: '/pay', limit: '1/minute' })
@@ -185,11 +187,15 @@ describe('refused writes', { timeout: 60_000 }, () => {
       CTL_ADMIN_USER: ADMIN.username,
       CTL_ADMIN_PASSWORD: ADMIN.password,
     })
-    const ownToken = await login(own.url)
-    const { app } = await sdkApp({ server: own.url, appId: 'music', token: ownToken })
+    const adminToken = await login(own.url)
+    const created = await api(own.url, adminToken, 'POST', '/api/tokens', {
+      name: 'music-app',
+      role: 'operator',
+    })
+    const { app } = await sdkApp({ server: own.url, appId: 'music', token: created.body.token })
     try {
-      // The token is logged out: the server refuses the write.
-      await api(own.url, ownToken, 'POST', '/api/auth/logout')
+      // The token is revoked: the server refuses the write.
+      await api(own.url, adminToken, 'DELETE', `/api/tokens/${created.body.id}`)
       await expect(app.switchyard.flags.saveFlag(booleanFlag('refused'))).rejects.toMatchObject({
         code: 'SDK_WRITE_FAILED',
         serverStatus: 401,
@@ -209,5 +215,30 @@ describe('refused writes', { timeout: 60_000 }, () => {
       await app.close()
       await own.stop('SIGKILL')
     }
+  })
+
+  it('on a service token, writes of its own service go through and writes outside it are refused with 403 FORBIDDEN', async () => {
+    const { app } = await start('radio')
+    const limits = app.switchyard.rateLimits
+    await limits.service('radio').set({ limit: '50/minute' })
+    expect((await call('GET', '/api/services/radio/rate-limit')).body.policy).toMatchObject({
+      limit: '50/minute',
+    })
+    await expect(limits.global.set({ limit: '10/minute' })).rejects.toMatchObject({
+      code: 'SDK_WRITE_FAILED',
+      serverStatus: 403,
+      serverCode: 'FORBIDDEN',
+    })
+    await expect(limits.service('tv').set({ limit: '10/minute' })).rejects.toMatchObject({
+      serverStatus: 403,
+    })
+    await expect(app.switchyard.flags.saveFlag(booleanFlag('radio-only'))).rejects.toMatchObject({
+      code: 'SDK_WRITE_FAILED',
+      serverStatus: 403,
+      serverCode: 'FORBIDDEN',
+    })
+    expect((await call('GET', '/api/global-rate-limit')).body.policy).toBeNull()
+    expect((await call('GET', '/api/services/tv/rate-limit')).body.policy).toBeNull()
+    expect((await call('GET', '/api/flags/radio-only')).status).toBe(404)
   })
 })

@@ -9,13 +9,18 @@
  * handler without credentials. The same holds for read-only evaluation keys (`syk_…`): they
  * are accepted only by routes marked `config.evaluationKey` (the OFREP endpoints) and refused
  * with a 403 everywhere else, in every mode, so a key can never change anything.
+ *
+ * API tokens (`syt_…`, api-tokens.ts) are bearer tokens recognised by their prefix: they carry
+ * their own role, and a service token also a service, which service-scope.ts enforces once the
+ * body is parsed.
  */
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import { ValidationError } from '../../core/errors.js'
-import type { EvaluationKeyRecord } from '../../stores/types.js'
+import type { ApiTokenRecord, EvaluationKeyRecord } from '../../stores/types.js'
 import { CsrfError, EvaluationKeyNotAllowedError, UnauthenticatedError } from '../errors.js'
 import { forbiddenFor, requiredRole, roleAllows, type Role } from '../../common/roles.js'
 import { isEvaluationKey, type EvaluationKeys } from './evaluation-keys.js'
+import { isApiToken, type ApiTokens } from './api-tokens.js'
 import { csrfMatches, type Session, type SessionManager } from './sessions.js'
 
 /** Name of the dashboard's session cookie. */
@@ -23,10 +28,13 @@ export const SESSION_COOKIE = 'switchyard_session'
 
 /** Who made a request. */
 export interface AdminPrincipal {
-  /** The logged-in user, `anonymous` in open mode, or `key:<name>` for an evaluation key. */
+  /**
+   * The logged-in user, `anonymous` in open mode, `key:<name>` for an evaluation key or
+   * `token:<name>` for an API token.
+   */
   username: string
   /** How the request was authenticated. */
-  via: 'bearer' | 'cookie' | 'open' | 'evaluation_key'
+  via: 'bearer' | 'cookie' | 'open' | 'evaluation_key' | 'api_token'
   /**
    * What the principal may do (`admin` in open mode). An evaluation key has `viewer` but is
    * accepted only by the OFREP endpoints.
@@ -38,6 +46,15 @@ export interface AdminPrincipal {
   token: string | null
   /** The evaluation key, for `via: 'evaluation_key'`. */
   evaluationKey?: EvaluationKeyRecord
+  /**
+   * The one service a service token may act on (`via: 'api_token'`); null or absent for every
+   * other principal.
+   */
+  service?: string | null
+  /** The API token's id, for `via: 'api_token'`. */
+  tokenId?: string
+  /** The API token, for `via: 'api_token'` (its open streams watch it). */
+  apiToken?: ApiTokenRecord
 }
 
 declare module 'fastify' {
@@ -62,6 +79,12 @@ declare module 'fastify' {
      * any other method (common/roles.ts).
      */
     role?: Role
+    /**
+     * The service a request touches, or null when it touches none in particular (the global
+     * scope, every service, credentials). A service token may call only routes that declare it,
+     * and only for its own service (service-scope.ts); it runs after the body is parsed.
+     */
+    serviceScope?: (request: FastifyRequest) => string | null
   }
 }
 
@@ -90,6 +113,7 @@ export function bearerToken(request: FastifyRequest): string | undefined {
 export function authenticationHook(
   sessions: SessionManager | null,
   evaluationKeys: EvaluationKeys | null = null,
+  apiTokens: ApiTokens | null = null,
 ) {
   return function authenticate(
     request: FastifyRequest,
@@ -106,6 +130,16 @@ export function authenticationHook(
     const presented = sessions === null ? lenientBearer(request) : bearerToken(request)
     if (presented !== undefined && isEvaluationKey(presented)) {
       authenticateKey(request, presented, config.evaluationKey === true, evaluationKeys, done)
+      return
+    }
+    if (presented !== undefined && apiTokens !== null && isApiToken(presented)) {
+      authenticateApiToken(
+        request,
+        presented,
+        requiredRole(request.method, config.role),
+        apiTokens,
+        done,
+      )
       return
     }
     if (sessions === null) {
@@ -196,6 +230,40 @@ function authenticateKey(
   const found = evaluationKeys.resolveNow(key)
   if (found !== undefined) settle(found)
   else evaluationKeys.resolve(key).then(settle, done)
+}
+
+/** Checks an API token, at once when its record is at hand, else when the store answers. */
+function authenticateApiToken(
+  request: FastifyRequest,
+  token: string,
+  needed: Role,
+  apiTokens: ApiTokens,
+  done: HookHandlerDoneFunction,
+): void {
+  const settle = (record: ApiTokenRecord | null): void => {
+    if (record === null) {
+      done(new UnauthenticatedError('The API token is unknown, expired or revoked.'))
+      return
+    }
+    if (!roleAllows(record.role, needed)) {
+      done(forbiddenFor(record.role, needed))
+      return
+    }
+    request.switchyardAdmin = {
+      username: `token:${record.name}`,
+      via: 'api_token',
+      role: record.role,
+      session: null,
+      token: null,
+      service: record.service,
+      tokenId: record.id,
+      apiToken: record,
+    }
+    done()
+  }
+  const found = apiTokens.resolveNow(token)
+  if (found !== undefined) settle(found)
+  else apiTokens.resolve(token).then(settle, done)
 }
 
 const PLATFORM = /^[A-Za-z0-9._-]{1,32}$/

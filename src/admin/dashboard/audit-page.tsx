@@ -101,7 +101,16 @@ function AuditTable(props: {
             {entry.action}
           </td>
           <td safe>{change(entry)}</td>
-          <td safe>{entry.actor}</td>
+          <td>
+            <span safe>{entry.actor}</span>
+            {entry.on_behalf_of === undefined ? (
+              ''
+            ) : (
+              <span class="muted" safe>
+                {` for ${entry.on_behalf_of}`}
+              </span>
+            )}
+          </td>
           <td class="hide-narrow" safe>
             {entry.platform}
           </td>

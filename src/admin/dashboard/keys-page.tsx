@@ -6,6 +6,8 @@
  *
  * Keys are credentials: like the API's key endpoints, the page's table and actions need the
  * `admin` role; an operator or viewer who opens the page sees which role it needs.
+ *
+ * The page also holds the API tokens of the admin API (api-tokens-section.tsx).
  */
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { EvaluationKeyView, IssuedEvaluationKey } from '../auth/evaluation-keys.js'
@@ -26,6 +28,7 @@ import {
 import { attempt, done } from './answers.js'
 import { formErrors, formOf, raw, NO_ERRORS, type FormErrors } from './forms.js'
 import { ADMIN_PAGE, NeedsRole, PAGE, domId, type Dashboard } from './view.js'
+import { apiTokenActions, apiTokensSection } from './api-tokens-section.js'
 
 const KEY_FIELDS = ['name', 'flags'] as const
 
@@ -196,6 +199,7 @@ export function keysPage(app: FastifyInstance, dashboard: Dashboard): void {
             </p>
             <CreateForm dashboard={dashboard} name="" flags="" errors={NO_ERRORS} issued={null} />
             {(await table()) as 'safe'}
+            {(await apiTokensSection(dashboard, request)) as 'safe'}
           </>
         ),
       }),
@@ -205,6 +209,8 @@ export function keysPage(app: FastifyInstance, dashboard: Dashboard): void {
   app.get('/evaluation-keys/table', ADMIN_PAGE, async (_request, reply) =>
     sendHtml(reply, await table()),
   )
+
+  apiTokenActions(app, dashboard)
 
   app.post('/evaluation-keys', ADMIN_PAGE, async (request, reply) => {
     const form = formOf(request.body)

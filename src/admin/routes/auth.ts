@@ -5,6 +5,7 @@ import { clientAddress, isSecureRequest } from '../auth/client.js'
 import { endSession } from '../auth/end-session.js'
 import { SESSION_COOKIE } from '../auth/guard.js'
 import { csrfTokenFor } from '../auth/sessions.js'
+import { callerScope } from '../auth/service-scope.js'
 import {
   ADMIN_ROUTE,
   PUBLIC_ROUTE,
@@ -94,7 +95,8 @@ export function authRoutes(app: AdminInstance, context: AdminContext): void {
   app.get(
     '/api/auth/me',
     {
-      config: ADMIN_ROUTE,
+      // Concerns only the caller: a service token may ask who it is.
+      config: { ...ADMIN_ROUTE, serviceScope: callerScope },
       schema: {
         summary: 'The authenticated user',
         tags: ['auth'],

@@ -5,7 +5,9 @@
  * Why the stream checks its session again: it may stay open for days, far longer than the token
  * that opened it. It ends at once when that token is logged out on this instance, when the token
  * expires, and within `sessionCheckInterval` when it is revoked elsewhere (another instance
- * sharing the store) — the token is looked up again at that interval.
+ * sharing the store) — the token is looked up again at that interval. The same holds for an API token: its streams
+ * end at once when it is revoked on this instance or expires, and within the interval when it
+ * is revoked on another.
  */
 import type { ServerResponse } from 'node:http'
 import type { FastifyReply, FastifyRequest } from 'fastify'
@@ -15,6 +17,8 @@ import { ValidationError } from '../../core/errors.js'
 import { ADMIN_ROUTE, type AdminInstance } from '../context.js'
 import type { EventHub } from '../../common/sse-hub.js'
 import type { Session, SessionManager } from '../auth/sessions.js'
+import type { ApiTokens } from '../auth/api-tokens.js'
+import type { ApiTokenRecord } from '../../stores/types.js'
 import { ErrorBody } from '../schemas.js'
 
 /** Registers the event-stream endpoint. */
@@ -24,6 +28,7 @@ export function eventRoutes(
   sessions: SessionManager | null,
   streams: SessionStreams,
   checkIntervalMs: number,
+  apiTokens: ApiTokens | null = null,
 ): void {
   app.get(
     '/api/events',
@@ -55,8 +60,15 @@ export function eventRoutes(
         }
         lastEventId = Number(header)
       }
-      serveSessionStream(request, reply, sessions, streams, checkIntervalMs, (response) =>
-        hub.connect(response, lastEventId),
+      serveSessionStream(
+        request,
+        reply,
+        sessions,
+        streams,
+        checkIntervalMs,
+        (response) => hub.connect(response, lastEventId),
+        false,
+        apiTokens,
       )
     },
   )
@@ -76,6 +88,7 @@ export function serveSessionStream(
   checkIntervalMs: number,
   connect: (response: ServerResponse) => () => void,
   untilClose = false,
+  apiTokens: ApiTokens | null = null,
 ): void {
   void reply.hijack()
   const response = reply.raw
@@ -90,15 +103,24 @@ export function serveSessionStream(
     disconnect()
     if (!response.writableEnded) response.end()
   }
+  const apiToken = request.switchyardAdmin?.apiToken
   if (sessions !== null && session !== null && token !== null)
     stopWatching = watchSession(sessions, token, session, streams, end, checkIntervalMs)
+  else if (apiTokens !== null && apiToken !== undefined)
+    stopWatching = watchApiToken(apiTokens, apiToken, streams, end, checkIntervalMs)
   request.raw.once('close', () => {
     stopWatching()
     disconnect()
   })
 }
 
-/** Ends the streams of a session when it is logged out on this instance. */
+/** The key under which {@link SessionStreams} keeps the streams of an API token. */
+export function apiTokenStreamKey(id: string): string {
+  // Session keys are hex hashes: no API-token key can collide with one.
+  return `api-token:${id}`
+}
+
+/** Ends the streams of a session (or API token) when it is revoked on this instance. */
 export class SessionStreams {
   private readonly enders = new Map<string, Set<() => void>>()
 
@@ -145,6 +167,46 @@ function watchSession(
     checking = true
     sessions
       .resolve(token)
+      .then((current) => {
+        if (current === null) end()
+      })
+      // A store that cannot answer is no proof of revocation: keep the stream, check again.
+      .catch(() => undefined)
+      .finally(() => {
+        checking = false
+      })
+  }, checkIntervalMs)
+  check.unref()
+  return () => {
+    unregister()
+    if (expiry !== null) clearTimeout(expiry)
+    clearInterval(check)
+  }
+}
+
+/**
+ * Watches one stream's API token: ends it at expiry, at a revocation on this instance
+ * (`streams`) and when a periodic lookup in the store no longer finds the token valid.
+ */
+function watchApiToken(
+  apiTokens: ApiTokens,
+  record: ApiTokenRecord,
+  streams: SessionStreams,
+  end: () => void,
+  checkIntervalMs: number,
+): () => void {
+  const unregister = streams.add(apiTokenStreamKey(record.id), end)
+  const expiresAt = apiTokens.expiresAt(record)
+  const untilExpiry = expiresAt === null ? null : Math.max(0, expiresAt - apiTokens.now())
+  const expiry =
+    untilExpiry !== null && untilExpiry < 2 ** 31 - 1 ? setTimeout(end, untilExpiry) : null
+  expiry?.unref()
+  let checking = false
+  const check = setInterval(() => {
+    if (checking) return
+    checking = true
+    apiTokens
+      .check(record)
       .then((current) => {
         if (current === null) end()
       })

@@ -39,10 +39,12 @@ export function maintenanceRoutes(app: AdminInstance, { engine }: AdminContext):
   )
   for (const { base, tag, ops, params, serviceOf } of scopes) {
     const handle = (request: FastifyRequest) => ops(serviceOf(request))
+    // A service token may reach only its own service's scope (service-scope.ts).
+    const config = { ...ADMIN_ROUTE, serviceScope: serviceOf }
     app.get(
       base,
       {
-        config: ADMIN_ROUTE,
+        config,
         schema: {
           summary: 'The maintenance configuration',
           tags: [tag],
@@ -56,7 +58,7 @@ export function maintenanceRoutes(app: AdminInstance, { engine }: AdminContext):
     app.post(
       `${base}/enable`,
       {
-        config: ADMIN_ROUTE,
+        config,
         schema: {
           summary: 'Turn maintenance on (replaces reason, exemptions and include_force_active)',
           tags: [tag],
@@ -79,7 +81,7 @@ export function maintenanceRoutes(app: AdminInstance, { engine }: AdminContext):
     app.post(
       `${base}/disable`,
       {
-        config: ADMIN_ROUTE,
+        config,
         schema: {
           summary: 'Turn maintenance off (exemptions are kept)',
           tags: [tag],
@@ -98,7 +100,7 @@ export function maintenanceRoutes(app: AdminInstance, { engine }: AdminContext):
       app.post(
         `${base}/${suffix}`,
         {
-          config: ADMIN_ROUTE,
+          config,
           schema: {
             summary,
             tags: [tag],

@@ -12,7 +12,7 @@ import type { RateLimitScopeHandle } from '../../rate-limit/scope-operations.js'
 import type { SetRateLimitPolicyInput } from '../../rate-limit/service.js'
 import { actorOf } from '../auth/guard.js'
 import { ADMIN_ROUTE, type AdminContext, type AdminInstance } from '../context.js'
-import { globalAndServiceScopes } from './scopes.js'
+import { bodyServiceScope, globalAndServiceScopes, queryServiceScope } from './scopes.js'
 import {
   DeletedCount,
   DeletedFlag,
@@ -36,10 +36,14 @@ type ScopeOf = (service: string | null) => RateLimitScopeHandle
 
 /** Registers the rate-limit endpoints. */
 export function rateLimitRoutes(app: AdminInstance, { engine }: AdminContext): void {
+  // The service each request touches: a service token may touch only its own (service-scope.ts).
+  const listing = { ...ADMIN_ROUTE, serviceScope: queryServiceScope(null) }
+  const byQuery = { ...ADMIN_ROUTE, serviceScope: queryServiceScope(engine.service) }
+  const byBody = { ...ADMIN_ROUTE, serviceScope: bodyServiceScope(engine.service) }
   app.get(
     '/api/rate-limits',
     {
-      config: ADMIN_ROUTE,
+      config: listing,
       schema: {
         summary: 'Route rate-limit policies in force (runtime overrides and decorators)',
         tags: ['rate limits'],
@@ -57,7 +61,7 @@ export function rateLimitRoutes(app: AdminInstance, { engine }: AdminContext): v
   app.post(
     '/api/rate-limits',
     {
-      config: ADMIN_ROUTE,
+      config: byBody,
       schema: {
         summary: 'Create (201) or replace (200) the policy of a registered route',
         tags: ['rate limits'],
@@ -93,7 +97,7 @@ export function rateLimitRoutes(app: AdminInstance, { engine }: AdminContext): v
   app.delete(
     '/api/rate-limits',
     {
-      config: ADMIN_ROUTE,
+      config: byQuery,
       schema: {
         summary: 'Remove the runtime override(s) of a route key (a decorator policy stays)',
         tags: ['rate limits'],
@@ -112,7 +116,7 @@ export function rateLimitRoutes(app: AdminInstance, { engine }: AdminContext): v
   app.post(
     '/api/rate-limits/reset',
     {
-      config: ADMIN_ROUTE,
+      config: byBody,
       schema: {
         summary: 'Clear the counters of a route (every method for a bare path)',
         tags: ['rate limits'],
@@ -134,7 +138,7 @@ export function rateLimitRoutes(app: AdminInstance, { engine }: AdminContext): v
   app.get(
     '/api/rate-limits/hits',
     {
-      config: ADMIN_ROUTE,
+      config: listing,
       schema: {
         summary: 'Blocked requests, newest first',
         tags: ['rate limits'],
@@ -166,10 +170,11 @@ export function rateLimitRoutes(app: AdminInstance, { engine }: AdminContext): v
   )
   for (const { base, tag, ops, params, serviceOf } of scopes) {
     const handle = (request: FastifyRequest) => ops(serviceOf(request))
+    const config = { ...ADMIN_ROUTE, serviceScope: serviceOf }
     app.get(
       base,
       {
-        config: ADMIN_ROUTE,
+        config,
         schema: {
           summary: 'The policy, or null',
           tags: [tag],
@@ -183,7 +188,7 @@ export function rateLimitRoutes(app: AdminInstance, { engine }: AdminContext): v
     app.put(
       base,
       {
-        config: ADMIN_ROUTE,
+        config,
         schema: {
           summary: 'Create or replace the policy',
           tags: [tag],
@@ -211,7 +216,7 @@ export function rateLimitRoutes(app: AdminInstance, { engine }: AdminContext): v
     app.delete(
       base,
       {
-        config: ADMIN_ROUTE,
+        config,
         schema: {
           summary: 'Remove the policy',
           tags: [tag],
@@ -227,7 +232,7 @@ export function rateLimitRoutes(app: AdminInstance, { engine }: AdminContext): v
     app.post(
       `${base}/reset`,
       {
-        config: ADMIN_ROUTE,
+        config,
         schema: {
           summary: 'Clear the counters; the policy is kept',
           tags: [tag],
@@ -245,7 +250,7 @@ export function rateLimitRoutes(app: AdminInstance, { engine }: AdminContext): v
       app.post(
         `${base}/${toggle}`,
         {
-          config: ADMIN_ROUTE,
+          config,
           schema: {
             summary:
               toggle === 'enable'

@@ -5,6 +5,7 @@
  */
 import { actorOf } from '../auth/guard.js'
 import { ADMIN_ROUTE, type AdminContext, type AdminInstance } from '../context.js'
+import { bodyServiceScope, queryServiceScope } from './scopes.js'
 import {
   CancelScheduleBody,
   DisableBody,
@@ -23,10 +24,14 @@ const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody 
 
 /** Registers the route-state endpoints. */
 export function routeStateRoutes(app: AdminInstance, { engine }: AdminContext): void {
+  // The service each request touches: a service token may touch only its own (service-scope.ts).
+  const listing = { ...ADMIN_ROUTE, serviceScope: queryServiceScope(null) }
+  const reading = { ...ADMIN_ROUTE, serviceScope: queryServiceScope(engine.service) }
+  const changing = { ...ADMIN_ROUTE, serviceScope: bodyServiceScope(engine.service) }
   app.get(
     '/api/routes',
     {
-      config: ADMIN_ROUTE,
+      config: listing,
       schema: {
         summary: 'List registered routes (sorted by path, then method)',
         tags: ['routes'],
@@ -45,7 +50,7 @@ export function routeStateRoutes(app: AdminInstance, { engine }: AdminContext): 
   app.get(
     '/api/routes/state',
     {
-      config: ADMIN_ROUTE,
+      config: reading,
       schema: {
         summary: 'The state of one route key (one entry per method)',
         tags: ['routes'],
@@ -59,7 +64,7 @@ export function routeStateRoutes(app: AdminInstance, { engine }: AdminContext): 
   app.post(
     '/api/routes/enable',
     {
-      config: ADMIN_ROUTE,
+      config: changing,
       schema: {
         summary: 'Make a route ACTIVE',
         tags: ['routes'],
@@ -76,7 +81,7 @@ export function routeStateRoutes(app: AdminInstance, { engine }: AdminContext): 
   app.post(
     '/api/routes/disable',
     {
-      config: ADMIN_ROUTE,
+      config: changing,
       schema: {
         summary: 'Disable a route (503 ROUTE_DISABLED), optionally until an ISO datetime',
         tags: ['routes'],
@@ -93,7 +98,7 @@ export function routeStateRoutes(app: AdminInstance, { engine }: AdminContext): 
   app.post(
     '/api/routes/maintenance',
     {
-      config: ADMIN_ROUTE,
+      config: changing,
       schema: {
         summary: 'Put a route in maintenance, optionally within a start–end window',
         tags: ['routes'],
@@ -110,7 +115,7 @@ export function routeStateRoutes(app: AdminInstance, { engine }: AdminContext): 
   app.post(
     '/api/routes/schedule',
     {
-      config: ADMIN_ROUTE,
+      config: changing,
       schema: {
         summary: 'Schedule a future maintenance window (the route stays ACTIVE until it starts)',
         tags: ['routes'],
@@ -127,7 +132,7 @@ export function routeStateRoutes(app: AdminInstance, { engine }: AdminContext): 
   app.post(
     '/api/routes/schedule/cancel',
     {
-      config: ADMIN_ROUTE,
+      config: changing,
       schema: {
         summary: 'Cancel a scheduled (or running) maintenance window',
         tags: ['routes'],

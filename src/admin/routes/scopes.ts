@@ -31,3 +31,33 @@ export function globalAndServiceScopes<Ops>(
     },
   ]
 }
+
+/**
+ * `config.serviceScope` of an endpoint whose body names the service (`service`); without it the
+ * request touches `defaultService` (the server's own service, as the engine defaults).
+ */
+export function bodyServiceScope(defaultService: string) {
+  return (request: FastifyRequest): string | null =>
+    serviceField(request.body, 'service') ?? defaultService
+}
+
+/**
+ * `config.serviceScope` of an endpoint whose query names the service (`service`); without it the
+ * request touches `defaultService`, or every service (null) for listings.
+ */
+export function queryServiceScope(defaultService: string | null) {
+  return (request: FastifyRequest): string | null =>
+    serviceField(request.query, 'service') ?? defaultService
+}
+
+/** `config.serviceScope` of the SDK endpoints: the `app_id` of the body or the query. */
+export function appIdScope(request: FastifyRequest): string | null {
+  return serviceField(request.body, 'app_id') ?? serviceField(request.query, 'app_id') ?? null
+}
+
+function serviceField(source: unknown, field: string): string | undefined {
+  if (source === null || typeof source !== 'object' || !Object.hasOwn(source, field))
+    return undefined
+  const value = (source as Record<string, unknown>)[field]
+  return typeof value === 'string' ? value : undefined
+}

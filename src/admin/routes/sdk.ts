@@ -5,13 +5,19 @@
  * - `GET /api/sdk/events?app_id=` — the app's event stream: a `snapshot`, then its changes;
  * - `POST /api/sdk/report` — the app's blocked requests and audit entries, batched.
  *
- * All three need the admin credentials like every other endpoint. An open stream ends when the
- * token that opened it is logged out, revoked on another instance or expires (the same watch
- * as the admin event stream).
+ * All three need operator credentials; an SDK app runs on a service token (docs/security.md),
+ * which may call them only with `app_id` = its service. An open stream ends when the token that
+ * opened it is logged out or revoked, here at once and on another instance within the
+ * session-check interval, or expires (the same watch as the admin event stream).
+ *
+ * The actor of a reported audit entry is whoever is authenticated (e.g. `token:orders-app`):
+ * the actor an app names in the entry is its own user, kept as `on_behalf_of`, never taken as
+ * the actor, so an app cannot write entries in anyone else's name.
  */
 import { Type } from 'typebox'
 import { randomUUID } from 'node:crypto'
 import { ADMIN_ROUTE, type AdminContext, type AdminInstance } from '../context.js'
+import { appIdScope } from './scopes.js'
 import { actorOf } from '../auth/guard.js'
 import { ErrorBody, RouteStateList } from '../schemas.js'
 import { serveSessionStream } from './events.js'
@@ -28,12 +34,14 @@ export interface SdkEndpoints {
 /** Registers the SDK endpoints. */
 export function sdkRoutes(app: AdminInstance, context: AdminContext, sdk: SdkEndpoints): void {
   const { engine } = context
-  const errors = { 400: ErrorBody, 401: ErrorBody, 503: ErrorBody }
+  const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 503: ErrorBody }
+  // Each call names its app: a service token may name only its own service (service-scope.ts).
+  const config = { ...ADMIN_ROUTE, serviceScope: appIdScope }
 
   app.post(
     '/api/sdk/register',
     {
-      config: ADMIN_ROUTE,
+      config,
       schema: {
         summary:
           'Registers an SDK app’s declared routes: a runtime state on the server wins, new routes get their declared state, routes no longer declared are reported as vanished',
@@ -51,7 +59,7 @@ export function sdkRoutes(app: AdminInstance, context: AdminContext, sdk: SdkEnd
   app.get(
     '/api/sdk/events',
     {
-      config: ADMIN_ROUTE,
+      config,
       schema: {
         summary:
           'An SDK app’s event stream: a `snapshot` event, then every change of its service and of the global scope',
@@ -65,6 +73,7 @@ export function sdkRoutes(app: AdminInstance, context: AdminContext, sdk: SdkEnd
           }),
           400: ErrorBody,
           401: ErrorBody,
+          403: ErrorBody,
         },
       },
     },
@@ -80,6 +89,7 @@ export function sdkRoutes(app: AdminInstance, context: AdminContext, sdk: SdkEnd
         (response) => sdk.streams.connect(response, request.query.app_id),
         // Every change is written to every app: plain writes (see writeStreamHead).
         true,
+        context.apiTokens,
       )
     },
   )
@@ -87,7 +97,7 @@ export function sdkRoutes(app: AdminInstance, context: AdminContext, sdk: SdkEnd
   app.post(
     '/api/sdk/report',
     {
-      config: ADMIN_ROUTE,
+      config,
       schema: {
         summary:
           'An SDK app’s blocked requests and audit entries, batched: they join the blocked-request log and the audit log under the app’s service',
@@ -112,8 +122,9 @@ export function sdkRoutes(app: AdminInstance, context: AdminContext, sdk: SdkEnd
           route: entry.route,
           // The app's own service, whatever the entry says: an app reports for itself only.
           service,
-          actor: entry.actor === '' ? actor : entry.actor,
+          actor,
           platform: 'sdk',
+          ...(entry.actor === '' || entry.actor === actor ? {} : { on_behalf_of: entry.actor }),
           reason: entry.reason,
           previous_status: entry.previous_status,
           new_status: entry.new_status,
