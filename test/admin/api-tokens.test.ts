@@ -290,7 +290,7 @@ describe('API tokens', () => {
 
     const viewer = await createToken(admin, { name: 'reader', role: 'viewer' })
     const viewed = await page(viewer.token)
-    expect(viewed.body).toContain('Managing API tokens needs the admin role.')
+    expect(viewed.body).toContain('Managing evaluation keys and API tokens needs the admin role.')
     expect(viewed.body).not.toContain('orders-app')
     const refused = await form(viewer.token, `/api-tokens/${String(listed?.id)}/revoke`, {})
     expect(refused.statusCode).toBe(403)

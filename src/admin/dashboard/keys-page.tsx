@@ -178,7 +178,11 @@ export function keysPage(app: FastifyInstance, dashboard: Dashboard): void {
           children: (
             <>
               <PageHead title="Evaluation keys" />
-              <NeedsRole dashboard={view} role="admin" what="Managing evaluation keys" />
+              <NeedsRole
+                dashboard={view}
+                role="admin"
+                what="Managing evaluation keys and API tokens"
+              />
             </>
           ),
         }),
