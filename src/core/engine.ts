@@ -230,6 +230,19 @@ export class Engine extends EngineOperations {
     return this.kernel.replica.overrideStates().filter((state) => state.service === service)
   }
 
+  /** Every registered route (one slot per method), of every service, sorted by path. */
+  registeredRoutes(): RouteSlot[] {
+    return this.kernel.registry.list()
+  }
+
+  /**
+   * Whether the store is reachable: its state was loaded and no reload is being retried. While
+   * it is not, requests are decided on the last known (or declared) states.
+   */
+  storeAvailable(): boolean {
+    return this.kernel.sync.available
+  }
+
   /** Runs the enforcement pipeline for one request to the route of `slot`. */
   decide(slot: RouteSlot, request: RequestView): Decision | Promise<Decision> {
     return this.enforcer.decide(slot, request)

@@ -248,6 +248,14 @@ export class ReplicaSync {
     this.deps.onEvent?.(event)
   }
 
+  /**
+   * Whether the store answered the last load and no retry is pending: false before the first
+   * load, and from a failed load or resync until one succeeds again.
+   */
+  get available(): boolean {
+    return this.loaded && !this.retries.failing
+  }
+
   /** Stops retries and unsubscribes from the feed. */
   close(): void {
     this.closed = true

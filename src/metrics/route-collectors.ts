@@ -1,0 +1,103 @@
+/**
+ * The route-control half of the metrics: requests blocked by reason (counted by the decision
+ * observer of the Fastify plugin, so only blocked requests do any work), the status of every
+ * registered route and whether the store is reachable (both read from the engine at scrape
+ * time, so nothing has to follow each change).
+ */
+import type { Decision } from '../core/decision.js'
+import type { Engine } from '../core/engine.js'
+import type { RouteSlot } from '../core/route-slot.js'
+import type { PromClientModule } from './loader.js'
+import type { Counter, Registry } from 'prom-client'
+
+/** Why a request was blocked, as the `reason` label says it. */
+export type BlockReason = 'maintenance' | 'disabled' | 'env_gated' | 'rate_limited'
+
+/** The error codes of blocked answers, by the reason they count under. */
+const REASON_OF_CODE = new Map<string, BlockReason>([
+  ['MAINTENANCE_MODE', 'maintenance'],
+  ['ROUTE_DISABLED', 'disabled'],
+  ['RATE_LIMITED', 'rate_limited'],
+])
+
+/** The reason a decision blocked its request, or null when it let it through. */
+export function blockReason(decision: Decision): BlockReason | null {
+  switch (decision.action) {
+    case 'pass':
+      return null
+    case 'not_found':
+      return 'env_gated'
+    case 'block':
+      return REASON_OF_CODE.get(decision.body.error.code) ?? null
+  }
+}
+
+type BlockedCounter = Counter<'method' | 'route' | 'service' | 'reason'>
+type LabelledCounter = ReturnType<BlockedCounter['labels']>
+
+/** The route-control metrics of one engine, registered on `registry`. */
+export class RouteCollectors {
+  readonly #blocked: BlockedCounter
+  /**
+   * The labelled counter of each route and reason, so a blocked request does not build its
+   * label set again. Keyed by slot: registered routes only, so the table is as bounded as the
+   * route table, and a slot that goes is collected with it.
+   */
+  readonly #children = new WeakMap<RouteSlot, Map<BlockReason, LabelledCounter>>()
+
+  constructor(client: PromClientModule, registry: Registry, engine: Engine) {
+    this.#blocked = new client.Counter({
+      name: 'switchyard_requests_blocked_total',
+      help: 'Requests answered by route control instead of the handler, by route and reason.',
+      labelNames: ['method', 'route', 'service', 'reason'] as const,
+      registers: [registry],
+    })
+    new client.Gauge({
+      name: 'switchyard_route_state',
+      help: 'The status that applies to each registered route now (1 on its status).',
+      labelNames: ['method', 'route', 'service', 'status'] as const,
+      registers: [registry],
+      collect() {
+        // One series per route: a route whose status changed must not keep the old one.
+        this.reset()
+        const now = engine.clock.now()
+        for (const slot of engine.registeredRoutes()) {
+          this.set(
+            {
+              method: slot.method,
+              route: slot.path,
+              service: slot.service,
+              status: slot.statusAt(now),
+            },
+            1,
+          )
+        }
+      },
+    })
+    new client.Gauge({
+      name: 'switchyard_backend_up',
+      help: 'Whether the route-control store is reachable (1) or decisions use the last known states (0).',
+      registers: [registry],
+      collect() {
+        this.set(engine.storeAvailable() ? 1 : 0)
+      },
+    })
+  }
+
+  /** Counts `decision` when it blocked its request (the plugin's decision observer). */
+  readonly observe = (slot: RouteSlot, decision: Decision): void => {
+    const reason = blockReason(decision)
+    if (reason === null) return
+    let reasons = this.#children.get(slot)
+    if (reasons === undefined) {
+      reasons = new Map()
+      this.#children.set(slot, reasons)
+    }
+    let child = reasons.get(reason)
+    if (child === undefined) {
+      child = this.#blocked.labels(slot.method, slot.path, slot.service, reason)
+      reasons.set(reason, child)
+    }
+    child.inc()
+  }
+}
