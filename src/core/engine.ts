@@ -38,6 +38,7 @@ import { parseMethod, validatePath } from './route-key.js'
 import { checkService, type RouteOperations } from './route-operations.js'
 import type { RouteDeclaration, RouteState } from './route-state.js'
 import type { RouteSlot } from './route-slot.js'
+import type { StoreFailureListener } from './replica.js'
 import type { WebhookOptions } from './webhooks.js'
 
 export type { EngineLogger } from './feature.js'
@@ -241,6 +242,14 @@ export class Engine extends EngineOperations {
    */
   storeAvailable(): boolean {
     return this.kernel.sync.available
+  }
+
+  /**
+   * Adds a listener told of every failed load of the store's state (`load` at startup,
+   * `resync` afterwards; each retry counts); returns the remover.
+   */
+  onStoreFailure(listener: StoreFailureListener): () => void {
+    return this.kernel.sync.onFailure(listener)
   }
 
   /** Runs the enforcement pipeline for one request to the route of `slot`. */

@@ -27,7 +27,7 @@ export interface SwitchyardMetrics {
   readonly contentType: string
   /** The Prometheus text of every metric. */
   scrape(): Promise<string>
-  /** Stops following the task manager. */
+  /** Stops following the engine's events and the task manager. */
   close(): void
 }
 
@@ -45,6 +45,9 @@ export async function createMetrics(sources: MetricsSources): Promise<Switchyard
     routes,
     contentType: registry.contentType,
     scrape: () => registry.metrics(),
-    close: () => tasks?.close(),
+    close: () => {
+      routes.close()
+      tasks?.close()
+    },
   }
 }

@@ -2,13 +2,23 @@
  * The route-control half of the metrics: requests blocked by reason (counted by the decision
  * observer of the Fastify plugin, so only blocked requests do any work), the status of every
  * registered route and whether the store is reachable (both read from the engine at scrape
- * time, so nothing has to follow each change).
+ * time, so nothing has to follow each change), failed loads of the store, and flag
+ * evaluations.
  */
 import type { Decision } from '../core/decision.js'
 import type { Engine } from '../core/engine.js'
 import type { RouteSlot } from '../core/route-slot.js'
 import type { PromClientModule } from './loader.js'
 import type { Counter, Registry } from 'prom-client'
+
+/**
+ * The `flag` label of an evaluation of a key no flag has: callers choose the keys they
+ * evaluate, and a series per invented key would grow without bound.
+ */
+export const UNKNOWN_FLAG = '__unknown__'
+
+/** The `variant` label of an evaluation that served no variation (unknown flag, error). */
+export const NO_VARIANT = '__none__'
 
 /** Why a request was blocked, as the `reason` label says it. */
 export type BlockReason = 'maintenance' | 'disabled' | 'env_gated' | 'rate_limited'
@@ -44,6 +54,7 @@ export class RouteCollectors {
    * route table, and a slot that goes is collected with it.
    */
   readonly #children = new WeakMap<RouteSlot, Map<BlockReason, LabelledCounter>>()
+  readonly #unsubscribers: (() => void)[] = []
 
   constructor(client: PromClientModule, registry: Registry, engine: Engine) {
     this.#blocked = new client.Counter({
@@ -82,6 +93,34 @@ export class RouteCollectors {
         this.set(engine.storeAvailable() ? 1 : 0)
       },
     })
+    const storeErrors = new client.Counter({
+      name: 'switchyard_backend_errors_total',
+      help: 'Failed loads of the route-control store (load at startup, resync later; every retry counts).',
+      labelNames: ['operation'] as const,
+      registers: [registry],
+    })
+    const evaluations = new client.Counter({
+      name: 'switchyard_flag_evaluations_total',
+      help: 'Feature flag evaluations on this instance, by flag, variant and reason.',
+      labelNames: ['flag', 'variant', 'reason'] as const,
+      registers: [registry],
+    })
+    this.#unsubscribers.push(
+      engine.onStoreFailure((operation) => storeErrors.inc({ operation })),
+      engine.flags.onEvaluation((key, result) => {
+        const known = result.error_code !== 'FLAG_NOT_FOUND'
+        evaluations.inc({
+          flag: known ? key : UNKNOWN_FLAG,
+          variant: result.variation ?? NO_VARIANT,
+          reason: result.reason,
+        })
+      }),
+    )
+  }
+
+  /** Stops following the engine's store failures and flag evaluations. */
+  close(): void {
+    for (const unsubscribe of this.#unsubscribers.splice(0)) unsubscribe()
   }
 
   /** Counts `decision` when it blocked its request (the plugin's decision observer). */

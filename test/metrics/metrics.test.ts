@@ -15,6 +15,8 @@ import {
 import { loadPromClient } from '../../src/metrics/loader.js'
 import { createMetrics } from '../../src/metrics/registry.js'
 import { TaskManager } from '../../src/tasks/index.js'
+import { memoryStore } from '../../src/stores/memory.js'
+import { booleanFlag } from '../flags/helpers.js'
 import { deferred, quietLogger, until, waitForStatus } from '../tasks/helpers.js'
 
 const apps: FastifyInstance[] = []
@@ -136,6 +138,54 @@ describe('route-control metrics', () => {
     await engine.enableGlobalMaintenance({ reason: 'all down' })
     expect((await app.inject({ method: 'POST', url: '/open' })).statusCode).toBe(503)
     expect((await app.inject('/metrics')).statusCode).toBe(200)
+  })
+})
+
+describe('flag and store metrics', () => {
+  it('counts flag evaluations; invented keys share one series', async () => {
+    const { app, engine } = await protectedApp()
+    await engine.saveFlag(booleanFlag('beta'))
+    engine.flags.evaluate('beta', { key: 'u1' })
+    engine.flags.evaluate('beta', { key: 'u2' })
+    for (let i = 0; i < 50; i++) engine.flags.evaluate(`invented-${i}`, { key: 'u1' })
+    const text = await scrape(app)
+    const beta = seriesOf(text, 'switchyard_flag_evaluations_total').filter((line) =>
+      line.includes('flag="beta"'),
+    )
+    expect(beta).toHaveLength(1)
+    expect(Number(beta[0]?.split(' ').at(-1))).toBe(2)
+    expect(
+      sample(text, 'switchyard_flag_evaluations_total', {
+        flag: '__unknown__',
+        variant: '__none__',
+      }),
+    ).toBe(50)
+    expect(seriesOf(text, 'switchyard_flag_evaluations_total')).toHaveLength(2)
+    expect(text).not.toContain('invented')
+  })
+
+  it('reports an unreachable store and counts its failed loads', async () => {
+    let failing = true
+    const base = memoryStore()
+    const store = {
+      ...base,
+      connect: () => (failing ? Promise.reject(new Error('connection refused')) : base.connect()),
+    }
+    const engine = createEngine({ store, retryInterval: 0.01, logger: quietLogger })
+    const app = Fastify({ logger: false })
+    apps.push(app)
+    await app.register(switchyard, { engine, metrics: { public: true } })
+    await app.ready()
+    let text = await scrape(app)
+    expect(sample(text, 'switchyard_backend_up')).toBe(0)
+    expect(sample(text, 'switchyard_backend_errors_total', { operation: 'load' })).toBeGreaterThan(
+      0,
+    )
+    failing = false
+    await until(async () => {
+      text = await scrape(app)
+      return sample(text, 'switchyard_backend_up') === 1
+    })
   })
 })
 
