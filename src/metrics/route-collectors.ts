@@ -8,6 +8,7 @@
 import type { Decision } from '../core/decision.js'
 import type { Engine } from '../core/engine.js'
 import type { RouteSlot } from '../core/route-slot.js'
+import type { RouteStatus } from '../core/route-state.js'
 import type { PromClientModule } from './loader.js'
 import type { Counter, Registry } from 'prom-client'
 
@@ -63,25 +64,43 @@ export class RouteCollectors {
       labelNames: ['method', 'route', 'service', 'reason'] as const,
       registers: [registry],
     })
+    // The status each route's series was last set to: a scrape only touches the series of
+    // routes whose status changed (building 2,000 label sets per scrape is most of its cost).
+    // Keyed by registered slot, and a slot no longer registered is dropped at the next scrape.
+    const shown = new Map<RouteSlot, RouteStatus>()
+    const labelsOf = (slot: RouteSlot, status: RouteStatus) => ({
+      method: slot.method,
+      route: slot.path,
+      service: slot.service,
+      status,
+    })
     new client.Gauge({
       name: 'switchyard_route_state',
       help: 'The status that applies to each registered route now (1 on its status).',
       labelNames: ['method', 'route', 'service', 'status'] as const,
       registers: [registry],
       collect() {
-        // One series per route: a route whose status changed must not keep the old one.
-        this.reset()
         const now = engine.clock.now()
-        for (const slot of engine.registeredRoutes()) {
-          this.set(
-            {
-              method: slot.method,
-              route: slot.path,
-              service: slot.service,
-              status: slot.statusAt(now),
-            },
-            1,
-          )
+        const routes = engine.registeredRoutes()
+        // Routes that went first: a route registered again has the same labels and a new slot.
+        let known = 0
+        for (const slot of routes) if (shown.has(slot)) known++
+        if (known < shown.size) {
+          const registered = new Set(routes)
+          for (const [slot, status] of shown) {
+            if (registered.has(slot)) continue
+            this.remove(labelsOf(slot, status))
+            shown.delete(slot)
+          }
+        }
+        for (const slot of routes) {
+          const status = slot.statusAt(now)
+          const previous = shown.get(slot)
+          if (previous === status) continue
+          // One series per route: the old status's series goes.
+          if (previous !== undefined) this.remove(labelsOf(slot, previous))
+          this.set(labelsOf(slot, status), 1)
+          shown.set(slot, status)
         }
       },
     })

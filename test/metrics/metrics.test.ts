@@ -124,6 +124,23 @@ describe('route-control metrics', () => {
     expect(sample(text, 'switchyard_backend_up')).toBe(1)
   })
 
+  it('drops the series of a route that is no longer registered', async () => {
+    const { app, engine } = await protectedApp()
+    engine.registerRoute('GET', '/remote', null, { service: 'billing' })
+    let text = await scrape(app)
+    const remote = { route: '/remote', service: 'billing', status: 'active' }
+    expect(sample(text, 'switchyard_route_state', remote)).toBe(1)
+    engine.unregisterRoute('GET', '/remote', { service: 'billing' })
+    text = await scrape(app)
+    expect(sample(text, 'switchyard_route_state', remote)).toBeUndefined()
+    // Registered again (a new slot with the same labels): one series again.
+    engine.registerRoute('GET', '/remote', null, { service: 'billing' })
+    text = await scrape(app)
+    expect(
+      seriesOf(text, 'switchyard_route_state').filter((l) => l.includes('/remote')),
+    ).toHaveLength(1)
+  })
+
   it('unknown URLs add no series', async () => {
     const { app } = await protectedApp()
     const before = (await scrape(app)).split('\n').length
