@@ -52,6 +52,7 @@ import { sdkRoutes, type SdkEndpoints } from './routes/sdk.js'
 import { registrationStoreFor } from '../sdk/server/registrations.js'
 import { RemoteRoutes } from '../sdk/server/remote-routes.js'
 import { SdkStreams } from '../sdk/server/streams.js'
+import type { MetricsEndpoint } from '../metrics/endpoint.js'
 
 /** Options of {@link adminApp}. */
 export interface AdminAppOptions extends EventHubOptions {
@@ -97,6 +98,11 @@ export interface AdminAppOptions extends EventHubOptions {
    * turns the check off.
    */
   allowedHosts?: AllowedHostsOption
+  /**
+   * The Prometheus metrics endpoint, served under the mount path to callers with the `viewer`
+   * role; the switchyard plugin sets it from its `metrics` option.
+   */
+  metrics?: MetricsEndpoint
 }
 
 /** The default mount path. */
@@ -255,7 +261,7 @@ async function adminPlugin(app: FastifyInstance, options: AdminAppOptions): Prom
   })
   await app.register(
     (admin, _opts, done) => {
-      registerAdmin(admin, context, hub, mountPath, sdk)
+      registerAdmin(admin, context, hub, mountPath, sdk, options.metrics)
       done()
     },
     { prefix: mountPath },
@@ -268,6 +274,7 @@ function registerAdmin(
   hub: EventHub,
   prefix: string,
   sdk: SdkEndpoints,
+  metrics: MetricsEndpoint | undefined,
 ): void {
   if (!app.hasRequestDecorator('cookies')) void app.register(fastifyCookie)
   app.setValidatorCompiler(TypeBoxValidatorCompiler)
@@ -354,6 +361,16 @@ function registerAdmin(
     },
     () => buildOpenApi(endpoints, context.mountPath),
   )
+  if (metrics !== undefined) {
+    app.get(
+      metrics.path,
+      {
+        config: { ...ADMIN_ROUTE, role: 'viewer' },
+        schema: { summary: 'Prometheus metrics (text format)', tags: ['meta'] },
+      },
+      metrics.handler,
+    )
+  }
 }
 
 const configError = (message: string) => new ConfigError(message)

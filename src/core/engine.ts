@@ -43,6 +43,7 @@ import { parseMethod, validatePath } from './route-key.js'
 import { checkService, type RouteOperations } from './route-operations.js'
 import type { RouteDeclaration, RouteState } from './route-state.js'
 import type { RouteSlot } from './route-slot.js'
+import type { StoreFailureListener } from './replica.js'
 import type { WebhookOptions } from './webhooks.js'
 
 export type { EngineLogger } from './feature.js'
@@ -233,6 +234,27 @@ export class Engine extends EngineOperations {
    */
   routeOverrides(service: string): RouteState[] {
     return this.kernel.replica.overrideStates().filter((state) => state.service === service)
+  }
+
+  /** Every registered route (one slot per method), of every service, sorted by path. */
+  registeredRoutes(): RouteSlot[] {
+    return this.kernel.registry.list()
+  }
+
+  /**
+   * Whether the store is reachable: its state was loaded and no reload is being retried. While
+   * it is not, requests are decided on the last known (or declared) states.
+   */
+  storeAvailable(): boolean {
+    return this.kernel.sync.available
+  }
+
+  /**
+   * Adds a listener told of every failed load of the store's state (`load` at startup,
+   * `resync` afterwards; each retry counts); returns the remover.
+   */
+  onStoreFailure(listener: StoreFailureListener): () => void {
+    return this.kernel.sync.onFailure(listener)
   }
 
   /** Runs the enforcement pipeline for one request to the route of `slot`. */

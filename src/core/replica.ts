@@ -141,6 +141,12 @@ export interface ReplicaSyncDeps {
 }
 
 /**
+ * Told when loading the store's state failed: `load` the first load, `resync` a reload after
+ * missed events or a lost connection.
+ */
+export type StoreFailureListener = (operation: 'load' | 'resync', error: Error) => void
+
+/**
  * Keeps a replica loaded from the store: the first full load at startup, a full reload after
  * the change feed reports lost events, and retries with capped exponential backoff while the
  * store is unreachable (requests keep passing on what the replica holds, fail-open).
@@ -153,6 +159,7 @@ export class ReplicaSync {
   private buffer: ChangeEvent[] | null = null
   private unsubscribers: (() => void)[] = []
   private readonly retries: Backoff
+  private readonly failureListeners = new Set<StoreFailureListener>()
   private running: Promise<void> | null = null
   private again = false
   private closed = false
@@ -222,7 +229,10 @@ export class ReplicaSync {
       this.loaded = true
     } catch (error) {
       this.buffer = null
-      if (!this.closed) this.deps.onFailed?.(toError(error), error instanceof ConfigError)
+      if (!this.closed) {
+        this.deps.onFailed?.(toError(error), error instanceof ConfigError)
+        this.tellFailure(reason === 'startup' && !this.loaded ? 'load' : 'resync', error)
+      }
       if (error instanceof ConfigError) throw error
       if (this.closed) return
       const delay = this.retries.schedule(() => {
@@ -246,6 +256,30 @@ export class ReplicaSync {
   private deliver(event: ChangeEvent): void {
     this.deps.replica.apply(event)
     this.deps.onEvent?.(event)
+  }
+
+  /** Adds a listener told of every failed load of the store's state; returns the remover. */
+  onFailure(listener: StoreFailureListener): () => void {
+    this.failureListeners.add(listener)
+    return () => this.failureListeners.delete(listener)
+  }
+
+  private tellFailure(operation: 'load' | 'resync', error: unknown): void {
+    for (const listener of this.failureListeners) {
+      try {
+        listener(operation, toError(error))
+      } catch (failure) {
+        this.deps.logger.error({ err: toError(failure) }, 'store failure listener failed')
+      }
+    }
+  }
+
+  /**
+   * Whether the store answered the last load and no retry is pending: false before the first
+   * load, and from a failed load or resync until one succeeds again.
+   */
+  get available(): boolean {
+    return this.loaded && !this.retries.failing
   }
 
   /** Stops retries and unsubscribes from the feed. */

@@ -79,15 +79,18 @@ export async function buildDemoApp(options: DemoOptions = {}): Promise<FastifyIn
   const engine = options.engine ?? createEngine({ store: store ?? undefined, service: 'demo' })
   const app = Fastify({ logger: options.logger ?? false })
   await registerDocs(app)
+  const tasksPath = options.tasksPath === undefined ? DEMO_TASKS_FILE : options.tasksPath
+  const manager = demoTaskManager(tasksPath)
   await app.register(switchyard, {
     engine,
     // An engine the demo made closes with it (its file or Redis store with it); one passed in
     // stays its owner's.
     closeEngine: options.engine === undefined,
     admin: { path: '/switchyard', auth: { users: DEMO_USERS } },
+    // Prometheus metrics of both halves at /switchyard/metrics, for users of the admin app.
+    metrics: { taskManager: manager },
   })
-  const tasksPath = options.tasksPath === undefined ? DEMO_TASKS_FILE : options.tasksPath
-  await registerTasks(app, tasksPath)
+  await registerTasks(app, manager)
   backends.set(app, await describeBackend(store, backend, env, tasksPath))
 
   const hello = (name: string) => () => ({ route: name, at: new Date().toISOString() })
@@ -224,12 +227,16 @@ async function seedFlag(engine: Engine): Promise<void> {
  * after the response. An empty history gets a few runs of each so the task dashboard shows
  * successes, a retry, failures, progress and schedules.
  */
-async function registerTasks(app: FastifyInstance, tasksPath: string | null): Promise<void> {
+/** The demo's task manager: on the SQLite file `tasksPath`, or in memory with null. */
+function demoTaskManager(tasksPath: string | null): TaskManager {
   const store = tasksPath === null ? null : sqliteStore(tasksPath)
-  const manager = new TaskManager({
+  return new TaskManager({
     ...(store === null ? {} : { store }),
     queues: { receipts: { concurrency: 2, maxSize: 100 } },
   })
+}
+
+async function registerTasks(app: FastifyInstance, manager: TaskManager): Promise<void> {
   const demoTasks = registerDemoTasks(manager)
   const { sendReceipt } = demoTasks
   await app.register(tasksPlugin, { taskManager: manager })
@@ -333,6 +340,10 @@ export function demoInstructions(base: string, backend?: DemoBackend): string {
     '  npm run ctl -- disable GET:/orders/:id --reason hotfix --until 30m',
     '  npm run ctl -- rl set GET:/orders/:id 10/minute',
     '  npm run ctl -- log',
+    '',
+    `Prometheus metrics of routes, flags and tasks (docs/operations.md), for any admin user:`,
+    `  TOKEN=$(curl -s ${base}/switchyard/api/auth/login -H 'content-type: application/json' -d '{"username":"${DEMO_ADMIN.username}","password":"${DEMO_ADMIN.password}"}' | node -pe "JSON.parse(require('fs').readFileSync(0)).token")`,
+    `  curl -s ${base}/switchyard/metrics -H "authorization: Bearer $TOKEN" | grep '^switchyard_'`,
     '',
     'Flags for any language over OFREP (docs/ofrep.md), with an evaluation key:',
     '  KEY=$(npm run -s ctl -- keys create demo --json | node -pe "JSON.parse(require(\'fs\').readFileSync(0)).key")',

@@ -38,7 +38,9 @@ import { HeadTwins, type OnRouteOptions } from './head-routes.js'
 import type { RateLimitDeclaration, RateLimitResponseFactory } from './rate-limit.js'
 import { RouteTable } from './openapi-document.js'
 import { installOpenApiFilter, OpenApiFilter, type OpenApiFilterOptions } from './openapi.js'
-import { enforceRequest } from './respond.js'
+import { enforceRequest, type DecisionObserver } from './respond.js'
+import { metricsEndpoint } from '../metrics/endpoint.js'
+import { resolveMetricsOptions, type MetricsOptions } from '../metrics/options.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -74,7 +76,14 @@ export interface SwitchyardPluginOptions {
    * Mounts the admin app (REST API, auth, event stream) with these options; its routes are not
    * route-controlled, so maintenance can always be turned off through it.
    */
-  admin?: Omit<AdminAppOptions, 'engine'>
+  admin?: Omit<AdminAppOptions, 'engine' | 'metrics'>
+  /**
+   * Prometheus metrics of route control and, with `taskManager`, of the tasks (docs/operations.md),
+   * from the optional `prom-client` package, loaded only when this is on. Default off. Served
+   * inside the admin app to `viewer`s (`{admin}/metrics`), or at `path` to anyone with
+   * `public: true`.
+   */
+  metrics?: boolean | MetricsOptions
   /**
    * The API description follows the route states (docs/openapi.md): when `@fastify/swagger` is
    * registered, `app.swagger()` and the swagger-ui routes serve the filtered document. Default
@@ -103,6 +112,7 @@ const PLUGIN_OPTION_NAMES: Record<keyof SwitchyardPluginOptions, true> = {
   admin: true,
   openapi: true,
   enforceAt: true,
+  metrics: true,
 }
 
 async function switchyardPlugin(
@@ -130,7 +140,16 @@ async function switchyardPlugin(
   const rateLimited = options.responses?.rate_limited ?? null
   if (rateLimited !== null && typeof rateLimited !== 'function')
     throw new ConfigError('responses.rate_limited must be a function (request, error) => response.')
+  const metricsOptions = resolveMetricsOptions(options.metrics, options.admin !== undefined)
   app.decorate('switchyard', engine)
+  const metrics =
+    metricsOptions === null
+      ? null
+      : await (
+          await import('../metrics/registry.js')
+        ).createMetrics({ engine, taskManager: metricsOptions.taskManager })
+  if (metrics !== null) app.addHook('onClose', () => metrics.close())
+  const observe: DecisionObserver | null = metrics?.routes.observe ?? null
   if (!app.hasRequestDecorator('state')) {
     app.decorateRequest('state', {
       getter(this: WithState): RequestState {
@@ -163,9 +182,21 @@ async function switchyardPlugin(
       for (const method of toArray(route.method)) documented?.add(route.url, method, null)
       return
     }
-    attachRoute(engine, limits, rateLimited, route, headTwins, documented, enforceAt)
+    attachRoute(engine, limits, rateLimited, route, headTwins, documented, enforceAt, observe)
   })
-  if (options.admin !== undefined) await app.register(adminApp, { ...options.admin, engine })
+  const endpoint =
+    metrics === null || metricsOptions === null
+      ? undefined
+      : metricsEndpoint(metrics, metricsOptions.path)
+  if (endpoint !== undefined && metricsOptions?.public === true) {
+    // Marked like the admin's routes: not route-controlled (maintenance must not hide the
+    // metrics that show it) and left out of the app's API description.
+    app.get(endpoint.path, { config: { switchyardAdmin: true } }, endpoint.handler)
+  }
+  if (options.admin !== undefined) {
+    const inAdmin = metricsOptions?.public === false ? endpoint : undefined
+    await app.register(adminApp, { ...options.admin, engine, metrics: inAdmin })
+  }
   if (closedWithApp)
     app.addHook('onClose', async () => {
       await engine.close()
@@ -182,6 +213,7 @@ function attachRoute(
   headTwins: HeadTwins,
   documented: RouteTable | null,
   enforceAt: 'onRequest' | 'preHandler',
+  observe: DecisionObserver | null,
 ): void {
   const hooks = toArray(route.onRequest)
   const declarations: RouteDeclaration[] = []
@@ -219,7 +251,7 @@ function attachRoute(
   }
   if (slots.size === 0) return
   const response = rateLimit?.response ?? rateLimited
-  const enforce = routeHook(engine, slots as Map<HttpMethod, RouteSlot>, response)
+  const enforce = routeHook(engine, slots as Map<HttpMethod, RouteSlot>, response, observe)
   if (enforceAt === 'onRequest') {
     route.onRequest = [enforce, ...kept]
     return
@@ -233,6 +265,7 @@ function routeHook(
   engine: Engine,
   slots: Map<HttpMethod, RouteSlot>,
   response: RateLimitResponseFactory | null,
+  observe: DecisionObserver | null,
 ): onRequestHookHandler {
   if (slots.size === 1) {
     const slot = slots.values().next().value as RouteSlot
@@ -241,7 +274,7 @@ function routeHook(
       reply: FastifyReply,
       done: HookHandlerDoneFunction,
     ) {
-      enforceRequest(engine, slot, request, reply, done, response)
+      enforceRequest(engine, slot, request, reply, done, response, observe)
     }
   }
   return function switchyardEnforce(
@@ -254,7 +287,7 @@ function routeHook(
       done()
       return
     }
-    enforceRequest(engine, slot, request, reply, done, response)
+    enforceRequest(engine, slot, request, reply, done, response, observe)
   }
 }
 

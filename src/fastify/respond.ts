@@ -11,6 +11,13 @@ import { isRateLimitBlock, type RateLimitBlockDecision } from '../rate-limit/exc
 import type { RateLimitResponse, RateLimitResponseFactory } from './rate-limit.js'
 
 /**
+ * Told of every request that enforcement did not simply pass (blocked, not found, or passed
+ * with headers), with its route; the metrics count the blocked ones. It never sees a request
+ * that passes plainly, so the common path costs nothing more with it.
+ */
+export type DecisionObserver = (slot: RouteSlot, decision: Decision) => void
+
+/**
  * Decides a request through `engine` and applies the decision to the reply; a 429 goes through
  * `rateLimited` (the route's or the plugin's custom response factory) when one is given.
  */
@@ -21,6 +28,7 @@ export function enforceRequest(
   reply: FastifyReply,
   done: HookHandlerDoneFunction,
   rateLimited: RateLimitResponseFactory | null = null,
+  observe: DecisionObserver | null = null,
 ): void {
   let decision: Decision | Promise<Decision>
   try {
@@ -35,11 +43,15 @@ export function enforceRequest(
   }
   if (decision instanceof Promise) {
     decision.then(
-      (resolved) => applyDecision(resolved, reply, done, rateLimited),
+      (resolved) => {
+        if (observe !== null && resolved !== PASS) observeSafely(observe, slot, resolved, request)
+        applyDecision(resolved, reply, done, rateLimited)
+      },
       (error: unknown) => failOpen(request, error, done),
     )
     return
   }
+  if (observe !== null) observeSafely(observe, slot, decision, request)
   applyDecision(decision, reply, done, rateLimited)
 }
 
@@ -67,6 +79,20 @@ export function applyDecision(
     case 'not_found':
       reply.callNotFound()
       return
+  }
+}
+
+/** Runs the observer; whatever it throws is logged and never changes the answer. */
+function observeSafely(
+  observe: DecisionObserver,
+  slot: RouteSlot,
+  decision: Decision,
+  request: FastifyRequest,
+): void {
+  try {
+    observe(slot, decision)
+  } catch (error) {
+    request.log.error({ err: error }, 'switchyard: decision observer failed')
   }
 }
 

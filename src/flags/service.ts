@@ -93,6 +93,9 @@ export type FlagStatusListener = (status: FlagServiceStatus, error: Error | null
 const statusOf = (flag: Flag | null | undefined): string | null =>
   flag ? (flag.enabled ? 'enabled' : 'disabled') : null
 
+/** Receives a flag's key and the result of one evaluation (see {@link FlagService.onEvaluation}). */
+export type EvaluationObserver = (key: string, result: ResolutionDetails) => void
+
 /** Feature flags and segments: operations, replica and evaluation. */
 export class FlagService {
   /** The live evaluation stream (zero cost while nobody subscribes). */
@@ -114,6 +117,8 @@ export class FlagService {
   private currentStatusError: Error | null = null
   private everLoaded = false
   private readonly statusListeners = new Set<FlagStatusListener>()
+  /** Told of every evaluation (the metrics' counter); an array so that none costs one check. */
+  private evaluationObservers: readonly EvaluationObserver[] = []
 
   constructor(options: FlagServiceOptions = {}) {
     this.store = options.store ?? memoryFlagStore()
@@ -242,10 +247,33 @@ export class FlagService {
     defaultValue?: unknown,
   ): ResolutionDetails {
     const result = evaluateFlag(this.snapshot, key, context)
+    if (this.evaluationObservers.length > 0) this.observe(key, result)
     if (this.stream.active) this.stream.record(key, context?.key, result.variation, result.reason)
     if (defaultValue !== undefined && result.variation === null)
       return { ...result, value: defaultValue }
     return result
+  }
+
+  /**
+   * Calls `observer` synchronously with every evaluation's result, unsampled (the live
+   * {@link stream} is sampled and may drop events); returns the remover. It must be cheap: it
+   * runs inside each evaluation. What it throws is reported and never reaches the caller.
+   */
+  onEvaluation(observer: EvaluationObserver): () => void {
+    this.evaluationObservers = [...this.evaluationObservers, observer]
+    return () => {
+      this.evaluationObservers = this.evaluationObservers.filter((o) => o !== observer)
+    }
+  }
+
+  private observe(key: string, result: ResolutionDetails): void {
+    for (const observer of this.evaluationObservers) {
+      try {
+        observer(key, result)
+      } catch (error) {
+        this.onError(toError(error), 'evaluation observer')
+      }
+    }
   }
 
   /**

@@ -47,7 +47,7 @@ import { QueueConfigSync } from './queues/queue-configs.js'
 import { TaskRunner } from './runner.js'
 import type { TaskStatus } from './status.js'
 import type { TaskStore } from './stores/memory.js'
-import type { DurableTaskStore, TaskPage } from './stores/ports.js'
+import type { DurableTaskStore, LiveCount, TaskPage } from './stores/ports.js'
 import { isDurableStore, seamOf } from './stores/seam.js'
 import { toTaskListQuery, type TaskQuery } from './task-query.js'
 import { TaskReads } from './task-reads.js'
@@ -404,6 +404,14 @@ export class TaskManager {
     }
     if (since === undefined) throw new TaskValidationError('step needs since.')
     return this.#reads.overview(since, step)
+  }
+
+  /**
+   * Pending and running tasks per function: every instance's with a durable store (one store
+   * read), this process's otherwise. The metrics endpoint's queue gauges read it.
+   */
+  liveCounts(): Promise<LiveCount[]> {
+    return this.#reads.liveCounts(this.#clock.now())
   }
 
   /** Subscribes to record creation and status changes; returns the unsubscribe function. */

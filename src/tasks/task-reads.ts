@@ -130,6 +130,18 @@ export class TaskReads {
   }
 
   /**
+   * Pending and running counts per function: with a durable store every instance's (the
+   * store's live counts, read with the current minute only) plus this process's unstored tasks.
+   */
+  async liveCounts(now: number): Promise<LiveCount[]> {
+    const { durable } = this.deps
+    const local = liveCounts(this.#volatile())
+    if (durable === null) return liveCounts([...this.deps.live.values()].map((job) => job.task))
+    const snapshot = await durable.metrics.read({ since: now })
+    return [...snapshot.live, ...local]
+  }
+
+  /**
    * The metrics of the range from `since` with the series per `step` (ms, a multiple of a
    * minute) bucket: from the store's roll-ups when it keeps them (P95 over the whole hours
    * holding the range), else from the minute cells.

@@ -1,0 +1,161 @@
+/**
+ * The route-control half of the metrics: requests blocked by reason (counted by the decision
+ * observer of the Fastify plugin, so only blocked requests do any work), the status of every
+ * registered route and whether the store is reachable (both read from the engine at scrape
+ * time, so nothing has to follow each change), failed loads of the store, and flag
+ * evaluations.
+ */
+import type { Decision } from '../core/decision.js'
+import type { Engine } from '../core/engine.js'
+import type { RouteSlot } from '../core/route-slot.js'
+import type { RouteStatus } from '../core/route-state.js'
+import type { PromClientModule } from './loader.js'
+import type { Counter, Registry } from 'prom-client'
+
+/**
+ * The `flag` label of an evaluation of a key no flag has: callers choose the keys they
+ * evaluate, and a series per invented key would grow without bound.
+ */
+export const UNKNOWN_FLAG = '__unknown__'
+
+/** The `variant` label of an evaluation that served no variation (unknown flag, error). */
+export const NO_VARIANT = '__none__'
+
+/** Why a request was blocked, as the `reason` label says it. */
+export type BlockReason = 'maintenance' | 'disabled' | 'env_gated' | 'rate_limited'
+
+/** The error codes of blocked answers, by the reason they count under. */
+const REASON_OF_CODE = new Map<string, BlockReason>([
+  ['MAINTENANCE_MODE', 'maintenance'],
+  ['ROUTE_DISABLED', 'disabled'],
+  ['RATE_LIMITED', 'rate_limited'],
+])
+
+/** The reason a decision blocked its request, or null when it let it through. */
+export function blockReason(decision: Decision): BlockReason | null {
+  switch (decision.action) {
+    case 'pass':
+      return null
+    case 'not_found':
+      return 'env_gated'
+    case 'block':
+      return REASON_OF_CODE.get(decision.body.error.code) ?? null
+  }
+}
+
+type BlockedCounter = Counter<'method' | 'route' | 'service' | 'reason'>
+type LabelledCounter = ReturnType<BlockedCounter['labels']>
+
+/** The route-control metrics of one engine, registered on `registry`. */
+export class RouteCollectors {
+  readonly #blocked: BlockedCounter
+  /**
+   * The labelled counter of each route and reason, so a blocked request does not build its
+   * label set again. Keyed by slot: registered routes only, so the table is as bounded as the
+   * route table, and a slot that goes is collected with it.
+   */
+  readonly #children = new WeakMap<RouteSlot, Map<BlockReason, LabelledCounter>>()
+  readonly #unsubscribers: (() => void)[] = []
+
+  constructor(client: PromClientModule, registry: Registry, engine: Engine) {
+    this.#blocked = new client.Counter({
+      name: 'switchyard_requests_blocked_total',
+      help: 'Requests answered by route control instead of the handler, by route and reason.',
+      labelNames: ['method', 'route', 'service', 'reason'] as const,
+      registers: [registry],
+    })
+    // The status each route's series was last set to: a scrape only touches the series of
+    // routes whose status changed (building 2,000 label sets per scrape is most of its cost).
+    // Keyed by registered slot, and a slot no longer registered is dropped at the next scrape.
+    const shown = new Map<RouteSlot, RouteStatus>()
+    const labelsOf = (slot: RouteSlot, status: RouteStatus) => ({
+      method: slot.method,
+      route: slot.path,
+      service: slot.service,
+      status,
+    })
+    new client.Gauge({
+      name: 'switchyard_route_state',
+      help: 'The status that applies to each registered route now (1 on its status).',
+      labelNames: ['method', 'route', 'service', 'status'] as const,
+      registers: [registry],
+      collect() {
+        const now = engine.clock.now()
+        const routes = engine.registeredRoutes()
+        // Routes that went first: a route registered again has the same labels and a new slot.
+        let known = 0
+        for (const slot of routes) if (shown.has(slot)) known++
+        if (known < shown.size) {
+          const registered = new Set(routes)
+          for (const [slot, status] of shown) {
+            if (registered.has(slot)) continue
+            this.remove(labelsOf(slot, status))
+            shown.delete(slot)
+          }
+        }
+        for (const slot of routes) {
+          const status = slot.statusAt(now)
+          const previous = shown.get(slot)
+          if (previous === status) continue
+          // One series per route: the old status's series goes.
+          if (previous !== undefined) this.remove(labelsOf(slot, previous))
+          this.set(labelsOf(slot, status), 1)
+          shown.set(slot, status)
+        }
+      },
+    })
+    new client.Gauge({
+      name: 'switchyard_backend_up',
+      help: 'Whether the route-control store is reachable (1) or decisions use the last known states (0).',
+      registers: [registry],
+      collect() {
+        this.set(engine.storeAvailable() ? 1 : 0)
+      },
+    })
+    const storeErrors = new client.Counter({
+      name: 'switchyard_backend_errors_total',
+      help: 'Failed loads of the route-control store (load at startup, resync later; every retry counts).',
+      labelNames: ['operation'] as const,
+      registers: [registry],
+    })
+    const evaluations = new client.Counter({
+      name: 'switchyard_flag_evaluations_total',
+      help: 'Feature flag evaluations on this instance, by flag, variant and reason.',
+      labelNames: ['flag', 'variant', 'reason'] as const,
+      registers: [registry],
+    })
+    this.#unsubscribers.push(
+      engine.onStoreFailure((operation) => storeErrors.inc({ operation })),
+      engine.flags.onEvaluation((key, result) => {
+        const known = result.error_code !== 'FLAG_NOT_FOUND'
+        evaluations.inc({
+          flag: known ? key : UNKNOWN_FLAG,
+          variant: result.variation ?? NO_VARIANT,
+          reason: result.reason,
+        })
+      }),
+    )
+  }
+
+  /** Stops following the engine's store failures and flag evaluations. */
+  close(): void {
+    for (const unsubscribe of this.#unsubscribers.splice(0)) unsubscribe()
+  }
+
+  /** Counts `decision` when it blocked its request (the plugin's decision observer). */
+  readonly observe = (slot: RouteSlot, decision: Decision): void => {
+    const reason = blockReason(decision)
+    if (reason === null) return
+    let reasons = this.#children.get(slot)
+    if (reasons === undefined) {
+      reasons = new Map()
+      this.#children.set(slot, reasons)
+    }
+    let child = reasons.get(reason)
+    if (child === undefined) {
+      child = this.#blocked.labels(slot.method, slot.path, slot.service, reason)
+      reasons.set(reason, child)
+    }
+    child.inc()
+  }
+}
