@@ -282,7 +282,8 @@ describe.skipIf(!enabled)('dashboard in Chromium', { timeout: 60_000 }, () => {
   it('keys: create shows the key once, revoke with confirmation removes it, axe', async () => {
     await open('/evaluation-keys')
     await expectAccessible()
-    await page.getByLabel('Name').fill('mobile-app')
+    // The page also has the API tokens' form, with a Name of its own.
+    await page.locator('#key-form').getByLabel('Name').fill('mobile-app')
     await page.getByRole('button', { name: 'Create key' }).click()
     const shown = page.getByLabel('The key mobile-app')
     await shown.waitFor()
