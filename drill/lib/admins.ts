@@ -52,7 +52,14 @@ export interface Admins {
   manager: TaskManager
   routes: RecordedRoute[]
   /** Ids of objects that exist from the start, for path parameters. */
-  fixtures: { evaluationKey: string; evaluationKeyId: string; taskId: string; queue: string }
+  fixtures: {
+    evaluationKey: string
+    evaluationKeyId: string
+    /** The id of an API token that exists from the start (for `/api/tokens/:id`). */
+    apiTokenId: string
+    taskId: string
+    queue: string
+  }
   /**
    * Adds a task run and resolves its id once it is `failed` (retryable) or `running`
    * (cancellable; it runs until cancelled or until the admins close).
@@ -176,6 +183,41 @@ export async function issueKey(port: number, name: string): Promise<{ key: strin
   return { key, id }
 }
 
+/** What {@link issueToken} asks for: the body of `POST /api/tokens`. */
+export interface TokenRequest {
+  name: string
+  role?: Role
+  service?: string
+  expires_at?: string
+}
+
+/** Logs in as the admin and creates an API token; resolves the token (`syt_…`) and its id. */
+export async function issueToken(
+  port: number,
+  request: TokenRequest,
+): Promise<{ token: string; id: string }> {
+  const login = await send(
+    port,
+    'POST',
+    `${MOUNTS.admin}/api/auth/login`,
+    { 'content-type': 'application/json' },
+    JSON.stringify(CREDENTIALS),
+  )
+  const session = (JSON.parse(login.body) as { token?: string }).token ?? ''
+  const issued = await send(
+    port,
+    'POST',
+    `${MOUNTS.admin}/api/tokens`,
+    { authorization: `Bearer ${session}`, 'content-type': 'application/json' },
+    JSON.stringify(request),
+  )
+  const { token, id } = JSON.parse(issued.body) as { token?: string; id?: string }
+  if (token === undefined || id === undefined) {
+    throw new Error(`token issue failed: ${issued.status} ${issued.body.slice(0, 200)}`)
+  }
+  return { token, id }
+}
+
 /** Starts both admins on 127.0.0.1, port 0. */
 export async function startAdmins(options: { publicStream?: boolean } = {}): Promise<Admins> {
   let now = Date.parse('2030-01-01T00:00:00Z')
@@ -252,6 +294,7 @@ export async function startAdmins(options: { publicStream?: boolean } = {}): Pro
   const address = app.server.address()
   if (address === null || typeof address === 'string') throw new Error('no port')
   const key = await issueKey(address.port, 'fixture')
+  const token = await issueToken(address.port, { name: 'fixture', role: 'viewer' })
 
   return {
     app,
@@ -262,6 +305,7 @@ export async function startAdmins(options: { publicStream?: boolean } = {}): Pro
     fixtures: {
       evaluationKey: key.key,
       evaluationKeyId: key.id,
+      apiTokenId: token.id,
       taskId: record.task_id,
       queue: record.queue,
     },
@@ -295,6 +339,7 @@ export async function startAdmins(options: { publicStream?: boolean } = {}): Pro
         segments,
         audit: audit.total,
         keys: (await engine.evaluationKeys().list()).map((each) => [each.id, each.name]),
+        tokens: (await engine.apiTokens().list()).map((each) => [each.id, each.name]),
         tasks: tasks.items.map((task) => [task.task_id, task.status]),
         schedules: manager.listSchedules().map((schedule) => [schedule.name, schedule.trigger]),
         queues: manager.queueStats(),

@@ -21,6 +21,7 @@ import {
   CREDENTIALS,
   MOUNTS,
   issueKey,
+  issueToken,
   ROLE_CREDENTIALS,
   send,
   type Admins,
@@ -225,6 +226,10 @@ const doomedSegment = async (admins: Admins) => {
   return { key: 'doomed' }
 }
 const doomedKey = async (admins: Admins) => ({ id: (await issueKey(admins.port, 'doomed')).id })
+const doomedToken = async (admins: Admins) => ({
+  id: (await issueToken(admins.port, { name: `doomed-${++doomedTokens}`, role: 'viewer' })).id,
+})
+let doomedTokens = 0
 const failedTask = async (admins: Admins) => ({ task_id: await admins.taskIn('failed') })
 const runningTask = async (admins: Admins) => ({ task_id: await admins.taskIn('running') })
 const idsOf = (prepared: Record<string, string>) => [prepared.task_id ?? 'none']
@@ -275,6 +280,11 @@ export const REQUESTS: ReadonlyMap<string, RequestSpec> = new Map<string, Reques
     { json: (principal: string) => ({ name: slug('new', principal) }) },
   ],
   ['DELETE /api/evaluation-keys/:id', { prepare: doomedKey }],
+  [
+    'POST /api/tokens',
+    { json: (principal: string) => ({ name: slug('new', principal), role: 'viewer' }) },
+  ],
+  ['DELETE /api/tokens/:id', { prepare: doomedToken }],
   ['POST /ofrep/v1/evaluate/flags/:key', { json: { context: { targetingKey: 'u1' } } }],
   ['POST /ofrep/v1/evaluate/flags', { json: { context: { targetingKey: 'u1' } } }],
   ['POST /routes/enable', { form: { route: ROUTE } }],
@@ -323,6 +333,11 @@ export const REQUESTS: ReadonlyMap<string, RequestSpec> = new Map<string, Reques
   ['POST /evaluation-keys', { form: (principal: string) => ({ name: slug('form', principal) }) }],
   ['POST /segments/:key/delete', { prepare: doomedSegment }],
   ['POST /evaluation-keys/:id/revoke', { prepare: doomedKey }],
+  [
+    'POST /api-tokens',
+    { form: (principal: string) => ({ name: slug('form', principal), role: 'viewer' }) },
+  ],
+  ['POST /api-tokens/:id/revoke', { prepare: doomedToken }],
   ['POST /auth/logout', { endsSession: true }],
   ['POST /:task_id/retry', { prepare: failedTask }],
   ['POST /:task_id/cancel', { prepare: runningTask }],
@@ -358,7 +373,9 @@ function paramValue(admins: Admins, url: string, name: string): string {
     case 'key':
       return url.includes('/segments/') ? 'staff' : 'dark-mode'
     case 'id':
-      return admins.fixtures.evaluationKeyId
+      return /\/(api\/tokens|api-tokens)\//.test(url)
+        ? admins.fixtures.apiTokenId
+        : admins.fixtures.evaluationKeyId
     case 'file':
       return 'ui.css'
     case 'task_id':

@@ -79,7 +79,7 @@ describe('authorization matrix', () => {
     expect(viewer!.expected(route('POST', `${MOUNTS.admin}/logout`))).toBe('served')
   })
 
-  it('needs the admin role exactly on the routes that manage evaluation keys (the Keys page itself tells others it needs the admin role)', () => {
+  it('needs the admin role exactly on the routes that manage evaluation keys and API tokens (the Keys page itself tells others it needs the admin role)', () => {
     const adminOnly = admins.routes
       .filter((each) => each.app === 'admin')
       .map(matrixRoute)
@@ -95,6 +95,14 @@ describe('authorization matrix', () => {
         'HEAD /evaluation-keys/table',
         'POST /evaluation-keys',
         'POST /evaluation-keys/:id/revoke',
+        'POST /api/tokens',
+        'GET /api/tokens',
+        'HEAD /api/tokens',
+        'DELETE /api/tokens/:id',
+        'GET /api-tokens/table',
+        'HEAD /api-tokens/table',
+        'POST /api-tokens',
+        'POST /api-tokens/:id/revoke',
       ].sort(),
     )
   })
