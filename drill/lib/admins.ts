@@ -28,6 +28,12 @@ export const ROLE_CREDENTIALS = {
   admin: { ...CREDENTIALS, role: 'admin' },
 } as const satisfies Record<Role, { username: string; password: string; role: Role }>
 
+/**
+ * The service a service token of the admins is made for, and another service with resources of
+ * its own (`shop` is the server's own service; `billing` has its own routes).
+ */
+export const SERVICE_TOKEN = { own: 'billing', other: 'shop' } as const
+
 /** Seconds a session token lives (the drills move the clock past it). */
 export const TOKEN_EXPIRY_S = 3600
 
@@ -57,6 +63,10 @@ export interface Admins {
     evaluationKeyId: string
     /** The id of an API token that exists from the start (for `/api/tokens/:id`). */
     apiTokenId: string
+    /** An API token (`syt_…`) of each role. */
+    apiTokens: Record<Role, string>
+    /** A service token of {@link SERVICE_TOKEN}`.own`. */
+    serviceToken: string
     taskId: string
     queue: string
   }
@@ -295,6 +305,19 @@ export async function startAdmins(options: { publicStream?: boolean } = {}): Pro
   if (address === null || typeof address === 'string') throw new Error('no port')
   const key = await issueKey(address.port, 'fixture')
   const token = await issueToken(address.port, { name: 'fixture', role: 'viewer' })
+  const roleToken = async (role: Role) =>
+    (await issueToken(address.port, { name: `principal-${role}`, role })).token
+  const apiTokens = {
+    viewer: await roleToken('viewer'),
+    operator: await roleToken('operator'),
+    admin: await roleToken('admin'),
+  }
+  const serviceToken = (
+    await issueToken(address.port, {
+      name: `principal-${SERVICE_TOKEN.own}`,
+      service: SERVICE_TOKEN.own,
+    })
+  ).token
 
   return {
     app,
@@ -306,6 +329,8 @@ export async function startAdmins(options: { publicStream?: boolean } = {}): Pro
       evaluationKey: key.key,
       evaluationKeyId: key.id,
       apiTokenId: token.id,
+      apiTokens,
+      serviceToken,
       taskId: record.task_id,
       queue: record.queue,
     },
