@@ -19,8 +19,7 @@ import { booleanFlag } from './flag-input.js'
 export const CREDENTIALS = { username: 'admin', password: 'drill-s3cret' }
 
 /**
- * One user per role on the route-control admin (the task admin knows only {@link CREDENTIALS}).
- * The admin is {@link CREDENTIALS} itself.
+ * One user per role, the same on both admins. The admin is {@link CREDENTIALS} itself.
  */
 export const ROLE_CREDENTIALS = {
   viewer: { username: 'viewer', password: 'drill-v1ewer', role: 'viewer' },
@@ -286,7 +285,7 @@ export async function startAdmins(options: { publicStream?: boolean } = {}): Pro
   await app.register(taskAdmin, {
     taskManager: manager,
     path: MOUNTS.tasks,
-    auth: [CREDENTIALS.username, CREDENTIALS.password],
+    auth: Object.values(ROLE_CREDENTIALS),
     tokenExpiry: TOKEN_EXPIRY_S,
     clock,
     loginThrottle: {

@@ -18,7 +18,6 @@
  */
 import { requiredRole, roleAllows, isRole, type Role } from '../../src/common/roles.js'
 import {
-  CREDENTIALS,
   MOUNTS,
   issueKey,
   issueToken,
@@ -235,8 +234,9 @@ export async function adminPrincipals(admins: Admins): Promise<Principal[]> {
   ]
 }
 
-/** A bearer session of the task admin (its one user is an admin). */
-export async function taskAdminSession(admins: Admins): Promise<Principal> {
+/** A bearer session of the task admin's user with `role`. */
+export async function taskRoleSession(admins: Admins, role: Role): Promise<Principal> {
+  const { username, password } = ROLE_CREDENTIALS[role]
   const headers = async () => {
     // The task admin's login form carries a CSRF token bound to a pre-login cookie.
     const view = await send(admins.port, 'GET', `${MOUNTS.tasks}/auth/login`)
@@ -246,25 +246,34 @@ export async function taskAdminSession(admins: Admins): Promise<Principal> {
       'POST',
       `${MOUNTS.tasks}/auth/login`,
       { 'content-type': 'application/x-www-form-urlencoded', cookie: view.cookies.join('; ') },
-      new URLSearchParams({ csrf_token: formToken, ...CREDENTIALS }).toString(),
+      new URLSearchParams({ csrf_token: formToken, username, password }).toString(),
     )
     const token = form.cookies
       .find((pair) => pair.startsWith('switchyard_tasks_session='))
       ?.slice('switchyard_tasks_session='.length)
-    if (token === undefined) throw new Error(`task admin login failed: ${form.status}`)
+    if (token === undefined)
+      throw new Error(`task admin login of ${username} failed: ${form.status}`)
     return { authorization: `Bearer ${token}` }
   }
+  const name = `${role} session`
   return {
-    name: 'admin session',
+    name,
     headers: await headers(),
     fresh: headers,
-    expected: withExceptions('admin session', () => 'served'),
+    expected: withExceptions(name, (route) =>
+      route.cls === 'public' || roleAllows(role, route.required) ? 'served' : 'forbidden',
+    ),
   }
 }
 
-/** The principals of the task admin (its roles come later: then one row each). */
+/** The principals of the task admin: no credentials, and a session of each role. */
 export async function taskPrincipals(admins: Admins): Promise<Principal[]> {
-  return [anonymous(), await taskAdminSession(admins)]
+  return [
+    anonymous(),
+    await taskRoleSession(admins, 'viewer'),
+    await taskRoleSession(admins, 'operator'),
+    await taskRoleSession(admins, 'admin'),
+  ]
 }
 
 /**

@@ -184,12 +184,34 @@ describe('authorization matrix', () => {
     expect(await admins.engine.flags.getFlag('new-billing-service-token')).toBeNull()
   }, 60_000)
 
-  it('task admin: every route × {none, admin session}', async () => {
+  it('task admin: deleting history needs the admin role, every write at least the operator role', () => {
+    const tasks = admins.routes.filter((each) => each.app === 'tasks').map(matrixRoute)
+    const needing = (role: string) =>
+      tasks
+        .filter((each) => each.cls !== 'public' && each.required === role)
+        .map((each) => `${each.method} ${each.url.slice(MOUNTS.tasks.length)}`)
+    expect(needing('admin')).toEqual(['DELETE /history'])
+    // Every write needs at least the operator role.
+    const writes = tasks.filter(
+      (each) => each.cls !== 'public' && !['GET', 'HEAD', 'OPTIONS'].includes(each.method),
+    )
+    expect(writes.length).toBeGreaterThan(10)
+    expect(writes.every((each) => each.required !== 'viewer')).toBe(true)
+  })
+
+  it('task admin: every route × {none, viewer, operator, admin session}', async () => {
     const principals = await taskPrincipals(admins)
     const result = await runMatrix(admins, 'tasks', principals)
     expect(outcome(result)).toEqual({ mismatches: [], writesNotApplied: [], stateChanges: [] })
     const tally = Object.fromEntries(result.tally)
+    const beyondViewer = admins.routes
+      .filter((each) => each.app === 'tasks')
+      .map(matrixRoute)
+      .filter((each) => each.cls !== 'public' && each.required !== 'viewer').length
     expect(tally['no credentials']!.refusals).toBeGreaterThan(30)
+    // The viewer is refused every route beyond its role; the operator only the history deletion.
+    expect(tally['viewer session']!.refusals).toBe(beyondViewer)
+    expect(tally['operator session']!.refusals).toBe(1)
     expect(tally['admin session']!.refusals).toBe(0)
   }, 60_000)
 
