@@ -212,9 +212,9 @@ export function touchedService(
 ): string | null {
   const scope = route.config.serviceScope
   if (typeof scope !== 'function') return null
-  const request = { ...(probe ?? { params: {}, query: {}, body: undefined }) }
+  // Only the parts a scope reads: the request as the matrix sends it, and who presents it.
   return (scope as (request: unknown) => string | null)({
-    ...request,
+    ...(probe ?? { params: {}, query: {}, body: undefined }),
     switchyardAdmin: { service: caller },
   })
 }

@@ -1,9 +1,10 @@
 /**
  * The authorization matrix of both admin apps: every route from Fastify's route table, every
  * method, with path parameters naming objects that exist and bodies that fit, × each
- * principal. What each principal must get follows from the route's own configuration (public,
- * evaluation key, the role it declares or its method's default); see
- * drill/lib/authorization-matrix.ts. Every refusal leaves every observable state as it was, and
+ * principal (sessions and API tokens of each role, a service token, an evaluation key, no
+ * credentials). What each principal must get follows from the route's own configuration (public,
+ * evaluation key, the role it declares or its method's default, the service a request touches);
+ * see drill/lib/authorization-matrix.ts. Every refusal leaves every observable state as it was, and
  * every write of a principal allowed to make it succeeds.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
