@@ -15,10 +15,13 @@
  * route. The state of both admins is compared before and after: nothing may change.
  *
  * Then the role matrix (drill/lib/authorization-matrix.ts): every route × the viewer, operator
- * and admin sessions, an evaluation key and no credentials on the route-control admin (the
- * admin-only routes refused to operators, writes to viewers), and no credentials and an admin
- * session on the task admin; the state after every refusal is compared with the state before
- * them, and the writes of the principals allowed to make them must succeed.
+ * and admin sessions, an evaluation key, API tokens of each role, a service token and no
+ * credentials on the route-control admin (the admin-only routes refused to operators, writes to
+ * viewers, the service token refused outside its own service: each route whose service a
+ * request touches is sent once on its service's resources and once on another's), and no
+ * credentials and the viewer, operator and admin sessions on the task admin; the state after
+ * every refusal is compared with the state before them, and the writes of the principals
+ * allowed to make them must succeed.
  */
 import { atMost, exactly, measured } from '../lib/drill.js'
 import type { Drill, DrillFigure, DrillScale } from '../lib/drill.js'

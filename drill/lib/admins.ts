@@ -19,14 +19,19 @@ import { booleanFlag } from './flag-input.js'
 export const CREDENTIALS = { username: 'admin', password: 'drill-s3cret' }
 
 /**
- * One user per role on the route-control admin (the task admin knows only {@link CREDENTIALS}).
- * The admin is {@link CREDENTIALS} itself.
+ * One user per role, the same on both admins. The admin is {@link CREDENTIALS} itself.
  */
 export const ROLE_CREDENTIALS = {
   viewer: { username: 'viewer', password: 'drill-v1ewer', role: 'viewer' },
   operator: { username: 'operator', password: 'drill-0perator', role: 'operator' },
   admin: { ...CREDENTIALS, role: 'admin' },
 } as const satisfies Record<Role, { username: string; password: string; role: Role }>
+
+/**
+ * The service a service token of the admins is made for, and another service with resources of
+ * its own (`shop` is the server's own service; `billing` has its own routes).
+ */
+export const SERVICE_TOKEN = { own: 'billing', other: 'shop' } as const
 
 /** Seconds a session token lives (the drills move the clock past it). */
 export const TOKEN_EXPIRY_S = 3600
@@ -52,7 +57,18 @@ export interface Admins {
   manager: TaskManager
   routes: RecordedRoute[]
   /** Ids of objects that exist from the start, for path parameters. */
-  fixtures: { evaluationKey: string; evaluationKeyId: string; taskId: string; queue: string }
+  fixtures: {
+    evaluationKey: string
+    evaluationKeyId: string
+    /** The id of an API token that exists from the start (for `/api/tokens/:id`). */
+    apiTokenId: string
+    /** An API token (`syt_…`) of each role. */
+    apiTokens: Record<Role, string>
+    /** A service token of {@link SERVICE_TOKEN}`.own`. */
+    serviceToken: string
+    taskId: string
+    queue: string
+  }
   /**
    * Adds a task run and resolves its id once it is `failed` (retryable) or `running`
    * (cancellable; it runs until cancelled or until the admins close).
@@ -176,6 +192,41 @@ export async function issueKey(port: number, name: string): Promise<{ key: strin
   return { key, id }
 }
 
+/** What {@link issueToken} asks for: the body of `POST /api/tokens`. */
+export interface TokenRequest {
+  name: string
+  role?: Role
+  service?: string
+  expires_at?: string
+}
+
+/** Logs in as the admin and creates an API token; resolves the token (`syt_…`) and its id. */
+export async function issueToken(
+  port: number,
+  request: TokenRequest,
+): Promise<{ token: string; id: string }> {
+  const login = await send(
+    port,
+    'POST',
+    `${MOUNTS.admin}/api/auth/login`,
+    { 'content-type': 'application/json' },
+    JSON.stringify(CREDENTIALS),
+  )
+  const session = (JSON.parse(login.body) as { token?: string }).token ?? ''
+  const issued = await send(
+    port,
+    'POST',
+    `${MOUNTS.admin}/api/tokens`,
+    { authorization: `Bearer ${session}`, 'content-type': 'application/json' },
+    JSON.stringify(request),
+  )
+  const { token, id } = JSON.parse(issued.body) as { token?: string; id?: string }
+  if (token === undefined || id === undefined) {
+    throw new Error(`token issue failed: ${issued.status} ${issued.body.slice(0, 200)}`)
+  }
+  return { token, id }
+}
+
 /** Starts both admins on 127.0.0.1, port 0. */
 export async function startAdmins(options: { publicStream?: boolean } = {}): Promise<Admins> {
   let now = Date.parse('2030-01-01T00:00:00Z')
@@ -234,7 +285,7 @@ export async function startAdmins(options: { publicStream?: boolean } = {}): Pro
   await app.register(taskAdmin, {
     taskManager: manager,
     path: MOUNTS.tasks,
-    auth: [CREDENTIALS.username, CREDENTIALS.password],
+    auth: Object.values(ROLE_CREDENTIALS),
     tokenExpiry: TOKEN_EXPIRY_S,
     clock,
     loginThrottle: {
@@ -252,6 +303,20 @@ export async function startAdmins(options: { publicStream?: boolean } = {}): Pro
   const address = app.server.address()
   if (address === null || typeof address === 'string') throw new Error('no port')
   const key = await issueKey(address.port, 'fixture')
+  const token = await issueToken(address.port, { name: 'fixture', role: 'viewer' })
+  const roleToken = async (role: Role) =>
+    (await issueToken(address.port, { name: `principal-${role}`, role })).token
+  const apiTokens = {
+    viewer: await roleToken('viewer'),
+    operator: await roleToken('operator'),
+    admin: await roleToken('admin'),
+  }
+  const serviceToken = (
+    await issueToken(address.port, {
+      name: `principal-${SERVICE_TOKEN.own}`,
+      service: SERVICE_TOKEN.own,
+    })
+  ).token
 
   return {
     app,
@@ -262,6 +327,9 @@ export async function startAdmins(options: { publicStream?: boolean } = {}): Pro
     fixtures: {
       evaluationKey: key.key,
       evaluationKeyId: key.id,
+      apiTokenId: token.id,
+      apiTokens,
+      serviceToken,
       taskId: record.task_id,
       queue: record.queue,
     },
@@ -295,6 +363,7 @@ export async function startAdmins(options: { publicStream?: boolean } = {}): Pro
         segments,
         audit: audit.total,
         keys: (await engine.evaluationKeys().list()).map((each) => [each.id, each.name]),
+        tokens: (await engine.apiTokens().list()).map((each) => [each.id, each.name]),
         tasks: tasks.items.map((task) => [task.task_id, task.status]),
         schedules: manager.listSchedules().map((schedule) => [schedule.name, schedule.trigger]),
         queues: manager.queueStats(),

@@ -18,11 +18,12 @@
  */
 import { requiredRole, roleAllows, isRole, type Role } from '../../src/common/roles.js'
 import {
-  CREDENTIALS,
   MOUNTS,
   issueKey,
+  issueToken,
   ROLE_CREDENTIALS,
   send,
+  SERVICE_TOKEN,
   type Admins,
   type Answer,
   type RecordedRoute,
@@ -57,8 +58,19 @@ export function matrixRoute(route: RecordedRoute): MatrixRoute {
   return { ...route, cls: classOf(route), required: requiredRole(route.method, declared) }
 }
 
-/** What a principal must get from a route. */
-export type Expectation = 'served' | 'unauthenticated' | 'forbidden' | 'key-refused'
+/**
+ * What a principal must get from a route: `forbidden` is a 403 `FORBIDDEN` naming the role the
+ * route needs, `out-of-scope` one without a role (a service token outside its service).
+ */
+export type Expectation =
+  'served' | 'unauthenticated' | 'forbidden' | 'out-of-scope' | 'key-refused'
+
+/** The parts of a request a route's `config.serviceScope` reads, as the matrix will send them. */
+export interface Probe {
+  params: Record<string, string>
+  query: Record<string, string>
+  body: unknown
+}
 
 /** One row of the principal table. */
 export interface Principal {
@@ -71,8 +83,13 @@ export interface Principal {
    * presents (a logout), so that the principal's later requests still present a live one.
    */
   fresh?: () => Promise<Record<string, string>>
-  /** What it must get from `route`. */
-  expected(route: MatrixRoute): Expectation
+  /** What it must get from `route`, sent as `probe` (when it matters: a service token). */
+  expected(route: MatrixRoute, probe?: Probe): Expectation
+  /**
+   * The services whose resources each request is sent for, once per service (a service token:
+   * its own and another); absent for a principal the service of a request does not concern.
+   */
+  services?: readonly string[]
 }
 
 /**
@@ -89,11 +106,11 @@ export const EXCEPTIONS: readonly {
   why: string
 }[] = []
 
-function withExceptions(name: string, rule: (route: MatrixRoute) => Expectation) {
-  return (route: MatrixRoute): Expectation =>
+function withExceptions(name: string, rule: (route: MatrixRoute, probe?: Probe) => Expectation) {
+  return (route: MatrixRoute, probe?: Probe): Expectation =>
     EXCEPTIONS.find(
       (each) => each.principal === name && each.method === route.method && each.url === route.url,
-    )?.expected ?? rule(route)
+    )?.expected ?? rule(route, probe)
 }
 
 /** A principal without credentials: public routes only. */
@@ -149,6 +166,59 @@ export function evaluationKey(admins: Admins): Principal {
   }
 }
 
+/** An API token (`syt_…`) with `role`: what a session of that role gets. */
+export function roleToken(admins: Admins, role: Role): Principal {
+  const token = admins.fixtures.apiTokens[role]
+  const name = `${role} token`
+  return {
+    name,
+    headers: { authorization: `Bearer ${token}` },
+    expected: withExceptions(name, (route) =>
+      route.cls === 'public' || roleAllows(role, route.required) ? 'served' : 'forbidden',
+    ),
+  }
+}
+
+/**
+ * A service token of {@link SERVICE_TOKEN}.own: operator rights on the routes that declare the
+ * service a request touches (`config.serviceScope`) when that service is its own; refused
+ * everywhere else. Each such route is sent twice, on its own service's resources and on the
+ * other's.
+ */
+export function serviceToken(admins: Admins): Principal {
+  const own = SERVICE_TOKEN.own
+  const token = admins.fixtures.serviceToken
+  const name = `${own} service token`
+  return {
+    name,
+    headers: { authorization: `Bearer ${token}` },
+    services: [own, SERVICE_TOKEN.other],
+    expected: withExceptions(name, (route, probe) => {
+      if (route.cls === 'public') return 'served'
+      if (!roleAllows('operator', route.required)) return 'forbidden'
+      return touchedService(route, probe, own) === own ? 'served' : 'out-of-scope'
+    }),
+  }
+}
+
+/**
+ * The service a request touches, by the route's own `config.serviceScope` run on what the matrix
+ * sends (`caller` is the service of the token presenting it); null when the route declares none.
+ */
+export function touchedService(
+  route: RecordedRoute,
+  probe: Probe | undefined,
+  caller: string | null,
+): string | null {
+  const scope = route.config.serviceScope
+  if (typeof scope !== 'function') return null
+  // Only the parts a scope reads: the request as the matrix sends it, and who presents it.
+  return (scope as (request: unknown) => string | null)({
+    ...(probe ?? { params: {}, query: {}, body: undefined }),
+    switchyardAdmin: { service: caller },
+  })
+}
+
 /** The principals of the route-control admin. */
 export async function adminPrincipals(admins: Admins): Promise<Principal[]> {
   return [
@@ -157,11 +227,16 @@ export async function adminPrincipals(admins: Admins): Promise<Principal[]> {
     await roleSession(admins, 'operator'),
     await roleSession(admins, 'admin'),
     evaluationKey(admins),
+    roleToken(admins, 'viewer'),
+    roleToken(admins, 'operator'),
+    roleToken(admins, 'admin'),
+    serviceToken(admins),
   ]
 }
 
-/** A bearer session of the task admin (its one user is an admin). */
-export async function taskAdminSession(admins: Admins): Promise<Principal> {
+/** A bearer session of the task admin's user with `role`. */
+export async function taskRoleSession(admins: Admins, role: Role): Promise<Principal> {
+  const { username, password } = ROLE_CREDENTIALS[role]
   const headers = async () => {
     // The task admin's login form carries a CSRF token bound to a pre-login cookie.
     const view = await send(admins.port, 'GET', `${MOUNTS.tasks}/auth/login`)
@@ -171,25 +246,34 @@ export async function taskAdminSession(admins: Admins): Promise<Principal> {
       'POST',
       `${MOUNTS.tasks}/auth/login`,
       { 'content-type': 'application/x-www-form-urlencoded', cookie: view.cookies.join('; ') },
-      new URLSearchParams({ csrf_token: formToken, ...CREDENTIALS }).toString(),
+      new URLSearchParams({ csrf_token: formToken, username, password }).toString(),
     )
     const token = form.cookies
       .find((pair) => pair.startsWith('switchyard_tasks_session='))
       ?.slice('switchyard_tasks_session='.length)
-    if (token === undefined) throw new Error(`task admin login failed: ${form.status}`)
+    if (token === undefined)
+      throw new Error(`task admin login of ${username} failed: ${form.status}`)
     return { authorization: `Bearer ${token}` }
   }
+  const name = `${role} session`
   return {
-    name: 'admin session',
+    name,
     headers: await headers(),
     fresh: headers,
-    expected: withExceptions('admin session', () => 'served'),
+    expected: withExceptions(name, (route) =>
+      route.cls === 'public' || roleAllows(role, route.required) ? 'served' : 'forbidden',
+    ),
   }
 }
 
-/** The principals of the task admin (its roles come later: then one row each). */
+/** The principals of the task admin: no credentials, and a session of each role. */
 export async function taskPrincipals(admins: Admins): Promise<Principal[]> {
-  return [anonymous(), await taskAdminSession(admins)]
+  return [
+    anonymous(),
+    await taskRoleSession(admins, 'viewer'),
+    await taskRoleSession(admins, 'operator'),
+    await taskRoleSession(admins, 'admin'),
+  ]
 }
 
 /**
@@ -215,6 +299,11 @@ export interface RequestSpec {
 }
 
 const ROUTE = 'GET:/orders'
+/** A route of each service of the admins (`shop` is the server's own, the default). */
+const SERVICE_ROUTES: ReadonlyMap<string, { route: string; path: string }> = new Map([
+  ['shop', { route: ROUTE, path: '/orders' }],
+  ['billing', { route: 'GET:/invoices', path: '/invoices' }],
+])
 const future = (hours: number) => new Date(Date.UTC(2031, 0, 1, hours)).toISOString()
 const doomedFlag = async (admins: Admins) => {
   await admins.engine.saveFlag(booleanFlag('doomed'))
@@ -225,6 +314,10 @@ const doomedSegment = async (admins: Admins) => {
   return { key: 'doomed' }
 }
 const doomedKey = async (admins: Admins) => ({ id: (await issueKey(admins.port, 'doomed')).id })
+const doomedToken = async (admins: Admins) => ({
+  id: (await issueToken(admins.port, { name: `doomed-${++doomedTokens}`, role: 'viewer' })).id,
+})
+let doomedTokens = 0
 const failedTask = async (admins: Admins) => ({ task_id: await admins.taskIn('failed') })
 const runningTask = async (admins: Admins) => ({ task_id: await admins.taskIn('running') })
 const idsOf = (prepared: Record<string, string>) => [prepared.task_id ?? 'none']
@@ -243,6 +336,8 @@ export const REQUESTS: ReadonlyMap<string, RequestSpec> = new Map<string, Reques
   ['POST /api/auth/login', { json: ROLE_CREDENTIALS.viewer }],
   ['POST /api/auth/logout', { endsSession: true }],
   ['POST /logout', { endsSession: true }],
+  ['GET /api/routes/state', { query: `route=${encodeURIComponent(ROUTE)}` }],
+  ['HEAD /api/routes/state', { query: `route=${encodeURIComponent(ROUTE)}` }],
   ['POST /api/routes/enable', { json: { route: ROUTE } }],
   ['POST /api/routes/disable', { json: { route: ROUTE, reason: 'matrix' } }],
   ['POST /api/routes/maintenance', { json: { route: ROUTE } }],
@@ -275,6 +370,11 @@ export const REQUESTS: ReadonlyMap<string, RequestSpec> = new Map<string, Reques
     { json: (principal: string) => ({ name: slug('new', principal) }) },
   ],
   ['DELETE /api/evaluation-keys/:id', { prepare: doomedKey }],
+  [
+    'POST /api/tokens',
+    { json: (principal: string) => ({ name: slug('new', principal), role: 'viewer' }) },
+  ],
+  ['DELETE /api/tokens/:id', { prepare: doomedToken }],
   ['POST /ofrep/v1/evaluate/flags/:key', { json: { context: { targetingKey: 'u1' } } }],
   ['POST /ofrep/v1/evaluate/flags', { json: { context: { targetingKey: 'u1' } } }],
   ['POST /routes/enable', { form: { route: ROUTE } }],
@@ -323,6 +423,11 @@ export const REQUESTS: ReadonlyMap<string, RequestSpec> = new Map<string, Reques
   ['POST /evaluation-keys', { form: (principal: string) => ({ name: slug('form', principal) }) }],
   ['POST /segments/:key/delete', { prepare: doomedSegment }],
   ['POST /evaluation-keys/:id/revoke', { prepare: doomedKey }],
+  [
+    'POST /api-tokens',
+    { form: (principal: string) => ({ name: slug('form', principal), role: 'viewer' }) },
+  ],
+  ['POST /api-tokens/:id/revoke', { prepare: doomedToken }],
   ['POST /auth/logout', { endsSession: true }],
   ['POST /:task_id/retry', { prepare: failedTask }],
   ['POST /:task_id/cancel', { prepare: runningTask }],
@@ -358,7 +463,9 @@ function paramValue(admins: Admins, url: string, name: string): string {
     case 'key':
       return url.includes('/segments/') ? 'staff' : 'dark-mode'
     case 'id':
-      return admins.fixtures.evaluationKeyId
+      return /\/(api\/tokens|api-tokens)\//.test(url)
+        ? admins.fixtures.apiTokenId
+        : admins.fixtures.evaluationKeyId
     case 'file':
       return 'ui.css'
     case 'task_id':
@@ -374,16 +481,6 @@ function paramValue(admins: Admins, url: string, name: string): string {
 function specKey(route: RecordedRoute): string {
   const below = route.url.slice(MOUNTS[route.app].length)
   return `${route.method} ${below === '' ? '/' : below}`
-}
-
-function concretePath(
-  admins: Admins,
-  route: RecordedRoute,
-  overrides: Record<string, string>,
-): string {
-  return route.url.replace(/:([A-Za-z_]+)/g, (_, name: string) =>
-    encodeURIComponent(overrides[name] ?? paramValue(admins, route.url, name)),
-  )
 }
 
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS'])
@@ -404,6 +501,14 @@ export interface MatrixResult {
   tally: Map<string, PrincipalTally>
   /** Refused requests after which the state differed from the snapshot before them. */
   stateChanges: string[]
+  /** Every request sent: route, principal, the service it was sent for, what it had to get. */
+  sent: {
+    method: string
+    url: string
+    principal: string
+    service?: string
+    expected: Expectation
+  }[]
   /** Requests sent. */
   requests: number
   /** Requests refused (as expected or not). */
@@ -415,6 +520,83 @@ interface Planned {
   principal: Principal
   expected: Expectation
   spec: RequestSpec
+  /** The service whose resources the request is sent for; absent: the defaults of REQUESTS. */
+  service?: string
+}
+
+/** One request as sent: its path and query, headers it adds, body, and what a scope reads. */
+interface Built {
+  path: string
+  headers: Record<string, string>
+  body: string | undefined
+  probe: Probe
+}
+
+function schemaHas(schema: unknown, property: string): boolean {
+  const properties = (schema as { properties?: Record<string, unknown> } | undefined)?.properties
+  return properties !== undefined && Object.hasOwn(properties, property)
+}
+
+/**
+ * Moves a body or query onto `service`'s resources: the field that names the service (`app_id`
+ * of an SDK call, else `service` where the route's schema has one) and the route it names.
+ */
+function onService(
+  fields: Record<string, unknown>,
+  schema: unknown,
+  service: string,
+): Record<string, unknown> {
+  const moved = { ...fields }
+  if (Object.hasOwn(moved, 'app_id') || schemaHas(schema, 'app_id')) moved.app_id = service
+  else if (schemaHas(schema, 'service')) moved.service = service
+  const own = SERVICE_ROUTES.get(service)
+  if (own !== undefined) {
+    if (moved.route === ROUTE) moved.route = own.route
+    if (moved.path === SERVICE_ROUTES.get('shop')!.path) moved.path = own.path
+  }
+  return moved
+}
+
+function buildRequest(
+  admins: Admins,
+  route: MatrixRoute,
+  spec: RequestSpec,
+  principal: string,
+  prepared: Record<string, string>,
+  service: string | undefined,
+): Built {
+  const overrides = service === undefined ? prepared : { service, ...prepared }
+  const paramNames = [...route.url.matchAll(/:([A-Za-z_]+)/g)].map((match) => match[1]!)
+  const params = Object.fromEntries(
+    paramNames.map((name) => [name, overrides[name] ?? paramValue(admins, route.url, name)]),
+  )
+  let query: Record<string, string> = Object.fromEntries(new URLSearchParams(spec.query ?? ''))
+  let json = typeof spec.json === 'function' ? spec.json(principal, prepared) : spec.json
+  const form = typeof spec.form === 'function' ? spec.form(principal, prepared) : spec.form
+  const wantsJson = json !== undefined || (route.schema?.body !== undefined && route.cls !== 'page')
+  if (service !== undefined) {
+    query = onService(query, route.schema?.querystring, service) as Record<string, string>
+    if (wantsJson && (json === undefined || (typeof json === 'object' && !Array.isArray(json)))) {
+      json = onService((json ?? {}) as Record<string, unknown>, route.schema?.body, service)
+    }
+  }
+  const headers: Record<string, string> = {}
+  let body: string | undefined
+  let parsed: unknown
+  if (wantsJson) {
+    headers['content-type'] = 'application/json'
+    parsed = json ?? {}
+    body = JSON.stringify(parsed)
+  } else if (route.cls === 'page' && !SAFE.has(route.method)) {
+    headers['content-type'] = 'application/x-www-form-urlencoded'
+    parsed = form ?? {}
+    body = new URLSearchParams(form ?? {}).toString()
+  }
+  const search = new URLSearchParams(query).toString()
+  const path =
+    route.url.replace(/:([A-Za-z_]+)/g, (_, name: string) => encodeURIComponent(params[name]!)) +
+    (search === '' ? '' : `?${search}`)
+  return { path, headers, body, probe: { params, query, body: parsed } }
 }
 
 /**
@@ -432,6 +614,7 @@ export async function runMatrix(
     writesNotApplied: [],
     tally: new Map(principals.map((principal) => [principal.name, { requests: 0, refusals: 0 }])),
     stateChanges: [],
+    sent: [],
     requests: 0,
     refusals: 0,
   }
@@ -441,10 +624,11 @@ export async function runMatrix(
   for (const route of routes) {
     const spec = REQUESTS.get(specKey(route)) ?? {}
     for (const principal of principals) {
-      const planned = { route, principal, expected: principal.expected(route), spec }
-      if (planned.expected !== 'served' || SAFE.has(route.method)) quiet.push(planned)
-      else if (spec.endsSession === true || spec.last === true) last.push(planned)
-      else writes.push(planned)
+      for (const planned of plan(admins, route, spec, principal)) {
+        if (planned.expected !== 'served' || SAFE.has(route.method)) quiet.push(planned)
+        else if (spec.endsSession === true || spec.last === true) last.push(planned)
+        else writes.push(planned)
+      }
     }
   }
   // Ending sessions goes after every deletion: both are last, sessions at the very end.
@@ -467,8 +651,37 @@ export async function runMatrix(
   return result
 }
 
+/**
+ * The requests of one route for one principal: one, or for a principal that names services one
+ * per service when the service the route's `config.serviceScope` reads differs between them.
+ */
+function plan(
+  admins: Admins,
+  route: MatrixRoute,
+  spec: RequestSpec,
+  principal: Principal,
+): Planned[] {
+  const services = principal.services ?? []
+  const probes = services.map(
+    (service) => buildRequest(admins, route, spec, principal.name, {}, service).probe,
+  )
+  const touched = probes.map((probe) => touchedService(route, probe, null))
+  if (services.length === 0 || touched.every((each) => each === touched[0])) {
+    const { probe } = buildRequest(admins, route, spec, principal.name, {}, undefined)
+    return [{ route, principal, spec, expected: principal.expected(route, probe) }]
+  }
+  return services.map((service, index) => ({
+    route,
+    principal,
+    spec,
+    service,
+    expected: principal.expected(route, probes[index]),
+  }))
+}
+
 function label(planned: Planned): string {
-  return `${planned.route.method} ${planned.route.url} [${planned.principal.name}]`
+  const on = planned.service === undefined ? '' : ` on ${planned.service}`
+  return `${planned.route.method} ${planned.route.url}${on} [${planned.principal.name}]`
 }
 
 async function sendPlanned(admins: Admins, planned: Planned, result: MatrixResult): Promise<void> {
@@ -479,19 +692,9 @@ async function sendPlanned(admins: Admins, planned: Planned, result: MatrixResul
     allowedWrite && spec.endsSession === true && principal.fresh !== undefined
       ? await principal.fresh()
       : principal.headers
-  const path =
-    concretePath(admins, route, params) + (spec.query === undefined ? '' : `?${spec.query}`)
-  const headers: Record<string, string> = { ...credentials }
-  let body: string | undefined
-  const json = typeof spec.json === 'function' ? spec.json(principal.name, params) : spec.json
-  const form = typeof spec.form === 'function' ? spec.form(principal.name, params) : spec.form
-  if (json !== undefined || (route.schema?.body !== undefined && route.cls !== 'page')) {
-    headers['content-type'] = 'application/json'
-    body = JSON.stringify(json ?? {})
-  } else if (route.cls === 'page' && !SAFE.has(route.method)) {
-    headers['content-type'] = 'application/x-www-form-urlencoded'
-    body = new URLSearchParams(form ?? {}).toString()
-  }
+  const built = buildRequest(admins, route, spec, principal.name, params, planned.service)
+  const { path, body } = built
+  const headers: Record<string, string> = { ...credentials, ...built.headers }
   const tally = result.tally.get(principal.name)!
   tally.requests++
   if (expected !== 'served') {
@@ -499,6 +702,13 @@ async function sendPlanned(admins: Admins, planned: Planned, result: MatrixResul
     result.refusals++
   }
   result.requests++
+  result.sent.push({
+    method: route.method,
+    url: route.url,
+    principal: principal.name,
+    ...(planned.service === undefined ? {} : { service: planned.service }),
+    expected,
+  })
   let answer: Answer
   try {
     answer = await send(admins.port, route.method, path, headers, body)
@@ -569,6 +779,8 @@ function verdict(
       return answer.status === 403 && coded('FORBIDDEN', { required_role: route.required })
         ? null
         : got
+    case 'out-of-scope':
+      return answer.status === 403 && coded('FORBIDDEN', { required_role: undefined }) ? null : got
     case 'key-refused':
       return answer.status === 403 && coded('EVALUATION_KEY_NOT_ALLOWED') ? null : got
   }

@@ -33,15 +33,27 @@ describe('admin auth sweep (short form)', () => {
     const value = (name: string) => figures.find((figure) => figure.name === name)?.value
     expect(value('role matrix: state changes after a refusal')).toBe(0)
     expect(Number(value('role matrix: refusals'))).toBeGreaterThan(100)
+    const tallyOf = (name: string) => String(value(name)).split(' / ').map(Number)
     for (const principal of ['viewer', 'operator', 'admin']) {
-      const [requests, refused] = String(
-        value(`route-control admin, ${principal} session: requests / refused`),
-      )
-        .split(' / ')
-        .map(Number)
-      expect(requests).toBeGreaterThan(100)
+      for (const kind of ['session', 'token']) {
+        const [requests, refused] = tallyOf(
+          `route-control admin, ${principal} ${kind}: requests / refused`,
+        )
+        expect(requests).toBeGreaterThan(100)
+        expect(refused! > 0).toBe(principal !== 'admin')
+      }
+      const [requests, refused] = tallyOf(`task admin, ${principal} session: requests / refused`)
+      expect(requests).toBeGreaterThan(30)
       expect(refused! > 0).toBe(principal !== 'admin')
     }
+    // The service token: more requests than routes (the service-scoped ones twice), refused
+    // everywhere outside its own service.
+    const [admin] = tallyOf('route-control admin, admin token: requests / refused')
+    const [requests, refused] = tallyOf(
+      'route-control admin, billing service token: requests / refused',
+    )
+    expect(requests).toBeGreaterThan(admin! + 20)
+    expect(refused).toBeGreaterThan(100)
   }, 120_000)
 
   it('classifies routes from their own configuration', async () => {
