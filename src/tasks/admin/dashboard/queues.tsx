@@ -101,8 +101,12 @@ export function QueueRow(props: {
         <QueueFormCell id={id} action={props.action} field={field} />
       ) : (
         <>
-          <td class="num">{limit(queue.concurrency)}</td>
-          <td class="num">{limit(queue.max_size)}</td>
+          <td class="num" safe>
+            {limit(queue.concurrency)}
+          </td>
+          <td class="num" safe>
+            {limit(queue.max_size)}
+          </td>
         </>
       )}
     </tr>
