@@ -16,9 +16,8 @@ import { endHeadRequest, writeStreamHead } from '../../common/sse-stream.js'
 import { ValidationError } from '../../core/errors.js'
 import { ADMIN_ROUTE, type AdminInstance } from '../context.js'
 import type { EventHub } from '../../common/sse-hub.js'
-import type { Session, SessionManager } from '../auth/sessions.js'
+import type { SessionManager } from '../auth/sessions.js'
 import type { ApiTokens } from '../auth/api-tokens.js'
-import type { ApiTokenRecord } from '../../stores/types.js'
 import { ErrorBody } from '../schemas.js'
 
 /** Registers the event-stream endpoint. */
@@ -104,10 +103,22 @@ export function serveSessionStream(
     if (!response.writableEnded) response.end()
   }
   const apiToken = request.switchyardAdmin?.apiToken
-  if (sessions !== null && session !== null && token !== null)
-    stopWatching = watchSession(sessions, token, session, streams, end, checkIntervalMs)
-  else if (apiTokens !== null && apiToken !== undefined)
-    stopWatching = watchApiToken(apiTokens, apiToken, streams, end, checkIntervalMs)
+  if (sessions !== null && session !== null && token !== null) {
+    const credential = {
+      streamKey: session.tokenHash,
+      untilExpiry: Math.max(0, Date.parse(session.expires_at) - sessions.now()),
+      lookUp: () => sessions.resolve(token),
+    }
+    stopWatching = watchCredential(credential, streams, end, checkIntervalMs)
+  } else if (apiTokens !== null && apiToken !== undefined) {
+    const expiresAt = apiTokens.expiresAt(apiToken)
+    const credential = {
+      streamKey: apiTokenStreamKey(apiToken.id),
+      untilExpiry: expiresAt === null ? null : Math.max(0, expiresAt - apiTokens.now()),
+      lookUp: () => apiTokens.check(apiToken),
+    }
+    stopWatching = watchCredential(credential, streams, end, checkIntervalMs)
+  }
   request.raw.once('close', () => {
     stopWatching()
     disconnect()
@@ -144,60 +155,30 @@ export class SessionStreams {
   }
 }
 
-/**
- * Watches one stream's session: ends it at expiry (a timer), at a local logout (`streams`) and
- * when a periodic lookup no longer finds the token. Returns the function that stops watching.
- */
-function watchSession(
-  sessions: SessionManager,
-  token: string,
-  session: Session,
-  streams: SessionStreams,
-  end: () => void,
-  checkIntervalMs: number,
-): () => void {
-  const unregister = streams.add(session.tokenHash, end)
-  const untilExpiry = Math.max(0, Date.parse(session.expires_at) - sessions.now())
-  // setTimeout takes at most 2^31 − 1 ms; the periodic check covers longer tokens.
-  const expiry = untilExpiry < 2 ** 31 - 1 ? setTimeout(end, untilExpiry) : null
-  expiry?.unref()
-  let checking = false
-  const check = setInterval(() => {
-    if (checking) return
-    checking = true
-    sessions
-      .resolve(token)
-      .then((current) => {
-        if (current === null) end()
-      })
-      // A store that cannot answer is no proof of revocation: keep the stream, check again.
-      .catch(() => undefined)
-      .finally(() => {
-        checking = false
-      })
-  }, checkIntervalMs)
-  check.unref()
-  return () => {
-    unregister()
-    if (expiry !== null) clearTimeout(expiry)
-    clearInterval(check)
-  }
+/** What a stream's credential watch needs: the credential it ends with. */
+interface WatchedCredential {
+  /** The key under which a local logout or revocation ends its streams (`streams`). */
+  streamKey: string
+  /** Milliseconds until it expires; null when it never does. */
+  untilExpiry: number | null
+  /** Looks the credential up in the store again: null once it is revoked or expired. */
+  lookUp: () => Promise<unknown>
 }
 
 /**
- * Watches one stream's API token: ends it at expiry, at a revocation on this instance
- * (`streams`) and when a periodic lookup in the store no longer finds the token valid.
+ * Watches one stream's credential (a session or an API token): ends the stream at expiry (a
+ * timer), at a local logout or revocation (`streams`) and when a periodic lookup in the store no
+ * longer finds it. Returns the function that stops watching.
  */
-function watchApiToken(
-  apiTokens: ApiTokens,
-  record: ApiTokenRecord,
+function watchCredential(
+  credential: WatchedCredential,
   streams: SessionStreams,
   end: () => void,
   checkIntervalMs: number,
 ): () => void {
-  const unregister = streams.add(apiTokenStreamKey(record.id), end)
-  const expiresAt = apiTokens.expiresAt(record)
-  const untilExpiry = expiresAt === null ? null : Math.max(0, expiresAt - apiTokens.now())
+  const unregister = streams.add(credential.streamKey, end)
+  const { untilExpiry } = credential
+  // setTimeout takes at most 2^31 − 1 ms; the periodic check covers longer lifetimes.
   const expiry =
     untilExpiry !== null && untilExpiry < 2 ** 31 - 1 ? setTimeout(end, untilExpiry) : null
   expiry?.unref()
@@ -205,8 +186,8 @@ function watchApiToken(
   const check = setInterval(() => {
     if (checking) return
     checking = true
-    apiTokens
-      .check(record)
+    credential
+      .lookUp()
       .then((current) => {
         if (current === null) end()
       })
