@@ -1,7 +1,8 @@
 /**
  * `npm run drill`: runs the reliability drills one after the other (compiled, see
  * tsconfig.drill.json), prints one table and writes `drill/results.json`. Pass names to run a
- * subset (`npm run drill -- auth-sweep fuzz`) and `--short` for the test suite's small counts.
+ * subset (`npm run drill -- auth-sweep fuzz`; the file keeps the other drills' last entries) and
+ * `--short` for the test suite's small counts.
  * Every drill is bounded in count and time; the whole run stays under ten minutes.
  */
 import { DRILLS } from './drills/index.js'

@@ -2,7 +2,7 @@
  * The drill report: one table on stdout and `drill/results.json` (every figure of the latest
  * run, with the machine it ran on).
  */
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { cpus, totalmem } from 'node:os'
 import type { DrillFigure } from './drill.js'
 
@@ -15,6 +15,8 @@ export interface DrillOutcome {
   figures: DrillFigure[]
   /** Set when the drill threw instead of returning figures. */
   error?: string
+  /** When this drill last ran (a run of a subset keeps the other drills' older entries). */
+  ran_at?: string
 }
 
 /** True when the drill ran to the end and met every goal. */
@@ -53,13 +55,31 @@ export function formatTable(outcomes: readonly DrillOutcome[]): string {
 
 /** Writes `path` (JSON): the run's date, machine and every outcome. */
 export function writeResults(path: string, outcomes: readonly DrillOutcome[]): void {
+  // A run of a few drills updates their entries and keeps the others' last results, so the file
+  // always describes every drill; each entry carries the date it ran.
+  const ranAt = new Date().toISOString()
+  const fresh = outcomes.map((outcome) => ({ ...outcome, ran_at: ranAt }))
+  const ran = new Set(outcomes.map((outcome) => outcome.drill))
+  const kept = previousOutcomes(path).filter((outcome) => !ran.has(outcome.drill))
+  const drills = [...kept, ...fresh]
   const document = {
-    date: new Date().toISOString(),
+    date: ranAt,
     node: process.version,
     cpus: cpus().length,
     memory_gib: Math.round((totalmem() / 2 ** 30) * 10) / 10,
-    passed: outcomes.every(passed),
-    drills: outcomes,
+    passed: drills.every(passed),
+    drills,
   }
   writeFileSync(path, `${JSON.stringify(document, null, 2)}\n`)
+}
+
+/** The outcomes an earlier run wrote to `path`, or none when it is missing or unreadable. */
+function previousOutcomes(path: string): DrillOutcome[] {
+  try {
+    const document: unknown = JSON.parse(readFileSync(path, 'utf8'))
+    const drills = (document as { drills?: unknown }).drills
+    return Array.isArray(drills) ? (drills as DrillOutcome[]) : []
+  } catch {
+    return []
+  }
 }

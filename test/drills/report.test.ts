@@ -42,7 +42,23 @@ describe('drill report', () => {
     }
     expect(written.passed).toBe(false)
     expect(written.drills.map((outcome) => outcome.drill)).toEqual(['good', 'bad', 'broken'])
-    writeResults(path, outcomes.slice(0, 1))
+  })
+
+  it('replaces only the entries of the drills a subset run ran and keeps the others', () => {
+    const path = join(dir, 'subset.json')
+    writeResults(path, outcomes)
+    const fixed: DrillOutcome = { ...outcomes[1]!, figures: [], error: undefined }
+    writeResults(path, [fixed])
+    const written = JSON.parse(readFileSync(path, 'utf8')) as {
+      passed: boolean
+      drills: DrillOutcome[]
+    }
+    expect(written.drills.map((outcome) => outcome.drill)).toEqual(['good', 'broken', 'bad'])
+    expect(written.drills.find((outcome) => outcome.drill === 'bad')?.figures).toEqual([])
+    expect(written.drills.every((outcome) => typeof outcome.ran_at === 'string')).toBe(true)
+    // The broken drill kept from the first run still fails the whole file.
+    expect(written.passed).toBe(false)
+    writeResults(path, [{ ...outcomes[2]!, figures: [], error: undefined }])
     expect((JSON.parse(readFileSync(path, 'utf8')) as { passed: boolean }).passed).toBe(true)
   })
 })
