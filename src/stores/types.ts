@@ -171,7 +171,7 @@ export interface ApiTokenStore {
    * Records that `token` was used at `at` (ISO 8601); leaves nothing behind for a token that no
    * longer exists. Written at most once a minute per token by its callers.
    */
-  touch(token: Pick<ApiTokenRecord, 'id' | 'token_hash'>, at: string): Promise<void>
+  touch(token: ApiTokenRecord, at: string): Promise<void>
   /** When each token was last used (ISO 8601), by id; tokens never used are absent. */
   lastUsed(): Promise<Map<string, string>>
 }

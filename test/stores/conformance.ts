@@ -8,7 +8,7 @@ import type { AuditEntry } from '../../src/core/audit-entry.js'
 import type { ChangeEvent } from '../../src/core/events.js'
 import type { MaintenanceConfig } from '../../src/core/maintenance.js'
 import { declaredState, type RouteState } from '../../src/core/route-state.js'
-import type { Store } from '../../src/stores/types.js'
+import type { ApiTokenRecord, Store } from '../../src/stores/types.js'
 import { FakeClock } from '../helpers/clock.js'
 import { until } from '../helpers/wait.js'
 
@@ -329,6 +329,92 @@ export function runStoreConformance(name: string, target: ConformanceTarget): vo
             const other = await connected(reopen)
             expect(await other.evaluationKeys.revoke('ek_2')).toBe(true)
             expect(await again.evaluationKeys.findByHash('hash-2')).toBeNull()
+          }
+        })
+      }
+    })
+
+    describe('API tokens', () => {
+      const token = (n: number, overrides: Partial<ApiTokenRecord> = {}): ApiTokenRecord => ({
+        id: `tok_${n}`,
+        name: `token-${n}`,
+        role: 'operator',
+        service: null,
+        token_hash: `token-hash-${n}`,
+        created_at: '2026-11-21T12:00:00.000+00:00',
+        created_by: 'admin',
+        expires_at: null,
+        ...overrides,
+      })
+
+      it('stores, finds by hash and id, lists and revokes tokens', async () => {
+        const store = await connected()
+        expect(await store.apiTokens.list()).toEqual([])
+        expect(await store.apiTokens.findByHash('token-hash-1')).toBeNull()
+        await store.apiTokens.put(token(1))
+        await store.apiTokens.put(
+          token(2, { role: 'viewer', service: 'billing', expires_at: '2027-01-01T00:00:00Z' }),
+        )
+        expect(await store.apiTokens.findByHash('token-hash-1')).toEqual(token(1))
+        expect(await store.apiTokens.get('tok_2')).toEqual(
+          token(2, { role: 'viewer', service: 'billing', expires_at: '2027-01-01T00:00:00Z' }),
+        )
+        expect(await store.apiTokens.get('tok_3')).toBeNull()
+        const listed = await store.apiTokens.list()
+        expect(listed.map((record) => record.id).sort()).toEqual(['tok_1', 'tok_2'])
+        expect(await store.apiTokens.revoke('tok_1')).toBe(true)
+        expect(await store.apiTokens.revoke('tok_1')).toBe(false)
+        expect(await store.apiTokens.findByHash('token-hash-1')).toBeNull()
+        expect((await store.apiTokens.list()).map((record) => record.id)).toEqual(['tok_2'])
+      })
+
+      it('copies records in and out', async () => {
+        const store = await connected()
+        const record = token(1)
+        await store.apiTokens.put(record)
+        record.name = 'changed-by-the-caller'
+        const found = await store.apiTokens.findByHash('token-hash-1')
+        expect(found?.name).toBe('token-1')
+        found!.name = 'changed-again'
+        expect((await store.apiTokens.get('tok_1'))?.name).toBe('token-1')
+      })
+
+      it('records the last use of a live token only, and forgets it on revocation', async () => {
+        const store = await connected()
+        await store.apiTokens.put(token(1))
+        await store.apiTokens.put(token(2))
+        expect(await store.apiTokens.lastUsed()).toEqual(new Map())
+        await store.apiTokens.touch(token(1), '2026-11-21T12:05:00.000+00:00')
+        await store.apiTokens.touch(token(1), '2026-11-21T12:06:00.000+00:00')
+        // A use of a token that does not exist (revoked meanwhile) leaves nothing behind.
+        await store.apiTokens.touch(token(9), '2026-11-21T12:06:00.000+00:00')
+        expect(await store.apiTokens.lastUsed()).toEqual(
+          new Map([['tok_1', '2026-11-21T12:06:00.000+00:00']]),
+        )
+        expect(await store.apiTokens.revoke('tok_1')).toBe(true)
+        expect(await store.apiTokens.lastUsed()).toEqual(new Map())
+        // A token put again under the same id starts with no use.
+        await store.apiTokens.put(token(1))
+        expect((await store.apiTokens.lastUsed()).has('tok_1')).toBe(false)
+      })
+
+      if (target.reopen !== undefined) {
+        const reopen = target.reopen.bind(target)
+        it('keeps tokens and their uses across a reopen; a revocation reaches every store sharing the backend', async () => {
+          const store = await connected()
+          await store.apiTokens.put(token(1))
+          await store.apiTokens.put(token(2))
+          await store.apiTokens.touch(token(1), '2026-11-21T12:05:00.000+00:00')
+          await store.close()
+          const again = await connected(reopen)
+          expect(await again.apiTokens.findByHash('token-hash-1')).toEqual(token(1))
+          expect((await again.apiTokens.lastUsed()).get('tok_1')).toBe(
+            '2026-11-21T12:05:00.000+00:00',
+          )
+          if (target.shared === true) {
+            const other = await connected(reopen)
+            expect(await other.apiTokens.revoke('tok_2')).toBe(true)
+            expect(await again.apiTokens.findByHash('token-hash-2')).toBeNull()
           }
         })
       }
