@@ -8,7 +8,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { roleAllows, ROLES } from '../../common/roles.js'
 import type { ApiTokenView, IssuedApiToken } from '../auth/api-tokens.js'
-import { ADMIN_ROLE_ROUTE } from '../context.js'
 import { issueApiToken, revokeApiToken } from '../routes/api-tokens.js'
 import {
   DataTable,
@@ -23,10 +22,8 @@ import {
 } from '../../ui/index.js'
 import { attempt, done } from './answers.js'
 import { formErrors, formOf, raw, NO_ERRORS, type FormErrors } from './forms.js'
-import { domId, type Dashboard } from './view.js'
-
-/** Route options of the section's fragment and actions: admins only. */
-const ADMIN_PAGE = { config: ADMIN_ROLE_ROUTE, schema: { hide: true } } as const
+import { IssuedSecret, RevokeButton } from './credential-parts.js'
+import { ADMIN_PAGE, domId, type Dashboard } from './view.js'
 
 const TOKEN_FIELDS = ['name', 'role', 'service', 'expires_at'] as const
 
@@ -82,14 +79,12 @@ function TokenTable(props: { dashboard: Dashboard; tokens: readonly ApiTokenView
               <TimeCell at={token.last_used_at} now={now} />
             )}
             <td>
-              <button
-                class="btn btn-danger btn-small"
-                hx-post={dashboard.url(`/api-tokens/${encodeURIComponent(token.id)}/revoke`)}
-                hx-confirm={`Revoke the API token "${token.name}"? Whatever uses it is refused from now on.`}
-                aria-label={`Revoke ${token.name}`}
-              >
-                Revoke
-              </button>
+              <RevokeButton
+                dashboard={dashboard}
+                path={`/api-tokens/${encodeURIComponent(token.id)}/revoke`}
+                name={token.name}
+                confirm={`Revoke the API token "${token.name}"? Whatever uses it is refused from now on.`}
+              />
             </td>
           </tr>
         ))}
@@ -125,18 +120,7 @@ function TokenForm(props: TokenFormState & { dashboard: Dashboard }) {
       {issued === null ? (
         ''
       ) : (
-        <div class="issued-key" role="status">
-          <p>
-            Token <strong safe>{issued.name}</strong> is created. Copy it now: it is shown this once
-            and cannot be read again.
-          </p>
-          <input
-            class="mono"
-            readonly
-            value={issued.token}
-            aria-label={`The token ${issued.name}`}
-          />
-        </div>
+        <IssuedSecret kind="Token" name={issued.name} secret={issued.token} />
       )}
       <Field
         label="Name"

@@ -29,6 +29,7 @@ import { attempt, done } from './answers.js'
 import { formErrors, formOf, raw, NO_ERRORS, type FormErrors } from './forms.js'
 import { ADMIN_PAGE, NeedsRole, PAGE, domId, type Dashboard } from './view.js'
 import { apiTokenActions, apiTokensSection } from './api-tokens-section.js'
+import { IssuedSecret, RevokeButton } from './credential-parts.js'
 
 const KEY_FIELDS = ['name', 'flags'] as const
 
@@ -76,14 +77,12 @@ function KeyTable(props: { dashboard: Dashboard; keys: readonly EvaluationKeyVie
               {key.created_by}
             </td>
             <td>
-              <button
-                class="btn btn-danger btn-small"
-                hx-post={dashboard.url(`/evaluation-keys/${encodeURIComponent(key.id)}/revoke`)}
-                hx-confirm={`Revoke the key "${key.name}"? Services using it stop evaluating flags.`}
-                aria-label={`Revoke ${key.name}`}
-              >
-                Revoke
-              </button>
+              <RevokeButton
+                dashboard={dashboard}
+                path={`/evaluation-keys/${encodeURIComponent(key.id)}/revoke`}
+                name={key.name}
+                confirm={`Revoke the key "${key.name}"? Services using it stop evaluating flags.`}
+              />
             </td>
           </tr>
         ))}
@@ -119,17 +118,7 @@ function CreateForm(props: CreateFormState & { dashboard: Dashboard }) {
     >
       <h2>New key</h2>
       <FormError message={errors.form} />
-      {issued === null ? (
-        ''
-      ) : (
-        <div class="issued-key" role="status">
-          <p>
-            Key <strong safe>{issued.name}</strong> is created. Copy it now: it is shown this once
-            and cannot be read again.
-          </p>
-          <input class="mono" readonly value={issued.key} aria-label={`The key ${issued.name}`} />
-        </div>
-      )}
+      {issued === null ? '' : <IssuedSecret kind="Key" name={issued.name} secret={issued.key} />}
       <Field label="Name" for="key-name" error={error} hint="Who uses it, e.g. checkout-web">
         <input
           id="key-name"
