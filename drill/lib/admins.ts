@@ -145,13 +145,7 @@ export function loginBoth(admins: Admins): Promise<{ admin: string; tasks: strin
 
 /** {@link loginBoth} for admins mounted at {@link MOUNTS} on `port` of 127.0.0.1. */
 export async function loginAt(port: number): Promise<{ admin: string; tasks: string }> {
-  const api = await send(
-    port,
-    'POST',
-    `${MOUNTS.admin}/api/auth/login`,
-    { 'content-type': 'application/json' },
-    JSON.stringify(CREDENTIALS),
-  )
+  const admin = await adminSession(port)
   // The task admin's login form carries a CSRF token bound to a pre-login cookie.
   const view = await send(port, 'GET', `${MOUNTS.tasks}/auth/login`)
   const formToken = /name="csrf_token" value="([^"]+)"/.exec(view.body)?.[1] ?? ''
@@ -162,31 +156,16 @@ export async function loginAt(port: number): Promise<{ admin: string; tasks: str
     { 'content-type': 'application/x-www-form-urlencoded', cookie: view.cookies.join('; ') },
     new URLSearchParams({ csrf_token: formToken, ...CREDENTIALS }).toString(),
   )
-  const admin = (JSON.parse(api.body) as { token?: string }).token
   const cookie = form.cookies
     .find((pair) => pair.startsWith(`${TASK_COOKIE}=`))
     ?.slice(TASK_COOKIE.length + 1)
-  if (admin === undefined || cookie === undefined) throw new Error('drill login failed')
+  if (cookie === undefined) throw new Error('drill login to the task admin failed')
   return { admin, tasks: cookie }
 }
 
 /** Logs in as the admin and issues an evaluation key named `name`; resolves the key and its id. */
 export async function issueKey(port: number, name: string): Promise<{ key: string; id: string }> {
-  const login = await send(
-    port,
-    'POST',
-    `${MOUNTS.admin}/api/auth/login`,
-    { 'content-type': 'application/json' },
-    JSON.stringify(CREDENTIALS),
-  )
-  const token = (JSON.parse(login.body) as { token?: string }).token ?? ''
-  const issued = await send(
-    port,
-    'POST',
-    `${MOUNTS.admin}/api/evaluation-keys`,
-    { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    JSON.stringify({ name }),
-  )
+  const issued = await postAsAdmin(port, '/api/evaluation-keys', { name })
   const { key, id } = JSON.parse(issued.body) as { key?: string; id?: string }
   if (key === undefined || id === undefined) throw new Error(`key issue failed: ${issued.status}`)
   return { key, id }
@@ -205,6 +184,16 @@ export async function issueToken(
   port: number,
   request: TokenRequest,
 ): Promise<{ token: string; id: string }> {
+  const issued = await postAsAdmin(port, '/api/tokens', request)
+  const { token, id } = JSON.parse(issued.body) as { token?: string; id?: string }
+  if (token === undefined || id === undefined) {
+    throw new Error(`token issue failed: ${issued.status} ${issued.body.slice(0, 200)}`)
+  }
+  return { token, id }
+}
+
+/** Logs in to the route-control admin's API as the admin; resolves the session token. */
+async function adminSession(port: number): Promise<string> {
   const login = await send(
     port,
     'POST',
@@ -212,19 +201,21 @@ export async function issueToken(
     { 'content-type': 'application/json' },
     JSON.stringify(CREDENTIALS),
   )
-  const session = (JSON.parse(login.body) as { token?: string }).token ?? ''
-  const issued = await send(
+  const token = (JSON.parse(login.body) as { token?: string }).token
+  if (token === undefined) throw new Error(`drill login failed: ${login.status}`)
+  return token
+}
+
+/** Posts `body` as JSON to `path` of the route-control admin's API, signed in as the admin. */
+async function postAsAdmin(port: number, path: string, body: unknown): Promise<Answer> {
+  const session = await adminSession(port)
+  return send(
     port,
     'POST',
-    `${MOUNTS.admin}/api/tokens`,
+    `${MOUNTS.admin}${path}`,
     { authorization: `Bearer ${session}`, 'content-type': 'application/json' },
-    JSON.stringify(request),
+    JSON.stringify(body),
   )
-  const { token, id } = JSON.parse(issued.body) as { token?: string; id?: string }
-  if (token === undefined || id === undefined) {
-    throw new Error(`token issue failed: ${issued.status} ${issued.body.slice(0, 200)}`)
-  }
-  return { token, id }
 }
 
 /** Starts both admins on 127.0.0.1, port 0. */
