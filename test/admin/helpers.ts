@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import { createEngine, type Engine, type Store } from '../../src/index.js'
 import { adminApp, type AdminAppOptions } from '../../src/admin/index.js'
+import type { OfrepOptions } from '../../src/admin/ofrep/index.js'
 import { FakeClock } from '../helpers/clock.js'
 
 /** Registers a few routes of two services with the engine. */
@@ -70,6 +71,29 @@ export async function createEvaluationKey(
   })
   if (response.statusCode !== 201) throw new Error(`key creation failed: ${response.body}`)
   return response.json()
+}
+
+/**
+ * An admin app with `ADMIN` credentials and OFREP options (closed by {@link closeAdmins}),
+ * holding `segments` then `flags`, and an admin's bearer token.
+ */
+export async function ofrepAdminWith(setup: {
+  ofrep?: OfrepOptions
+  trustedProxies?: string[]
+  /** Flag and segment documents as the API takes them (validated by the engine). */
+  flags: readonly unknown[]
+  segments?: readonly unknown[]
+}): Promise<{ app: FastifyInstance; engine: Engine; token: string }> {
+  const built = await buildAdmin({
+    auth: ADMIN,
+    ofrep: setup.ofrep ?? {},
+    ...(setup.trustedProxies === undefined ? {} : { trustedProxies: setup.trustedProxies }),
+  })
+  opened.push(built.app)
+  const { app, engine } = built
+  for (const segment of setup.segments ?? []) await engine.saveSegment(segment)
+  for (const flag of setup.flags) await engine.saveFlag(flag)
+  return { app, engine, token: await login(app) }
 }
 
 const opened: FastifyInstance[] = []

@@ -7,13 +7,12 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { OfrepOptions } from '../../src/admin/ofrep/index.js'
 import { booleanFlag } from '../flags/helpers.js'
 import {
-  ADMIN,
   API,
   buildAdmin,
   closeAdmins,
   closeLater,
   createEvaluationKey,
-  login,
+  ofrepAdminWith,
 } from './helpers.js'
 import { openStream, type Frame } from './sse-client.js'
 
@@ -21,20 +20,17 @@ afterEach(closeAdmins)
 
 const OFREP = '/switchyard/ofrep/v1/evaluate/flags'
 
-async function ofrepAdmin(ofrep: OfrepOptions = {}, trustedProxies?: string[]) {
-  const built = await buildAdmin({
-    auth: ADMIN,
+function ofrepAdmin(ofrep: OfrepOptions = {}, trustedProxies?: string[]) {
+  return ofrepAdminWith({
     ofrep,
     ...(trustedProxies === undefined ? {} : { trustedProxies }),
+    flags: [
+      booleanFlag('checkout-banner', { tags: ['shop'] }),
+      booleanFlag('checkout-express'),
+      booleanFlag('theme', { tags: ['web'] }),
+      booleanFlag('billing-v2', { tags: ['internal'] }),
+    ],
   })
-  closeLater(built.app)
-  const { app, engine } = built
-  await engine.saveFlag(booleanFlag('checkout-banner', { tags: ['shop'] }))
-  await engine.saveFlag(booleanFlag('checkout-express'))
-  await engine.saveFlag(booleanFlag('theme', { tags: ['web'] }))
-  await engine.saveFlag(booleanFlag('billing-v2', { tags: ['internal'] }))
-  const token = await login(app)
-  return { app, engine, token }
 }
 
 /** Creates a key through the API; answers the raw response. */

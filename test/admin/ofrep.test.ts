@@ -9,13 +9,12 @@ import { FlagService } from '../../src/flags/service.js'
 import type { OfrepOptions } from '../../src/admin/ofrep/index.js'
 import { booleanFlag, storedFlag } from '../flags/helpers.js'
 import {
-  ADMIN,
   API,
   buildAdmin,
   closeAdmins,
   closeLater,
   createEvaluationKey,
-  login,
+  ofrepAdminWith,
 } from './helpers.js'
 import { openStream, type Frame } from './sse-client.js'
 
@@ -52,25 +51,26 @@ const split = booleanFlag('split', {
 
 /** An admin app with flags, a logged-in token and an evaluation key. */
 async function ofrepAdmin(ofrep: OfrepOptions = {}) {
-  const built = await buildAdmin({ auth: ADMIN, ofrep })
-  closeLater(built.app)
-  const { app, engine } = built
-  await engine.saveSegment({ key: 'staff', name: 'Staff', included: ['emp-1'] })
-  await engine.saveFlag(theme)
-  await engine.saveFlag(split)
-  await engine.saveFlag({
-    key: 'limits',
-    name: 'Limits',
-    type: 'json',
-    variations: [
-      { name: 'basic', value: { rps: 10 } },
-      { name: 'pro', value: { rps: 100 } },
+  const { app, engine, token } = await ofrepAdminWith({
+    ofrep,
+    segments: [{ key: 'staff', name: 'Staff', included: ['emp-1'] }],
+    flags: [
+      theme,
+      split,
+      {
+        key: 'limits',
+        name: 'Limits',
+        type: 'json',
+        variations: [
+          { name: 'basic', value: { rps: 10 } },
+          { name: 'pro', value: { rps: 100 } },
+        ],
+        off_variation: 'basic',
+        fallthrough: 'pro',
+        enabled: false,
+      },
     ],
-    off_variation: 'basic',
-    fallthrough: 'pro',
-    enabled: false,
   })
-  const token = await login(app)
   const { key, id } = await createEvaluationKey(app, 'web', token)
   const post = (
     url: string,
