@@ -92,9 +92,20 @@
   function dialog() {
     return doc.getElementById('ui-dialog')
   }
+  // A request whose swap is `none` (an action that only answers with a toast) still reports a
+  // swap into the target it inherits; only a real swap into the dialog body opens the dialog.
+  function swapsNothing(elt) {
+    var owner = elt && elt.closest ? elt.closest('[hx-swap]') : null
+    return owner !== null && /^none\b/.test(owner.getAttribute('hx-swap') || '')
+  }
   doc.addEventListener('htmx:afterSwap', function (event) {
     var box = dialog()
-    if (box && event.detail.target && event.detail.target.id === 'ui-dialog-body') {
+    if (
+      box &&
+      event.detail.target &&
+      event.detail.target.id === 'ui-dialog-body' &&
+      !swapsNothing(event.detail.requestConfig ? event.detail.requestConfig.elt : event.detail.elt)
+    ) {
       if (!box.open) box.showModal()
       var first = box.querySelector('[autofocus], input:not([type=hidden]), select, textarea')
       if (first) first.focus()
