@@ -26,6 +26,7 @@ import { adminApp } from '../admin/lazy-app.js'
 import type { Engine } from '../core/engine.js'
 import type { RequestState } from '../core/enforcement.js'
 import { ConfigError } from '../core/errors.js'
+import { isAdminSurface } from '../common/admin-surface.js'
 import { unknownPluginOptionsMessage } from '../common/option-names.js'
 import { isHttpMethod, type HttpMethod } from '../core/route-key.js'
 import type { RouteDeclaration } from '../core/route-state.js'
@@ -175,10 +176,10 @@ async function switchyardPlugin(
       openapi === true ? {} : openapi,
     )
   }
-  app.addHook('onRoute', (route) => {
-    // The admin API stays reachable whatever the state of the app's routes, and stays out of
-    // the app's API description (it serves its own at {admin}/api/openapi.json).
-    if (route.config?.switchyardAdmin === true) {
+  app.addHook('onRoute', function (this: FastifyInstance, route) {
+    // The admin surfaces stay reachable whatever the state of the app's routes, and stay out of
+    // the app's API description (the admin app serves its own at {admin}/api/openapi.json).
+    if (route.config?.switchyardAdmin === true || isAdminSurface(this)) {
       for (const method of toArray(route.method)) documented?.add(route.url, method, null)
       return
     }

@@ -36,6 +36,7 @@ import { overviewRoutes } from './routes/overview.js'
 import { recordRoutes } from './routes/records.js'
 import { sessionRoutes } from './routes/session.js'
 import { TaskStream } from './stream.js'
+import { markAdminSurface } from '../../common/admin-surface.js'
 
 const invalid = (message: string) => new TaskValidationError(message)
 
@@ -135,6 +136,7 @@ async function taskAdminPlugin(app: FastifyInstance, options: TaskAdminOptions):
 }
 
 function registerRoutes(app: TaskAdminInstance, context: TaskAdminContext): void {
+  markAdminSurface(app)
   if (!app.hasRequestDecorator('cookies')) void app.register(fastifyCookie)
   void app.register(fastifyFormbody)
   app.setValidatorCompiler(TypeBoxValidatorCompiler)
