@@ -41,6 +41,7 @@ import {
   type RouteFilters,
   type RoutesData,
 } from './routes-view.js'
+import { MaintenanceCoverage } from './maintenance-coverage.js'
 import { OPERATOR_PAGE, PAGE, param, type Dashboard } from './view.js'
 
 /**
@@ -79,13 +80,28 @@ function filtersOf(engine: Engine, request: FastifyRequest): RouteFilters {
 
 /** Loads what the routes view shows. */
 export function loadRoutesData(engine: Engine, service: string | null): RoutesData {
-  const services = engine.listServices()
+  const services = engine.listServices().map((name) => ({
+    name,
+    maintenance: engine.getServiceMaintenance(name),
+  }))
+  const global = engine.getGlobalMaintenance()
   return {
     routes: allRoutes(engine, service),
-    global: engine.getGlobalMaintenance(),
-    services: services.map((name) => ({ name, maintenance: engine.getServiceMaintenance(name) })),
+    global,
+    services,
+    coverage: new MaintenanceCoverage(
+      global,
+      services.map((each) => [each.name, each.maintenance] as const),
+    ),
     now: Date.now(),
   }
+}
+
+/** The maintenance in force around one service's routes. */
+function coverageOf(engine: Engine, service: string): MaintenanceCoverage {
+  return new MaintenanceCoverage(engine.getGlobalMaintenance(), [
+    [service, engine.getServiceMaintenance(service)],
+  ])
 }
 
 /** A row key `<service> <route>` (the service never holds a space). */
@@ -174,6 +190,7 @@ export function routesPage(app: FastifyInstance, dashboard: Dashboard): void {
         state={state}
         filters={filtersOf(engine, request)}
         now={Date.now()}
+        coverage={coverageOf(engine, state.service)}
       />,
     )
   })
@@ -184,7 +201,12 @@ export function routesPage(app: FastifyInstance, dashboard: Dashboard): void {
     if (state === undefined) return failed(reply, new RouteNotFoundError(`No route ${route}.`))
     return sendHtml(
       reply,
-      <ManageRoute dashboard={dashboard.for(request)} state={state} now={Date.now()} />,
+      <ManageRoute
+        dashboard={dashboard.for(request)}
+        state={state}
+        now={Date.now()}
+        covered={coverageOf(engine, state.service).of(state)}
+      />,
     )
   })
 

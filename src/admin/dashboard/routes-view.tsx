@@ -19,6 +19,7 @@ import {
   type Tone,
   PageHead,
 } from '../../ui/index.js'
+import { MaintenanceCoverage, type CoveringMaintenance } from './maintenance-coverage.js'
 import type { Dashboard } from './view.js'
 
 /** The filters of the routes view (all from the query string). */
@@ -71,26 +72,42 @@ export function parseStatusFilter(value: string): StatusFilter | null {
   return (STATUS_FILTERS as readonly string[]).includes(value) ? (value as StatusFilter) : null
 }
 
-function matchesStatus(state: RouteState, filter: StatusFilter | null, now: number): boolean {
+/** The status clients get: maintenance when one covers the route, else the route's own. */
+export function effectiveStatus(state: RouteState, covered: CoveringMaintenance): RouteStatus {
+  return covered === null ? state.status : 'maintenance'
+}
+
+function matchesStatus(
+  state: RouteState,
+  filter: StatusFilter | null,
+  now: number,
+  covered: CoveringMaintenance,
+): boolean {
   if (filter === null) return true
-  if (filter === 'attention') return state.status !== 'active' || isScheduled(state, now)
+  const status = effectiveStatus(state, covered)
+  if (filter === 'attention') return status !== 'active' || isScheduled(state, now)
   if (filter === 'scheduled') return isScheduled(state, now)
-  return state.status === filter
+  return status === filter
 }
 
 /**
  * Plain words match the route key, service and reason; `status:<s>`, `service:<name>` and
  * `method:<m>` narrow the list (in the spirit of Oban Web's qualifiers).
  */
-export function matchesQuery(state: RouteState, q: string, now: number): boolean {
+export function matchesQuery(
+  state: RouteState,
+  q: string,
+  now: number,
+  covered: CoveringMaintenance = null,
+): boolean {
   for (const word of q.toLowerCase().split(/\s+/)) {
     if (word === '') continue
     const colon = word.indexOf(':')
     const qualifier = colon > 0 ? word.slice(0, colon) : ''
     const value = word.slice(colon + 1)
     if (qualifier === 'status') {
-      if (!matchesStatus(state, parseStatusFilter(value) ?? (value as StatusFilter), now))
-        return false
+      const filter = parseStatusFilter(value) ?? (value as StatusFilter)
+      if (!matchesStatus(state, filter, now, covered)) return false
     } else if (qualifier === 'service') {
       if (state.service.toLowerCase() !== value) return false
     } else if (qualifier === 'method') {
@@ -103,12 +120,18 @@ export function matchesQuery(state: RouteState, q: string, now: number): boolean
   return true
 }
 
-/** True when a route is shown under the filters. */
-export function routeVisible(state: RouteState, filters: RouteFilters, now: number): boolean {
+/** True when a route is shown under the filters (which match the status clients get). */
+export function routeVisible(
+  state: RouteState,
+  filters: RouteFilters,
+  now: number,
+  coverage: MaintenanceCoverage,
+): boolean {
+  if (filters.service !== null && state.service !== filters.service) return false
+  const covered = coverage.of(state)
   return (
-    (filters.service === null || state.service === filters.service) &&
-    matchesStatus(state, filters.status, now) &&
-    matchesQuery(state, filters.q, now)
+    matchesStatus(state, filters.status, now, covered) &&
+    matchesQuery(state, filters.q, now, covered)
   )
 }
 
@@ -121,8 +144,7 @@ export function filterQuery(filters: RouteFilters): Record<string, string> {
   }
 }
 
-/** The status badge of a route (upper-case word, colour by status). */
-export function StatusBadge(props: { state: RouteState; now: number }): JSX.Element {
+function OwnStatusBadge(props: { state: RouteState; now: number }): JSX.Element {
   if (isScheduled(props.state, props.now))
     return <Badge tone="info" label="SCHEDULED" title="Maintenance window scheduled" />
   return (
@@ -130,6 +152,33 @@ export function StatusBadge(props: { state: RouteState; now: number }): JSX.Elem
       tone={STATUS_TONE[props.state.status]}
       label={props.state.status.toUpperCase().replace('_', '-')}
     />
+  )
+}
+
+/**
+ * The status badge of a route (upper-case word, colour by status): the status clients get.
+ * When a global or service maintenance answers instead of the route, it says which, and the
+ * route's own status stays visible below it (it applies again when that maintenance ends).
+ */
+export function StatusBadge(props: {
+  state: RouteState
+  now: number
+  covered?: CoveringMaintenance
+}): JSX.Element {
+  const covered = props.covered ?? null
+  if (covered === null) return <OwnStatusBadge state={props.state} now={props.now} />
+  return (
+    <span class="effective-status">
+      <Badge
+        tone="warn"
+        label="MAINTENANCE"
+        title={`Clients get 503: ${covered === 'global' ? 'global' : 'service'} maintenance is on`}
+      />{' '}
+      <span class="muted">({covered})</span>
+      <span class="declared-status muted">
+        route: <OwnStatusBadge state={props.state} now={props.now} />
+      </span>
+    </span>
   )
 }
 
@@ -185,12 +234,14 @@ export function RouteRow(props: {
   state: RouteState
   filters: RouteFilters
   now: number
+  /** The maintenance in force, which may answer instead of the route. */
+  coverage: MaintenanceCoverage
   /** Whether the filters show the route, when the caller already knows. */
   visible?: boolean
 }): JSX.Element {
-  const { dashboard, state, filters, now } = props
+  const { dashboard, state, filters, now, coverage } = props
   const key = routeKey(state)
-  if (!(props.visible ?? routeVisible(state, filters, now)))
+  if (!(props.visible ?? routeVisible(state, filters, now, coverage)))
     return <tr id={`route|${key}`} data-live="route_state" data-live-key={key} hidden></tr>
   const extras = state.force_active || state.use_instead !== null
   const scheduled = isScheduled(state, now)
@@ -219,7 +270,7 @@ export function RouteRow(props: {
         </td>
       )}
       <td>
-        <StatusBadge state={state} now={now} />
+        <StatusBadge state={state} now={now} covered={coverage.of(state)} />
       </td>
       {state.reason === '' ? (
         <td class="muted">—</td>
@@ -275,7 +326,12 @@ export function RouteRow(props: {
 }
 
 /** The dialog of one route: its state in full and every action it allows (none for a viewer). */
-export function ManageRoute(props: { dashboard: Dashboard; state: RouteState; now: number }) {
+export function ManageRoute(props: {
+  dashboard: Dashboard
+  state: RouteState
+  now: number
+  covered: CoveringMaintenance
+}) {
   const { dashboard, state, now } = props
   const target = { route: state.route, service: state.service }
   const form = (kind: 'disable' | 'maintenance' | 'schedule', label: string) => (
@@ -299,7 +355,7 @@ export function ManageRoute(props: { dashboard: Dashboard; state: RouteState; no
         </dd>
         <dt>Status</dt>
         <dd>
-          <StatusBadge state={state} now={now} />
+          <StatusBadge state={state} now={now} covered={props.covered} />
         </dd>
         <dt>Reason</dt>
         <dd safe>{state.reason === '' ? '—' : state.reason}</dd>
@@ -354,6 +410,8 @@ export interface RoutesData {
   routes: RouteState[]
   global: MaintenanceConfig
   services: { name: string; maintenance: MaintenanceConfig }[]
+  /** The same maintenance, compiled to tell which routes it answers for. */
+  coverage: MaintenanceCoverage
   now: number
 }
 
@@ -372,9 +430,10 @@ export function RoutesSummary(props: {
   const bump = (filter: StatusFilter) => counts.set(filter, (counts.get(filter) ?? 0) + 1)
   for (const state of scoped) {
     const scheduled = isScheduled(state, data.now)
-    bump(state.status)
+    const status = effectiveStatus(state, data.coverage.of(state))
+    bump(status)
     if (scheduled) bump('scheduled')
-    if (scheduled || state.status !== 'active') bump('attention')
+    if (scheduled || status !== 'active') bump('attention')
   }
   const count = (filter: StatusFilter) => counts.get(filter) ?? 0
   const keep = (status: StatusFilter | null) =>
@@ -548,7 +607,9 @@ export function RoutesTable(props: {
     group.push(state)
     groups.set(state.service, group)
   }
-  const shownRoutes = new Set(data.routes.filter((state) => routeVisible(state, filters, data.now)))
+  const shownRoutes = new Set(
+    data.routes.filter((state) => routeVisible(state, filters, data.now, data.coverage)),
+  )
   const visible = shownRoutes.size
   const maintenance = new Map(data.services.map((s) => [s.name, s.maintenance]))
   const actions = dashboard.can('operator')
@@ -556,6 +617,7 @@ export function RoutesTable(props: {
     <div
       id="routes-table"
       data-live-fallback="route_state"
+      data-live="global_maintenance service_maintenance"
       data-live-url={dashboard.url('/routes/table', filterQuery(filters))}
     >
       {visible === 0 ? (
@@ -640,6 +702,7 @@ export function RoutesTable(props: {
                     state={state}
                     filters={filters}
                     now={data.now}
+                    coverage={data.coverage}
                     visible={shownRoutes.has(state)}
                   />
                 ))}

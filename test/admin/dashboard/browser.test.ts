@@ -158,6 +158,18 @@ describe.skipIf(!enabled)('dashboard in Chromium', { timeout: 60_000 }, () => {
     await expect.poll(() => page.locator('#global-maintenance').textContent()).toContain('is off')
   })
 
+  it('routes: service maintenance from the API turns its rows to MAINTENANCE (service) live, and back', async () => {
+    await open('/')
+    const row = page.locator('tr', { has: page.getByText('GET:/invoices', { exact: true }) })
+    await expect.poll(() => row.textContent()).not.toContain('(service)')
+    await api('POST', '/services/billing/maintenance/enable', { reason: 'ledger migration' })
+    await expect.poll(() => row.textContent()).toContain('MAINTENANCE (service)')
+    expect(await row.textContent()).toContain('route: ACTIVE')
+    await expectAccessible()
+    await api('POST', '/services/billing/maintenance/disable')
+    await expect.poll(() => row.textContent()).not.toContain('(service)')
+  })
+
   it('routes: when the stream drops the page says so, then resumes and catches up', async () => {
     await open('/')
     try {
