@@ -42,6 +42,7 @@ import {
   type RoutesData,
 } from './routes-view.js'
 import { MaintenanceCoverage } from './maintenance-coverage.js'
+import { CancelWindowConfirm, EnableConfirm } from './route-confirm.js'
 import { OPERATOR_PAGE, PAGE, param, type Dashboard } from './view.js'
 
 /**
@@ -207,6 +208,37 @@ export function routesPage(app: FastifyInstance, dashboard: Dashboard): void {
         now={Date.now()}
         covered={coverageOf(engine, state.service).of(state)}
       />,
+    )
+  })
+
+  // The confirmations of Enable and Cancel window, by row key or by route and service.
+  const confirmed = (request: FastifyRequest) => {
+    const key = param(request, 'key')
+    const { route, service } =
+      key === ''
+        ? { route: param(request, 'route'), service: param(request, 'service') }
+        : splitKey(key)
+    return { route, state: route === '' ? undefined : stateOf(route, service) }
+  }
+  app.get('/routes/enable/confirm', OPERATOR_PAGE, (request, reply) => {
+    const { route, state } = confirmed(request)
+    if (state === undefined) return failed(reply, new RouteNotFoundError(`No route ${route}.`))
+    return sendHtml(
+      reply,
+      <EnableConfirm
+        dashboard={dashboard}
+        state={state}
+        now={Date.now()}
+        covered={coverageOf(engine, state.service).of(state)}
+      />,
+    )
+  })
+  app.get('/routes/cancel/confirm', OPERATOR_PAGE, (request, reply) => {
+    const { route, state } = confirmed(request)
+    if (state === undefined) return failed(reply, new RouteNotFoundError(`No route ${route}.`))
+    return sendHtml(
+      reply,
+      <CancelWindowConfirm dashboard={dashboard} state={state} now={Date.now()} />,
     )
   })
 

@@ -301,10 +301,10 @@ export function RouteRow(props: {
             ''
           ) : (
             <button
-              hx-post={dashboard.url(
-                state.status === 'active' ? '/routes/cancel' : '/routes/enable',
+              hx-get={dashboard.url(
+                state.status === 'active' ? '/routes/cancel/confirm' : '/routes/enable/confirm',
               )}
-              hx-swap="none"
+              data-action={state.status === 'active' ? 'route-cancel' : 'route-enable'}
               data-with-key
               aria-label={`${state.status === 'active' ? 'Cancel window' : 'Enable'} ${state.route}`}
             >
@@ -377,11 +377,12 @@ export function ManageRoute(props: {
           ) : (
             <button
               class="btn btn-primary"
-              hx-post={dashboard.url('/routes/enable')}
+              hx-get={dashboard.url('/routes/enable/confirm')}
               hx-vals={JSON.stringify(target)}
-              hx-swap="none"
+              hx-target="#ui-dialog-body"
+              data-action="route-enable"
             >
-              Enable
+              Enable…
             </button>
           )}
           {state.status === 'disabled' ? '' : form('disable', 'Disable…')}
@@ -391,12 +392,12 @@ export function ManageRoute(props: {
           ) : (
             <button
               class="btn"
-              hx-post={dashboard.url('/routes/cancel')}
+              hx-get={dashboard.url('/routes/cancel/confirm')}
               hx-vals={JSON.stringify(target)}
-              hx-swap="none"
-              hx-confirm={`Cancel the maintenance window of ${state.route}?`}
+              hx-target="#ui-dialog-body"
+              data-action="route-cancel"
             >
-              Cancel window
+              Cancel window…
             </button>
           )}
         </div>

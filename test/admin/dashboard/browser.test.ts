@@ -104,28 +104,45 @@ describe.skipIf(!enabled)('dashboard in Chromium', { timeout: 60_000 }, () => {
     })
   })
 
-  it('routes: Enable on a row changes the route and leaves no empty dialog over the page', async () => {
+  it('routes: Enable on a row asks first, says what it removes, then enables; no dialog is left over the page', async () => {
     await api('POST', '/routes/disable', {
       route: 'GET:/refunds',
       service: 'billing',
       reason: 'audit',
     })
     await open('/')
-    // The answer of the row's Enable request swaps nothing; record when it has been handled.
-    await page.evaluate(() => {
-      const window = globalThis as unknown as {
-        __enabled?: boolean
-        addEventListener(type: string, listener: () => void, options: { once: boolean }): void
-      }
-      window.addEventListener('htmx:afterRequest', () => (window.__enabled = true), { once: true })
-    })
     await page.getByRole('button', { name: 'Enable GET:/refunds' }).click()
-    await page.waitForFunction(() => (globalThis as { __enabled?: boolean }).__enabled === true)
+    const dialog = page.getByRole('dialog', { name: 'Enable GET:/refunds?' })
+    await expect.poll(() => dialog.textContent()).toContain('the disable (“audit”)')
+    await expectAccessible()
+    // Nothing changed while the confirmation is open.
+    expect(server.engine.getState('GET:/refunds', { service: 'billing' })[0]?.status).toBe(
+      'disabled',
+    )
+    await dialog.getByRole('button', { name: 'Enable', exact: true }).click()
+    await dialog.waitFor({ state: 'hidden' })
     const row = page.locator('tr', { has: page.getByText('GET:/refunds', { exact: true }) })
     await expect.poll(() => row.textContent()).toContain('ACTIVE')
     expect(server.engine.getState('GET:/refunds', { service: 'billing' })[0]?.status).toBe('active')
     // A modal <dialog> carries the `open` attribute exactly while it is shown.
     expect(await page.locator('#ui-dialog').getAttribute('open')).toBeNull()
+  })
+
+  it('routes: Keep as it is closes the Enable confirmation and changes nothing', async () => {
+    await api('POST', '/routes/disable', {
+      route: 'GET:/invoices',
+      service: 'billing',
+      reason: 'x',
+    })
+    await open('/')
+    await page.getByRole('button', { name: 'Enable GET:/invoices' }).click()
+    const dialog = page.getByRole('dialog', { name: 'Enable GET:/invoices?' })
+    await dialog.getByRole('button', { name: 'Keep as it is' }).click()
+    await dialog.waitFor({ state: 'hidden' })
+    expect(server.engine.getState('GET:/invoices', { service: 'billing' })[0]?.status).toBe(
+      'disabled',
+    )
+    await api('POST', '/routes/enable', { route: 'GET:/invoices', service: 'billing' })
   })
 
   it('routes: a validation error appears next to the field and keeps the input', async () => {
