@@ -96,6 +96,43 @@ async function burstOfHundred(store?: AnyTaskStore): Promise<void> {
   }
 }
 
+/**
+ * Two managers on one store add 50 calls each with one key, interleaved: one id for all, one
+ * entry, and one run (on one of them) with the arguments the store holds.
+ */
+async function twoManagersRacing(open: () => AnyTaskStore): Promise<void> {
+  const clock = fakeClock(SCHEDULE_START)
+  const first = setup(clock, { store: open() })
+  const second = setup(clock, { store: open() })
+  await Promise.all([first.manager.startup(), second.manager.startup()])
+  try {
+    const debounce = { key: 'doc-race', delay: 1 }
+    const ids = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => {
+        const side = i % 2 === 0 ? first : second
+        return side.manager.addTask(side.reindex, ['doc-race', i], { debounce })
+      }),
+    )
+    expect(new Set(ids).size).toBe(1)
+    const entries = await first.manager.listScheduled()
+    expect(entries).toHaveLength(1)
+    const written = entries[0]!.args as [string, number]
+    clock.advance(1000)
+    first.timer.fire()
+    second.timer.fire()
+    const runs = () => [...first.runs, ...second.runs]
+    await expect.poll(runs).toEqual([`doc-race@${String(written[1])}`])
+    await expect.poll(async () => (await first.manager.getTask(ids[0]!))?.status).toBe('success')
+    clock.advance(5000)
+    first.timer.fire()
+    second.timer.fire()
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(runs()).toHaveLength(1)
+  } finally {
+    await Promise.all([first.manager.shutdown(), second.manager.shutdown()])
+  }
+}
+
 describe('debounced tasks in memory', () => {
   it('runs a burst of 100 calls once, with the last arguments', async () => {
     await burstOfHundred()
@@ -213,6 +250,20 @@ describe('debounced tasks on a durable store', () => {
 
   it('sqlite: a burst of 100 calls runs once with the last arguments', async () => {
     await burstOfHundred(sqliteStore(join(dir, 'burst.db')))
+  })
+
+  it('sqlite: two managers racing on one key make one task and one run', async () => {
+    await twoManagersRacing(() => sqliteStore(join(dir, 'race.db')))
+  })
+
+  it('redis: two managers racing on one key make one task and one run', async () => {
+    if (!(await serverEnabled(REDIS_URL, FILE))) return
+    const prefix = `sy-test:${uniquePrefix('debounce_race')}`
+    try {
+      await twoManagersRacing(() => redisStore({ url: REDIS_URL, prefix }))
+    } finally {
+      await deleteKeys(prefix, REDIS_URL)
+    }
   })
 
   it('postgres: a burst of 100 calls runs once with the last arguments', async () => {
