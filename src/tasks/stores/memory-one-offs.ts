@@ -40,9 +40,13 @@ export function memoryOneOffs(limit = MEMORY_ONE_OFF_LIMIT): OneOffScheduleStore
   return {
     supportsOneOff: true,
     upsert(entry) {
-      checkOneOff(entry)
-      place(entry)
-      return Promise.resolve()
+      try {
+        checkOneOff(entry)
+        place(entry)
+        return Promise.resolve()
+      } catch (error) {
+        return Promise.reject(toError(error))
+      }
     },
     debounce(entry) {
       try {
@@ -79,7 +83,11 @@ export function memoryOneOffs(limit = MEMORY_ONE_OFF_LIMIT): OneOffScheduleStore
       return Promise.resolve(due.map((e) => structuredClone(e)))
     },
     claim(runKey, lease): Promise<ClaimedOneOff | null> {
-      checkLease(lease.owner, lease.leaseUntil)
+      try {
+        checkLease(lease.owner, lease.leaseUntil)
+      } catch (error) {
+        return Promise.reject(toError(error))
+      }
       const slot = slots.get(runKey)
       if (slot === undefined || slot.entry.run_at > lease.now || !free(slot, lease.now)) {
         return Promise.resolve(null)
