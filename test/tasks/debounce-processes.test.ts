@@ -62,14 +62,14 @@ describe('debounce across two processes on one durable store', () => {
         try {
           for (const child of children) {
             await expect
-              .poll(() => child.lines().includes('started'), { timeout: 30_000 })
+              .poll(() => child.lines().includes('started'), { timeout: 120_000, interval: 200 })
               .toBe(true)
           }
           for (const child of children) child.go()
           const idLine = (child: (typeof children)[number]) =>
             child.lines().find((line) => line.startsWith('ids '))
           for (const child of children) {
-            await expect.poll(() => idLine(child), { timeout: 30_000 }).toBeDefined()
+            await expect.poll(() => idLine(child), { timeout: 60_000, interval: 50 }).toBeDefined()
           }
           // Both bursts are written; the entry holds the arguments written last.
           const entries: OneOffEntry[] = await reader.oneOffs.list()
@@ -84,7 +84,7 @@ describe('debounce across two processes on one durable store', () => {
           expect([runs[0]!.split(' ')[0]]).toEqual(last)
           await expect
             .poll(async () => (await reader.records.get(ids[0]!))?.record.status, {
-              timeout: 15_000,
+              timeout: 60_000,
             })
             .toBe('success')
           const page = await reader.records.list({ funcName: 'reindex', page: 1, perPage: 10 })
@@ -96,7 +96,7 @@ describe('debounce across two processes on one durable store', () => {
           await store.dispose()
         }
       },
-      90_000,
+      240_000,
     )
   }
 })
