@@ -34,6 +34,8 @@ import pg from 'pg'
 const dir = mkdtempSync(join(tmpdir(), 'sy-debounce-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 const FILE = 'debounce.test.ts'
+/** How long a poll waits for a run (generous: the machine may be loaded). */
+const WAIT = { timeout: 15_000 }
 
 function setup(clock: FakeClock, options: { store?: AnyTaskStore; encrypt?: boolean } = {}) {
   const timer = fakeTimer()
@@ -80,11 +82,12 @@ async function burstOfHundred(store?: AnyTaskStore): Promise<void> {
     const [taskId] = [...ids]
     // Two seconds after the first call, but not after the last: nothing runs yet.
     advance(clock, timer, 1500)
+    // Absence has no condition to poll for: give the tick a moment, then check nothing ran.
     await new Promise((resolve) => setTimeout(resolve, 20))
     expect(runs).toEqual([])
     advance(clock, timer, 1000)
-    await expect.poll(() => runs).toEqual(['doc-1@100'])
-    await expect.poll(async () => (await manager.getTask(taskId!))?.status).toBe('success')
+    await expect.poll(() => runs, WAIT).toEqual(['doc-1@100'])
+    await expect.poll(async () => (await manager.getTask(taskId!))?.status, WAIT).toBe('success')
     const record = await manager.getTask(taskId!)
     expect(record?.source).toBe('manual')
     expect(record?.tags).toEqual({ doc: 'doc-1' })
@@ -121,8 +124,10 @@ async function twoManagersRacing(open: () => AnyTaskStore): Promise<void> {
     first.timer.fire()
     second.timer.fire()
     const runs = () => [...first.runs, ...second.runs]
-    await expect.poll(runs).toEqual([`doc-race@${String(written[1])}`])
-    await expect.poll(async () => (await first.manager.getTask(ids[0]!))?.status).toBe('success')
+    await expect.poll(runs, WAIT).toEqual([`doc-race@${String(written[1])}`])
+    await expect
+      .poll(async () => (await first.manager.getTask(ids[0]!))?.status, WAIT)
+      .toBe('success')
     clock.advance(5000)
     first.timer.fire()
     second.timer.fire()
@@ -148,13 +153,13 @@ describe('debounced tasks in memory', () => {
     const elsewhere = await manager.addTask(other, ['doc-2', 7], { debounce })
     expect(elsewhere).not.toBe(first)
     advance(clock, timer, 1000)
-    await expect.poll(() => [...runs].sort()).toEqual(['doc-2@1', 'other doc-2@7'])
+    await expect.poll(() => [...runs].sort(), WAIT).toEqual(['doc-2@1', 'other doc-2@7'])
     const second = await manager.addTask(reindex, ['doc-2', 2], { debounce })
     expect(second).not.toBe(first)
     expect(await manager.addTask(reindex, ['doc-2', 3], { debounce })).toBe(second)
     advance(clock, timer, 1000)
     await expect
-      .poll(() => runs.filter((run) => run.startsWith('doc-2')))
+      .poll(() => runs.filter((run) => run.startsWith('doc-2')), WAIT)
       .toEqual(['doc-2@1', 'doc-2@3'])
     expect((await manager.getTask(second))?.status).toBe('success')
     await manager.shutdown()
@@ -168,8 +173,10 @@ describe('debounced tasks in memory', () => {
     const id = await manager.addTask(reindex, ['secret', 1], { debounce })
     expect(await manager.addTask(reindex, ['secret', 2], { debounce })).toBe(id)
     advance(clock, timer, 1000)
-    await expect.poll(() => runs).toEqual(['secret@2'])
-    await expect.poll(async () => (await manager.getStoredTask(id))?.record.status).toBe('success')
+    await expect.poll(() => runs, WAIT).toEqual(['secret@2'])
+    await expect
+      .poll(async () => (await manager.getStoredTask(id))?.record.status, WAIT)
+      .toBe('success')
     const stored = await manager.getStoredTask(id)
     expect(stored?.args).toBeNull()
     expect(stored?.encrypted_args).toEqual(expect.any(String))
