@@ -98,9 +98,22 @@ export function storeEnv(store: DrillStore): Record<string, string> {
  * children too), with SQL pools of `poolSize` connections.
  */
 export function openStoreFromEnv(poolSize = 4): DurableTaskStore {
-  const kind = process.env.SY_STORE_KIND
-  const url = process.env.SY_STORE_URL ?? ''
-  const prefix = process.env.SY_STORE_PREFIX ?? ''
+  return openStore(
+    {
+      kind: process.env.SY_STORE_KIND as StoreKind,
+      url: process.env.SY_STORE_URL ?? '',
+      prefix: process.env.SY_STORE_PREFIX ?? '',
+    },
+    poolSize,
+  )
+}
+
+/** Opens the store `where` describes (kind, URL or SQLite path, prefix), SQL pools of `poolSize`. */
+export function openStore(
+  where: Pick<DrillStore, 'kind' | 'url' | 'prefix'>,
+  poolSize = 4,
+): DurableTaskStore {
+  const { kind, url, prefix } = where
   switch (kind) {
     case 'sqlite':
       return sqliteStore(url)

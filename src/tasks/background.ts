@@ -27,12 +27,18 @@ export interface BackgroundDeps {
   clock: TaskClock
   logger: Logger
   cipher: ArgumentCipher | null
-  /** Enqueues a run (plain arguments, or a ciphertext this manager cannot open). */
+  /**
+   * Enqueues a run (plain arguments, or a ciphertext this manager cannot open), under `taskId`
+   * when given (a debounced task's, chosen when it was added).
+   */
   enqueue(
     handle: TaskHandle,
     payload: { args: unknown[] } | { sealed: string },
     options: AddTaskOptions,
+    taskId?: string,
   ): Promise<string>
+  /** Whether a task with this id is recorded (in memory or in the store). */
+  recorded(taskId: string): Promise<boolean>
   /** Dispatches a pending task claimed from the store. */
   adopt(task: StoredTask): void
   /** Deletes terminal records that ended before the cutoff (retention). */
@@ -97,13 +103,20 @@ export class ManagerBackground {
         handle: (name) => registry.get(name),
         cipher: deps.cipher,
         enqueue: (handle, payload, entry) =>
-          deps.enqueue(handle, payload, {
-            source: 'scheduled',
-            tags: entry.tags,
-            priority: entry.priority,
-            ...(entry.queue === null ? {} : { queue: entry.queue }),
-            ...(entry.idempotency_key === null ? {} : { idempotencyKey: entry.idempotency_key }),
-          }),
+          deps.enqueue(
+            handle,
+            payload,
+            {
+              // A debounced task was added by a caller, not by a schedule.
+              source: typeof entry.task_id === 'string' ? 'manual' : 'scheduled',
+              tags: entry.tags,
+              priority: entry.priority,
+              ...(entry.queue === null ? {} : { queue: entry.queue }),
+              ...(entry.idempotency_key === null ? {} : { idempotencyKey: entry.idempotency_key }),
+            },
+            entry.task_id ?? undefined,
+          ),
+        recorded: (taskId) => deps.recorded(taskId),
         error,
       },
     })

@@ -7,6 +7,7 @@ export type { TaskQuery } from './task-query.js'
 export type { TaskMetrics, FunctionMetrics, MetricsMinute } from './metrics-report.js'
 export type { ScheduleOptions, ScheduleInfo } from './schedules.js'
 export type { ScheduleOnceOptions } from './one-offs.js'
+export type { DebounceOptions } from './debounce.js'
 export {
   isTaskHandle,
   type TaskOptions,

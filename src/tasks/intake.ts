@@ -92,12 +92,18 @@ export class TaskIntake {
    * not fail, resolves with that task's id and runs nothing.
    *
    * Not an `async` function: a task that needs no store round trip is enqueued synchronously
-   * and costs one promise, the one returned.
+   * and costs one promise, the one returned. `taskId` is given for a debounced task (its id was
+   * handed out when it was added); otherwise a new one is made.
    */
-  enqueue(handle: TaskHandle, payload: RunPayload, options: AddTaskOptions): Promise<string> {
+  enqueue(
+    handle: TaskHandle,
+    payload: RunPayload,
+    options: AddTaskOptions,
+    taskId?: string,
+  ): Promise<string> {
     try {
-      const taskId = this.#enqueue(handle, payload, options)
-      return typeof taskId === 'string' ? Promise.resolve(taskId) : taskId
+      const id = this.#enqueue(handle, payload, options, taskId ?? newTaskId())
+      return typeof id === 'string' ? Promise.resolve(id) : id
     } catch (error) {
       return Promise.reject(toError(error))
     }
@@ -107,11 +113,11 @@ export class TaskIntake {
     handle: TaskHandle,
     payload: RunPayload,
     options: AddTaskOptions,
+    taskId: string,
   ): string | Promise<string> {
     const { queues, seam, cipher } = this.deps
     const definition = handle.definition
     const resolved = resolveAddOptions(definition, options)
-    const taskId = newTaskId()
     let args: unknown[] | null = null
     let encrypted: string | null = null
     if ('sealed' in payload) encrypted = payload.sealed

@@ -113,7 +113,9 @@ export class TaskManager {
       clock: this.#clock,
       logger: this.#logger,
       cipher: this.#cipher,
-      enqueue: (handle, payload, addOptions) => this.#intake.enqueue(handle, payload, addOptions),
+      enqueue: (handle, payload, addOptions, taskId) =>
+        this.#intake.enqueue(handle, payload, addOptions, taskId),
+      recorded: async (taskId) => (await this.#reads.get(taskId)) !== undefined,
       adopt: (task) => this.#intake.adopt(task),
       deleteBefore: (cutoff) => this.#reads.deleteBefore(cutoff),
       refresh: () => this.#queueConfigs.load(),
@@ -278,7 +280,9 @@ export class TaskManager {
 
   /**
    * Enqueues a run of `task` with `args` and returns its task_id. With an `idempotencyKey` held
-   * by a task that did not fail, returns that task's id and runs nothing.
+   * by a task that did not fail, returns that task's id and runs nothing. With `debounce`, the
+   * task starts `delay` seconds after the last call of a burst with the same key, with that
+   * call's arguments; every call of the burst returns the same id (see docs/tasks.md).
    *
    * Throws (rejects with) `QueueFullError` when the queue's waiting items reach `max_size` (the
    * record is kept with status `rejected`), `TaskArgumentError` for arguments a thread/process
@@ -307,6 +311,9 @@ export class TaskManager {
         checkAddTaskOptionNames(options)
       } catch (invalid) {
         return Promise.reject(toError(invalid))
+      }
+      if (options.debounce !== undefined) {
+        return this.#background.oneOffs.debounce(handle, args, options)
       }
     }
     return this.#intake.enqueue(handle, { args }, options)

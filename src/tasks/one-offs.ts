@@ -8,9 +8,14 @@
  */
 import { randomUUID } from 'node:crypto'
 import { assertTransferable } from './arguments.js'
+import { checkDebounce, DEBOUNCE_RUN_KEY_PREFIX, debounceRunKey, isDebounced } from './debounce.js'
 import { oneOffOwner, plainArgs, type ArgumentCipher } from './encryption.js'
 import { TaskNotRegisteredError, TaskValidationError } from './errors.js'
+import type { AddTaskOptions } from './options.js'
+import { memoryOneOffs } from './stores/memory-one-offs.js'
 import type { OneOffEntry, OneOffScheduleStore } from './stores/ports.js'
+import { newTaskId } from './task-id.js'
+import { resolveAddOptions } from './task-input.js'
 import type { TaskHandle } from './registry.js'
 import { ScheduleOnceUnsupportedError } from './scheduling/errors.js'
 import { OneOffScheduler, assertOneOffSupport } from './scheduling/one-off-scheduler.js'
@@ -35,21 +40,35 @@ export interface OneOffHost {
   owns(handle: TaskHandle): boolean
   handle(funcName: string): TaskHandle | undefined
   cipher: ArgumentCipher | null
-  /** Enqueues the entry's run: plain arguments, or its ciphertext when there is no key. */
+  /**
+   * Enqueues the entry's run: plain arguments, or its ciphertext when there is no key. A
+   * debounced entry's run takes the entry's `task_id`.
+   */
   enqueue(
     handle: TaskHandle,
     payload: { args: unknown[] } | { sealed: string },
     entry: OneOffEntry,
   ): Promise<unknown>
+  /** Whether a task with this id was already recorded (a debounced entry fired before a crash). */
+  recorded(taskId: string): Promise<boolean>
   error(message: string, error: unknown): void
 }
 
-/** One-off schedules of one manager; without a store that supports them every call throws. */
+/**
+ * One-off schedules of one manager; without a store that supports them every `scheduleOnce`
+ * call throws. Debounced tasks are one-off entries too: in the store when there is one, else in
+ * process memory (with a scheduler made at the first debounced task).
+ */
 export class ManagerOneOffs {
   readonly #store: OneOffScheduleStore | null
   readonly #host: OneOffHost
   readonly #clock: LoopClock
-  readonly #scheduler: OneOffScheduler<OneOffEntry> | null
+  #scheduler: OneOffScheduler<OneOffEntry> | null
+  /** Where debounced entries go: the store, or memory made on first use. */
+  #entries: OneOffScheduleStore | null
+  /** Builds the scheduler over an entry store (the memory one made on first use). */
+  readonly #schedulerOver: (store: OneOffScheduleStore) => OneOffScheduler<OneOffEntry>
+  #started = false
 
   constructor(options: {
     store: OneOffScheduleStore | null
@@ -64,20 +83,19 @@ export class ManagerOneOffs {
     this.#store = options.store?.supportsOneOff === true ? options.store : null
     this.#host = options.host
     this.#clock = options.clock
-    this.#scheduler =
-      this.#store === null
-        ? null
-        : new OneOffScheduler<OneOffEntry>({
-            store: this.#store,
-            owner: options.owner,
-            clock: options.clock,
-            timer: options.timer,
-            horizonMs: options.horizonMs,
-            refillMs: options.refillMs,
-            fire: (entry) => this.#fire(entry),
-            onError: (error, runKey) =>
-              options.host.error(`one-off schedule ${runKey} failed`, error),
-          })
+    this.#entries = this.#store
+    this.#schedulerOver = (store) =>
+      new OneOffScheduler<OneOffEntry>({
+        store,
+        owner: options.owner,
+        clock: options.clock,
+        timer: options.timer,
+        horizonMs: options.horizonMs,
+        refillMs: options.refillMs,
+        fire: (entry) => this.#fire(entry),
+        onError: (error, runKey) => options.host.error(`one-off schedule ${runKey} failed`, error),
+      })
+    this.#scheduler = this.#store === null ? null : this.#schedulerOver(this.#store)
   }
 
   /** Stores (or replaces) an entry and returns its run key. */
@@ -96,6 +114,11 @@ export class ManagerOneOffs {
     if (definition.executor !== 'async') assertTransferable(args, definition.name)
     const cipher = this.#host.cipher
     const runKey = options.runKey ?? randomUUID()
+    if (typeof runKey === 'string' && runKey.startsWith(DEBOUNCE_RUN_KEY_PREFIX)) {
+      throw new TaskValidationError(
+        `Run keys starting with "${DEBOUNCE_RUN_KEY_PREFIX}" are kept for debounced tasks.`,
+      )
+    }
     const entry: OneOffEntry = {
       run_key: runKey,
       func_name: definition.name,
@@ -113,6 +136,51 @@ export class ManagerOneOffs {
     return entry.run_key
   }
 
+  /**
+   * Places (or pushes back) the debounced task of `options.debounce` and resolves with its task
+   * id: the pending one's when the key has an entry not yet fired, else a new one. Throws
+   * `TaskValidationError` (or `TaskArgumentError`) before anything is stored.
+   */
+  async debounce(handle: TaskHandle, args: unknown[], options: AddTaskOptions): Promise<string> {
+    const { key, delay } = checkDebounce(options)
+    const definition = handle.definition
+    const resolved = resolveAddOptions(definition, options)
+    const runKey = debounceRunKey(definition.name, key)
+    if (runKey.length > 255) {
+      throw new TaskValidationError(
+        'debounce.key is too long for this function name (the run key holds at most 255 characters).',
+      )
+    }
+    if (definition.executor !== 'async') assertTransferable(args, definition.name)
+    const cipher = this.#host.cipher
+    const now = this.#clock.now()
+    const entry: OneOffEntry = {
+      run_key: runKey,
+      func_name: definition.name,
+      run_at: Math.round(now + delay * 1000),
+      args: cipher === null ? args : null,
+      encrypted_args: cipher === null ? null : cipher.encrypt(args, oneOffOwner(runKey)),
+      tags: { ...resolved.tags },
+      priority: resolved.priority,
+      queue: resolved.queue,
+      idempotency_key: null,
+      created_at: Math.round(now),
+      task_id: newTaskId(),
+    }
+    const taskId = await this.#debounceStore().debounce(entry)
+    this.#scheduler?.arm(entry)
+    return taskId
+  }
+
+  #debounceStore(): OneOffScheduleStore {
+    if (this.#entries !== null) return this.#entries
+    const entries = memoryOneOffs()
+    this.#entries = entries
+    this.#scheduler = this.#schedulerOver(entries)
+    if (this.#started) this.#scheduler.start()
+    return entries
+  }
+
   /** Cancels the entry; true when one existed. */
   async cancel(runKey: string): Promise<boolean> {
     const store = this.#require()
@@ -128,11 +196,13 @@ export class ManagerOneOffs {
 
   /** Starts the scheduler (re-arms stored entries on its first tick). */
   start(): void {
+    this.#started = true
     this.#scheduler?.start()
   }
 
   /** Stops the scheduler and waits for a tick in progress. */
   async stop(): Promise<void> {
+    this.#started = false
     await this.#scheduler?.stop()
   }
 
@@ -157,6 +227,8 @@ export class ManagerOneOffs {
         `One-off ${entry.run_key}: task function ${JSON.stringify(entry.func_name)} is not registered here.`,
       )
     }
+    // A debounced entry fired by an instance that died before marking it done: its task exists.
+    if (isDebounced(entry) && (await this.#host.recorded(entry.task_id as string))) return
     const cipher = this.#host.cipher
     // Without the key the run is still recorded, carrying the ciphertext: its attempt fails
     // with TaskArgumentError (saying why) instead of running without arguments.

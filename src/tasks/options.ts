@@ -3,6 +3,7 @@
  */
 import { stderrLogger, type Logger, type LoggerLike } from '../common/logger.js'
 import { unknownOptionsMessage } from '../common/option-names.js'
+import type { DebounceOptions } from './debounce.js'
 import { TaskValidationError } from './errors.js'
 import type { EncryptionKeyInput } from './encryption.js'
 import { FileObserver, type FileObserverOptions } from './observers/file.js'
@@ -110,6 +111,12 @@ export interface AddTaskOptions {
   idempotencyKey?: string
   /** `manual` (default) or `scheduled` (the scheduler). */
   source?: TaskSource
+  /**
+   * Debounce: `{ key, delay }` (key per function, delay in seconds > 0). While a task with the
+   * key has not started, a call replaces its arguments, moves its start to now + delay and
+   * returns its id; otherwise a new task starts at now + delay. Not with `idempotencyKey`.
+   */
+  debounce?: DebounceOptions
 }
 
 /** The manager's logger when none is given: warnings and errors as JSON lines on stderr. */
@@ -239,6 +246,7 @@ const ADD_TASK_OPTION_NAMES: Record<keyof AddTaskOptions, true> = {
   queue: true,
   idempotencyKey: true,
   source: true,
+  debounce: true,
 }
 
 /** Throws `TaskValidationError` for an option name `new TaskManager()` does not know. */

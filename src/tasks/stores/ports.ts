@@ -300,6 +300,11 @@ export interface OneOffEntry {
   idempotency_key: string | null
   /** When the entry was (re)placed (epoch ms). */
   created_at: number
+  /**
+   * The id the fired task takes: set on debounced tasks (whose id `addTask` returns before the
+   * task exists), absent on `scheduleOnce` entries (their runs get a fresh id).
+   */
+  task_id?: string | null
 }
 
 /** A one-off entry claimed by one instance: fire it, then {@link OneOffScheduleStore.complete}. */
@@ -315,6 +320,14 @@ export interface OneOffScheduleStore {
   readonly supportsOneOff: boolean
   /** Places `entry`, replacing any entry with the same `run_key` (and dropping its claim). */
   upsert(entry: OneOffEntry): Promise<void>
+  /**
+   * A debounced placement, atomic however instances interleave: when an entry with the same
+   * `run_key` is there and nobody has claimed it (its task has not started), its arguments,
+   * `run_at` and options are replaced and it keeps its `task_id`; otherwise (none, or one
+   * claimed for firing, even with an ended lease) `entry` is placed as given, dropping any claim.
+   * Returns the `task_id` the entry holds afterwards. `entry.task_id` must be set.
+   */
+  debounce(entry: OneOffEntry): Promise<string>
   /** Deletes the entry; true when one existed. */
   cancel(runKey: string): Promise<boolean>
   /** Entries not yet done with `run_at < before` (all when omitted), earliest first. */

@@ -134,6 +134,25 @@ export function checkOneOff(entry: OneOffEntry): void {
   }
 }
 
+/** Validates a debounced entry: a one-off entry that carries the id of its task. */
+export function checkDebounced(entry: OneOffEntry): string {
+  checkOneOff(entry)
+  const taskId = entry.task_id
+  if (typeof taskId !== 'string' || taskId === '' || taskId.length > 64) {
+    throw new TaskValidationError('A debounced entry needs a task_id of at most 64 characters.')
+  }
+  return taskId
+}
+
+/**
+ * The JSON body of `entry` without its closing brace and without `task_id`: a store that
+ * decides which task id the entry keeps appends `,"task_id":"<id>"}` (Redis, in Lua).
+ */
+export function oneOffBodyHead(entry: OneOffEntry): string {
+  const { task_id: _taskId, ...rest } = entry
+  return JSON.stringify(rest).slice(0, -1)
+}
+
 /** Validates a lease. */
 export function checkLease(owner: string, leaseUntil: number): void {
   if (typeof owner !== 'string' || owner === '') {

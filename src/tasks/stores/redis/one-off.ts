@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { ClaimedOneOff, LeaseRequest, OneOffEntry, OneOffScheduleStore } from '../ports.js'
-import { checkLease, checkOneOff } from '../rows.js'
+import { checkDebounced, checkLease, checkOneOff, oneOffBodyHead } from '../rows.js'
 import type { RedisOps } from './ops.js'
 
 async function upsertOneOff(ops: RedisOps, entry: OneOffEntry): Promise<void> {
@@ -14,6 +14,16 @@ async function upsertOneOff(ops: RedisOps, entry: OneOffEntry): Promise<void> {
     [ops.key('once:', entry.run_key), ops.key('once-due')],
     [entry.run_key, entry.run_at, JSON.stringify(entry)],
   )
+}
+
+async function debounceOneOff(ops: RedisOps, entry: OneOffEntry): Promise<string> {
+  const taskId = checkDebounced(entry)
+  const held = await ops.run(
+    'debounce-one-off',
+    [ops.key('once:', entry.run_key), ops.key('once-due')],
+    [entry.run_key, entry.run_at, oneOffBodyHead(entry), taskId],
+  )
+  return String(held)
 }
 
 async function cancelOneOff(ops: RedisOps, runKey: string): Promise<boolean> {
@@ -104,6 +114,7 @@ export function redisOneOffs(ops: RedisOps): OneOffScheduleStore {
   return {
     supportsOneOff: true,
     upsert: (entry) => upsertOneOff(ops, entry),
+    debounce: (entry) => debounceOneOff(ops, entry),
     cancel: (runKey) => cancelOneOff(ops, runKey),
     list: (before) => listOneOff(ops, before),
     count: () => countOneOff(ops),

@@ -17,6 +17,7 @@ export const SCRIPT_NAMES = [
   'confirm-slot',
   'take-over-slot',
   'upsert-one-off',
+  'debounce-one-off',
   'claim-one-off',
   'complete-one-off',
   'intersect',

@@ -4,7 +4,8 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { ClaimedOneOff, LeaseRequest, OneOffEntry, OneOffScheduleStore } from '../ports.js'
-import { checkLease, checkOneOff, toNumber } from '../rows.js'
+import { checkDebounced, checkLease, checkOneOff, toNumber } from '../rows.js'
+import { StoreError } from '../errors.js'
 import type { SqlBackend } from './backend.js'
 import type { OpenBackend } from './records.js'
 
@@ -32,6 +33,63 @@ async function upsertOneOff(backend: SqlBackend, entry: OneOffEntry): Promise<vo
   }
   if (backend.dialect === 'mysql') await insert.onDuplicateKeyUpdate(replaced).execute()
   else await insert.onConflict((oc) => oc.column('run_key').doUpdateSet(replaced)).execute()
+}
+
+/** Rounds of a debounced placement before it gives up (each lost round means another won). */
+const DEBOUNCE_ROUNDS = 100
+
+/**
+ * Insert-if-absent, else a compare-and-set on the row read (its body holds the task id, so a
+ * row fired and placed again in between never matches): one conditional statement per step
+ * keeps it atomic on every dialect without a transaction.
+ */
+async function debounceOneOff(backend: SqlBackend, entry: OneOffEntry): Promise<string> {
+  const taskId = checkDebounced(entry)
+  const db = backend.db
+  for (let round = 0; round < DEBOUNCE_ROUNDS; round++) {
+    const body = JSON.stringify(entry)
+    const row = {
+      run_key: entry.run_key,
+      func_name: entry.func_name,
+      run_at_ms: entry.run_at,
+      created_ms: entry.created_at,
+      claimed_by: null,
+      lease_until: null,
+      claim_token: null,
+      body,
+    }
+    const insert = db.insertInto('one_off_schedules').values(row)
+    const inserted =
+      backend.dialect === 'mysql'
+        ? await insert.ignore().executeTakeFirst()
+        : await insert.onConflict((oc) => oc.column('run_key').doNothing()).executeTakeFirst()
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) > 0) return taskId
+    const current = await db
+      .selectFrom('one_off_schedules')
+      .select(['body', 'claimed_by', 'claim_token'])
+      .where('run_key', '=', entry.run_key)
+      .executeTakeFirst()
+    if (current === undefined) continue
+    const held = (JSON.parse(current.body) as OneOffEntry).task_id
+    const keep = current.claimed_by === null && typeof held === 'string' && held !== ''
+    const next = keep ? { ...entry, task_id: held } : entry
+    const nextBody = JSON.stringify(next)
+    const updated = await db
+      .updateTable('one_off_schedules')
+      .set({ ...row, body: nextBody })
+      .where('run_key', '=', entry.run_key)
+      .where('body', '=', current.body)
+      .where((eb) =>
+        current.claim_token === null
+          ? eb('claim_token', 'is', null)
+          : eb('claim_token', '=', current.claim_token),
+      )
+      .executeTakeFirst()
+    if (Number(updated.numUpdatedRows) > 0 || current.body === nextBody) {
+      return next.task_id as string
+    }
+  }
+  throw new StoreError(`Could not place debounced entry ${entry.run_key}: too much contention.`)
 }
 
 async function cancelOneOff(backend: SqlBackend, runKey: string): Promise<boolean> {
@@ -124,6 +182,7 @@ export function sqlOneOffs(open: OpenBackend): OneOffScheduleStore {
   return {
     supportsOneOff: true,
     upsert: async (entry) => upsertOneOff(await open(), entry),
+    debounce: async (entry) => debounceOneOff(await open(), entry),
     cancel: async (runKey) => cancelOneOff(await open(), runKey),
     list: async (before) => listOneOff(await open(), before),
     count: async () => countOneOff(await open()),

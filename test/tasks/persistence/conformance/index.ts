@@ -8,7 +8,7 @@ import type { DurableTaskStore } from '../../../../src/tasks/stores/ports.js'
 import type { ConformanceTarget, SuiteContext } from './context.js'
 import { adminDataSuite, sessionsSuite } from './admin-data.js'
 import { idempotencySuite, scheduleSlotsSuite } from './claims.js'
-import { oneOffSuite } from './one-offs.js'
+import { debounceSuite, oneOffSuite } from './one-offs.js'
 import { pendingQueueSuite } from './pending-queue.js'
 import { changesSuite, metricsSuite } from './metrics.js'
 import { recordsSuite, retentionCascadeSuite } from './records.js'
@@ -43,6 +43,7 @@ export function storeConformance(target: ConformanceTarget): void {
     describe('idempotency keys', () => idempotencySuite(context))
     describe('schedule slots', () => scheduleSlotsSuite(context))
     describe('one-off schedules', () => oneOffSuite(context))
+    describe('debounced entries', () => debounceSuite(context))
     describe('admin data', () => adminDataSuite(context))
     describe('sessions', () => sessionsSuite(context))
   })
