@@ -192,6 +192,19 @@ describe('which timeout applies', () => {
   })
 })
 
+describe('a schedule with a timeout', () => {
+  it('registers its task with it, and refuses an invalid one without registering', async () => {
+    const manager = new TaskManager({ logger: quietLogger })
+    const handle = manager.schedule({ every: 60 }, () => undefined, { name: 'tick', timeout: 2 })
+    expect(handle.definition.timeoutMs).toBe(2000)
+    expect(() =>
+      manager.schedule({ every: 60 }, () => undefined, { name: 'bad-tick', timeout: 0 }),
+    ).toThrow(/timeout must be a finite number of seconds greater than 0/)
+    expect(manager.listSchedules().map((schedule) => schedule.name)).toEqual(['tick'])
+    await manager.shutdown()
+  })
+})
+
 describe('invalid timeouts', () => {
   const bad: unknown[] = [0, -1, Number.NaN, Number.POSITIVE_INFINITY, '5']
 
