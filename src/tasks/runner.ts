@@ -82,24 +82,33 @@ class Attempt implements ExecutionRequest {
     const parent = job.cancellation
     const reason = parent.reason
     if (reason !== null) own.abort(reason)
-    else this.#unlink = parent.onAbort(() => own.abort(parent.reason ?? new TaskAbort('cancel')))
+    else {
+      // A cancelled or interrupted attempt has no deadline left to keep.
+      this.#unlink = parent.onAbort(() => {
+        this.#disarm()
+        own.abort(parent.reason ?? new TaskAbort('cancel'))
+      })
+    }
   }
 
   /** Starts the deadline (when the function is about to run). */
   arm(onTimeout: () => void): void {
-    if (this.timeoutMs === null || this.#deadline !== null) return
+    if (this.timeoutMs === null || this.#deadline !== null || this.cancellation.aborted) return
     this.#deadline = setTimeout(onTimeout, this.timeoutMs)
   }
 
   /** Marks the outcome as taken: stops the deadline and the link to the job's token. */
   conclude(): void {
     this.concluded = true
-    if (this.#deadline !== null) {
-      clearTimeout(this.#deadline)
-      this.#deadline = null
-    }
+    this.#disarm()
     this.#unlink?.()
     this.#unlink = null
+  }
+
+  #disarm(): void {
+    if (this.#deadline === null) return
+    clearTimeout(this.#deadline)
+    this.#deadline = null
   }
 
   /** Aborts this attempt's own token (a timeout). */
