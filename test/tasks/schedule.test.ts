@@ -21,9 +21,9 @@ describe('manager.schedule', () => {
   it('refuses a trigger with both every and cron or with unknown keys; nothing is registered', () => {
     const manager = new TaskManager({ logger: quietLogger })
     const job = (): void => undefined
-    expect(() => manager.schedule({ every: 5, cron: '* * * * *' }, job, { name: 'both' })).toThrow(
-      /Give either every or cron, not both/,
-    )
+    expect(() =>
+      manager.schedule({ every: 5, cron: '* * * * *' } as never, job, { name: 'both' }),
+    ).toThrow(/Give either every or cron, not both/)
     expect(() => manager.schedule({ evry: 5 } as never, job, { name: 'typo' })).toThrow(
       /Unknown trigger key "evry"/,
     )

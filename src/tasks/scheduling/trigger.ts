@@ -6,8 +6,13 @@
 import { Cron } from 'croner'
 import { OneOffNextRunError, ScheduleError } from './errors.js'
 
-/** `{ every }` seconds (≥ 1, may be fractional), or a five-field `cron` in a `timezone`. */
-export type ScheduleTrigger = { every: number } | { cron: string; timezone?: string }
+/**
+ * `{ every }` seconds (≥ 1, may be fractional), or a five-field `cron` in a `timezone`; never
+ * both (refused at run time too, with any key not listed here).
+ */
+export type ScheduleTrigger =
+  | { every: number; cron?: never; timezone?: never }
+  | { cron: string; timezone?: string; every?: never }
 
 /** A validated trigger that computes slot times. */
 export class PeriodicTrigger {

@@ -91,7 +91,7 @@ describe('strict trigger objects', () => {
   })
 
   it('refuses a timezone on an every trigger, an empty trigger and a non-object', () => {
-    expect(() => new PeriodicTrigger({ every: 5, timezone: 'UTC' })).toThrow(
+    expect(() => new PeriodicTrigger({ every: 5, timezone: 'UTC' } as never)).toThrow(
       /timezone applies to cron triggers only/,
     )
     expect(() => new PeriodicTrigger({} as never)).toThrow(/needs every .* or cron/)
