@@ -7,13 +7,25 @@
  * `getTaskContext().signal`, or a clock waiting on it).
  */
 
+/** Why a task was aborted: cancelled, interrupted by a shutdown, or past its timeout. */
+export type TaskAbortKind = 'cancel' | 'interrupt' | 'timeout'
+
+const ABORT_MESSAGES: Record<TaskAbortKind, string> = {
+  cancel: 'The task was cancelled.',
+  interrupt: 'The task manager shut down.',
+  timeout: 'The task ran past its timeout.',
+}
+
 /** Why a task was aborted. */
 export class TaskAbort extends Error {
-  /** `cancel`: the user cancelled it; `interrupt`: the manager shut down. */
-  readonly kind: 'cancel' | 'interrupt'
+  /**
+   * `cancel`: the user cancelled it; `interrupt`: the manager shut down; `timeout`: the attempt
+   * ran past its `timeout` (only that attempt's signal aborts; a retry gets a fresh one).
+   */
+  readonly kind: TaskAbortKind
 
-  constructor(kind: 'cancel' | 'interrupt') {
-    super(kind === 'cancel' ? 'The task was cancelled.' : 'The task manager shut down.')
+  constructor(kind: TaskAbortKind) {
+    super(ABORT_MESSAGES[kind])
     this.name = 'TaskAbort'
     this.kind = kind
   }

@@ -18,8 +18,9 @@ export interface TaskContext {
   readonly attempt: number
   readonly tags: Readonly<Record<string, string>>
   /**
-   * Aborted when the task is cancelled or interrupted. Async tasks should pass it on to the I/O
-   * they start (fetch, timers) so that cancellation also stops the work.
+   * Aborted when the task is cancelled or interrupted, or the attempt runs past its `timeout`
+   * (the reason is a `TaskAbort` whose `kind` says which). Async tasks should pass it on to the
+   * I/O they start (fetch, timers) so that cancellation also stops the work.
    */
   readonly signal: AbortSignal
 }

@@ -73,6 +73,15 @@ export class WorkerCrashedError extends TaskError {
   readonly statusCode = 500
 }
 
+/**
+ * An attempt ran past the task's `timeout`: its signal was aborted and whatever it does later is
+ * discarded. Retries apply as for any other failure.
+ */
+export class TaskTimeoutError extends TaskError {
+  readonly code = 'TASK_TIMEOUT'
+  readonly statusCode = 500
+}
+
 /** Every error class of the task catalogue, for docs and tests that keep them in sync. */
 export const taskErrorCatalogue = [
   TaskValidationError,
@@ -85,4 +94,5 @@ export const taskErrorCatalogue = [
   QueueNotFoundError,
   ManagerClosedError,
   WorkerCrashedError,
+  TaskTimeoutError,
 ] as const

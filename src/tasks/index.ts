@@ -67,8 +67,10 @@ export {
   QueueNotFoundError,
   ManagerClosedError,
   WorkerCrashedError,
+  TaskTimeoutError,
   taskErrorCatalogue,
 } from './errors.js'
+export { TaskAbort, type TaskAbortKind } from './cancellation.js'
 export * from './admin/error-classes.js'
 export {
   BadRequestError,

@@ -174,6 +174,7 @@ export class TaskIntake {
     }
     book.add(stored)
     const job = new RunJob(stored, handle, resolved.priority ?? 0, runner)
+    job.timeoutMs = resolved.timeoutMs
     live.set(taskId, job)
     const written =
       durable !== null && this.deps.persistent(handle) ? durable.enqueue(stored) : null

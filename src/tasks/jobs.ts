@@ -28,6 +28,8 @@ export class RunJob implements QueueItem {
   waiting = false
   /** Epoch ms when the first attempt started (0 before). */
   startedAt = 0
+  /** The `addTask` call's timeout per attempt (ms), or null: the registration's applies. */
+  timeoutMs: number | null = null
   readonly #runner: JobRunner
   #cancellation: Cancellation | null = null
   /** The queue's callback while the job holds a slot. */

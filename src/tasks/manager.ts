@@ -29,6 +29,7 @@ import {
   logFileObservers,
   positiveOrNull,
   shutdownTimeoutMs,
+  timeoutMs,
   type AddTaskOptions,
   type TaskManagerOptions,
   workerEnvNames,
@@ -159,6 +160,7 @@ export class TaskManager {
       lifecycle,
       onTerminal: (job) => this.#intake.finished(job.task, job.handle),
       logger: this.#logger,
+      defaultTimeoutMs: timeoutMs(options.defaultTimeout, 'defaultTimeout'),
     })
     this.#intake = new TaskIntake({
       registry: this.#registry,

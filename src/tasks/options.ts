@@ -41,6 +41,11 @@ export interface TaskManagerOptions {
    */
   cancelGracePeriod?: number
   /**
+   * Seconds an attempt of a task may run when neither `addTask` nor the registration gives a
+   * `timeout`. Default: none (tasks run as long as they take).
+   */
+  defaultTimeout?: number | null
+  /**
    * Names of the environment variables process workers inherit (an allow-list, e.g.
    * `['PATH', 'NODE_ENV', 'DATABASE_URL']`). Default: all of them.
    */
@@ -117,6 +122,8 @@ export interface AddTaskOptions {
    * returns its id; otherwise a new task starts at now + delay. Not with `idempotencyKey`.
    */
   debounce?: DebounceOptions
+  /** Seconds each attempt may run (> 0); overrides the registration's and the manager's. */
+  timeout?: number
 }
 
 /** The manager's logger when none is given: warnings and errors as JSON lines on stderr. */
@@ -153,6 +160,27 @@ export function cancelGraceMs(seconds: number | undefined): number {
     throw new TaskValidationError('cancelGracePeriod must be a non-negative number of seconds.')
   }
   return grace * 1000
+}
+
+/**
+ * Validates a task timeout (seconds: a finite number > 0; null or undefined: none) and returns
+ * it in milliseconds. `field` names the option in the message.
+ */
+export function timeoutMs(seconds: unknown, field: string): number | null {
+  if (seconds === undefined || seconds === null) return null
+  if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds <= 0) {
+    throw new TaskValidationError(
+      `${field} must be a finite number of seconds greater than 0, got ${shown(seconds)}.`,
+    )
+  }
+  return seconds * 1000
+}
+
+/** A refused value as a message shows it: numbers as such, strings quoted, else the type. */
+function shown(value: unknown): string {
+  if (typeof value === 'number') return String(value)
+  if (typeof value === 'string') return JSON.stringify(value)
+  return `a ${typeof value}`
 }
 
 /** The default of `oneOffHorizon`, in seconds. */
@@ -222,6 +250,7 @@ const MANAGER_OPTION_NAMES: Record<keyof TaskManagerOptions, true> = {
   maxProcessWorkers: true,
   processShutdownTimeout: true,
   cancelGracePeriod: true,
+  defaultTimeout: true,
   workerEnv: true,
   encryptionKey: true,
   observers: true,
@@ -247,6 +276,7 @@ const ADD_TASK_OPTION_NAMES: Record<keyof AddTaskOptions, true> = {
   idempotencyKey: true,
   source: true,
   debounce: true,
+  timeout: true,
 }
 
 /** Throws `TaskValidationError` for an option name `new TaskManager()` does not know. */

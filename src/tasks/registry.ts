@@ -6,6 +6,7 @@ import { unknownOptionsMessage } from '../common/option-names.js'
 import { pathToFileURL } from 'node:url'
 import { TaskValidationError } from './errors.js'
 import type { ExecutorKind } from './record.js'
+import { timeoutMs } from './options.js'
 import { isTaskWorker, registerWorkerFunction } from './worker-registry.js'
 
 /** A task function: any arguments, any (possibly async) result. */
@@ -38,6 +39,12 @@ export interface TaskOptions {
    * `import.meta.url`. Workers import it to find the function.
    */
   module?: string | URL
+  /**
+   * Seconds each attempt may run (> 0). Past it the attempt fails with `TASK_TIMEOUT` (retries
+   * apply): async code sees its signal aborted, a thread/process worker is terminated after
+   * `cancelGracePeriod`. Default: the manager's `defaultTimeout`, else none.
+   */
+  timeout?: number
   /** Thread/process tasks: the export to call when the module does not register the task by name. Default: the name. */
   exportName?: string
 }
@@ -57,6 +64,8 @@ export interface TaskDefinition {
   /** File URL of the declaring module (thread/process), else null. */
   readonly module: string | null
   readonly exportName: string
+  /** Milliseconds each attempt may run, or null (the manager's default applies). */
+  readonly timeoutMs: number | null
 }
 
 const handleBrand = Symbol('switchyard.taskHandle')
@@ -129,6 +138,7 @@ const TASK_OPTION_NAMES: Record<keyof TaskOptions, true> = {
   requeueOnInterrupt: true,
   module: true,
   exportName: true,
+  timeout: true,
 }
 
 function defineTask(options: TaskOptions, fnName: string): TaskDefinition {
@@ -172,6 +182,7 @@ function defineTask(options: TaskOptions, fnName: string): TaskDefinition {
     requeueOnInterrupt: options.requeueOnInterrupt ?? false,
     module,
     exportName: options.exportName ?? name,
+    timeoutMs: timeoutMs(options.timeout, `Task ${JSON.stringify(name)}: timeout`),
   }
 }
 

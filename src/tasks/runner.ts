@@ -13,7 +13,8 @@
  * `job.settled()`. On a busy manager each promise layer would cost more than a no-op task.
  */
 import type { Logger } from '../common/logger.js'
-import { TaskAbort, type Cancellation } from './cancellation.js'
+import { Cancellation, TaskAbort } from './cancellation.js'
+import { TaskTimeoutError } from './errors.js'
 import type { JobRunner, RunJob } from './jobs.js'
 import { plainArgs, taskOwner, type ArgumentCipher } from './encryption.js'
 import type { ExecutionOutcome, ExecutionRequest, TaskExecutor } from './executors/types.js'
@@ -41,20 +42,78 @@ export interface RunnerDeps {
   readonly lifecycle: (task: StoredTask, previous: TaskStatus | null, attempt: number) => void
   /** Called once a task reached a terminal status through the runner. */
   readonly onTerminal: (job: RunJob) => void
-  /** Hears of the runner's own faults (never a task's error: that goes to its record). */
-  readonly logger: Pick<Logger, 'error'>
+  /**
+   * Hears of the runner's own faults (never a task's error: that goes to its record), and warns
+   * of the late outcomes of timed-out attempts it discards.
+   */
+  readonly logger: Pick<Logger, 'warn' | 'error'>
+  /** The manager's `defaultTimeout` (ms), or null: attempts without a timeout run unbounded. */
+  readonly defaultTimeoutMs: number | null
 }
 
-/** One attempt: the executor's request and the task context of the attempt, in one object. */
+/**
+ * One attempt: the executor's request and the task context of the attempt, in one object.
+ *
+ * An attempt with a timeout has its own cancellation token, aborted by the job's (cancel,
+ * shutdown) and by its deadline: a timeout aborts this attempt only, so a retry starts with a
+ * fresh signal. Attempts without a timeout share the job's token and arm no timer.
+ */
 class Attempt implements ExecutionRequest {
   readonly #runner: TaskRunner
   readonly job: RunJob
   readonly attempt: number
+  /** Milliseconds the attempt may run, or null. */
+  readonly timeoutMs: number | null
+  /** This attempt's own token (only with a timeout). */
+  readonly #own: Cancellation | null = null
+  #unlink: (() => void) | null = null
+  #deadline: NodeJS.Timeout | null = null
+  /** Set once the runner took this attempt's outcome (or its timeout); later reports are late. */
+  concluded = false
 
-  constructor(runner: TaskRunner, job: RunJob, attempt: number) {
+  constructor(runner: TaskRunner, job: RunJob, attempt: number, timeoutMs: number | null) {
     this.#runner = runner
     this.job = job
     this.attempt = attempt
+    this.timeoutMs = timeoutMs
+    if (timeoutMs === null) return
+    const own = new Cancellation()
+    this.#own = own
+    const parent = job.cancellation
+    const reason = parent.reason
+    if (reason !== null) own.abort(reason)
+    else {
+      // A cancelled or interrupted attempt has no deadline left to keep.
+      this.#unlink = parent.onAbort(() => {
+        this.#disarm()
+        own.abort(parent.reason ?? new TaskAbort('cancel'))
+      })
+    }
+  }
+
+  /** Starts the deadline (when the function is about to run). */
+  arm(onTimeout: () => void): void {
+    if (this.timeoutMs === null || this.#deadline !== null || this.cancellation.aborted) return
+    this.#deadline = setTimeout(onTimeout, this.timeoutMs)
+  }
+
+  /** Marks the outcome as taken: stops the deadline and the link to the job's token. */
+  conclude(): void {
+    this.concluded = true
+    this.#disarm()
+    this.#unlink?.()
+    this.#unlink = null
+  }
+
+  #disarm(): void {
+    if (this.#deadline === null) return
+    clearTimeout(this.#deadline)
+    this.#deadline = null
+  }
+
+  /** Aborts this attempt's own token (a timeout). */
+  abortOwn(reason: TaskAbort): void {
+    this.#own?.abort(reason)
   }
 
   get task_id(): string {
@@ -70,11 +129,11 @@ class Attempt implements ExecutionRequest {
   }
 
   get signal(): AbortSignal {
-    return this.job.cancellation.signal
+    return this.cancellation.signal
   }
 
   get cancellation(): Cancellation {
-    return this.job.cancellation
+    return this.#own ?? this.job.cancellation
   }
 
   get definition(): TaskDefinition {
@@ -94,10 +153,13 @@ class Attempt implements ExecutionRequest {
   }
 
   log(level: LogLevel, message: string, extra: Record<string, unknown>): void {
+    // An abandoned (timed-out) attempt no longer writes to the record.
+    if (this.concluded && this.#own !== null) return
     this.#runner.log(this, level, message, extra)
   }
 
   progress(fraction: number, message: string | null): void {
+    if (this.concluded && this.#own !== null) return
     this.#runner.progress(this, fraction, message)
   }
 
@@ -140,13 +202,33 @@ export class TaskRunner implements JobRunner {
   begin(attempt: Attempt): boolean {
     const { job } = attempt
     if (attempt.attempt > 1) {
-      return job.task.record.status === 'running' && !job.aborted
+      if (job.task.record.status !== 'running' || job.aborted) return false
+      attempt.arm(() => this.#timedOut(attempt))
+      return true
     }
     const now = this.#deps.clock.now()
     if (!this.#deps.book.start(job.task, toIso(now))) return false
     job.startedAt = now
     this.#deps.lifecycle(job.task, 'pending', 1)
+    attempt.arm(() => this.#timedOut(attempt))
     return true
+  }
+
+  /**
+   * The attempt ran past its timeout: its signal aborts, and it fails with TASK_TIMEOUT at once
+   * (retries apply), so its queue slot does not wait for code that ignores the signal. Whatever
+   * the attempt reports later is discarded.
+   */
+  #timedOut(attempt: Attempt): void {
+    if (attempt.concluded) return
+    attempt.conclude()
+    attempt.abortOwn(new TaskAbort('timeout'))
+    const seconds = (attempt.timeoutMs ?? 0) / 1000
+    const error = new TaskTimeoutError(
+      `The task timed out after ${String(seconds)} s (TASK_TIMEOUT); attempt ${attempt.attempt} was abandoned.`,
+      { timeout: seconds },
+    )
+    this.#take(attempt, { kind: 'threw', error })
   }
 
   /** The log sink of task code: a record line plus an observer event. */
@@ -175,7 +257,8 @@ export class TaskRunner implements JobRunner {
   }
 
   #attempt(job: RunJob, number: number): void {
-    const attempt = new Attempt(this, job, number)
+    const timeout = job.timeoutMs ?? job.handle.definition.timeoutMs ?? this.#deps.defaultTimeoutMs
+    const attempt = new Attempt(this, job, number, timeout)
     let outcome: ExecutionOutcome | undefined
     try {
       outcome = this.#deps.executor(job.handle.definition.executor).execute(attempt)
@@ -189,12 +272,40 @@ export class TaskRunner implements JobRunner {
 
   /** Takes the outcome of an attempt: ends the run, or goes on with the next attempt. */
   settle(attempt: Attempt, outcome: ExecutionOutcome): void {
+    if (attempt.concluded) {
+      this.#late(attempt, outcome)
+      return
+    }
+    attempt.conclude()
+    this.#take(attempt, outcome)
+  }
+
+  #take(attempt: Attempt, outcome: ExecutionOutcome): void {
     try {
       if (this.#conclude(attempt, outcome)) return
     } catch (error) {
       this.#onInternalError(error)
     }
     attempt.job.settled()
+  }
+
+  /**
+   * The outcome of an attempt that timed out: discarded, and said so when it is a result or an
+   * error of code that ran on. An abort error is the code stopping as asked: nothing to say.
+   */
+  #late(attempt: Attempt, outcome: ExecutionOutcome): void {
+    if (outcome.kind !== 'returned' && outcome.kind !== 'threw') return
+    if (outcome.kind === 'threw' && isAbortError(outcome.error)) return
+    const record = attempt.job.task.record
+    this.#deps.logger.warn(
+      {
+        task_id: record.task_id,
+        func_name: record.func_name,
+        attempt: attempt.attempt,
+        ...(outcome.kind === 'threw' ? { err: outcome.error } : {}),
+      },
+      `discarded the late ${outcome.kind === 'threw' ? 'error' : 'result'} of a timed-out task attempt`,
+    )
   }
 
   /** Records what an outcome means; true when a retry carries the run on. */
@@ -212,7 +323,7 @@ export class TaskRunner implements JobRunner {
         return false
       case 'threw': {
         const error = outcome.error
-        attempt.log('error', `attempt ${attempt.attempt} failed: ${describe(error)}`, {})
+        this.log(attempt, 'error', `attempt ${attempt.attempt} failed: ${describe(error)}`, {})
         if (attempt.attempt > job.handle.definition.retries) {
           this.#finish(job, 'failed', attempt.attempt, error)
           return false
@@ -279,6 +390,11 @@ export class TaskRunner implements JobRunner {
       this.#finish(job, 'cancelled', job.task.record.retries_used + 1, null)
     }
   }
+}
+
+/** Whether `error` is what code honouring an aborted signal throws (the reason or an AbortError). */
+function isAbortError(error: Error): boolean {
+  return error instanceof TaskAbort || error.name === 'AbortError'
 }
 
 /** `Name: message`, the form of a record's `error` field. */

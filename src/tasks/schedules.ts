@@ -29,6 +29,8 @@ export interface ScheduleOptions {
   queue?: string
   /** Thread/process tasks: the declaring module (see `TaskOptions.module`). */
   module?: string | URL
+  /** Seconds each run's attempt may take (see `TaskOptions.timeout`). */
+  timeout?: number
 }
 
 /** A periodic schedule as the manager lists it. */
@@ -103,6 +105,7 @@ export class ManagerSchedules {
         executor: options.executor,
         queue: options.queue,
         module: options.module,
+        timeout: options.timeout,
       },
       fn,
     )

@@ -3,7 +3,7 @@
  * throws before anything is stored.
  */
 import { TaskValidationError } from './errors.js'
-import type { AddTaskOptions } from './options.js'
+import { timeoutMs, type AddTaskOptions } from './options.js'
 import type { StoredTask, TaskSource } from './record.js'
 import { assertInteger, assertQueueName, type TaskDefinition } from './registry.js'
 
@@ -14,6 +14,8 @@ export interface ResolvedAddOptions {
   readonly queue: string | null
   readonly idempotencyKey: string | null
   readonly source: TaskSource
+  /** This call's `timeout` in milliseconds, or null (the registration's or manager's applies). */
+  readonly timeoutMs: number | null
 }
 
 /** Validates per-call options against the task's registration. */
@@ -39,6 +41,7 @@ export function resolveAddOptions(
     queue: options.queue ?? definition.queue,
     idempotencyKey: key ?? null,
     source,
+    timeoutMs: timeoutMs(options.timeout, 'timeout'),
   }
 }
 

@@ -18,6 +18,24 @@ async function scheduled(manager: TaskManager): Promise<TaskRecord[]> {
 }
 
 describe('manager.schedule', () => {
+  it('refuses a trigger with both every and cron or with unknown keys; nothing is registered', () => {
+    const manager = new TaskManager({ logger: quietLogger })
+    const job = (): void => undefined
+    expect(() =>
+      manager.schedule({ every: 5, cron: '* * * * *' } as never, job, { name: 'both' }),
+    ).toThrow(/Give either every or cron, not both/)
+    expect(() => manager.schedule({ evry: 5 } as never, job, { name: 'typo' })).toThrow(
+      /Unknown trigger key "evry"/,
+    )
+    expect(() =>
+      manager.schedule({ cron: '0 9 * * *', tz: 'Europe/Paris' } as never, job, { name: 'tz' }),
+    ).toThrow(ScheduleError)
+    expect(manager.listSchedules()).toEqual([])
+    expect(manager.getRegisteredTask('both')).toBeUndefined()
+    expect(manager.getRegisteredTask('typo')).toBeUndefined()
+    expect(manager.getRegisteredTask('tz')).toBeUndefined()
+  })
+
   it('fires every slot as a scheduled record, and runOnStartup once at startup', async () => {
     const clock = fakeClock(SCHEDULE_START)
     const timer = fakeTimer()

@@ -16,7 +16,7 @@ export interface ExecutionRequest extends ActiveTask {
   readonly definition: TaskDefinition
   /** The function itself (used by the async executor; workers load it from `definition.module`). */
   readonly fn: TaskFunction
-  /** Aborted when the task is cancelled or interrupted. */
+  /** Aborted when the task is cancelled or interrupted, or the attempt ran past its timeout. */
   readonly cancellation: Cancellation
   /** The plaintext arguments; decrypts them when encryption is on. Call just before the call. */
   args(): unknown[]

@@ -6,8 +6,13 @@
 import { Cron } from 'croner'
 import { OneOffNextRunError, ScheduleError } from './errors.js'
 
-/** `{ every }` seconds (≥ 1, may be fractional), or a five-field `cron` in a `timezone`. */
-export type ScheduleTrigger = { every: number } | { cron: string; timezone?: string }
+/**
+ * `{ every }` seconds (≥ 1, may be fractional), or a five-field `cron` in a `timezone`; never
+ * both (refused at run time too, with any key not listed here).
+ */
+export type ScheduleTrigger =
+  | { every: number; cron?: never; timezone?: never }
+  | { cron: string; timezone?: string; every?: never }
 
 /** A validated trigger that computes slot times. */
 export class PeriodicTrigger {
@@ -18,6 +23,7 @@ export class PeriodicTrigger {
 
   /** Validates `trigger`; throws {@link ScheduleError} with the reason. */
   constructor(trigger: ScheduleTrigger) {
+    checkTriggerKeys(trigger)
     if ('every' in trigger) {
       const every = trigger.every
       if (typeof every !== 'number' || !Number.isFinite(every) || every < 1) {
@@ -65,6 +71,38 @@ export class PeriodicTrigger {
       slot = this.nextSlot(slot)
     }
     return slots
+  }
+}
+
+/** Every key a trigger object may have. */
+const TRIGGER_KEYS: ReadonlySet<string> = new Set(['every', 'cron', 'timezone'])
+
+/**
+ * Refuses a trigger that is not an object, names both `every` and `cron`, or has keys a trigger
+ * does not know: a misspelt key (`evry`, `tz`) would otherwise be ignored and the schedule would
+ * run at a time the caller did not ask for.
+ */
+function checkTriggerKeys(trigger: unknown): void {
+  if (typeof trigger !== 'object' || trigger === null || Array.isArray(trigger)) {
+    throw new ScheduleError('A trigger must be { every } or { cron, timezone }.')
+  }
+  const unknown = Object.keys(trigger).filter((key) => !TRIGGER_KEYS.has(key))
+  if (unknown.length > 0) {
+    throw new ScheduleError(
+      `Unknown trigger key${unknown.length > 1 ? 's' : ''} ${unknown.map((key) => JSON.stringify(key)).join(', ')}: a trigger takes every, or cron with an optional timezone.`,
+      { unknown_keys: unknown, allowed_keys: [...TRIGGER_KEYS] },
+    )
+  }
+  const hasEvery = Object.hasOwn(trigger, 'every')
+  const hasCron = Object.hasOwn(trigger, 'cron')
+  if (hasEvery && hasCron) {
+    throw new ScheduleError('Give either every or cron, not both.')
+  }
+  if (!hasEvery && !hasCron) {
+    throw new ScheduleError('A trigger needs every (seconds) or cron (a five-field expression).')
+  }
+  if (hasEvery && Object.hasOwn(trigger, 'timezone')) {
+    throw new ScheduleError('timezone applies to cron triggers only; an every trigger has none.')
   }
 }
 

@@ -58,3 +58,44 @@ describe('scheduled entries', () => {
     expect(() => entry.nextRun(T0)).toThrow(/one-off entry "report-42" has no next run/)
   })
 })
+
+describe('strict trigger objects', () => {
+  it('refuses every and cron together', () => {
+    const both = { every: 5, cron: '* * * * *' } as never
+    expect(() => new PeriodicTrigger(both)).toThrow(ScheduleError)
+    expect(() => new PeriodicTrigger(both)).toThrow('Give either every or cron, not both.')
+  })
+
+  it('refuses unknown keys, naming them and the allowed ones', () => {
+    let error: unknown
+    try {
+      new PeriodicTrigger({ evry: 5 } as never)
+    } catch (caught) {
+      error = caught
+    }
+    expect(error).toBeInstanceOf(ScheduleError)
+    expect((error as ScheduleError).code).toBe('INVALID_SCHEDULE')
+    expect((error as ScheduleError).message).toBe(
+      'Unknown trigger key "evry": a trigger takes every, or cron with an optional timezone.',
+    )
+    expect((error as ScheduleError).toJSON().error).toMatchObject({
+      unknown_keys: ['evry'],
+      allowed_keys: ['every', 'cron', 'timezone'],
+    })
+    expect(() => new PeriodicTrigger({ cron: '0 9 * * *', tz: 'Europe/Paris' } as never)).toThrow(
+      /Unknown trigger key "tz"/,
+    )
+    expect(() => new PeriodicTrigger({ every: 5, a: 1, b: 2 } as never)).toThrow(
+      /Unknown trigger keys "a", "b"/,
+    )
+  })
+
+  it('refuses a timezone on an every trigger, an empty trigger and a non-object', () => {
+    expect(() => new PeriodicTrigger({ every: 5, timezone: 'UTC' } as never)).toThrow(
+      /timezone applies to cron triggers only/,
+    )
+    expect(() => new PeriodicTrigger({} as never)).toThrow(/needs every .* or cron/)
+    expect(() => new PeriodicTrigger(null as never)).toThrow(ScheduleError)
+    expect(() => new PeriodicTrigger([] as never)).toThrow(ScheduleError)
+  })
+})
