@@ -61,7 +61,7 @@ export interface TaskManagerOptions {
   /** Persist every task (as if each had `persist: true`) so pending work survives a restart. */
   requeuePending?: boolean
   /**
-   * Days to keep terminal records (success, failed, cancelled, interrupted, rejected); older ones
+   * Days to keep terminal records (success, failed, cancelled, interrupted, rejected, expired); older ones
    * are pruned at startup and about every 6 hours. Default: kept forever.
    */
   retentionDays?: number | null
@@ -110,6 +110,13 @@ export interface AddTaskOptions {
   idempotencyKey?: string
   /** `manual` (default) or `scheduled` (the scheduler). */
   source?: TaskSource
+  /**
+   * The task must start by this instant, or it ends `expired` without running. Applies to the
+   * first start only: a started task (retries included) is no longer subject to it.
+   */
+  expiresAt?: Date
+  /** Seconds (> 0) from creation the task has to start: `expiresAt` = creation + `ttl`. */
+  ttl?: number
 }
 
 /** The manager's logger when none is given: warnings and errors as JSON lines on stderr. */
@@ -239,6 +246,8 @@ const ADD_TASK_OPTION_NAMES: Record<keyof AddTaskOptions, true> = {
   queue: true,
   idempotencyKey: true,
   source: true,
+  expiresAt: true,
+  ttl: true,
 }
 
 /** Throws `TaskValidationError` for an option name `new TaskManager()` does not know. */

@@ -41,6 +41,11 @@ export interface RunnerDeps {
   readonly lifecycle: (task: StoredTask, previous: TaskStatus | null, attempt: number) => void
   /** Called once a task reached a terminal status through the runner. */
   readonly onTerminal: (job: RunJob) => void
+  /**
+   * Asked right before a first start: ends the task `expired` when its expiry has passed and
+   * returns true (the task must not run).
+   */
+  readonly expireAtStart?: (job: RunJob) => boolean
   /** Hears of the runner's own faults (never a task's error: that goes to its record). */
   readonly logger: Pick<Logger, 'error'>
 }
@@ -141,6 +146,9 @@ export class TaskRunner implements JobRunner {
     const { job } = attempt
     if (attempt.attempt > 1) {
       return job.task.record.status === 'running' && !job.aborted
+    }
+    if (job.task.record.expires_at !== null && this.#deps.expireAtStart?.(job) === true) {
+      return false
     }
     const now = this.#deps.clock.now()
     if (!this.#deps.book.start(job.task, toIso(now))) return false
