@@ -3,11 +3,18 @@
  * in time (at its start and by the sweep of waiting tasks), expiry applying to the first start
  * only, and the admin API's `status=expired` filter.
  */
-import { afterEach, describe, expect, it } from 'vitest'
-import { TaskManager, TaskValidationError } from '../../src/tasks/index.js'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { sqliteStore, TaskManager, TaskValidationError } from '../../src/tasks/index.js'
 import { toIso } from '../../src/tasks/time.js'
 import { deferred, fakeClock, FAKE_START, quietLogger, waitForStatus } from './helpers.js'
 import { adminApp } from './admin/helpers.js'
+import { makeTask } from './persistence/helpers.js'
+
+const dir = mkdtempSync(join(tmpdir(), 'sy-expiry-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 const managers: TaskManager[] = []
 afterEach(async () => {
@@ -162,5 +169,32 @@ describe('expired tasks', () => {
     } finally {
       await app.close()
     }
+  })
+})
+
+describe('expiry on a shared store', () => {
+  it('pending tasks of a stopped instance: the expired one ends expired once, the other runs once', async () => {
+    const path = join(dir, 'shared.db')
+    const seed = sqliteStore(path)
+    const stale = makeTask({ func_name: 'work', expires_at: toIso(Date.now() - 60_000) })
+    const fresh = makeTask({ func_name: 'work', expires_at: toIso(Date.now() + 3_600_000) })
+    await seed.pending.enqueue([stale, fresh], { owner: 'dead', leaseUntil: 1 })
+    await seed.close()
+    const runs: string[] = []
+    const a = manager({ store: path })
+    const b = manager({ store: path })
+    for (const instance of [a, b]) {
+      instance.task({ name: 'work', persist: true }, (...args: unknown[]) => {
+        runs.push(JSON.stringify(args))
+      })
+    }
+    await Promise.all([a.startup(), b.startup()])
+    await expect.poll(() => runs.length).toBe(1)
+    await expect.poll(async () => (await a.getTask(fresh.record.task_id))?.status).toBe('success')
+    const ended = await b.getTask(stale.record.task_id)
+    expect(ended?.status).toBe('expired')
+    expect(ended?.start_time).toBeNull()
+    expect(ended?.error).toContain(stale.record.expires_at!)
+    expect((await a.listTasks({ status: 'expired' })).total).toBe(1)
   })
 })
