@@ -166,6 +166,16 @@ describe('expired tasks', () => {
       expect(detail.json<Record<string, unknown>>().expires_at).toBe(
         tasks.localTask(done)?.expires_at,
       )
+      // The dashboard filters by it and shows its badge; the detail page shows the expiry.
+      const page = await app.inject('/tasks/dashboard?status=expired')
+      expect(page.statusCode).toBe(200)
+      expect(page.body).toContain(expired)
+      expect(page.body).not.toContain(done)
+      expect(page.body).toContain('<span class="badge badge-warn">expired</span>')
+      expect(page.body).toMatch(/<option value="expired" selected/)
+      const shown = await app.inject(`/tasks/dashboard/task/${done}`)
+      expect(shown.statusCode).toBe(200)
+      expect(shown.body).toContain('<dt>Expires</dt>')
     } finally {
       await app.close()
     }
