@@ -146,6 +146,24 @@ describe('expired tasks', () => {
     expect(calls).toBe(2)
   })
 
+  it('a started task requeued at shutdown (requeueOnInterrupt) drops its expiry', async () => {
+    const { memoryTaskStore } = await import('../../src/tasks/index.js')
+    const store = memoryTaskStore()
+    const tasks = new TaskManager({ store, logger: quietLogger })
+    const started = deferred()
+    const again = tasks.task({ name: 'again', requeueOnInterrupt: true }, async () => {
+      started.resolve()
+      await new Promise(() => {})
+    })
+    const id = await tasks.addTask(again, [], { ttl: 60 })
+    expect(tasks.localTask(id)?.expires_at).not.toBeNull()
+    await started.promise
+    await tasks.shutdown()
+    const saved = (await store.loadTasks()).find((task) => task.record.task_id === id)
+    expect(saved?.record.status).toBe('pending')
+    expect(saved?.record.expires_at).toBeNull()
+  })
+
   it('the admin API filters by status=expired and shows expires_at', async () => {
     const { app, manager: tasks } = await adminApp({}, { logger: quietLogger })
     managers.push(tasks)
