@@ -47,6 +47,7 @@ export function benchTask(
       queue: QUEUES[i % QUEUES.length]!,
       progress: null,
       progress_message: null,
+      expires_at: null,
     },
     args: [`user-${i}@example.com`, { template: 'welcome', locale: 'en' }],
     encrypted_args: null,

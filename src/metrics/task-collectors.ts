@@ -20,7 +20,7 @@ export const UNKNOWN_QUEUE = '__unknown__'
  * Statuses after which a record no longer changes (a retry is a new task). Kept here rather
  * than imported so the metrics depend on the record's shape only.
  */
-const TERMINAL = new Set(['success', 'failed', 'cancelled', 'interrupted', 'rejected'])
+const TERMINAL = new Set(['success', 'failed', 'cancelled', 'interrupted', 'rejected', 'expired'])
 
 /**
  * Tasks followed between being taken in and finishing. A record that never reports a terminal

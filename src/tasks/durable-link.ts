@@ -193,6 +193,8 @@ export class DurableLink {
         if (sink.requeuesOnInterrupt(task.record.func_name)) {
           task.record.status = 'pending'
           task.record.start_time = null
+          // It has started once: its expiry no longer applies when it runs again.
+          task.record.expires_at = null
           requeued.push(task)
         } else {
           task.record.status = 'interrupted'

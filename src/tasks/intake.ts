@@ -21,6 +21,7 @@ import {
   toError,
 } from './errors.js'
 import type { DurableLink } from './durable-link.js'
+import { expiredFields, isExpired } from './expiry.js'
 import { RunJob } from './jobs.js'
 import type { AddTaskOptions } from './options.js'
 import type { QueueSet } from './queues/queue-set.js'
@@ -34,12 +35,19 @@ import type { TaskStore } from './stores/memory.js'
 import { newTaskId } from './task-id.js'
 import { newStoredTask, resolveAddOptions, type ResolvedAddOptions } from './task-input.js'
 import { toIso, type TaskClock } from './time.js'
+import { systemLoopTimer } from './scheduling/timer.js'
 
 /** Finished records a manager on a durable store keeps in memory (the store has them all). */
 const RECENT_FINISHED = 1000
 
 /** Default `finishedInMemory`: finished records a manager without a durable store keeps. */
 export const DEFAULT_FINISHED_IN_MEMORY = 100_000
+
+/** How often (ms) pending tasks with an expiry are checked while any are waiting. */
+const EXPIRY_SWEEP_MS = 1000
+
+/** Most tasks one expiry sweep ends, so a round stays short however many expire at once. */
+const EXPIRY_SWEEP_BATCH = 1000
 
 /** The arguments of a new run: plain, or a ciphertext this manager cannot open (no key). */
 export type RunPayload = { args: unknown[] } | { sealed: string }
@@ -74,6 +82,12 @@ export class TaskIntake {
   #recentHead = 0
   /** Finished records whose terminal write has not reached the store yet. */
   readonly #unwritten = new Set<string>()
+  /**
+   * Tasks of this process with an expiry, by id → expiry (epoch ms), until a sweep finds them
+   * no longer pending: as bounded as the live tasks themselves.
+   */
+  readonly #expiring = new Map<string, number>()
+  #expiryTimer: unknown = null
 
   constructor(private readonly deps: IntakeDeps) {
     const durable = deps.durable
@@ -176,6 +190,7 @@ export class TaskIntake {
     const job = new RunJob(stored, handle, resolved.priority ?? 0, runner)
     job.timeoutMs = resolved.timeoutMs
     live.set(taskId, job)
+    this.#watchExpiry(stored)
     const written =
       durable !== null && this.deps.persistent(handle) ? durable.enqueue(stored) : null
     queue.offer(job)
@@ -194,7 +209,70 @@ export class TaskIntake {
     const stored = existing ?? task
     const job = new RunJob(stored, handle, stored.record.priority ?? 0, runner)
     live.set(id, job)
+    this.#watchExpiry(stored)
     queues.resolve(stored.record.queue).offer(job)
+  }
+
+  /** Follows a pending task's expiry with the sweep (started while any task has one). */
+  #watchExpiry(task: StoredTask): void {
+    const at = task.record.expires_at
+    if (at === null) return
+    const ms = Date.parse(at)
+    if (!Number.isFinite(ms)) return
+    this.#expiring.set(task.record.task_id, ms)
+    this.#expiryTimer ??= systemLoopTimer.setInterval(() => {
+      try {
+        this.sweepExpired()
+      } catch (error) {
+        this.deps.logger.error({ err: error }, 'task expiry sweep failed')
+      }
+    }, EXPIRY_SWEEP_MS)
+  }
+
+  /**
+   * Ends `expired` the pending tasks of this process whose expiry has passed (at most a batch
+   * per call) and forgets the ones that are no longer pending. The timer stops once none is
+   * left. Returns how many tasks expired.
+   */
+  sweepExpired(): number {
+    if (this.deps.closed()) {
+      // After shutdown the waiting tasks are the store's (or gone): nothing here may end them.
+      this.#expiring.clear()
+    }
+    const now = this.deps.clock.now()
+    let ended = 0
+    for (const [id, at] of this.#expiring) {
+      const task = this.deps.book.get(id)
+      if (task === undefined || task.record.status !== 'pending') {
+        this.#expiring.delete(id)
+        continue
+      }
+      if (at > now) continue
+      if (ended >= EXPIRY_SWEEP_BATCH) break
+      this.#expiring.delete(id)
+      if (this.#endPending(task, 'expired', expiredFields(task.record, now))) ended++
+    }
+    if (this.#expiring.size === 0 && this.#expiryTimer !== null) {
+      systemLoopTimer.clearInterval(this.#expiryTimer)
+      this.#expiryTimer = null
+    }
+    return ended
+  }
+
+  /**
+   * Ends a task at its start when its expiry has passed (the runner's pending → running step
+   * asks first); true when it did, and the task must not run.
+   */
+  expireAtStart(task: StoredTask, handle: TaskHandle): boolean {
+    const now = this.deps.clock.now()
+    if (!isExpired(task.record, now)) return false
+    if (!this.deps.book.transition(task, 'pending', 'expired', expiredFields(task.record, now))) {
+      return false
+    }
+    this.#expiring.delete(task.record.task_id)
+    this.deps.lifecycle(task, 'pending', 0)
+    this.finished(task, handle)
+    return true
   }
 
   /**
@@ -203,20 +281,12 @@ export class TaskIntake {
    * record may still say `running`). Throws `TaskNotFoundError` or `TaskNotCancellableError`.
    */
   cancel(taskId: string): TaskRecord {
-    const { book, queues, live, clock, runner } = this.deps
+    const { book, live, clock, runner } = this.deps
     const task = book.get(taskId)
     if (task === undefined) throw new TaskNotFoundError(`No task ${JSON.stringify(taskId)}.`)
     const record = task.record
     if (record.status === 'pending') {
-      if (book.transition(task, 'pending', 'cancelled', { end_time: toIso(clock.now()) })) {
-        const job = live.get(taskId)
-        if (job !== undefined) {
-          queues.get(record.queue)?.remove(job)
-          job.abort(new TaskAbort('cancel'))
-        }
-        this.deps.lifecycle(task, 'pending', 0)
-        this.finished(task, job?.handle)
-      }
+      this.#endPending(task, 'cancelled', { end_time: toIso(clock.now()) })
       return copyRecord(record)
     }
     if (record.status === 'running') {
@@ -228,6 +298,25 @@ export class TaskIntake {
       `Task ${taskId} is ${record.status}; only pending or running tasks can be cancelled.`,
       { status: record.status },
     )
+  }
+
+  /** Moves a waiting task `pending → to` (compare-and-set) and takes it out of its queue. */
+  #endPending(
+    task: StoredTask,
+    to: 'cancelled' | 'expired',
+    patch: Partial<Omit<TaskRecord, 'status' | 'task_id'>>,
+  ): boolean {
+    const { book, queues, live } = this.deps
+    if (!book.transition(task, 'pending', to, patch)) return false
+    const job = live.get(task.record.task_id)
+    if (job !== undefined) {
+      queues.get(task.record.queue)?.remove(job)
+      // A job already handed to an executor skips its function on an aborted signal.
+      job.abort(new TaskAbort('cancel'))
+    }
+    this.deps.lifecycle(task, 'pending', 0)
+    this.finished(task, job?.handle)
+    return true
   }
 
   /**

@@ -137,8 +137,9 @@ export class ManagerLifecycle {
       if (task.record.status !== 'running') continue
       const requeue = job.handle.definition.requeueOnInterrupt
       const now = deps.clock.now()
+      // A requeued task has started once: its expiry no longer applies when it runs again.
       const moved = requeue
-        ? deps.book.transition(task, 'running', 'pending', { start_time: null })
+        ? deps.book.transition(task, 'running', 'pending', { start_time: null, expires_at: null })
         : deps.book.transition(task, 'running', 'interrupted', {
             end_time: toIso(now),
             duration: job.startedAt === 0 ? 0 : Math.max(0, now - job.startedAt) / 1000,

@@ -159,6 +159,7 @@ export class TaskManager {
       cipher: this.#cipher,
       lifecycle,
       onTerminal: (job) => this.#intake.finished(job.task, job.handle),
+      expireAtStart: (job) => this.#intake.expireAtStart(job.task, job.handle),
       logger: this.#logger,
       defaultTimeoutMs: timeoutMs(options.defaultTimeout, 'defaultTimeout'),
     })

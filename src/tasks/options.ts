@@ -67,7 +67,7 @@ export interface TaskManagerOptions {
   /** Persist every task (as if each had `persist: true`) so pending work survives a restart. */
   requeuePending?: boolean
   /**
-   * Days to keep terminal records (success, failed, cancelled, interrupted, rejected); older ones
+   * Days to keep terminal records (success, failed, cancelled, interrupted, rejected, expired); older ones
    * are pruned at startup and about every 6 hours. Default: kept forever.
    */
   retentionDays?: number | null
@@ -124,6 +124,13 @@ export interface AddTaskOptions {
   debounce?: DebounceOptions
   /** Seconds each attempt may run (> 0); overrides the registration's and the manager's. */
   timeout?: number
+  /**
+   * The task must start by this instant, or it ends `expired` without running. Applies to the
+   * first start only: a started task (retries included) is no longer subject to it.
+   */
+  expiresAt?: Date
+  /** Seconds (> 0) from creation the task has to start: `expiresAt` = creation + `ttl`. */
+  ttl?: number
 }
 
 /** The manager's logger when none is given: warnings and errors as JSON lines on stderr. */
@@ -277,6 +284,8 @@ const ADD_TASK_OPTION_NAMES: Record<keyof AddTaskOptions, true> = {
   source: true,
   debounce: true,
   timeout: true,
+  expiresAt: true,
+  ttl: true,
 }
 
 /** Throws `TaskValidationError` for an option name `new TaskManager()` does not know. */

@@ -42,6 +42,11 @@ export interface TaskRecord {
   progress: number | null
   /** What the task says it is doing, or null. */
   progress_message: string | null
+  /**
+   * The instant the task must have started by (same format as `created_at`), or null. Past it,
+   * a pending task ends `expired` and never runs.
+   */
+  expires_at: string | null
 }
 
 /**

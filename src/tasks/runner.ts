@@ -43,6 +43,11 @@ export interface RunnerDeps {
   /** Called once a task reached a terminal status through the runner. */
   readonly onTerminal: (job: RunJob) => void
   /**
+   * Asked right before a first start: ends the task `expired` when its expiry has passed and
+   * returns true (the task must not run).
+   */
+  readonly expireAtStart?: (job: RunJob) => boolean
+  /**
    * Hears of the runner's own faults (never a task's error: that goes to its record), and warns
    * of the late outcomes of timed-out attempts it discards.
    */
@@ -205,6 +210,9 @@ export class TaskRunner implements JobRunner {
       if (job.task.record.status !== 'running' || job.aborted) return false
       attempt.arm(() => this.#timedOut(attempt))
       return true
+    }
+    if (job.task.record.expires_at !== null && this.#deps.expireAtStart?.(job) === true) {
+      return false
     }
     const now = this.#deps.clock.now()
     if (!this.#deps.book.start(job.task, toIso(now))) return false

@@ -15,6 +15,7 @@ export const TASK_STATUSES = [
   'cancelled',
   'interrupted',
   'rejected',
+  'expired',
 ] as const
 
 /** A task record's status. */
@@ -30,20 +31,23 @@ export const TERMINAL_STATUSES: ReadonlySet<TaskStatus> = new Set<TaskStatus>([
   'cancelled',
   'interrupted',
   'rejected',
+  'expired',
 ])
 
 /**
  * Allowed moves. `running → pending` exists only for shutdown with `requeueOnInterrupt`: the
- * record is saved as pending so that a later startup can run it again.
+ * record is saved as pending so that a later startup can run it again. `pending → expired` is
+ * the only way into `expired`: a task that has started is no longer subject to its expiry.
  */
 const transitions: Readonly<Record<TaskStatus, readonly TaskStatus[]>> = {
-  pending: ['running', 'cancelled'],
+  pending: ['running', 'cancelled', 'expired'],
   running: ['success', 'failed', 'cancelled', 'interrupted', 'pending'],
   success: [],
   failed: [],
   cancelled: [],
   interrupted: [],
   rejected: [],
+  expired: [],
 }
 
 /** Whether a record may move from `from` to `to`. */

@@ -6,6 +6,7 @@ import { TaskValidationError } from './errors.js'
 import { timeoutMs, type AddTaskOptions } from './options.js'
 import type { StoredTask, TaskSource } from './record.js'
 import { assertInteger, assertQueueName, type TaskDefinition } from './registry.js'
+import { toIso } from './time.js'
 
 /** `addTask` options after validation, with the registration's defaults applied. */
 export interface ResolvedAddOptions {
@@ -16,6 +17,8 @@ export interface ResolvedAddOptions {
   readonly source: TaskSource
   /** This call's `timeout` in milliseconds, or null (the registration's or manager's applies). */
   readonly timeoutMs: number | null
+  /** When the task must have started by: an instant, or a span after its creation (ms). */
+  readonly expiry: { readonly atMs: number } | { readonly ttlMs: number } | null
 }
 
 /** Validates per-call options against the task's registration. */
@@ -42,7 +45,45 @@ export function resolveAddOptions(
     idempotencyKey: key ?? null,
     source,
     timeoutMs: timeoutMs(options.timeout, 'timeout'),
+    expiry: resolveExpiry(options),
   }
+}
+
+/**
+ * Validates `expiresAt` (a valid Date) and `ttl` (seconds > 0), of which at most one may be
+ * given. An instant already past is accepted: the task then ends `expired` without running.
+ */
+function resolveExpiry(options: AddTaskOptions): ResolvedAddOptions['expiry'] {
+  const at: unknown = options.expiresAt ?? null
+  const ttl: unknown = options.ttl ?? null
+  if (at !== null && ttl !== null) {
+    throw new TaskValidationError('Give expiresAt or ttl, not both.')
+  }
+  if (at !== null) {
+    if (!(at instanceof Date) || !Number.isFinite(at.getTime())) {
+      throw new TaskValidationError('expiresAt must be a valid Date.')
+    }
+    return { atMs: at.getTime() }
+  }
+  if (ttl !== null) {
+    if (typeof ttl !== 'number' || !Number.isFinite(ttl) || ttl <= 0) {
+      throw new TaskValidationError(
+        `ttl must be a number of seconds greater than 0, got ${typeof ttl === 'number' ? String(ttl) : typeof ttl}.`,
+      )
+    }
+    return { ttlMs: Math.round(ttl * 1000) }
+  }
+  return null
+}
+
+/** The `expires_at` of a task created at `createdAt` (ISO), or null without an expiry. */
+function expiresAtOf(expiry: ResolvedAddOptions['expiry'], createdAt: string): string | null {
+  if (expiry === null) return null
+  const ms = 'atMs' in expiry ? expiry.atMs : Date.parse(createdAt) + expiry.ttlMs
+  if (!Number.isFinite(new Date(ms).getTime())) {
+    throw new TaskValidationError('ttl is too large: the expiry is not a representable date.')
+  }
+  return toIso(ms)
 }
 
 /** A new pending task with the record fields of docs/tasks.md. */
@@ -75,6 +116,7 @@ export function newStoredTask(
       queue,
       progress: null,
       progress_message: null,
+      expires_at: expiresAtOf(resolved.expiry, createdAt),
     },
     args,
     encrypted_args: encryptedArgs,

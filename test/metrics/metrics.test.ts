@@ -313,3 +313,23 @@ describe('task metrics', () => {
     })
   }
 })
+
+describe('task expiry metrics', () => {
+  it('counts a task that expired before it started as finished with status expired', async () => {
+    const manager = new TaskManager({ logger: quietLogger })
+    managers.push(manager)
+    let calls = 0
+    const job = manager.task({ name: 'late' }, () => {
+      calls++
+    })
+    const { app } = await protectedApp({ metrics: { public: true, taskManager: manager } })
+    const id = await manager.addTask(job, [], { expiresAt: new Date(Date.now() - 1000) })
+    expect((await waitForStatus(manager, id)).status).toBe('expired')
+    const text = await scrape(app)
+    const expired = { function: 'late', queue: 'default', status: 'expired' }
+    expect(sample(text, 'switchyard_tasks_finished_total', expired)).toBe(1)
+    // It never ran: no run time is observed.
+    expect(sample(text, 'switchyard_task_duration_seconds_count', expired)).toBeUndefined()
+    expect(calls).toBe(0)
+  })
+})

@@ -58,7 +58,14 @@ export function deferred<T = void>(): Deferred<T> {
 export function waitForStatus(
   manager: TaskManager,
   taskId: string,
-  statuses: readonly TaskStatus[] = ['success', 'failed', 'cancelled', 'interrupted', 'rejected'],
+  statuses: readonly TaskStatus[] = [
+    'success',
+    'failed',
+    'cancelled',
+    'interrupted',
+    'rejected',
+    'expired',
+  ],
   timeoutMs = 10_000,
 ): Promise<TaskRecord> {
   return new Promise((resolve, reject) => {

@@ -106,6 +106,7 @@ describe('task records', () => {
         'queue',
         'progress',
         'progress_message',
+        'expires_at',
       ].sort(),
     )
     expect(record).toMatchObject({
@@ -122,6 +123,7 @@ describe('task records', () => {
       queue: 'default',
       progress: null,
       progress_message: null,
+      expires_at: null,
     })
     expect(record.created_at).toMatch(ISO)
     expect(record.start_time).toMatch(ISO)
@@ -159,13 +161,14 @@ describe('task records', () => {
 
   it('allows only the documented transitions', () => {
     const allowed: Record<TaskStatus, TaskStatus[]> = {
-      pending: ['running', 'cancelled'],
+      pending: ['running', 'cancelled', 'expired'],
       running: ['success', 'failed', 'cancelled', 'interrupted', 'pending'],
       success: [],
       failed: [],
       cancelled: [],
       interrupted: [],
       rejected: [],
+      expired: [],
     }
     for (const from of TASK_STATUSES) {
       for (const to of TASK_STATUSES) {

@@ -19,7 +19,7 @@ export interface TaskLogEvent {
   readonly extra: Readonly<Record<string, unknown>>
 }
 
-/** A status change of a task (running, success, failed, interrupted, cancelled, rejected). */
+/** A status change of a task (running, success, failed, interrupted, cancelled, rejected, expired). */
 export interface TaskLifecycleEvent {
   readonly type: 'lifecycle'
   readonly task_id: string

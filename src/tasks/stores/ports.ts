@@ -70,7 +70,7 @@ export interface TaskRecordStore {
   /** Every stored task, oldest first. For small stores and tests only: prefer {@link list}. */
   loadAll(): Promise<StoredTask[]>
   /**
-   * Deletes terminal records (success, failed, cancelled, interrupted, rejected) whose end
+   * Deletes terminal records (success, failed, cancelled, interrupted, rejected, expired) whose end
    * (or, without an end, creation) is before `cutoff`, with their tags and the idempotency keys
    * they hold, and the metric minutes that end by `cutoff` (their counts leave the totals too);
    * pending and running records are never deleted. Returns the number of records deleted.
@@ -219,7 +219,9 @@ export interface PendingQueueStore {
   /**
    * Atomically claims up to `limit` pending records of `funcNames`, oldest first, that nobody
    * holds (never claimed, released, or lease ended before `now`). Each record is claimed by at
-   * most one caller even when instances race.
+   * most one caller even when instances race. A claimed record whose `expires_at` is at or
+   * before `now` is not returned: the claimer, its only writer, saves it `expired` (end time
+   * `now`) in the same call, so an expired task is never handed out to start late.
    */
   claim(request: ClaimPendingRequest): Promise<ClaimedTask[]>
   /**
@@ -423,6 +425,7 @@ export const PRUNABLE_STATUSES: readonly TaskStatus[] = [
   'cancelled',
   'interrupted',
   'rejected',
+  'expired',
 ]
 
 /** The maximum `perPage` of list queries. */

@@ -60,11 +60,15 @@ export function taskColumns(task: StoredTask): TaskColumns {
   }
 }
 
-/** Parses a stored JSON body back into a task (bodies written before progress existed get nulls). */
+/**
+ * Parses a stored JSON body back into a task (bodies written before progress or expiry existed
+ * get nulls).
+ */
 export function parseTask(body: string): StoredTask {
   const task = JSON.parse(body) as StoredTask
   task.record.progress ??= null
   task.record.progress_message ??= null
+  task.record.expires_at ??= null
   return task
 }
 

@@ -49,6 +49,7 @@ export function makeTask(
       queue: 'default',
       progress: null,
       progress_message: null,
+      expires_at: null,
       ...record,
     },
     args: [1, 'two'],

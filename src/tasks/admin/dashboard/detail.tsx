@@ -93,6 +93,16 @@ export function TaskDetail(props: {
           <dd>
             <Time at={record.created_at} now={now} />
           </dd>
+          {record.expires_at === null ? (
+            <></>
+          ) : (
+            <>
+              <dt>Expires</dt>
+              <dd>
+                <Time at={record.expires_at} now={now} />
+              </dd>
+            </>
+          )}
           <dt>Started</dt>
           <dd>
             <Time at={record.start_time} now={now} />

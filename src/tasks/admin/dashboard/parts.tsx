@@ -14,6 +14,7 @@ const STATUS_TONE: Readonly<Record<TaskStatus, Tone>> = {
   cancelled: 'warn',
   interrupted: 'warn',
   rejected: 'purple',
+  expired: 'warn',
 }
 
 /** A task status as a badge with its word. */

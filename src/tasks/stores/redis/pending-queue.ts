@@ -2,6 +2,7 @@
  * The pending queue on Redis (the {@link PendingQueueStore} port; see it for the semantics):
  * claims, renewals and releases are Lua scripts, so two instances can never both win a record.
  */
+import { splitExpired } from '../../expiry.js'
 import type { TaskStatus } from '../../status.js'
 import type { ClaimedTask, LeaseRequest, PendingQueueStore } from '../ports.js'
 import { checkLease, checkPendingBatch, claimWanted, parseTask } from '../rows.js'
@@ -43,10 +44,19 @@ export function redisPendingQueue(ops: RedisOps, origin: string): PendingQueueSt
       checkPendingBatch(tasks, lease)
       await writeTasks(ops, origin, tasks, lease.owner, String(lease.leaseUntil))
     },
-    claim: (request) =>
-      request.funcNames.length === 0
-        ? Promise.resolve([])
-        : claimTasks(ops, 'pending', request, request.funcNames),
+    async claim(request) {
+      if (request.funcNames.length === 0) return []
+      const claimed = await claimTasks(ops, 'pending', request, request.funcNames)
+      const { live, expired } = splitExpired(
+        claimed.map((c) => c.task),
+        request.now,
+      )
+      if (expired.length === 0) return claimed
+      // The claim makes this caller the only writer of these records: it ends them here.
+      await writeTasks(ops, origin, expired, '', '')
+      const kept = new Set(live)
+      return claimed.filter((c) => kept.has(c.task))
+    },
     claimOrphans: (request) => claimTasks(ops, 'running', request, null),
     async renewLeases(owner, leaseUntil) {
       checkLease(owner, leaseUntil)

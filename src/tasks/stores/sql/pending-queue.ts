@@ -8,6 +8,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { ExpressionBuilder, Kysely } from 'kysely'
+import { splitExpired } from '../../expiry.js'
 import type { TaskStatus } from '../../status.js'
 import type { ClaimedTask, ClaimPendingRequest, LeaseRequest, PendingQueueStore } from '../ports.js'
 import {
@@ -133,7 +134,22 @@ export function sqlPendingQueue(open: OpenBackend, records: SqlTaskRecords): Pen
     async claim(request: ClaimPendingRequest) {
       if (request.funcNames.length === 0) return []
       const backend = await open()
-      return claimTasks(backend.db, backend.dialect, 'pending', request, request.funcNames)
+      const claimed = await claimTasks(
+        backend.db,
+        backend.dialect,
+        'pending',
+        request,
+        request.funcNames,
+      )
+      const { live, expired } = splitExpired(
+        claimed.map((c) => c.task),
+        request.now,
+      )
+      if (expired.length === 0) return claimed
+      // The claim makes this caller the only writer of these records: it ends them here.
+      await records.write(expired, null)
+      const kept = new Set(live)
+      return claimed.filter((c) => kept.has(c.task))
     },
     async claimOrphans(request) {
       const backend = await open()

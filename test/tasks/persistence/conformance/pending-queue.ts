@@ -138,4 +138,47 @@ export function pendingQueueSuite({ a, b, test }: SuiteContext): void {
     taken[0]!.task.record.end_time = taken[0]!.task.record.created_at
     await a().records.save([taken[0]!.task])
   })
+
+  test('a task whose expiry passed is never leased: the claim ends it expired, once', async () => {
+    const iso = (ms: number) => new Date(ms).toISOString().replace('Z', '+00:00')
+    const stale = makeTask({ func_name: 'expiring', expires_at: iso(T0 + 5000) })
+    const fresh = makeTask({ func_name: 'expiring', expires_at: iso(T0 + 60_000) })
+    const plain = makeTask({ func_name: 'expiring' })
+    await a().pending.enqueue([stale, fresh, plain], { owner: 'gone', leaseUntil: T0 + 1000 })
+    expect((await b().records.get(stale.record.task_id))?.record.expires_at).toBe(iso(T0 + 5000))
+    // Two instances race for the queue after the owner's lease ended and past the expiry.
+    const now = T0 + 10_000
+    const request = { leaseUntil: now + 30_000, now, limit: 10, funcNames: ['expiring'] }
+    const [x, y] = await Promise.all([
+      a().pending.claim({ owner: 'X', ...request }),
+      b().pending.claim({ owner: 'Y', ...request }),
+    ])
+    const handed = [...x, ...y].map((c) => c.task.record.task_id)
+    expect(handed.sort()).toEqual([fresh.record.task_id, plain.record.task_id].sort())
+    const ended = await a().records.get(stale.record.task_id)
+    expect(ended?.record.status).toBe('expired')
+    expect(ended?.record.start_time).toBeNull()
+    expect(ended?.record.end_time).toBe(iso(now))
+    expect(ended?.record.error).toContain(`expiry at ${iso(T0 + 5000)}`)
+    const listed = await b().records.list({ status: 'expired', page: 1, perPage: 10 })
+    expect(listed.items.map((t) => t.record.task_id)).toEqual([stale.record.task_id])
+    // Counted once in the metrics, as a terminal record.
+    const metrics = await b().metrics.read({})
+    const expired = metrics.cells.filter(
+      (c) => c.func_name === 'expiring' && c.status === 'expired',
+    )
+    expect(expired.reduce((sum, c) => sum + c.count, 0)).toBe(1)
+    // Nobody claims it later either.
+    const later = await a().pending.claim({ owner: 'Z', ...request, now: now + 90_000 })
+    expect(later.map((c) => c.task.record.task_id)).not.toContain(stale.record.task_id)
+    // Retention treats it as terminal: deleted once its end is before the cutoff.
+    const done = [...x, ...y, ...later].map((c) => {
+      c.task.record.status = 'success'
+      c.task.record.end_time = c.task.record.created_at
+      return c.task
+    })
+    await a().records.save(done)
+    await a().records.deleteTerminalBefore(now + 1)
+    expect(await b().records.get(stale.record.task_id)).toBeNull()
+  })
 }

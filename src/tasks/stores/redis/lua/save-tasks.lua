@@ -29,7 +29,7 @@ local p = ARGV[1]
 local owner = ARGV[2]
 local lease = ARGV[3]
 local origin = ARGV[4]
-local terminal = { success = true, failed = true, cancelled = true, interrupted = true, rejected = true }
+local terminal = { success = true, failed = true, cancelled = true, interrupted = true, rejected = true, expired = true }
 
 local adds, addOrder = {}, {}
 local removes, removeOrder = {}, {}
