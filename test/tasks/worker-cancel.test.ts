@@ -25,7 +25,7 @@ describe.each(['thread', 'process'] as const)('a cancelled %s task that never re
   it('loses its worker after the grace period; the next task runs on a fresh one', async () => {
     const stuck = await manager.addTask(spinner, [120_000])
     await until(() => manager.localTask(stuck)!.status === 'running')
-    manager.cancel(stuck)
+    await manager.cancel(stuck)
     expect((await waitForStatus(manager, stuck)).status).toBe('cancelled')
     const next = await manager.addTask(fibTask, [10])
     expect((await waitForStatus(manager, next, undefined, 20_000)).status).toBe('success')

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, it } from 'vitest'
 import type { DurableTaskStore } from '../../../../src/tasks/stores/ports.js'
 import type { ConformanceTarget, SuiteContext } from './context.js'
 import { adminDataSuite, sessionsSuite } from './admin-data.js'
+import { cancelSuite } from './cancel.js'
 import { idempotencySuite, scheduleSlotsSuite } from './claims.js'
 import { oneOffSuite } from './one-offs.js'
 import { pendingQueueSuite } from './pending-queue.js'
@@ -34,7 +35,12 @@ export function storeConformance(target: ConformanceTarget): void {
       await b.close()
       await target.cleanup()
     })
-    const context: SuiteContext = { a: () => a, b: () => b, test: enabled ? it : it.skip }
+    const context: SuiteContext = {
+      a: () => a,
+      b: () => b,
+      open: () => target.open(),
+      test: enabled ? it : it.skip,
+    }
     describe('records', () => recordsSuite(context))
     describe('retention cascade', () => retentionCascadeSuite(context))
     describe('metrics', () => metricsSuite(context))
@@ -45,5 +51,6 @@ export function storeConformance(target: ConformanceTarget): void {
     describe('one-off schedules', () => oneOffSuite(context))
     describe('admin data', () => adminDataSuite(context))
     describe('sessions', () => sessionsSuite(context))
+    describe('cancel anywhere', () => cancelSuite(context))
   })
 }
