@@ -12,12 +12,14 @@ import {
 import { quietLogger } from '../../../helpers/logger.js'
 import { until } from '../../../helpers/wait.js'
 import { makeTask } from '../helpers.js'
+import type { DurableTaskStore } from '../../../../src/tasks/stores/ports.js'
 import type { SuiteContext } from './context.js'
 
 /** A few seconds: the request is acted on within one, but CI machines stall. */
 const DEADLINE_MS = 5000
 
-export function cancelSuite({ a, b, open, test }: SuiteContext): void {
+/** The cancel suite; `open` gives a new store instance for a manager (which closes it). */
+export function cancelSuite({ a, b, test }: SuiteContext, open: () => DurableTaskStore): void {
   test('records a request only for a pending or running record', async () => {
     const running = makeTask({ status: 'running', start_time: '2026-11-21T12:00:01+00:00' })
     const done = makeTask({ status: 'success', end_time: '2026-11-21T12:00:02+00:00' })

@@ -19,8 +19,6 @@ export interface ConformanceTarget {
 export interface SuiteContext {
   a: () => DurableTaskStore
   b: () => DurableTaskStore
-  /** A new store instance over the same namespace, for a manager that closes it. */
-  open: () => DurableTaskStore
   test: typeof it | typeof it.skip
 }
 
