@@ -40,24 +40,37 @@ export function cancelSuite({ a, b, test }: SuiteContext, open: () => DurableTas
   })
 
   test('a manager cancels a task running on another manager', async () => {
-    const runner = new TaskManager({ store: open(), logger: quietLogger })
+    const runner = new TaskManager({
+      store: open(),
+      logger: quietLogger,
+      queues: { one: { concurrency: 1 } },
+    })
     const other = new TaskManager({ store: open(), logger: quietLogger })
     let aborted = false
-    const long = runner.task({ name: 'cancel-anywhere-long', persist: true }, async () => {
-      const signal = getTaskContext()!.signal
-      await new Promise<void>((resolve) => {
-        signal.addEventListener('abort', () => {
-          aborted = true
-          resolve()
+    const long = runner.task(
+      { name: 'cancel-anywhere-long', persist: true, queue: 'one' },
+      async () => {
+        const signal = getTaskContext()!.signal
+        await new Promise<void>((resolve) => {
+          signal.addEventListener('abort', () => {
+            aborted = true
+            resolve()
+          })
         })
-      })
-    })
+      },
+    )
     const quick = runner.task({ name: 'cancel-anywhere-quick', persist: true }, () => 1)
     try {
       await runner.startup()
       await other.startup()
       const id = await runner.addTask(long, [])
+      // Waits behind the first in the one-slot queue.
+      const waiting = await runner.addTask(long, [])
       await until(async () => (await other.getTask(id))?.status === 'running', DEADLINE_MS)
+      await until(async () => (await other.getTask(waiting))?.status === 'pending', DEADLINE_MS)
+      expect((await other.cancel(waiting)).status).toBe('pending')
+      await until(() => runner.localTask(waiting)?.status === 'cancelled', DEADLINE_MS)
+      expect(runner.localTask(waiting)?.start_time).toBeNull()
       const answer = await other.cancel(id)
       expect(answer.task_id).toBe(id)
       expect(['running', 'cancelled']).toContain(answer.status)
