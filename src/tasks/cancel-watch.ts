@@ -38,14 +38,17 @@ export class CancelWatch {
     this.#options = options
   }
 
-  /** Starts at the feed's current end (older requests are for tasks started before us). */
+  /**
+   * Starts at the feed's current end (older requests are for tasks started before us). A store
+   * that cannot be read yet is logged and tried again on the next poll.
+   */
   async start(): Promise<void> {
     if (this.#handle !== null) return
-    this.#position = (await this.#options.feed.read(null, READ_LIMIT)).position
     this.#handle = (this.#options.timer ?? systemLoopTimer).setInterval(
       () => void this.poll(),
       CANCEL_POLL_MS,
     )
+    await this.poll()
   }
 
   /** One round of reads up to the feed's end; rounds never overlap. */
@@ -61,7 +64,10 @@ export class CancelWatch {
   async #read(): Promise<void> {
     for (;;) {
       const after = this.#position
-      if (after === null) return
+      if (after === null) {
+        this.#position = (await this.#options.feed.read(null, READ_LIMIT)).position
+        return
+      }
       const { position, changes } = await this.#options.feed.read(after, READ_LIMIT)
       this.#position = position
       const ids = changes.filter((change) => change.cancel === true).flatMap((c) => c.task_ids)
