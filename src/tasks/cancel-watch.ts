@@ -14,7 +14,7 @@ import type { DurableTaskStore, TaskChangeFeed } from './stores/ports.js'
 import { systemLoopTimer, type LoopTimer } from './scheduling/timer.js'
 
 /** How often the feed is read (ms): a request is seen within this, plus one read. */
-export const CANCEL_POLL_MS = 250
+const CANCEL_POLL_MS = 250
 /** Most changes per read; a longer backlog is read in several reads of one round. */
 const READ_LIMIT = 500
 
