@@ -41,6 +41,8 @@ export interface BackgroundDeps {
   recorded(taskId: string): Promise<boolean>
   /** Dispatches a pending task claimed from the store. */
   adopt(task: StoredTask): void
+  /** Cancels the tasks of these ids that run here (requests of other instances). */
+  cancelRequested(taskIds: readonly string[]): void
   /** Deletes terminal records that ended before the cutoff (retention). */
   deleteBefore(cutoff: number): Promise<number>
   /** Applies what other instances stored (queue configs), every maintenance round. */
@@ -72,6 +74,7 @@ export class ManagerBackground {
             requeuesOnInterrupt: (name) =>
               registry.get(name)?.definition.requeueOnInterrupt === true,
             dispatch: (task) => deps.adopt(task),
+            cancel: (taskIds) => deps.cancelRequested(taskIds),
             warn: (message) => logger.warn(message),
             error,
             refresh: () => deps.refresh(),

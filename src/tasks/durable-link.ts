@@ -9,6 +9,7 @@
  * transaction per `addTask` would cap throughput at the database's commit rate.
  */
 import { randomUUID } from 'node:crypto'
+import { CancelWatch } from './cancel-watch.js'
 import type { DurableTaskStore } from './stores/ports.js'
 import type { StoredTask } from './record.js'
 import { TERMINAL_STATUSES } from './status.js'
@@ -36,6 +37,8 @@ export interface AdoptionSink {
   dispatch(task: StoredTask): void
   warn(message: string): void
   error(message: string, error: unknown): void
+  /** Cancels the tasks of these ids that run here (a cancel request read from the store). */
+  cancel(taskIds: readonly string[]): void
   /** Called at the end of every maintenance round (e.g. to apply stored queue configs). */
   refresh?(): Promise<void>
 }
@@ -63,10 +66,17 @@ export class DurableLink {
   #timer: unknown = null
   #maintaining: Promise<void> | null = null
   readonly #warnedUnregistered = new Set<string>()
+  readonly #cancelWatch: CancelWatch
 
   constructor(options: DurableLinkOptions) {
     this.#options = options
     this.#leaseMs = options.leaseMs ?? 30_000
+    this.#cancelWatch = new CancelWatch({
+      feed: options.store.changes,
+      onCancel: (taskIds) => options.sink.cancel(taskIds),
+      error: (message, error) => options.sink.error(message, error),
+      ...(options.timer === undefined ? {} : { timer: options.timer }),
+    })
   }
 
   get store(): DurableTaskStore {
@@ -156,6 +166,8 @@ export class DurableLink {
 
   /** Startup: adopts orphans and pending tasks, then renews and re-adopts every third lease. */
   async start(): Promise<void> {
+    // Before adoption: a request for a task adopted now must not fall between the two.
+    await this.#cancelWatch.start()
     await this.maintain()
     const timer = this.#options.timer ?? systemLoopTimer
     this.#timer ??= timer.setInterval(
@@ -247,6 +259,7 @@ export class DurableLink {
   async stop(pendingIds: readonly string[]): Promise<void> {
     if (this.#timer !== null) (this.#options.timer ?? systemLoopTimer).clearInterval(this.#timer)
     this.#timer = null
+    await this.#cancelWatch.stop()
     await this.#maintaining
     await this.flush()
     for (let i = 0; i < pendingIds.length; i += BATCH_SIZE) {

@@ -12,7 +12,14 @@
 import { LoggerSlot, type Logger, type LoggerLike } from '../common/logger.js'
 import { useLoggerOutsideTasks } from './context.js'
 import { ArgumentCipher } from './encryption.js'
-import { ManagerClosedError, TaskNotFoundError, TaskValidationError, toError } from './errors.js'
+import { requestCancel } from './cancel-watch.js'
+import {
+  ManagerClosedError,
+  TaskNotCancellableError,
+  TaskNotFoundError,
+  TaskValidationError,
+  toError,
+} from './errors.js'
 import { ExecutorSet } from './executors/executor-set.js'
 import { isTypeScript } from './executors/typescript-loader.js'
 import { ManagerLifecycle, type LifecycleHost } from './lifecycle.js'
@@ -118,6 +125,7 @@ export class TaskManager {
         this.#intake.enqueue(handle, payload, addOptions, taskId),
       recorded: async (taskId) => (await this.#reads.get(taskId)) !== undefined,
       adopt: (task) => this.#intake.adopt(task),
+      cancelRequested: (taskIds) => this.#cancelRequested(taskIds),
       deleteBefore: (cutoff) => this.#reads.deleteBefore(cutoff),
       refresh: () => this.#queueConfigs.load(),
     })
@@ -329,11 +337,35 @@ export class TaskManager {
   /**
    * Cancels a pending task (at once: it will never start) or a running one (asynchronously: the
    * signal is sent and the executor records `cancelled`; the returned record may still say
-   * `running`). Only tasks of this process can be cancelled. Throws `TaskNotFoundError` or
+   * `running`). With a durable store, a task of another instance is cancelled too: the request
+   * is recorded in the store, that instance aborts the task within a second, and the stored
+   * record is returned (still `pending` or `running`). Rejects with `TaskNotFoundError` or
    * `TaskNotCancellableError`.
    */
-  cancel(taskId: string): TaskRecord {
-    return this.#intake.cancel(taskId)
+  cancel(taskId: string): Promise<TaskRecord> {
+    try {
+      return Promise.resolve(this.#intake.cancel(taskId))
+    } catch (error) {
+      if (!(error instanceof TaskNotFoundError) || this.#durableStore === null) {
+        return Promise.reject(toError(error))
+      }
+      return requestCancel(this.#durableStore, taskId)
+    }
+  }
+
+  /** Cancels the tasks of these ids that run here: requests read from the store. */
+  #cancelRequested(taskIds: readonly string[]): void {
+    for (const taskId of taskIds) {
+      if (!this.#live.has(taskId)) continue
+      try {
+        this.#intake.cancel(taskId)
+      } catch (error) {
+        // Finished in the meantime: the request changes nothing.
+        if (!(error instanceof TaskNotCancellableError)) {
+          this.#logger.error({ err: error }, `could not cancel task ${taskId}`)
+        }
+      }
+    }
   }
 
   /**

@@ -75,7 +75,7 @@ describe('thread executor', () => {
   it('cancels the wait for a running thread task; the thread finishes and is reused', async () => {
     const id = await manager.addTask(sleeper, [300])
     await until(() => manager.localTask(id)!.status === 'running')
-    manager.cancel(id)
+    await manager.cancel(id)
     expect((await waitForStatus(manager, id)).status).toBe('cancelled')
     // The single thread is busy until the call ends; the next task still runs afterwards.
     const next = await manager.addTask(fibTask, [5])
@@ -87,7 +87,7 @@ describe('thread executor', () => {
     await until(() => manager.localTask(busy)!.status === 'running')
     const waiting = await manager.addTask(who, [])
     expect(manager.localTask(waiting)!.status).toBe('pending')
-    expect(manager.cancel(waiting).status).toBe('cancelled')
+    expect((await manager.cancel(waiting)).status).toBe('cancelled')
     expect((await waitForStatus(manager, busy)).status).toBe('success')
     const after = await manager.addTask(fibTask, [3])
     await waitForStatus(manager, after)

@@ -260,7 +260,7 @@ describe('maxConcurrentTasks', () => {
     const second = await manager.addTask(job, ['second'])
     await flush()
     expect(manager.localTask(second)!.status).toBe('pending')
-    expect(manager.cancel(second).status).toBe('cancelled')
+    expect((await manager.cancel(second)).status).toBe('cancelled')
     gate.resolve()
     await waitForStatus(manager, first)
     const third = await manager.addTask(job, ['third'])

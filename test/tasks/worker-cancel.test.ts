@@ -3,10 +3,13 @@
  * the worker is terminated and a fresh one serves the next task. And the environment a process
  * worker gets (`workerEnv`).
  */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { TaskManager } from '../../src/tasks/index.js'
+import { sqliteStore, TaskManager } from '../../src/tasks/index.js'
 import { envLacks, fib, spin } from './fixtures/worker-tasks.js'
-import { until, waitForStatus } from './helpers.js'
+import { quietLogger, until, waitForStatus } from './helpers.js'
 
 const fixture = new URL('./fixtures/worker-tasks.ts', import.meta.url).href
 
@@ -25,10 +28,41 @@ describe.each(['thread', 'process'] as const)('a cancelled %s task that never re
   it('loses its worker after the grace period; the next task runs on a fresh one', async () => {
     const stuck = await manager.addTask(spinner, [120_000])
     await until(() => manager.localTask(stuck)!.status === 'running')
-    manager.cancel(stuck)
+    await manager.cancel(stuck)
     expect((await waitForStatus(manager, stuck)).status).toBe('cancelled')
     const next = await manager.addTask(fibTask, [10])
     expect((await waitForStatus(manager, next, undefined, 20_000)).status).toBe('success')
+  }, 30_000)
+})
+
+describe('a thread task cancelled from another instance', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sy-worker-cancel-'))
+  afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+  it('loses its worker after the grace period; the record is cancelled', async () => {
+    const path = join(dir, 'shared.db')
+    const runner = new TaskManager({
+      store: sqliteStore(path),
+      logger: quietLogger,
+      maxSyncThreads: 1,
+      cancelGracePeriod: 0.2,
+    })
+    const other = new TaskManager({ store: sqliteStore(path), logger: quietLogger })
+    const on = { executor: 'thread' as const, module: fixture, persist: true }
+    const spinner = runner.task({ ...on, name: 'spin' }, spin)
+    const fibTask = runner.task({ ...on, name: 'fib' }, fib)
+    try {
+      await Promise.all([runner.startup(), other.startup()])
+      const stuck = await runner.addTask(spinner, [120_000])
+      await until(async () => (await other.getTask(stuck))?.status === 'running')
+      await other.cancel(stuck)
+      expect((await waitForStatus(runner, stuck)).status).toBe('cancelled')
+      const next = await runner.addTask(fibTask, [10])
+      expect((await waitForStatus(runner, next, undefined, 20_000)).status).toBe('success')
+      await until(async () => (await other.getTask(stuck))?.status === 'cancelled')
+    } finally {
+      await Promise.all([other.shutdown(), runner.shutdown()])
+    }
   }, 30_000)
 })
 

@@ -43,8 +43,9 @@ export async function retryTask(
 }
 
 /**
- * Cancels a pending or running task of this process; resolves its record. A task of another
- * instance, or a finished one, is a `TaskNotCancellableError` saying why.
+ * Cancels a pending or running task — of this process, or with a durable store of any instance
+ * (the stored record comes back still `pending`/`running`; that instance aborts the task
+ * within a second); resolves its record. A finished one is a `TaskNotCancellableError`.
  */
 export async function cancelTask(
   context: TaskAdminContext,
@@ -54,16 +55,14 @@ export async function cancelTask(
   const { manager } = context
   let record
   try {
-    record = manager.cancel(taskId)
+    record = await manager.cancel(taskId)
   } catch (error) {
     if (!(error instanceof TaskNotFoundError)) throw error
-    // Not this process's: another instance's record, or none.
+    // Without a durable store: a finished record kept by the seam, or none.
     const stored = await manager.getTask(taskId)
     if (stored === undefined) throw error
     throw new TaskNotCancellableError(
-      stored.status === 'pending' || stored.status === 'running'
-        ? `Task ${taskId} runs on another instance; cancel it there.`
-        : `Task ${taskId} is ${stored.status}; only pending or running tasks can be cancelled.`,
+      `Task ${taskId} is ${stored.status}; only pending or running tasks can be cancelled.`,
       { status: stored.status },
     )
   }

@@ -162,6 +162,11 @@ export interface TaskChange {
   /** The {@link TaskChangeFeed.origin} of the store instance that wrote them. */
   origin: string
   task_ids: string[]
+  /**
+   * True when the change is a cancel request ({@link TaskChangeFeed.requestCancel}): the
+   * instance running these tasks aborts them.
+   */
+  cancel?: boolean
 }
 
 /**
@@ -177,6 +182,12 @@ export interface TaskChangeFeed {
    * the last few are read again, since ids are assigned before commit); callers drop ids seen.
    */
   read(after: string | null, limit: number): Promise<{ position: string; changes: TaskChange[] }>
+  /**
+   * Records a request to cancel `taskId` as a change with `cancel: true`, in one atomic step
+   * with the check that the record is pending or running: true when recorded, false when the
+   * record is missing or finished (nothing is written then).
+   */
+  requestCancel(taskId: string): Promise<boolean>
 }
 
 /** Who claims work and for how long. */

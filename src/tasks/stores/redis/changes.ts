@@ -2,9 +2,19 @@
  * The change feed on Redis (the {@link TaskChangeFeed} port): a stream (`changes`, trimmed to
  * about 10,000 entries) to which `save-tasks.lua` adds one entry per write. Stream ids are
  * assigned inside the script, so they are in commit order and read exactly once.
+ *
+ * A cancel request is an entry with the field `c`. It is in the stream rather than a pub/sub
+ * message so that a reader that was busy or reconnecting still finds it on its next read.
  */
 import type { TaskChangeFeed } from '../ports.js'
 import type { RedisOps } from './ops.js'
+
+/** Adds a cancel-request entry only while the task's status is pending or running. */
+const REQUEST_CANCEL = `
+local status = redis.call('HGET', KEYS[1], 'status')
+if status ~= 'pending' and status ~= 'running' then return 0 end
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', 10000, '*', 'o', ARGV[1], 'ids', ARGV[2], 'c', '1')
+return 1`
 
 type StreamEntry = [id: string, fields: string[]]
 
@@ -30,9 +40,19 @@ export function redisChanges(ops: RedisOps, origin: string): TaskChangeFeed {
         const values = new Map<string, string>()
         for (let i = 0; i < fields.length; i += 2) values.set(fields[i] ?? '', fields[i + 1] ?? '')
         const ids = values.get('ids') ?? ''
-        return { id, origin: values.get('o') ?? '', task_ids: ids === '' ? [] : ids.split(',') }
+        return {
+          id,
+          origin: values.get('o') ?? '',
+          task_ids: ids === '' ? [] : ids.split(','),
+          ...(values.has('c') ? { cancel: true } : {}),
+        }
       })
       return { position: entries.at(-1)?.[0] ?? after, changes }
+    },
+    async requestCancel(taskId) {
+      const keys = [ops.key('task:', taskId), ops.key('changes')]
+      const added = await ops.call('EVAL', REQUEST_CANCEL, keys.length, ...keys, origin, taskId)
+      return Number(added) === 1
     },
   }
 }

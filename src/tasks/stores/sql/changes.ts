@@ -3,8 +3,11 @@
  * with an auto-increment id. Ids are assigned when a row is inserted but become visible when
  * its transaction commits, so a reader that saw id 12 may later find id 11; each read starts
  * a little before the position (`LOOKBACK` ids) and the reader drops the ids it has seen.
+ *
+ * A cancel request is a change row whose origin ends in {@link CANCEL_MARK}: marking the origin
+ * keeps the table's shape, and a version that does not know the mark just relays the record.
  */
-import type { CompiledQuery, Kysely } from 'kysely'
+import { sql, type CompiledQuery, type Kysely } from 'kysely'
 import type { TaskChangeFeed } from '../ports.js'
 import { toNumber } from '../rows.js'
 import type { OpenBackend } from './records.js'
@@ -12,6 +15,8 @@ import type { TaskDatabase } from './schema.js'
 
 /** Ids read again before the position, for transactions that committed out of id order. */
 const LOOKBACK = 100
+/** Suffix of the origin of a cancel-request row. */
+const CANCEL_MARK = '#cancel'
 /** Rows the feed keeps (older ones are pruned by the writers). */
 export const CHANGES_KEPT = 10_000
 
@@ -71,13 +76,37 @@ export function sqlChanges(open: OpenBackend, origin: string): TaskChangeFeed {
       const changes = rows.map((row) => {
         const id = toNumber(row.id)
         position = Math.max(position, id)
+        const cancel = row.origin.endsWith(CANCEL_MARK)
         return {
           id: String(id),
-          origin: row.origin,
+          origin: cancel ? row.origin.slice(0, -CANCEL_MARK.length) : row.origin,
           task_ids: changedTaskIds(row.task_ids),
+          ...(cancel ? { cancel } : {}),
         }
       })
       return { position: String(position), changes }
+    },
+    async requestCancel(taskId) {
+      const { db } = await open()
+      // One INSERT … SELECT: the row is written only if the record is live at that instant.
+      // The time is a number literal: a bare parameter in a select list has no type on
+      // PostgreSQL and would be read as text.
+      const result = await db
+        .insertInto('task_changes')
+        .columns(['origin', 'task_ids', 'changed_ms'])
+        .expression(
+          db
+            .selectFrom('tasks')
+            .select([
+              sql<string>`${origin + CANCEL_MARK}`.as('origin'),
+              sql<string>`${JSON.stringify([taskId])}`.as('task_ids'),
+              sql.lit(Date.now()).as('changed_ms'),
+            ])
+            .where('task_id', '=', taskId)
+            .where('status', 'in', ['pending', 'running']),
+        )
+        .executeTakeFirst()
+      return Number(result.numInsertedOrUpdatedRows ?? 0) > 0
     },
   }
 }

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, it } from 'vitest'
 import type { DurableTaskStore } from '../../../../src/tasks/stores/ports.js'
 import type { ConformanceTarget, SuiteContext } from './context.js'
 import { adminDataSuite, sessionsSuite } from './admin-data.js'
+import { cancelSuite } from './cancel.js'
 import { idempotencySuite, scheduleSlotsSuite } from './claims.js'
 import { debounceSuite, oneOffSuite } from './one-offs.js'
 import { pendingQueueSuite } from './pending-queue.js'
@@ -46,5 +47,6 @@ export function storeConformance(target: ConformanceTarget): void {
     describe('debounced entries', () => debounceSuite(context))
     describe('admin data', () => adminDataSuite(context))
     describe('sessions', () => sessionsSuite(context))
+    describe('cancel anywhere', () => cancelSuite(context, () => target.open()))
   })
 }
