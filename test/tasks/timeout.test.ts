@@ -151,7 +151,7 @@ describe('an async task past its timeout', () => {
     })
     const id = await manager.addTask(task, [])
     await until(() => manager.localTask(id)!.status === 'running')
-    manager.cancel(id)
+    await manager.cancel(id)
     expect((await waitForStatus(manager, id)).status).toBe('cancelled')
     await until(() => reason !== null)
     expect((reason as TaskAbort).kind).toBe('cancel')
