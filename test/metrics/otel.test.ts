@@ -233,6 +233,14 @@ describe('task runs', () => {
         const enqueuing = await inSpan('enqueue elsewhere', async () => {
           taskId = await first.addTask(first.getRegisteredTask('otelShared')!, [])
         })
+        // The context travels inside the stored task.
+        const store = open()
+        await until(async () => (await store.records.get(taskId)) !== null)
+        const stored = await store.records.get(taskId)
+        expect(stored?.trace_context?.traceparent).toBe(
+          `00-${enqueuing.spanContext().traceId}-${enqueuing.spanContext().spanId}-01`,
+        )
+        await store.close()
         // The first manager stops with the task still waiting: its claim is given up.
         await first.shutdown()
         gate.resolve()
