@@ -4,7 +4,14 @@
  * per run, and the trace context captured at enqueue. The context travels inside the stored
  * task, so a run on any instance sharing the store links to the span that enqueued it.
  */
-import type { BatchObservableResult, Counter, Histogram, Link, Span } from '@opentelemetry/api'
+import type {
+  BatchObservableResult,
+  Counter,
+  Histogram,
+  Link,
+  Meter,
+  Span,
+} from '@opentelemetry/api'
 import { DURATION_BUCKETS, followTaskOutcomes, LiveQueueCounts } from './outcomes.js'
 import type { TaskManager } from '../manager.js'
 import type { StoredTask, TaskRecord } from '../record.js'
@@ -34,6 +41,12 @@ export class TaskTelemetry {
     this.#api = api
     this.#tracer = api.trace.getTracer(INSTRUMENTATION_NAME)
     const meter = api.metrics.getMeter(INSTRUMENTATION_NAME)
+    // A meter asked for before any meter provider exists stays a no-op for good: then nothing
+    // is followed at all, rather than counting into no-ops.
+    if (!isNoopMeter(api, meter)) this.#measure(meter, manager)
+  }
+
+  #measure(meter: Meter, manager: TaskManager): void {
     const enqueued: Counter = meter.createCounter('switchyard.tasks.enqueued', {
       description: 'Tasks this instance took in (enqueued here, or claimed from the shared store).',
     })
@@ -157,10 +170,16 @@ export class TaskTelemetry {
         oldest[1].end()
       }
     }
-    this.#open.set(record.task_id, span)
+    // Without a tracer provider the span records nothing: no need to keep it until the end.
+    if (span.isRecording()) this.#open.set(record.task_id, span)
   }
 }
 
 function outcomeAttributes(record: TaskRecord): Record<string, string> {
   return { function: record.func_name, queue: record.queue, status: record.status }
+}
+
+/** Whether `meter` is the API's no-op meter (no meter provider was registered). */
+function isNoopMeter(api: OtelApiModule, meter: Meter): boolean {
+  return Object.getPrototypeOf(meter) === Object.getPrototypeOf(api.createNoopMeter())
 }
