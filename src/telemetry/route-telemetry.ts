@@ -11,12 +11,7 @@ import type { Decision } from '../core/decision.js'
 import type { Engine } from '../core/engine.js'
 import type { RouteSlot } from '../core/route-slot.js'
 import { openFeatureReason } from '../flags/openfeature-reasons.js'
-import {
-  blockReason,
-  NO_VARIANT,
-  UNKNOWN_FLAG,
-  type BlockReason,
-} from '../metrics/route-collectors.js'
+import { blockReason, evaluationLabels, type BlockReason } from '../metrics/route-collectors.js'
 import { loadOtelApi, type OtelApiLoader, type OtelApiModule } from '../common/telemetry/loader.js'
 import { enableTracing } from '../common/telemetry/tracing.js'
 import { INSTRUMENTATION_NAME } from '../common/telemetry/names.js'
@@ -71,12 +66,7 @@ export class RouteTelemetry {
       () => backendUp.removeCallback(observeUp),
       engine.onStoreFailure((operation) => storeErrors.add(1, { operation })),
       engine.flags.onEvaluation((key, result) => {
-        const known = result.error_code !== 'FLAG_NOT_FOUND'
-        evaluations.add(1, {
-          flag: known ? key : UNKNOWN_FLAG,
-          variant: result.variation ?? NO_VARIANT,
-          reason: result.reason,
-        })
+        evaluations.add(1, evaluationLabels(key, result))
         const span = api.trace.getActiveSpan()
         if (span === undefined || !span.isRecording()) return
         const reason = openFeatureReason(result)
