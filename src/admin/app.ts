@@ -10,6 +10,7 @@
  * `VALIDATION_ERROR`, a store fault is a 503 `BACKEND_UNAVAILABLE`, and only a bug can
  * produce a 500.
  */
+import { traceAdminChanges } from './change-spans.js'
 import fastifyCookie from '@fastify/cookie'
 import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -299,6 +300,7 @@ function registerAdmin(
     void parseJson(request, typeof body === 'string' ? body : body.toString('utf8'), done)
   })
   app.decorateRequest('switchyardAdmin', null)
+  traceAdminChanges(app)
   app.setErrorHandler(handleError)
   const endpoints: EndpointRecord[] = []
   app.addHook('onRoute', (route) => {

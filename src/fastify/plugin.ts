@@ -41,6 +41,8 @@ import { RouteTable } from './openapi-document.js'
 import { installOpenApiFilter, OpenApiFilter, type OpenApiFilterOptions } from './openapi.js'
 import { enforceRequest, type DecisionObserver } from './respond.js'
 import { metricsEndpoint } from '../metrics/endpoint.js'
+import { resolveTelemetryOption } from '../telemetry/options.js'
+import { startRouteTelemetry } from '../telemetry/route-telemetry.js'
 import { resolveMetricsOptions, type MetricsOptions } from '../metrics/options.js'
 
 declare module 'fastify' {
@@ -86,6 +88,12 @@ export interface SwitchyardPluginOptions {
    */
   metrics?: boolean | MetricsOptions
   /**
+   * OpenTelemetry metrics and spans (docs/operations.md): on by default when
+   * `@opentelemetry/api` can be imported (no-ops until the app registers an OpenTelemetry SDK);
+   * `false` turns them off.
+   */
+  telemetry?: boolean
+  /**
    * The API description follows the route states (docs/openapi.md): when `@fastify/swagger` is
    * registered, `app.swagger()` and the swagger-ui routes serve the filtered document. Default
    * on; `false` serves the document unfiltered.
@@ -114,6 +122,7 @@ const PLUGIN_OPTION_NAMES: Record<keyof SwitchyardPluginOptions, true> = {
   openapi: true,
   enforceAt: true,
   metrics: true,
+  telemetry: true,
 }
 
 async function switchyardPlugin(
@@ -150,7 +159,9 @@ async function switchyardPlugin(
           await import('../metrics/registry.js')
         ).createMetrics({ engine, taskManager: metricsOptions.taskManager })
   if (metrics !== null) app.addHook('onClose', () => metrics.close())
-  const observe: DecisionObserver | null = metrics?.routes.observe ?? null
+  const telemetry = await startRouteTelemetry(engine, resolveTelemetryOption(options.telemetry))
+  if (telemetry !== null) app.addHook('onClose', () => telemetry.close())
+  const observe = bothObservers(metrics?.routes.observe ?? null, telemetry?.observe ?? null)
   if (!app.hasRequestDecorator('state')) {
     app.decorateRequest('state', {
       getter(this: WithState): RequestState {
@@ -304,3 +315,15 @@ function toArray<T>(value: T | T[] | undefined): T[] {
  * await app.register(switchyard, { engine: createEngine() })
  */
 export const switchyard = fp(switchyardPlugin, { fastify: '5.x', name: 'switchyard' })
+
+/** One decision observer out of the Prometheus and the OpenTelemetry ones (either may be off). */
+function bothObservers(
+  first: DecisionObserver | null,
+  second: DecisionObserver | null,
+): DecisionObserver | null {
+  if (first === null || second === null) return first ?? second
+  return (slot, decision) => {
+    first(slot, decision)
+    second(slot, decision)
+  }
+}

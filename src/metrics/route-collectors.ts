@@ -9,6 +9,7 @@ import type { Decision } from '../core/decision.js'
 import type { Engine } from '../core/engine.js'
 import type { RouteSlot } from '../core/route-slot.js'
 import type { RouteStatus } from '../core/route-state.js'
+import type { ResolutionDetails } from '../flags/model.js'
 import type { PromClientModule } from './loader.js'
 import type { Counter, Registry } from 'prom-client'
 
@@ -40,6 +41,22 @@ export function blockReason(decision: Decision): BlockReason | null {
       return 'env_gated'
     case 'block':
       return REASON_OF_CODE.get(decision.body.error.code) ?? null
+  }
+}
+
+/**
+ * The labels of one flag evaluation (Prometheus and OpenTelemetry alike): a key no flag has
+ * counts under {@link UNKNOWN_FLAG}, an evaluation that served nothing under {@link NO_VARIANT}.
+ */
+export function evaluationLabels(
+  key: string,
+  result: ResolutionDetails,
+): { flag: string; variant: string; reason: string } {
+  const known = result.error_code !== 'FLAG_NOT_FOUND'
+  return {
+    flag: known ? key : UNKNOWN_FLAG,
+    variant: result.variation ?? NO_VARIANT,
+    reason: result.reason,
   }
 }
 
@@ -126,14 +143,7 @@ export class RouteCollectors {
     })
     this.#unsubscribers.push(
       engine.onStoreFailure((operation) => storeErrors.inc({ operation })),
-      engine.flags.onEvaluation((key, result) => {
-        const known = result.error_code !== 'FLAG_NOT_FOUND'
-        evaluations.inc({
-          flag: known ? key : UNKNOWN_FLAG,
-          variant: result.variation ?? NO_VARIANT,
-          reason: result.reason,
-        })
-      }),
+      engine.flags.onEvaluation((key, result) => evaluations.inc(evaluationLabels(key, result))),
     )
   }
 

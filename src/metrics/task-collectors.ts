@@ -1,48 +1,28 @@
 /**
- * The task half of the metrics: tasks taken in and finished (counted from the manager's record
- * notifications, so running a task does no metrics work of its own), their durations, and the
- * waiting and running gauges read from the task store at scrape time, so that any instance
- * reports the depth of the queues every instance shares.
+ * The task half of the Prometheus metrics: tasks taken in and finished, their durations, and
+ * the waiting and running gauges (the measuring points are shared with OpenTelemetry, see
+ * task-outcomes.ts).
  */
 import type { Registry } from 'prom-client'
 import type { TaskManager } from '../tasks/manager.js'
-import type { TaskRecord } from '../tasks/record.js'
-import type { LiveCount } from '../tasks/stores/ports.js'
 import type { PromClientModule } from './loader.js'
+import {
+  DURATION_BUCKETS,
+  followTaskOutcomes,
+  LiveQueueCounts,
+} from '../tasks/telemetry/outcomes.js'
 
-/** How long (ms) one store read of the live counts answers scrapes. */
-export const LIVE_COUNTS_TTL_MS = 1000
-
-/** The queue label of a function this instance has not registered. */
-export const UNKNOWN_QUEUE = '__unknown__'
-
-/**
- * Statuses after which a record no longer changes (a retry is a new task). Kept here rather
- * than imported so the metrics depend on the record's shape only.
- */
-const TERMINAL = new Set(['success', 'failed', 'cancelled', 'interrupted', 'rejected', 'expired'])
-
-/**
- * Tasks followed between being taken in and finishing. A record that never reports a terminal
- * status (an instance that stopped) must not hold memory forever: past this many, the oldest
- * is forgotten (it would only miss its finish count).
- */
-const MAX_FOLLOWED = 100_000
-
-/** Duration buckets (seconds): from a quick job to an hour-long batch. */
-const DURATION_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600]
+export { LIVE_COUNTS_TTL_MS, UNKNOWN_QUEUE } from '../tasks/telemetry/outcomes.js'
 
 /** The task metrics of one manager, registered on `registry`; `close()` unsubscribes. */
 export class TaskCollectors {
-  readonly #followed = new Map<string, string>()
   readonly #unsubscribe: () => void
-  #live: { at: number; counts: Promise<LiveCount[]> } | null = null
 
   constructor(
     client: PromClientModule,
     registry: Registry,
-    private readonly manager: TaskManager,
-    private readonly now: () => number = Date.now,
+    manager: TaskManager,
+    now: () => number = Date.now,
   ) {
     const enqueued = new client.Counter({
       name: 'switchyard_tasks_enqueued_total',
@@ -63,33 +43,15 @@ export class TaskCollectors {
       buckets: DURATION_BUCKETS,
       registers: [registry],
     })
-    this.#unsubscribe = manager.subscribe((record) => {
-      const previous = this.#followed.get(record.task_id)
-      if (TERMINAL.has(record.status)) {
-        // Counted once: a task is followed from its intake, except one refused at intake
-        // (queue full), which is never followed and finishes at once.
-        if (previous === undefined && record.status !== 'rejected') return
-        this.#followed.delete(record.task_id)
+    this.#unsubscribe = followTaskOutcomes(manager, {
+      enqueued: (record) => enqueued.inc({ function: record.func_name, queue: record.queue }),
+      finished: (record) => {
         const labels = { function: record.func_name, queue: record.queue, status: record.status }
         finished.inc(labels)
         if (record.start_time !== null) duration.observe(labels, record.duration)
-        return
-      }
-      if (previous !== undefined) return
-      enqueued.inc({ function: record.func_name, queue: record.queue })
-      this.#follow(record)
+      },
     })
-    const live = (status: LiveCount['status']) => async (): Promise<Map<string, number>> => {
-      const byQueue = new Map<string, number>()
-      for (const count of await this.#liveCounts()) {
-        if (count.status !== status) continue
-        const queue = this.#queueOf(count.func_name)
-        byQueue.set(queue, (byQueue.get(queue) ?? 0) + count.count)
-      }
-      return byQueue
-    }
-    const waiting = live('pending')
-    const running = live('running')
+    const live = new LiveQueueCounts(manager, now)
     new client.Gauge({
       name: 'switchyard_tasks_waiting',
       help: 'Tasks waiting to run, every instance sharing the store (by the queue of their function).',
@@ -97,7 +59,7 @@ export class TaskCollectors {
       registers: [registry],
       async collect() {
         this.reset()
-        for (const [queue, count] of await waiting()) this.set({ queue }, count)
+        for (const [queue, count] of await live.byQueue('pending')) this.set({ queue }, count)
       },
     })
     new client.Gauge({
@@ -107,7 +69,7 @@ export class TaskCollectors {
       registers: [registry],
       async collect() {
         this.reset()
-        for (const [queue, count] of await running()) this.set({ queue }, count)
+        for (const [queue, count] of await live.byQueue('running')) this.set({ queue }, count)
       },
     })
   }
@@ -115,37 +77,5 @@ export class TaskCollectors {
   /** Stops counting. */
   close(): void {
     this.#unsubscribe()
-  }
-
-  #follow(record: TaskRecord): void {
-    if (this.#followed.size >= MAX_FOLLOWED) {
-      const oldest = this.#followed.keys().next().value
-      if (oldest !== undefined) this.#followed.delete(oldest)
-    }
-    this.#followed.set(record.task_id, record.status)
-  }
-
-  /** The live counts, read from the store at most once a second whatever the scrape rate. */
-  #liveCounts(): Promise<LiveCount[]> {
-    const now = this.now()
-    if (this.#live !== null && now - this.#live.at < LIVE_COUNTS_TTL_MS) return this.#live.counts
-    const counts = this.manager.liveCounts()
-    this.#live = { at: now, counts }
-    // A failed read is not kept: the next scrape tries again.
-    counts.catch(() => {
-      if (this.#live?.counts === counts) this.#live = null
-    })
-    return counts
-  }
-
-  /**
-   * A function's default queue. Tasks of a function this instance has not registered (another
-   * instance's) count under {@link UNKNOWN_QUEUE}: their names come from the store, and a label
-   * per stored name would be unbounded.
-   */
-  #queueOf(name: string): string {
-    const handle = this.manager.getRegisteredTask(name)
-    if (handle === undefined) return UNKNOWN_QUEUE
-    return handle.definition.queue ?? 'default'
   }
 }

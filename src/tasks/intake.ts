@@ -72,6 +72,8 @@ export interface IntakeDeps {
    * are forgotten, as retention forgets them.
    */
   readonly finishedInMemory: number
+  /** The trace context to store with a new task (OpenTelemetry), or null. */
+  readonly traceContext: () => Record<string, string> | null
 }
 
 /** New runs in, finished runs recorded. */
@@ -173,6 +175,8 @@ export class TaskIntake {
       args,
       encrypted,
     )
+    const traceContext = this.deps.traceContext()
+    if (traceContext !== null) stored.trace_context = traceContext
     try {
       queue.admit()
     } catch (error) {

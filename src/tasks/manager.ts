@@ -65,6 +65,7 @@ import type { ScheduleInfo, ScheduleOptions } from './schedules.js'
 import type { ScheduleOnceOptions } from './one-offs.js'
 import type { ScheduleTrigger } from './scheduling/trigger.js'
 import type { OneOffEntry } from './stores/ports.js'
+import { TaskTelemetrySlot } from './telemetry/task-slot.js'
 import { systemTaskClock, toEpochMs, type TaskClock } from './time.js'
 
 /** The options of an `addTask` call that passes none (nothing to check). */
@@ -94,6 +95,7 @@ export class TaskManager {
   readonly #background: ManagerBackground
   readonly #intake: TaskIntake
   readonly #reads: TaskReads
+  readonly #telemetry: TaskTelemetrySlot
 
   constructor(options: TaskManagerOptions = {}) {
     checkManagerOptionNames(options)
@@ -155,6 +157,7 @@ export class TaskManager {
       (error) => this.#logger.error({ err: error }, 'an observer failed'),
     )
     const lifecycle = (task: StoredTask, previous: TaskStatus | null, attempt: number): void => {
+      this.#telemetry.current?.transition(task, previous, attempt)
       if (this.#observers.active) {
         this.#observers.transition(task.record, previous, attempt, this.#clock.now())
       }
@@ -187,6 +190,7 @@ export class TaskManager {
       lifecycle,
       finishedInMemory:
         positiveOrNull(options.finishedInMemory, 'finishedInMemory') ?? DEFAULT_FINISHED_IN_MEMORY,
+      traceContext: () => this.#telemetry.current?.capture() ?? null,
     })
     this.#reads = new TaskReads({
       book: this.#book,
@@ -211,6 +215,7 @@ export class TaskManager {
       persistent: (job) => this.#isPersistent(job.handle),
       loadStoredConfig: () => this.#queueConfigs.load(),
     })
+    this.#telemetry = new TaskTelemetrySlot(this, options.telemetry)
   }
 
   /**
@@ -494,13 +499,13 @@ export class TaskManager {
 
   /** Startup: opens observers. Idempotent; tasks may be added before it. */
   startup(): Promise<void> {
-    return this.#lifecycle.startup()
+    return this.#telemetry.ready.then(() => this.#lifecycle.startup())
   }
 
   /** Shutdown (see lifecycle.ts). Idempotent. */
   shutdown(): Promise<void> {
     this.#unregisterLogger()
-    return this.#lifecycle.shutdown()
+    return this.#lifecycle.shutdown().finally(() => this.#telemetry.close())
   }
 
   /**

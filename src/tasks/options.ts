@@ -104,6 +104,11 @@ export interface TaskManagerOptions {
    * it a child of the app's logger.
    */
   logger?: TaskManagerLogger
+  /**
+   * OpenTelemetry metrics and task run spans (docs/operations.md): on by default when
+   * `@opentelemetry/api` can be imported; `false` turns them off.
+   */
+  telemetry?: boolean
 }
 
 /** Per-call options of `addTask`; each overrides the task's registration. */
@@ -272,6 +277,7 @@ const MANAGER_OPTION_NAMES: Record<keyof TaskManagerOptions, true> = {
   timer: true,
   clock: true,
   logger: true,
+  telemetry: true,
 }
 
 /** Every option of `addTask(handle, args, options)` (the compiler keeps the list complete). */
@@ -288,10 +294,18 @@ const ADD_TASK_OPTION_NAMES: Record<keyof AddTaskOptions, true> = {
   ttl: true,
 }
 
-/** Throws `TaskValidationError` for an option name `new TaskManager()` does not know. */
+/**
+ * Throws `TaskValidationError` for an option name `new TaskManager()` does not know, or a
+ * `telemetry` that is not a boolean.
+ */
 export function checkManagerOptionNames(options: object): void {
   const unknown = unknownOptionsMessage('TaskManager', options, MANAGER_OPTION_NAMES)
   if (unknown !== null) throw new TaskValidationError(unknown)
+  const telemetry = (options as { telemetry?: unknown }).telemetry
+  if (telemetry !== undefined && typeof telemetry !== 'boolean')
+    throw new TaskValidationError(
+      `telemetry must be true or false, not ${JSON.stringify(telemetry)}.`,
+    )
 }
 
 /** Throws `TaskValidationError` for an option name `addTask` does not know. */

@@ -59,6 +59,11 @@ export interface StoredTask {
   args: unknown[] | null
   encrypted_args: string | null
   idempotency_key: string | null
+  /**
+   * The W3C trace context (`traceparent`, `tracestate`) active when the task was enqueued, so
+   * its run links to it on whichever instance runs it; absent without OpenTelemetry.
+   */
+  trace_context?: Record<string, string> | null
 }
 
 /** Builds a `<timestamp> [<level>] <message>` log line. */

@@ -22,6 +22,8 @@
  * Keys: `<prefix><scope>:<bucket>`, the scope URI-encoded so that it holds no `:`; a reset
  * therefore matches exactly one scope, never a prefix or substring of another.
  */
+import type { Span } from '@opentelemetry/api'
+import { endSpanWithError, startSpan } from '../../common/telemetry/tracing.js'
 import { CircuitBreaker, CircuitOpenError } from '../../common/circuit-breaker.js'
 import { LuaScript, runLoaded, type LoadedScript } from '../../common/lua.js'
 import type { LoggerLike, LoggerSlot } from '../../common/logger.js'
@@ -177,9 +179,14 @@ export class RedisCounters implements CounterStore {
   private waiting: Waiting[] = []
 
   consume(checks: readonly CounterCheck[], now: number): Promise<CounterOutcome[]> {
-    return new Promise((resolve, reject) => {
+    const outcomes = new Promise<CounterOutcome[]>((resolve, reject) => {
       if (this.waiting.push({ checks, now, resolve, reject }) === 1) setImmediate(this.flush)
     })
+    const span = startSpan('rate_limit.check', {
+      'db.system.name': 'redis',
+      'switchyard.rate_limit.counters': checks.length,
+    })
+    return span === null ? outcomes : traced(span, outcomes)
   }
 
   /**
@@ -305,6 +312,24 @@ export class RedisCounters implements CounterStore {
     }
     return head + bucket
   }
+}
+
+/** Ends `span` when the decision is known: blocked or not, or failed (the request then passes). */
+function traced(span: Span, outcomes: Promise<CounterOutcome[]>): Promise<CounterOutcome[]> {
+  return outcomes.then(
+    (results) => {
+      span.setAttribute(
+        'switchyard.rate_limit.allowed',
+        results.every((outcome) => outcome.allowed),
+      )
+      span.end()
+      return results
+    },
+    (error: unknown) => {
+      endSpanWithError(span, error)
+      throw error
+    },
+  )
 }
 
 /** Creates Redis counters from a client or a URL. */

@@ -1,0 +1,105 @@
+/**
+ * The measuring points the task metrics share, whichever sink records them (Prometheus or
+ * OpenTelemetry): tasks taken in and finished, told from the manager's record notifications
+ * (so running a task does no metrics work of its own), and the waiting and running counts per
+ * queue, read from the task store, so that any instance reports the depth of the queues every
+ * instance shares.
+ */
+import { TERMINAL_STATUSES } from '../status.js'
+import type { TaskManager } from '../manager.js'
+import type { TaskRecord } from '../record.js'
+import type { LiveCount } from '../stores/ports.js'
+
+/** How long (ms) one store read of the live counts answers scrapes. */
+export const LIVE_COUNTS_TTL_MS = 1000
+
+/** The queue label of a function this instance has not registered. */
+export const UNKNOWN_QUEUE = '__unknown__'
+
+/** Statuses after which a record no longer changes (a retry is a new task). */
+const TERMINAL: ReadonlySet<string> = TERMINAL_STATUSES
+
+/**
+ * Tasks followed between being taken in and finishing. A record that never reports a terminal
+ * status (an instance that stopped) must not hold memory forever: past this many, the oldest
+ * is forgotten (it would only miss its finish count).
+ */
+const MAX_FOLLOWED = 100_000
+
+/** Duration buckets (seconds): from a quick job to an hour-long batch. */
+export const DURATION_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600]
+
+/** Where task outcomes are recorded. */
+export interface TaskOutcomeSink {
+  /** A task this instance took in (enqueued here, or claimed from the shared store). */
+  enqueued(record: TaskRecord): void
+  /** A task that reached a final status on this instance (`start_time` null: never started). */
+  finished(record: TaskRecord): void
+}
+
+/** Feeds `sink` from `manager`'s record notifications; returns the unsubscribe function. */
+export function followTaskOutcomes(manager: TaskManager, sink: TaskOutcomeSink): () => void {
+  const followed = new Map<string, string>()
+  return manager.subscribe((record) => {
+    const previous = followed.get(record.task_id)
+    if (TERMINAL.has(record.status)) {
+      // Counted once: a task is followed from its intake, except one refused at intake
+      // (queue full), which is never followed and finishes at once.
+      if (previous === undefined && record.status !== 'rejected') return
+      followed.delete(record.task_id)
+      sink.finished(record)
+      return
+    }
+    if (previous !== undefined) return
+    sink.enqueued(record)
+    if (followed.size >= MAX_FOLLOWED) {
+      const oldest = followed.keys().next().value
+      if (oldest !== undefined) followed.delete(oldest)
+    }
+    followed.set(record.task_id, record.status)
+  })
+}
+
+/** The waiting and running counts per queue, read from the store at most once a second. */
+export class LiveQueueCounts {
+  #live: { at: number; counts: Promise<LiveCount[]> } | null = null
+
+  constructor(
+    private readonly manager: TaskManager,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The count of tasks in `status` per queue. */
+  async byQueue(status: LiveCount['status']): Promise<Map<string, number>> {
+    const byQueue = new Map<string, number>()
+    for (const count of await this.#liveCounts()) {
+      if (count.status !== status) continue
+      const queue = this.#queueOf(count.func_name)
+      byQueue.set(queue, (byQueue.get(queue) ?? 0) + count.count)
+    }
+    return byQueue
+  }
+
+  #liveCounts(): Promise<LiveCount[]> {
+    const now = this.now()
+    if (this.#live !== null && now - this.#live.at < LIVE_COUNTS_TTL_MS) return this.#live.counts
+    const counts = this.manager.liveCounts()
+    this.#live = { at: now, counts }
+    // A failed read is not kept: the next scrape tries again.
+    counts.catch(() => {
+      if (this.#live?.counts === counts) this.#live = null
+    })
+    return counts
+  }
+
+  /**
+   * A function's default queue. Tasks of a function this instance has not registered (another
+   * instance's) count under {@link UNKNOWN_QUEUE}: their names come from the store, and a label
+   * per stored name would be unbounded.
+   */
+  #queueOf(name: string): string {
+    const handle = this.manager.getRegisteredTask(name)
+    if (handle === undefined) return UNKNOWN_QUEUE
+    return handle.definition.queue ?? 'default'
+  }
+}
