@@ -2,7 +2,8 @@
  * The task half of the metrics: tasks taken in and finished (counted from the manager's record
  * notifications, so running a task does no metrics work of its own), their durations, and the
  * waiting and running gauges read from the task store at scrape time, so that any instance
- * reports the depth of the queues every instance shares.
+ * reports the depth of the queues every instance shares; and how late each periodic schedule's
+ * last slot was enqueued.
  */
 import type { Registry } from 'prom-client'
 import type { TaskManager } from '../tasks/manager.js'
@@ -108,6 +109,20 @@ export class TaskCollectors {
       async collect() {
         this.reset()
         for (const [queue, count] of await running()) this.set({ queue }, count)
+      },
+    })
+    new client.Gauge({
+      name: 'switchyard_schedule_lag_seconds',
+      help: 'Seconds between the due time of the last slot this instance fired and its enqueue, by schedule.',
+      labelNames: ['schedule'] as const,
+      registers: [registry],
+      // Labelled by the names registered in code, so the series are bounded by the schedules.
+      collect() {
+        this.reset()
+        for (const schedule of manager.listSchedules()) {
+          if (schedule.last_lag_seconds !== null)
+            this.set({ schedule: schedule.name }, schedule.last_lag_seconds)
+        }
       },
     })
   }

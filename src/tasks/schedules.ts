@@ -38,6 +38,11 @@ export interface ScheduleInfo {
   trigger: string
   /** Next slot (epoch ms), or null when the cron never runs again. */
   next_run: number | null
+  /**
+   * How late (seconds) this instance enqueued the last slot it fired: from the slot's due time
+   * to the enqueue. Null until this instance fires a slot (another instance may fire them all).
+   */
+  last_lag_seconds: number | null
 }
 
 /** What the schedules need of the manager. */
@@ -53,8 +58,14 @@ export class ManagerSchedules {
   readonly #host: ScheduleHost
   readonly #entries = new Map<
     string,
-    { handle: TaskHandle<[]>; trigger: PeriodicTrigger; runOnStartup: boolean }
+    {
+      handle: TaskHandle<[]>
+      trigger: PeriodicTrigger
+      runOnStartup: boolean
+      lastLagSeconds: number | null
+    }
   >()
+  readonly #clock: LoopClock
   #started = false
 
   constructor(options: {
@@ -65,6 +76,7 @@ export class ManagerSchedules {
     timer?: LoopTimer
   }) {
     this.#host = options.host
+    this.#clock = options.clock
     this.#loop = new SchedulerLoop({
       store: options.store ?? memorySlotStore(),
       owner: options.owner,
@@ -111,6 +123,7 @@ export class ManagerSchedules {
       handle,
       trigger: periodic,
       runOnStartup: options.runOnStartup === true,
+      lastLagSeconds: null,
     })
     if (this.#started && options.runOnStartup === true) void this.#run(name, {})
     return handle
@@ -122,6 +135,7 @@ export class ManagerSchedules {
       name,
       trigger: entry.trigger.description,
       next_run: this.#loop.nextRun(name),
+      last_lag_seconds: entry.lastLagSeconds,
     }))
   }
 
@@ -145,6 +159,8 @@ export class ManagerSchedules {
     const entry = this.#entries.get(name)
     if (entry === undefined) return
     await this.#host.enqueue(entry.handle, { slot: toIso(slot) })
+    // Measured after the enqueue: a slow store is part of what makes a schedule late.
+    entry.lastLagSeconds = Math.max(0, this.#clock.now() - slot) / 1000
   }
 
   async #run(name: string, tags: Record<string, string>): Promise<void> {
