@@ -19,8 +19,8 @@ export interface FullMetricsApp {
   boom: TaskHandle<[]>
   /** Runs in queue `held` (concurrency 1) until {@link FullMetricsApp.release}. */
   hold: TaskHandle<[]>
-  release(): void
-  close(): Promise<void>
+  release: () => void
+  close: () => Promise<void>
 }
 
 /** Builds the app (ready, not listening). */
