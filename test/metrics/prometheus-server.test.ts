@@ -107,7 +107,7 @@ describe.skipIf(!available)('a real Prometheus scraping the app', () => {
       await until(async () => (await manager.getTask(id))?.status === 'failed')
     }
     // One `hold` runs (the queue's one slot), the others wait behind it.
-    const held = []
+    const held: string[] = []
     for (let i = 0; i < WAITING + 1; i++) held.push(await manager.addTask(hold, []))
     await until(() => manager.localTask(held[0] ?? '')?.status === 'running')
 
