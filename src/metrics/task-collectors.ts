@@ -31,9 +31,8 @@ const TERMINAL = new Set(['success', 'failed', 'cancelled', 'interrupted', 'reje
 const MAX_FOLLOWED = 100_000
 
 /**
- * Labelled series kept at hand, so a task's intake and finish do not hash a label set each time
- * (that hashing halved task throughput). Past this many the cache starts over: the series stay
- * in the registry, only their handles are looked up again.
+ * Most label sets kept at hand per metric: histogram handles (past it that cache starts over,
+ * the series stay in the registry) and counts (past it new label sets count together).
  */
 const MAX_CACHED_SERIES = 10_000
 
@@ -43,7 +42,12 @@ const DURATION_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600]
 /** The task metrics of one manager, registered on `registry`; `close()` unsubscribes. */
 export class TaskCollectors {
   readonly #followed = new Map<string, string>()
-  readonly #counters = new Map<string, { inc(): void }>()
+  /**
+   * Counts by label set, handed to prom-client at scrape time: incrementing a prom-client
+   * counter hashes its label set on every call, which halved task throughput.
+   */
+  readonly #enqueuedCounts = new Map<string, { labels: Record<string, string>; value: number }>()
+  readonly #finishedCounts = new Map<string, { labels: Record<string, string>; value: number }>()
   readonly #histograms = new Map<string, { observe(value: number): void }>()
   readonly #unsubscribe: () => void
   #live: { at: number; counts: Promise<LiveCount[]> } | null = null
@@ -54,17 +58,27 @@ export class TaskCollectors {
     private readonly manager: TaskManager,
     private readonly now: () => number = Date.now,
   ) {
-    const enqueued = new client.Counter({
+    const enqueuedCounts = this.#enqueuedCounts
+    const finishedCounts = this.#finishedCounts
+    new client.Counter({
       name: 'switchyard_tasks_enqueued_total',
       help: 'Tasks this instance took in (enqueued here, or claimed from the shared store).',
       labelNames: ['function', 'queue'] as const,
       registers: [registry],
+      collect() {
+        this.reset()
+        for (const { labels, value } of enqueuedCounts.values()) this.inc(labels, value)
+      },
     })
-    const finished = new client.Counter({
+    new client.Counter({
       name: 'switchyard_tasks_finished_total',
       help: 'Tasks that reached a final status on this instance.',
       labelNames: ['function', 'queue', 'status'] as const,
       registers: [registry],
+      collect() {
+        this.reset()
+        for (const { labels, value } of finishedCounts.values()) this.inc(labels, value)
+      },
     })
     const duration = new client.Histogram({
       name: 'switchyard_task_duration_seconds',
@@ -81,9 +95,11 @@ export class TaskCollectors {
         if (previous === undefined && record.status !== 'rejected') return
         this.#followed.delete(record.task_id)
         const key = `${record.func_name}\0${record.queue}\0${record.status}`
-        cached(this.#counters, `f${key}`, () =>
-          finished.labels(record.func_name, record.queue, record.status),
-        ).inc()
+        count(finishedCounts, key, {
+          function: record.func_name,
+          queue: record.queue,
+          status: record.status,
+        })
         if (record.start_time !== null)
           cached(this.#histograms, key, () =>
             duration.labels(record.func_name, record.queue, record.status),
@@ -91,9 +107,10 @@ export class TaskCollectors {
         return
       }
       if (previous !== undefined) return
-      cached(this.#counters, `e${record.func_name}\0${record.queue}`, () =>
-        enqueued.labels(record.func_name, record.queue),
-      ).inc()
+      count(enqueuedCounts, `${record.func_name}\0${record.queue}`, {
+        function: record.func_name,
+        queue: record.queue,
+      })
       this.#follow(record)
     })
     const live = (status: LiveCount['status']) => async (): Promise<Map<string, number>> => {
@@ -190,4 +207,34 @@ function cached<T>(cache: Map<string, T>, key: string, make: () => T): T {
     cache.set(key, series)
   }
   return series
+}
+
+/** The label value of the series counted past {@link MAX_CACHED_SERIES} label sets. */
+export const OVERFLOW_LABEL = '__other__'
+
+/**
+ * Adds one to the series `key` of `counts`. The label sets are registered functions × queues ×
+ * statuses, bounded by the code; should they pass {@link MAX_CACHED_SERIES} anyway, new ones
+ * count under {@link OVERFLOW_LABEL} (status kept) rather than growing without end.
+ */
+function count(
+  counts: Map<string, { labels: Record<string, string>; value: number }>,
+  key: string,
+  labels: Record<string, string>,
+): void {
+  let series = counts.get(key)
+  if (series === undefined) {
+    if (counts.size >= MAX_CACHED_SERIES) {
+      const status = labels.status
+      const overflow: Record<string, string> = { function: OVERFLOW_LABEL, queue: OVERFLOW_LABEL }
+      if (status !== undefined) overflow.status = status
+      const overflowKey = `${OVERFLOW_LABEL}\0${status ?? ''}`
+      series = counts.get(overflowKey) ?? { labels: overflow, value: 0 }
+      counts.set(overflowKey, series)
+    } else {
+      series = { labels, value: 0 }
+      counts.set(key, series)
+    }
+  }
+  series.value++
 }
