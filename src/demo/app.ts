@@ -344,6 +344,7 @@ export function demoInstructions(base: string, backend?: DemoBackend): string {
     `Prometheus metrics of routes, flags and tasks (docs/operations.md), for any admin user:`,
     `  TOKEN=$(curl -s ${base}/switchyard/api/auth/login -H 'content-type: application/json' -d '{"username":"${DEMO_ADMIN.username}","password":"${DEMO_ADMIN.password}"}' | node -pe "JSON.parse(require('fs').readFileSync(0)).token")`,
     `  curl -s ${base}/switchyard/metrics -H "authorization: Bearer $TOKEN" | grep '^switchyard_'`,
+    '  Grafana dashboard: docs/grafana/switchyard.json; alert rules: docs/prometheus/switchyard-alerts.yml',
     '',
     'Flags for any language over OFREP (docs/ofrep.md), with an evaluation key:',
     '  KEY=$(npm run -s ctl -- keys create demo --json | node -pe "JSON.parse(require(\'fs\').readFileSync(0)).key")',

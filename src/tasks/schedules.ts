@@ -40,6 +40,11 @@ export interface ScheduleInfo {
   trigger: string
   /** Next slot (epoch ms), or null when the cron never runs again. */
   next_run: number | null
+  /**
+   * How late (seconds) this instance enqueued the last slot it fired: from the slot's due time
+   * to the enqueue. Null until this instance fires a slot (another instance may fire them all).
+   */
+  last_lag_seconds: number | null
 }
 
 /** What the schedules need of the manager. */
@@ -55,8 +60,14 @@ export class ManagerSchedules {
   readonly #host: ScheduleHost
   readonly #entries = new Map<
     string,
-    { handle: TaskHandle<[]>; trigger: PeriodicTrigger; runOnStartup: boolean }
+    {
+      handle: TaskHandle<[]>
+      trigger: PeriodicTrigger
+      runOnStartup: boolean
+      lastLagSeconds: number | null
+    }
   >()
+  readonly #clock: LoopClock
   #started = false
 
   constructor(options: {
@@ -67,6 +78,7 @@ export class ManagerSchedules {
     timer?: LoopTimer
   }) {
     this.#host = options.host
+    this.#clock = options.clock
     this.#loop = new SchedulerLoop({
       store: options.store ?? memorySlotStore(),
       owner: options.owner,
@@ -114,6 +126,7 @@ export class ManagerSchedules {
       handle,
       trigger: periodic,
       runOnStartup: options.runOnStartup === true,
+      lastLagSeconds: null,
     })
     if (this.#started && options.runOnStartup === true) void this.#run(name, {})
     return handle
@@ -125,6 +138,7 @@ export class ManagerSchedules {
       name,
       trigger: entry.trigger.description,
       next_run: this.#loop.nextRun(name),
+      last_lag_seconds: entry.lastLagSeconds,
     }))
   }
 
@@ -148,6 +162,8 @@ export class ManagerSchedules {
     const entry = this.#entries.get(name)
     if (entry === undefined) return
     await this.#host.enqueue(entry.handle, { slot: toIso(slot) })
+    // Measured after the enqueue: a slow store is part of what makes a schedule late.
+    entry.lastLagSeconds = Math.max(0, this.#clock.now() - slot) / 1000
   }
 
   async #run(name: string, tags: Record<string, string>): Promise<void> {

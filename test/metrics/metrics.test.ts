@@ -17,7 +17,15 @@ import { createMetrics } from '../../src/metrics/registry.js'
 import { TaskManager } from '../../src/tasks/index.js'
 import { memoryStore } from '../../src/stores/memory.js'
 import { booleanFlag } from '../flags/helpers.js'
-import { deferred, quietLogger, until, waitForStatus } from '../tasks/helpers.js'
+import {
+  deferred,
+  fakeClock,
+  fakeTimer,
+  quietLogger,
+  SCHEDULE_START,
+  until,
+  waitForStatus,
+} from '../tasks/helpers.js'
 
 const apps: FastifyInstance[] = []
 const managers: TaskManager[] = []
@@ -312,6 +320,26 @@ describe('task metrics', () => {
       expect(sample(text, 'switchyard_tasks_waiting', { queue: 'emails' })).toBeUndefined()
     })
   }
+
+  it('reports how late each schedule enqueued its last slot, and no series before one fired', async () => {
+    const clock = fakeClock(SCHEDULE_START)
+    const timer = fakeTimer()
+    const manager = new TaskManager({ clock, timer, logger: quietLogger })
+    managers.push(manager)
+    manager.schedule({ every: 2 }, () => undefined, { name: 'heartbeat' })
+    manager.schedule({ every: 60 }, () => undefined, { name: 'hourly-report' })
+    await manager.startup()
+    const { app } = await protectedApp({ metrics: { public: true, taskManager: manager } })
+    let text = await scrape(app)
+    expect(seriesOf(text, 'switchyard_schedule_lag_seconds')).toEqual([])
+    // The tick comes 2.5 s after the slot due at +2 s: that slot is enqueued half a second late.
+    clock.advance(2500)
+    timer.fire()
+    await until(() => manager.listSchedules()[0]?.last_lag_seconds !== null)
+    text = await scrape(app)
+    expect(sample(text, 'switchyard_schedule_lag_seconds', { schedule: 'heartbeat' })).toBe(0.5)
+    expect(seriesOf(text, 'switchyard_schedule_lag_seconds')).toHaveLength(1)
+  })
 })
 
 describe('task expiry metrics', () => {

@@ -49,7 +49,12 @@ describe('manager.schedule', () => {
       { runOnStartup: true, retries: 1 },
     )
     expect(manager.listSchedules()).toEqual([
-      { name: 'heartbeat', trigger: 'every 2s', next_run: SCHEDULE_START + 2000 },
+      {
+        name: 'heartbeat',
+        trigger: 'every 2s',
+        next_run: SCHEDULE_START + 2000,
+        last_lag_seconds: null,
+      },
     ])
     await manager.startup()
     await expect.poll(() => runs).toBe(1)

@@ -1,0 +1,163 @@
+/**
+ * A real Prometheus (the `prometheus` binary) scrapes an app built like the demo every second:
+ * the blocked requests, task failures and waiting tasks the test makes come back exactly from
+ * its query API, and every query of the Grafana dashboard is valid PromQL there.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { freePort } from '../../support/servers.js'
+import { until } from '../helpers/wait.js'
+import { fullMetricsApp, type FullMetricsApp } from './full-app.js'
+import { commandAvailable } from './promtool.js'
+
+const BLOCKED_MAINTENANCE = 4
+const RATE_LIMITED = 3
+const FAILURES = 2
+const WAITING = 5
+
+const available = await commandAvailable('prometheus')
+if (!available && process.env.CI === 'true')
+  throw new Error('prometheus is missing: CI installs it (.ci/run)')
+
+let full: FullMetricsApp | null = null
+let prometheus: ChildProcess | null = null
+let base = ''
+const dir = mkdtempSync(join(tmpdir(), 'sy-prometheus-'))
+let output = ''
+
+beforeAll(async () => {
+  if (!available) return
+  const built = await fullMetricsApp()
+  full = built
+  const target = new URL(await built.app.listen({ host: '127.0.0.1', port: 0 })).host
+  const port = await freePort()
+  base = `http://127.0.0.1:${port}`
+  writeFileSync(
+    join(dir, 'prometheus.yml'),
+    [
+      'global:',
+      '  scrape_interval: 1s',
+      '  evaluation_interval: 1s',
+      'scrape_configs:',
+      '  - job_name: switchyard',
+      '    metrics_path: /metrics',
+      '    static_configs:',
+      `      - targets: ['${target}']`,
+      '',
+    ].join('\n'),
+  )
+  prometheus = spawn(
+    'prometheus',
+    [
+      `--config.file=${join(dir, 'prometheus.yml')}`,
+      `--storage.tsdb.path=${join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--log.level=warn',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  )
+  prometheus.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()))
+  prometheus.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()))
+  await until(async () => {
+    if (prometheus?.exitCode !== null) throw new Error(`prometheus exited:\n${output}`)
+    return fetch(`${base}/-/ready`).then(
+      (response) => response.ok,
+      () => false,
+    )
+  }, 30_000)
+}, 60_000)
+
+afterAll(async () => {
+  if (prometheus !== null && prometheus.exitCode === null) {
+    const exited = new Promise((resolve) => prometheus?.once('exit', resolve))
+    prometheus.kill('SIGTERM')
+    await exited
+  }
+  await full?.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+/** The single value of an instant query, or undefined while it has no series. */
+async function query(expr: string): Promise<number | undefined> {
+  const response = await fetch(`${base}/api/v1/query?query=${encodeURIComponent(expr)}`)
+  const body = (await response.json()) as {
+    status: string
+    error?: string
+    data: { result: { value: [number, string] }[] }
+  }
+  if (body.status !== 'success') throw new Error(`${expr}: ${body.error ?? body.status}`)
+  const [first] = body.data.result
+  return first === undefined ? undefined : Number(first.value[1])
+}
+
+describe.skipIf(!available)('a real Prometheus scraping the app', () => {
+  it('reads back exactly the blocked requests, task failures and waiting tasks made', async () => {
+    if (full === null) throw new Error('the app did not start')
+    const { app, manager, boom, hold, release } = full
+    for (let i = 0; i < BLOCKED_MAINTENANCE; i++)
+      expect((await app.inject(`/maintained/${i}`)).statusCode).toBe(503)
+    expect((await app.inject('/limited')).statusCode).toBe(200)
+    for (let i = 0; i < RATE_LIMITED; i++)
+      expect((await app.inject('/limited')).statusCode).toBe(429)
+    for (let i = 0; i < FAILURES; i++) {
+      const id = await manager.addTask(boom, [])
+      await until(async () => (await manager.getTask(id))?.status === 'failed')
+    }
+    // One `hold` runs (the queue's one slot), the others wait behind it.
+    const held: string[] = []
+    for (let i = 0; i < WAITING + 1; i++) held.push(await manager.addTask(hold, []))
+    await until(() => manager.localTask(held[0] ?? '')?.status === 'running')
+
+    const expected: [string, number][] = [
+      ['sum(switchyard_requests_blocked_total{reason="maintenance"})', BLOCKED_MAINTENANCE],
+      ['sum(switchyard_requests_blocked_total{reason="rate_limited"})', RATE_LIMITED],
+      ['sum(switchyard_tasks_finished_total{status="failed"})', FAILURES],
+      ['sum(switchyard_tasks_waiting{queue="held"})', WAITING],
+      ['sum(switchyard_tasks_running{queue="held"})', 1],
+      ['switchyard_backend_up{job="switchyard"}', 1],
+    ]
+    let last: (number | undefined)[] = []
+    try {
+      await until(async () => {
+        last = await Promise.all(expected.map(([expr]) => query(expr)))
+        return last.every((value, i) => value === expected[i]?.[1])
+      }, 30_000)
+    } catch (error) {
+      throw new Error(`Prometheus answered ${JSON.stringify(last)}\n${output}`, { cause: error })
+    }
+    expect(last).toEqual(expected.map(([, value]) => value))
+
+    release()
+    await until(
+      async () => (await query('sum(switchyard_tasks_waiting{queue="held"})')) === undefined,
+      30_000,
+    )
+  }, 90_000)
+
+  it('accepts every query of the Grafana dashboard', async () => {
+    const dashboard = JSON.parse(
+      readFileSync(join(import.meta.dirname, '../../docs/grafana/switchyard.json'), 'utf8'),
+    ) as { panels: { targets?: { expr: string }[] }[] }
+    const exprs = dashboard.panels.flatMap((panel) => panel.targets ?? []).map((t) => t.expr)
+    expect(exprs.length).toBeGreaterThan(12)
+    for (const expr of exprs) {
+      const concrete = expr
+        .replaceAll('$__rate_interval', '1m')
+        .replaceAll('$job', '.*')
+        .replaceAll('$service', '.*')
+      // An invalid query makes Prometheus answer an error, which query() throws with the text.
+      await query(concrete)
+    }
+    // The schedule of the app fires every second: its lag reaches Prometheus.
+    await until(
+      async () =>
+        (await query(
+          'max by (schedule) (switchyard_schedule_lag_seconds{schedule="heartbeat"})',
+        )) !== undefined,
+      30_000,
+    )
+  }, 60_000)
+})
