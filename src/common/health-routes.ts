@@ -11,7 +11,8 @@ import type { Readiness } from './health-checks.js'
 
 /** Registers the two health routes under `prefix` (`''` for the root). */
 export function healthRoutes(app: FastifyInstance, prefix: string, readiness: Readiness): void {
-  const config = { switchyardAdmin: true }
+  // Marked public for both admin apps' route classifications (they need no credentials).
+  const config = { switchyardAdmin: true, public: true, taskAdminPublic: true }
   app.get(`${prefix}/health/live`, { config }, async (_request, reply) => {
     void reply.header('cache-control', 'no-store')
     return { status: 'ok' }
