@@ -54,6 +54,9 @@ import { registrationStoreFor } from '../sdk/server/registrations.js'
 import { RemoteRoutes } from '../sdk/server/remote-routes.js'
 import { SdkStreams } from '../sdk/server/streams.js'
 import type { MetricsEndpoint } from '../metrics/endpoint.js'
+import type { Readiness } from '../common/health-checks.js'
+import { engineReadiness } from '../health/engine-checks.js'
+import { healthRoutes } from '../common/health-routes.js'
 
 /** Options of {@link adminApp}. */
 export interface AdminAppOptions extends EventHubOptions {
@@ -104,6 +107,16 @@ export interface AdminAppOptions extends EventHubOptions {
    * role; the switchyard plugin sets it from its `metrics` option.
    */
   metrics?: MetricsEndpoint
+  /**
+   * The readiness checks served at `{path}/health/ready`; the switchyard plugin passes its own
+   * (which an SDK app extends). Default: the engine's replica and backend checks.
+   */
+  readiness?: Readiness
+  /**
+   * Given the reader of the open SDK event streams by service once they exist; the switchyard
+   * plugin reports them as a metric.
+   */
+  sdkStreamCounts?: (read: () => Map<string, number>) => void
 }
 
 /** The default mount path. */
@@ -243,6 +256,7 @@ async function adminPlugin(app: FastifyInstance, options: AdminAppOptions): Prom
     ),
     streams: new SdkStreams(engine, () => flagServiceOf(context), options),
   }
+  options.sdkStreamCounts?.(() => sdk.streams.countsByService())
   app.addHook('onReady', async () => {
     await engine.start()
     await sdk.remote.start()
@@ -250,7 +264,11 @@ async function adminPlugin(app: FastifyInstance, options: AdminAppOptions): Prom
   app.addHook('onClose', async () => {
     await sdk.remote.close()
   })
+  const readiness = options.readiness ?? engineReadiness(engine)
+  // Outside the admin's own context: no host check, authentication, CSRF or throttle.
+  healthRoutes(app, mountPath, readiness)
   app.addHook('preClose', (done) => {
+    readiness.markClosing()
     sdk.streams.close()
     unsubscribeRevocations()
     unsubscribe()

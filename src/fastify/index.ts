@@ -14,3 +14,4 @@ export type {
 } from './rate-limit.js'
 export { adminApp } from '../admin/lazy-app.js'
 export type { AdminAppOptions, OfrepOptions } from '../admin/index.js'
+export type { CheckResult, HealthCheck, Readiness, ReadinessBody } from '../common/health-checks.js'

@@ -43,12 +43,23 @@ import { enforceRequest, type DecisionObserver } from './respond.js'
 import { metricsEndpoint } from '../metrics/endpoint.js'
 import { resolveTelemetryOption } from '../telemetry/options.js'
 import { startRouteTelemetry } from '../telemetry/route-telemetry.js'
+import type { Readiness } from '../common/health-checks.js'
+import { engineReadiness } from '../health/engine-checks.js'
+import { healthRoutes } from '../common/health-routes.js'
 import { resolveMetricsOptions, type MetricsOptions } from '../metrics/options.js'
+import type { GaugeDefinition, SwitchyardMetrics } from '../metrics/registry.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** The switchyard engine of this app. */
     switchyard: Engine
+    /**
+     * The readiness checks served at `{admin}/health/ready` (or the `health` option's path);
+     * `add()` appends a check of the app's own.
+     */
+    switchyardReadiness: Readiness
+    /** The Prometheus metrics of this app, when the `metrics` option is on; else null. */
+    switchyardMetrics: SwitchyardMetrics | null
   }
   interface FastifyRequest {
     /** Caller attributes set by the app's auth hook: `userId`, `userRoles`, tier attribute. */
@@ -79,7 +90,13 @@ export interface SwitchyardPluginOptions {
    * Mounts the admin app (REST API, auth, event stream) with these options; its routes are not
    * route-controlled, so maintenance can always be turned off through it.
    */
-  admin?: Omit<AdminAppOptions, 'engine' | 'metrics'>
+  admin?: Omit<AdminAppOptions, 'engine' | 'metrics' | 'readiness' | 'sdkStreamCounts'>
+  /**
+   * Health routes (`{path}/health/live`, `{path}/health/ready`) for an app without the admin
+   * app, at `path` (default `/switchyard`). With `admin` they are always served under the
+   * admin's mount path; `false` is the default without it.
+   */
+  health?: boolean | { path?: string }
   /**
    * Prometheus metrics of route control and, with `taskManager`, of the tasks (docs/operations.md),
    * from the optional `prom-client` package, loaded only when this is on. Default off. Served
@@ -123,6 +140,7 @@ const PLUGIN_OPTION_NAMES: Record<keyof SwitchyardPluginOptions, true> = {
   enforceAt: true,
   metrics: true,
   telemetry: true,
+  health: true,
 }
 
 async function switchyardPlugin(
@@ -152,6 +170,14 @@ async function switchyardPlugin(
     throw new ConfigError('responses.rate_limited must be a function (request, error) => response.')
   const metricsOptions = resolveMetricsOptions(options.metrics, options.admin !== undefined)
   app.decorate('switchyard', engine)
+  const readiness = engineReadiness(engine)
+  app.decorate('switchyardReadiness', readiness)
+  // Unready from the first step of closing, so a load balancer drains the app before it stops.
+  app.addHook('preClose', (done) => {
+    readiness.markClosing()
+    done()
+  })
+  const healthPath = resolveHealthPath(options.health, options.admin !== undefined)
   const metrics =
     metricsOptions === null
       ? null
@@ -162,6 +188,7 @@ async function switchyardPlugin(
   const telemetry = await startRouteTelemetry(engine, resolveTelemetryOption(options.telemetry))
   if (telemetry !== null) app.addHook('onClose', () => telemetry.close())
   const observe = bothObservers(metrics?.routes.observe ?? null, telemetry?.observe ?? null)
+  app.decorate('switchyardMetrics', metrics)
   if (!app.hasRequestDecorator('state')) {
     app.decorateRequest('state', {
       getter(this: WithState): RequestState {
@@ -207,8 +234,17 @@ async function switchyardPlugin(
   }
   if (options.admin !== undefined) {
     const inAdmin = metricsOptions?.public === false ? endpoint : undefined
-    await app.register(adminApp, { ...options.admin, engine, metrics: inAdmin })
+    await app.register(adminApp, {
+      ...options.admin,
+      engine,
+      metrics: inAdmin,
+      readiness,
+      ...(metrics === null
+        ? {}
+        : { sdkStreamCounts: (read) => metrics.addGauge(sdkAppsGauge(engine, read)) }),
+    })
   }
+  if (healthPath !== null) healthRoutes(app, healthPath, readiness)
   if (closedWithApp)
     app.addHook('onClose', async () => {
       await engine.close()
@@ -301,6 +337,44 @@ function routeHook(
     }
     enforceRequest(engine, slot, request, reply, done, response, observe)
   }
+}
+
+/**
+ * `switchyard_sdk_apps_connected{service}`: open SDK event streams of each service the engine
+ * knows (0 when none), so the series stay as bounded as the services.
+ */
+function sdkAppsGauge(engine: Engine, read: () => Map<string, number>): GaugeDefinition {
+  return {
+    name: 'switchyard_sdk_apps_connected',
+    help: 'SDK apps connected to this central server (open event streams), by service.',
+    labelNames: ['service'],
+    read: () => {
+      const counts = read()
+      return engine
+        .listServices()
+        .map((service) => ({ labels: { service }, value: counts.get(service) ?? 0 }))
+    },
+  }
+}
+
+/** Where the plugin itself serves the health routes (null: nowhere, or inside the admin app). */
+function resolveHealthPath(value: unknown, hasAdmin: boolean): string | null {
+  if (value === undefined || value === false) return null
+  if (value !== true && (typeof value !== 'object' || value === null || Array.isArray(value)))
+    throw new ConfigError('health must be true, false or { path }.')
+  if (hasAdmin) {
+    if (value === true) return null
+    throw new ConfigError(
+      'health: with `admin` the health routes are served under the admin mount path; drop the `health` option or its path.',
+    )
+  }
+  const path: unknown =
+    value === true ? '/switchyard' : ((value as { path?: unknown }).path ?? '/switchyard')
+  if (typeof path !== 'string' || !/^\/[A-Za-z0-9._~\-/]*$/.test(path) || path.includes('//'))
+    throw new ConfigError(
+      `Invalid health path ${JSON.stringify(path)}: expected e.g. "/switchyard".`,
+    )
+  return path.replace(/\/+$/, '')
 }
 
 function toArray<T>(value: T | T[] | undefined): T[] {

@@ -27,8 +27,22 @@ export interface SwitchyardMetrics {
   readonly contentType: string
   /** The Prometheus text of every metric. */
   scrape(): Promise<string>
+  /**
+   * Adds a gauge read at scrape time: `read` returns the value of each label set (a set of
+   * series bounded by the caller). Used for the SDK connection gauges.
+   */
+  addGauge(definition: GaugeDefinition): void
   /** Stops following the engine's events and the task manager. */
   close(): void
+}
+
+/** A gauge of {@link SwitchyardMetrics.addGauge}. */
+export interface GaugeDefinition {
+  name: string
+  help: string
+  labelNames: readonly string[]
+  /** The series at scrape time: label values and value. */
+  read(): Iterable<{ labels: Record<string, string>; value: number }>
 }
 
 /** Loads `prom-client` and builds the registry with its collectors. */
@@ -45,6 +59,19 @@ export async function createMetrics(sources: MetricsSources): Promise<Switchyard
     routes,
     contentType: registry.contentType,
     scrape: () => registry.metrics(),
+    addGauge: (definition) => {
+      new client.Gauge({
+        name: definition.name,
+        help: definition.help,
+        labelNames: [...definition.labelNames],
+        registers: [registry],
+        collect() {
+          // Series that went (an app disconnected) leave the output rather than stay at 0.
+          this.reset()
+          for (const series of definition.read()) this.set(series.labels, series.value)
+        },
+      })
+    },
     close: () => {
       routes.close()
       tasks?.close()

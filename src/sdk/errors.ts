@@ -5,7 +5,7 @@
 import { causeOptions } from '../common/errors.js'
 import { SwitchyardError } from '../core/errors.js'
 
-/** The SDK could not talk to its server (startup fails with it unless `failOpen` is set). */
+/** The SDK could not talk to its server (startup fails with it only with `requireServer`). */
 export class SdkConnectionError extends SwitchyardError {
   readonly code = 'SDK_CONNECTION_FAILED'
   readonly statusCode = 503

@@ -26,12 +26,13 @@ import { PushedState, pushedStore } from './pushed-store.js'
 import { Reporter } from './reporter.js'
 import { ServerClient } from './server-client.js'
 import { SdkSync, type SdkStatus } from './sync.js'
+import type { HealthCheck } from '../common/health-checks.js'
 import type { DeclaredRoute } from './wire.js'
 
 /** Options of {@link switchyardSdk}. */
 export interface SwitchyardSdkOptions extends Pick<
   SwitchyardPluginOptions,
-  'responses' | 'openapi' | 'enforceAt'
+  'responses' | 'openapi' | 'enforceAt' | 'health' | 'metrics'
 > {
   /** The server's admin mount URL, e.g. `http://127.0.0.1:9000/switchyard`. */
   server: string
@@ -43,9 +44,16 @@ export interface SwitchyardSdkOptions extends Pick<
    */
   token?: string
   /**
-   * Start even when the server cannot be reached or refuses the credentials: the app serves
-   * its declared states and keeps retrying in the background. Default false: startup fails
-   * with a message saying what is wrong.
+   * Refuse to start (an `SdkConnectionError` saying what is wrong) when the server cannot be
+   * reached, refuses the credentials or sends no snapshot in time. Default false: the app
+   * starts on its declared states, logs a warning, connects in the background and applies the
+   * server's state when it arrives. With it, a lost connection also makes the app unready.
+   */
+  requireServer?: boolean
+  /**
+   * The former name of the opposite of `requireServer`: `failOpen: false` is
+   * `requireServer: true`. Giving both with the same meaning is allowed; a conflicting pair is a
+   * `ConfigError`.
    */
   failOpen?: boolean
   /** Environment name for env-gated routes; default `CTL_ENV` or `dev`. */
@@ -151,6 +159,15 @@ async function sdkPlugin(app: FastifyInstance, options: SwitchyardSdkOptions): P
     ...(options.responses === undefined ? {} : { responses: options.responses }),
     ...(options.openapi === undefined ? {} : { openapi: options.openapi }),
     ...(options.enforceAt === undefined ? {} : { enforceAt: options.enforceAt }),
+    ...(options.health === undefined ? {} : { health: options.health }),
+    ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+  })
+  app.switchyardReadiness.add(sdkCheck(sync, settings.requireServer))
+  app.switchyardMetrics?.addGauge({
+    name: 'switchyard_sdk_connected',
+    help: 'Whether this SDK app follows its central server’s event stream (1) or not (0).',
+    labelNames: [],
+    read: () => [{ labels: {}, value: sync.status === 'live' ? 1 : 0 }],
   })
   app.decorate('switchyardSdk', {
     get status() {
@@ -161,13 +178,33 @@ async function sdkPlugin(app: FastifyInstance, options: SwitchyardSdkOptions): P
   } satisfies SdkHandle)
   // Every route is known once the app is ready: register them all, then follow the stream.
   app.addHook('onReady', async () => {
-    await sync.start(options.failOpen === true)
+    await sync.start(settings.requireServer)
   })
   app.addHook('onClose', async () => {
     sync.close()
     await reporter.close()
     await engine.close()
   })
+}
+
+/**
+ * `sdk`: the app follows its central server. Failing only makes the app unready with
+ * `requireServer`: otherwise a central-server outage would take every app of the fleet out of
+ * rotation while each still serves its last known (or declared) states.
+ */
+function sdkCheck(sync: SdkSync, requireServer: boolean): HealthCheck {
+  return {
+    name: 'sdk',
+    critical: () => requireServer,
+    run: () => {
+      const since = sync.disconnectedSince
+      if (sync.status === 'live' || since === null) return { status: 'ok' }
+      return {
+        status: 'failing',
+        detail: `serving ${sync.everConnected ? 'last known' : 'declared'} states; central server not reached since ${since.toISOString()}`,
+      }
+    },
+  }
 }
 
 /** The declared state of every route of the app, as the server's registration takes it. */
@@ -202,6 +239,7 @@ function checkOptions(options: SwitchyardSdkOptions): {
   server: string
   token: string | null
   timeoutMs: number
+  requireServer: boolean
 } {
   let url: URL
   try {
@@ -232,7 +270,25 @@ function checkOptions(options: SwitchyardSdkOptions): {
     server: url.href.replace(/\/+$/, ''),
     token: token ?? null,
     timeoutMs: seconds(options.timeout, 10, 'timeout'),
+    requireServer: requireServerOf(options),
   }
+}
+
+/** `requireServer`, from it or from its former opposite `failOpen`; default false. */
+function requireServerOf(options: SwitchyardSdkOptions): boolean {
+  const { requireServer, failOpen } = options
+  for (const [name, value] of [
+    ['requireServer', requireServer],
+    ['failOpen', failOpen],
+  ] as const)
+    if (value !== undefined && typeof value !== 'boolean')
+      throw new ConfigError(`switchyardSdk: ${name} must be true or false.`)
+  if (requireServer !== undefined && failOpen !== undefined && requireServer === failOpen)
+    throw new ConfigError(
+      `switchyardSdk: requireServer: ${requireServer} and failOpen: ${failOpen} contradict each other; failOpen is the former name of the opposite of requireServer, give only requireServer.`,
+    )
+  if (requireServer !== undefined) return requireServer
+  return failOpen === false
 }
 
 function seconds(value: number | undefined, fallback: number, name: string): number {

@@ -46,6 +46,8 @@ export class SdkSync {
   private abort: AbortController | null = null
   private closed = false
   private currentStatus: SdkStatus = 'connecting'
+  private lostAt: Date | null = new Date()
+  private snapshotApplied = false
   /** Route-policy keys and flag/segment keys the app holds, to drop what a snapshot lacks. */
   private readonly policies = new Set<string>()
   private readonly flagKeys = new Set<string>()
@@ -73,22 +75,37 @@ export class SdkSync {
   }
 
   /**
-   * Connects for the first time: resolves once the first snapshot is applied; rejects with an
-   * {@link SdkConnectionError} when the server cannot be reached, refuses the credentials or
-   * sends no snapshot in time. With `failOpen`, a failure is logged instead and retried in the
-   * background while the app serves its declared states.
+   * Connects for the first time. With `requireServer` it resolves once the first snapshot is
+   * applied and rejects with an {@link SdkConnectionError} when the server cannot be reached,
+   * refuses the credentials or sends no snapshot in time. Without it a failure is logged as a
+   * warning and retried in the background while the app serves its declared states; the
+   * server's state is applied when it arrives.
    */
-  async start(failOpen: boolean): Promise<void> {
+  async start(requireServer: boolean): Promise<void> {
     try {
       await this.connect()
     } catch (error) {
-      if (!failOpen || this.closed) throw error
+      if (requireServer || this.closed) throw error
       this.setStatus('disconnected')
       this.deps.logger.warn(
-        `${toError(error).message} Starting fail-open on the declared states; retrying in the background.`,
+        { err: toError(error) },
+        `${toError(error).message} Starting on the declared states; connecting in the background.`,
       )
       this.retry()
     }
+  }
+
+  /**
+   * When the app last lost (or never had) its server: null while the stream is live. An app
+   * that never connected counts from its first attempt.
+   */
+  get disconnectedSince(): Date | null {
+    return this.lostAt
+  }
+
+  /** Whether a snapshot of the server was ever applied. */
+  get everConnected(): boolean {
+    return this.snapshotApplied
   }
 
   /** Ends the stream and stops reconnecting. */
@@ -125,6 +142,7 @@ export class SdkSync {
         if (type === 'snapshot') {
           clearTimeout(deadline)
           this.applySnapshot(data as SdkSnapshot)
+          this.snapshotApplied = true
           this.retries.succeeded()
           this.setStatus('live')
           snapshotSeen()
@@ -184,6 +202,8 @@ export class SdkSync {
 
   private setStatus(status: SdkStatus): void {
     if (this.currentStatus === status || this.currentStatus === 'closed') return
+    if (status === 'live') this.lostAt = null
+    else if (this.currentStatus === 'live') this.lostAt = new Date()
     this.currentStatus = status
     for (const listener of this.statusListeners) {
       try {

@@ -57,9 +57,15 @@ export class ManagerLifecycle {
   readonly #apps = new WeakMap<object, { close: boolean }>()
   #started: Promise<void> | null = null
   #stopped: Promise<void> | null = null
+  #running = false
 
   constructor(deps: LifecycleDeps) {
     this.#deps = deps
+  }
+
+  /** Whether startup finished and shutdown has not begun. */
+  get running(): boolean {
+    return this.#running && this.#stopped === null
   }
 
   /** Whether shutdown began. */
@@ -99,6 +105,7 @@ export class ManagerLifecycle {
     if (durable !== null) await durable.start()
     await this.#deps.observers.open()
     this.#deps.scheduling.start()
+    this.#running = true
   }
 
   /** Stops the manager. Idempotent; later calls return the same promise. */

@@ -497,6 +497,11 @@ export class TaskManager {
     return this.#durableStore
   }
 
+  /** Whether startup has finished and shutdown has not begun (the task admin's readiness). */
+  get running(): boolean {
+    return this.#lifecycle.running
+  }
+
   /** Startup: opens observers. Idempotent; tasks may be added before it. */
   startup(): Promise<void> {
     return this.#telemetry.ready.then(() => this.#lifecycle.startup())

@@ -177,7 +177,6 @@ describe('the SDK plugin', () => {
     await app.register(switchyardSdk, {
       server: `http://127.0.0.1:${port}/switchyard`,
       appId: 'shop',
-      failOpen: true,
       timeout: 1,
       retryInterval: 60,
     })
@@ -185,8 +184,12 @@ describe('the SDK plugin', () => {
     app.get('/orders', () => 'ok')
     await app.ready()
 
-    const failOpen = lines.find((line) => line.msg?.includes('Starting fail-open') === true)
+    // Started on the declared states (the default): a warning with the error as `err`.
+    const failOpen = lines.find(
+      (line) => line.msg?.includes('Starting on the declared states') === true,
+    )
     expect(failOpen).toMatchObject({ level: 40, module: 'switchyard.sdk' })
+    expect(failOpen?.err?.stack).toContain('cannot reach the switchyard server')
     const listener = lines.find((line) => line.msg === 'switchyard SDK: status listener failed')
     expect(listener).toMatchObject({ level: 50, module: 'switchyard.sdk' })
     expect(listener?.err?.stack).toContain('status listener down')

@@ -79,10 +79,21 @@ describe('startup', { timeout: 60_000 }, () => {
       ],
     ]
     for (const [options, message] of cases) {
-      const app = await unstarted(options)
+      const app = await unstarted({ ...options, requireServer: true })
       await expect(app.ready()).rejects.toThrow(message)
       await app.close()
     }
+    // `failOpen: false`, the former spelling, refuses too.
+    const refusing = await unstarted({ ...cases[0]![0], failOpen: false })
+    await expect(refusing.ready()).rejects.toThrow(/cannot reach the switchyard server/)
+    await refusing.close()
+    // A contradicting pair is refused at registration.
+    await expect(
+      unstarted({ server: server.url, appId: 'shop', requireServer: true, failOpen: true }),
+    ).rejects.toThrow(/requireServer: true and failOpen: true contradict/)
+    await expect(
+      unstarted({ server: server.url, appId: 'shop', requireServer: 'yes' as unknown as boolean }),
+    ).rejects.toThrow(/requireServer must be true or false/)
     // Options checked at registration.
     await expect(unstarted({ server: 'not a url', appId: 'shop' })).rejects.toThrow(
       /invalid server URL/,
@@ -105,7 +116,7 @@ describe('startup', { timeout: 60_000 }, () => {
     expect(await server.stop('SIGTERM')).toBe(0)
   })
 
-  it('starts fail-open on declared states and connects once the server is up', async () => {
+  it('starts on declared states by default and connects once the server is up', async () => {
     // The token is created on the file-backed server, which is then stopped: it keeps it.
     const first = await serve()
     const port = Number(new URL(first.url).port)
@@ -115,16 +126,37 @@ describe('startup', { timeout: 60_000 }, () => {
       server: `http://127.0.0.1:${port}/switchyard`,
       appId: 'late',
       token: sdkToken,
-      failOpen: true,
       retryInterval: 0.05,
       maxRetryInterval: 0.2,
+      health: true,
+      metrics: { public: true },
     })
     const url = await app.listen({ host: '127.0.0.1', port: 0 })
     expect(app.switchyardSdk.status).toBe('disconnected')
     expect((await fetch(`${url}/pay`)).status).toBe(200)
     expect((await fetch(`${url}/legacy`)).status).toBe(503)
+    // Ready (the server is not required), the sdk check says why it is failing.
+    const before = await fetch(`${url}/switchyard/health/ready`)
+    expect(before.status).toBe(200)
+    const beforeBody = (await before.json()) as {
+      status: string
+      checks: Record<string, { status: string; detail?: string }>
+    }
+    expect(beforeBody.status).toBe('ok')
+    expect(beforeBody.checks.replica).toEqual({ status: 'ok' })
+    expect(beforeBody.checks.sdk?.status).toBe('failing')
+    expect(beforeBody.checks.sdk?.detail).toMatch(
+      /^serving declared states; central server not reached since \d{4}-\d\d-\d\dT/,
+    )
+    expect(await (await fetch(`${url}/metrics`)).text()).toMatch(/^switchyard_sdk_connected 0$/m)
     const server = await serve(port)
     await until(() => app.switchyardSdk.status === 'live')
+    const after = await fetch(`${url}/switchyard/health/ready`)
+    expect(after.status).toBe(200)
+    expect(((await after.json()) as { checks: unknown }).checks).toMatchObject({
+      sdk: { status: 'ok' },
+    })
+    expect(await (await fetch(`${url}/metrics`)).text()).toMatch(/^switchyard_sdk_connected 1$/m)
     const token = await login(server.url)
     await api(server.url, token, 'POST', '/api/routes/disable', {
       route: 'GET:/pay',
@@ -144,6 +176,22 @@ describe('server restart', { timeout: 90_000 }, () => {
       server: server.url,
       appId: 'restart',
       token: await serviceToken(server.url, 'restart'),
+      requireServer: true,
+      health: { path: '/ops' },
+    })
+    const ready = async () => {
+      const response = await fetch(`${url}/ops/health/ready`)
+      return {
+        status: response.status,
+        body: (await response.json()) as {
+          status: string
+          checks: Record<string, { status: string; detail?: string }>
+        },
+      }
+    }
+    expect(await ready()).toMatchObject({
+      status: 200,
+      body: { checks: { sdk: { status: 'ok' } } },
     })
     await api(server.url, token, 'POST', '/api/routes/disable', {
       route: 'GET:/pay',
@@ -157,6 +205,14 @@ describe('server restart', { timeout: 90_000 }, () => {
     // Last known state, not the declared one.
     expect((await fetch(`${url}/pay`)).status).toBe(503)
     expect((await fetch(`${url}/health`)).status).toBe(200)
+    // With requireServer the app leaves rotation while its server is gone; liveness holds.
+    const down = await ready()
+    expect(down.status).toBe(503)
+    expect(down.body.status).toBe('unavailable')
+    expect(down.body.checks.sdk?.detail).toMatch(
+      /^serving last known states; central server not reached since /,
+    )
+    expect((await fetch(`${url}/ops/health/live`)).status).toBe(200)
 
     server = await serve(port)
     await until(() => app.switchyardSdk.status === 'live')
@@ -169,6 +225,7 @@ describe('server restart', { timeout: 90_000 }, () => {
       service: 'restart',
     })
     await until(async () => (await fetch(`${url}/pay`)).status === 200)
+    expect((await ready()).status).toBe(200)
     await app.close()
   })
 })

@@ -68,6 +68,14 @@ export class SdkStreams {
     return this.clients.size
   }
 
+  /** Open streams by service (only services with one). */
+  countsByService(): Map<string, number> {
+    const counts = new Map<string, number>()
+    for (const client of this.clients)
+      counts.set(client.service, (counts.get(client.service) ?? 0) + 1)
+    return counts
+  }
+
   /**
    * Adds an app's stream (headers already written): sends its snapshot, then its changes.
    * Returns the function that removes it.

@@ -19,6 +19,8 @@ import { LoginThrottle } from '../../common/login-throttle.js'
 import { joinSharedLogin } from '../../common/shared-login.js'
 import { TrustedProxies } from '../../common/trusted-proxies.js'
 import { AllowedHosts, originGuard } from '../../common/same-origin.js'
+import { healthRoutes } from '../../common/health-routes.js'
+import { taskReadiness } from './readiness.js'
 import { TaskValidationError } from '../errors.js'
 import { tasksPlugin } from '../fastify/tasks-plugin.js'
 import { TaskManager } from '../manager.js'
@@ -121,7 +123,11 @@ async function taskAdminPlugin(app: FastifyInstance, options: TaskAdminOptions):
   stream.start()
   // A logout on the admin app ends this mount's streams of the shared session at once.
   const unwatch = sharedLogin?.onRevoked((id) => stream.endSession(id))
+  const readiness = taskReadiness(manager)
+  // Beside the mount's own context: no host check, session guard or CSRF check.
+  healthRoutes(app, base, readiness)
   app.addHook('preClose', (done) => {
+    readiness.markClosing()
     unwatch?.()
     stream.close()
     done()
