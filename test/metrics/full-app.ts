@@ -37,7 +37,12 @@ export async function fullMetricsApp(): Promise<FullMetricsApp> {
   manager.schedule({ every: 1 }, () => undefined, { name: 'heartbeat' })
   await manager.startup()
   const app = Fastify({ logger: false })
-  await app.register(switchyard, { engine, metrics: { public: true, taskManager: manager } })
+  // With the admin app (open: loopback only), the app is also a central server for SDK apps.
+  await app.register(switchyard, {
+    engine,
+    admin: { path: '/switchyard' },
+    metrics: { public: true, taskManager: manager },
+  })
   app.get('/maintained/:id', { onRequest: maintenance({ reason: 'migration' }) }, () => 'ok')
   app.get('/off', { onRequest: disabled({ reason: 'gone' }) }, () => 'ok')
   app.get('/limited', { onRequest: rateLimit({ limit: '1/minute' }) }, () => 'ok')
