@@ -13,7 +13,7 @@ export type IgnoredKind = 'malformed' | 'unknown_type'
 export type IgnoredMessageCounts = Readonly<Record<IgnoredKind, number>>
 
 /** Distinct (kind, type) pairs remembered for logging once; past it nothing more is logged. */
-const MAX_LOGGED = 64
+const MAX_LOGGED = 100
 /** Longest type name quoted in a log line (anything may be published). */
 const MAX_TYPE_LENGTH = 64
 

@@ -18,7 +18,7 @@ import type { RouteState } from '../core/route-state.js'
 import type { Flag, Segment } from '../flags/model.js'
 import type { RateLimitPolicy, ScopeRateLimitPolicy } from '../rate-limit/policy.js'
 import type { PushedState } from './pushed-store.js'
-import { SdkConnectionError } from './errors.js'
+import { SdkConnectionError, SdkProtocolError } from './errors.js'
 import type { ServerClient } from './server-client.js'
 import { readEvents } from './sse-reader.js'
 import type { DeclaredRoute, SdkSnapshot } from './wire.js'
@@ -76,13 +76,16 @@ export class SdkSync {
    * Connects for the first time: resolves once the first snapshot is applied; rejects with an
    * {@link SdkConnectionError} when the server cannot be reached, refuses the credentials or
    * sends no snapshot in time. With `failOpen`, a failure is logged instead and retried in the
-   * background while the app serves its declared states.
+   * background while the app serves its declared states; a server of another protocol major
+   * version ({@link SdkProtocolError}) is always handled so.
    */
   async start(failOpen: boolean): Promise<void> {
     try {
       await this.connect()
     } catch (error) {
-      if (!failOpen || this.closed) throw error
+      // Another protocol major is no reason to take the app down: it serves what it declared
+      // and connects once its server runs a version it speaks.
+      if ((!failOpen && !(error instanceof SdkProtocolError)) || this.closed) throw error
       this.setStatus('disconnected')
       this.deps.logger.warn(
         `${toError(error).message} Starting fail-open on the declared states; retrying in the background.`,
