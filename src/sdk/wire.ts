@@ -62,8 +62,11 @@ export function parseProtocol(value: string | undefined): ProtocolVersion | null
 
 /** True when a peer speaking `version` works with this side: same major, any minor. */
 export function protocolCompatible(version: ProtocolVersion): boolean {
-  return version.major === parseProtocol(PROTOCOL_VERSION)!.major
+  return version.major === OWN_MAJOR
 }
+
+/** The major version of {@link PROTOCOL_VERSION}. */
+const OWN_MAJOR = Number(PROTOCOL_VERSION.split('.')[0])
 
 /**
  * `value` (a request that passed `schema`) without the fields the schema does not name, at any
