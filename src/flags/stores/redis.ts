@@ -22,6 +22,7 @@
  */
 import { execAll } from '../../common/redis.js'
 import { toError } from '../../core/errors.js'
+import type { IgnoredMessageCounts } from '../../common/ignored-messages.js'
 import { feedSubscriberName, redisRecordFeed } from '../../stores/record-feed.js'
 import type { RedisHandle } from '../../stores/types.js'
 import type { Flag, Segment } from '../model.js'
@@ -43,6 +44,11 @@ export interface ManagedFlagStore extends FlagStore {
    * `onResync` listeners hear when it is back. Stores that cannot lose changes omit it.
    */
   onInterrupted?(listener: (error: Error) => void): () => void
+  /**
+   * Change messages ignored so far, by kind (malformed; a type this version does not know).
+   * Stores without a channel omit it.
+   */
+  ignoredMessages?(): IgnoredMessageCounts
 }
 
 /** Options of {@link redisFlagStore}. */
@@ -171,5 +177,6 @@ export function redisFlagStore(
     onInterrupted: (listener) => feed.onInterrupted(listener),
     connect: () => feed.connect(),
     close: () => feed.close(),
+    ignoredMessages: () => feed.ignoredMessages(),
   }
 }

@@ -17,6 +17,7 @@
  * change; after the pub/sub connection comes back, `onResync` asks for a full reload.
  */
 import { execAll } from '../../common/redis.js'
+import type { IgnoredMessageCounts } from '../../common/ignored-messages.js'
 import { feedSubscriberName, redisRecordFeed } from '../../stores/record-feed.js'
 import type { RedisHandle } from '../../stores/types.js'
 import type { RateLimitChangeEvent } from '../events.js'
@@ -34,6 +35,8 @@ export interface SharedPolicyStore extends RateLimitPolicyStore {
   connect(): Promise<void>
   /** Closes the pub/sub connection. */
   close(): Promise<void>
+  /** Change messages ignored so far, by kind (malformed; a type this version does not know). */
+  ignoredMessages(): IgnoredMessageCounts
 }
 
 /** Options of {@link redisPolicyStore}. */
@@ -166,6 +169,7 @@ export function redisPolicyStore(
     onResync: (listener) => feed.onResync(listener),
     connect: () => feed.connect(),
     close: () => feed.close(),
+    ignoredMessages: () => feed.ignoredMessages(),
   }
 }
 
