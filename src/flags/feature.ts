@@ -25,7 +25,8 @@ export class FlagsFeature implements EngineFeature {
   constructor(host: FeatureHost, store?: ManagedFlagStore) {
     const onError = (error: Error, what: string) =>
       host.logger.error({ err: error }, `flags: ${what} failed`)
-    this.store = store ?? flagStoreFor(host.store, { onError })
+    this.store =
+      store ?? flagStoreFor(host.store, { onError, warn: (message) => host.logger.warn(message) })
     this.service = new FlagService({
       store: this.store,
       clock: host.clock,

@@ -85,6 +85,7 @@ export class RateLimitFeature implements EngineFeature {
       // Counter expiry runs on the engine's clock, as the evaluation does.
       now: () => host.clock.now(),
       onError: (error, what) => host.logger.error({ err: error }, `rate limits: ${what} failed`),
+      warn: (message) => host.logger.warn(message),
       onCircuit: (state, error) => {
         if (state === 'open')
           host.logger.error(

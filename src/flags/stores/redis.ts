@@ -55,6 +55,8 @@ export interface ManagedFlagStore extends FlagStore {
 export interface RedisFlagStoreOptions {
   /** Receives errors of subscribers and of the connection (a malformed message, a failed resubscribe). */
   onError?: (error: Error, what: string) => void
+  /** Where ignored change messages are reported, as warnings (once per kind and type). */
+  warn?: (message: string) => void
 }
 
 /** The interface of a {@link redisFlagStore}. */
@@ -94,6 +96,7 @@ export function redisFlagStore(
         ? { container: 'flags', field: event.key, value: stored(event.flag) }
         : { container: 'segments', field: event.key, value: stored(event.segment) },
     onError,
+    ...(options.warn === undefined ? {} : { warn: options.warn }),
   })
   const listeners = new Set<FlagChangeListener>()
   /** The newest event delivered per record, with its version (replayed after a list). */

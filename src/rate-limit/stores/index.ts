@@ -54,6 +54,8 @@ export interface RateLimitStoresForOptions {
   now?: () => number
   /** Receives faults the stores recover from. */
   onError?: (error: Error, what: string) => void
+  /** Where ignored change messages are reported, as warnings (once per kind and type). */
+  warn?: (message: string) => void
 }
 
 /** The rate-limit stores and counters on the backend of `store`. */
@@ -117,7 +119,10 @@ export function rateLimitStoresFor(
 }
 
 function pick(options: RateLimitStoresForOptions) {
-  return options.onError === undefined ? {} : { onError: options.onError }
+  return {
+    ...(options.onError === undefined ? {} : { onError: options.onError }),
+    ...(options.warn === undefined ? {} : { warn: options.warn }),
+  }
 }
 
 /** Stores of one process: no change feed, nothing to open. */

@@ -43,6 +43,8 @@ export interface SharedPolicyStore extends RateLimitPolicyStore {
 export interface RedisPolicyStoreOptions {
   /** Receives faults recovered from (a throwing listener, a malformed message). */
   onError?: (error: Error, what: string) => void
+  /** Where ignored change messages are reported, as warnings (once per kind and type). */
+  warn?: (message: string) => void
 }
 
 /** The client name of the rate-limit pub/sub connection under `prefix`. */
@@ -116,6 +118,7 @@ export function redisPolicyStore(
     containers: ['routes', 'global', 'services'],
     storedAs,
     onError: options.onError,
+    warn: options.warn,
   })
 
   async function write(
