@@ -50,6 +50,17 @@ export class IgnoredMessages {
   }
 }
 
+/**
+ * The channels whose ignored messages an engine counts (the label values of the
+ * `switchyard_unknown_messages_total` metric: a fixed set, never taken from a message).
+ */
+export type IgnoredChannel = 'route_state' | 'flags' | 'rate_limit'
+
+/** Every ignored message in `counts` (none when the reader has no channel). */
+export function totalIgnored(counts: IgnoredMessageCounts | undefined): number {
+  return counts === undefined ? 0 : counts.malformed + counts.unknown_type
+}
+
 /** The `type` field of a parsed message, if it has one. */
 export function messageType(value: unknown): unknown {
   return typeof value === 'object' && value !== null

@@ -3,6 +3,7 @@
  * A message of a type it does not know is skipped, counted and logged once per type; a known
  * message with fields it does not know is applied for what it knows.
  */
+import Fastify from 'fastify'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { flagStoreFor } from '../../src/flags/stores/index.js'
@@ -10,6 +11,8 @@ import type { ManagedFlagStore } from '../../src/flags/stores/redis.js'
 import type { FlagChangeEvent } from '../../src/flags/ports.js'
 import { redisPolicyStore, type SharedPolicyStore } from '../../src/rate-limit/stores/redis.js'
 import type { RateLimitChangeEvent } from '../../src/rate-limit/events.js'
+import { createEngine } from '../../src/create-engine.js'
+import { switchyard } from '../../src/fastify/index.js'
 import { redisStore } from '../../src/stores/redis.js'
 import type { ChangeEvent } from '../../src/core/events.js'
 import type { Store } from '../../src/stores/types.js'
@@ -131,5 +134,45 @@ describe.skipIf(!available)('change messages from a newer instance', () => {
       'rate-limit change message of unknown type "rl_quota" ignored (not an event this version knows); further ones of this kind are counted, not logged',
     ])
     expect(errors).toEqual([])
+  })
+})
+
+describe.skipIf(!available)('the unknown-messages metric', () => {
+  it('counts the ignored messages of each channel, under a fixed channel label', async () => {
+    const metricsPrefix = testPrefix('fwd-metrics')
+    const engine = createEngine({
+      store: redisStore({ url: TEST_REDIS_URL, prefix: metricsPrefix, onFault: () => undefined }),
+      logger: { warn: () => undefined, error: () => undefined },
+    })
+    const app = Fastify()
+    const raw = new Redis(TEST_REDIS_URL)
+    try {
+      await app.register(switchyard, { engine, metrics: { public: true } })
+      await app.ready()
+      const counted = async () => {
+        const text = (await app.inject('/metrics')).body
+        const found: Record<string, number> = {}
+        for (const match of text.matchAll(
+          /^switchyard_unknown_messages_total\{channel="([^"]*)"\} (\S+)$/gm,
+        ))
+          found[match[1]!] = Number(match[2])
+        return found
+      }
+      expect(await counted()).toEqual({ route_state: 0, flags: 0, rate_limit: 0 })
+      const send = (channel: string, type: string) =>
+        raw.publish(`${metricsPrefix}${channel}`, `${FUTURE}|newer|${JSON.stringify({ type })}`)
+      await send('changes', 'route_forecast')
+      await send('flags:changes', 'flag_schedule')
+      await send('flags:changes', 'channel="injected"')
+      await send('rl:changes', 'rl_quota')
+      await expect.poll(counted).toEqual({ route_state: 1, flags: 2, rate_limit: 1 })
+      await send('changes', 'route_forecast')
+      await expect.poll(counted).toEqual({ route_state: 2, flags: 2, rate_limit: 1 })
+    } finally {
+      raw.disconnect()
+      await app.close()
+      await engine.close()
+      await deleteKeys(metricsPrefix)
+    }
   })
 })

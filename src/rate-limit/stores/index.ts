@@ -12,6 +12,7 @@
  * `close()` before the route store's; `subscribe` delivers other instances' changes (only
  * Redis has any) and `onResync` asks for a full reload after changes may have been missed.
  */
+import type { IgnoredMessageCounts } from '../../common/ignored-messages.js'
 import { resolve } from 'node:path'
 import type { RedisHandle, Store } from '../../stores/types.js'
 import { memoryCounters } from '../counters/memory.js'
@@ -38,6 +39,8 @@ export interface RateLimitStores {
   connect(): Promise<void>
   /** Releases what {@link connect} opened (counters close with the service). */
   close(): Promise<void>
+  /** Policy change messages ignored so far, by kind; stores without a channel omit it. */
+  ignoredMessages?(): IgnoredMessageCounts
 }
 
 /** Options of {@link rateLimitStoresFor}. */
@@ -113,6 +116,7 @@ export function rateLimitStoresFor(
         onResync: (listener) => policies.onResync(listener),
         connect: () => policies.connect(),
         close: () => policies.close(),
+        ignoredMessages: () => policies.ignoredMessages(),
       }
     }
   }
