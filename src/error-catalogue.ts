@@ -8,7 +8,12 @@ import { adminErrorCatalogue } from './admin/errors.js'
 import { coreErrorCatalogue } from './core/errors.js'
 import { flagErrorCatalogue } from './flags/errors.js'
 import { RateLimitExceededError } from './rate-limit/exceeded.js'
-import { SdkConnectionError, SdkReadOnlyError, SdkWriteError } from './sdk/errors.js'
+import {
+  SdkConnectionError,
+  SdkProtocolError,
+  SdkReadOnlyError,
+  SdkWriteError,
+} from './sdk/errors.js'
 
 /**
  * Every coded error class of route control: subclasses of `SwitchyardError`, and the three errors
@@ -20,6 +25,7 @@ export const errorCatalogue = [
   ...adminErrorCatalogue,
   RateLimitExceededError,
   SdkConnectionError,
+  SdkProtocolError,
   SdkReadOnlyError,
   SdkWriteError,
 ] as const

@@ -22,7 +22,12 @@ export {
   UnsupportedMediaTypeError,
 } from './common/request-errors.js'
 export { ForbiddenError, ROLES, type Role } from './common/roles.js'
-export { SdkConnectionError, SdkReadOnlyError, SdkWriteError } from './sdk/errors.js'
+export {
+  SdkConnectionError,
+  SdkProtocolError,
+  SdkReadOnlyError,
+  SdkWriteError,
+} from './sdk/errors.js'
 export { errorCatalogue } from './error-catalogue.js'
 export {
   parseRouteKey,

@@ -13,7 +13,7 @@ export type IgnoredKind = 'malformed' | 'unknown_type'
 export type IgnoredMessageCounts = Readonly<Record<IgnoredKind, number>>
 
 /** Distinct (kind, type) pairs remembered for logging once; past it nothing more is logged. */
-const MAX_LOGGED = 64
+const MAX_LOGGED = 100
 /** Longest type name quoted in a log line (anything may be published). */
 const MAX_TYPE_LENGTH = 64
 
@@ -48,6 +48,17 @@ export class IgnoredMessages {
   counts(): IgnoredMessageCounts {
     return { ...this.#counts }
   }
+}
+
+/**
+ * The channels whose ignored messages an engine counts (the label values of the
+ * `switchyard_unknown_messages_total` metric: a fixed set, never taken from a message).
+ */
+export type IgnoredChannel = 'route_state' | 'flags' | 'rate_limit'
+
+/** Every ignored message in `counts` (none when the reader has no channel). */
+export function totalIgnored(counts: IgnoredMessageCounts | undefined): number {
+  return counts === undefined ? 0 : counts.malformed + counts.unknown_type
 }
 
 /** The `type` field of a parsed message, if it has one. */

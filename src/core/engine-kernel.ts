@@ -23,6 +23,7 @@ import { RouteOperations } from './route-operations.js'
 import { TransitionScheduler } from './scheduler.js'
 import { WebhookDispatcher } from './webhooks.js'
 import type { RateLimitService } from '../rate-limit/service.js'
+import type { RateLimitFeature } from '../rate-limit/feature.js'
 
 /** What the engine itself is to its parts: where operations are reported and who loads. */
 export interface KernelOwner {
@@ -44,6 +45,7 @@ export interface EngineKernel {
   readonly audit: AuditLog
   readonly webhooks: WebhookDispatcher
   readonly flagsFeature: FlagsFeature
+  readonly rateLimitsFeature: RateLimitFeature
   readonly rateLimits: RateLimitService
   /** Every feature, in load order (closed in reverse). */
   readonly features: readonly EngineFeature[]
@@ -108,6 +110,7 @@ export function buildKernel(
     audit,
     webhooks,
     flagsFeature,
+    rateLimitsFeature: rateLimits,
     rateLimits: rateLimits.service,
     features,
     enforcer: new Enforcer(replica, clock, rateLimits.service.gate),

@@ -45,6 +45,7 @@ import type { RouteDeclaration, RouteState } from './route-state.js'
 import type { RouteSlot } from './route-slot.js'
 import type { StoreFailureListener } from './replica.js'
 import type { WebhookOptions } from './webhooks.js'
+import { totalIgnored, type IgnoredChannel } from '../common/ignored-messages.js'
 
 export type { EngineLogger } from './feature.js'
 export type { EngineOptions, EngineParts } from './engine-options.js'
@@ -247,6 +248,19 @@ export class Engine extends EngineOperations {
    */
   storeAvailable(): boolean {
     return this.kernel.sync.available
+  }
+
+  /**
+   * Change messages from other instances ignored so far, by channel: of a type this version
+   * does not know (a newer instance's, during a rolling upgrade) or malformed. Zero for
+   * channels this engine's backend does not have.
+   */
+  ignoredMessages(): Record<IgnoredChannel, number> {
+    return {
+      route_state: totalIgnored(this.kernel.store.ignoredMessages?.()),
+      flags: this.kernel.flagsFeature.ignoredMessages(),
+      rate_limit: this.kernel.rateLimitsFeature.ignoredMessages(),
+    }
   }
 
   /**

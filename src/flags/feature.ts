@@ -12,6 +12,7 @@ import type { SwitchyardProvider, UseOpenFeatureOptions } from './openfeature.js
 import { flagScheduleJob } from './schedule-job.js'
 import { FlagService } from './service.js'
 import { flagStoreFor, type ManagedFlagStore } from './stores/index.js'
+import { totalIgnored } from '../common/ignored-messages.js'
 
 /** The flag feature of one engine. */
 export class FlagsFeature implements EngineFeature {
@@ -21,11 +22,17 @@ export class FlagsFeature implements EngineFeature {
   private readonly loader: FeatureLoader
   private openFeature: Promise<SwitchyardProvider> | null = null
 
+  /** Flag change messages from other instances ignored so far (unknown type or malformed). */
+  ignoredMessages(): number {
+    return totalIgnored(this.store.ignoredMessages?.())
+  }
+
   /** `store` replaces the flag store of the engine's backend (an SDK app's forwarding one). */
   constructor(host: FeatureHost, store?: ManagedFlagStore) {
     const onError = (error: Error, what: string) =>
       host.logger.error({ err: error }, `flags: ${what} failed`)
-    this.store = store ?? flagStoreFor(host.store, { onError })
+    this.store =
+      store ?? flagStoreFor(host.store, { onError, warn: (message) => host.logger.warn(message) })
     this.service = new FlagService({
       store: this.store,
       clock: host.clock,

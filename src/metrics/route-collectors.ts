@@ -129,6 +129,23 @@ export class RouteCollectors {
         this.set(engine.storeAvailable() ? 1 : 0)
       },
     })
+    // Read from the engine when scraped: the readers count on their own, so the counter only
+    // adds what they counted since the last scrape.
+    const reported = new Map<string, number>()
+    new client.Counter({
+      name: 'switchyard_unknown_messages_total',
+      help: 'Change messages from other instances ignored by this one (a type it does not know, or malformed), by channel.',
+      labelNames: ['channel'] as const,
+      registers: [registry],
+      collect() {
+        for (const [channel, count] of Object.entries(engine.ignoredMessages())) {
+          const added = count - (reported.get(channel) ?? 0)
+          if (added > 0) this.inc({ channel }, added)
+          else if (!reported.has(channel)) this.inc({ channel }, 0)
+          reported.set(channel, count)
+        }
+      },
+    })
     const storeErrors = new client.Counter({
       name: 'switchyard_backend_errors_total',
       help: 'Failed loads of the route-control store (load at startup, resync later; every retry counts).',

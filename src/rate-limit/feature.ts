@@ -12,6 +12,7 @@ import type { RateLimitChangeEvent } from './events.js'
 import type { RateLimitingOptions } from './options.js'
 import { RateLimitService, type RateLimitBackend } from './service.js'
 import { rateLimitStoresFor, type RateLimitStores } from './stores/index.js'
+import { totalIgnored } from '../common/ignored-messages.js'
 
 export type { RateLimitingOptions } from './options.js'
 
@@ -27,6 +28,11 @@ export class RateLimitFeature implements EngineFeature {
   /** One list per load in flight: the remote changes received meanwhile. */
   private readonly duringLoads = new Set<RateLimitChangeEvent[]>()
   private readonly unsubscribers: (() => void)[] = []
+
+  /** Policy change messages from other instances ignored so far (unknown type or malformed). */
+  ignoredMessages(): number {
+    return totalIgnored(this.stores?.ignoredMessages?.())
+  }
 
   constructor(
     private readonly host: FeatureHost,
@@ -85,6 +91,7 @@ export class RateLimitFeature implements EngineFeature {
       // Counter expiry runs on the engine's clock, as the evaluation does.
       now: () => host.clock.now(),
       onError: (error, what) => host.logger.error({ err: error }, `rate limits: ${what} failed`),
+      warn: (message) => host.logger.warn(message),
       onCircuit: (state, error) => {
         if (state === 'open')
           host.logger.error(

@@ -19,6 +19,17 @@ export class SdkConnectionError extends SwitchyardError {
 }
 
 /**
+ * An SDK request or stream whose protocol version (the `Switchyard-Protocol` header) has another
+ * major version than the server's, or is not `major.minor`: the two sides do not speak the same
+ * wire, so the server refuses before anything changes. `server_protocol` and `client_protocol`
+ * name both versions. The SDK app keeps enforcing its last known (or declared) states.
+ */
+export class SdkProtocolError extends SwitchyardError {
+  readonly code = 'SDK_PROTOCOL_UNSUPPORTED'
+  readonly statusCode = 400
+}
+
+/**
  * A write an SDK app's engine does not forward to its server: route states and maintenance
  * (operations whose deadlines and windows the server schedules), and route policies with what
  * the server's API cannot carry (tiers, exempt IPs or roles).

@@ -5,6 +5,6 @@
  */
 export { switchyardSdk, type SwitchyardSdkOptions, type SdkHandle } from './plugin.js'
 export type { SdkStatus } from './sync.js'
-export { SdkConnectionError, SdkReadOnlyError, SdkWriteError } from './errors.js'
+export { SdkConnectionError, SdkProtocolError, SdkReadOnlyError, SdkWriteError } from './errors.js'
 export type { DeclaredRoute, RegisterAnswer, SdkSnapshot } from './wire.js'
 export * from '../fastify/decorators.js'

@@ -3,12 +3,20 @@
  * and the event stream, each call with a deadline and authenticated by the app's service token.
  * A call the server turns away for now (429, 503) is repeated with backoff (retry.ts). Failures
  * become {@link SdkConnectionError}s whose message says what to fix: a wrong URL, a server
- * that is down, a token the server refuses.
+ * that is down, a token the server refuses. Every request names the SDK's protocol version
+ * (`Switchyard-Protocol`); a server of another major version refuses it with an
+ * {@link SdkProtocolError}.
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http'
 import { request as httpsRequest } from 'node:https'
-import { SdkConnectionError, SdkWriteError } from './errors.js'
-import type { DeclaredRoute, RegisterAnswer, ReportRequest } from './wire.js'
+import { SdkConnectionError, SdkProtocolError, SdkWriteError } from './errors.js'
+import {
+  PROTOCOL_HEADER,
+  PROTOCOL_VERSION,
+  type DeclaredRoute,
+  type RegisterAnswer,
+  type ReportRequest,
+} from './wire.js'
 import { MAX_RETRIES, pause, RETRIED_STATUSES, retryDelay } from './retry.js'
 
 /** Options of {@link ServerClient}. */
@@ -76,7 +84,11 @@ export class ServerClient {
     return new Promise<IncomingMessage>((resolve, reject) => {
       const send = url.startsWith('https:') ? httpsRequest : httpRequest
       const request = send(url, {
-        headers: { accept: 'text/event-stream', ...this.authorization() },
+        headers: {
+          accept: 'text/event-stream',
+          [PROTOCOL_HEADER]: PROTOCOL_VERSION,
+          ...this.authorization(),
+        },
         signal,
       })
       // The deadline covers the headers only: the body is read for as long as the stream lives.
@@ -166,6 +178,7 @@ export class ServerClient {
       headers: {
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         'x-ctl-platform': 'sdk',
+        [PROTOCOL_HEADER]: PROTOCOL_VERSION,
         ...this.authorization(),
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
@@ -200,6 +213,14 @@ export class ServerClient {
         `switchyard SDK: no switchyard server answers at ${url} (404): check the server URL and its mount path (e.g. http://127.0.0.1:9000/switchyard).`,
         true,
       )
+    if (code === 'SDK_PROTOCOL_UNSUPPORTED')
+      throw new SdkProtocolError(
+        `switchyard SDK: the server at ${this.base} speaks another protocol version (${status} ${code}): ${message} This app keeps its last known states and retries.`,
+        {
+          server_protocol: answer.details.server_protocol ?? null,
+          client_protocol: PROTOCOL_VERSION,
+        },
+      )
     if (status === 403)
       throw new SdkConnectionError(
         `switchyard SDK: the server at ${this.base} refused the token for app ${this.options.appId} (403 ${code || 'FORBIDDEN'}): ${message || 'a service token acts only for its own service.'}`,
@@ -213,13 +234,18 @@ export class ServerClient {
 }
 
 /** The code and message of a switchyard error answer (null and '' for any other answer). */
-async function errorOf(response: Response): Promise<{ code: string | null; message: string }> {
+async function errorOf(
+  response: Response,
+): Promise<{ code: string | null; message: string; details: Record<string, unknown> }> {
   try {
-    const body = (await response.json()) as { error?: { code?: string; message?: string } }
-    return { code: body.error?.code ?? null, message: body.error?.message ?? '' }
+    const body = (await response.json()) as {
+      error?: { code?: string; message?: string; [field: string]: unknown }
+    }
+    const { code, message, ...details } = body.error ?? {}
+    return { code: code ?? null, message: message ?? '', details }
   } catch {
     // Not a switchyard answer: the status says enough.
-    return { code: null, message: '' }
+    return { code: null, message: '', details: {} }
   }
 }
 

@@ -14,14 +14,67 @@
  *
  * The schemas here validate the requests on the server (a malformed body is a 400 that changes
  * nothing) and are the types both sides share.
+ *
+ * Forward compatibility: the request objects leave `additionalProperties` open, so an SDK one
+ * minor version newer may send fields this server does not know; they are accepted, and
+ * {@link knownFields} drops them before anything is stored. Every request and stream carries
+ * the SDK's protocol version ({@link PROTOCOL_HEADER}); the server answers with its own.
  */
 import { Type, type Static, type TSchema } from 'typebox'
+import { Value } from 'typebox/value'
 import type { MaintenanceConfig } from '../core/maintenance.js'
 import type { RouteState } from '../core/route-state.js'
 import { SERVICE_NAME_PATTERN } from '../core/service-name.js'
 import { RouteStatusSchema } from '../admin/schemas.js'
 import type { Flag, Segment } from '../flags/model.js'
 import type { RateLimitPolicy, ScopeRateLimitPolicy } from '../rate-limit/policy.js'
+
+/**
+ * The protocol version of this side of the wire, `major.minor`. A minor bump adds event types,
+ * fields or endpoints that the other side may ignore; a major bump changes or removes
+ * something, and the two sides then refuse each other.
+ */
+export const PROTOCOL_VERSION = '1.1'
+
+/** The header carrying the sender's protocol version on every SDK request and server answer. */
+export const PROTOCOL_HEADER = 'switchyard-protocol'
+
+/** A parsed protocol version. */
+export interface ProtocolVersion {
+  major: number
+  minor: number
+}
+
+/** The protocol version an SDK that sends no header speaks: the first one. */
+export const OLDEST_PROTOCOL: ProtocolVersion = { major: 1, minor: 0 }
+
+/**
+ * Parses a protocol header: `undefined` (no header) is the oldest version; anything but
+ * `major.minor` (digits, at most 6 each) is null. Extra parts (`1.2.3`) are refused too, so a
+ * typo is not taken for a compatible version.
+ */
+export function parseProtocol(value: string | undefined): ProtocolVersion | null {
+  if (value === undefined) return OLDEST_PROTOCOL
+  const match = /^(\d{1,6})\.(\d{1,6})$/.exec(value.trim())
+  if (match === null) return null
+  return { major: Number(match[1]), minor: Number(match[2]) }
+}
+
+/** True when a peer speaking `version` works with this side: same major, any minor. */
+export function protocolCompatible(version: ProtocolVersion): boolean {
+  return version.major === OWN_MAJOR
+}
+
+/** The major version of {@link PROTOCOL_VERSION}. */
+const OWN_MAJOR = Number(PROTOCOL_VERSION.split('.')[0])
+
+/**
+ * `value` (a request that passed `schema`) without the fields the schema does not name, at any
+ * depth: what a newer SDK added is ignored, never stored.
+ */
+export function knownFields<T extends TSchema>(schema: T, value: unknown): Static<T> {
+  return Value.Clean(schema, structuredClone(value)) as Static<T>
+}
 
 /** Most routes one registration may declare. */
 export const MAX_REGISTERED_ROUTES = 2000
@@ -52,18 +105,13 @@ export const DeclaredRouteSchema = Type.Object(
     envs: Type.Optional(Type.Array(Text(100), { maxItems: 50 })),
     force_active: Type.Optional(Type.Boolean()),
     window: Type.Optional(
-      Nullable(
-        Type.Object(
-          { start: Nullable(Text(64)), end: Nullable(Text(64)) },
-          { additionalProperties: false },
-        ),
-      ),
+      Nullable(Type.Object({ start: Nullable(Text(64)), end: Nullable(Text(64)) })),
     ),
     sunset: Type.Optional(Nullable(Text(100))),
     use_instead: Type.Optional(Nullable(Text(2000))),
     deprecated_since: Type.Optional(Nullable(Text(64))),
   },
-  { additionalProperties: false },
+  { description: 'Fields this version does not name are accepted and ignored' },
 )
 
 /** One declared route. */
@@ -75,7 +123,7 @@ export const RegisterBody = Type.Object(
     app_id: AppId,
     routes: Type.Array(DeclaredRouteSchema, { maxItems: MAX_REGISTERED_ROUTES }),
   },
-  { additionalProperties: false },
+  { description: 'Fields this version does not name are accepted and ignored' },
 )
 
 /** The body of `POST /api/sdk/register`. */
@@ -90,7 +138,7 @@ export interface RegisterAnswer {
 }
 
 /** The query of `GET /api/sdk/events`. */
-export const EventsQuery = Type.Object({ app_id: AppId }, { additionalProperties: false })
+export const EventsQuery = Type.Object({ app_id: AppId })
 
 /** A blocked request reported by an app (the blocked-request record). */
 export const ReportedHitSchema = Type.Object(
@@ -105,7 +153,7 @@ export const ReportedHitSchema = Type.Object(
     tier: Nullable(Text(100)),
     reset_at: Text(64),
   },
-  { additionalProperties: false },
+  { description: 'Fields this version does not name are accepted and ignored' },
 )
 
 /** An audit entry reported by an app (its service is the app id, whatever it says). */
@@ -118,7 +166,7 @@ export const ReportedAuditSchema = Type.Object(
     previous_status: Nullable(Text(100)),
     new_status: Nullable(Text(100)),
   },
-  { additionalProperties: true },
+  { description: 'Fields this version does not name are accepted and ignored' },
 )
 
 /** The body of `POST /api/sdk/report`. */
@@ -128,7 +176,7 @@ export const ReportBody = Type.Object(
     hits: Type.Array(ReportedHitSchema, { maxItems: MAX_REPORT_ITEMS }),
     audit: Type.Array(ReportedAuditSchema, { maxItems: MAX_REPORT_ITEMS }),
   },
-  { additionalProperties: false },
+  { description: 'Fields this version does not name are accepted and ignored' },
 )
 
 /** The body of `POST /api/sdk/report`. */
@@ -137,6 +185,8 @@ export type ReportRequest = Static<typeof ReportBody>
 /** The data of the `snapshot` event: everything an app of one service enforces. */
 export interface SdkSnapshot {
   app_id: string
+  /** The server's protocol version (absent from servers before 1.1). */
+  protocol?: string
   /** Runtime states of the service's routes (routes without one follow their declaration). */
   routes: RouteState[]
   global_maintenance: MaintenanceConfig

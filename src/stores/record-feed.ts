@@ -48,6 +48,11 @@ export interface RecordFeedOptions<E> {
   accepts?(event: object): boolean
   /** Receives faults recovered from (a throwing listener, a malformed message). */
   onError?: (error: Error, what: string) => void
+  /**
+   * Where the first ignored message of each kind and type is reported, as a warning (messages a
+   * newer instance sends are expected during a rolling upgrade); default `onError`.
+   */
+  warn?: (message: string) => void
 }
 
 /** A change and its version, as delivered to listeners. */
@@ -117,8 +122,9 @@ export function redisRecordFeed<E>(
   /** Highest version seen per record (own writes included). */
   const versions = new Map<string, number>()
   let subscriber: ReturnType<RedisHandle['client']> | null = null
-  const ignored = new IgnoredMessages(`${options.label} change message`, (message) =>
-    onError(new Error(message), `${options.label} change message`),
+  const ignored = new IgnoredMessages(
+    `${options.label} change message`,
+    options.warn ?? ((message) => onError(new Error(message), `${options.label} change message`)),
   )
   const shadow = new RecordShadow(
     key('seq'),

@@ -62,7 +62,6 @@ describe('registration', { timeout: 60_000 }, () => {
       { app_id: 'shop', routes: [{ route: '/no-method', status: 'active' }] },
       { app_id: 'shop', routes: [{ route: 'FETCH:/x', status: 'active' }] },
       { app_id: 'shop', routes: [{ route: 'GET:/x', status: 'sleeping' }] },
-      { app_id: 'shop', routes: [{ route: 'GET:/x', status: 'active', extra: 1 }] },
       {
         app_id: 'shop',
         routes: [

@@ -94,7 +94,13 @@ describe.skipIf(!available)('malformed messages on the Redis channels', () => {
           return (counts?.malformed ?? 0) + (counts?.unknown_type ?? 0)
         })
         .toBe(GARBAGE.length)
-      expect(log.filter((line) => line.includes('ignored')).length).toBeLessThan(40)
+      // Logged once per reader, kind and type (both engines read the flag and policy channels),
+      // as warnings: fewer lines than messages.
+      const ignoredLines = log.filter((line) => line.includes('ignored'))
+      const times = new Map<string, number>()
+      for (const line of ignoredLines) times.set(line, (times.get(line) ?? 0) + 1)
+      expect(Math.max(...times.values())).toBeLessThanOrEqual(2)
+      expect(ignoredLines.length).toBeLessThan(CHANNELS.length * GARBAGE.length)
       expect(({} as Record<string, unknown>).polluted).toBeUndefined()
 
       // valid changes published afterwards still apply, on every channel

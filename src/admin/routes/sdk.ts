@@ -13,9 +13,16 @@
  * The actor of a reported audit entry is whoever is authenticated (e.g. `token:orders-app`):
  * the actor an app names in the entry is its own user, kept as `on_behalf_of`, never taken as
  * the actor, so an app cannot write entries in anyone else's name.
+ *
+ * Versions: each answer carries the server's protocol version in the `Switchyard-Protocol`
+ * header. A request naming another major version is refused (400 `SDK_PROTOCOL_UNSUPPORTED`)
+ * after authentication and before anything changes; any minor, and no header at all (the
+ * oldest SDKs), is served. Fields a newer SDK adds to a body are accepted and dropped before
+ * anything is stored.
  */
 import { Type } from 'typebox'
 import { randomUUID } from 'node:crypto'
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import { ADMIN_ROUTE, type AdminContext, type AdminInstance } from '../context.js'
 import { appIdScope } from './scopes.js'
 import { actorOf } from '../auth/guard.js'
@@ -23,7 +30,17 @@ import { ErrorBody, RouteStateList } from '../schemas.js'
 import { serveSessionStream } from './events.js'
 import type { RemoteRoutes } from '../../sdk/server/remote-routes.js'
 import type { SdkStreams } from '../../sdk/server/streams.js'
-import { EventsQuery, RegisterBody, ReportBody } from '../../sdk/wire.js'
+import { SdkProtocolError } from '../../sdk/errors.js'
+import {
+  EventsQuery,
+  knownFields,
+  parseProtocol,
+  PROTOCOL_HEADER,
+  PROTOCOL_VERSION,
+  protocolCompatible,
+  RegisterBody,
+  ReportBody,
+} from '../../sdk/wire.js'
 
 /** What the SDK endpoints need beyond the admin context. */
 export interface SdkEndpoints {
@@ -37,11 +54,14 @@ export function sdkRoutes(app: AdminInstance, context: AdminContext, sdk: SdkEnd
   const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 503: ErrorBody }
   // Each call names its app: a service token may name only its own service (service-scope.ts).
   const config = { ...ADMIN_ROUTE, serviceScope: appIdScope }
+  // Every SDK endpoint names the server's version and checks the app's.
+  const versioned = { onRequest: announceProtocol, preValidation: checkProtocol }
 
   app.post(
     '/api/sdk/register',
     {
       config,
+      ...versioned,
       schema: {
         summary:
           'Registers an SDK app’s declared routes: a runtime state on the server wins, new routes get their declared state, routes no longer declared are reported as vanished',
@@ -53,13 +73,17 @@ export function sdkRoutes(app: AdminInstance, context: AdminContext, sdk: SdkEnd
         },
       },
     },
-    (request) => sdk.remote.register(request.body.app_id, request.body.routes),
+    (request) => {
+      const { app_id: service, routes } = knownFields(RegisterBody, request.body)
+      return sdk.remote.register(service, routes)
+    },
   )
 
   app.get(
     '/api/sdk/events',
     {
       config,
+      ...versioned,
       schema: {
         summary:
           'An SDK app’s event stream: a `snapshot` event, then every change of its service and of the global scope',
@@ -78,6 +102,8 @@ export function sdkRoutes(app: AdminInstance, context: AdminContext, sdk: SdkEnd
       },
     },
     (request, reply) => {
+      // The stream's head is written on the raw response, past Fastify's reply headers.
+      reply.raw.setHeader(PROTOCOL_HEADER, PROTOCOL_VERSION)
       // One frame per write: Nagle's algorithm would hold small frames back for tens of ms.
       request.raw.socket.setNoDelay(true)
       serveSessionStream(
@@ -98,6 +124,7 @@ export function sdkRoutes(app: AdminInstance, context: AdminContext, sdk: SdkEnd
     '/api/sdk/report',
     {
       config,
+      ...versioned,
       schema: {
         summary:
           'An SDK app’s blocked requests and audit entries, batched: they join the blocked-request log and the audit log under the app’s service',
@@ -110,7 +137,7 @@ export function sdkRoutes(app: AdminInstance, context: AdminContext, sdk: SdkEnd
       },
     },
     async (request) => {
-      const { app_id: service, hits, audit } = request.body
+      const { app_id: service, hits, audit } = knownFields(ReportBody, request.body)
       const { actor } = actorOf(request)
       // Ids are the server's (an app cannot overwrite or collide with other records), and so is
       // the service: an app reports for itself only. Each is announced (`rl_hit`) like a local one.
@@ -131,5 +158,40 @@ export function sdkRoutes(app: AdminInstance, context: AdminContext, sdk: SdkEnd
         })
       return { hits: hits.length, audit: audit.length }
     },
+  )
+}
+
+/** Names the server's protocol version on every answer of an SDK endpoint, errors included. */
+function announceProtocol(
+  _request: FastifyRequest,
+  reply: FastifyReply,
+  done: HookHandlerDoneFunction,
+): void {
+  reply.header(PROTOCOL_HEADER, PROTOCOL_VERSION)
+  done()
+}
+
+/**
+ * Refuses an SDK of another major protocol version (or a header that is not `major.minor`,
+ * or several); no header is the oldest version, which this major serves.
+ */
+function checkProtocol(
+  request: FastifyRequest,
+  _reply: FastifyReply,
+  done: HookHandlerDoneFunction,
+): void {
+  const raw = request.headers[PROTOCOL_HEADER]
+  const sent = Array.isArray(raw) ? raw.join(', ') : raw
+  const version = Array.isArray(raw) ? null : parseProtocol(raw)
+  if (version !== null && protocolCompatible(version)) {
+    done()
+    return
+  }
+  const named = sent === undefined ? null : sent.slice(0, 40)
+  done(
+    new SdkProtocolError(
+      `This server speaks SDK protocol ${PROTOCOL_VERSION}; the app sent ${JSON.stringify(named)} in Switchyard-Protocol. Run the app and the server on the same major version.`,
+      { server_protocol: PROTOCOL_VERSION, client_protocol: named },
+    ),
   )
 }

@@ -22,6 +22,8 @@ export type { ManagedFlagStore } from './redis.js'
 export interface FlagStoreForOptions {
   /** Receives faults the store recovers from (a throwing subscriber, a malformed message). */
   onError?: (error: Error, what: string) => void
+  /** Where ignored change messages are reported, as warnings (once per kind and type). */
+  warn?: (message: string) => void
 }
 
 /** The flag store on the backend of `store`. */
@@ -39,7 +41,10 @@ export function flagStoreFor(
     case 'file':
       return withoutLifecycle(fileFlagStore(backend.sections, onListenerError))
     case 'redis':
-      return redisFlagStore(backend.redis, { onError })
+      return redisFlagStore(backend.redis, {
+        onError,
+        ...(options.warn === undefined ? {} : { warn: options.warn }),
+      })
   }
 }
 

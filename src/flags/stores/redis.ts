@@ -22,6 +22,7 @@
  */
 import { execAll } from '../../common/redis.js'
 import { toError } from '../../core/errors.js'
+import type { IgnoredMessageCounts } from '../../common/ignored-messages.js'
 import { feedSubscriberName, redisRecordFeed } from '../../stores/record-feed.js'
 import type { RedisHandle } from '../../stores/types.js'
 import type { Flag, Segment } from '../model.js'
@@ -43,12 +44,19 @@ export interface ManagedFlagStore extends FlagStore {
    * `onResync` listeners hear when it is back. Stores that cannot lose changes omit it.
    */
   onInterrupted?(listener: (error: Error) => void): () => void
+  /**
+   * Change messages ignored so far, by kind (malformed; a type this version does not know).
+   * Stores without a channel omit it.
+   */
+  ignoredMessages?(): IgnoredMessageCounts
 }
 
 /** Options of {@link redisFlagStore}. */
 export interface RedisFlagStoreOptions {
   /** Receives errors of subscribers and of the connection (a malformed message, a failed resubscribe). */
   onError?: (error: Error, what: string) => void
+  /** Where ignored change messages are reported, as warnings (once per kind and type). */
+  warn?: (message: string) => void
 }
 
 /** The interface of a {@link redisFlagStore}. */
@@ -88,6 +96,7 @@ export function redisFlagStore(
         ? { container: 'flags', field: event.key, value: stored(event.flag) }
         : { container: 'segments', field: event.key, value: stored(event.segment) },
     onError,
+    ...(options.warn === undefined ? {} : { warn: options.warn }),
   })
   const listeners = new Set<FlagChangeListener>()
   /** The newest event delivered per record, with its version (replayed after a list). */
@@ -171,5 +180,6 @@ export function redisFlagStore(
     onInterrupted: (listener) => feed.onInterrupted(listener),
     connect: () => feed.connect(),
     close: () => feed.close(),
+    ignoredMessages: () => feed.ignoredMessages(),
   }
 }

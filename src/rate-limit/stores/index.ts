@@ -12,6 +12,7 @@
  * `close()` before the route store's; `subscribe` delivers other instances' changes (only
  * Redis has any) and `onResync` asks for a full reload after changes may have been missed.
  */
+import type { IgnoredMessageCounts } from '../../common/ignored-messages.js'
 import { resolve } from 'node:path'
 import type { RedisHandle, Store } from '../../stores/types.js'
 import { memoryCounters } from '../counters/memory.js'
@@ -38,6 +39,8 @@ export interface RateLimitStores {
   connect(): Promise<void>
   /** Releases what {@link connect} opened (counters close with the service). */
   close(): Promise<void>
+  /** Policy change messages ignored so far, by kind; stores without a channel omit it. */
+  ignoredMessages?(): IgnoredMessageCounts
 }
 
 /** Options of {@link rateLimitStoresFor}. */
@@ -54,6 +57,8 @@ export interface RateLimitStoresForOptions {
   now?: () => number
   /** Receives faults the stores recover from. */
   onError?: (error: Error, what: string) => void
+  /** Where ignored change messages are reported, as warnings (once per kind and type). */
+  warn?: (message: string) => void
 }
 
 /** The rate-limit stores and counters on the backend of `store`. */
@@ -111,13 +116,17 @@ export function rateLimitStoresFor(
         onResync: (listener) => policies.onResync(listener),
         connect: () => policies.connect(),
         close: () => policies.close(),
+        ignoredMessages: () => policies.ignoredMessages(),
       }
     }
   }
 }
 
 function pick(options: RateLimitStoresForOptions) {
-  return options.onError === undefined ? {} : { onError: options.onError }
+  return {
+    ...(options.onError === undefined ? {} : { onError: options.onError }),
+    ...(options.warn === undefined ? {} : { warn: options.warn }),
+  }
 }
 
 /** Stores of one process: no change feed, nothing to open. */

@@ -17,6 +17,7 @@
  * change; after the pub/sub connection comes back, `onResync` asks for a full reload.
  */
 import { execAll } from '../../common/redis.js'
+import type { IgnoredMessageCounts } from '../../common/ignored-messages.js'
 import { feedSubscriberName, redisRecordFeed } from '../../stores/record-feed.js'
 import type { RedisHandle } from '../../stores/types.js'
 import type { RateLimitChangeEvent } from '../events.js'
@@ -34,12 +35,16 @@ export interface SharedPolicyStore extends RateLimitPolicyStore {
   connect(): Promise<void>
   /** Closes the pub/sub connection. */
   close(): Promise<void>
+  /** Change messages ignored so far, by kind (malformed; a type this version does not know). */
+  ignoredMessages(): IgnoredMessageCounts
 }
 
 /** Options of {@link redisPolicyStore}. */
 export interface RedisPolicyStoreOptions {
   /** Receives faults recovered from (a throwing listener, a malformed message). */
   onError?: (error: Error, what: string) => void
+  /** Where ignored change messages are reported, as warnings (once per kind and type). */
+  warn?: (message: string) => void
 }
 
 /** The client name of the rate-limit pub/sub connection under `prefix`. */
@@ -113,6 +118,7 @@ export function redisPolicyStore(
     containers: ['routes', 'global', 'services'],
     storedAs,
     onError: options.onError,
+    warn: options.warn,
   })
 
   async function write(
@@ -166,6 +172,7 @@ export function redisPolicyStore(
     onResync: (listener) => feed.onResync(listener),
     connect: () => feed.connect(),
     close: () => feed.close(),
+    ignoredMessages: () => feed.ignoredMessages(),
   }
 }
 

@@ -18,7 +18,7 @@ import type { Engine } from '../../core/engine.js'
 import { eventFrame } from '../../common/sse-frames.js'
 import { toError } from '../../core/errors.js'
 import type { FlagService } from '../../flags/service.js'
-import type { SdkSnapshot } from '../wire.js'
+import { PROTOCOL_VERSION, type SdkSnapshot } from '../wire.js'
 
 interface Client {
   readonly response: ServerResponse
@@ -120,6 +120,7 @@ export class SdkStreams {
       : [[], []]
     return {
       app_id: service,
+      protocol: PROTOCOL_VERSION,
       // Routes without a runtime state follow their declaration, which the app has itself.
       routes: engine.routeOverrides(service),
       global_maintenance: engine.getGlobalMaintenance(),
