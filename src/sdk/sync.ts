@@ -18,7 +18,7 @@ import type { RouteState } from '../core/route-state.js'
 import type { Flag, Segment } from '../flags/model.js'
 import type { RateLimitPolicy, ScopeRateLimitPolicy } from '../rate-limit/policy.js'
 import type { PushedState } from './pushed-store.js'
-import { SdkConnectionError, SdkProtocolError } from './errors.js'
+import { SdkConnectionError } from './errors.js'
 import type { ServerClient } from './server-client.js'
 import { readEvents } from './sse-reader.js'
 import type { DeclaredRoute, SdkSnapshot } from './wire.js'
@@ -80,7 +80,7 @@ export class SdkSync {
    * refuses the credentials or sends no snapshot in time. Without it a failure is logged as a
    * warning and retried in the background while the app serves its declared states; the
    * server's state is applied when it arrives; so is a server of another protocol major version
-   * ({@link SdkProtocolError}): the app connects once its server speaks its version.
+   * (`SdkProtocolError`): the app connects once its server speaks its version.
    */
   async start(requireServer: boolean): Promise<void> {
     try {
