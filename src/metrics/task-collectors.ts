@@ -5,7 +5,7 @@
  * from the task store at scrape time (any instance reports the depth of the queues every instance
  * shares), and how late each periodic schedule's last slot was enqueued.
  */
-import type { Registry } from 'prom-client'
+import type { Metric, Registry } from 'prom-client'
 import type { TaskManager } from '../tasks/manager.js'
 import type { PromClientModule } from './loader.js'
 import {
@@ -13,24 +13,15 @@ import {
   followTaskOutcomes,
   LiveQueueCounts,
 } from '../tasks/telemetry/outcomes.js'
+import { TaskOutcomeTable } from './task-outcome-table.js'
 
 export { LIVE_COUNTS_TTL_MS, UNKNOWN_QUEUE } from '../tasks/telemetry/outcomes.js'
+export { OVERFLOW_LABEL } from './task-outcome-table.js'
 
-/**
- * Most label sets kept at hand per metric: histogram handles (past it that cache starts over,
- * the series stay in the registry) and counts (past it new label sets count together).
- */
-const MAX_CACHED_SERIES = 10_000
+const DURATION_NAME = 'switchyard_task_duration_seconds'
 
 /** The task metrics of one manager, registered on `registry`; `close()` unsubscribes. */
 export class TaskCollectors {
-  /**
-   * Counts by label set, handed to prom-client at scrape time: incrementing a prom-client
-   * counter hashes its label set on every call, which halved task throughput.
-   */
-  readonly #enqueuedCounts = new Map<string, { labels: Record<string, string>; value: number }>()
-  readonly #finishedCounts = new Map<string, { labels: Record<string, string>; value: number }>()
-  readonly #histograms = new Map<string, { observe(value: number): void }>()
   readonly #unsubscribe: () => void
 
   constructor(
@@ -39,8 +30,7 @@ export class TaskCollectors {
     manager: TaskManager,
     now: () => number = Date.now,
   ) {
-    const enqueuedCounts = this.#enqueuedCounts
-    const finishedCounts = this.#finishedCounts
+    const table = new TaskOutcomeTable(DURATION_BUCKETS)
     new client.Counter({
       name: 'switchyard_tasks_enqueued_total',
       help: 'Tasks this instance took in (enqueued here, or claimed from the shared store).',
@@ -48,7 +38,8 @@ export class TaskCollectors {
       registers: [registry],
       collect() {
         this.reset()
-        for (const { labels, value } of enqueuedCounts.values()) this.inc(labels, value)
+        for (const pair of table.pairs())
+          if (pair.enqueued > 0) this.inc(pair.labels, pair.enqueued)
       },
     })
     new client.Counter({
@@ -58,34 +49,21 @@ export class TaskCollectors {
       registers: [registry],
       collect() {
         this.reset()
-        for (const { labels, value } of finishedCounts.values()) this.inc(labels, value)
+        for (const pair of table.pairs())
+          for (const [status, outcome] of pair.statuses)
+            this.inc({ ...pair.labels, status }, outcome.count)
       },
     })
-    const duration = new client.Histogram({
-      name: 'switchyard_task_duration_seconds',
-      help: 'Run time of the tasks that started and finished on this instance.',
-      labelNames: ['function', 'queue', 'status'] as const,
-      buckets: DURATION_BUCKETS,
-      registers: [registry],
-    })
+    registry.registerMetric(durationHistogram(table))
     this.#unsubscribe = followTaskOutcomes(manager, {
-      enqueued: (record) =>
-        count(enqueuedCounts, `${record.func_name}\0${record.queue}`, {
-          function: record.func_name,
-          queue: record.queue,
-        }),
-      finished: (record) => {
-        const key = `${record.func_name}\0${record.queue}\0${record.status}`
-        count(finishedCounts, key, {
-          function: record.func_name,
-          queue: record.queue,
-          status: record.status,
-        })
-        if (record.start_time !== null)
-          cached(this.#histograms, key, () =>
-            duration.labels(record.func_name, record.queue, record.status),
-          ).observe(record.duration)
-      },
+      enqueued: (record) => table.enqueued(record.func_name, record.queue),
+      finished: (record) =>
+        table.finished(
+          record.func_name,
+          record.queue,
+          record.status,
+          record.start_time === null ? null : record.duration,
+        ),
     })
     const live = new LiveQueueCounts(manager, now)
     new client.Gauge({
@@ -130,43 +108,51 @@ export class TaskCollectors {
   }
 }
 
-/** The series handle under `key`, made once by `make` (see {@link MAX_CACHED_SERIES}). */
-function cached<T>(cache: Map<string, T>, key: string, make: () => T): T {
-  let series = cache.get(key)
-  if (series === undefined) {
-    if (cache.size >= MAX_CACHED_SERIES) cache.clear()
-    series = make()
-    cache.set(key, series)
-  }
-  return series
-}
-
-/** The label value of the series counted past {@link MAX_CACHED_SERIES} label sets. */
-export const OVERFLOW_LABEL = '__other__'
-
 /**
- * Adds one to the series `key` of `counts`. The label sets are registered functions × queues ×
- * statuses, bounded by the code; should they pass {@link MAX_CACHED_SERIES} anyway, new ones
- * count under {@link OVERFLOW_LABEL} (status kept) rather than growing without end.
+ * `switchyard_task_duration_seconds` as a prom-client metric object that reads the table's
+ * buckets at scrape time (a prom-client Histogram could only be fed one observation at a time).
  */
-function count(
-  counts: Map<string, { labels: Record<string, string>; value: number }>,
-  key: string,
-  labels: Record<string, string>,
-): void {
-  let series = counts.get(key)
-  if (series === undefined) {
-    if (counts.size >= MAX_CACHED_SERIES) {
-      const status = labels.status
-      const overflow: Record<string, string> = { function: OVERFLOW_LABEL, queue: OVERFLOW_LABEL }
-      if (status !== undefined) overflow.status = status
-      const overflowKey = `${OVERFLOW_LABEL}\0${status ?? ''}`
-      series = counts.get(overflowKey) ?? { labels: overflow, value: 0 }
-      counts.set(overflowKey, series)
-    } else {
-      series = { labels, value: 0 }
-      counts.set(key, series)
-    }
+function durationHistogram(table: TaskOutcomeTable): Metric {
+  const help = 'Run time of the tasks that started and finished on this instance.'
+  const bounds = table.bounds.map(String)
+  const metric = {
+    name: DURATION_NAME,
+    help,
+    type: 'histogram',
+    aggregator: 'sum',
+    reset: () => undefined,
+    get: () => {
+      const values: {
+        metricName: string
+        labels: Record<string, string | number>
+        value: number
+      }[] = []
+      for (const pair of table.pairs()) {
+        for (const [status, outcome] of pair.statuses) {
+          if (outcome.observed === 0) continue
+          const labels = { ...pair.labels, status }
+          let cumulative = 0
+          for (let bucket = 0; bucket < outcome.buckets.length; bucket++) {
+            cumulative += outcome.buckets[bucket] ?? 0
+            const le = bounds[bucket] ?? '+Inf'
+            values.push({
+              metricName: `${DURATION_NAME}_bucket`,
+              labels: { ...labels, le },
+              value: cumulative,
+            })
+          }
+          values.push({ metricName: `${DURATION_NAME}_sum`, labels, value: outcome.sum })
+          values.push({ metricName: `${DURATION_NAME}_count`, labels, value: outcome.observed })
+        }
+      }
+      return Promise.resolve({
+        name: DURATION_NAME,
+        help,
+        type: 'histogram',
+        values,
+        aggregator: 'sum',
+      })
+    },
   }
-  series.value++
+  return metric as unknown as Metric
 }
