@@ -27,7 +27,7 @@ import { ObserverDispatcher } from './observers/dispatcher.js'
 import { QueueSet } from './queues/queue-set.js'
 import type { QueueConfig, QueueStats } from './queues/queue.js'
 import { copyRecord, type StoredTask, type TaskRecord } from './record.js'
-import { RecordBook, type LogListener, type RecordListener } from './records.js'
+import { RecordBook, type LogListener, type RecordListener, type RecordReader } from './records.js'
 import {
   cancelGraceMs,
   checkAddTaskOptionNames,
@@ -464,6 +464,14 @@ export class TaskManager {
   /** Subscribes to record creation and status changes; returns the unsubscribe function. */
   subscribe(listener: RecordListener): () => void {
     return this.#book.subscribe(listener)
+  }
+
+  /**
+   * Like {@link subscribe}, without the copy: the reader gets the live record and must read what
+   * it needs at once, never keep or change it. Meant for metrics, which follow every task.
+   */
+  readRecords(reader: RecordReader): () => void {
+    return this.#book.read(reader)
   }
 
   /** Subscribes to log lines added to this process's records (called with the task id). */

@@ -13,6 +13,12 @@ import { toIso } from './time.js'
 /** Called with the record after it was created or changed status. */
 export type RecordListener = (record: TaskRecord) => void
 
+/**
+ * Called with the live record (no copy) after it was created or changed status. It must read
+ * what it needs at once and neither keep nor change the record.
+ */
+export type RecordReader = (record: Readonly<TaskRecord>) => void
+
 /** How often (ms) at most listeners hear of one task's progress; the last value always arrives. */
 export const PROGRESS_NOTIFY_MS = 250
 
@@ -23,6 +29,7 @@ export type LogListener = (taskId: string) => void
 export class RecordBook {
   readonly #tasks = new Map<string, StoredTask>()
   readonly #listeners = new Set<RecordListener>()
+  readonly #readers = new Set<RecordReader>()
   readonly #logListeners = new Set<LogListener>()
   /**
    * Tasks whose progress was announced within the last {@link PROGRESS_NOTIFY_MS}: the timer
@@ -190,6 +197,15 @@ export class RecordBook {
     return () => this.#listeners.delete(listener)
   }
 
+  /**
+   * Like {@link subscribe}, for readers that only look at a few fields right away (metrics):
+   * they get the live record, which spares a copy of it per status change.
+   */
+  read(reader: RecordReader): () => void {
+    this.#readers.add(reader)
+    return () => this.#readers.delete(reader)
+  }
+
   /** Subscribes to added log lines (the id only: callers read the record when they need it). */
   subscribeLogs(listener: LogListener): () => void {
     this.#logListeners.add(listener)
@@ -197,8 +213,19 @@ export class RecordBook {
   }
 
   #notify(record: TaskRecord): void {
+    if (this.#readers.size > 0) this.#tell(record)
     if (this.#listeners.size === 0) return
     this.#broadcast(record)
+  }
+
+  #tell(record: TaskRecord): void {
+    for (const reader of this.#readers) {
+      try {
+        reader(record)
+      } catch (error) {
+        this.#logger.error({ err: error }, 'record reader failed')
+      }
+    }
   }
 
   #broadcast(record: TaskRecord): void {

@@ -12,7 +12,7 @@ import {
 } from '../../src/metrics/task-outcome-table.js'
 import { TaskCollectors } from '../../src/metrics/task-collectors.js'
 import { TaskManager } from '../../src/tasks/index.js'
-import { quietLogger } from '../tasks/helpers.js'
+import { quietLogger, waitForStatus } from '../tasks/helpers.js'
 
 describe('task outcome table', () => {
   it('puts each duration in the first bucket whose bound it does not pass', () => {
@@ -80,6 +80,31 @@ describe('task outcome table', () => {
       Number(m[1]),
     )
     expect(counts).toEqual([...counts].sort((a, b) => a - b))
+    collectors.close()
+    await manager.shutdown()
+  })
+
+  it('counts a task taken in once and finished once, whatever its retries', async () => {
+    const client = await loadPromClient()
+    const registry = new client.Registry()
+    const manager = new TaskManager({ logger: quietLogger })
+    let calls = 0
+    const flaky = manager.task({ name: 'flaky', retries: 2, delay: 0 }, () => {
+      calls++
+      if (calls < 3) throw new Error('not yet')
+      return 'done'
+    })
+    const collectors = new TaskCollectors(client, registry, manager)
+    await manager.startup()
+    const id = await manager.addTask(flaky, [])
+    await waitForStatus(manager, id)
+    const text = await registry.metrics()
+    expect(calls).toBe(3)
+    expect(text).toContain('switchyard_tasks_enqueued_total{function="flaky",queue="default"} 1')
+    expect(text).toContain(
+      'switchyard_tasks_finished_total{function="flaky",queue="default",status="success"} 1',
+    )
+    expect(text).not.toContain('status="failed"')
     collectors.close()
     await manager.shutdown()
   })

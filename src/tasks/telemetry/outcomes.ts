@@ -19,44 +19,28 @@ export const UNKNOWN_QUEUE = '__unknown__'
 /** Statuses after which a record no longer changes (a retry is a new task). */
 const TERMINAL: ReadonlySet<string> = TERMINAL_STATUSES
 
-/**
- * Tasks followed between being taken in and finishing. A record that never reports a terminal
- * status (an instance that stopped) must not hold memory forever: past this many, the oldest
- * is forgotten (it would only miss its finish count).
- */
-const MAX_FOLLOWED = 100_000
-
 /** Duration buckets (seconds): from a quick job to an hour-long batch. */
 export const DURATION_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600]
 
 /** Where task outcomes are recorded. */
 export interface TaskOutcomeSink {
   /** A task this instance took in (enqueued here, or claimed from the shared store). */
-  enqueued(record: TaskRecord): void
+  enqueued(record: Readonly<TaskRecord>): void
   /** A task that reached a final status on this instance (`start_time` null: never started). */
-  finished(record: TaskRecord): void
+  finished(record: Readonly<TaskRecord>): void
 }
 
-/** Feeds `sink` from `manager`'s record notifications; returns the unsubscribe function. */
+/**
+ * Feeds `sink` from `manager`'s record notifications; returns the unsubscribe function. Nothing
+ * is kept per task: a record reaches a final status once (the record book's compare-and-set), and
+ * its first `pending` notification is the only one before it ever started or used a retry (a task
+ * waiting for its next attempt is `pending` again, after both).
+ */
 export function followTaskOutcomes(manager: TaskManager, sink: TaskOutcomeSink): () => void {
-  const followed = new Map<string, string>()
-  return manager.subscribe((record) => {
-    const previous = followed.get(record.task_id)
-    if (TERMINAL.has(record.status)) {
-      // Counted once: a task is followed from its intake, except one refused at intake
-      // (queue full), which is never followed and finishes at once.
-      if (previous === undefined && record.status !== 'rejected') return
-      followed.delete(record.task_id)
-      sink.finished(record)
-      return
-    }
-    if (previous !== undefined) return
-    sink.enqueued(record)
-    if (followed.size >= MAX_FOLLOWED) {
-      const oldest = followed.keys().next().value
-      if (oldest !== undefined) followed.delete(oldest)
-    }
-    followed.set(record.task_id, record.status)
+  return manager.readRecords((record) => {
+    if (TERMINAL.has(record.status)) sink.finished(record)
+    else if (record.status === 'pending' && record.start_time === null && record.retries_used === 0)
+      sink.enqueued(record)
   })
 }
 
