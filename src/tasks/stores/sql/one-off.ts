@@ -9,9 +9,9 @@ import { StoreError } from '../errors.js'
 import type { SqlBackend } from './backend.js'
 import type { OpenBackend } from './records.js'
 
-async function upsertOneOff(backend: SqlBackend, entry: OneOffEntry): Promise<void> {
-  checkOneOff(entry)
-  const row = {
+/** The row of `entry`, placed and claimed by nobody. */
+function unclaimedRow(entry: OneOffEntry) {
+  return {
     run_key: entry.run_key,
     func_name: entry.func_name,
     run_at_ms: entry.run_at,
@@ -21,6 +21,11 @@ async function upsertOneOff(backend: SqlBackend, entry: OneOffEntry): Promise<vo
     claim_token: null,
     body: JSON.stringify(entry),
   }
+}
+
+async function upsertOneOff(backend: SqlBackend, entry: OneOffEntry): Promise<void> {
+  checkOneOff(entry)
+  const row = unclaimedRow(entry)
   const insert = backend.db.insertInto('one_off_schedules').values(row)
   const replaced = {
     func_name: row.func_name,
@@ -46,18 +51,8 @@ const DEBOUNCE_ROUNDS = 100
 async function debounceOneOff(backend: SqlBackend, entry: OneOffEntry): Promise<string> {
   const taskId = checkDebounced(entry)
   const db = backend.db
+  const row = unclaimedRow(entry)
   for (let round = 0; round < DEBOUNCE_ROUNDS; round++) {
-    const body = JSON.stringify(entry)
-    const row = {
-      run_key: entry.run_key,
-      func_name: entry.func_name,
-      run_at_ms: entry.run_at,
-      created_ms: entry.created_at,
-      claimed_by: null,
-      lease_until: null,
-      claim_token: null,
-      body,
-    }
     const insert = db.insertInto('one_off_schedules').values(row)
     const inserted =
       backend.dialect === 'mysql'
