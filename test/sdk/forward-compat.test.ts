@@ -9,28 +9,20 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { FastifyInstance } from 'fastify'
+import type { HttpMethod } from '../../src/core/route-key.js'
+import { declaredState } from '../../src/core/route-state.js'
 import { PROTOCOL_VERSION } from '../../src/sdk/wire.js'
 import { recordingLogger } from '../helpers/logger.js'
 import { api, memoryServeForFile, sdkApp, statusOf } from './helpers.js'
 
 /** A route state the stub pushes. */
 function disabledState(route: string, reason: string): Record<string, unknown> {
-  const [method, path] = route.split(':')
+  const [method, path] = route.split(':') as [HttpMethod, string]
   return {
-    route,
-    method,
-    path,
-    service: 'shop',
+    ...declaredState({ route, method, path, service: 'shop' }, null),
     status: 'disabled',
     reason,
     since: new Date().toISOString(),
-    window: null,
-    until: null,
-    envs: [],
-    force_active: false,
-    sunset: null,
-    use_instead: null,
-    deprecated_since: null,
   }
 }
 

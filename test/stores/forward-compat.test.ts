@@ -15,6 +15,7 @@ import { createEngine } from '../../src/create-engine.js'
 import { switchyard } from '../../src/fastify/index.js'
 import { redisStore } from '../../src/stores/redis.js'
 import type { ChangeEvent } from '../../src/core/events.js'
+import { declaredState } from '../../src/core/route-state.js'
 import type { Store } from '../../src/stores/types.js'
 import { deleteKeys, redisTestsEnabled, TEST_REDIS_URL, testPrefix } from '../helpers/redis.js'
 
@@ -71,20 +72,13 @@ describe.skipIf(!available)('change messages from a newer instance', () => {
       route: 'GET:/compat',
       trace_id: 'abc',
       state: {
-        route: 'GET:/compat',
-        method: 'GET',
-        path: '/compat',
-        service: 'default',
+        ...declaredState(
+          { route: 'GET:/compat', method: 'GET', path: '/compat', service: 'default' },
+          null,
+        ),
         status: 'disabled',
         reason: 'from a newer instance',
         since: new Date().toISOString(),
-        window: null,
-        until: null,
-        envs: [],
-        force_active: false,
-        sunset: null,
-        use_instead: null,
-        deprecated_since: null,
         severity: 'high',
       },
     })

@@ -10,6 +10,7 @@ import type {
   TaskRecord,
   TaskStatus,
 } from '../../src/tasks/index.js'
+import { TERMINAL_STATUSES } from '../../src/tasks/status.js'
 
 /** A clock whose `sleep` returns at once, advancing time and recording the requested waits. */
 export interface FakeClock extends TaskClock {
@@ -58,14 +59,7 @@ export function deferred<T = void>(): Deferred<T> {
 export function waitForStatus(
   manager: TaskManager,
   taskId: string,
-  statuses: readonly TaskStatus[] = [
-    'success',
-    'failed',
-    'cancelled',
-    'interrupted',
-    'rejected',
-    'expired',
-  ],
+  statuses: readonly TaskStatus[] = [...TERMINAL_STATUSES],
   timeoutMs = 10_000,
 ): Promise<TaskRecord> {
   return new Promise((resolve, reject) => {
