@@ -86,8 +86,9 @@ export class ManagerBackground {
     this.schedules = new ManagerSchedules({
       host: {
         register: (taskOptions, fn) => registry.register(taskOptions, fn),
-        enqueue: (handle, tags) =>
-          deps.enqueue(handle, { args: [] }, { source: 'scheduled', tags }),
+        enqueue: (handle, tags, taskId) =>
+          deps.enqueue(handle, { args: [] }, { source: 'scheduled', tags }, taskId),
+        recorded: (taskId) => deps.recorded(taskId),
         error,
       },
       store: store?.slots ?? null,

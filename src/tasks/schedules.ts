@@ -14,6 +14,7 @@ import { memorySlotStore } from './scheduling/memory-slot-store.js'
 import { SchedulerLoop, type SlotStore } from './scheduling/scheduler-loop.js'
 import type { LoopClock, LoopTimer } from './scheduling/timer.js'
 import { PeriodicTrigger, type ScheduleTrigger } from './scheduling/trigger.js'
+import { slotTaskId } from './slot-task-id.js'
 import { toIso } from './time.js'
 
 /** Options of `manager.schedule(trigger, fn, options)`. Durations are seconds. */
@@ -50,7 +51,10 @@ export interface ScheduleInfo {
 /** What the schedules need of the manager. */
 export interface ScheduleHost {
   register(options: TaskOptions, fn: TaskFunction<[]>): TaskHandle<[]>
-  enqueue(handle: TaskHandle<[]>, tags: Record<string, string>): Promise<unknown>
+  /** Enqueues a run, under `taskId` when given (a slot's, see {@link slotTaskId}). */
+  enqueue(handle: TaskHandle<[]>, tags: Record<string, string>, taskId?: string): Promise<unknown>
+  /** Whether a task with this id is recorded (in memory or in the store). */
+  recorded(taskId: string): Promise<boolean>
   error(message: string, error: unknown): void
 }
 
@@ -84,7 +88,7 @@ export class ManagerSchedules {
       owner: options.owner,
       clock: options.clock,
       timer: options.timer,
-      fire: (name, slot) => this.#fire(name, slot),
+      fire: (name, slot, takenOver) => this.#fire(name, slot, takenOver),
       onError: (error, name) => options.host.error(`schedule ${name} failed`, error),
     })
   }
@@ -157,11 +161,16 @@ export class ManagerSchedules {
     await this.#loop.stop()
   }
 
-  /** Enqueues a slot's task; throws when it could not (the loop retries after the lease). */
-  async #fire(name: string, slot: number): Promise<void> {
+  /**
+   * Enqueues a slot's task; throws when it could not (the loop retries after the lease). A slot
+   * taken over from a claimer that died is enqueued only if that claimer had not done it.
+   */
+  async #fire(name: string, slot: number, takenOver: boolean): Promise<void> {
     const entry = this.#entries.get(name)
     if (entry === undefined) return
-    await this.#host.enqueue(entry.handle, { slot: toIso(slot) })
+    const taskId = slotTaskId(name, slot)
+    if (takenOver && (await this.#host.recorded(taskId))) return
+    await this.#host.enqueue(entry.handle, { slot: toIso(slot) }, taskId)
     // Measured after the enqueue: a slow store is part of what makes a schedule late.
     entry.lastLagSeconds = Math.max(0, this.#clock.now() - slot) / 1000
   }

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { ScheduleError, TaskManager, toIso, type TaskRecord } from '../../src/tasks/index.js'
+import { sqliteStore } from '../../src/tasks/stores/index.js'
 import { fakeClock, fakeTimer, quietLogger, SCHEDULE_START } from './helpers.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'sy-schedule-'))
@@ -116,5 +117,50 @@ describe('manager.schedule', () => {
       Array.from({ length: 10 }, (_, i) => toIso(SCHEDULE_START + (i + 1) * 1000)),
     )
     for (const manager of managers) await manager.shutdown()
+  })
+
+  it('a slot enqueued by an instance that died before confirming it is not enqueued again', async () => {
+    const path = join(dir, 'takeover.db')
+    const clock = fakeClock(SCHEDULE_START)
+    // Instance A enqueues its slots but every confirmation is lost, as if it died right after
+    // each enqueue; instance B takes the stale claims over once the lease has passed.
+    const lossy = sqliteStore(path)
+    lossy.slots.confirm = () => Promise.resolve()
+    const timers = [fakeTimer(), fakeTimer()]
+    const runs: string[] = []
+    const managers = [lossy, path].map(
+      (store, i) => new TaskManager({ store, clock, timer: timers[i], logger: quietLogger }),
+    )
+    for (const manager of managers) {
+      manager.schedule(
+        { every: 1 },
+        function tick() {
+          runs.push(toIso(clock.now()))
+        },
+        { name: 'tick' },
+      )
+    }
+    for (const manager of managers) await manager.startup()
+    // Only A ticks for the first slot: it claims and enqueues it, and never confirms.
+    clock.advance(1000)
+    timers[0]!.fire()
+    await expect.poll(async () => (await scheduled(managers[0]!)).length).toBe(1)
+    const first = (await scheduled(managers[0]!))[0]!
+    await managers[0]!.shutdown()
+    // B now ticks alone, past the 30-second slot lease: it takes A's claim over and finds its
+    // task.
+    for (let second = 2; second <= 35; second++) {
+      clock.advance(1000)
+      timers[1]!.fire()
+      await expect.poll(async () => (await scheduled(managers[1]!)).length).toBe(second)
+    }
+    const records = await scheduled(managers[1]!)
+    const slots = records.map((record) => record.tags.slot)
+    expect(new Set(slots).size).toBe(slots.length)
+    expect(slots.filter((slot) => slot === first.tags.slot)).toHaveLength(1)
+    expect(records.filter((record) => record.task_id === first.task_id)).toHaveLength(1)
+    expect(runs.filter((at) => at === first.tags.slot)).toHaveLength(1)
+    expect(runs).toHaveLength(35)
+    await managers[1]!.shutdown()
   })
 })

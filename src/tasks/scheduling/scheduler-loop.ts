@@ -7,16 +7,25 @@
  * A claim stays unconfirmed until the slot's task is enqueued. If the winner dies in between (or
  * its enqueue fails), its claim goes stale: after a lease, any instance running the schedule
  * takes it over (an atomic conditional update in the store), fires the slot and confirms it. So
- * no slot is lost while any instance runs; a slot runs twice only if its claimer enqueued the
- * task and died before confirming, or took longer than the lease to enqueue.
+ * no slot is lost while any instance runs. A slot's task has the same id on every instance, so
+ * the taker-over sees when the dead claimer had enqueued it before dying and does not enqueue it
+ * again; a slot runs twice only if its claimer took longer than the lease to enqueue.
  */
 import type { ScheduleSlotStore } from '../stores/ports.js'
 import { ScheduleError } from './errors.js'
 import { systemLoopTimer, type LoopClock, type LoopTimer } from './timer.js'
 import { PeriodicTrigger, type ScheduleTrigger } from './trigger.js'
 
-/** Fires one slot of a schedule (the manager enqueues the task with `source: "scheduled"`). */
-export type SlotFire = (scheduleName: string, slotTime: number) => void | Promise<void>
+/**
+ * Fires one slot of a schedule (the manager enqueues the task with `source: "scheduled"`).
+ * `takenOver` is true when the slot was claimed by an instance that never confirmed it: that
+ * instance may have enqueued the task before it died, so the fire checks before enqueuing.
+ */
+export type SlotFire = (
+  scheduleName: string,
+  slotTime: number,
+  takenOver: boolean,
+) => void | Promise<void>
 
 /**
  * The store operations the loop needs (the durable stores' `slots`, see
@@ -140,7 +149,8 @@ export class SchedulerLoop {
       schedule.checkedUntil = now
       for (const slot of slots.slice(-maxCatchUp)) {
         try {
-          if (await store.claim(name, slot, owner, now)) await this.#fireAndConfirm(name, slot)
+          if (await store.claim(name, slot, owner, now))
+            await this.#fireAndConfirm(name, slot, false)
         } catch (error) {
           this.options.onError?.(error, name)
         }
@@ -150,8 +160,8 @@ export class SchedulerLoop {
   }
 
   /** Fires a slot this instance holds; a fire that throws leaves the claim unconfirmed. */
-  async #fireAndConfirm(name: string, slot: number): Promise<void> {
-    await this.options.fire(name, slot)
+  async #fireAndConfirm(name: string, slot: number, takenOver: boolean): Promise<void> {
+    await this.options.fire(name, slot, takenOver)
     await this.options.store.confirm(name, slot, this.options.owner)
   }
 
@@ -174,7 +184,7 @@ export class SchedulerLoop {
       if (!this.#schedules.has(name)) return
       try {
         if (await store.takeOver(name, slot, owner, staleBefore, now)) {
-          await this.#fireAndConfirm(name, slot)
+          await this.#fireAndConfirm(name, slot, true)
         }
       } catch (error) {
         this.options.onError?.(error, name)

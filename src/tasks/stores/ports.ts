@@ -271,8 +271,9 @@ export interface UnconfirmedSlotQuery {
  *
  * A claim is unconfirmed until its claimer has durably enqueued the slot's task and called
  * {@link confirm}. An unconfirmed claim older than a lease may be taken over by another
- * instance ({@link takeOver}), which fires the slot and confirms it. So a slot is never lost;
- * it runs twice only if a claimer enqueued and died before confirming.
+ * instance ({@link takeOver}), which fires the slot (unless the dead claimer had enqueued its
+ * task: a slot's task id is the same on every instance) and confirms it. So a slot is never
+ * lost, and runs twice only if a claimer took longer than the lease to enqueue.
  */
 export interface ScheduleSlotStore {
   /**

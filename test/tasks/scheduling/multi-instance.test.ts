@@ -119,7 +119,7 @@ for (const kind of storeKinds('sched')) {
       expect(await setup.slots.claim(name, T0 - 60_000, 'done', T0 - 60_000)).toBe(true)
       await setup.slots.confirm(name, T0 - 60_000, 'done')
       const clock = new ManualClock(T0 + 1)
-      const fired: { slot: number; by: string }[] = []
+      const fired: { slot: number; by: string; takenOver: boolean }[] = []
       const loops = ['a', 'b'].map((owner) => {
         const loop = new SchedulerLoop({
           store: open().slots,
@@ -127,8 +127,8 @@ for (const kind of storeKinds('sched')) {
           clock,
           timer: manualTimer,
           leaseMs: 30_000,
-          fire: (_name, slot) => {
-            fired.push({ slot, by: owner })
+          fire: (_name, slot, takenOver) => {
+            fired.push({ slot, by: owner, takenOver })
           },
         })
         loop.add(name, { every: 60 })
@@ -145,6 +145,8 @@ for (const kind of storeKinds('sched')) {
         await Promise.all(loops.map((loop) => loop.tick()))
       }
       expect(firedSlots().sort()).toEqual([T0, T0 + 60_000, T0 + 120_000])
+      // Only the dead instance's slot is fired as a takeover (its fire checks for the task).
+      expect(fired.filter(({ takenOver }) => takenOver).map(({ slot }) => slot)).toEqual([T0])
       const window = { claimedSince: 0, claimedBefore: clock.time + 1, limit: 10 }
       expect(await setup.slots.unconfirmed(name, window)).toEqual([])
       await Promise.all(loops.map((loop) => loop.stop()))
