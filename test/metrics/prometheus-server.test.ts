@@ -1,13 +1,16 @@
 /**
- * A real Prometheus (the `prometheus` binary) scrapes an app built like the demo every second:
- * the blocked requests, task failures and waiting tasks the test makes come back exactly from
- * its query API, and every query of the Grafana dashboard is valid PromQL there.
+ * A real Prometheus (the `prometheus` binary) scrapes two apps every second: one built like the
+ * demo with public metrics, where the blocked requests, task failures and waiting tasks the test
+ * makes come back exactly from its query API and every query of the Grafana dashboard is valid
+ * PromQL; and the demo itself (`npm start`), scraped as the docs say, with a viewer API token.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { FastifyInstance } from 'fastify'
+import { buildDemoApp, DEMO_ADMIN } from '../../src/demo/app.js'
 import { freePort } from '../../support/servers.js'
 import { until } from '../helpers/wait.js'
 import { fullMetricsApp, type FullMetricsApp } from './full-app.js'
@@ -23,6 +26,7 @@ if (!available && process.env.CI === 'true')
   throw new Error('prometheus is missing: CI installs it (.ci/run)')
 
 let full: FullMetricsApp | null = null
+let demo: FastifyInstance | null = null
 let prometheus: ChildProcess | null = null
 let base = ''
 const dir = mkdtempSync(join(tmpdir(), 'sy-prometheus-'))
@@ -33,6 +37,9 @@ beforeAll(async () => {
   const built = await fullMetricsApp()
   full = built
   const target = new URL(await built.app.listen({ host: '127.0.0.1', port: 0 })).host
+  demo = await buildDemoApp({ tasksPath: null, env: { CTL_BACKEND: 'memory' } })
+  const demoTarget = new URL(await demo.listen({ host: '127.0.0.1', port: 0 })).host
+  const viewerToken = await createViewerToken(demo)
   const port = await freePort()
   base = `http://127.0.0.1:${port}`
   writeFileSync(
@@ -46,6 +53,14 @@ beforeAll(async () => {
       '    metrics_path: /metrics',
       '    static_configs:',
       `      - targets: ['${target}']`,
+      // The demo's metrics need a login: Prometheus sends a viewer API token (docs/operations.md).
+      '  - job_name: demo',
+      '    metrics_path: /switchyard/metrics',
+      '    authorization:',
+      '      type: Bearer',
+      `      credentials: ${viewerToken}`,
+      '    static_configs:',
+      `      - targets: ['${demoTarget}']`,
       '',
     ].join('\n'),
   )
@@ -77,8 +92,26 @@ afterAll(async () => {
     await exited
   }
   await full?.close()
+  await demo?.close()
   rmSync(dir, { recursive: true, force: true })
 })
+
+/** Logs in to the demo as its admin and creates an API token with the viewer role. */
+async function createViewerToken(app: FastifyInstance): Promise<string> {
+  const login = await app.inject({
+    method: 'POST',
+    url: '/switchyard/api/auth/login',
+    payload: DEMO_ADMIN,
+  })
+  const created = await app.inject({
+    method: 'POST',
+    url: '/switchyard/api/tokens',
+    headers: { authorization: `Bearer ${login.json<{ token: string }>().token}` },
+    payload: { name: 'prometheus', role: 'viewer' },
+  })
+  if (created.statusCode !== 201) throw new Error(`token: ${created.statusCode} ${created.body}`)
+  return created.json<{ token: string }>().token
+}
 
 /** The single value of an instant query, or undefined while it has no series. */
 async function query(expr: string): Promise<number | undefined> {
@@ -112,11 +145,17 @@ describe.skipIf(!available)('a real Prometheus scraping the app', () => {
     await until(() => manager.localTask(held[0] ?? '')?.status === 'running')
 
     const expected: [string, number][] = [
-      ['sum(switchyard_requests_blocked_total{reason="maintenance"})', BLOCKED_MAINTENANCE],
-      ['sum(switchyard_requests_blocked_total{reason="rate_limited"})', RATE_LIMITED],
-      ['sum(switchyard_tasks_finished_total{status="failed"})', FAILURES],
-      ['sum(switchyard_tasks_waiting{queue="held"})', WAITING],
-      ['sum(switchyard_tasks_running{queue="held"})', 1],
+      [
+        'sum(switchyard_requests_blocked_total{job="switchyard",reason="maintenance"})',
+        BLOCKED_MAINTENANCE,
+      ],
+      [
+        'sum(switchyard_requests_blocked_total{job="switchyard",reason="rate_limited"})',
+        RATE_LIMITED,
+      ],
+      ['sum(switchyard_tasks_finished_total{job="switchyard",status="failed"})', FAILURES],
+      ['sum(switchyard_tasks_waiting{job="switchyard",queue="held"})', WAITING],
+      ['sum(switchyard_tasks_running{job="switchyard",queue="held"})', 1],
       ['switchyard_backend_up{job="switchyard"}', 1],
     ]
     let last: (number | undefined)[] = []
@@ -159,5 +198,40 @@ describe.skipIf(!available)('a real Prometheus scraping the app', () => {
         )) !== undefined,
       30_000,
     )
+  }, 60_000)
+
+  it('scrapes the demo with a viewer token and reads back what the demo was asked to do', async () => {
+    if (demo === null) throw new Error('the demo did not start')
+    const app = demo
+    // The scrape is authenticated: a refused one would leave `up` at 0.
+    await until(async () => (await query('up{job="demo"}')) === 1, 30_000)
+    const enqueued = 'sum(switchyard_tasks_enqueued_total{job="demo",function="sendReceipt"})'
+    const before = (await query(enqueued)) ?? 0
+    for (let i = 0; i < 3; i++) expect((await app.inject('/payments')).statusCode).toBe(503)
+    const search: number[] = []
+    for (let i = 0; i < 9; i++) search.push((await app.inject('/search')).statusCode)
+    for (let i = 0; i < 2; i++) {
+      const order = await app.inject({ method: 'POST', url: '/orders', payload: { id: `p${i}` } })
+      expect(order.statusCode).toBe(202)
+    }
+    const expected: [string, number][] = [
+      ['sum(switchyard_requests_blocked_total{job="demo",reason="maintenance"})', 3],
+      [
+        'sum(switchyard_requests_blocked_total{job="demo",reason="rate_limited"})',
+        search.filter((code) => code === 429).length,
+      ],
+      [enqueued, before + 2],
+    ]
+    expect(expected[1]?.[1]).toBeGreaterThan(0)
+    let last: (number | undefined)[] = []
+    try {
+      await until(async () => {
+        last = await Promise.all(expected.map(([expr]) => query(expr)))
+        return last.every((value, i) => value === expected[i]?.[1])
+      }, 30_000)
+    } catch (error) {
+      throw new Error(`Prometheus answered ${JSON.stringify(last)}\n${output}`, { cause: error })
+    }
+    expect(last).toEqual(expected.map(([, value]) => value))
   }, 60_000)
 })
