@@ -15,6 +15,8 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { adminApp } from '../admin/index.js'
 import { ConfigError } from '../core/errors.js'
 import { createEngine } from '../create-engine.js'
+import { metricsEndpoint } from '../metrics/endpoint.js'
+import { sdkAppsGauge } from '../metrics/sdk-apps-gauge.js'
 import { UsageError } from './errors.js'
 
 /** Options of {@link startServer}. */
@@ -27,6 +29,11 @@ export interface ServeOptions {
   insecureNoAuth?: boolean
   /** Host names the server answers for (`--allowed-host`); default `CTL_ALLOWED_HOSTS`. */
   allowedHosts?: readonly string[]
+  /**
+   * Serve Prometheus metrics at `{path}/metrics` to the admin's `viewer`s (`--metrics`): route
+   * control of the server's engine and the SDK apps connected per service.
+   */
+  metrics?: boolean
   env?: NodeJS.ProcessEnv
 }
 
@@ -91,11 +98,24 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       `INSECURE: switchyard serve listens on ${options.host} WITHOUT CREDENTIALS (--insecure-no-auth): anyone who can reach it${allowedHosts === undefined ? ' by a loopback name' : ''} can change every route, flag and maintenance window. Set CTL_ADMIN_USER and CTL_ADMIN_PASSWORD.`,
     )
   }
+  // Loaded only when asked for: prom-client stays out of a server without metrics.
+  const metrics =
+    options.metrics === true
+      ? await (await import('../metrics/registry.js')).createMetrics({ engine })
+      : null
+  if (metrics !== null) app.addHook('onClose', () => metrics.close())
   await app.register(adminApp, {
     engine,
     path: options.path,
     auth: hasCredentials ? { username, password } : null,
     ...(allowedHosts === undefined ? {} : { allowedHosts }),
+    ...(metrics === null
+      ? {}
+      : {
+          metrics: metricsEndpoint(metrics, '/metrics'),
+          sdkStreamCounts: (read: () => Map<string, number>) =>
+            metrics.addGauge(sdkAppsGauge(engine, read)),
+        }),
   })
   app.addHook('onClose', async () => {
     await engine.close()

@@ -38,6 +38,7 @@ program
     (value: string, previous: string[]) => [...previous, value],
     [] as string[],
   )
+  .option('--metrics', 'serve Prometheus metrics at <path>/metrics to viewers of the admin app')
   .option(
     '--insecure-no-auth',
     'allow listening on a non-loopback address without CTL_ADMIN_USER / CTL_ADMIN_PASSWORD (anyone who reaches it is an admin)',
@@ -49,6 +50,7 @@ program
       path: string
       allowedHost: string[]
       insecureNoAuth?: boolean
+      metrics?: boolean
     }) => {
       try {
         await serve({
@@ -57,6 +59,7 @@ program
           path: options.path,
           allowedHosts: options.allowedHost,
           insecureNoAuth: options.insecureNoAuth === true,
+          metrics: options.metrics === true,
         })
       } catch (error) {
         console.error(`error: ${error instanceof Error ? error.message : String(error)}`)

@@ -47,7 +47,8 @@ import type { Readiness } from '../common/health-checks.js'
 import { engineReadiness } from '../health/engine-checks.js'
 import { healthRoutes } from '../common/health-routes.js'
 import { resolveMetricsOptions, type MetricsOptions } from '../metrics/options.js'
-import type { GaugeDefinition, SwitchyardMetrics } from '../metrics/registry.js'
+import type { SwitchyardMetrics } from '../metrics/registry.js'
+import { sdkAppsGauge } from '../metrics/sdk-apps-gauge.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -336,24 +337,6 @@ function routeHook(
       return
     }
     enforceRequest(engine, slot, request, reply, done, response, observe)
-  }
-}
-
-/**
- * `switchyard_sdk_apps_connected{service}`: open SDK event streams of each service the engine
- * knows (0 when none), so the series stay as bounded as the services.
- */
-function sdkAppsGauge(engine: Engine, read: () => Map<string, number>): GaugeDefinition {
-  return {
-    name: 'switchyard_sdk_apps_connected',
-    help: 'SDK apps connected to this central server (open event streams), by service.',
-    labelNames: ['service'],
-    read: () => {
-      const counts = read()
-      return engine
-        .listServices()
-        .map((service) => ({ labels: { service }, value: counts.get(service) ?? 0 }))
-    },
   }
 }
 
