@@ -134,9 +134,12 @@ export function parsePort(value: string): number {
   return port
 }
 
+/** How long (ms) requests in flight may take to finish after SIGTERM before sockets are cut. */
+const SHUTDOWN_GRACE_MS = 5000
+
 /**
- * Runs the server until SIGTERM or SIGINT, then closes it (open streams end, the store is
- * closed) and exits 0.
+ * Runs the server until SIGTERM or SIGINT, then closes it (open streams end, requests in flight
+ * get {@link SHUTDOWN_GRACE_MS} to finish, the store is closed) and exits 0.
  */
 export async function serve(options: ServeOptions): Promise<void> {
   const { app, url } = await startServer(options)
@@ -145,6 +148,9 @@ export async function serve(options: ServeOptions): Promise<void> {
     if (stopping) return
     stopping = true
     app.log.info(`${signal}: shutting down`)
+    // Requests in flight get a grace period; a client that keeps a connection open past it (an
+    // idle keep-alive socket that never sends a request, say) must not keep the server alive.
+    setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref()
     app.close().then(
       () => process.exit(0),
       (error: unknown) => {

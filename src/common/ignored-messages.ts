@@ -3,11 +3,13 @@
  * (pub/sub, record feeds, streams): a message this version cannot use — not JSON, the wrong
  * shape, or an event type a newer version added during a rolling upgrade — is ignored, never
  * thrown. Each is counted by kind, so the owner can see them, and logged once per kind and
- * type: a flood of garbage costs a counter increment each, not a log line each.
+ * type: a flood of garbage costs a counter increment each, not a log line each. A known event
+ * with fields a newer version added is applied for what this version knows; the message is
+ * counted as `unknown_field` and each (type, field) logged once.
  */
 
-/** Why a message was ignored. */
-export type IgnoredKind = 'malformed' | 'unknown_type'
+/** Why a message was ignored (in full, or for some of its fields: `unknown_field`). */
+export type IgnoredKind = 'malformed' | 'unknown_type' | 'unknown_field'
 
 /** Counts of ignored messages by kind. */
 export type IgnoredMessageCounts = Readonly<Record<IgnoredKind, number>>
@@ -19,7 +21,11 @@ const MAX_TYPE_LENGTH = 64
 
 /** The ignored messages of one reader. */
 export class IgnoredMessages {
-  readonly #counts: Record<IgnoredKind, number> = { malformed: 0, unknown_type: 0 }
+  readonly #counts: Record<IgnoredKind, number> = {
+    malformed: 0,
+    unknown_type: 0,
+    unknown_field: 0,
+  }
   readonly #logged = new Set<string>()
 
   /**
@@ -44,6 +50,30 @@ export class IgnoredMessages {
     )
   }
 
+  /**
+   * Checks a known event's top-level fields against the ones this version reads: when it has
+   * others (a newer writer added them), counts the message once and logs each new (type,
+   * field) once. The event is still applied by the caller.
+   */
+  unknownFields(type: string, event: object, known: ReadonlySet<string>): void {
+    let extra: string[] | null = null
+    for (const field of Object.keys(event)) {
+      if (!known.has(field)) (extra ??= []).push(field)
+    }
+    if (extra === null) return
+    this.#counts.unknown_field++
+    const name = type.slice(0, MAX_TYPE_LENGTH)
+    for (const field of extra) {
+      const quoted = JSON.stringify(field.slice(0, MAX_TYPE_LENGTH))
+      const seen = `unknown_field\u0000${name}\u0000${quoted}`
+      if (this.#logged.has(seen) || this.#logged.size >= MAX_LOGGED) continue
+      this.#logged.add(seen)
+      this.log(
+        `${this.label} ${JSON.stringify(name)} has a field this version does not know, ${quoted}: applied without it; further ones are counted, not logged`,
+      )
+    }
+  }
+
   /** The counts so far. */
   counts(): IgnoredMessageCounts {
     return { ...this.#counts }
@@ -58,7 +88,7 @@ export type IgnoredChannel = 'route_state' | 'flags' | 'rate_limit'
 
 /** Every ignored message in `counts` (none when the reader has no channel). */
 export function totalIgnored(counts: IgnoredMessageCounts | undefined): number {
-  return counts === undefined ? 0 : counts.malformed + counts.unknown_type
+  return counts === undefined ? 0 : counts.malformed + counts.unknown_type + counts.unknown_field
 }
 
 /** The `type` field of a parsed message, if it has one. */

@@ -250,7 +250,8 @@ export class SdkSync {
    * shape of one; otherwise skipped and counted (a newer server may send new types).
    */
   private receiveChange(type: string, data: unknown): void {
-    if (!KNOWN_CHANGES.has(type)) {
+    const fields = STREAM_EVENT_FIELDS.get(type)
+    if (fields === undefined) {
       this.ignored.ignore('unknown_type', type, 'not an event this version knows')
       return
     }
@@ -258,6 +259,7 @@ export class SdkSync {
       this.ignored.ignore('malformed', type, 'its data is not an object')
       return
     }
+    this.ignored.unknownFields(type, data, fields)
     try {
       this.applyChange(type, data)
     } catch (error) {
@@ -320,16 +322,16 @@ export class SdkSync {
   }
 }
 
-/** The change events this version applies. */
-const KNOWN_CHANGES: ReadonlySet<string> = new Set([
-  'route_state',
-  'global_maintenance',
-  'service_maintenance',
-  'rl_policy',
-  'global_rl_policy',
-  'service_rl_policy',
-  'flag',
-  'segment',
+/** The change events this version applies, with the fields of each it reads. */
+const STREAM_EVENT_FIELDS: ReadonlyMap<string, ReadonlySet<string>> = new Map([
+  ['route_state', new Set(['service', 'route', 'state'])],
+  ['global_maintenance', new Set(['config'])],
+  ['service_maintenance', new Set(['service', 'config'])],
+  ['rl_policy', new Set(['service', 'route', 'policy'])],
+  ['global_rl_policy', new Set(['policy'])],
+  ['service_rl_policy', new Set(['service', 'policy'])],
+  ['flag', new Set(['key', 'flag'])],
+  ['segment', new Set(['key', 'segment'])],
 ])
 
 function policyKey(policy: RateLimitPolicy): string {

@@ -46,6 +46,11 @@ export interface RecordFeedOptions<E> {
    * object is taken for an event.
    */
   accepts?(event: object): boolean
+  /**
+   * The top-level fields this version reads in an accepted event; others (a newer version's)
+   * are counted and logged once per type and field. Without it fields are not checked.
+   */
+  knownFields?(event: E): ReadonlySet<string>
   /** Receives faults recovered from (a throwing listener, a malformed message). */
   onError?: (error: Error, what: string) => void
   /**
@@ -189,6 +194,11 @@ export function redisRecordFeed<E>(
     if (!known) {
       ignored.ignore('unknown_type', messageType(event), 'not an event this version knows')
       return
+    }
+    const fields = options.knownFields?.(event)
+    if (fields !== undefined) {
+      const type = messageType(event)
+      ignored.unknownFields(typeof type === 'string' ? type : options.label, event, fields)
     }
     if (advance(event, version)) {
       shadowChange(event, version)

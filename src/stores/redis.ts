@@ -146,6 +146,7 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
         ignored.ignore('unknown_type', messageType(event), 'not an event this version knows')
         return
       }
+      ignored.unknownFields(event.type, event, ROUTE_EVENT_FIELDS[event.type])
       if (event.version !== undefined) shadowChange(event, event.version)
       feed.publish(event)
     },
@@ -375,6 +376,14 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
 }
 
 /** Whether an event is one this version knows, with the fields applying it needs. */
+/** The fields of each change event this version reads (`version` is set from the envelope). */
+const ROUTE_EVENT_FIELDS: Readonly<Record<ChangeEvent['type'], ReadonlySet<string>>> = {
+  route_state: new Set(['type', 'service', 'route', 'state', 'version']),
+  global_maintenance: new Set(['type', 'config', 'version']),
+  service_maintenance: new Set(['type', 'service', 'config', 'version']),
+  audit: new Set(['type', 'entry', 'version']),
+}
+
 function knownChangeEvent(event: ChangeEvent): boolean {
   const fields = event as unknown as Record<string, unknown>
   const object = (value: unknown) => typeof value === 'object' && value !== null

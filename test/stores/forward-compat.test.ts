@@ -88,9 +88,12 @@ describe.skipIf(!available)('change messages from a newer instance', () => {
       route: 'GET:/compat',
       state: { status: 'disabled', reason: 'from a newer instance' },
     })
-    expect(reader.ignoredMessages?.()).toEqual({ malformed: 0, unknown_type: 2 })
+    expect(reader.ignoredMessages?.()).toEqual({ malformed: 0, unknown_type: 2, unknown_field: 1 })
     expect(log.filter((line) => line.includes('"route_forecast"'))).toEqual([
       'route change message of unknown type "route_forecast" ignored (not an event this version knows); further ones of this kind are counted, not logged',
+    ])
+    expect(log.filter((line) => line.includes('"trace_id"'))).toEqual([
+      'route change message "route_state" has a field this version does not know, "trace_id": applied without it; further ones are counted, not logged',
     ])
   })
 
@@ -108,8 +111,9 @@ describe.skipIf(!available)('change messages from a newer instance', () => {
     })
     await expect.poll(() => seen.length).toBe(1)
     expect(seen[0]).toMatchObject({ type: 'segment', key: 'beta-users', segment: null })
-    expect(flags.ignoredMessages?.()).toEqual({ malformed: 0, unknown_type: 3 })
+    expect(flags.ignoredMessages?.()).toEqual({ malformed: 0, unknown_type: 3, unknown_field: 1 })
     expect(log.filter((line) => line.includes('"flag_schedule"'))).toHaveLength(1)
+    expect(log.filter((line) => line.includes('"origin_region"'))).toHaveLength(1)
   })
 
   it('rate-limit policy channel: unknown types counted, unknown fields ignored', async () => {
@@ -123,7 +127,8 @@ describe.skipIf(!available)('change messages from a newer instance', () => {
     })
     await expect.poll(() => seen.length).toBe(1)
     expect(seen[0]).toMatchObject({ type: 'global_rl_policy', policy: null })
-    expect(policies.ignoredMessages()).toEqual({ malformed: 0, unknown_type: 1 })
+    expect(policies.ignoredMessages()).toEqual({ malformed: 0, unknown_type: 1, unknown_field: 1 })
+    expect(log.filter((line) => line.includes('"budget_ms"'))).toHaveLength(1)
     expect(log.filter((line) => line.includes('"rl_quota"'))).toEqual([
       'rate-limit change message of unknown type "rl_quota" ignored (not an event this version knows); further ones of this kind are counted, not logged',
     ])

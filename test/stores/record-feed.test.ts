@@ -136,7 +136,7 @@ describe.skipIf(!available)('Redis record feed', () => {
     await admin.publish(feed.key('changes'), `4|someone|${JSON.stringify({ id: 'z', n: 4 })}`)
     await until(() => heard.length === 1)
     expect(errors).toEqual(['test change message']) // logged once, counted each
-    expect(feed.ignoredMessages()).toEqual({ malformed: 2, unknown_type: 0 })
+    expect(feed.ignoredMessages()).toEqual({ malformed: 2, unknown_type: 0, unknown_field: 0 })
     // A malformed message may have stood for a change: the feed's users reload in full.
     expect(resyncs).toBe(2)
     await feed.close()

@@ -92,7 +92,7 @@ describe.skipIf(!enabled)('redis store change messages', () => {
           /^route change message malformed ignored \(.*reloading the replica\)/,
         ),
       ])
-      expect(store.ignoredMessages?.()).toEqual({ malformed: 4, unknown_type: 0 })
+      expect(store.ignoredMessages?.()).toEqual({ malformed: 4, unknown_type: 0, unknown_field: 0 })
       await writer.maintenance.putGlobal({
         active: true,
         reason: 'after',

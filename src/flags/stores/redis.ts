@@ -71,6 +71,12 @@ const stored = (record: Flag | Segment | null) => (record === null ? null : JSON
 
 const recordId = (event: FlagChangeEvent) => `${event.type}\u0000${event.key}`
 
+/** The fields of each flag change this version reads. */
+const FLAG_EVENT_FIELDS: Readonly<Record<FlagChangeEvent['type'], ReadonlySet<string>>> = {
+  flag: new Set(['type', 'key', 'flag']),
+  segment: new Set(['type', 'key', 'segment']),
+}
+
 /** Creates the Redis flag store on the route store's Redis. Call `connect()` after the route store's. */
 export function redisFlagStore(
   redis: RedisHandle,
@@ -90,6 +96,7 @@ export function redisFlagStore(
         (record === null || typeof record === 'object')
       )
     },
+    knownFields: (event) => FLAG_EVENT_FIELDS[event.type],
     containers: ['flags', 'segments'],
     storedAs: (event) =>
       event.type === 'flag'

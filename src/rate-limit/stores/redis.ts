@@ -87,6 +87,13 @@ function storedAs(event: RateLimitChangeEvent): {
 }
 
 /** Whether a message's event is one this version knows, with the fields it needs. */
+/** The fields of each policy change this version reads. */
+const POLICY_EVENT_FIELDS: Readonly<Record<string, ReadonlySet<string>>> = {
+  rl_policy: new Set(['type', 'service', 'route', 'policy']),
+  global_rl_policy: new Set(['type', 'policy']),
+  service_rl_policy: new Set(['type', 'service', 'policy']),
+}
+
 function accepts(event: object): boolean {
   const fields = event as Record<string, unknown>
   const policy = fields.policy
@@ -115,6 +122,7 @@ export function redisPolicyStore(
     label: 'rate-limit',
     recordOf,
     accepts,
+    knownFields: (event) => POLICY_EVENT_FIELDS[event.type] ?? new Set(),
     containers: ['routes', 'global', 'services'],
     storedAs,
     onError: options.onError,

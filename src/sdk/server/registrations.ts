@@ -39,6 +39,9 @@ export interface RegistrationStore {
 
 const SECTION = 'sdk_registrations'
 
+/** The fields of a registration message this version reads. */
+const REGISTRATION_FIELDS: ReadonlySet<string> = new Set(['service', 'routes'])
+
 /** The registration store on `backend` (see the module comment). */
 export function registrationStoreFor(
   backend: StoreBackend,
@@ -103,6 +106,7 @@ function redisRegistrations(
       const fields = event as Record<string, unknown>
       return typeof fields.service === 'string' && Array.isArray(fields.routes)
     },
+    knownFields: () => REGISTRATION_FIELDS,
     containers: ['registrations'],
     // Re-seeded like the other namespaces when Redis comes back empty.
     storedAs: (registration) => ({
