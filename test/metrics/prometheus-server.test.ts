@@ -221,6 +221,12 @@ describe.skipIf(!available)('a real Prometheus scraping the app', () => {
         search.filter((code) => code === 429).length,
       ],
       [enqueued, before + 2],
+      // The demo starts on an empty history with two inventory syncs that fail for good (each
+      // after its one retry): two failures, however many attempts.
+      [
+        'sum(switchyard_tasks_finished_total{job="demo",function="syncInventory",status="failed"})',
+        2,
+      ],
     ]
     expect(expected[1]?.[1]).toBeGreaterThan(0)
     let last: (number | undefined)[] = []
