@@ -24,7 +24,7 @@ import {
   type ReadableSpan,
 } from '@opentelemetry/sdk-trace-base'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
 import { createEngine } from '../../src/index.js'
 import { maintenance, rateLimit, switchyard } from '../../src/fastify/index.js'
 import { redisCounters } from '../../src/rate-limit/counters/redis.js'
@@ -50,9 +50,8 @@ const spans = new InMemorySpanExporter()
 const reader = new TestReader()
 context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable())
 propagation.setGlobalPropagator(new W3CTraceContextPropagator())
-trace.setGlobalTracerProvider(
-  new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] }),
-)
+const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] })
+trace.setGlobalTracerProvider(tracerProvider)
 metrics.setGlobalMeterProvider(new MeterProvider({ readers: [reader] }))
 const tracer = trace.getTracer('otel-test')
 
@@ -261,6 +260,43 @@ describe('task runs', () => {
       },
     )
   }
+
+  it('start no span while no tracer provider is registered, and are spans once one is', async () => {
+    // As in an app whose OpenTelemetry SDK starts after the manager: no provider at first.
+    trace.disable()
+    let registered = false
+    const startSpan = vi.fn()
+    const getTracer = trace.getTracer.bind(trace)
+    const spy = vi.spyOn(trace, 'getTracer').mockImplementation((name, version) => {
+      const real = getTracer(name, version)
+      return {
+        startSpan: (...args: Parameters<typeof real.startSpan>) => {
+          startSpan()
+          return real.startSpan(...args)
+        },
+        startActiveSpan: real.startActiveSpan.bind(real),
+      }
+    })
+    try {
+      const manager = newManager()
+      await manager.startup()
+      const job = manager.task({}, function otelLate() {
+        return 1
+      })
+      const untraced = await manager.addTask(job, [])
+      await waitForStatus(manager, untraced, ['success'])
+      expect(startSpan).not.toHaveBeenCalled()
+      registered = trace.setGlobalTracerProvider(tracerProvider)
+      const traced = await manager.addTask(job, [])
+      await waitForStatus(manager, traced, ['success'])
+      await until(() => spansNamed('task.run otelLate').length === 1)
+      expect(startSpan).toHaveBeenCalledTimes(1)
+      expect(spansNamed('task.run otelLate')[0]!.attributes['switchyard.task.id']).toBe(traced)
+    } finally {
+      spy.mockRestore()
+      if (!registered) trace.setGlobalTracerProvider(tracerProvider)
+    }
+  })
 
   it('are not traced with telemetry: false, and a non-boolean telemetry is refused', async () => {
     expect(() => new TaskManager({ telemetry: 'yes' as never })).toThrow(TaskValidationError)

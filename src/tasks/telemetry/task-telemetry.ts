@@ -37,9 +37,14 @@ export class TaskTelemetry {
   readonly #open = new Map<string, Span>()
   readonly #unsubscribers: (() => void)[] = []
 
+  /** The API's no-op provider: what the global provider delegates to while no SDK is set. */
+  readonly #noopProvider: unknown
+
   constructor(api: OtelApiModule, manager: TaskManager) {
     this.#api = api
     this.#tracer = api.trace.getTracer(INSTRUMENTATION_NAME)
+    // eslint-disable-next-line @typescript-eslint/no-deprecated -- the global provider of API 1.x (the peer range); a fresh one hands out the no-op delegate
+    this.#noopProvider = new api.ProxyTracerProvider().getDelegate()
     const meter = api.metrics.getMeter(INSTRUMENTATION_NAME)
     // A meter asked for before any meter provider exists stays a no-op for good: then nothing
     // is followed at all, rather than counting into no-ops.
@@ -111,7 +116,7 @@ export class TaskTelemetry {
   transition(task: StoredTask, previous: TaskStatus | null, attempt: number): void {
     const record = task.record
     if (record.status === 'running' && previous === 'pending') {
-      this.#start(task, attempt)
+      if (this.#tracing()) this.#start(task, attempt)
       return
     }
     if (!FINAL.has(record.status)) return
@@ -134,6 +139,20 @@ export class TaskTelemetry {
     for (const unsubscribe of this.#unsubscribers.splice(0)) unsubscribe()
     for (const span of this.#open.values()) span.end()
     this.#open.clear()
+  }
+
+  /**
+   * Whether spans are recorded: a tracer provider is registered. Asked per run (an SDK may be
+   * set up after the manager starts); without one, a run costs a comparison, not a span's
+   * options and attributes.
+   */
+  #tracing(): boolean {
+    const provider = this.#api.trace.getTracerProvider()
+    return (
+      // eslint-disable-next-line @typescript-eslint/no-deprecated -- see the constructor
+      !(provider instanceof this.#api.ProxyTracerProvider) ||
+      provider.getDelegate() !== this.#noopProvider
+    )
   }
 
   #start(task: StoredTask, attempt: number): void {
