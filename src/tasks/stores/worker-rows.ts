@@ -51,9 +51,9 @@ export function parseWorker(body: string): StoredWorker {
     queues: Array.isArray(raw.queues) ? raw.queues.map(String) : [],
     running: number(raw.running),
     running_tasks: Array.isArray(raw.running_tasks)
-      ? raw.running_tasks.map((task: WorkerTask) => ({
-          task_id: String(task.task_id),
-          func_name: String(task.func_name),
+      ? raw.running_tasks.map((task: Partial<WorkerTask>) => ({
+          task_id: typeof task.task_id === 'string' ? task.task_id : '',
+          func_name: typeof task.func_name === 'string' ? task.func_name : '',
         }))
       : [],
     version: typeof raw.version === 'string' ? raw.version : '',
