@@ -23,11 +23,11 @@ export const HEARTBEAT_MS = 5000
 /** How often the loop checks whether a heartbeat is due (ms). */
 const TICK_MS = 1000
 /** Heartbeats an instance may miss before it reads dead. */
-export const ALIVE_HEARTBEATS = 3
+const ALIVE_HEARTBEATS = 3
 /** How long a dead instance stays listed (ms). */
-export const DEAD_KEPT_MS = 60 * 60 * 1000
+const DEAD_KEPT_MS = 60 * 60 * 1000
 /** Most instances kept (and listed); the least recently seen go first. */
-export const WORKERS_KEPT = 200
+const WORKERS_KEPT = 200
 /** Heartbeats between two prunes of the registry (about a minute). */
 const PRUNE_EVERY = 12
 

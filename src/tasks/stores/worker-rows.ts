@@ -6,7 +6,7 @@ import { TaskValidationError } from '../errors.js'
 import { MAX_WORKER_TASKS, type StoredWorker, type WorkerTask } from './ports.js'
 
 /** Most workers one list may ask for. */
-export const MAX_WORKERS_LISTED = 1000
+const MAX_WORKERS_LISTED = 1000
 
 /** Checks a heartbeat before it is written (a store never keeps a malformed row). */
 export function checkWorker(worker: StoredWorker): void {

@@ -102,8 +102,7 @@ describe.skipIf(!enabled)('Workers tab in Chromium', { timeout: 60_000 }, () => 
     const link = page.getByRole('link', { name: local.workerId })
     await link.click()
     await page.waitForURL(/\/dashboard\/workers#worker-/)
-    const target = await page.evaluate(() => document.querySelector(':target')?.textContent ?? '')
-    expect(target).toContain(local.workerId)
+    expect(await page.locator('tr:target').textContent()).toContain(local.workerId)
     expect(await seriousViolations(page)).toEqual([])
   })
 
