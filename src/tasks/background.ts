@@ -19,6 +19,7 @@ import { systemLoopTimer } from './scheduling/timer.js'
 import { memoryTaskStore } from './stores/memory.js'
 import { isDurableStore, type AnyTaskStore } from './stores/seam.js'
 import type { TaskClock } from './time.js'
+import { WorkerHeartbeat, type WorkerSource } from './workers.js'
 
 /** What the background services need of the manager. */
 export interface BackgroundDeps {
@@ -47,6 +48,8 @@ export interface BackgroundDeps {
   deleteBefore(cutoff: number): Promise<number>
   /** Applies what other instances stored (queue configs), every maintenance round. */
   refresh(): Promise<void>
+  /** What the worker heartbeat reports (queues, running tasks). */
+  worker: WorkerSource
 }
 
 /** The background services of one manager. */
@@ -55,6 +58,8 @@ export class ManagerBackground {
   readonly durable: DurableLink | null
   readonly schedules: ManagerSchedules
   readonly oneOffs: ManagerOneOffs
+  /** This instance in the workers registry; its id is the owner of its claims. */
+  readonly workers: WorkerHeartbeat
   readonly #retention: RetentionLoop
 
   constructor(options: TaskManagerOptions, deps: BackgroundDeps) {
@@ -83,6 +88,14 @@ export class ManagerBackground {
       : null
     const store = this.durable?.store ?? null
     const owner = this.durable?.owner ?? `tasks-${randomUUID()}`
+    this.workers = new WorkerHeartbeat({
+      id: owner,
+      store: store?.workers ?? null,
+      source: deps.worker,
+      clock,
+      ...(options.timer === undefined ? {} : { timer: options.timer }),
+      error,
+    })
     this.schedules = new ManagerSchedules({
       host: {
         register: (taskOptions, fn) => registry.register(taskOptions, fn),
@@ -134,8 +147,9 @@ export class ManagerBackground {
     })
   }
 
-  /** Starts the schedulers and retention (the last step of startup). */
+  /** Starts the heartbeat, the schedulers and retention (the last step of startup). */
   start(): void {
+    this.workers.start()
     this.schedules.start()
     this.oneOffs.start()
     this.#retention.start()
@@ -146,9 +160,17 @@ export class ManagerBackground {
     this.#retention.setMaxAge(retentionMs(days))
   }
 
-  /** Stops them and waits for ticks in progress (the first step of shutdown). */
+  /**
+   * Stops them and waits for ticks in progress (the first step of shutdown); the heartbeat's
+   * last write marks this instance stopped.
+   */
   async stop(): Promise<void> {
-    await Promise.all([this.schedules.stop(), this.oneOffs.stop(), this.#retention.stop()])
+    await Promise.all([
+      this.workers.stop(),
+      this.schedules.stop(),
+      this.oneOffs.stop(),
+      this.#retention.stop(),
+    ])
   }
 }
 

@@ -105,7 +105,11 @@ export {
   type OneOffEntry,
   type StoredQueueConfig,
   type TaskAuditEntry,
+  type TaskWorkerStore,
+  type StoredWorker,
+  type WorkerTask,
 } from './stores/index.js'
+export { type WorkerInfo } from './workers.js'
 export {
   PeriodicTrigger,
   ScheduledEntry,

@@ -64,7 +64,8 @@ import { ManagerBackground, resolveStore } from './background.js'
 import type { ScheduleInfo, ScheduleOptions } from './schedules.js'
 import type { ScheduleOnceOptions } from './one-offs.js'
 import type { ScheduleTrigger } from './scheduling/trigger.js'
-import type { OneOffEntry } from './stores/ports.js'
+import type { OneOffEntry, WorkerTask } from './stores/ports.js'
+import type { WorkerInfo } from './workers.js'
 import { TaskTelemetrySlot } from './telemetry/task-slot.js'
 import { systemTaskClock, toEpochMs, type TaskClock } from './time.js'
 
@@ -130,6 +131,10 @@ export class TaskManager {
       cancelRequested: (taskIds) => this.#cancelRequested(taskIds),
       deleteBefore: (cutoff) => this.#reads.deleteBefore(cutoff),
       refresh: () => this.#queueConfigs.load(),
+      worker: {
+        queues: () => this.#queues.stats().map((queue) => queue.name),
+        running: (limit) => this.#runningTasks(limit),
+      },
     })
     this.#durable = this.#background.durable
     this.#queues = new QueueSet({
@@ -173,6 +178,7 @@ export class TaskManager {
       expireAtStart: (job) => this.#intake.expireAtStart(job.task, job.handle),
       logger: this.#logger,
       defaultTimeoutMs: timeoutMs(options.defaultTimeout, 'defaultTimeout'),
+      worker: this.#background.workers.id,
     })
     this.#intake = new TaskIntake({
       registry: this.#registry,
@@ -333,6 +339,22 @@ export class TaskManager {
       }
     }
     return this.#intake.enqueue(handle, { args }, options)
+  }
+
+  /** How many tasks run here, and the first `limit` of them (the heartbeat's report). */
+  #runningTasks(limit: number): { count: number; tasks: WorkerTask[] } {
+    const count = this.#queues.stats().reduce((sum, queue) => sum + queue.running, 0)
+    const tasks: WorkerTask[] = []
+    const wanted = Math.min(count, limit)
+    // Stops at the tasks it names: a long pending backlog is not walked every heartbeat.
+    for (const job of this.#live.values()) {
+      if (tasks.length >= wanted) break
+      const record = job.task.record
+      if (record.status === 'running') {
+        tasks.push({ task_id: record.task_id, func_name: record.func_name })
+      }
+    }
+    return { count, tasks }
   }
 
   #isPersistent(handle: TaskHandle): boolean {
@@ -498,6 +520,21 @@ export class TaskManager {
   /** Changes the retention of finished records (days; null keeps them forever). */
   setRetentionDays(days: number | null): void {
     this.#background.setRetentionDays(days)
+  }
+
+  /**
+   * The task-manager instances sharing this manager's store, most recently seen first: live
+   * ones, and dead ones for an hour after their last heartbeat (with the in-memory store, this
+   * instance alone). An instance is alive while it has reported within the last 15 s (three
+   * heartbeats) and has not shut down.
+   */
+  listWorkers(): Promise<WorkerInfo[]> {
+    return this.#background.workers.list()
+  }
+
+  /** This instance's id in the workers registry (the `worker` of the records it runs). */
+  get workerId(): string {
+    return this.#background.workers.id
   }
 
   /** The durable store of this manager, or null (in memory). */

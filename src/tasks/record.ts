@@ -47,6 +47,11 @@ export interface TaskRecord {
    * a pending task ends `expired` and never runs.
    */
   expires_at: string | null
+  /**
+   * The id of the instance (in the workers registry) that started the task's run, or null until
+   * one did. Absent from records stored before it existed: readers give null.
+   */
+  worker?: string | null
 }
 
 /**

@@ -94,11 +94,15 @@ export class RecordBook {
     return true
   }
 
-  /** `pending → running` with its start time (the hot-path form of {@link transition}). */
-  start(task: StoredTask, startTime: string): boolean {
+  /**
+   * `pending → running` with its start time and the instance running it (the hot-path form of
+   * {@link transition}).
+   */
+  start(task: StoredTask, startTime: string, worker: string): boolean {
     const record = task.record
     if (record.status !== 'pending') return false
     record.start_time = startTime
+    record.worker = worker
     record.status = 'running'
     this.#notify(record)
     return true

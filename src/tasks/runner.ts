@@ -54,6 +54,8 @@ export interface RunnerDeps {
   readonly logger: Pick<Logger, 'warn' | 'error'>
   /** The manager's `defaultTimeout` (ms), or null: attempts without a timeout run unbounded. */
   readonly defaultTimeoutMs: number | null
+  /** This instance's id in the workers registry: the `worker` of the records it starts. */
+  readonly worker: string
 }
 
 /**
@@ -215,7 +217,7 @@ export class TaskRunner implements JobRunner {
       return false
     }
     const now = this.#deps.clock.now()
-    if (!this.#deps.book.start(job.task, toIso(now))) return false
+    if (!this.#deps.book.start(job.task, toIso(now), this.#deps.worker)) return false
     job.startedAt = now
     this.#deps.lifecycle(job.task, 'pending', 1)
     attempt.arm(() => this.#timedOut(attempt))

@@ -117,6 +117,7 @@ export function newStoredTask(
       progress: null,
       progress_message: null,
       expires_at: expiresAtOf(resolved.expiry, createdAt),
+      worker: null,
     },
     args,
     encrypted_args: encryptedArgs,

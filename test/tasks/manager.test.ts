@@ -107,6 +107,7 @@ describe('task records', () => {
         'progress',
         'progress_message',
         'expires_at',
+        'worker',
       ].sort(),
     )
     expect(record).toMatchObject({
@@ -124,6 +125,7 @@ describe('task records', () => {
       progress: null,
       progress_message: null,
       expires_at: null,
+      worker: manager.workerId,
     })
     expect(record.created_at).toMatch(ISO)
     expect(record.start_time).toMatch(ISO)

@@ -5,13 +5,32 @@
 import type { StoredTask, TaskRecord } from '../record.js'
 import type { TaskAuditEntry } from '../stores/ports.js'
 import { toIso } from '../time.js'
+import type { WorkerInfo } from '../workers.js'
 
 /** A record as the list, the detail and the stream show it. */
 export type SerializedTask = TaskRecord & { args?: unknown[] | null }
 
 /** The record of `task`, with its arguments when `withArgs` (null while they are encrypted). */
 export function serializeTask(task: StoredTask, withArgs: boolean): SerializedTask {
-  return withArgs ? { ...task.record, args: task.args } : task.record
+  // A record stored before records named their worker reads as run on no known worker.
+  const record = task.record.worker === undefined ? { ...task.record, worker: null } : task.record
+  return withArgs ? { ...record, args: task.args } : record
+}
+
+/** A worker of `GET {tasks}/workers`: its times as ISO timestamps. */
+export function serializeWorker(worker: WorkerInfo) {
+  return {
+    id: worker.id,
+    host: worker.host,
+    pid: worker.pid,
+    started_at: toIso(worker.started_at),
+    last_seen: toIso(worker.last_seen),
+    alive: worker.alive,
+    queues: worker.queues,
+    running: worker.running,
+    running_tasks: worker.running_tasks,
+    version: worker.version,
+  }
 }
 
 /** An audit entry with an ISO timestamp. */

@@ -408,6 +408,51 @@ export interface SessionRevocationStore {
   isRevoked(tokenId: string, now: number): Promise<boolean>
 }
 
+/** A task that was running on a worker at its last heartbeat. */
+export interface WorkerTask {
+  task_id: string
+  func_name: string
+}
+
+/**
+ * A task-manager instance as its last heartbeat described it. Times are epoch ms. `id` is the
+ * instance id its claims carry (and the `worker` of the records it ran).
+ */
+export interface StoredWorker {
+  id: string
+  host: string
+  pid: number
+  started_at: number
+  /** The instant of the last heartbeat. */
+  last_seen: number
+  /** The names of its queues. */
+  queues: string[]
+  /** How many tasks it was running. */
+  running: number
+  /** Some of them (at most {@link MAX_WORKER_TASKS}). */
+  running_tasks: WorkerTask[]
+  /** The package version it runs. */
+  version: string
+  /** True in its last heartbeat, written at shutdown: it reads dead at once. */
+  stopped: boolean
+}
+
+/** The most running tasks a heartbeat names (the count is always exact). */
+export const MAX_WORKER_TASKS = 20
+
+/** The workers registry: one row per instance, replaced by each of its heartbeats. */
+export interface TaskWorkerStore {
+  /** Inserts or replaces the instance's row. */
+  heartbeat(worker: StoredWorker): Promise<void>
+  /** The instances last seen at or after `since`, most recently seen first, at most `limit`. */
+  list(since: number, limit: number): Promise<StoredWorker[]>
+  /**
+   * Deletes the instances last seen before `before`, and any beyond the `keep` most recently
+   * seen; returns how many went.
+   */
+  prune(before: number, keep: number): Promise<number>
+}
+
 /**
  * A durable task store: the ports above on one backend, plus its lifecycle. The manager takes
  * one as its `store` option (`sqliteStore`, `postgresStore`, `mysqlStore`, `redisStore`).
@@ -424,6 +469,7 @@ export interface DurableTaskStore {
   readonly sessions: SessionRevocationStore
   readonly metrics: TaskMetricsStore
   readonly changes: TaskChangeFeed
+  readonly workers: TaskWorkerStore
   /** Connects and runs pending schema migrations; idempotent. Every port calls it lazily. */
   init(): Promise<void>
   /** Releases connections (a pool or client passed in by the caller is left open). */

@@ -50,6 +50,7 @@ export function makeTask(
       progress: null,
       progress_message: null,
       expires_at: null,
+      worker: null,
       ...record,
     },
     args: [1, 'two'],

@@ -3,7 +3,7 @@
  * lines (levels, retry markers), with Retry or Cancel as the record allows. The panel follows
  * the stream for its task.
  */
-import { Empty, Time, formatDuration } from '../../../ui/index.js'
+import { Empty, Time, domId, formatDuration } from '../../../ui/index.js'
 import type { StoredTask } from '../../record.js'
 import { RETRYABLE_STATUSES } from '../../status.js'
 import { LogLines, ProgressBar, StatusBadge, Tags } from './parts.js'
@@ -12,6 +12,16 @@ import type { TaskDashboard } from './view.js'
 /** The URL of a task's detail page. */
 export function detailUrl(dashboard: TaskDashboard, taskId: string, suffix = ''): string {
   return dashboard.url(`/dashboard/task/${encodeURIComponent(taskId)}${suffix}`)
+}
+
+/** The DOM id of a worker's row on the Workers tab (the target of "Ran on" links). */
+export function workerAnchor(workerId: string): string {
+  return domId('worker', workerId)
+}
+
+/** The URL of a worker's row on the Workers tab. */
+export function workerUrl(dashboard: TaskDashboard, workerId: string): string {
+  return `${dashboard.url('/dashboard/workers')}#${workerAnchor(workerId)}`
 }
 
 /** The detail panel of one task (also the live fragment). */
@@ -85,6 +95,16 @@ export function TaskDetail(props: {
           <dd safe>{record.queue}</dd>
           <dt>Executor</dt>
           <dd>{record.executor}</dd>
+          <dt>Ran on</dt>
+          <dd>
+            {record.worker === undefined || record.worker === null ? (
+              <span class="muted">{record.start_time === null ? 'not started' : 'unknown'}</span>
+            ) : (
+              <a class="mono" href={workerUrl(dashboard, record.worker)} safe>
+                {record.worker}
+              </a>
+            )}
+          </dd>
           <dt>Source</dt>
           <dd>{record.source}</dd>
           <dt>Priority</dt>

@@ -1,6 +1,6 @@
 /**
  * The dashboard's pages and the fragments they refresh: View (metrics and runs), the task
- * detail, Tasks, Schedules, Queues, Dead Letters and Audit.
+ * detail, Tasks, Schedules, Queues, Workers, Dead Letters and Audit.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { param, pageParam, sendHtml } from '../../../ui/index.js'
@@ -20,6 +20,7 @@ import {
 } from './dead-letters.js'
 import { MissingTask, TaskDetail } from './detail.js'
 import { QueuesTable } from './queues.js'
+import { WorkersTable } from './workers.js'
 import { SchedulesView, TasksTable } from './registry-tabs.js'
 import type { TaskMetrics } from '../../metrics-report.js'
 import { bucketWidth } from './chart.js'
@@ -271,6 +272,24 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
       ),
     },
     queuesTable,
+  )
+
+  // ---- Workers ------------------------------------------------------------------------------
+  liveTab(
+    '/dashboard/workers',
+    {
+      title: 'Workers',
+      headingId: 'workers-title',
+      active: 'workers',
+      intro: (
+        <p class="muted">
+          Every task manager sharing the store reports here about every 5 seconds. An instance is
+          alive while its last report is at most 15 s old; one that shut down reads dead at once.
+          Dead instances stay listed for an hour.
+        </p>
+      ),
+    },
+    async () => <WorkersTable dashboard={dashboard} workers={await manager.listWorkers()} />,
   )
 
   // ---- Dead Letters -------------------------------------------------------------------------

@@ -22,6 +22,7 @@ const TAB_LABELS = {
   tasks: 'Tasks',
   schedules: 'Schedules',
   queues: 'Queues',
+  workers: 'Workers',
   'dead-letters': 'Dead Letters',
   audit: 'Audit',
 } as const

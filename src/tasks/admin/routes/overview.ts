@@ -1,6 +1,6 @@
 /**
  * The views over the manager: metrics (with a per-minute series from `since`), the task audit,
- * queues (config and counts) with live changes, and schedules.
+ * queues (config and counts) with live changes, schedules and workers.
  */
 import { TaskValidationError } from '../../errors.js'
 import { DEFAULT_PER_PAGE } from '../../task-query.js'
@@ -9,7 +9,7 @@ import { updateQueue } from '../actions.js'
 import { type TaskAdminContext, type TaskAdminInstance } from '../context.js'
 import { AuditQuery, MetricsQuery, QueueParams, QueuePatchBody } from '../schemas.js'
 import { scheduleRows } from '../schedule-rows.js'
-import { serializeAudit } from '../serialize.js'
+import { serializeAudit, serializeWorker } from '../serialize.js'
 
 /** Registers the overview endpoints. */
 export function overviewRoutes(app: TaskAdminInstance, context: TaskAdminContext): void {
@@ -34,6 +34,8 @@ export function overviewRoutes(app: TaskAdminInstance, context: TaskAdminContext
   })
 
   app.get('/queues', () => manager.queueStats())
+
+  app.get('/workers', async () => (await manager.listWorkers()).map(serializeWorker))
 
   app.patch(
     '/queues/:name',

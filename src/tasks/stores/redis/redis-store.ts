@@ -21,6 +21,7 @@ import type {
   TaskChangeFeed,
   TaskMetricsStore,
   TaskRecordStore,
+  TaskWorkerStore,
 } from '../ports.js'
 import { redisAdminData, redisSessions } from './admin-data.js'
 import { redisChanges } from './changes.js'
@@ -30,6 +31,7 @@ import { redisOneOffs } from './one-off.js'
 import type { RedisOps } from './ops.js'
 import { redisPendingQueue } from './pending-queue.js'
 import { redisRecords } from './records.js'
+import { redisWorkers } from './workers.js'
 import { loadScripts, type LuaScript, type ScriptName } from './scripts.js'
 import { OpenOnce } from '../open-once.js'
 
@@ -59,6 +61,7 @@ export class RedisTaskStore implements DurableTaskStore {
   readonly sessions: SessionRevocationStore
   readonly metrics: TaskMetricsStore
   readonly changes: TaskChangeFeed
+  readonly workers: TaskWorkerStore
   readonly #prefix: string
   #scripts: Map<ScriptName, LuaScript> | null = null
   readonly #connection = new OpenOnce(async (): Promise<RedisCommandClient> => {
@@ -90,6 +93,7 @@ export class RedisTaskStore implements DurableTaskStore {
     this.sessions = redisSessions(ops)
     this.metrics = redisMetrics(ops)
     this.changes = redisChanges(ops, origin)
+    this.workers = redisWorkers(ops)
   }
 
   async init(): Promise<void> {

@@ -353,8 +353,33 @@ const v5: TaskMigration = {
   },
 }
 
+/**
+ * Version 7 (additive): the workers registry, one row per task-manager instance holding its
+ * last heartbeat. The index serves "recently seen, newest first" and the pruning of old rows.
+ */
+const v7: TaskMigration = {
+  version: 7,
+  name: 'workers registry',
+  statements(db, dialect, prefix) {
+    const t = types(dialect)
+    return [
+      db.schema
+        .createTable('workers')
+        .addColumn('id', t.key, (c) => c.primaryKey())
+        .addColumn('last_seen_ms', t.ms, (c) => c.notNull())
+        .addColumn('body', t.body, (c) => c.notNull())
+        .compile(),
+      db.schema
+        .createIndex(`${prefix}workers_last_seen`)
+        .on('workers')
+        .columns(['last_seen_ms'])
+        .compile(),
+    ]
+  },
+}
+
 /** Every migration, in order. The last one's version is the current schema version. */
-export const TASK_MIGRATIONS: readonly TaskMigration[] = [v1, v2, v3, v4, v5]
+export const TASK_MIGRATIONS: readonly TaskMigration[] = [v1, v2, v3, v4, v5, v7]
 
 /** The schema version this code expects. */
-export const CURRENT_SCHEMA_VERSION = 5
+export const CURRENT_SCHEMA_VERSION = 7

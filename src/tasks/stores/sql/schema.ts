@@ -141,6 +141,14 @@ export interface OneOffTable {
   body: string
 }
 
+/** Table `workers` (schema version 7): one row per task-manager instance, its last heartbeat. */
+export interface WorkersTable {
+  id: string
+  last_seen_ms: number
+  /** The heartbeat as JSON (`StoredWorker`). */
+  body: string
+}
+
 /** Table `task_migrations`: applied schema versions. */
 export interface MigrationsTable {
   version: number
@@ -162,6 +170,7 @@ export interface TaskDatabase {
   task_metric_counts: TaskMetricCountsTable
   task_metric_hours: TaskMetricHoursTable
   task_changes: TaskChangesTable
+  workers: WorkersTable
   task_migrations: MigrationsTable
 }
 
@@ -179,6 +188,7 @@ export const TASK_TABLES: readonly (keyof TaskDatabase)[] = [
   'task_metric_counts',
   'task_metric_hours',
   'task_changes',
+  'workers',
   'task_migrations',
 ]
 

@@ -17,6 +17,7 @@ import type {
   TaskAdminStore,
   TaskChangeFeed,
   TaskMetricsStore,
+  TaskWorkerStore,
 } from '../ports.js'
 import { openSqlBackend, type SqlBackend, type SqlConnectionSpec } from './backend.js'
 import { sqlAdminData, sqlSessions } from './admin-data.js'
@@ -27,6 +28,7 @@ import { sqlMetrics } from './metrics.js'
 import { sqlOneOffs } from './one-off.js'
 import { sqlPendingQueue } from './pending-queue.js'
 import { SqlTaskRecords } from './records.js'
+import { sqlWorkers } from './workers.js'
 import { OpenOnce } from '../open-once.js'
 
 /** Options shared by the SQL store factories. */
@@ -57,6 +59,7 @@ export class SqlTaskStore implements DurableTaskStore {
   readonly sessions: SessionRevocationStore
   readonly metrics: TaskMetricsStore
   readonly changes: TaskChangeFeed
+  readonly workers: TaskWorkerStore
   readonly #connection = new OpenOnce(async () => {
     const backend = await openSqlBackend(this.spec, this.#prefix)
     try {
@@ -87,6 +90,7 @@ export class SqlTaskStore implements DurableTaskStore {
     this.sessions = sqlSessions(open)
     this.metrics = sqlMetrics(open)
     this.changes = sqlChanges(open, origin)
+    this.workers = sqlWorkers(open)
   }
 
   async init(): Promise<void> {

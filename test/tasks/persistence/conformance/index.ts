@@ -1,6 +1,6 @@
 /**
  * The task-store conformance: one suite per port (records, pending queue, idempotency keys,
- * schedule slots, one-off schedules, admin data, sessions, metrics, change feed), each run on
+ * schedule slots, one-off schedules, admin data, sessions, metrics, change feed, workers), each run on
  * every backend.
  */
 import { afterAll, beforeAll, describe, it } from 'vitest'
@@ -13,6 +13,7 @@ import { debounceSuite, oneOffSuite } from './one-offs.js'
 import { pendingQueueSuite } from './pending-queue.js'
 import { changesSuite, metricsSuite } from './metrics.js'
 import { recordsSuite, retentionCascadeSuite } from './records.js'
+import { workersSuite } from './workers.js'
 
 export type { ConformanceTarget } from './context.js'
 
@@ -47,6 +48,8 @@ export function storeConformance(target: ConformanceTarget): void {
     describe('debounced entries', () => debounceSuite(context))
     describe('admin data', () => adminDataSuite(context))
     describe('sessions', () => sessionsSuite(context))
+    // Before the suites that start managers: those write heartbeats of their own.
+    describe('workers registry', () => workersSuite(context))
     describe('cancel anywhere', () => cancelSuite(context, () => target.open()))
   })
 }
