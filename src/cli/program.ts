@@ -16,7 +16,7 @@ import { sessionCommands } from './commands/session.js'
 import { readConfig } from './config.js'
 import { ApiError, UnreachableError, UsageError } from './errors.js'
 import type { Runtime } from './runtime.js'
-import { packageVersion } from './version.js'
+import { packageVersion } from '../common/package-version.js'
 
 /** Builds the commander program for one run. */
 export function buildProgram(runtime: Runtime): Command {

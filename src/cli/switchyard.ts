@@ -7,7 +7,7 @@ import { Command } from 'commander'
 import { buildDemoApp, demoInstructions } from '../demo/app.js'
 import { UsageError } from './errors.js'
 import { parsePort, serve } from './serve.js'
-import { packageVersion } from './version.js'
+import { packageVersion } from '../common/package-version.js'
 
 const program = new Command('switchyard')
   .description('switchyard runtime control plane')

@@ -12,8 +12,8 @@
  * previous one, so writes are never closer than 5 s however the timer drifts, and never more
  * than ~6 s apart, well inside the 15 s an instance has before it reads dead.
  */
-import { readFileSync } from 'node:fs'
 import { hostname } from 'node:os'
+import { packageVersion } from '../common/package-version.js'
 import type { StoredWorker, TaskWorkerStore, WorkerTask } from './stores/ports.js'
 import { MAX_WORKER_TASKS } from './stores/ports.js'
 import { systemLoopTimer, type LoopClock, type LoopTimer } from './scheduling/timer.js'
@@ -42,17 +42,11 @@ export function isAlive(worker: StoredWorker, now: number): boolean {
 }
 
 let cachedVersion: string | undefined
-/**
- * The package version, read once from the package.json two directories up (this module is
- * `src/tasks/workers.ts` from source, `dist/tasks/workers.js` installed).
- */
+/** The package version, read once (a manager reports it with every heartbeat). */
 function version(): string {
   if (cachedVersion === undefined) {
     try {
-      const manifest = JSON.parse(
-        readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
-      ) as { version?: unknown }
-      cachedVersion = typeof manifest.version === 'string' ? manifest.version : 'unknown'
+      cachedVersion = packageVersion()
     } catch {
       cachedVersion = 'unknown'
     }
