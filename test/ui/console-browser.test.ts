@@ -80,9 +80,9 @@ describe.skipIf(!enabled)('one console in Chromium', { timeout: 90_000 }, () => 
   })
 
   afterAll(async () => {
-    await browser?.close()
-    await app?.close()
-    await engine?.close()
+    await browser.close()
+    await app.close()
+    await engine.close()
   })
 
   beforeEach(async () => {
