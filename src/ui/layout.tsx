@@ -79,6 +79,8 @@ export interface LayoutProps {
   title: string
   /** The product shown at the top left, e.g. `switchyard`. */
   product: string
+  /** The product in the document title, when not {@link LayoutProps.product}. */
+  titleProduct?: string
   /** The home URL of the dashboard. */
   home: string
   nav: readonly NavItem[]
@@ -130,7 +132,7 @@ export function Layout(props: LayoutProps): JSX.Element {
         <head>
           <meta charset="utf-8" />
           <meta name="viewport" content="width=device-width, initial-scale=1" />
-          <title safe>{`${props.title} · ${props.product}`}</title>
+          <title safe>{`${props.title} · ${props.titleProduct ?? props.product}`}</title>
           {props.csrfToken ? <meta name="csrf-token" content={props.csrfToken} /> : ''}
           <meta name="htmx-config" content={HTMX_CONFIG} />
           <link rel="stylesheet" href={asset('style')} />
@@ -370,6 +372,8 @@ export function dashboardPage(shell: DashboardShell, props: DashboardPageProps):
     <Layout
       title={props.title}
       product={shared?.product ?? shell.product}
+      // in the console, the browser tab still names the half (e.g. the task admin's title)
+      titleProduct={shell.product}
       home={shared?.home ?? shell.home}
       assetsUrl={shell.assetsUrl}
       nav={

@@ -33,13 +33,9 @@ export function RouteCell(props: {
       ) : (
         <>
           {' '}
-          <a
-            class="route-link"
-            href={toRoute}
-            aria-label={`${props.label} on the Routes page`}
-            title="This route on the Routes page"
-          >
-            route ›
+          <a class="route-link" href={toRoute} title="This route on the Routes page">
+            route
+            <span class="visually-hidden" safe>{` ${props.label} on the Routes page`}</span> ›
           </a>
         </>
       )}
