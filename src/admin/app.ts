@@ -29,6 +29,8 @@ import { isSecureRequest } from './auth/client.js'
 import { jsonTextDepthExceeds, MAX_JSON_DEPTH } from '../common/json-depth.js'
 import { ADMIN_ROUTE, flagServiceOf, type AdminContext, type AdminInstance } from './context.js'
 import { dashboardRoutes, type PageNotFound } from './dashboard/index.js'
+import { routeConsoleMember } from './dashboard/view.js'
+import { joinConsole } from '../common/console-registry.js'
 import { EvaluationKeys } from './auth/evaluation-keys.js'
 import { ApiTokens } from './auth/api-tokens.js'
 import { serviceScopeHook } from './auth/service-scope.js'
@@ -176,6 +178,8 @@ async function adminPlugin(app: FastifyInstance, options: AdminAppOptions): Prom
       credentials === null
         ? null
         : joinSharedLogin(app, options.auth, mountPath === '' ? '/' : mountPath),
+    // With a task admin on the same app, the dashboards share one header and navigation.
+    console: joinConsole(app, routeConsoleMember(mountPath)),
   }
   if (sessions !== null && context.sharedLogin !== null) {
     // A task admin mounted with the same `auth` value logs in with these sessions.

@@ -24,6 +24,7 @@ import type { ApiTokens } from './auth/api-tokens.js'
 import type { ResolvedOfrepOptions } from './ofrep/options.js'
 import type { TrustedProxies } from '../common/trusted-proxies.js'
 import type { SharedLoginSlot } from '../common/shared-login.js'
+import type { ConsoleSlot } from '../common/console-registry.js'
 import type { AllowedHosts } from '../common/same-origin.js'
 
 /** The admin app's Fastify instance, with TypeBox type inference. */
@@ -66,6 +67,11 @@ export interface AdminContext {
    * value (common/shared-login.ts); null in open mode.
    */
   sharedLogin: SharedLoginSlot | null
+  /**
+   * This mount's place in the console it forms with a task admin on the same app (one header
+   * and navigation; common/console-registry.ts); null when another admin app joined first.
+   */
+  console: ConsoleSlot | null
 }
 
 /**

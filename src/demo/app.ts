@@ -39,6 +39,12 @@ const DEMO_USERS = [
   { ...DEMO_OPERATOR, role: 'operator' },
 ] as const
 
+/**
+ * The one `auth` value of both admin mounts: the same object, so one login serves the route
+ * pages and the task dashboard (one console, one session cookie).
+ */
+const DEMO_AUTH = { users: DEMO_USERS }
+
 /** Where the demo keeps its tasks by default: a SQLite file in the working directory. */
 export const DEMO_TASKS_FILE = 'switchyard-demo-tasks.sqlite'
 
@@ -86,7 +92,7 @@ export async function buildDemoApp(options: DemoOptions = {}): Promise<FastifyIn
     // An engine the demo made closes with it (its file or Redis store with it); one passed in
     // stays its owner's.
     closeEngine: options.engine === undefined,
-    admin: { path: '/switchyard', auth: { users: DEMO_USERS } },
+    admin: { path: '/switchyard', auth: DEMO_AUTH },
     // Prometheus metrics of both halves at /switchyard/metrics, for users of the admin app.
     metrics: { taskManager: manager },
   })
@@ -243,7 +249,7 @@ async function registerTasks(app: FastifyInstance, manager: TaskManager): Promis
   await app.register(taskAdmin, {
     taskManager: manager,
     path: '/tasks',
-    auth: [DEMO_ADMIN.username, DEMO_ADMIN.password],
+    auth: DEMO_AUTH,
     title: 'switchyard demo tasks',
   })
   seedDemoTasks(app, manager, demoTasks)

@@ -137,3 +137,27 @@ export function redirect(request: FastifyRequest, reply: FastifyReply, url: stri
   if (isHtmx(request)) return reply.status(200).header('hx-redirect', url).send('')
   return reply.redirect(url, 303)
 }
+
+/**
+ * Answers a request without a session: a page goes to the login view (which comes back to it),
+ * while an htmx request (a fragment, a dialog, an action) gets a 401 that makes the page show
+ * "Session expired — log in" and stop its live stream. Redirecting a fragment instead would
+ * land the operator, after the login, on the fragment's bare HTML.
+ */
+export function sendToLogin(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  loginUrl: string,
+): FastifyReply {
+  if (isHtmx(request)) {
+    return reply
+      .status(401)
+      .headers(PAGE_HEADERS)
+      .type('text/plain; charset=utf-8')
+      .send('Session expired: log in again.')
+  }
+  return reply.redirect(
+    `${loginUrl}${loginUrl.includes('?') ? '&' : '?'}next=${encodeURIComponent(request.url)}`,
+    303,
+  )
+}

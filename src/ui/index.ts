@@ -37,6 +37,7 @@ export {
   registerAssetsRoute,
   sendHtml,
   trigger,
+  sendToLogin,
   type ClientEvents,
   type Toast,
 } from './http.js'
@@ -53,6 +54,9 @@ export {
   type NavItem,
   type NavPage,
   type ServiceSwitcher,
+  type SessionWatch,
+  type SubNav,
+  withNext,
 } from './layout.js'
 export { domId, pageParam, param, params, withQuery, type QueryValues } from './request.js'
 export { safeNextPath } from './next-path.js'

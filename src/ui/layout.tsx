@@ -52,15 +52,42 @@ export interface DashboardUser {
   logoutUrl: string
 }
 
+/**
+ * How a page learns that its session ended: `checkUrl` answers 401 once the session is gone
+ * (asked when the live stream fails), and `loginUrl` is the login view, to which the page adds
+ * `next=` with its own address (never a fragment's). Absent in open mode.
+ */
+export interface SessionWatch {
+  /** The login view, without a query. */
+  loginUrl: string
+  /** An endpoint that answers 401 without a valid session, e.g. `/admin/api/auth/me`. */
+  checkUrl: string
+  /** The page's own address, for the login link before the script updates it. */
+  page: string
+}
+
+/** A second row of navigation under the main one (the views of one console section). */
+export interface SubNav {
+  /** Names the landmark, e.g. `Task views`. */
+  label: string
+  items: readonly NavItem[]
+}
+
 /** Props of {@link Layout}. */
 export interface LayoutProps {
   /** The page title (also the document title, before the product name). */
   title: string
   /** The product shown at the top left, e.g. `switchyard`. */
   product: string
+  /** The product in the document title, when not {@link LayoutProps.product}. */
+  titleProduct?: string
   /** The home URL of the dashboard. */
   home: string
   nav: readonly NavItem[]
+  /** A second row of navigation, e.g. the task views inside the console's Tasks section. */
+  subnav?: SubNav | null
+  /** How the page notices that its session ended; null in open mode. */
+  session?: SessionWatch | null
   /** URL prefix of the assets route, ending with `/`, e.g. `/switchyard/assets/`. */
   assetsUrl: string
   /** Embedded as `<meta name="csrf-token">`; htmx requests send it as `X-CSRF-Token`. */
@@ -97,6 +124,7 @@ export function Layout(props: LayoutProps): JSX.Element {
   const assets = props.assets ?? uiAssets()
   const asset = (name: Parameters<UiAssets['file']>[0]) => props.assetsUrl + assets.file(name)
   const stream = props.stream ?? null
+  const session = props.session ?? null
   return (
     <>
       {'<!doctype html>'}
@@ -104,7 +132,7 @@ export function Layout(props: LayoutProps): JSX.Element {
         <head>
           <meta charset="utf-8" />
           <meta name="viewport" content="width=device-width, initial-scale=1" />
-          <title safe>{`${props.title} · ${props.product}`}</title>
+          <title safe>{`${props.title} · ${props.titleProduct ?? props.product}`}</title>
           {props.csrfToken ? <meta name="csrf-token" content={props.csrfToken} /> : ''}
           <meta name="htmx-config" content={HTMX_CONFIG} />
           <link rel="stylesheet" href={asset('style')} />
@@ -126,7 +154,10 @@ export function Layout(props: LayoutProps): JSX.Element {
             data-poll-interval={
               stream?.pollInterval === undefined ? undefined : String(stream.pollInterval)
             }
+            data-login-url={session?.loginUrl}
+            data-session-url={session?.checkUrl}
           >
+            {session === null ? '' : <SessionExpired {...session} />}
             <header class="top">
               <div class="top-inner">
                 <a class="brand" href={props.home}>
@@ -176,6 +207,17 @@ export function Layout(props: LayoutProps): JSX.Element {
                   </a>
                 ))}
               </nav>
+              {props.subnav ? (
+                <nav class="nav nav-sub" aria-label={props.subnav.label}>
+                  {props.subnav.items.map((item) => (
+                    <a href={item.href} aria-current={item.active ? 'page' : undefined} safe>
+                      {item.label}
+                    </a>
+                  ))}
+                </nav>
+              ) : (
+                ''
+              )}
             </header>
             <main id="main" tabindex="-1">
               {safeChildren}
@@ -195,6 +237,27 @@ export function Layout(props: LayoutProps): JSX.Element {
       </html>
     </>
   )
+}
+
+/**
+ * The notice a page shows once its session ended (hidden until then): the live stream has
+ * stopped, and the link logs in again and comes back to this page (the script keeps its `next`
+ * on the page's current address).
+ */
+function SessionExpired(props: SessionWatch): JSX.Element {
+  return (
+    <div id="ui-session-expired" class="session-expired" role="alert" hidden>
+      <span>Session expired — </span>
+      <a href={withNext(props.loginUrl, props.page)} data-login-link>
+        log in
+      </a>
+    </div>
+  )
+}
+
+/** `loginUrl` with `next` set to `page`. */
+export function withNext(loginUrl: string, page: string): string {
+  return `${loginUrl}${loginUrl.includes('?') ? '&' : '?'}next=${encodeURIComponent(page)}`
 }
 
 /** The live / paused / reconnecting indicator; a click pauses or resumes live updates. */
@@ -279,6 +342,15 @@ export interface DashboardShell {
   csrfToken: string | null
   user: DashboardUser | null
   stream: LiveStream
+  /**
+   * The console's header when both admins are mounted on one app: its brand and navigation
+   * replace the dashboard's own (`pages` then only serve the sub-navigation).
+   */
+  console?: { product: string; home: string; nav: readonly NavItem[] } | null
+  /** A second row of navigation (see {@link SubNav}). */
+  subnav?: SubNav | null
+  /** How the page notices that its session ended; null in open mode. */
+  session?: SessionWatch | null
 }
 
 /** What a dashboard page puts in the shell: its title, navigation entry, toasts and content. */
@@ -295,17 +367,25 @@ export interface DashboardPageProps<Id extends string = string> {
 export function dashboardPage(shell: DashboardShell, props: DashboardPageProps): JSX.Element {
   // Children are JSX elements, escaped where they were built.
   const safeChildren = props.children
+  const shared = shell.console ?? null
   return (
     <Layout
       title={props.title}
-      product={shell.product}
-      home={shell.home}
+      product={shared?.product ?? shell.product}
+      // in the console, the browser tab still names the half (e.g. the task admin's title)
+      titleProduct={shell.product}
+      home={shared?.home ?? shell.home}
       assetsUrl={shell.assetsUrl}
-      nav={shell.pages.map((page) => ({
-        href: shell.url(page.path),
-        label: page.label,
-        active: page.id === props.active,
-      }))}
+      nav={
+        shared?.nav ??
+        shell.pages.map((page) => ({
+          href: shell.url(page.path),
+          label: page.label,
+          active: page.id === props.active,
+        }))
+      }
+      subnav={shell.subnav ?? null}
+      session={shell.session ?? null}
       csrfToken={shell.csrfToken}
       user={shell.user}
       services={props.services ?? null}

@@ -111,7 +111,8 @@ describe('tasksPlugin', () => {
     })
     await app.inject('/')
     expect(events).toEqual(['task:now', 'handler'])
-    expect((await manager.listTasks()).items[0]!.tags).toEqual({ via: 'addWith' })
+    // the request's route comes with the caller's tags
+    expect((await manager.listTasks()).items[0]!.tags).toEqual({ via: 'addWith', route: 'GET:/' })
     await app.close()
   })
 

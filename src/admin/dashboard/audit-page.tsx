@@ -96,6 +96,7 @@ function AuditTable(props: {
             label={entry.route}
             href={dashboard.url('/audit', { ...query(filters, 1), route: entry.route })}
             service={entry.service}
+            routeHref={(route) => dashboard.routeUrl(route)}
           />
           <td class="mono" safe>
             {entry.action}

@@ -77,6 +77,7 @@ function BlockedTable(props: {
             label={`${hit.method}:${hit.path}`}
             href={dashboard.url('/blocked', { ...query(filters, 1), route: hit.path })}
             service={hit.service}
+            routeHref={(route) => dashboard.routeUrl(route)}
           />
           <td class="key" safe>
             {hit.key}

@@ -14,9 +14,9 @@ import {
   Empty,
   isHtmx,
   prepareDashboardScope,
-  redirect,
   registerAssetsRoute,
   sendHtml,
+  sendToLogin,
 } from '../../ui/index.js'
 import type { AdminContext } from '../context.js'
 import { PUBLIC_ROUTE } from '../context.js'
@@ -25,7 +25,7 @@ import { auditPage } from './audit-page.js'
 import { blockedPage } from './blocked-page.js'
 import { flagPages } from './flags-page.js'
 import { keysPage } from './keys-page.js'
-import { loginPage, loginUrl } from './login-page.js'
+import { loginPage } from './login-page.js'
 import { rateLimitsPage } from './rate-limits-page.js'
 import { routesPage } from './routes-page.js'
 import { segmentPages } from './segments-page.js'
@@ -103,8 +103,9 @@ function sendNotFoundPage(
 }
 
 /**
- * Errors of pages: without a session a page redirects to the login view (a fragment asks
- * htmx to); an API error becomes a page with its message, or a toast for a fragment.
+ * Errors of pages: without a session a page redirects to the login view (a fragment gets a
+ * 401 that makes the page say the session expired); an API error becomes a page with its
+ * message, or a toast for a fragment.
  */
 function handlePageError(
   dashboard: Dashboard,
@@ -113,7 +114,7 @@ function handlePageError(
   reply: FastifyReply,
 ): FastifyReply | Promise<FastifyReply> {
   if (error instanceof UnauthenticatedError && dashboard.admin.sessions !== null) {
-    return redirect(request, reply, loginUrl(dashboard, request))
+    return sendToLogin(request, reply, dashboard.url('/login'))
   }
   let status = 500
   let message = 'Internal error; see the server log.'

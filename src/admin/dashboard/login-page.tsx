@@ -6,7 +6,7 @@
  * shows the API's message. Logout revokes the session on the server (every instance) and
  * clears the cookie, as `POST /api/auth/logout` does.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import { endSession } from '../auth/end-session.js'
 import { SESSION_COOKIE } from '../auth/guard.js'
 import { sessionCookiePath } from '../context.js'
@@ -27,11 +27,6 @@ export function safeNext(dashboard: Dashboard, next: string): string {
     home: dashboard.url('/'),
     excluded: [`${dashboard.base}/login`],
   })
-}
-
-/** The login URL that comes back to `request`'s page afterwards. */
-export function loginUrl(dashboard: Dashboard, request: FastifyRequest): string {
-  return dashboard.url('/login', { next: request.url })
 }
 
 function LoginView(props: { dashboard: Dashboard; next: string; flash: Toast[] }): JSX.Element {

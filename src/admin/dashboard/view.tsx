@@ -16,6 +16,7 @@ import {
   flagServiceOf,
   type AdminContext,
 } from '../context.js'
+import type { ConsoleMember } from '../../common/console-registry.js'
 import {
   Empty,
   dashboardPage,
@@ -58,6 +59,32 @@ export const PAGES = [
 
 /** A page id of {@link PAGES}. */
 export type PageId = (typeof PAGES)[number]['id']
+
+/** A URL under a mount path (`''` at the root) with a query string. */
+function urlUnder(base: string, path: string, query: QueryValues = {}): string {
+  return withQuery(`${base}${path === '/' && base !== '' ? '/' : path}`, query)
+}
+
+/**
+ * What the route-control pages bring to the console shared with a task admin on the same app:
+ * every page of the navigation (their ids are the console's), the brand, and the link to one
+ * route (the Routes page searched for its key).
+ */
+export function routeConsoleMember(mountPath: string): ConsoleMember {
+  const base = mountPath === '/' ? '' : mountPath
+  return {
+    half: 'routes',
+    entries: PAGES.map((page) => ({
+      id: page.id,
+      label: page.label,
+      href: urlUnder(base, page.path),
+      ...('role' in page ? { role: page.role } : {}),
+    })),
+    product: 'switchyard',
+    home: urlUnder(base, '/'),
+    routeHref: (route) => urlUnder(base, '/', { q: route }),
+  }
+}
 
 /** Who acts through the dashboard: the logged-in user (or `anonymous`), platform `dashboard`. */
 export interface DashboardActor {
@@ -124,7 +151,12 @@ export class Dashboard {
 
   /** A URL under the mount with a query string (empty values left out). */
   url(path: string, query: QueryValues = {}): string {
-    return withQuery(`${this.base}${path === '/' && this.base !== '' ? '/' : path}`, query)
+    return urlUnder(this.base, path, query)
+  }
+
+  /** The URL of a route (its key, e.g. `GET:/v1/users`) on the Routes page. */
+  routeUrl(route: string): string {
+    return this.url('/', { q: route })
   }
 
   /** Who acts for a request. */
@@ -136,6 +168,7 @@ export class Dashboard {
   page(request: FastifyRequest, props: DashboardPageProps<PageId>): JSX.Element {
     const principal = request.switchyardAdmin
     const role = principal?.role ?? 'viewer'
+    const sessions = this.admin.sessions
     return dashboardPage(
       {
         product: 'switchyard',
@@ -152,6 +185,15 @@ export class Dashboard {
             ? null
             : { name: principal.username, role, logoutUrl: this.url('/logout') },
         stream: { url: this.url('/api/events'), events: STREAM_EVENTS, keys: STREAM_KEYS },
+        console: this.admin.console?.header(role, props.active) ?? null,
+        session:
+          sessions === null
+            ? null
+            : {
+                loginUrl: this.url('/login'),
+                checkUrl: this.url('/api/auth/me'),
+                page: request.url,
+              },
       },
       props,
     )

@@ -3,6 +3,7 @@
  * provider, so handler inputs are typed from their schemas), the manager, and the mount's
  * services and settings.
  */
+import type { ConsoleSlot } from '../../common/console-registry.js'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type {
   FastifyBaseLogger,
@@ -53,6 +54,12 @@ export interface TaskAdminContext {
   hosts: AllowedHosts | null
   stream: TaskStream
   now: () => number
+  /**
+   * This mount's place in the console it forms with the route-control admin on the same app
+   * (one header and navigation; common/console-registry.ts); null when another task admin
+   * joined first.
+   */
+  console: ConsoleSlot | null
 }
 
 /** A path under the mount. */

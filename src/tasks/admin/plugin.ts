@@ -39,6 +39,8 @@ import { recordRoutes } from './routes/records.js'
 import { sessionRoutes } from './routes/session.js'
 import { TaskStream } from './stream.js'
 import { markAdminSurface } from '../../common/admin-surface.js'
+import { joinConsole } from '../../common/console-registry.js'
+import { taskConsoleMember } from './dashboard/view.js'
 
 const invalid = (message: string) => new TaskValidationError(message)
 
@@ -114,6 +116,8 @@ async function taskAdminPlugin(app: FastifyInstance, options: TaskAdminOptions):
     hosts: AllowedHosts.resolve(options.allowedHosts, credentials === null, invalid),
     stream,
     now,
+    // With the route-control admin on the same app, the dashboards share one header and navigation.
+    console: joinConsole(app, taskConsoleMember(base, title)),
   }
   if (credentials === null) {
     app.log.warn(

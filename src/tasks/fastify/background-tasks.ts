@@ -6,8 +6,12 @@
  * against the others at once), is dispatched at once, before the response. Plain
  * functions are accepted too and registered on first use under their name (bare
  * background-task injection).
+ *
+ * Every task added here carries the tag `route` naming the route that enqueued it, as a
+ * route-control key (`GET:/v1/users`), so the task dashboard can link a task to its route; a
+ * `route` tag the caller sets wins.
  */
-import type { FastifyBaseLogger } from 'fastify'
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
 import { isTaskHandle, type TaskHandle } from '../registry.js'
 import type { TaskManager } from '../manager.js'
 import type { AddTaskOptions } from '../options.js'
@@ -58,17 +62,31 @@ export class PlainFunctionTasks {
   }
 }
 
+/** The route key of the route a request matched (`GET:/v1/users`), or null for none (a 404). */
+export function routeTagOf(request: FastifyRequest): string | null {
+  const path = request.routeOptions.url
+  return path === undefined ? null : `${request.method}:${path}`
+}
+
 /** The per-request collector behind `request.backgroundTasks`. */
 export class RequestBackgroundTasks implements BackgroundTasks {
   readonly #manager: TaskManager
   readonly #plain: PlainFunctionTasks
   readonly #log: FastifyBaseLogger
+  readonly #route: string | null
   readonly #deferred: Deferred[] = []
 
-  constructor(manager: TaskManager, plain: PlainFunctionTasks, log: FastifyBaseLogger) {
+  constructor(
+    manager: TaskManager,
+    plain: PlainFunctionTasks,
+    log: FastifyBaseLogger,
+    /** The `route` tag of the tasks (see {@link routeTagOf}); null for none. */
+    route: string | null = null,
+  ) {
     this.#manager = manager
     this.#plain = plain
     this.#log = log
+    this.#route = route
   }
 
   get deferred(): number {
@@ -91,7 +109,9 @@ export class RequestBackgroundTasks implements BackgroundTasks {
     for (const item of this.#deferred.splice(0)) this.#send(item)
   }
 
-  #enqueue(handle: TaskHandle, args: unknown[], options: AddTaskOptions): void {
+  #enqueue(handle: TaskHandle, args: unknown[], given: AddTaskOptions): void {
+    const options =
+      this.#route === null ? given : { ...given, tags: { route: this.#route, ...given.tags } }
     const item = { handle, args, options }
     const priority = options.priority === undefined ? handle.definition.priority : options.priority
     if ((options.eager ?? handle.definition.eager) || priority !== null) this.#send(item)

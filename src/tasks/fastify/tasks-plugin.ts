@@ -12,6 +12,7 @@ import { TaskManager } from '../manager.js'
 import {
   PlainFunctionTasks,
   RequestBackgroundTasks,
+  routeTagOf,
   type BackgroundTasks,
 } from './background-tasks.js'
 
@@ -70,7 +71,7 @@ async function tasks(app: FastifyInstance, options: TasksPluginOptions): Promise
     getter(this: FastifyRequest): BackgroundTasks {
       let collector = collectors.get(this)
       if (collector === undefined) {
-        collector = new RequestBackgroundTasks(manager, plain, this.log)
+        collector = new RequestBackgroundTasks(manager, plain, this.log, routeTagOf(this))
         collectors.set(this, collector)
       }
       return collector

@@ -13,6 +13,9 @@
  *   While the stream is unavailable and the stream element has `data-poll-interval` (seconds),
  *   the live sections are refreshed at that interval and the indicator says so.
  * - A section holding a form being edited is never replaced under the user: it shows a notice.
+ * - Session expiry: a 401 answer (or, once the stream fails, a 401 from the page's session check)
+ *   stops the stream and shows "Session expired — log in", whose link returns to the page's own
+ *   address (never to a fragment's).
  * - CSRF and platform headers on every htmx request; toasts and flashes from `HX-Trigger`;
  *   the action dialog; relative times; `/` focuses search.
  */
@@ -169,11 +172,13 @@
       ? 'Paused' + (pausedCount > 0 ? ' · ' + pausedCount + ' new' : '')
       : conn === 'live'
         ? 'Live'
-        : conn === 'reconnecting'
-          ? pollTimer !== null
-            ? 'Polling every ' + pollSeconds() + ' s'
-            : 'Reconnecting…'
-          : 'Connecting…'
+        : conn === 'expired'
+          ? 'Session expired'
+          : conn === 'reconnecting'
+            ? pollTimer !== null
+              ? 'Polling every ' + pollSeconds() + ' s'
+              : 'Reconnecting…'
+            : 'Connecting…'
     if (label) label.textContent = text
     el.setAttribute('aria-pressed', paused ? 'true' : 'false')
     el.title = paused ? 'Resume live updates' : 'Pause live updates'
@@ -280,6 +285,7 @@
   var attached = new WeakSet()
   doc.addEventListener('htmx:sseOpen', function (event) {
     var source = event.detail.source
+    lastSource = source
     var root = event.target
     if (source && !attached.has(source)) {
       attached.add(source)
@@ -310,10 +316,67 @@
       resync()
     }
   })
-  doc.addEventListener('htmx:sseError', function () {
+  doc.addEventListener('htmx:sseError', function (event) {
+    if (expired) return
+    lastSource = event.detail && event.detail.source ? event.detail.source : lastSource
     hadError = true
     startPolling()
     indicator('reconnecting')
+    // The stream ends when its session does: ask whether that is why.
+    checkSession()
+  })
+
+  // ---- session expiry -----------------------------------------------------------------------
+  var expired = false
+  var lastSource = null
+  var checking = false
+  function streamRoot() {
+    return doc.getElementById('ui-stream')
+  }
+  /** The login view, coming back to the page the operator is on (not to a fragment). */
+  function loginHref() {
+    var login = streamRoot().getAttribute('data-login-url')
+    var page = window.location.pathname + window.location.search
+    return login + (login.indexOf('?') < 0 ? '?' : '&') + 'next=' + encodeURIComponent(page)
+  }
+  function sessionExpired() {
+    var root = streamRoot()
+    if (expired || !root || !root.getAttribute('data-login-url')) return
+    expired = true
+    // Without `sse-connect` the extension's retries open nothing; the open source is closed.
+    root.removeAttribute('sse-connect')
+    if (lastSource) lastSource.close()
+    stopPolling()
+    paused = false
+    indicator('expired')
+    var box = dialog()
+    if (box && box.open) box.close()
+    var notice = doc.getElementById('ui-session-expired')
+    if (notice) {
+      var link = notice.querySelector('[data-login-link]')
+      if (link) link.setAttribute('href', loginHref())
+      notice.hidden = false
+    }
+  }
+  function checkSession() {
+    var root = streamRoot()
+    var url = root ? root.getAttribute('data-session-url') : null
+    if (!url || checking || expired) return
+    checking = true
+    fetch(url, { credentials: 'same-origin', headers: { accept: 'application/json' } })
+      .then(function (response) {
+        if (response.status === 401) sessionExpired()
+      })
+      .catch(function () {
+        /* the server is unreachable: the stream keeps reconnecting */
+      })
+      .then(function () {
+        checking = false
+      })
+  }
+  doc.addEventListener('htmx:responseError', function (event) {
+    var xhr = event.detail && event.detail.xhr
+    if (xhr && xhr.status === 401) sessionExpired()
   })
   doc.addEventListener('ui-refresh', function (event) {
     var detail = event.detail || {}
@@ -324,7 +387,7 @@
   })
   doc.addEventListener('click', function (event) {
     var button = event.target && event.target.closest ? event.target.closest('#ui-live') : null
-    if (!button) return
+    if (!button || expired) return
     paused = !paused
     if (!paused) {
       pausedCount = 0

@@ -233,7 +233,7 @@ describe.skipIf(!enabled)('task dashboard in Chromium', { timeout: 60_000 }, () 
 
   it('Tasks, Schedules and Audit render and pass axe', async () => {
     await open('/dashboard/tasks')
-    await page.getByRole('heading', { name: 'Registered tasks' }).waitFor()
+    await page.getByRole('heading', { name: 'Registered functions' }).waitFor()
     expect(await page.locator('tbody').textContent()).toContain('every 3600s')
     await expectAccessible()
     await open('/dashboard/schedules')

@@ -17,6 +17,7 @@ import type {
   SharedLoginSlot,
   SharedSession,
 } from '../../../common/shared-login.js'
+import { sendToLogin } from '../../../ui/http.js'
 import { forbiddenFor, requiredRole, roleAllows, type Role } from '../../../common/roles.js'
 import type { SessionRevocationStore } from '../../stores/ports.js'
 import { TaskAdminCsrfError, TaskAdminUnauthenticatedError } from '../errors.js'
@@ -185,14 +186,9 @@ export function sessionGuard(sessions: TaskAdminSessions | null, loginPath: stri
     const token = bearer ?? cookie
     const session = token === undefined || token === '' ? null : await sessions.resolve(token)
     if (session === null) {
-      if (config.taskAdminPage === true) {
-        // htmx follows redirects inside the page: ask it to navigate instead.
-        if (request.headers['hx-request'] === 'true') {
-          return reply.status(200).header('hx-redirect', loginPath).send('')
-        }
-        // back to this page after the login (the login page checks `next` before using it)
-        return reply.redirect(`${loginPath}?next=${encodeURIComponent(request.url)}`, 303)
-      }
+      // A page goes to the login view and back (the login page checks `next` before using
+      // it); a fragment's 401 makes the page say the session expired.
+      if (config.taskAdminPage === true) return sendToLogin(request, reply, loginPath)
       throw new TaskAdminUnauthenticatedError(
         header !== undefined && bearer === undefined
           ? 'Malformed Authorization header: expected "Bearer <token>".'

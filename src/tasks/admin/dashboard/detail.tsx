@@ -135,6 +135,7 @@ export function TaskDetail(props: {
           <dd safe>{record.end_time === null ? '—' : formatDuration(record.duration * 1000)}</dd>
           <dt>Retries used</dt>
           <dd>{record.retries_used}</dd>
+          <EnqueuedBy dashboard={dashboard} tags={record.tags} />
           <dt>Tags</dt>
           <dd>
             <Tags tags={record.tags} />
@@ -180,6 +181,33 @@ export function TaskDetail(props: {
         <LogLines logs={record.logs} />
       </section>
     </div>
+  )
+}
+
+/**
+ * The route that enqueued the task (its `route` tag, set by `request.backgroundTasks`): a link
+ * to the route on the Routes page when the route-control admin shares the console, else its key.
+ */
+function EnqueuedBy(props: {
+  dashboard: TaskDashboard
+  tags: Readonly<Record<string, string>>
+}): JSX.Element {
+  if (!Object.hasOwn(props.tags, 'route')) return <></>
+  const route = props.tags.route ?? ''
+  const href = props.dashboard.routeUrl(route)
+  return (
+    <>
+      <dt>Route</dt>
+      <dd class="mono">
+        {href === null ? (
+          <span safe>{route}</span>
+        ) : (
+          <a href={href} title="This route on the Routes page" safe>
+            {route}
+          </a>
+        )}
+      </dd>
+    </>
   )
 }
 

@@ -8,8 +8,8 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import {
   sendErrorAnswer,
   prepareDashboardScope,
-  redirect,
   registerAssetsRoute,
+  sendToLogin,
 } from '../../../ui/index.js'
 import { toTaskAdminError } from '../http-errors.js'
 import type { TaskAdminContext, TaskAdminInstance } from '../context.js'
@@ -44,7 +44,7 @@ function handlePageError(
   const answer = toTaskAdminError(error)
   const status = answer.statusCode
   if (status >= 500) request.log.error({ err: error }, 'switchyard task dashboard: failure')
-  if (status === 401) return redirect(request, reply, dashboard.url('/auth/login'))
+  if (status === 401) return sendToLogin(request, reply, dashboard.url('/auth/login'))
   return sendErrorAnswer(request, reply, {
     status,
     message: answer.message,

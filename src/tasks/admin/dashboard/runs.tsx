@@ -365,7 +365,8 @@ export function MetricsPanel(props: {
         <div class="panel">
           <ThroughputChart buckets={bucketSeries(metrics.series ?? [], props.from, now)} />
         </div>
-        <div class="table-wrap">
+        {/* focusable: at phone width the table scrolls sideways, also by keyboard */}
+        <div class="table-wrap" tabindex="0" role="region" aria-label="P95 duration per function">
           <table>
             <caption>P95 duration per function</caption>
             <TableHead

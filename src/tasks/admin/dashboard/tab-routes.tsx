@@ -216,14 +216,14 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
     },
   )
 
-  // ---- Tasks and Schedules ------------------------------------------------------------------
+  // ---- Functions and Schedules---------------------------------------------------------------
   app.get('/dashboard/tasks', PAGE, async (request, reply) => {
     const schedules = new Map(manager.listSchedules().map((s) => [s.name, s.trigger]))
     return html(
       reply,
       dashboard.tabPage(request, {
-        title: 'Tasks',
-        heading: 'Registered tasks',
+        title: 'Functions',
+        heading: 'Registered functions',
         headingId: 'tasks-title',
         active: 'tasks',
         children: (

@@ -1,7 +1,9 @@
 /**
- * What every task-dashboard page shares: URLs under the mount, the layout with the tabs (View,
- * Tasks, Schedules, Queues, Dead Letters, and Audit when auth is on), the live stream, and the
- * session's CSRF token.
+ * What every task-dashboard page shares: URLs under the mount, the layout with the tabs (Runs,
+ * Functions, Schedules, Queues, Dead Letters, and Audit when auth is on), the live stream, and the
+ * session's CSRF token. With the route-control admin on the same app, the pages wear the
+ * console's header instead: its navigation holds Tasks (the Runs tab), Schedules and Queues, and
+ * the other tabs of the Tasks section sit in a second row under it.
  */
 import type { FastifyRequest } from 'fastify'
 import {
@@ -11,6 +13,7 @@ import {
   type QueryValues,
 } from '../../../ui/index.js'
 import { roleAllows } from '../../../common/roles.js'
+import type { ConsoleMember } from '../../../common/console-registry.js'
 import { mountPath, type TaskAdminContext } from '../context.js'
 
 /** Route options of a dashboard page or fragment: without a session, redirect to the login view. */
@@ -18,8 +21,8 @@ export const PAGE = { config: { taskAdminPage: true }, schema: { hide: true } } 
 
 /** The tab labels by id, in order; Audit only exists with auth. */
 const TAB_LABELS = {
-  view: 'View',
-  tasks: 'Tasks',
+  view: 'Runs',
+  tasks: 'Functions',
   schedules: 'Schedules',
   queues: 'Queues',
   workers: 'Workers',
@@ -38,6 +41,45 @@ export const TABS: readonly { id: TabId; path: string; label: string }[] = Objec
   path: id === 'view' ? '/dashboard' : `/dashboard/${id}`,
   label,
 }))
+
+/**
+ * The tabs that are entries of the console's shared navigation, with their id and label there
+ * (Runs is the console's Tasks). Every other tab belongs to the Tasks section: the shared
+ * navigation marks Tasks, and the section's tabs sit in a second row. A new view joins the
+ * console by an entry here (and its id in the console's order).
+ */
+const CONSOLE_ENTRIES: Partial<Record<TabId, { id: string; label: string }>> = {
+  view: { id: 'tasks', label: 'Tasks' },
+  schedules: { id: 'schedules', label: 'Schedules' },
+  queues: { id: 'queues', label: 'Queues' },
+  workers: { id: 'workers', label: 'Workers' },
+}
+
+/** The console entry a tab marks as current: its own, or the Tasks section's. */
+function consoleEntryOf(tab: TabId | null): string | null {
+  if (tab === null) return null
+  return CONSOLE_ENTRIES[tab]?.id ?? 'tasks'
+}
+
+/** The tabs of the console's Tasks section (Runs, Functions, Dead Letters, Audit). */
+function sectionTabs(authenticated: boolean): { id: TabId; path: string; label: string }[] {
+  return TABS.filter(
+    (tab) => consoleEntryOf(tab.id) === 'tasks' && (tab.id !== 'audit' || authenticated),
+  )
+}
+
+/** What the task dashboard brings to the console shared with the route-control admin. */
+export function taskConsoleMember(base: string, title: string): ConsoleMember {
+  return {
+    half: 'tasks',
+    entries: TABS.flatMap((tab) => {
+      const entry = CONSOLE_ENTRIES[tab.id]
+      return entry === undefined ? [] : [{ ...entry, href: `${base}${tab.path}` }]
+    }),
+    product: title,
+    home: `${base}/dashboard`,
+  }
+}
 
 /** The windows of the time-range filters; `all` only where the tab offers it. */
 export const WINDOWS = ['1h', '6h', '24h', '7d'] as const
@@ -74,9 +116,22 @@ export class TaskDashboard {
     return sessions.csrfToken(principal.session)
   }
 
+  /**
+   * The URL of a route (its key, e.g. `GET:/v1/users`) on the route-control admin's Routes page,
+   * or null when that admin is not mounted on the same app.
+   */
+  routeUrl(route: string): string | null {
+    return this.context.console?.routeHref(route) ?? null
+  }
+
   /** A full page in the layout. */
   page(request: FastifyRequest, props: Omit<DashboardPageProps<TabId>, 'services'>): JSX.Element {
     const principal = request.taskAdmin
+    const sessions = this.context.sessions
+    const header =
+      this.context.console?.header(principal?.role ?? 'viewer', consoleEntryOf(props.active)) ??
+      null
+    const inSection = header !== null && consoleEntryOf(props.active) === 'tasks'
     return dashboardPage(
       {
         product: this.context.title,
@@ -99,6 +154,25 @@ export class TaskDashboard {
           keys: { task: ['task_id'] },
           pollInterval: this.context.pollInterval,
         },
+        console: header,
+        subnav: inSection
+          ? {
+              label: 'Task views',
+              items: sectionTabs(this.authenticated).map((tab) => ({
+                href: this.url(tab.path),
+                label: tab.label,
+                active: tab.id === props.active,
+              })),
+            }
+          : null,
+        session:
+          sessions === null
+            ? null
+            : {
+                loginUrl: this.url('/auth/login'),
+                checkUrl: this.url('/auth/me'),
+                page: request.url,
+              },
       },
       props,
     )

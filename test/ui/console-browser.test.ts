@@ -1,0 +1,260 @@
+/**
+ * One console for both admins, in a real browser (Debian's Chromium via playwright-core): the
+ * route-control admin at /switchyard and the task admin at /tasks on one app with the same
+ * `auth` value. One login serves both halves, both wear one header and navigation, an ended
+ * session stops the live stream and says "Session expired — log in" with a login that returns
+ * to the page (never to a fragment), and audit entries and tasks link to their routes. axe-core
+ * finds no serious or critical violation at desktop and phone width. Every wait is for a
+ * condition.
+ */
+import Fastify, { type FastifyInstance } from 'fastify'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { createEngine, type Engine } from '../../src/index.js'
+import { switchyard } from '../../src/fastify/index.js'
+import { TaskManager } from '../../src/tasks/index.js'
+import { taskAdmin, tasksPlugin } from '../../src/tasks/fastify/index.js'
+import {
+  launchBrowser,
+  logIn,
+  openContext,
+  requireChromium,
+  seriousViolations,
+  waitLive,
+  watchErrors,
+} from '../browser/browser.js'
+import { quietLogger } from '../tasks/helpers.js'
+
+const enabled = requireChromium()
+
+const USER = { username: 'ada', password: 'console-pass' }
+/** One value for both mounts: one login. */
+const AUTH = { users: [{ ...USER, role: 'admin' as const }] }
+
+/** The shared navigation, in order, for an admin. */
+const CONSOLE_NAV = [
+  'Routes',
+  'Flags',
+  'Segments',
+  'Rate limits',
+  'Blocked',
+  'Tasks',
+  'Schedules',
+  'Queues',
+  'Audit',
+  'Keys',
+]
+
+describe.skipIf(!enabled)('one console in Chromium', { timeout: 90_000 }, () => {
+  let app: FastifyInstance
+  let engine: Engine
+  let manager: TaskManager
+  let origin: string
+  let browser: Browser
+  let context: BrowserContext
+  let page: Page
+  let errors: string[]
+
+  beforeAll(async () => {
+    engine = createEngine({
+      store: 'memory',
+      service: 'shop',
+      env: 'prod',
+      logger: { warn: () => undefined, error: () => undefined },
+    })
+    manager = new TaskManager({ logger: quietLogger })
+    const welcome = manager.task({ name: 'send_welcome' }, (email: string) => `sent ${email}`)
+    app = Fastify({ logger: false })
+    await app.register(switchyard, { engine, admin: { path: '/switchyard', auth: AUTH } })
+    await app.register(tasksPlugin, { taskManager: manager })
+    await app.register(taskAdmin, { taskManager: manager, path: '/tasks', auth: AUTH })
+    app.get('/v1/users', () => ({ users: [] }))
+    app.post('/v1/signup', (request) => {
+      request.backgroundTasks.add(welcome, 'ada@example.com')
+      return { ok: true }
+    })
+    await app.listen({ host: '127.0.0.1', port: 0 })
+    const address = app.server.address()
+    origin = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`
+    browser = await launchBrowser()
+  })
+
+  afterAll(async () => {
+    await browser.close()
+    await app.close()
+    await engine.close()
+  })
+
+  beforeEach(async () => {
+    context = await openContext(browser, { viewport: 'desktop' })
+    page = await context.newPage()
+    await page.setViewportSize({ width: 1280, height: 800 })
+    errors = watchErrors(page)
+    await logIn(page, `${origin}/switchyard/login`, USER)
+  })
+
+  afterEach(async () => {
+    await context.close()
+  })
+
+  const navLabels = (label: string) =>
+    page.getByRole('navigation', { name: label }).getByRole('link').allTextContents()
+  const current = (label: string) =>
+    page.getByRole('navigation', { name: label }).locator('[aria-current="page"]').textContent()
+  /** The page's session, as the browser holds it (HttpOnly: read from the context). */
+  const sessionToken = async () => {
+    const cookie = (await context.cookies()).find((each) => each.name === 'switchyard_session')
+    expect(cookie?.path).toBe('/')
+    return cookie?.value ?? ''
+  }
+  /** Ends the browser's session on the server, as its expiry or a logout elsewhere does. */
+  const endSession = async () => {
+    const response = await app.inject({
+      method: 'POST',
+      url: '/switchyard/api/auth/logout',
+      headers: { authorization: `Bearer ${await sessionToken()}` },
+    })
+    expect(response.statusCode).toBeLessThan(300)
+  }
+
+  it('one login serves both halves, which share one header, navigation and live indicator', async () => {
+    // logged in on the route half: the task half opens without another login
+    await page.goto(`${origin}/tasks/dashboard`)
+    expect(new URL(page.url()).pathname).toBe('/tasks/dashboard')
+    await waitLive(page)
+    expect(await navLabels('Dashboard')).toEqual(CONSOLE_NAV)
+    expect(await current('Dashboard')).toBe('Tasks')
+    expect(await navLabels('Task views')).toEqual(['Runs', 'Functions', 'Dead Letters', 'Audit'])
+    expect(await current('Task views')).toBe('Runs')
+    expect(await page.locator('#ui-live').count()).toBe(1)
+    expect(await page.locator('.brand').textContent()).toContain('switchyard')
+
+    await page
+      .getByRole('navigation', { name: 'Task views' })
+      .getByRole('link', { name: 'Functions' })
+      .click()
+    await page.getByRole('heading', { name: 'Registered functions' }).waitFor()
+    expect(await current('Dashboard')).toBe('Tasks')
+
+    await page
+      .getByRole('navigation', { name: 'Dashboard' })
+      .getByRole('link', { name: 'Queues' })
+      .click()
+    await page.waitForURL(`${origin}/tasks/dashboard/queues`)
+    expect(await current('Dashboard')).toBe('Queues')
+    expect(await page.getByRole('navigation', { name: 'Task views' }).count()).toBe(0)
+
+    await page
+      .getByRole('navigation', { name: 'Dashboard' })
+      .getByRole('link', { name: 'Flags' })
+      .click()
+    await page.waitForURL(`${origin}/switchyard/flags`)
+    await waitLive(page)
+    expect(await navLabels('Dashboard')).toEqual(CONSOLE_NAV)
+    expect(await current('Dashboard')).toBe('Flags')
+    expect(await page.locator('#ui-live').count()).toBe(1)
+    expect(errors).toEqual([])
+  })
+
+  it('has no serious or critical accessibility violation on either half, at 1280×800 and 390×844', async () => {
+    for (const size of [
+      { width: 1280, height: 800 },
+      { width: 390, height: 844 },
+    ]) {
+      await page.setViewportSize(size)
+      for (const path of [
+        '/switchyard/',
+        '/switchyard/audit',
+        '/tasks/dashboard',
+        '/tasks/dashboard/schedules',
+      ]) {
+        await page.goto(`${origin}${path}`)
+        await waitLive(page)
+        expect(await seriousViolations(page), `${path} at ${size.width}`).toEqual([])
+      }
+    }
+  })
+
+  it('an ended session stops the stream and offers a login that returns to the page', async () => {
+    await page.goto(`${origin}/switchyard/?q=v1`)
+    await waitLive(page)
+    const notice = page.getByRole('alert').filter({ hasText: 'Session expired' })
+    expect(await notice.isVisible()).toBe(false)
+    await endSession()
+    await notice.waitFor({ state: 'visible' })
+    expect(await notice.textContent()).toMatch(/Session expired — log in/)
+    await page.locator('#ui-live[data-conn="expired"]').waitFor({ state: 'attached' })
+    expect(await page.locator('#ui-live').textContent()).toContain('Session expired')
+    // the stream is not reopened
+    expect(await page.locator('#ui-stream').getAttribute('sse-connect')).toBeNull()
+    const link = notice.getByRole('link', { name: 'log in' })
+    expect(await link.getAttribute('href')).toBe(
+      `/switchyard/login?next=${encodeURIComponent('/switchyard/?q=v1')}`,
+    )
+    await link.click()
+    await page.getByLabel('Username').fill(USER.username)
+    await page.getByLabel('Password').fill(USER.password)
+    await page.getByRole('button', { name: 'Log in' }).click()
+    await page.waitForURL(`${origin}/switchyard/?q=v1`)
+    // a whole page again, styled and live
+    await waitLive(page)
+    expect(await current('Dashboard')).toBe('Routes')
+    expect(await page.locator('link[rel="stylesheet"]').count()).toBe(1)
+  })
+
+  it('a fragment refused for an ended session never becomes the login’s destination', async () => {
+    await page.goto(`${origin}/switchyard/?q=users`)
+    await waitLive(page)
+    // Only the fragment's 401 may tell: the page's own session check is kept from answering.
+    await page.route('**/api/auth/me', (route) => route.abort())
+    await endSession()
+    await page.getByRole('button', { name: 'Manage… GET:/v1/users' }).click()
+    const notice = page.getByRole('alert').filter({ hasText: 'Session expired' })
+    await notice.waitFor({ state: 'visible' })
+    expect(await notice.getByRole('link', { name: 'log in' }).getAttribute('href')).toBe(
+      `/switchyard/login?next=${encodeURIComponent('/switchyard/?q=users')}`,
+    )
+  })
+
+  it('the task half: an ended session says so, and its login returns to the tab', async () => {
+    await page.goto(`${origin}/tasks/dashboard/queues`)
+    await waitLive(page)
+    await endSession()
+    const notice = page.getByRole('alert').filter({ hasText: 'Session expired' })
+    await notice.waitFor({ state: 'visible' })
+    const href = await notice.getByRole('link', { name: 'log in' }).getAttribute('href')
+    expect(href).toBe(`/tasks/auth/login?next=${encodeURIComponent('/tasks/dashboard/queues')}`)
+    await notice.getByRole('link', { name: 'log in' }).click()
+    await page.getByLabel('Username').fill(USER.username)
+    await page.getByLabel('Password').fill(USER.password)
+    await page.getByRole('button', { name: 'Log in' }).click()
+    await page.waitForURL(`${origin}/tasks/dashboard/queues`)
+    await waitLive(page)
+    expect(await current('Dashboard')).toBe('Queues')
+  })
+
+  it('a task links to the route that enqueued it, an audit entry to its route', async () => {
+    const answer = await app.inject({ method: 'POST', url: '/v1/signup' })
+    expect(answer.statusCode).toBe(200)
+    let taskId = ''
+    await expect
+      .poll(async () => {
+        const tasks = await manager.listTasks({ funcName: 'send_welcome' })
+        taskId = tasks.items[0]?.task_id ?? ''
+        return tasks.items[0]?.tags.route
+      })
+      .toBe('POST:/v1/signup')
+    await page.goto(`${origin}/tasks/dashboard/task/${taskId}`)
+    await page.getByRole('link', { name: 'POST:/v1/signup' }).click()
+    await page.waitForURL((url) => url.pathname === '/switchyard/')
+    expect(new URL(page.url()).searchParams.get('q')).toBe('POST:/v1/signup')
+    await page.getByRole('button', { name: 'Manage… POST:/v1/signup' }).waitFor()
+
+    await engine.disable('GET:/v1/users', { reason: 'cross-link test' })
+    await page.goto(`${origin}/switchyard/audit`)
+    await page.getByRole('link', { name: 'GET:/v1/users on the Routes page' }).first().click()
+    await page.waitForURL((url) => url.searchParams.get('q') === 'GET:/v1/users')
+    await page.getByRole('button', { name: 'Manage… GET:/v1/users' }).waitFor()
+    expect(errors).toEqual([])
+  })
+})
