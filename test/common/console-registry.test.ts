@@ -134,6 +134,7 @@ describe('one console on one app', () => {
         'Tasks',
         'Schedules',
         'Queues',
+        'Workers',
         'Audit',
         'Keys',
       ]
@@ -166,6 +167,7 @@ describe('one console on one app', () => {
       'Functions',
       'Schedules',
       'Queues',
+      'Workers',
       'Dead Letters',
     ])
     expect(page.body).not.toContain('nav-sub')

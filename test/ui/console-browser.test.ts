@@ -41,6 +41,7 @@ const CONSOLE_NAV = [
   'Tasks',
   'Schedules',
   'Queues',
+  'Workers',
   'Audit',
   'Keys',
 ]
