@@ -104,12 +104,14 @@ export {
   type TaskPage,
   type OneOffEntry,
   type StoredQueueConfig,
+  type StoredScheduleControl,
   type TaskAuditEntry,
 } from './stores/index.js'
 export {
   PeriodicTrigger,
   ScheduledEntry,
   ScheduleError,
+  ScheduleNotFoundError,
   OneOffNextRunError,
   ScheduleOnceUnsupportedError,
   type ScheduleTrigger,
