@@ -46,7 +46,10 @@ export interface BackgroundDeps {
   cancelRequested(taskIds: readonly string[]): void
   /** Deletes terminal records that ended before the cutoff (retention). */
   deleteBefore(cutoff: number): Promise<number>
-  /** Applies what other instances stored (queue configs), every maintenance round. */
+  /**
+   * Applies what other instances stored (queue configs and pauses, schedule pauses): every
+   * maintenance round, and when the change feed announces a change.
+   */
   refresh(): Promise<void>
   /** What the worker heartbeat reports (queues, running tasks). */
   worker: WorkerSource
@@ -99,12 +102,13 @@ export class ManagerBackground {
     this.schedules = new ManagerSchedules({
       host: {
         register: (taskOptions, fn) => registry.register(taskOptions, fn),
-        enqueue: (handle, tags, taskId) =>
-          deps.enqueue(handle, { args: [] }, { source: 'scheduled', tags }, taskId),
+        enqueue: (handle, tags, taskId, source = 'scheduled') =>
+          deps.enqueue(handle, { args: [] }, { source, tags }, taskId),
         recorded: (taskId) => deps.recorded(taskId),
         error,
       },
       store: store?.slots ?? null,
+      controls: store,
       owner,
       clock,
       timer: options.timer,

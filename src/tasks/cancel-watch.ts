@@ -1,5 +1,5 @@
 /**
- * Cancel requests across instances: a manager on a durable store records a request for a task
+ * Cancel requests (and announcements of operator controls) across instances: a manager on a durable store records a request for a task
  * it does not run ({@link requestCancel}), and every manager follows the store's change feed and
  * aborts the tasks it runs that another instance asked to cancel ({@link CancelWatch}).
  *
@@ -23,6 +23,8 @@ export interface CancelWatchOptions {
   feed: TaskChangeFeed
   /** Called with the ids of each cancel request read (may repeat an id: delivery is at least once). */
   onCancel(taskIds: readonly string[]): void
+  /** Called once per read that found announcements of changed operator controls. */
+  onControls?(): void
   error(message: string, error: unknown): void
   timer?: LoopTimer
 }
@@ -72,6 +74,7 @@ export class CancelWatch {
       this.#position = position
       const ids = changes.filter((change) => change.cancel === true).flatMap((c) => c.task_ids)
       if (ids.length > 0) this.#options.onCancel(ids)
+      if (changes.some((change) => change.controls === true)) this.#options.onControls?.()
       if (position === after || changes.length < READ_LIMIT) return
     }
   }

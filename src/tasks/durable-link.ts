@@ -39,7 +39,10 @@ export interface AdoptionSink {
   error(message: string, error: unknown): void
   /** Cancels the tasks of these ids that run here (a cancel request read from the store). */
   cancel(taskIds: readonly string[]): void
-  /** Called at the end of every maintenance round (e.g. to apply stored queue configs). */
+  /**
+   * Called at the end of every maintenance round and when the change feed announces changed
+   * operator controls (to apply stored queue configs and pauses).
+   */
   refresh?(): Promise<void>
 }
 
@@ -74,6 +77,12 @@ export class DurableLink {
     this.#cancelWatch = new CancelWatch({
       feed: options.store.changes,
       onCancel: (taskIds) => options.sink.cancel(taskIds),
+      // A pause must reach every instance within a second, not at the next maintenance round.
+      onControls: () => {
+        options.sink.refresh?.().catch((error: unknown) => {
+          options.sink.error('could not apply the stored queue and schedule controls', error)
+        })
+      },
       error: (message, error) => options.sink.error(message, error),
       ...(options.timer === undefined ? {} : { timer: options.timer }),
     })

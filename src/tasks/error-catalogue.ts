@@ -8,6 +8,7 @@ import { taskErrorCatalogue } from './errors.js'
 import {
   OneOffNextRunError,
   ScheduleError,
+  ScheduleNotFoundError,
   ScheduleOnceUnsupportedError,
 } from './scheduling/errors.js'
 import { StoreDriverMissingError, StoreError } from './stores/errors.js'
@@ -21,6 +22,7 @@ export const taskErrors = [
   StoreDriverMissingError,
   StoreError,
   ScheduleError,
+  ScheduleNotFoundError,
   OneOffNextRunError,
   ScheduleOnceUnsupportedError,
   ...taskAdminErrorCatalogue,

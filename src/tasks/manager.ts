@@ -52,6 +52,7 @@ import { DEFAULT_FINISHED_IN_MEMORY, TaskIntake } from './intake.js'
 import type { RunJob } from './jobs.js'
 import type { TaskMetrics } from './metrics-report.js'
 import { QueueConfigSync } from './queues/queue-configs.js'
+import { ControlRefresh } from './control-refresh.js'
 import { TaskRunner } from './runner.js'
 import type { TaskStatus } from './status.js'
 import type { TaskStore } from './stores/memory.js'
@@ -78,6 +79,11 @@ export class TaskManager {
   readonly #book: RecordBook
   readonly #queues: QueueSet
   readonly #queueConfigs: QueueConfigSync
+  /** Re-reads the stored queue configs and schedule pauses, one read at a time. */
+  readonly #controls = new ControlRefresh(async () => {
+    await this.#queueConfigs.load()
+    await this.#background.schedules.load()
+  })
   readonly #executors: ExecutorSet
   readonly #observers: ObserverDispatcher
   readonly #runner: TaskRunner
@@ -130,7 +136,7 @@ export class TaskManager {
       adopt: (task) => this.#intake.adopt(task),
       cancelRequested: (taskIds) => this.#cancelRequested(taskIds),
       deleteBefore: (cutoff) => this.#reads.deleteBefore(cutoff),
-      refresh: () => this.#queueConfigs.load(),
+      refresh: () => this.#controls.request(),
       worker: {
         queues: () => this.#queues.stats().map((queue) => queue.name),
         running: (limit) => this.#runningTasks(limit),
@@ -142,10 +148,8 @@ export class TaskManager {
       maxSize: options.maxSize,
       warn: (message) => this.#logger.warn(message),
     })
-    this.#queueConfigs = new QueueConfigSync(
-      this.#queues,
-      this.#durableStore?.admin ?? null,
-      (message) => this.#logger.warn(message),
+    this.#queueConfigs = new QueueConfigSync(this.#queues, this.#durableStore, (message) =>
+      this.#logger.warn(message),
     )
     this.#executors = new ExecutorSet({
       maxConcurrentTasks: positiveOrNull(options.maxConcurrentTasks, 'maxConcurrentTasks'),
@@ -219,7 +223,7 @@ export class TaskManager {
       durable: this.#durable,
       scheduling: this.#background,
       persistent: (job) => this.#isPersistent(job.handle),
-      loadStoredConfig: () => this.#queueConfigs.load(),
+      loadStoredConfig: () => this.#controls.request(),
     })
     this.#telemetry = new TaskTelemetrySlot(this, options.telemetry)
   }
@@ -252,9 +256,35 @@ export class TaskManager {
     return this.#background.schedules.add(trigger, fn, options)
   }
 
-  /** The periodic schedules with their next slot. */
+  /** The periodic schedules with their next slot and whether they are paused. */
   listSchedules(): ScheduleInfo[] {
     return this.#background.schedules.list()
+  }
+
+  /**
+   * Pauses a periodic schedule: no slot fires while it is paused (those that come due are
+   * skipped, not caught up on resume); a run in progress is not touched. With a durable store
+   * it is stored, every instance stops firing it within a second, and a restart keeps it
+   * paused. Rejects with `ScheduleNotFoundError` (nothing changes). Resolves the schedule.
+   */
+  pauseSchedule(name: string): Promise<ScheduleInfo> {
+    return this.#background.schedules.setPaused(name, true)
+  }
+
+  /** Resumes a paused schedule (see {@link pauseSchedule}): its next slot fires again. */
+  resumeSchedule(name: string): Promise<ScheduleInfo> {
+    return this.#background.schedules.setPaused(name, false)
+  }
+
+  /**
+   * Runs a periodic schedule's task now, outside any slot, with `source: "manual"` (also while
+   * the schedule is paused). Rejects with `ScheduleNotFoundError`; resolves the new task id.
+   */
+  runSchedule(name: string): Promise<string> {
+    if (this.#lifecycle.closed) {
+      return Promise.reject(new ManagerClosedError('The task manager was shut down.'))
+    }
+    return this.#background.schedules.runNow(name)
   }
 
   /**
@@ -515,6 +545,21 @@ export class TaskManager {
    */
   updateQueueConfig(name: string, change: Partial<QueueConfig>): Promise<QueueConfig> {
     return this.#queueConfigs.update(name, change)
+  }
+
+  /**
+   * Pauses a queue: its tasks are still accepted (they wait, `pending`, up to `max_size`) but
+   * none starts; running ones finish. With a durable store the pause is stored, every instance
+   * stops starting the queue's tasks within a second, and a restart keeps it paused. Rejects
+   * with `QueueNotFoundError` (nothing changes). Resolves the queue's stats.
+   */
+  pauseQueue(name: string): Promise<QueueStats> {
+    return this.#queueConfigs.setPaused(name, true)
+  }
+
+  /** Resumes a paused queue (see {@link pauseQueue}): its waiting tasks start as slots allow. */
+  resumeQueue(name: string): Promise<QueueStats> {
+    return this.#queueConfigs.setPaused(name, false)
   }
 
   /** Changes the retention of finished records (days; null keeps them forever). */

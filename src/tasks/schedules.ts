@@ -5,14 +5,20 @@
  *
  * Why the slot store falls back to memory: without a durable store there is only this instance,
  * and a map of claimed slots gives it the same never-twice rule.
+ *
+ * Operators pause and resume a schedule (no slot fires on any instance while it is paused; the
+ * slots that come due then are skipped, not caught up) and run it now (a `manual` run outside
+ * any slot). Pauses are stored in the admin store and announced on its change feed, so every
+ * instance applies them within a second and a restart keeps them.
  */
-import { TaskValidationError } from './errors.js'
+import { TaskValidationError, toError } from './errors.js'
 import type { ExecutorKind } from './record.js'
 import type { TaskFunction, TaskHandle, TaskOptions } from './registry.js'
-import { ScheduleError } from './scheduling/errors.js'
+import { ScheduleError, ScheduleNotFoundError } from './scheduling/errors.js'
 import { memorySlotStore } from './scheduling/memory-slot-store.js'
 import { SchedulerLoop, type SlotStore } from './scheduling/scheduler-loop.js'
 import type { LoopClock, LoopTimer } from './scheduling/timer.js'
+import type { DurableTaskStore } from './stores/ports.js'
 import { PeriodicTrigger, type ScheduleTrigger } from './scheduling/trigger.js'
 import { slotTaskId } from './slot-task-id.js'
 import { toIso } from './time.js'
@@ -46,13 +52,23 @@ export interface ScheduleInfo {
    * to the enqueue. Null until this instance fires a slot (another instance may fire them all).
    */
   last_lag_seconds: number | null
+  /** Paused by an operator: no slot fires on any instance. */
+  paused: boolean
 }
 
 /** What the schedules need of the manager. */
 export interface ScheduleHost {
   register(options: TaskOptions, fn: TaskFunction<[]>): TaskHandle<[]>
-  /** Enqueues a run, under `taskId` when given (a slot's, see {@link slotTaskId}). */
-  enqueue(handle: TaskHandle<[]>, tags: Record<string, string>, taskId?: string): Promise<unknown>
+  /**
+   * Enqueues a run, under `taskId` when given (a slot's, see {@link slotTaskId}), with `source`
+   * `scheduled` unless given; resolves its task id.
+   */
+  enqueue(
+    handle: TaskHandle<[]>,
+    tags: Record<string, string>,
+    taskId?: string,
+    source?: 'scheduled' | 'manual',
+  ): Promise<string>
   /** Whether a task with this id is recorded (in memory or in the store). */
   recorded(taskId: string): Promise<boolean>
   error(message: string, error: unknown): void
@@ -72,18 +88,25 @@ export class ManagerSchedules {
     }
   >()
   readonly #clock: LoopClock
+  /** Names of the paused schedules, as last stored or loaded (may name unknown schedules). */
+  readonly #paused = new Set<string>()
+  readonly #controls: DurableTaskStore | null
   #started = false
 
   constructor(options: {
     host: ScheduleHost
     store: SlotStore | null
+    /** Where pauses are kept and announced; null keeps them in this process only. */
+    controls: DurableTaskStore | null
     owner: string
     clock: LoopClock
     timer?: LoopTimer
   }) {
     this.#host = options.host
     this.#clock = options.clock
+    this.#controls = options.controls
     this.#loop = new SchedulerLoop({
+      paused: (name) => this.#paused.has(name),
       store: options.store ?? memorySlotStore(),
       owner: options.owner,
       clock: options.clock,
@@ -143,7 +166,58 @@ export class ManagerSchedules {
       trigger: entry.trigger.description,
       next_run: this.#loop.nextRun(name),
       last_lag_seconds: entry.lastLagSeconds,
+      paused: this.#paused.has(name),
     }))
+  }
+
+  /**
+   * Pauses (`paused` true) or resumes a schedule here at once, stores it and tells the other
+   * instances. Throws {@link ScheduleNotFoundError} (nothing changes); rejects when the store
+   * fails (the change holds here, not yet elsewhere).
+   */
+  async setPaused(name: string, paused: boolean): Promise<ScheduleInfo> {
+    this.#entry(name)
+    if (paused) this.#paused.add(name)
+    else this.#paused.delete(name)
+    if (this.#controls !== null) {
+      await this.#controls.admin.putScheduleControl({
+        name,
+        paused,
+        updated_ms: Math.round(this.#clock.now()),
+      })
+      await this.#controls.changes.announceControls()
+    }
+    return this.list().find((info) => info.name === name) as ScheduleInfo
+  }
+
+  /**
+   * Enqueues a run of the schedule now (`source: "manual"`, outside any slot; also while it is
+   * paused: the operator asked for it). Throws {@link ScheduleNotFoundError}; resolves the id.
+   */
+  runNow(name: string): Promise<string> {
+    try {
+      return this.#host.enqueue(this.#entry(name).handle, {}, undefined, 'manual')
+    } catch (error) {
+      return Promise.reject(toError(error))
+    }
+  }
+
+  /** Applies the stored pauses (startup, maintenance rounds and announcements). */
+  async load(): Promise<void> {
+    if (this.#controls === null) return
+    const controls = await this.#controls.admin.scheduleControls()
+    this.#paused.clear()
+    for (const control of controls) if (control.paused) this.#paused.add(control.name)
+  }
+
+  #entry(name: string) {
+    const entry = typeof name === 'string' ? this.#entries.get(name) : undefined
+    if (entry === undefined) {
+      throw new ScheduleNotFoundError(`No schedule named ${JSON.stringify(name)}.`, {
+        schedule: name,
+      })
+    }
+    return entry
   }
 
   /** Starts the loop and fires `runOnStartup` schedules. */

@@ -20,6 +20,7 @@ function arrayFeed(): TaskChangeFeed & { changes: TaskChange[]; failing: boolean
       return Promise.resolve({ position: String(from + changes.length), changes })
     },
     requestCancel: () => Promise.resolve(false),
+    announceControls: () => Promise.resolve(),
   }
   return feed
 }
@@ -69,6 +70,29 @@ describe('CancelWatch', () => {
     feed.changes.push(change(1, ['late'], true))
     await watch.poll()
     expect(seen).toEqual(['late'])
+    await watch.stop()
+  })
+
+  it('calls onControls once per read that found announcements, and never for other changes', async () => {
+    const feed = arrayFeed()
+    let announced = 0
+    const watch = new CancelWatch({
+      feed,
+      onCancel: () => undefined,
+      onControls: () => announced++,
+      error: () => undefined,
+      timer: fakeTimer(),
+    })
+    await watch.start()
+    feed.changes.push(change(1, ['saved']), change(2, ['x'], true))
+    await watch.poll()
+    expect(announced).toBe(0)
+    const controls: TaskChange = { id: '3', origin: 'other', task_ids: [], controls: true }
+    feed.changes.push(controls, { ...controls, id: '4' })
+    await watch.poll()
+    expect(announced).toBe(1)
+    await watch.poll()
+    expect(announced).toBe(1)
     await watch.stop()
   })
 })

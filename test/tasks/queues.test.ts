@@ -101,6 +101,7 @@ describe('queue admission', () => {
       running: 1,
       finished: 0,
       rejected: 1,
+      paused: false,
     })
     gate.resolve()
     await until(() => manager.queueStats().find((q) => q.name === 'small')!.finished === 3)
@@ -121,6 +122,7 @@ describe('queue admission', () => {
         running: 1,
         finished: 0,
         rejected: 1,
+        paused: false,
       },
     ])
     gate.resolve()

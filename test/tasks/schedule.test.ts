@@ -55,6 +55,7 @@ describe('manager.schedule', () => {
         trigger: 'every 2s',
         next_run: SCHEDULE_START + 2000,
         last_lag_seconds: null,
+        paused: false,
       },
     ])
     await manager.startup()

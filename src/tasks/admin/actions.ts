@@ -1,6 +1,6 @@
 /**
  * The task admin's writes — retry, cancel, bulk retry, retry of the failed tasks in a window,
- * queue changes —
+ * queue changes and pauses, schedule pauses and runs —
  * shared by the JSON API and the dashboard, so both validate, audit and fail the same way.
  */
 import type { FastifyRequest } from 'fastify'
@@ -12,7 +12,8 @@ import {
   TaskNotRegisteredError,
   TaskNotRetryableError,
 } from '../errors.js'
-import type { QueueConfig } from '../queues/queue.js'
+import type { QueueConfig, QueueStats } from '../queues/queue.js'
+import type { ScheduleInfo } from '../schedules.js'
 import type { TaskRecord } from '../record.js'
 import { audit, type TaskAdminContext } from './context.js'
 import { windowStart } from './serialize.js'
@@ -159,4 +160,54 @@ export async function updateQueue(
   const config = await context.manager.updateQueueConfig(name, change)
   await audit(context, request, 'queue_update', null, { queue: name, ...config })
   return config
+}
+
+/**
+ * Pauses (`paused` true) or resumes a queue on every instance of the store (audited as
+ * `queue_pause` / `queue_resume`); resolves its stats. An unknown queue is a
+ * `QueueNotFoundError` and changes nothing.
+ */
+export async function setQueuePaused(
+  context: TaskAdminContext,
+  request: FastifyRequest,
+  name: string,
+  paused: boolean,
+): Promise<QueueStats> {
+  const { manager } = context
+  const stats = paused ? await manager.pauseQueue(name) : await manager.resumeQueue(name)
+  await audit(context, request, paused ? 'queue_pause' : 'queue_resume', null, { queue: name })
+  return stats
+}
+
+/**
+ * Pauses (`paused` true) or resumes a periodic schedule on every instance of the store (audited
+ * as `schedule_pause` / `schedule_resume`). An unknown schedule is a `ScheduleNotFoundError`
+ * and changes nothing.
+ */
+export async function setSchedulePaused(
+  context: TaskAdminContext,
+  request: FastifyRequest,
+  name: string,
+  paused: boolean,
+): Promise<ScheduleInfo> {
+  const { manager } = context
+  const info = paused ? await manager.pauseSchedule(name) : await manager.resumeSchedule(name)
+  await audit(context, request, paused ? 'schedule_pause' : 'schedule_resume', null, {
+    schedule: name,
+  })
+  return info
+}
+
+/**
+ * Runs a periodic schedule's task now (`source: "manual"`, audited as `schedule_run` with the
+ * new task id); resolves the id. An unknown schedule is a `ScheduleNotFoundError`.
+ */
+export async function runSchedule(
+  context: TaskAdminContext,
+  request: FastifyRequest,
+  name: string,
+): Promise<string> {
+  const taskId = await context.manager.runSchedule(name)
+  await audit(context, request, 'schedule_run', taskId, { schedule: name })
+  return taskId
 }

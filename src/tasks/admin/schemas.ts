@@ -98,6 +98,12 @@ export const QueueParams = Type.Object(
   { additionalProperties: false },
 )
 
+/** A periodic schedule's name in a path. */
+export const ScheduleParams = Type.Object(
+  { name: Name('Schedule name') },
+  { additionalProperties: false },
+)
+
 /** `PATCH {tasks}/queues/{name}`: null = unlimited, absent = unchanged. */
 export const QueuePatchBody = Type.Object(
   {

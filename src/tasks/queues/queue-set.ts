@@ -86,11 +86,16 @@ export class QueueSet {
 
   /** Changes one queue's config live. Throws {@link QueueNotFoundError} or a validation error. */
   update(name: string, change: Partial<QueueConfig>): QueueConfig {
+    return this.named(name).updateConfig(change)
+  }
+
+  /** The queue called exactly `name`; throws {@link QueueNotFoundError} when there is none. */
+  named(name: string): TaskQueue {
     const queue = this.#queues.get(name)
     if (queue === undefined) {
       throw new QueueNotFoundError(`No queue named ${JSON.stringify(name)}.`, { queue: name })
     }
-    return queue.updateConfig(change)
+    return queue
   }
 
   /** Stats of every queue, in declaration order (default last unless declared). */

@@ -19,6 +19,8 @@ export interface QueueStats {
   name: string
   concurrency: number | null
   max_size: number | null
+  /** Paused by an operator: tasks are still admitted, but none starts until it is resumed. */
+  paused: boolean
   /** Waiting to start. */
   pending: number
   running: number
@@ -56,7 +58,10 @@ export class TaskQueue {
   #running = 0
   #finished = 0
   #rejected = 0
+  /** Shutdown: never starts anything again. */
   #paused = false
+  /** An operator's pause ({@link hold}): lifted by {@link release}. */
+  #held = false
   #draining = false
   readonly #onSettled = (): void => {
     this.#running--
@@ -120,12 +125,33 @@ export class TaskQueue {
     this.#paused = true
   }
 
+  /**
+   * An operator's pause: waiting items stay waiting and new ones are still admitted (up to
+   * `max_size`), but none starts until {@link release}. Running items are not touched.
+   */
+  hold(): void {
+    this.#held = true
+  }
+
+  /** Lifts {@link hold}: waiting items start again as slots allow. */
+  release(): void {
+    if (!this.#held) return
+    this.#held = false
+    this.#drain()
+  }
+
+  /** Whether an operator paused the queue ({@link hold}). */
+  get held(): boolean {
+    return this.#held
+  }
+
   /** Counters and config. */
   stats(): QueueStats {
     return {
       name: this.name,
       concurrency: this.#config.concurrency,
       max_size: this.#config.max_size,
+      paused: this.#held,
       pending: this.#waiting,
       running: this.#running,
       finished: this.#finished,
@@ -135,7 +161,12 @@ export class TaskQueue {
 
   #canStartNow(): boolean {
     const limit = this.#config.concurrency
-    return !this.#paused && this.#waiting === 0 && (limit === null || this.#running < limit)
+    return (
+      !this.#paused &&
+      !this.#held &&
+      this.#waiting === 0 &&
+      (limit === null || this.#running < limit)
+    )
   }
 
   #start(item: QueueItem): void {
@@ -146,7 +177,7 @@ export class TaskQueue {
   #drain(): void {
     // Tasks that finish synchronously call back into #drain; the outer loop does the work, so
     // the stack stays flat however many of them are waiting.
-    if (this.#paused || this.#draining) return
+    if (this.#paused || this.#held || this.#draining) return
     this.#draining = true
     try {
       const limit = this.#config.concurrency

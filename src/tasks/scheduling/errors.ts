@@ -18,3 +18,9 @@ export class ScheduleOnceUnsupportedError extends TaskError {
   readonly code = 'SCHEDULE_ONCE_UNSUPPORTED'
   readonly statusCode = 500
 }
+
+/** Pause, resume or run-now of a periodic schedule this manager does not have. */
+export class ScheduleNotFoundError extends TaskError {
+  readonly code = 'SCHEDULE_NOT_FOUND'
+  readonly statusCode = 404
+}

@@ -14,5 +14,10 @@ export {
   type OneOffStore,
   type OneOffRun,
 } from './one-off-scheduler.js'
-export { ScheduleError, OneOffNextRunError, ScheduleOnceUnsupportedError } from './errors.js'
+export {
+  ScheduleError,
+  ScheduleNotFoundError,
+  OneOffNextRunError,
+  ScheduleOnceUnsupportedError,
+} from './errors.js'
 export { systemLoopTimer, type LoopTimer, type LoopClock } from './timer.js'

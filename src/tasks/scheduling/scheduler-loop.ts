@@ -61,6 +61,11 @@ export interface SchedulerLoopOptions {
   takeoverWindowMs?: number
   /** Most stale claims one schedule takes over in one tick; default 10. */
   maxTakeovers?: number
+  /**
+   * Whether an operator paused the schedule: its due slots are skipped (neither claimed nor
+   * caught up later) and its stale claims are left alone. Default: never paused.
+   */
+  paused?: (scheduleName: string) => boolean
 }
 
 interface Registered {
@@ -147,6 +152,7 @@ export class SchedulerLoop {
         Number.MAX_SAFE_INTEGER,
       )
       schedule.checkedUntil = now
+      if (slots.length === 0 || this.options.paused?.(name) === true) continue
       for (const slot of slots.slice(-maxCatchUp)) {
         try {
           if (await store.claim(name, slot, owner, now))
@@ -156,7 +162,9 @@ export class SchedulerLoop {
         }
       }
     }
-    for (const name of this.#schedules.keys()) await this.#takeOverStale(name, now)
+    for (const name of this.#schedules.keys()) {
+      if (this.options.paused?.(name) !== true) await this.#takeOverStale(name, now)
+    }
   }
 
   /** Fires a slot this instance holds; a fire that throws leaves the claim unconfirmed. */

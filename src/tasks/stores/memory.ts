@@ -11,6 +11,7 @@ import type { StoredTask } from '../record.js'
 import type {
   SessionRevocationStore,
   StoredQueueConfig,
+  StoredScheduleControl,
   TaskAdminStore,
   TaskAuditEntry,
 } from './ports.js'
@@ -90,13 +91,20 @@ const MEMORY_REVOCATION_LIMIT = 100_000
  */
 export function memoryAdminData(): TaskAdminStore {
   const configs = new Map<string, StoredQueueConfig>()
+  const controls = new Map<string, StoredScheduleControl>()
   const audit: TaskAuditEntry[] = []
   let nextId = 1
   return {
     queueConfigs: () =>
       Promise.resolve([...configs.values()].sort((x, y) => x.name.localeCompare(y.name))),
     putQueueConfig(config) {
-      configs.set(config.name, { ...config })
+      configs.set(config.name, { ...config, paused: config.paused === true })
+      return Promise.resolve()
+    },
+    scheduleControls: () =>
+      Promise.resolve([...controls.values()].sort((x, y) => x.name.localeCompare(y.name))),
+    putScheduleControl(control) {
+      controls.set(control.name, { ...control })
       return Promise.resolve()
     },
     appendAudit(entry) {

@@ -167,6 +167,12 @@ export interface TaskChange {
    * instance running these tasks aborts them.
    */
   cancel?: boolean
+  /**
+   * True when the change says that operator controls (queue configs and pauses, schedule
+   * pauses) were stored ({@link TaskChangeFeed.announceControls}): every instance reads them
+   * again. It names no task.
+   */
+  controls?: boolean
 }
 
 /**
@@ -188,6 +194,11 @@ export interface TaskChangeFeed {
    * record is missing or finished (nothing is written then).
    */
   requestCancel(taskId: string): Promise<boolean>
+  /**
+   * Records a change with `controls: true` and no task: the operator controls in the admin
+   * store changed, so every instance following the feed applies them within its poll.
+   */
+  announceControls(): Promise<void>
 }
 
 /** Who claims work and for how long. */
@@ -367,6 +378,21 @@ export interface StoredQueueConfig {
   name: string
   concurrency: number | null
   max_size: number | null
+  /**
+   * Paused by an operator: no instance starts the queue's tasks (they wait, pending). Absent in
+   * configs stored before pausing existed, which reads as false.
+   */
+  paused?: boolean
+}
+
+/** A periodic schedule's persisted operator controls. */
+export interface StoredScheduleControl {
+  /** The schedule's name. */
+  name: string
+  /** Paused: no instance fires its slots (they are skipped, not caught up on resume). */
+  paused: boolean
+  /** When it was last changed (epoch ms). */
+  updated_ms: number
 }
 
 /** A task-admin audit entry; `id` is assigned by the store, increasing. */
@@ -392,8 +418,12 @@ export interface AuditPage {
 export interface TaskAdminStore {
   /** Every persisted queue config, by name. */
   queueConfigs(): Promise<StoredQueueConfig[]>
-  /** Inserts or replaces one queue's config. */
+  /** Inserts or replaces one queue's config (`paused` absent means false). */
   putQueueConfig(config: StoredQueueConfig): Promise<void>
+  /** Every persisted schedule control, by name. */
+  scheduleControls(): Promise<StoredScheduleControl[]>
+  /** Inserts or replaces one schedule's control. */
+  putScheduleControl(control: StoredScheduleControl): Promise<void>
   /** Appends an audit entry; returns it with its id. */
   appendAudit(entry: Omit<TaskAuditEntry, 'id'>): Promise<TaskAuditEntry>
   /** A page of audit entries, newest first. */

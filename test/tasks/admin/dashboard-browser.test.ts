@@ -1,7 +1,8 @@
 /**
  * The task dashboard in a real browser (Debian's Chromium via playwright-core): every tab
  * renders and passes axe-core; retry, cancel, bulk retry, replay window (with its
- * confirmation), queue edit and the filters work end to end; a task that runs during the test
+ * confirmation), queue edit, queue and schedule pause / resume, run now and the filters work
+ * end to end; a task that runs during the test
  * appears and changes live, its progress bar moves; pause freezes the view and resume catches
  * up; the poll fallback says so when the stream is gone. Every wait is for a condition.
  */
@@ -229,6 +230,43 @@ describe.skipIf(!enabled)('task dashboard in Chromium', { timeout: 60_000 }, () 
     await page.getByRole('button', { name: 'Save' }).click()
     await expect.poll(toasts).toContain('Queue default updated.')
     expect(manager.queueStats().find((queue) => queue.name === 'default')?.concurrency).toBe(7)
+  })
+
+  it('Queues: Pause shows the paused badge and holds new tasks; Resume lets them run', async () => {
+    await open('/dashboard/queues')
+    const row = page.locator('#queues tbody tr', { hasText: 'default' })
+    await page.getByRole('button', { name: 'Pause queue default' }).click()
+    await expect.poll(toasts).toContain('Queue default paused.')
+    await row.locator('.badge', { hasText: 'paused' }).waitFor()
+    expect(manager.queueStats().find((queue) => queue.name === 'default')?.paused).toBe(true)
+    await expectAccessible()
+    const held = await manager.addTask(ok, [])
+    expect(manager.localTask(held)?.status).toBe('pending')
+    await page.getByRole('button', { name: 'Resume queue default' }).click()
+    await expect.poll(toasts).toContain('Queue default resumed.')
+    await row.locator('.badge', { hasText: 'active' }).waitFor()
+    await waitForStatus(manager, held)
+    expect(manager.localTask(held)?.status).toBe('success')
+    await page.getByRole('button', { name: 'Pause queue default' }).waitFor()
+  })
+
+  it('Schedules: Pause, Resume and Run now (after its confirmation)', async () => {
+    await open('/dashboard/schedules')
+    const row = page.locator('#schedules tbody tr', { hasText: 'hourlyCleanup' })
+    await page.getByRole('button', { name: 'Pause schedule hourlyCleanup' }).click()
+    await expect.poll(toasts).toContain('Schedule hourlyCleanup paused.')
+    await row.locator('.badge', { hasText: 'paused' }).waitFor()
+    expect(manager.listSchedules()[0]?.paused).toBe(true)
+    await expectAccessible()
+    page.once('dialog', (dialog) => void dialog.accept())
+    await page.getByRole('button', { name: 'Run now: hourlyCleanup' }).click()
+    await expect.poll(toasts).toContain('Schedule hourlyCleanup started')
+    const runs = await manager.listTasks({ funcName: 'hourlyCleanup' })
+    expect(runs.items.map((record) => record.source)).toEqual(['manual'])
+    await page.getByRole('button', { name: 'Resume schedule hourlyCleanup' }).click()
+    await expect.poll(toasts).toContain('Schedule hourlyCleanup resumed.')
+    await row.locator('.badge', { hasText: 'active' }).waitFor()
+    expect(manager.listSchedules()[0]?.paused).toBe(false)
   })
 
   it('Tasks, Schedules and Audit render and pass axe', async () => {

@@ -39,6 +39,8 @@ async function mount(auth: unknown = USERS) {
   const job = manager.task({ name: 'job' }, (fail: boolean) => {
     if (fail) throw new Error('boom')
   })
+  // Routes with a `:name` are called with `default`: a queue, and a schedule of that name.
+  manager.schedule({ every: 3600 }, () => undefined, { name: 'default' })
   const routes: Route[] = []
   const instance = Fastify()
   instance.addHook('onRoute', (route) => {

@@ -256,6 +256,7 @@ describe('task admin routes', () => {
         running: 0,
         finished: 0,
         rejected: 0,
+        paused: false,
       },
       {
         name: 'default',
@@ -265,6 +266,7 @@ describe('task admin routes', () => {
         running: 0,
         finished: 0,
         rejected: 0,
+        paused: false,
       },
     ])
     const patched = await json('/tasks/queues/mail', 'PATCH', { concurrency: 4, max_size: null })
@@ -292,6 +294,8 @@ describe('task admin routes', () => {
         name: 'hourly',
         trigger: 'every 3600s',
         next_run: expect.stringMatching(/^\d{4}-.*\+00:00$/) as unknown,
+        paused: false,
+        last_run_at: null,
         last_status: null,
         last_task_id: null,
       },

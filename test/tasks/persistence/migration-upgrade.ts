@@ -114,6 +114,21 @@ export function migrationUpgrade(
         expect(await current.slots.claim('old', oldSlot, 'new', oldSlot)).toBe(false)
         expect(await current.slots.claim('old', oldSlot + 1000, 'new', oldSlot)).toBe(true)
         expect(await current.slots.unconfirmed('old', everything)).toEqual([oldSlot + 1000])
+        // Version 6: queue pauses and schedule controls.
+        expect(await current.admin.scheduleControls()).toEqual([])
+        await current.admin.putQueueConfig({
+          name: 'q',
+          concurrency: 1,
+          max_size: null,
+          paused: true,
+        })
+        await current.admin.putScheduleControl({ name: 'old', paused: true, updated_ms: 5 })
+        expect(await current.admin.queueConfigs()).toEqual([
+          { name: 'q', concurrency: 1, max_size: null, paused: true },
+        ])
+        expect(await current.admin.scheduleControls()).toEqual([
+          { name: 'old', paused: true, updated_ms: 5 },
+        ])
         // New records take progress and tags.
         const fresh = makeTask({ func_name: 'new', tags: { v: '3' }, progress: 0.5 })
         await current.records.save([fresh])

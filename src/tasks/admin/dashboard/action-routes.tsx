@@ -1,7 +1,7 @@
 /**
  * The dashboard's writes, each through the same action as the JSON API (validated, audited):
- * retry and cancel of one task, retry of selected rows, replay of a window's failed tasks, and
- * a queue's live config. Every answer says what happened (a toast; per-item counts for bulk
+ * retry and cancel of one task, retry of selected rows, replay of a window's failed tasks, a
+ * queue's live config and pause, and a schedule's pause and run now. Every answer says what happened (a toast; per-item counts for bulk
  * actions) and asks the page to refresh what changed.
  */
 import type { FastifyReply } from 'fastify'
@@ -12,14 +12,19 @@ import {
   cancelTask,
   retryFailed,
   retryTask,
+  runSchedule,
+  setQueuePaused,
+  setSchedulePaused,
   updateQueue,
   type BulkRetryResult,
 } from '../actions.js'
 import type { TaskAdminInstance } from '../context.js'
-import { QueueParams, TaskIdParams } from '../schemas.js'
+import { scheduleRows } from '../schedule-rows.js'
+import { QueueParams, ScheduleParams, TaskIdParams } from '../schemas.js'
 import { DEAD_LETTER_WINDOWS } from './dead-letters.js'
 import { TaskDetail, detailUrl } from './detail.js'
 import { QueueRow, parseQueueForm } from './queues.js'
+import { SchedulesView } from './registry-tabs.js'
 import { PAGE, type TaskDashboard } from './view.js'
 
 const TASK_ID = /^[A-Za-z0-9._:-]{1,128}$/
@@ -131,4 +136,45 @@ export function actionRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): 
       return sendHtml(reply, <QueueRow queue={stats() ?? current} action={action} actions />)
     },
   )
+  const queueRoute = { ...PAGE, schema: { ...PAGE.schema, params: QueueParams } }
+  const scheduleRoute = { ...PAGE, schema: { ...PAGE.schema, params: ScheduleParams } }
+  const schedulesView = async () => {
+    const { schedules, oneOffArmed } = await scheduleRows(context.manager)
+    return (
+      <SchedulesView
+        dashboard={dashboard}
+        schedules={schedules}
+        oneOffArmed={oneOffArmed}
+        actions
+      />
+    )
+  }
+  for (const [verb, paused] of [
+    ['pause', true],
+    ['resume', false],
+  ] as const) {
+    const done = paused ? 'paused' : 'resumed'
+    app.post(`/dashboard/queues/:name/${verb}`, queueRoute, async (request, reply) => {
+      const name = request.params.name
+      const queue = await setQueuePaused(context, request, name, paused)
+      const action = dashboard.url(`/dashboard/queues/${encodeURIComponent(name)}`)
+      trigger(reply, { 'ui-toast': { message: `Queue ${name} ${done}.`, kind: 'success' } })
+      return sendHtml(reply, <QueueRow queue={queue} action={action} actions />)
+    })
+    app.post(`/dashboard/schedules/:name/${verb}`, scheduleRoute, async (request, reply) => {
+      const name = request.params.name
+      await setSchedulePaused(context, request, name, paused)
+      trigger(reply, { 'ui-toast': { message: `Schedule ${name} ${done}.`, kind: 'success' } })
+      return sendHtml(reply, await schedulesView())
+    })
+  }
+
+  app.post('/dashboard/schedules/:name/run', scheduleRoute, async (request, reply) => {
+    const name = request.params.name
+    const taskId = await runSchedule(context, request, name)
+    trigger(reply, {
+      'ui-toast': { message: `Schedule ${name} started: task ${taskId}.`, kind: 'success' },
+    })
+    return sendHtml(reply, await schedulesView())
+  })
 }

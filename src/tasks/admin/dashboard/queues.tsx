@@ -1,9 +1,9 @@
 /**
- * The Queues tab: per-queue counts and config, each row with an inline form that changes
- * concurrency and max_size live. Form fields map to the API explicitly: empty means unchanged,
+ * The Queues tab: per-queue counts, state and config, each row with a Pause / Resume button and
+ * an inline form that changes concurrency and max_size live. Form fields map to the API explicitly: empty means unchanged,
  * the word `unlimited` means no limit; anything else must be a whole number in range.
  */
-import { DataTable, Empty, domId } from '../../../ui/index.js'
+import { Badge, DataTable, Empty, domId } from '../../../ui/index.js'
 import type { QueueConfig, QueueStats } from '../../queues/queue.js'
 
 /** A queue form's values as typed, and the error of each field. */
@@ -93,6 +93,33 @@ export function QueueRow(props: {
       <td class="key" safe>
         {queue.name}
       </td>
+      <td>
+        <span class="row-actions">
+          {queue.paused ? (
+            <Badge
+              tone="warn"
+              label="paused"
+              title="No task of this queue starts on any instance"
+            />
+          ) : (
+            <Badge tone="ok" label="active" />
+          )}
+          {props.actions ? (
+            <button
+              class="btn btn-small"
+              type="button"
+              hx-post={`${props.action}/${queue.paused ? 'resume' : 'pause'}`}
+              hx-target={`#${id}`}
+              hx-swap="outerHTML"
+              aria-label={`${queue.paused ? 'Resume' : 'Pause'} queue ${queue.name}`}
+            >
+              {queue.paused ? 'Resume' : 'Pause'}
+            </button>
+          ) : (
+            ''
+          )}
+        </span>
+      </td>
       <td class="num">{queue.pending}</td>
       <td class="num">{queue.running}</td>
       <td class="num hide-narrow">{queue.finished}</td>
@@ -156,6 +183,7 @@ export function QueuesTable(props: {
         caption="Queues"
         columns={[
           'Queue',
+          'State',
           { label: 'Pending', numeric: true },
           { label: 'Running', numeric: true },
           { label: 'Finished', numeric: true, hideNarrow: true },

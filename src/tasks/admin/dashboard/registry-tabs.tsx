@@ -2,7 +2,7 @@
  * The Tasks tab (every registered function with its config) and the Schedules tab (periodic
  * entries with their trigger, next run and last status; one-off entries only as a count).
  */
-import { DataTable, Empty, TimeCell } from '../../../ui/index.js'
+import { Badge, DataTable, Empty, TimeCell } from '../../../ui/index.js'
 import type { TaskHandle } from '../../registry.js'
 import type { ScheduleRow } from '../schedule-rows.js'
 import { detailUrl } from './detail.js'
@@ -87,13 +87,19 @@ export function TasksTable(props: {
   )
 }
 
-/** The Schedules tab's content. */
+/**
+ * The Schedules tab's content; with `actions` (operators), each schedule has Pause / Resume and
+ * Run now buttons.
+ */
 export function SchedulesView(props: {
   dashboard: TaskDashboard
   schedules: readonly ScheduleRow[]
   oneOffArmed: number
+  actions?: boolean
 }): JSX.Element {
   const { dashboard } = props
+  const actionUrl = (name: string, verb: string) =>
+    dashboard.url(`/dashboard/schedules/${encodeURIComponent(name)}/${verb}`)
   const now = dashboard.context.now()
   return (
     <div
@@ -113,7 +119,7 @@ export function SchedulesView(props: {
       </p>
       <DataTable
         caption="Periodic schedules"
-        columns={['Function', 'Trigger', 'Next run', 'Last status']}
+        columns={['Function', 'Trigger', 'State', 'Next run', 'Last run', 'Last status']}
         empty={
           props.schedules.length === 0 && (
             <Empty title="No periodic schedules.">
@@ -132,7 +138,44 @@ export function SchedulesView(props: {
             <td class="mono" safe>
               {schedule.trigger}
             </td>
+            <td>
+              <span class="row-actions">
+                {schedule.paused ? (
+                  <Badge tone="warn" label="paused" title="No slot fires on any instance" />
+                ) : (
+                  <Badge tone="ok" label="active" />
+                )}
+                {props.actions === true ? (
+                  <>
+                    <button
+                      class="btn btn-small"
+                      type="button"
+                      hx-post={actionUrl(schedule.name, schedule.paused ? 'resume' : 'pause')}
+                      hx-target="#schedules"
+                      hx-swap="outerHTML"
+                      aria-label={`${schedule.paused ? 'Resume' : 'Pause'} schedule ${schedule.name}`}
+                    >
+                      {schedule.paused ? 'Resume' : 'Pause'}
+                    </button>
+                    <button
+                      class="btn btn-small"
+                      type="button"
+                      hx-post={actionUrl(schedule.name, 'run')}
+                      hx-target="#schedules"
+                      hx-swap="outerHTML"
+                      hx-confirm={`Run ${schedule.name} now?`}
+                      aria-label={`Run now: ${schedule.name}`}
+                    >
+                      Run now
+                    </button>
+                  </>
+                ) : (
+                  ''
+                )}
+              </span>
+            </td>
             <TimeCell at={schedule.next_run} now={now} empty="never" />
+            <TimeCell at={schedule.last_run_at} now={now} empty="never" />
             <td>
               {schedule.last_status === null || schedule.last_task_id === null ? (
                 <span class="muted">not run yet</span>

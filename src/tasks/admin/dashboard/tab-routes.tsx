@@ -239,9 +239,16 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
     )
   })
 
-  const schedulesView = async () => {
+  const schedulesView = async (request: FastifyRequest) => {
     const { schedules, oneOffArmed } = await scheduleRows(manager)
-    return <SchedulesView dashboard={dashboard} schedules={schedules} oneOffArmed={oneOffArmed} />
+    return (
+      <SchedulesView
+        dashboard={dashboard}
+        schedules={schedules}
+        oneOffArmed={oneOffArmed}
+        actions={dashboard.canAct(request)}
+      />
+    )
   }
   liveTab(
     '/dashboard/schedules',
@@ -267,7 +274,8 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
       intro: (
         <p class="muted">
           Changes apply at once on every instance. Leave a field empty to keep it; type{' '}
-          <code>unlimited</code> to remove the limit.
+          <code>unlimited</code> to remove the limit. A paused queue still accepts tasks, but no
+          instance starts them until it is resumed; running tasks finish.
         </p>
       ),
     },

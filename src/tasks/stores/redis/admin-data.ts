@@ -7,6 +7,7 @@ import type {
   AuditPage,
   SessionRevocationStore,
   StoredQueueConfig,
+  StoredScheduleControl,
   TaskAdminStore,
   TaskAuditEntry,
 } from '../ports.js'
@@ -17,7 +18,9 @@ async function getQueueConfigs(ops: RedisOps): Promise<StoredQueueConfig[]> {
   const flat = (await ops.call('HGETALL', ops.key('queues'))) as string[]
   const configs: StoredQueueConfig[] = []
   for (let i = 1; i < flat.length; i += 2) {
-    configs.push(JSON.parse(flat[i] as string) as StoredQueueConfig)
+    const stored = JSON.parse(flat[i] as string) as StoredQueueConfig
+    // Configs stored before pausing existed have no `paused`.
+    configs.push({ ...stored, paused: stored.paused === true })
   }
   return configs.sort((x, y) => x.name.localeCompare(y.name))
 }
@@ -28,8 +31,28 @@ async function putQueueConfig(ops: RedisOps, config: StoredQueueConfig): Promise
       throw new TaskValidationError('concurrency and max_size must be null or integers ≥ 0.')
     }
   }
-  const stored = { name: config.name, concurrency: config.concurrency, max_size: config.max_size }
+  const stored = {
+    name: config.name,
+    concurrency: config.concurrency,
+    max_size: config.max_size,
+    paused: config.paused === true,
+  }
   await ops.call('HSET', ops.key('queues'), config.name, JSON.stringify(stored))
+}
+
+/** Schedule controls: one hash next to the queue configs, JSON by schedule name. */
+async function getScheduleControls(ops: RedisOps): Promise<StoredScheduleControl[]> {
+  const flat = (await ops.call('HGETALL', ops.key('schedule-controls'))) as string[]
+  const controls: StoredScheduleControl[] = []
+  for (let i = 1; i < flat.length; i += 2) {
+    controls.push(JSON.parse(flat[i] as string) as StoredScheduleControl)
+  }
+  return controls.sort((x, y) => x.name.localeCompare(y.name))
+}
+
+async function putScheduleControl(ops: RedisOps, control: StoredScheduleControl): Promise<void> {
+  const stored = { name: control.name, paused: control.paused, updated_ms: control.updated_ms }
+  await ops.call('HSET', ops.key('schedule-controls'), control.name, JSON.stringify(stored))
 }
 
 async function appendAudit(
@@ -83,6 +106,8 @@ export function redisAdminData(ops: RedisOps): TaskAdminStore {
   return {
     queueConfigs: () => getQueueConfigs(ops),
     putQueueConfig: (config) => putQueueConfig(ops, config),
+    scheduleControls: () => getScheduleControls(ops),
+    putScheduleControl: (control) => putScheduleControl(ops, control),
     appendAudit: (entry) => appendAudit(ops, entry),
     listAudit: (page, perPage) => listAudit(ops, page, perPage),
   }

@@ -4,7 +4,8 @@
  * assigned inside the script, so they are in commit order and read exactly once.
  *
  * A cancel request is an entry with the field `c`. It is in the stream rather than a pub/sub
- * message so that a reader that was busy or reconnecting still finds it on its next read.
+ * message so that a reader that was busy or reconnecting still finds it on its next read. An
+ * entry with the field `k` and no ids announces that operator controls changed.
  */
 import type { TaskChangeFeed } from '../ports.js'
 import type { RedisOps } from './ops.js'
@@ -45,6 +46,7 @@ export function redisChanges(ops: RedisOps, origin: string): TaskChangeFeed {
           origin: values.get('o') ?? '',
           task_ids: ids === '' ? [] : ids.split(','),
           ...(values.has('c') ? { cancel: true } : {}),
+          ...(values.has('k') ? { controls: true } : {}),
         }
       })
       return { position: entries.at(-1)?.[0] ?? after, changes }
@@ -53,6 +55,22 @@ export function redisChanges(ops: RedisOps, origin: string): TaskChangeFeed {
       const keys = [ops.key('task:', taskId), ops.key('changes')]
       const added = await ops.call('EVAL', REQUEST_CANCEL, keys.length, ...keys, origin, taskId)
       return Number(added) === 1
+    },
+    async announceControls() {
+      await ops.call(
+        'XADD',
+        ops.key('changes'),
+        'MAXLEN',
+        '~',
+        10000,
+        '*',
+        'o',
+        origin,
+        'ids',
+        '',
+        'k',
+        '1',
+      )
     },
   }
 }

@@ -7,6 +7,7 @@ import type {
   AuditPage,
   SessionRevocationStore,
   StoredQueueConfig,
+  StoredScheduleControl,
   TaskAdminStore,
   TaskAuditEntry,
 } from '../ports.js'
@@ -21,6 +22,7 @@ async function getQueueConfigs(backend: SqlBackend): Promise<StoredQueueConfig[]
     name: row.name,
     concurrency: toNumberOrNull(row.concurrency),
     max_size: toNumberOrNull(row.max_size),
+    paused: toNumber(row.paused) === 1,
   }))
 }
 
@@ -30,8 +32,37 @@ async function putQueueConfig(backend: SqlBackend, config: StoredQueueConfig): P
       throw new TaskValidationError('concurrency and max_size must be null or integers ≥ 0.')
     }
   }
-  const insert = backend.db.insertInto('queue_configs').values(config)
-  const update = { concurrency: config.concurrency, max_size: config.max_size }
+  const update = {
+    concurrency: config.concurrency,
+    max_size: config.max_size,
+    paused: config.paused === true ? 1 : 0,
+  }
+  const insert = backend.db.insertInto('queue_configs').values({ name: config.name, ...update })
+  if (backend.dialect === 'mysql') await insert.onDuplicateKeyUpdate(update).execute()
+  else await insert.onConflict((oc) => oc.column('name').doUpdateSet(update)).execute()
+}
+
+async function getScheduleControls(backend: SqlBackend): Promise<StoredScheduleControl[]> {
+  const rows = await backend.db
+    .selectFrom('schedule_controls')
+    .selectAll()
+    .orderBy('name')
+    .execute()
+  return rows.map((row) => ({
+    name: row.name,
+    paused: toNumber(row.paused) === 1,
+    updated_ms: toNumber(row.updated_ms),
+  }))
+}
+
+async function putScheduleControl(
+  backend: SqlBackend,
+  control: StoredScheduleControl,
+): Promise<void> {
+  const update = { paused: control.paused ? 1 : 0, updated_ms: control.updated_ms }
+  const insert = backend.db
+    .insertInto('schedule_controls')
+    .values({ name: control.name, ...update })
   if (backend.dialect === 'mysql') await insert.onDuplicateKeyUpdate(update).execute()
   else await insert.onConflict((oc) => oc.column('name').doUpdateSet(update)).execute()
 }
@@ -130,6 +161,8 @@ export function sqlAdminData(open: OpenBackend): TaskAdminStore {
   return {
     queueConfigs: async () => getQueueConfigs(await open()),
     putQueueConfig: async (config) => putQueueConfig(await open(), config),
+    scheduleControls: async () => getScheduleControls(await open()),
+    putScheduleControl: async (control) => putScheduleControl(await open(), control),
     appendAudit: async (entry) => appendAudit(await open(), entry),
     listAudit: async (page, perPage) => listAudit(await open(), page, perPage),
   }

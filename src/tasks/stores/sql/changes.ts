@@ -6,6 +6,8 @@
  *
  * A cancel request is a change row whose origin ends in {@link CANCEL_MARK}: marking the origin
  * keeps the table's shape, and a version that does not know the mark just relays the record.
+ * An announcement of operator controls is a row whose origin ends in {@link CONTROLS_MARK} and
+ * that names no task (an older version reads it as a write of nothing).
  */
 import { sql, type CompiledQuery, type Kysely } from 'kysely'
 import type { TaskChangeFeed } from '../ports.js'
@@ -17,6 +19,8 @@ import type { TaskDatabase } from './schema.js'
 const LOOKBACK = 100
 /** Suffix of the origin of a cancel-request row. */
 const CANCEL_MARK = '#cancel'
+/** Suffix of the origin of a row announcing that operator controls changed. */
+const CONTROLS_MARK = '#controls'
 /** Rows the feed keeps (older ones are pruned by the writers). */
 export const CHANGES_KEPT = 10_000
 
@@ -77,11 +81,14 @@ export function sqlChanges(open: OpenBackend, origin: string): TaskChangeFeed {
         const id = toNumber(row.id)
         position = Math.max(position, id)
         const cancel = row.origin.endsWith(CANCEL_MARK)
+        const controls = row.origin.endsWith(CONTROLS_MARK)
+        const mark = cancel ? CANCEL_MARK.length : controls ? CONTROLS_MARK.length : 0
         return {
           id: String(id),
-          origin: cancel ? row.origin.slice(0, -CANCEL_MARK.length) : row.origin,
+          origin: mark === 0 ? row.origin : row.origin.slice(0, -mark),
           task_ids: changedTaskIds(row.task_ids),
           ...(cancel ? { cancel } : {}),
+          ...(controls ? { controls } : {}),
         }
       })
       return { position: String(position), changes }
@@ -107,6 +114,13 @@ export function sqlChanges(open: OpenBackend, origin: string): TaskChangeFeed {
         )
         .executeTakeFirst()
       return Number(result.numInsertedOrUpdatedRows ?? 0) > 0
+    },
+    async announceControls() {
+      const { db } = await open()
+      await db
+        .insertInto('task_changes')
+        .values({ origin: origin + CONTROLS_MARK, task_ids: '[]', changed_ms: Date.now() })
+        .execute()
     },
   }
 }

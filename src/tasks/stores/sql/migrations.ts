@@ -354,6 +354,32 @@ const v5: TaskMigration = {
 }
 
 /**
+ * Version 6 (additive): operator pauses. `queue_configs.paused` (0 or 1; existing rows are not
+ * paused) stops every instance from starting the queue's tasks; `schedule_controls` holds one
+ * row per schedule an operator paused or resumed (`paused` 0 or 1, `updated_ms` when), and a
+ * paused schedule fires no slot on any instance. Schedules without a row run.
+ */
+const v6: TaskMigration = {
+  version: 6,
+  name: 'queue and schedule pauses',
+  statements(db, dialect) {
+    const t = types(dialect)
+    return [
+      db.schema
+        .alterTable('queue_configs')
+        .addColumn('paused', 'integer', (c) => c.notNull().defaultTo(0))
+        .compile(),
+      db.schema
+        .createTable('schedule_controls')
+        .addColumn('name', t.key, (c) => c.primaryKey())
+        .addColumn('paused', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('updated_ms', t.ms, (c) => c.notNull())
+        .compile(),
+    ]
+  },
+}
+
+/**
  * Version 7 (additive): the workers registry, one row per task-manager instance holding its
  * last heartbeat. The index serves "recently seen, newest first" and the pruning of old rows.
  */
@@ -379,7 +405,7 @@ const v7: TaskMigration = {
 }
 
 /** Every migration, in order. The last one's version is the current schema version. */
-export const TASK_MIGRATIONS: readonly TaskMigration[] = [v1, v2, v3, v4, v5, v7]
+export const TASK_MIGRATIONS: readonly TaskMigration[] = [v1, v2, v3, v4, v5, v6, v7]
 
 /** The schema version this code expects. */
 export const CURRENT_SCHEMA_VERSION = 7

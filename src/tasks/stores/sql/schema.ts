@@ -106,11 +106,20 @@ export interface ScheduleSlotsTable {
   confirmed: number
 }
 
-/** Table `queue_configs`. */
+/** Table `queue_configs`; `paused` (schema version 6) is 0 or 1. */
 export interface QueueConfigsTable {
   name: string
   concurrency: number | null
   max_size: number | null
+  paused: Generated<number>
+}
+
+/** Table `schedule_controls` (schema version 6): operator pauses of periodic schedules. */
+export interface ScheduleControlsTable {
+  name: string
+  /** 0 or 1. */
+  paused: number
+  updated_ms: number
 }
 
 /** Table `task_audit`. */
@@ -162,6 +171,7 @@ export interface TaskDatabase {
   idempotency_keys: IdempotencyTable
   schedule_slots: ScheduleSlotsTable
   queue_configs: QueueConfigsTable
+  schedule_controls: ScheduleControlsTable
   task_audit: TaskAuditTable
   revoked_sessions: RevokedSessionsTable
   one_off_schedules: OneOffTable
@@ -180,6 +190,7 @@ export const TASK_TABLES: readonly (keyof TaskDatabase)[] = [
   'idempotency_keys',
   'schedule_slots',
   'queue_configs',
+  'schedule_controls',
   'task_audit',
   'revoked_sessions',
   'one_off_schedules',

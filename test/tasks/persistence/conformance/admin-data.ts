@@ -12,8 +12,47 @@ export function adminDataSuite({ a, b, test }: SuiteContext): void {
       a().admin.putQueueConfig({ name: 'x', concurrency: -1, max_size: null }),
     ).rejects.toThrow(TaskValidationError)
     expect(await a().admin.queueConfigs()).toEqual([
-      { name: 'emails', concurrency: 3, max_size: 10 },
+      { name: 'emails', concurrency: 3, max_size: 10, paused: false },
     ])
+  })
+
+  test('queue configs: a pause is stored with the config and read by every instance', async () => {
+    await a().admin.putQueueConfig({ name: 'mail', concurrency: 2, max_size: null, paused: true })
+    await a().admin.putQueueConfig({ name: 'sms', concurrency: null, max_size: null })
+    const ours = async () =>
+      (await b().admin.queueConfigs()).filter((c) => c.name === 'mail' || c.name === 'sms')
+    expect(await ours()).toEqual([
+      { name: 'mail', concurrency: 2, max_size: null, paused: true },
+      { name: 'sms', concurrency: null, max_size: null, paused: false },
+    ])
+    await b().admin.putQueueConfig({ name: 'mail', concurrency: 2, max_size: null, paused: false })
+    expect((await ours())[0]).toEqual({
+      name: 'mail',
+      concurrency: 2,
+      max_size: null,
+      paused: false,
+    })
+  })
+
+  test('schedule controls: replace by name, read by every instance', async () => {
+    expect(await a().admin.scheduleControls()).toEqual([])
+    await a().admin.putScheduleControl({ name: 'nightly', paused: true, updated_ms: T0 })
+    await a().admin.putScheduleControl({ name: 'hourly', paused: false, updated_ms: T0 + 1 })
+    await b().admin.putScheduleControl({ name: 'nightly', paused: false, updated_ms: T0 + 2 })
+    expect(await a().admin.scheduleControls()).toEqual([
+      { name: 'hourly', paused: false, updated_ms: T0 + 1 },
+      { name: 'nightly', paused: false, updated_ms: T0 + 2 },
+    ])
+  })
+
+  test('an announcement of controls reaches the other instance’s feed, naming no task', async () => {
+    const start = await b().changes.read(null, 100)
+    await a().changes.announceControls()
+    const { changes } = await b().changes.read(start.position, 100)
+    const announced = changes.filter((change) => change.controls === true)
+    expect(announced).toHaveLength(1)
+    expect(announced[0]).toMatchObject({ origin: a().changes.origin, task_ids: [] })
+    expect(announced[0]?.cancel).toBeUndefined()
   })
 
   test('audit: increasing ids, newest first, paged', async () => {

@@ -1,7 +1,7 @@
 /**
  * The task-store conformance: one suite per port (records, pending queue, idempotency keys,
- * schedule slots, one-off schedules, admin data, sessions, metrics, change feed, workers), each run on
- * every backend.
+ * schedule slots, one-off schedules, admin data, sessions, metrics, change feed, workers), plus
+ * cancel and operator pauses across managers, each run on every backend.
  */
 import { afterAll, beforeAll, describe, it } from 'vitest'
 import type { DurableTaskStore } from '../../../../src/tasks/stores/ports.js'
@@ -11,6 +11,7 @@ import { cancelSuite } from './cancel.js'
 import { idempotencySuite, scheduleSlotsSuite } from './claims.js'
 import { debounceSuite, oneOffSuite } from './one-offs.js'
 import { pendingQueueSuite } from './pending-queue.js'
+import { pauseSuite } from './pause.js'
 import { changesSuite, metricsSuite } from './metrics.js'
 import { recordsSuite, retentionCascadeSuite } from './records.js'
 import { workersSuite } from './workers.js'
@@ -51,5 +52,6 @@ export function storeConformance(target: ConformanceTarget): void {
     // Before the suites that start managers: those write heartbeats of their own.
     describe('workers registry', () => workersSuite(context))
     describe('cancel anywhere', () => cancelSuite(context, () => target.open()))
+    describe('operator pauses', () => pauseSuite(context, () => target.open()))
   })
 }
