@@ -14,8 +14,8 @@ export const LOG_LEVELS = ['debug', 'info', 'warning', 'error'] as const
 /** A log level. */
 export type LogLevel = (typeof LOG_LEVELS)[number]
 
-/** How a task was enqueued. */
-export type TaskSource = 'manual' | 'scheduled'
+/** How a task was enqueued (`retry`: a new run of a failed or interrupted one). */
+export type TaskSource = 'manual' | 'scheduled' | 'retry'
 
 /** The serialized task record (list, detail and stream). Field names are snake_case, as on the wire. */
 export interface TaskRecord {
@@ -47,6 +47,10 @@ export interface TaskRecord {
    * a pending task ends `expired` and never runs.
    */
   expires_at: string | null
+  /** The task this one is a retry of (its `source` is then `retry`), or null. */
+  retry_of: string | null
+  /** The task that retried this one, or null; a task is retried at most once. */
+  retried_as: string | null
 }
 
 /**

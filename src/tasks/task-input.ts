@@ -117,6 +117,8 @@ export function newStoredTask(
       progress: null,
       progress_message: null,
       expires_at: expiresAtOf(resolved.expiry, createdAt),
+      retry_of: null,
+      retried_as: null,
     },
     args,
     encrypted_args: encryptedArgs,

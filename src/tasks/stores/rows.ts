@@ -61,14 +61,16 @@ export function taskColumns(task: StoredTask): TaskColumns {
 }
 
 /**
- * Parses a stored JSON body back into a task (bodies written before progress or expiry existed
- * get nulls).
+ * Parses a stored JSON body back into a task (bodies written before progress, expiry or retry lineage
+ * existed get nulls).
  */
 export function parseTask(body: string): StoredTask {
   const task = JSON.parse(body) as StoredTask
   task.record.progress ??= null
   task.record.progress_message ??= null
   task.record.expires_at ??= null
+  task.record.retry_of ??= null
+  task.record.retried_as ??= null
   return task
 }
 

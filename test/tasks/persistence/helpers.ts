@@ -50,6 +50,8 @@ export function makeTask(
       progress: null,
       progress_message: null,
       expires_at: null,
+      retry_of: null,
+      retried_as: null,
       ...record,
     },
     args: [1, 'two'],
