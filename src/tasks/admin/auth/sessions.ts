@@ -169,6 +169,36 @@ function toShared(session: TaskAdminSession, csrfToken: string): SharedSession {
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
+/**
+ * Sends a browser without a session to the login, with the page to come back to as `next`
+ * (the login view checks it is a page of this admin before using it). A request htmx made
+ * from inside a page is answered with `HX-Redirect` (htmx would follow a redirect inside the
+ * page), and its `next` is the page the browser shows (`HX-Current-URL`), not the fragment.
+ */
+export function redirectToLogin(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  loginPath: string,
+): FastifyReply {
+  if (request.headers['hx-request'] === 'true') {
+    const next = pageOf(request.headers['hx-current-url'])
+    const url = next === null ? loginPath : `${loginPath}?next=${encodeURIComponent(next)}`
+    return reply.status(200).header('hx-redirect', url).send('')
+  }
+  return reply.redirect(`${loginPath}?next=${encodeURIComponent(request.url)}`, 303)
+}
+
+/** The path and query of the page URL htmx reports, or null when it is not a URL. */
+function pageOf(header: string | string[] | undefined): string | null {
+  if (typeof header !== 'string' || header.length > 2048) return null
+  try {
+    const url = new URL(header)
+    return `${url.pathname}${url.search}`
+  } catch {
+    return null
+  }
+}
+
 /** The `onRequest` hook that authenticates every non-public task-admin request. */
 export function sessionGuard(sessions: TaskAdminSessions | null, loginPath: string) {
   return async function guard(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
@@ -186,12 +216,7 @@ export function sessionGuard(sessions: TaskAdminSessions | null, loginPath: stri
     const session = token === undefined || token === '' ? null : await sessions.resolve(token)
     if (session === null) {
       if (config.taskAdminPage === true) {
-        // htmx follows redirects inside the page: ask it to navigate instead.
-        if (request.headers['hx-request'] === 'true') {
-          return reply.status(200).header('hx-redirect', loginPath).send('')
-        }
-        // back to this page after the login (the login page checks `next` before using it)
-        return reply.redirect(`${loginPath}?next=${encodeURIComponent(request.url)}`, 303)
+        return redirectToLogin(request, reply, loginPath)
       }
       throw new TaskAdminUnauthenticatedError(
         header !== undefined && bearer === undefined

@@ -5,8 +5,7 @@
  */
 import { Empty, Time, formatDuration } from '../../../ui/index.js'
 import type { StoredTask } from '../../record.js'
-import { RETRYABLE_STATUSES } from '../../status.js'
-import { LogLines, ProgressBar, StatusBadge, Tags } from './parts.js'
+import { Lineage, LogLines, offersRetry, ProgressBar, StatusBadge, Tags } from './parts.js'
 import type { TaskDashboard } from './view.js'
 
 /** The URL of a task's detail page. */
@@ -41,7 +40,7 @@ export function TaskDetail(props: {
           <StatusBadge status={record.status} />
         </h1>
         <div class="row-actions">
-          {props.actions && RETRYABLE_STATUSES.has(record.status) ? (
+          {props.actions && offersRetry(record) ? (
             <button
               class="btn btn-primary"
               hx-post={detailUrl(dashboard, id, '/retry')}
@@ -86,7 +85,10 @@ export function TaskDetail(props: {
           <dt>Executor</dt>
           <dd>{record.executor}</dd>
           <dt>Source</dt>
-          <dd>{record.source}</dd>
+          <dd>
+            {record.source}
+            <Lineage record={record} href={(taskId) => detailUrl(dashboard, taskId)} />
+          </dd>
           <dt>Priority</dt>
           <dd safe>{record.priority === null ? '—' : String(record.priority)}</dd>
           <dt>Created</dt>

@@ -5,17 +5,14 @@
  * carries HTML. See docs/task-dashboard.md.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import {
-  sendErrorAnswer,
-  prepareDashboardScope,
-  redirect,
-  registerAssetsRoute,
-} from '../../../ui/index.js'
+import { sendErrorAnswer, prepareDashboardScope, registerAssetsRoute } from '../../../ui/index.js'
+import { redirectToLogin } from '../auth/sessions.js'
+import { TaskAdminNotFoundError } from '../errors.js'
 import { toTaskAdminError } from '../http-errors.js'
 import type { TaskAdminContext, TaskAdminInstance } from '../context.js'
 import { actionRoutes } from './action-routes.js'
 import { tabRoutes } from './tab-routes.js'
-import { TaskDashboard } from './view.js'
+import { PAGE, TaskDashboard } from './view.js'
 
 /** Registers the dashboard's pages, fragments, actions and assets in their own scope. */
 export function dashboardRoutes(app: TaskAdminInstance, context: TaskAdminContext): void {
@@ -28,6 +25,12 @@ export function dashboardRoutes(app: TaskAdminInstance, context: TaskAdminContex
     registerAssetsRoute(scope, { taskAdminPublic: true }, undefined, '/dashboard/assets/:file')
     tabRoutes(scope, dashboard)
     actionRoutes(scope, dashboard)
+    // Any other address under the dashboard is a page the browser asked for (a stale bookmark,
+    // a mistyped link): an HTML 404 page, after the login like every page. The API's unknown
+    // paths keep their JSON 404.
+    scope.get('/dashboard/*', PAGE, (request) => {
+      throw new TaskAdminNotFoundError(`No dashboard page ${request.url.split('?', 1)[0] ?? ''}.`)
+    })
   })
 }
 
@@ -44,7 +47,7 @@ function handlePageError(
   const answer = toTaskAdminError(error)
   const status = answer.statusCode
   if (status >= 500) request.log.error({ err: error }, 'switchyard task dashboard: failure')
-  if (status === 401) return redirect(request, reply, dashboard.url('/auth/login'))
+  if (status === 401) return redirectToLogin(request, reply, dashboard.url('/auth/login'))
   return sendErrorAnswer(request, reply, {
     status,
     message: answer.message,
