@@ -220,11 +220,13 @@ export function RunsTable(props: {
       {problems.length === 0 ? (
         ''
       ) : (
-        <ul class="form-error" role="alert">
-          {problems.map((problem) => (
-            <li safe>{problem}</li>
-          ))}
-        </ul>
+        <div role="alert">
+          <ul class="form-error">
+            {problems.map((problem) => (
+              <li safe>{problem}</li>
+            ))}
+          </ul>
+        </div>
       )}
       <RetrySelectionForm
         action={dashboard.url('/dashboard/bulk-retry')}
