@@ -137,10 +137,12 @@ describe.skipIf(!enabled)(
       await session.context.clearCookies()
       // A live refresh of the page's section, as the stream would ask, after the session ended.
       await page.evaluate(() => {
-        const section = document.querySelector('[data-live-url]') as HTMLElement
-        const htmx = (globalThis as unknown as { htmx: { ajax: (...args: unknown[]) => unknown } })
-          .htmx
-        void htmx.ajax('GET', section.getAttribute('data-live-url'), {
+        const scope = globalThis as unknown as {
+          document: { querySelector(selector: string): { getAttribute(name: string): string } }
+          htmx: { ajax(method: string, url: string, options: object): Promise<void> }
+        }
+        const section = scope.document.querySelector('[data-live-url]')
+        void scope.htmx.ajax('GET', section.getAttribute('data-live-url'), {
           source: section,
           target: section,
           swap: 'outerHTML',
