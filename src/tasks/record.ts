@@ -68,6 +68,14 @@ export interface StoredTask {
    * its run links to it on whichever instance runs it; absent without OpenTelemetry.
    */
   trace_context?: Record<string, string> | null
+  /**
+   * The JSON text of what the successful run returned (at most 64 KiB; absent when it returned
+   * nothing JSON can carry, or its arguments are encrypted). Shown by the task admin only with
+   * `displayResults`.
+   */
+  result?: string | null
+  /** True when {@link result} was cut at its limit. */
+  result_truncated?: boolean
 }
 
 /** Builds a `<timestamp> [<level>] <message>` log line. */

@@ -5,7 +5,15 @@
  */
 import { Empty, Time, formatDuration } from '../../../ui/index.js'
 import type { StoredTask } from '../../record.js'
-import { Lineage, LogLines, offersRetry, ProgressBar, StatusBadge, Tags } from './parts.js'
+import {
+  Lineage,
+  LogLines,
+  LongValue,
+  offersRetry,
+  ProgressBar,
+  StatusBadge,
+  Tags,
+} from './parts.js'
 import type { TaskDashboard } from './view.js'
 
 /** The URL of a task's detail page. */
@@ -121,11 +129,25 @@ export function TaskDetail(props: {
           <dd>
             <Tags tags={record.tags} />
           </dd>
-          {dashboard.context.displayFuncArgs ? (
+          <dt>Arguments</dt>
+          <dd>
+            {dashboard.context.displayFuncArgs ? (
+              task.args === null ? (
+                <span class="muted">encrypted</span>
+              ) : (
+                <LongValue text={JSON.stringify(task.args)} />
+              )
+            ) : (
+              <span class="muted">
+                Hidden: set <code>displayFuncArgs</code> to show them.
+              </span>
+            )}
+          </dd>
+          {record.status === 'success' ? (
             <>
-              <dt>Arguments</dt>
-              <dd class="mono" safe>
-                {task.args === null ? '(encrypted)' : JSON.stringify(task.args)}
+              <dt>Result</dt>
+              <dd>
+                <ResultValue task={task} shown={dashboard.context.displayResults} />
               </dd>
             </>
           ) : (
@@ -162,6 +184,30 @@ export function TaskDetail(props: {
         <LogLines logs={record.logs} />
       </section>
     </div>
+  )
+}
+
+/** A successful run's result, a hint naming `displayResults` when hidden, or why there is none. */
+function ResultValue(props: { task: StoredTask; shown: boolean }): JSX.Element {
+  const { task } = props
+  if (!props.shown) {
+    return (
+      <span class="muted">
+        Hidden: set <code>displayResults</code> to show it.
+      </span>
+    )
+  }
+  if (task.encrypted_args !== null) {
+    return <span class="muted">Not recorded: the arguments are encrypted.</span>
+  }
+  if (task.result === undefined || task.result === null) {
+    return <span class="muted">None recorded.</span>
+  }
+  return (
+    <LongValue
+      text={task.result}
+      note={task.result_truncated === true ? ' … (cut at 64 KiB)' : undefined}
+    />
   )
 }
 

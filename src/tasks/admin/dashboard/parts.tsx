@@ -63,6 +63,37 @@ export function Lineage(props: {
   )
 }
 
+/** Characters of a long value shown before "show all". */
+const VALUE_PREVIEW_CHARS = 200
+
+/**
+ * A value's text (arguments, a result): short ones as they are, long ones cut with the whole
+ * text behind a "show all" disclosure (no script needed).
+ */
+export function LongValue(props: { text: string; note?: string }): JSX.Element {
+  const { text } = props
+  if (text.length <= VALUE_PREVIEW_CHARS) {
+    return (
+      <code class="mono" safe>
+        {text + (props.note ?? '')}
+      </code>
+    )
+  }
+  return (
+    <details class="long-value">
+      <summary>
+        <code class="mono" safe>
+          {`${text.slice(0, VALUE_PREVIEW_CHARS)}…`}
+        </code>{' '}
+        <span class="muted">show all</span>
+      </summary>
+      <pre class="mono" safe>
+        {text + (props.note ?? '')}
+      </pre>
+    </details>
+  )
+}
+
 /** A task status as a badge with its word. */
 export function StatusBadge(props: { status: TaskStatus }): JSX.Element {
   return <Badge tone={STATUS_TONE[props.status]} label={props.status} />
