@@ -33,7 +33,6 @@ describe.skipIf(!enabled)(
     let base: string
     let session: BrowserSession
     let page: Page
-    let fail = true
     let ok: ReturnType<TaskManager['task']>
     let flaky: ReturnType<TaskManager['task']>
 
@@ -56,7 +55,7 @@ describe.skipIf(!enabled)(
       manager = new TaskManager({ logger: quietLogger })
       ok = manager.task({ name: 'sendEmail' }, () => undefined)
       flaky = manager.task({ name: 'chargeCard' }, () => {
-        if (fail) throw new Error('card declined')
+        throw new Error('card declined')
       })
       app = Fastify()
       await app.register(taskAdmin, { taskManager: manager, auth: [USER.username, USER.password] })
@@ -89,6 +88,18 @@ describe.skipIf(!enabled)(
       expect(await page.locator('#task-detail').textContent()).toContain(`retry of ${original}`)
       // The retry failed too: it is the one to retry now.
       expect(await page.getByRole('button', { name: 'Retry' }).count()).toBe(1)
+      expect(await page.locator('#task-detail').textContent()).toContain(
+        'Hidden: set displayFuncArgs to show them.',
+      )
+
+      // A successful run's page names the option that would show its result.
+      const succeeded = await manager.addTask(ok, [])
+      await waitForStatus(manager, succeeded)
+      await open(`/dashboard/task/${succeeded}`)
+      await expect
+        .poll(() => page.locator('#task-detail').textContent())
+        .toContain('Hidden: set displayResults to show it.')
+      await expectAccessible()
 
       await open('/dashboard?status=failed')
       const originalRow = page.locator(`tr[data-live-key="${original}"]`)
