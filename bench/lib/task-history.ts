@@ -48,6 +48,8 @@ export function benchTask(
       progress: null,
       progress_message: null,
       expires_at: null,
+      retry_of: null,
+      retried_as: null,
     },
     args: [`user-${i}@example.com`, { template: 'welcome', locale: 'en' }],
     encrypted_args: null,

@@ -49,6 +49,12 @@ export class TaskNotRetryableError extends TaskError {
   readonly statusCode = 400
 }
 
+/** Retry of a task that was already retried (its record has `retried_as`): a task is retried once. */
+export class TaskAlreadyRetriedError extends TaskError {
+  readonly code = 'TASK_ALREADY_RETRIED'
+  readonly statusCode = 409
+}
+
 /** Retry of a task whose function is no longer registered in this process. */
 export class TaskNotRegisteredError extends TaskError {
   readonly code = 'TASK_NOT_REGISTERED'
@@ -90,6 +96,7 @@ export const taskErrorCatalogue = [
   TaskNotFoundError,
   TaskNotCancellableError,
   TaskNotRetryableError,
+  TaskAlreadyRetriedError,
   TaskNotRegisteredError,
   QueueNotFoundError,
   ManagerClosedError,

@@ -63,6 +63,7 @@ export {
   TaskNotFoundError,
   TaskNotCancellableError,
   TaskNotRetryableError,
+  TaskAlreadyRetriedError,
   TaskNotRegisteredError,
   QueueNotFoundError,
   ManagerClosedError,

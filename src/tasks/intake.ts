@@ -14,6 +14,7 @@ import { TaskAbort } from './cancellation.js'
 import { plainArgs, taskOwner, type ArgumentCipher } from './encryption.js'
 import {
   QueueFullError,
+  TaskAlreadyRetriedError,
   TaskNotCancellableError,
   TaskNotFoundError,
   TaskNotRegisteredError,
@@ -48,6 +49,23 @@ const EXPIRY_SWEEP_MS = 1000
 
 /** Most tasks one expiry sweep ends, so a round stays short however many expire at once. */
 const EXPIRY_SWEEP_BATCH = 1000
+
+/**
+ * The idempotency key a retry of `taskId` claims in a durable store: held by the new run, so
+ * only one retry of a record is ever enqueued, on any instance. It goes with the new run's
+ * record when retention deletes it.
+ */
+export function retryClaimKey(taskId: string): string {
+  return `switchyard:retry-of:${taskId}`
+}
+
+/** The error of a second retry of `taskId`. */
+function alreadyRetried(taskId: string, retriedAs: string | null): TaskAlreadyRetriedError {
+  return new TaskAlreadyRetriedError(
+    `Task ${taskId} was already retried${retriedAs === null ? '' : ` as ${retriedAs}`}; retry that run instead.`,
+    { retried_as: retriedAs },
+  )
+}
 
 /** The arguments of a new run: plain, or a ciphertext this manager cannot open (no key). */
 export type RunPayload = { args: unknown[] } | { sealed: string }
@@ -116,9 +134,10 @@ export class TaskIntake {
     payload: RunPayload,
     options: AddTaskOptions,
     taskId?: string,
+    retryOf?: string,
   ): Promise<string> {
     try {
-      const id = this.#enqueue(handle, payload, options, taskId ?? newTaskId())
+      const id = this.#enqueue(handle, payload, options, taskId ?? newTaskId(), retryOf ?? null)
       return typeof id === 'string' ? Promise.resolve(id) : id
     } catch (error) {
       return Promise.reject(toError(error))
@@ -130,6 +149,7 @@ export class TaskIntake {
     payload: RunPayload,
     options: AddTaskOptions,
     taskId: string,
+    retryOf: string | null,
   ): string | Promise<string> {
     const { queues, seam, cipher } = this.deps
     const definition = handle.definition
@@ -148,12 +168,13 @@ export class TaskIntake {
       const claim = seam.claimIdempotencyKey(key, taskId)
       if (claim instanceof Promise) {
         return claim.then(
-          (holder) => holder ?? this.#place(handle, resolved, queue, taskId, args, encrypted),
+          (holder) =>
+            holder ?? this.#place(handle, resolved, queue, taskId, args, encrypted, retryOf),
         )
       }
       if (claim !== null) return claim
     }
-    return this.#place(handle, resolved, queue, taskId, args, encrypted)
+    return this.#place(handle, resolved, queue, taskId, args, encrypted, retryOf)
   }
 
   /** Records the new task and hands it to its queue; the id, once a durable write is done. */
@@ -164,6 +185,7 @@ export class TaskIntake {
     taskId: string,
     args: unknown[] | null,
     encrypted: string | null,
+    retryOf: string | null,
   ): string | Promise<string> {
     const { book, live, durable, clock, runner } = this.deps
     const stored = newStoredTask(
@@ -175,6 +197,10 @@ export class TaskIntake {
       args,
       encrypted,
     )
+    if (retryOf !== null) {
+      stored.record.source = 'retry'
+      stored.record.retry_of = retryOf
+    }
     const traceContext = this.deps.traceContext()
     if (traceContext !== null) stored.trace_context = traceContext
     try {
@@ -325,7 +351,14 @@ export class TaskIntake {
 
   /**
    * Enqueues a new run of a failed or interrupted task with its function, arguments (encrypted
-   * again for the new task), tags, priority and queue; resolves with the new task id.
+   * again for the new task), tags, priority and queue; resolves with the new task id. The new
+   * record has `source: "retry"` and `retry_of`; the original gains `retried_as` (written back
+   * before this resolves). A task is retried once: a second retry throws
+   * `TaskAlreadyRetriedError` and changes nothing.
+   *
+   * Why two claims: the book's compare-and-set settles retries racing in this process, and with
+   * a durable store an insert-if-absent of the key {@link retryClaimKey} settles retries racing
+   * across instances (two instances read the record before either wrote `retried_as`).
    */
   async retry(task: StoredTask): Promise<string> {
     const record = task.record
@@ -335,6 +368,7 @@ export class TaskIntake {
         { status: record.status },
       )
     }
+    if (record.retried_as !== null) throw alreadyRetried(record.task_id, record.retried_as)
     const handle = this.deps.registry.get(record.func_name)
     if (handle === undefined) {
       throw new TaskNotRegisteredError(
@@ -342,11 +376,57 @@ export class TaskIntake {
       )
     }
     const args = plainArgs(this.deps.cipher, task, taskOwner(record.task_id))
-    return this.enqueue(
-      handle,
-      { args },
-      { tags: record.tags, priority: record.priority, queue: record.queue },
-    )
+    const { book, durable } = this.deps
+    const newId = newTaskId()
+    const local = book.get(record.task_id)
+    if (local !== undefined && !book.markRetried(local, newId)) {
+      throw alreadyRetried(record.task_id, local.record.retried_as)
+    }
+    const key = retryClaimKey(record.task_id)
+    let claimed = false
+    try {
+      if (durable !== null) {
+        const holder = await durable.store.idempotency.claim(key, newId)
+        if (holder !== null && holder !== newId) {
+          if (local !== undefined) local.record.retried_as = holder
+          throw alreadyRetried(record.task_id, holder)
+        }
+        claimed = true
+      }
+      await this.enqueue(
+        handle,
+        { args },
+        { tags: record.tags, priority: record.priority, queue: record.queue },
+        newId,
+        record.task_id,
+      )
+    } catch (error) {
+      if (local !== undefined && local.record.retried_as === newId) local.record.retried_as = null
+      if (claimed && durable !== null) {
+        await durable.store.idempotency.release(key, newId).catch((releaseError: unknown) => {
+          this.deps.logger.error({ err: releaseError }, `could not release retry claim ${key}`)
+        })
+      }
+      throw error
+    }
+    await this.#writeRetried(local ?? task, newId, handle)
+    return newId
+  }
+
+  /** Writes the original of a retry back with its `retried_as` (the store, or the seam). */
+  async #writeRetried(task: StoredTask, newId: string, handle: TaskHandle): Promise<void> {
+    task.record.retried_as = newId
+    const { durable, seam } = this.deps
+    try {
+      if (durable !== null) await durable.save(task)
+      else if (this.deps.persistent(handle)) await seam.saveTasks([task])
+    } catch (error) {
+      // The new run is on its way and the claim holds: only the original's mark is missing.
+      this.deps.logger.error(
+        { err: error },
+        `could not record that task ${task.record.task_id} was retried as ${newId}`,
+      )
+    }
   }
 
   /** Records the end of a run: frees its slot and key, writes its terminal record. */

@@ -428,7 +428,10 @@ export class TaskManager {
   /**
    * Re-enqueues a failed or interrupted task — of this instance or, with a durable store, of
    * any instance — with its original function, arguments, tags, priority and queue; returns the
-   * new task_id. The original record is unchanged.
+   * new task_id. The new record has `source: "retry"` and `retry_of: taskId`; the original gains
+   * `retried_as` (its only change). A task is retried once: retrying it again rejects with
+   * `TaskAlreadyRetriedError` (retry the newer run instead), also when two retries race on
+   * different instances of one store.
    */
   async retryTask(taskId: string): Promise<string> {
     const task = await this.#reads.get(taskId)

@@ -120,7 +120,7 @@ export interface AddTaskOptions {
   queue?: string
   idempotencyKey?: string
   /** `manual` (default) or `scheduled` (the scheduler). */
-  source?: TaskSource
+  source?: Exclude<TaskSource, 'retry'>
   /**
    * Debounce: `{ key, delay }` (key per function, delay in seconds > 0). While a task with the
    * key has not started, a call replaces its arguments, moves its start to now + delay and

@@ -14,8 +14,8 @@ export const LOG_LEVELS = ['debug', 'info', 'warning', 'error'] as const
 /** A log level. */
 export type LogLevel = (typeof LOG_LEVELS)[number]
 
-/** How a task was enqueued. */
-export type TaskSource = 'manual' | 'scheduled'
+/** How a task was enqueued (`retry`: a new run of a failed or interrupted one). */
+export type TaskSource = 'manual' | 'scheduled' | 'retry'
 
 /** The serialized task record (list, detail and stream). Field names are snake_case, as on the wire. */
 export interface TaskRecord {
@@ -52,6 +52,10 @@ export interface TaskRecord {
    * one did. Absent from records stored before it existed: readers give null.
    */
   worker?: string | null
+  /** The task this one is a retry of (its `source` is then `retry`), or null. */
+  retry_of: string | null
+  /** The task that retried this one, or null; a task is retried at most once. */
+  retried_as: string | null
 }
 
 /**
@@ -69,6 +73,14 @@ export interface StoredTask {
    * its run links to it on whichever instance runs it; absent without OpenTelemetry.
    */
   trace_context?: Record<string, string> | null
+  /**
+   * The JSON text of what the successful run returned (at most 64 KiB; absent when it returned
+   * nothing JSON can carry, or its arguments are encrypted). Shown by the task admin only with
+   * `displayResults`.
+   */
+  result?: string | null
+  /** True when {@link result} was cut at its limit. */
+  result_truncated?: boolean
 }
 
 /** Builds a `<timestamp> [<level>] <message>` log line. */

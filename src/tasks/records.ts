@@ -139,6 +139,17 @@ export class RecordBook {
     }
   }
 
+  /**
+   * Records that `task` was retried as `newId`, unless it already was (compare-and-set: of two
+   * retries racing in this process, one wins). Returns whether it did. Listeners are not told:
+   * the status did not change.
+   */
+  markRetried(task: StoredTask, newId: string): boolean {
+    if (task.record.retried_as !== null) return false
+    task.record.retried_as = newId
+    return true
+  }
+
   /** Appends a log line unless the record is already terminal. Returns whether it was added. */
   appendLog(task: StoredTask, line: string): boolean {
     if (TERMINAL_STATUSES.has(task.record.status)) return false

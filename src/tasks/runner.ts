@@ -30,6 +30,7 @@ import type { RecordBook } from './records.js'
 import type { TaskDefinition, TaskFunction } from './registry.js'
 import type { TaskStatus } from './status.js'
 import { toIso, type TaskClock } from './time.js'
+import { resultText } from './result.js'
 
 /** What the runner needs from the manager. */
 export interface RunnerDeps {
@@ -329,6 +330,13 @@ export class TaskRunner implements JobRunner {
         this.#aborted(job)
         return false
       case 'returned':
+        if (outcome.value !== undefined && job.task.encrypted_args === null) {
+          const result = resultText(outcome.value)
+          if (result !== null) {
+            job.task.result = result.text
+            if (result.truncated) job.task.result_truncated = true
+          }
+        }
         this.#finish(job, 'success', attempt.attempt, null)
         return false
       case 'threw': {

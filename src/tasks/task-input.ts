@@ -118,6 +118,8 @@ export function newStoredTask(
       progress_message: null,
       expires_at: expiresAtOf(resolved.expiry, createdAt),
       worker: null,
+      retry_of: null,
+      retried_as: null,
     },
     args,
     encrypted_args: encryptedArgs,

@@ -108,6 +108,8 @@ describe('task records', () => {
         'progress_message',
         'expires_at',
         'worker',
+        'retry_of',
+        'retried_as',
       ].sort(),
     )
     expect(record).toMatchObject({
@@ -126,6 +128,8 @@ describe('task records', () => {
       progress_message: null,
       expires_at: null,
       worker: manager.workerId,
+      retry_of: null,
+      retried_as: null,
     })
     expect(record.created_at).toMatch(ISO)
     expect(record.start_time).toMatch(ISO)
@@ -338,7 +342,7 @@ describe('validation', () => {
 })
 
 describe('retryTask', () => {
-  it('re-enqueues a failed task as a new record and leaves the original unchanged', async () => {
+  it('re-enqueues a failed task as a new record; the original only gains retried_as', async () => {
     const manager = new TaskManager()
     let fail = true
     const seen: unknown[] = []
@@ -355,7 +359,8 @@ describe('retryTask', () => {
     const retried = await waitForStatus(manager, newId)
     expect(retried).toMatchObject({ status: 'success', tags: { k: 'v' } })
     expect(seen).toEqual(['x', 'x'])
-    expect(manager.localTask(id)).toEqual(failed)
+    expect(retried).toMatchObject({ source: 'retry', retry_of: id, retried_as: null })
+    expect(manager.localTask(id)).toEqual({ ...failed, retried_as: newId })
     await expect(manager.retryTask(newId)).rejects.toThrow(TaskNotRetryableError)
     await expect(manager.retryTask('missing')).rejects.toThrow(TaskNotFoundError)
   })

@@ -10,6 +10,7 @@ import {
   TaskNotCancellableError,
   TaskNotFoundError,
   TaskNotRegisteredError,
+  TaskAlreadyRetriedError,
   TaskNotRetryableError,
 } from '../errors.js'
 import type { QueueConfig, QueueStats } from '../queues/queue.js'
@@ -84,7 +85,11 @@ async function retryAll(
       newId = await context.manager.retryTask(id)
     } catch (error) {
       if (error instanceof TaskNotFoundError) outcome = 'not_found'
-      else if (error instanceof TaskNotRetryableError || error instanceof TaskArgumentError) {
+      else if (
+        error instanceof TaskNotRetryableError ||
+        error instanceof TaskAlreadyRetriedError ||
+        error instanceof TaskArgumentError
+      ) {
         outcome = 'not_retryable'
       } else if (error instanceof TaskNotRegisteredError) outcome = 'not_registered'
       else if (error instanceof QueueFullError) outcome = 'rejected'
@@ -111,7 +116,10 @@ export async function bulkRetry(
   return result
 }
 
-/** The ids of the failed tasks of a window (at most {@link RETRY_FAILED_LIMIT}). */
+/**
+ * The ids of the failed tasks of a window that were not retried yet (at most
+ * {@link RETRY_FAILED_LIMIT}).
+ */
 export async function failedTaskIds(
   context: TaskAdminContext,
   since: string,
@@ -127,7 +135,7 @@ export async function failedTaskIds(
       page,
       perPage: 500,
     })
-    ids.push(...chunk.items.map((record) => record.task_id))
+    for (const record of chunk.items) if (record.retried_as === null) ids.push(record.task_id)
     if (chunk.items.length < 500) break
   }
   return ids.slice(0, RETRY_FAILED_LIMIT)

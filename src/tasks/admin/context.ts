@@ -39,6 +39,8 @@ export interface TaskAdminContext {
   title: string
   pollInterval: number
   displayFuncArgs: boolean
+  /** Whether the detail page shows a run's result. */
+  displayResults: boolean
   publicStream: boolean
   tokenExpiry: number
   /** Audit and queue configs: the durable store's, or in memory. */

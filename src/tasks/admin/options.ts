@@ -29,6 +29,8 @@ export interface TaskAdminOptions extends EventHubOptions {
   secretKey?: string | null
   /** Show task arguments in the list, detail and stream; default false (they may be secret). */
   displayFuncArgs?: boolean
+  /** Show what a successful run returned on its detail page; default false (it may be secret). */
+  displayResults?: boolean
   /** Seconds between dashboard polls when the stream is unavailable; default 30. */
   pollInterval?: number
   /** Shown in the dashboard header and the login view; default `switchyard tasks`. */
@@ -69,6 +71,7 @@ const KNOWN = new Set<string>([
   'tokenExpiry',
   'secretKey',
   'displayFuncArgs',
+  'displayResults',
   'pollInterval',
   'title',
   'retentionDays',

@@ -105,6 +105,7 @@ async function taskAdminPlugin(app: FastifyInstance, options: TaskAdminOptions):
     title,
     pollInterval: seconds(options.pollInterval, 30, 'pollInterval'),
     displayFuncArgs: options.displayFuncArgs === true,
+    displayResults: options.displayResults === true,
     publicStream: options.publicStream === true || credentials === null,
     tokenExpiry,
     data,

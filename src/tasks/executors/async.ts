@@ -12,7 +12,7 @@ import { runInTaskContext } from '../context.js'
 import { toError } from '../errors.js'
 import { Semaphore } from './semaphore.js'
 import {
-  RETURNED,
+  returned,
   SKIPPED,
   type ExecutionOutcome,
   type ExecutionRequest,
@@ -77,7 +77,7 @@ function run(request: ExecutionRequest, semaphore: Semaphore | null): ExecutionO
     settleLater(Promise.resolve(result), request, semaphore)
     return undefined
   }
-  return RETURNED
+  return returned(result)
 }
 
 /** One reaction on the task's promise: the only promise a task adds to the one it returns. */
@@ -87,9 +87,9 @@ function settleLater(
   semaphore: Semaphore | null,
 ): void {
   result.then(
-    () => {
+    (value) => {
       semaphore?.release()
-      request.settle(RETURNED)
+      request.settle(returned(value))
     },
     (error: unknown) => {
       semaphore?.release()

@@ -35,7 +35,7 @@ export interface ExecutionRequest extends ActiveTask {
 /** What one attempt came to. */
 export type ExecutionOutcome =
   | { readonly kind: 'skipped' }
-  | { readonly kind: 'returned' }
+  | { readonly kind: 'returned'; readonly value?: unknown }
   | { readonly kind: 'threw'; readonly error: Error }
   /** The task was aborted before the function settled; whatever it does later is ignored. */
   | { readonly kind: 'aborted' }
@@ -60,5 +60,10 @@ export interface TaskExecutor {
 export const SKIPPED: ExecutionOutcome = { kind: 'skipped' }
 /** Shared `aborted` outcome. */
 export const ABORTED: ExecutionOutcome = { kind: 'aborted' }
-/** Shared `returned` outcome (results are not recorded, so one object serves every task). */
+/** Shared `returned` outcome of a run that returned nothing (undefined). */
 export const RETURNED: ExecutionOutcome = { kind: 'returned' }
+
+/** The `returned` outcome of `value` (the shared one for undefined: no allocation). */
+export function returned(value: unknown): ExecutionOutcome {
+  return value === undefined ? RETURNED : { kind: 'returned', value }
+}

@@ -13,7 +13,7 @@ import { WorkerCrashedError } from '../errors.js'
 import { deserializeError, type RunMessage, type WorkerMessage } from './protocol.js'
 import {
   ABORTED,
-  RETURNED,
+  returned,
   SKIPPED,
   type ExecutionOutcome,
   type ExecutionRequest,
@@ -247,7 +247,9 @@ export class WorkerPool {
     worker.port.keepAlive(false)
     this.#settle(
       job,
-      message.ok ? RETURNED : { kind: 'threw', error: deserializeError(message.error) },
+      message.ok
+        ? returned(message.value)
+        : { kind: 'threw', error: deserializeError(message.error) },
     )
     this.#afterJob()
   }

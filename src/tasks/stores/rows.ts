@@ -61,8 +61,8 @@ export function taskColumns(task: StoredTask): TaskColumns {
 }
 
 /**
- * Parses a stored JSON body back into a task (bodies written before progress, expiry or the
- * worker existed get nulls).
+ * Parses a stored JSON body back into a task (bodies written before progress, expiry, the worker
+ * or retry lineage existed get nulls).
  */
 export function parseTask(body: string): StoredTask {
   const task = JSON.parse(body) as StoredTask
@@ -70,6 +70,8 @@ export function parseTask(body: string): StoredTask {
   task.record.progress_message ??= null
   task.record.expires_at ??= null
   task.record.worker ??= null
+  task.record.retry_of ??= null
+  task.record.retried_as ??= null
   return task
 }
 

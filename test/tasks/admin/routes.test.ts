@@ -106,6 +106,22 @@ describe('task admin routes', () => {
       error: { code: 'TASK_NOT_RETRYABLE' },
     })
     expect((await json(`/tasks/${newId}/retry`, 'POST')).status).toBe(400)
+    // A retried record is refused (409) and nothing changes: no new run, no audit entry.
+    const listed = (await json('/tasks')).body.total as number
+    const twice = await json(`/tasks/${failedId}/retry`, 'POST')
+    expect(twice).toMatchObject({
+      status: 409,
+      body: { error: { code: 'TASK_ALREADY_RETRIED', retried_as: newId } },
+    })
+    expect((await json('/tasks')).body.total).toBe(listed)
+    expect((await json(`/tasks/${failedId}`)).body).toMatchObject({
+      retried_as: newId,
+      retry_of: null,
+    })
+    expect((await json(`/tasks/${newId}`)).body).toMatchObject({
+      source: 'retry',
+      retry_of: failedId,
+    })
     expect((await json('/tasks/no-such-task/retry', 'POST')).status).toBe(404)
     expect((await json('/tasks/no-such-task')).body).toMatchObject({
       error: { code: 'TASK_NOT_FOUND' },
@@ -173,8 +189,10 @@ describe('task admin routes', () => {
       [fine, 'not_retryable'],
       ['missing', 'not_found'],
     ])
+    // The failed task retried above is left out: a record is retried once.
     const rest = await json('/tasks/retry-failed?since=24h&func_name=job', 'POST')
-    expect(rest.body).toMatchObject({ dispatched: 2, skipped: 0 })
+    expect(rest.body).toMatchObject({ dispatched: 1, skipped: 0 })
+    expect((rest.body.results as { task_id: string }[]).map((r) => r.task_id)).toEqual([failed[1]])
     const actions = ((await json('/tasks/audit')).body.items as { action: string }[]).map(
       (e) => e.action,
     )

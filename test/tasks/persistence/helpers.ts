@@ -51,6 +51,8 @@ export function makeTask(
       progress_message: null,
       expires_at: null,
       worker: null,
+      retry_of: null,
+      retried_as: null,
       ...record,
     },
     args: [1, 'two'],

@@ -16,7 +16,7 @@ import {
 } from '../../../ui/index.js'
 import type { TaskPage } from '../../stores/ports.js'
 import { detailUrl } from './detail.js'
-import { RetrySelectionForm, type RetryWording } from './parts.js'
+import { Lineage, offersRetry, RetrySelectionForm, type RetryWording } from './parts.js'
 import { WINDOWS, windowLabel, windowParam, type TaskDashboard } from './view.js'
 
 /** The windows of the tab. */
@@ -25,17 +25,20 @@ export const DEAD_LETTER_WINDOWS = [...WINDOWS, 'all'] as const
 /** Rows per page. */
 export const DEAD_LETTERS_PER_PAGE = 50
 
-/** The window and page of the tab. */
+/** The window and page of the tab, and whether retried tasks are shown. */
 export interface DeadLetterFilters {
   window: string
   page: number
+  /** Show failed tasks that were retried already (left out by default: their retry is the news). */
+  retried: boolean
 }
 
-/** Reads the tab's window (default 24h) and page. */
+/** Reads the tab's window (default 24h), page and `retried=1`. */
 export function deadLetterFilters(request: FastifyRequest): DeadLetterFilters {
   return {
     window: windowParam(param(request, 'window'), DEAD_LETTER_WINDOWS, '24h'),
     page: pageParam(request),
+    retried: param(request, 'retried') === '1',
   }
 }
 
@@ -57,6 +60,8 @@ interface DeadLettersProps {
   page: TaskPage
   /** False for a viewer: no replay button, no selection. */
   actions: boolean
+  /** Retried tasks left out of this page (without `retried`). */
+  hidden: number
 }
 
 /** The tab's content: the window selector, the replay actions and the table. */
@@ -68,6 +73,7 @@ export function DeadLetters(props: DeadLettersProps): JSX.Element {
     return {
       window: merged.window === '24h' ? undefined : merged.window,
       page: merged.page === 1 ? undefined : merged.page,
+      retried: merged.retried ? '1' : undefined,
     }
   }
   const wider = DEAD_LETTER_WINDOWS[DEAD_LETTER_WINDOWS.indexOf(filters.window as '24h') + 1]
@@ -89,6 +95,17 @@ export function DeadLetters(props: DeadLettersProps): JSX.Element {
             </a>
           ))}
         </nav>
+        <a
+          class="btn"
+          href={dashboard.url(
+            '/dashboard/dead-letters',
+            query({ retried: !filters.retried, page: 1 }),
+          )}
+          aria-pressed={filters.retried ? 'true' : 'false'}
+          role="button"
+        >
+          {filters.retried ? 'Hide retried' : 'Show retried'}
+        </a>
         {actions ? (
           <button
             class="btn btn-primary"
@@ -103,6 +120,13 @@ export function DeadLetters(props: DeadLettersProps): JSX.Element {
           ''
         )}
       </div>
+      {props.hidden > 0 ? (
+        <p class="muted" safe>
+          {`${props.hidden} retried task${props.hidden === 1 ? '' : 's'} not shown on this page.`}
+        </p>
+      ) : (
+        ''
+      )}
       <RetrySelectionForm
         action={dashboard.url('/dashboard/bulk-retry')}
         wording={REPLAY_WORDING}
@@ -145,12 +169,16 @@ export function DeadLetters(props: DeadLettersProps): JSX.Element {
             <tr>
               {actions ? (
                 <td class="select">
-                  <input
-                    type="checkbox"
-                    name="task_ids"
-                    value={record.task_id}
-                    aria-label={`Select ${record.func_name} ${record.task_id} for replay`}
-                  />
+                  {offersRetry(record) ? (
+                    <input
+                      type="checkbox"
+                      name="task_ids"
+                      value={record.task_id}
+                      aria-label={`Select ${record.func_name} ${record.task_id} for replay`}
+                    />
+                  ) : (
+                    ''
+                  )}
                 </td>
               ) : (
                 ''
@@ -162,6 +190,7 @@ export function DeadLetters(props: DeadLettersProps): JSX.Element {
                 <div class="mono muted" safe>
                   {record.task_id}
                 </div>
+                <Lineage record={record} href={(taskId) => detailUrl(dashboard, taskId)} />
               </td>
               <td>
                 <Truncated text={record.error ?? ''} class="error-text" />

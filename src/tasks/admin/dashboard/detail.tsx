@@ -5,8 +5,15 @@
  */
 import { Empty, Time, domId, formatDuration } from '../../../ui/index.js'
 import type { StoredTask } from '../../record.js'
-import { RETRYABLE_STATUSES } from '../../status.js'
-import { LogLines, ProgressBar, StatusBadge, Tags } from './parts.js'
+import {
+  Lineage,
+  LogLines,
+  LongValue,
+  offersRetry,
+  ProgressBar,
+  StatusBadge,
+  Tags,
+} from './parts.js'
 import type { TaskDashboard } from './view.js'
 
 /** The URL of a task's detail page. */
@@ -51,7 +58,7 @@ export function TaskDetail(props: {
           <StatusBadge status={record.status} />
         </h1>
         <div class="row-actions">
-          {props.actions && RETRYABLE_STATUSES.has(record.status) ? (
+          {props.actions && offersRetry(record) ? (
             <button
               class="btn btn-primary"
               hx-post={detailUrl(dashboard, id, '/retry')}
@@ -106,7 +113,10 @@ export function TaskDetail(props: {
             )}
           </dd>
           <dt>Source</dt>
-          <dd>{record.source}</dd>
+          <dd>
+            {record.source}
+            <Lineage record={record} href={(taskId) => detailUrl(dashboard, taskId)} />
+          </dd>
           <dt>Priority</dt>
           <dd safe>{record.priority === null ? '—' : String(record.priority)}</dd>
           <dt>Created</dt>
@@ -140,11 +150,25 @@ export function TaskDetail(props: {
           <dd>
             <Tags tags={record.tags} />
           </dd>
-          {dashboard.context.displayFuncArgs ? (
+          <dt>Arguments</dt>
+          <dd>
+            {dashboard.context.displayFuncArgs ? (
+              task.args === null ? (
+                <span class="muted">encrypted</span>
+              ) : (
+                <LongValue text={JSON.stringify(task.args)} />
+              )
+            ) : (
+              <span class="muted">
+                Hidden: set <code>displayFuncArgs</code> to show them.
+              </span>
+            )}
+          </dd>
+          {record.status === 'success' ? (
             <>
-              <dt>Arguments</dt>
-              <dd class="mono" safe>
-                {task.args === null ? '(encrypted)' : JSON.stringify(task.args)}
+              <dt>Result</dt>
+              <dd>
+                <ResultValue task={task} shown={dashboard.context.displayResults} />
               </dd>
             </>
           ) : (
@@ -208,6 +232,30 @@ function EnqueuedBy(props: {
         )}
       </dd>
     </>
+  )
+}
+
+/** A successful run's result, a hint naming `displayResults` when hidden, or why there is none. */
+function ResultValue(props: { task: StoredTask; shown: boolean }): JSX.Element {
+  const { task } = props
+  if (!props.shown) {
+    return (
+      <span class="muted">
+        Hidden: set <code>displayResults</code> to show it.
+      </span>
+    )
+  }
+  if (task.encrypted_args !== null) {
+    return <span class="muted">Not recorded: the arguments are encrypted.</span>
+  }
+  if (task.result === undefined || task.result === null) {
+    return <span class="muted">None recorded.</span>
+  }
+  return (
+    <LongValue
+      text={task.result}
+      note={task.result_truncated === true ? ' … (cut at 64 KiB)' : undefined}
+    />
   )
 }
 

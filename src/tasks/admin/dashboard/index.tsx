@@ -11,11 +11,12 @@ import {
   registerAssetsRoute,
   sendToLogin,
 } from '../../../ui/index.js'
+import { TaskAdminNotFoundError } from '../errors.js'
 import { toTaskAdminError } from '../http-errors.js'
 import type { TaskAdminContext, TaskAdminInstance } from '../context.js'
 import { actionRoutes } from './action-routes.js'
 import { tabRoutes } from './tab-routes.js'
-import { TaskDashboard } from './view.js'
+import { PAGE, TaskDashboard } from './view.js'
 
 /** Registers the dashboard's pages, fragments, actions and assets in their own scope. */
 export function dashboardRoutes(app: TaskAdminInstance, context: TaskAdminContext): void {
@@ -28,6 +29,12 @@ export function dashboardRoutes(app: TaskAdminInstance, context: TaskAdminContex
     registerAssetsRoute(scope, { taskAdminPublic: true }, undefined, '/dashboard/assets/:file')
     tabRoutes(scope, dashboard)
     actionRoutes(scope, dashboard)
+    // Any other address under the dashboard is a page the browser asked for (a stale bookmark,
+    // a mistyped link): an HTML 404 page, after the login like every page. The API's unknown
+    // paths keep their JSON 404.
+    scope.get('/dashboard/*', PAGE, (request) => {
+      throw new TaskAdminNotFoundError(`No dashboard page ${request.url.split('?', 1)[0] ?? ''}.`)
+    })
   })
 }
 

@@ -5,10 +5,14 @@
  * read per range serves every viewer for `ttlMs`, a stale value is served while one refresh
  * runs in the background, and only the first viewer of a range ever waits. The keys are the
  * fixed ranges, so the cache cannot grow with user input.
+ *
+ * A value carries when its read started, so a page shown a value read before the change that
+ * made it ask (a task event) knows to ask once more when the value is due: a background
+ * refresh then reaches the page too, instead of waiting for the next event.
  */
 import type { TaskMetrics } from '../../metrics-report.js'
 
-/** One range's metrics and when they were read. */
+/** One range's metrics and when their read started. */
 interface Entry {
   value: TaskMetrics | null
   at: number
@@ -30,6 +34,34 @@ export class MetricsCache {
     const entry = this.#entry(range)
     void this.#refreshIfDue(range, entry)
     return entry.value
+  }
+
+  /** When the cached value of `range` was read (its read started), or null before the first. */
+  readAt(range: string): number | null {
+    const entry = this.#entries.get(range)
+    return entry?.value == null ? null : entry.at
+  }
+
+  /**
+   * The metrics of `range` no older than the TTL (waiting for a read when the cached value is
+   * due), with when their read started.
+   */
+  async current(range: string): Promise<{ value: TaskMetrics; readAt: number }> {
+    const entry = this.#entry(range)
+    const pending = this.#refreshIfDue(range, entry)
+    // No refresh due means a value younger than the TTL is cached.
+    const value = pending === null ? (entry.value as TaskMetrics) : await pending
+    return { value, readAt: entry.at }
+  }
+
+  /** How long (ms) a value read at `readAt` is served before a refresh is due. */
+  dueIn(readAt: number): number {
+    return Math.max(0, this.ttlMs - (this.now() - readAt))
+  }
+
+  /** The clock of the cache (ms). */
+  clock(): number {
+    return this.now()
   }
 
   /** The metrics of `range`: the cached value (a stale one triggers a refresh), else a read. */
@@ -56,10 +88,12 @@ export class MetricsCache {
   }
 
   #load(range: string, entry: Entry): Promise<TaskMetrics> {
+    // The start, not the end: a change during the read may be missing from its value.
+    const started = this.now()
     const pending = this.read(range).then(
       (value) => {
         entry.value = value
-        entry.at = this.now()
+        entry.at = started
         entry.pending = null
         return value
       },

@@ -4,7 +4,7 @@
  */
 import { Badge, formatDuration, type Tone } from '../../../ui/index.js'
 import type { TaskRecord } from '../../record.js'
-import type { TaskStatus } from '../../status.js'
+import { RETRYABLE_STATUSES, type TaskStatus } from '../../status.js'
 
 const STATUS_TONE: Readonly<Record<TaskStatus, Tone>> = {
   pending: 'plain',
@@ -15,6 +15,83 @@ const STATUS_TONE: Readonly<Record<TaskStatus, Tone>> = {
   interrupted: 'warn',
   rejected: 'purple',
   expired: 'warn',
+}
+
+/**
+ * Whether the dashboard offers a retry of `record`: failed or interrupted, and not retried yet
+ * (a record is retried once; its newer run is the one to retry).
+ */
+export function offersRetry(record: TaskRecord): boolean {
+  return RETRYABLE_STATUSES.has(record.status) && record.retried_as === null
+}
+
+/**
+ * The retry lineage of a record as links: "retried → <id>" to the run that retried it, "retry
+ * of <id>" to the run it retries; nothing for a record with neither.
+ */
+export function Lineage(props: {
+  record: TaskRecord
+  /** The detail page's URL of a task id. */
+  href: (taskId: string) => string
+}): JSX.Element {
+  const { record, href } = props
+  if (record.retry_of === null && record.retried_as === null) return <></>
+  return (
+    <div class="muted lineage">
+      {record.retry_of === null ? (
+        ''
+      ) : (
+        <span>
+          retry of{' '}
+          <a class="mono" href={href(record.retry_of)} safe>
+            {record.retry_of}
+          </a>
+        </span>
+      )}
+      {record.retry_of !== null && record.retried_as !== null ? ' · ' : ''}
+      {record.retried_as === null ? (
+        ''
+      ) : (
+        <span>
+          retried →{' '}
+          <a class="mono" href={href(record.retried_as)} safe>
+            {record.retried_as}
+          </a>
+        </span>
+      )}
+    </div>
+  )
+}
+
+/** Characters of a long value shown before "show all". */
+const VALUE_PREVIEW_CHARS = 200
+
+/**
+ * A value's text (arguments, a result): short ones as they are, long ones cut with the whole
+ * text behind a "show all" disclosure (no script needed).
+ */
+export function LongValue(props: { text: string; note?: string }): JSX.Element {
+  const { text } = props
+  if (text.length <= VALUE_PREVIEW_CHARS) {
+    return (
+      <code class="mono" safe>
+        {text + (props.note ?? '')}
+      </code>
+    )
+  }
+  return (
+    <details class="long-value">
+      <summary>
+        <code class="mono" safe>
+          {`${text.slice(0, VALUE_PREVIEW_CHARS)}…`}
+        </code>{' '}
+        <span class="muted">show all</span>
+      </summary>
+      <pre class="mono" safe>
+        {text + (props.note ?? '')}
+      </pre>
+    </details>
+  )
 }
 
 /** A task status as a badge with its word. */

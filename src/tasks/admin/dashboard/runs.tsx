@@ -22,11 +22,13 @@ import {
 } from '../../../ui/index.js'
 import type { TaskMetrics } from '../../metrics-report.js'
 import type { TaskPage } from '../../stores/ports.js'
-import { RETRYABLE_STATUSES, TASK_STATUSES, type TaskStatus } from '../../status.js'
+import { TASK_STATUSES, type TaskStatus } from '../../status.js'
 import { windowStart } from '../serialize.js'
 import { bucketSeries, ThroughputChart } from './chart.js'
 import {
   Duration,
+  Lineage,
+  offersRetry,
   ProgressBar,
   RetrySelectionForm,
   StatusBadge,
@@ -78,12 +80,18 @@ export function runQuery(filters: RunFilters, page = filters.page) {
   }
 }
 
-/** The page of runs for `filters`; search problems leave the list unfiltered by them. */
+/**
+ * The page of runs for `filters`. A search with a problem (an unknown status, a malformed tag)
+ * lists nothing: the list under its message must not look like the answer to it.
+ */
 export async function loadRuns(
   dashboard: TaskDashboard,
   filters: RunFilters,
 ): Promise<{ page: TaskPage; search: RunSearch }> {
   const search = parseRunSearch(filters.search)
+  if (search.problems.length > 0) {
+    return { page: { items: [], total: 0, page: 1, per_page: RUNS_PER_PAGE }, search }
+  }
   const { manager, now } = dashboard.context
   const page = await manager.listStoredTasks({
     status: search.status ?? ((filters.status || undefined) as TaskStatus | undefined),
@@ -110,7 +118,7 @@ export function RunRow(props: {
   const { dashboard, task, now } = props
   const record = task.record
   const id = record.task_id
-  const retryable = RETRYABLE_STATUSES.has(record.status)
+  const retryable = offersRetry(record)
   return (
     <tr id={domId('run', id)} data-live="task" data-live-key={id}>
       {props.actions ? (
@@ -140,6 +148,10 @@ export function RunRow(props: {
         <div class="mono muted" safe>
           {id}
         </div>
+        <Lineage
+          record={record}
+          href={(taskId) => dashboard.url(`/dashboard/task/${encodeURIComponent(taskId)}`)}
+        />
         {record.error === null ? '' : <Truncated text={record.error} class="error-text" />}
       </td>
       <td class="hide-narrow" safe>
@@ -208,11 +220,13 @@ export function RunsTable(props: {
       {problems.length === 0 ? (
         ''
       ) : (
-        <ul class="form-error" role="alert">
-          {problems.map((problem) => (
-            <li safe>{problem}</li>
-          ))}
-        </ul>
+        <div role="alert">
+          <ul class="form-error">
+            {problems.map((problem) => (
+              <li safe>{problem}</li>
+            ))}
+          </ul>
+        </div>
       )}
       <RetrySelectionForm
         action={dashboard.url('/dashboard/bulk-retry')}
@@ -317,8 +331,15 @@ export function MetricsPanel(props: {
   filters: RunFilters
   metrics: TaskMetrics
   from: number
+  /**
+   * When set, the panel fetches itself again after this many ms: its figures may predate the
+   * change that made the page ask for them (they came from the cache).
+   */
+  recheckInMs?: number | null
 }): JSX.Element {
   const { dashboard, filters, metrics } = props
+  const recheck = props.recheckInMs ?? null
+  const liveUrl = dashboard.url('/dashboard/metrics', runQuery(filters, 1))
   const now = dashboard.context.now()
   const status = (name: TaskStatus) => metrics.by_status[name]
   const finished = status('success') + status('failed')
@@ -332,7 +353,10 @@ export function MetricsPanel(props: {
       id="run-metrics"
       aria-labelledby="metrics-title"
       data-live="task"
-      data-live-url={dashboard.url('/dashboard/metrics', runQuery(filters, 1))}
+      data-live-url={liveUrl}
+      hx-get={recheck === null ? undefined : liveUrl}
+      hx-trigger={recheck === null ? undefined : `load delay:${Math.ceil(recheck)}ms`}
+      hx-swap={recheck === null ? undefined : 'outerHTML'}
     >
       <h2 id="metrics-title" class="visually-hidden" safe>
         {`Metrics over ${windowLabel(filters.range)}`}

@@ -40,6 +40,12 @@ import {
 import { failedTaskIds, RETRY_FAILED_LIMIT } from '../actions.js'
 import { PAGE, type TabId, type TaskDashboard } from './view.js'
 
+/**
+ * How old (ms) the View tab's metrics may be when shown: the cache's TTL. A page open on the
+ * tab shows figures at most about this old (plus one read) after any change.
+ */
+const METRICS_MAX_AGE_MS = 1_000
+
 /** A task id as the API accepts it. */
 const TASK_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -86,9 +92,20 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
       return range === 'all' ? { ...(await manager.metrics()), series: ranged.series } : ranged
     },
     () => performance.now(),
+    METRICS_MAX_AGE_MS,
   )
-  const metricsPanel = (filters: RunFilters, metrics: TaskMetrics | null) =>
-    metrics === null ? (
+  /**
+   * The panel with `metrics` read at `readAt`; shown for a request made at `askedAt`. A value
+   * read before the request may miss the change that made the page ask: the panel then asks
+   * again once the value is due, so the cards never lag a change by more than about the TTL.
+   */
+  const metricsPanel = (
+    filters: RunFilters,
+    metrics: TaskMetrics | null,
+    readAt: number | null,
+    askedAt: number,
+  ) =>
+    metrics === null || readAt === null ? (
       <MetricsLoading dashboard={dashboard} filters={filters} />
     ) : (
       <MetricsPanel
@@ -96,6 +113,7 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
         filters={filters}
         metrics={metrics}
         from={metricsStart(filters.range, context.now())}
+        recheckInMs={readAt < askedAt ? metricsCache.dueIn(readAt) + 50 : null}
       />
     )
   const runsOf = async (filters: RunFilters) => {
@@ -110,8 +128,10 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
   app.get('/dashboard', PAGE, async (request, reply) => {
     const filters = runFilters(request)
     // The page never waits for a range's first metrics read: the panel then loads on its own.
+    const askedAt = metricsCache.clock()
     const runs = await runsOf(filters)
     const metrics = metricsCache.peek(filters.range)
+    const readAt = metricsCache.readAt(filters.range)
     const queues = manager.queueStats().map((queue) => queue.name)
     return html(
       reply,
@@ -120,7 +140,7 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
         active: 'view',
         children: (
           <>
-            {metricsPanel(filters, metrics)}
+            {metricsPanel(filters, metrics, readAt, askedAt)}
             <section aria-labelledby="runs-title">
               <h2 id="runs-title">Runs</h2>
               <RunFilterForm dashboard={dashboard} filters={filters} queues={queues} />
@@ -139,7 +159,9 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
 
   app.get('/dashboard/metrics', PAGE, async (request, reply) => {
     const filters = runFilters(request)
-    return html(reply, metricsPanel(filters, await metricsCache.get(filters.range)))
+    const askedAt = metricsCache.clock()
+    const { value, readAt } = await metricsCache.current(filters.range)
+    return html(reply, metricsPanel(filters, value, readAt, askedAt))
   })
 
   app.get('/dashboard/runs', PAGE, async (request, reply) => {
@@ -309,7 +331,21 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
       perPage: DEAD_LETTERS_PER_PAGE,
       countLimit: (filters.page - 1) * DEAD_LETTERS_PER_PAGE + RUNS_COUNTED_AHEAD,
     })
-    return <DeadLetters dashboard={dashboard} filters={filters} page={page} actions={actions} />
+    // Retried failures are left out of the page (the store has no index on it: the count of
+    // other pages still includes them), unless asked for.
+    const items = filters.retried
+      ? page.items
+      : page.items.filter(({ record }) => record.retried_as === null)
+    const hidden = page.items.length - items.length
+    return (
+      <DeadLetters
+        dashboard={dashboard}
+        filters={filters}
+        page={{ ...page, items, total: Math.max(0, page.total - hidden) }}
+        actions={actions}
+        hidden={hidden}
+      />
+    )
   }
   liveTab(
     '/dashboard/dead-letters',
