@@ -159,6 +159,10 @@ describe.skipIf(!enabled)(
           swap: 'outerHTML',
         })
       })
+      // The page says the session expired; its link logs in and comes back to the page.
+      const notice = page.getByRole('alert').filter({ hasText: 'Session expired' })
+      await notice.waitFor()
+      await notice.getByRole('link', { name: 'log in' }).click()
       await page.waitForURL(/\/auth\/login\?next=/)
       await submitLogin()
       expect(new URL(page.url()).pathname).toBe('/tasks/dashboard/queues')
