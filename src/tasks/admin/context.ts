@@ -52,6 +52,8 @@ export interface TaskAdminContext {
   /** The `Host` check (`allowedHosts`), or null for none. */
   hosts: AllowedHosts | null
   stream: TaskStream
+  /** Most records one bulk action by filter acts on. */
+  bulkLimit: number
   now: () => number
 }
 

@@ -38,6 +38,7 @@ import { overviewRoutes } from './routes/overview.js'
 import { recordRoutes } from './routes/records.js'
 import { sessionRoutes } from './routes/session.js'
 import { TaskStream } from './stream.js'
+import { bulkLimitOf } from './bulk.js'
 import { markAdminSurface } from '../../common/admin-surface.js'
 
 const invalid = (message: string) => new TaskValidationError(message)
@@ -113,6 +114,7 @@ async function taskAdminPlugin(app: FastifyInstance, options: TaskAdminOptions):
     client: new ClientInfo(new TrustedProxies(options.trustedProxies, invalid)),
     hosts: AllowedHosts.resolve(options.allowedHosts, credentials === null, invalid),
     stream,
+    bulkLimit: bulkLimitOf(options.bulkLimit),
     now,
   }
   if (credentials === null) {
