@@ -14,6 +14,7 @@ import {
 import { toTaskAdminError } from '../http-errors.js'
 import type { TaskAdminContext, TaskAdminInstance } from '../context.js'
 import { actionRoutes } from './action-routes.js'
+import { bulkRoutes } from './bulk-routes.js'
 import { tabRoutes } from './tab-routes.js'
 import { TaskDashboard } from './view.js'
 
@@ -28,6 +29,7 @@ export function dashboardRoutes(app: TaskAdminInstance, context: TaskAdminContex
     registerAssetsRoute(scope, { taskAdminPublic: true }, undefined, '/dashboard/assets/:file')
     tabRoutes(scope, dashboard)
     actionRoutes(scope, dashboard)
+    bulkRoutes(scope, dashboard)
   })
 }
 
