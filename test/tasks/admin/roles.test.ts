@@ -115,7 +115,13 @@ function requestFor(
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS'])
 
 /** History deletion (by age, or by ids and filter): the admin's alone. */
-const deletes = (route: Route) => route.method === 'DELETE' || route.url === '/tasks/bulk-delete'
+const deletes = (route: Route) =>
+  route.method === 'DELETE' ||
+  route.url === '/tasks/bulk-delete' ||
+  route.url === '/tasks/dashboard/bulk/delete'
+
+/** Reads that only serve an action (its confirmation dialog): an operator's. */
+const ACTION_READS = new Set(['/tasks/dashboard/dead-letters/replay', '/tasks/dashboard/bulk'])
 
 /** An htmx write other than the header's Log out form. */
 const ACTION_POST = /hx-post="(?!\/tasks\/auth\/logout")/
@@ -152,7 +158,7 @@ describe('task admin roles', () => {
     const needs = (route: Route) =>
       deletes(route)
         ? 'admin'
-        : SAFE.has(route.method) && route.url !== '/tasks/dashboard/dead-letters/replay'
+        : SAFE.has(route.method) && !ACTION_READS.has(route.url)
           ? 'viewer'
           : 'operator'
     // The viewer first (nothing may change), then the operator, then the admin.
