@@ -150,7 +150,7 @@ describe.each(kinds)('bulk actions on $name', async (kind) => {
       const filter = { status: 'failed', func_name: 'job', tag, since: 'all' }
       const retried = await call('retry', { filter })
       expect(retried.statusCode).toBe(200)
-      expect(retried.json()).toEqual({ matched: SEEDED, done: SEEDED, skipped: 0 })
+      expect(retried.json(), retried.body).toEqual({ matched: SEEDED, done: SEEDED, skipped: 0 })
       const first = (await audit()).items[0]
       expect(first?.action).toBe('bulk_retry')
       expect(first?.detail).toMatchObject({ filter, matched: SEEDED, done: SEEDED, skipped: 0 })
@@ -173,7 +173,11 @@ describe.each(kinds)('bulk actions on $name', async (kind) => {
       expect(running.json<{ done: number }>().done).toBe(SEEDED - cancelled.matched)
       // Cancelling a finished record is skipped, not an error.
       const failedOnes = await call('cancel', { filter: { tag, status: 'failed' } })
-      expect(failedOnes.json()).toEqual({ matched: SEEDED, done: 0, skipped: SEEDED })
+      expect(failedOnes.json(), failedOnes.body).toEqual({
+        matched: SEEDED,
+        done: 0,
+        skipped: SEEDED,
+      })
       await expect.poll(() => count('&status=cancelled')).toBe(SEEDED)
 
       // Deletion: admins only; finished records only.
@@ -182,7 +186,7 @@ describe.each(kinds)('bulk actions on $name', async (kind) => {
       expect(refused.json().error).toMatchObject({ code: 'FORBIDDEN', required_role: 'admin' })
       expect(await count('&status=cancelled')).toBe(SEEDED)
       const deleted = await call('delete', { filter: { tag, status: 'cancelled' } }, 'admin')
-      expect(deleted.json()).toEqual({ matched: SEEDED, done: SEEDED, skipped: 0 })
+      expect(deleted.json(), deleted.body).toEqual({ matched: SEEDED, done: SEEDED, skipped: 0 })
       expect(await count()).toBe(SEEDED)
       expect(await count('&status=failed')).toBe(SEEDED)
       const actions = (await audit()).items.slice(0, 5).map((entry) => entry.action)
