@@ -4,7 +4,8 @@
  * rounds on fresh files; prints the wall time of each call and its answer.
  *
  * Goal: select-all retry of 10,000 failed tasks under 5 s.
- * Usage: `npx tsx bench/task-bulk.ts [count]`.
+ * Usage: `npx tsx bench/one-off/task-bulk.ts [count]` (outside `npm run bench`, which runs only
+ * the scripts directly under bench/).
  */
 import { randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -12,10 +13,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import Fastify from 'fastify'
-import { TaskManager } from '../src/tasks/index.js'
-import { taskAdmin } from '../src/tasks/fastify/index.js'
-import type { StoredTask } from '../src/tasks/record.js'
-import { sqliteStore } from '../src/tasks/stores/index.js'
+import { TaskManager } from '../../src/tasks/index.js'
+import { taskAdmin } from '../../src/tasks/fastify/index.js'
+import type { StoredTask } from '../../src/tasks/record.js'
+import { sqliteStore } from '../../src/tasks/stores/index.js'
 
 const COUNT = Number(process.argv[2] ?? 10_000)
 
