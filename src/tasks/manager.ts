@@ -485,6 +485,15 @@ export class TaskManager {
   }
 
   /**
+   * Deletes the finished records of these ids, in memory and in the store, with their tags and
+   * idempotency keys; pending, running and unknown ids are left alone, and the metrics keep
+   * their counts. Resolves how many were deleted.
+   */
+  deleteTasks(taskIds: readonly string[]): Promise<number> {
+    return this.#reads.deleteTerminal(taskIds)
+  }
+
+  /**
    * The metrics: counts by status, success rate, average and P95 durations, per function; with
    * `since`, over the minutes from then, with a per-minute series. Every instance's with a
    * durable store.

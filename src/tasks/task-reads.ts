@@ -183,6 +183,28 @@ export class TaskReads {
   }
 
   /**
+   * Deletes the records of these ids that are terminal, from memory and the store, with their
+   * tags and idempotency keys; pending, running and unknown ids are left alone, and the metrics
+   * keep their counts. Returns how many records were deleted (in the store, when there is one).
+   */
+  async deleteTerminal(taskIds: readonly string[]): Promise<number> {
+    const { book, durable, seam } = this.deps
+    const done: StoredTask[] = []
+    for (const id of new Set(taskIds)) {
+      const task = book.get(id)
+      if (task !== undefined && TERMINAL_STATUSES.has(task.record.status)) done.push(task)
+    }
+    book.delete(done.map((task) => task.record.task_id))
+    if (durable !== null) return durable.records.deleteTerminal([...new Set(taskIds)])
+    for (const task of done) {
+      if (task.idempotency_key !== null) {
+        await seam.releaseIdempotencyKey(task.idempotency_key, task.record.task_id)
+      }
+    }
+    return done.length
+  }
+
+  /**
    * Tasks of this process the store does not show yet: live non-persistent ones, and finished
    * ones whose terminal write is still on its way.
    */

@@ -6,12 +6,10 @@
 import type { FastifyRequest } from 'fastify'
 import {
   QueueFullError,
-  TaskArgumentError,
+  TaskError,
   TaskNotCancellableError,
   TaskNotFoundError,
   TaskNotRegisteredError,
-  TaskAlreadyRetriedError,
-  TaskNotRetryableError,
 } from '../errors.js'
 import type { QueueConfig, QueueStats } from '../queues/queue.js'
 import type { ScheduleInfo } from '../schedules.js'
@@ -23,8 +21,12 @@ import { windowStart } from './serialize.js'
 export type RetryOutcome =
   'dispatched' | 'not_found' | 'not_retryable' | 'not_registered' | 'rejected'
 
-/** The answer of a bulk retry. */
+/** The answer of a bulk retry: the counts of every bulk action, and what happened per id. */
 export interface BulkRetryResult {
+  /** Distinct ids asked for. */
+  matched: number
+  /** Ids retried (the same as `dispatched`). */
+  done: number
   dispatched: number
   skipped: number
   results: { task_id: string; new_task_id: string | null; outcome: RetryOutcome }[]
@@ -72,6 +74,27 @@ export async function cancelTask(
   return record
 }
 
+/**
+ * Retries one task; whatever the single retry refuses (not found, wrong status, already
+ * retried, function gone, queue full) is an outcome, not an error.
+ */
+export async function retryOne(
+  context: TaskAdminContext,
+  id: string,
+): Promise<{ outcome: RetryOutcome; newId: string | null }> {
+  try {
+    return { outcome: 'dispatched', newId: await context.manager.retryTask(id) }
+  } catch (error) {
+    let outcome: RetryOutcome
+    if (error instanceof TaskNotFoundError) outcome = 'not_found'
+    else if (error instanceof TaskNotRegisteredError) outcome = 'not_registered'
+    else if (error instanceof QueueFullError) outcome = 'rejected'
+    else if (error instanceof TaskError && error.statusCode < 500) outcome = 'not_retryable'
+    else throw error
+    return { outcome, newId: null }
+  }
+}
+
 /** Retries each id; an id that cannot be retried is an outcome, not an error. */
 async function retryAll(
   context: TaskAdminContext,
@@ -79,26 +102,12 @@ async function retryAll(
 ): Promise<BulkRetryResult> {
   const results: BulkRetryResult['results'] = []
   for (const id of new Set(ids)) {
-    let outcome: RetryOutcome = 'dispatched'
-    let newId: string | null = null
-    try {
-      newId = await context.manager.retryTask(id)
-    } catch (error) {
-      if (error instanceof TaskNotFoundError) outcome = 'not_found'
-      else if (
-        error instanceof TaskNotRetryableError ||
-        error instanceof TaskAlreadyRetriedError ||
-        error instanceof TaskArgumentError
-      ) {
-        outcome = 'not_retryable'
-      } else if (error instanceof TaskNotRegisteredError) outcome = 'not_registered'
-      else if (error instanceof QueueFullError) outcome = 'rejected'
-      else throw error
-    }
+    const { outcome, newId } = await retryOne(context, id)
     results.push({ task_id: id, new_task_id: newId, outcome })
   }
   const dispatched = results.filter((result) => result.outcome === 'dispatched').length
-  return { dispatched, skipped: results.length - dispatched, results }
+  const skipped = results.length - dispatched
+  return { matched: results.length, done: dispatched, dispatched, skipped, results }
 }
 
 /** Retries the given tasks (audited once as `bulk_retry`). */
@@ -110,6 +119,8 @@ export async function bulkRetry(
   const result = await retryAll(context, taskIds)
   await audit(context, request, 'bulk_retry', null, {
     task_ids: result.results.map((r) => r.task_id),
+    matched: result.matched,
+    done: result.done,
     dispatched: result.dispatched,
     skipped: result.skipped,
   })

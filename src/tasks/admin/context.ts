@@ -55,6 +55,8 @@ export interface TaskAdminContext {
   /** The `Host` check (`allowedHosts`), or null for none. */
   hosts: AllowedHosts | null
   stream: TaskStream
+  /** Most records one bulk action by filter acts on. */
+  bulkLimit: number
   now: () => number
   /**
    * This mount's place in the console it forms with the route-control admin on the same app

@@ -28,3 +28,15 @@ export class TaskAdminBackendError extends TaskError {
   readonly code = 'BACKEND_UNAVAILABLE'
   readonly statusCode = 503
 }
+
+/** A bulk action's body names both or neither of `task_ids` and `filter`; nothing changed. */
+export class BulkTargetError extends TaskError {
+  readonly code = 'BULK_TARGET_INVALID'
+  readonly statusCode = 400
+}
+
+/** A bulk action's filter matches more records than one request may act on; nothing changed. */
+export class BulkLimitError extends TaskError {
+  readonly code = 'BULK_LIMIT_EXCEEDED'
+  readonly statusCode = 400
+}

@@ -60,6 +60,11 @@ export interface TaskAdminOptions extends EventHubOptions {
   loginThrottle?: LoginThrottleOptions
   /** Seconds between reads of other instances' changes for the stream; default 1. */
   relayInterval?: number
+  /**
+   * Most records one bulk retry, cancel or delete by filter acts on (a filter matching more
+   * is refused with `BULK_LIMIT_EXCEEDED`); default 100,000.
+   */
+  bulkLimit?: number
   /** Time source of sessions and throttling (tests); default the system clock. */
   clock?: { now(): number }
 }
@@ -81,6 +86,7 @@ const KNOWN = new Set<string>([
   'allowedHosts',
   'loginThrottle',
   'relayInterval',
+  'bulkLimit',
   'clock',
   'eventBufferSize',
   'clientBufferBytes',

@@ -38,6 +38,7 @@ import { overviewRoutes } from './routes/overview.js'
 import { recordRoutes } from './routes/records.js'
 import { sessionRoutes } from './routes/session.js'
 import { TaskStream } from './stream.js'
+import { bulkLimitOf } from './bulk.js'
 import { markAdminSurface } from '../../common/admin-surface.js'
 import { joinConsole } from '../../common/console-registry.js'
 import { taskConsoleMember } from './dashboard/view.js'
@@ -116,6 +117,7 @@ async function taskAdminPlugin(app: FastifyInstance, options: TaskAdminOptions):
     client: new ClientInfo(new TrustedProxies(options.trustedProxies, invalid)),
     hosts: AllowedHosts.resolve(options.allowedHosts, credentials === null, invalid),
     stream,
+    bulkLimit: bulkLimitOf(options.bulkLimit),
     now,
     // With the route-control admin on the same app, the dashboards share one header and navigation.
     console: joinConsole(app, taskConsoleMember(base, title)),

@@ -39,19 +39,18 @@ const Tag = Type.String({
   description: 'key=value (exact match)',
 })
 
+/** The filters of the run list, which bulk actions take too. */
+const Filters = {
+  status: Type.Optional(Type.Union(TASK_STATUSES.map((status) => Type.Literal(status)))),
+  func_name: Type.Optional(Name('Function name')),
+  queue: Type.Optional(Name('Queue name')),
+  since: Type.Optional(Window),
+  q: Type.Optional(Name('A task-id prefix or an exact function name')),
+  tag: Type.Optional(Type.Union([Tag, Type.Array(Tag, { maxItems: 10 })])),
+}
+
 /** `GET {tasks}/` */
-export const ListQuery = Type.Object(
-  {
-    status: Type.Optional(Type.Union(TASK_STATUSES.map((status) => Type.Literal(status)))),
-    func_name: Type.Optional(Name('Function name')),
-    queue: Type.Optional(Name('Queue name')),
-    since: Type.Optional(Window),
-    q: Type.Optional(Name('A task-id prefix or an exact function name')),
-    tag: Type.Optional(Type.Union([Tag, Type.Array(Tag, { maxItems: 10 })])),
-    ...Paging,
-  },
-  { additionalProperties: false },
-)
+export const ListQuery = Type.Object({ ...Filters, ...Paging }, { additionalProperties: false })
 
 /** `GET {tasks}/audit` */
 export const AuditQuery = Type.Object(Paging, { additionalProperties: false })
@@ -66,13 +65,19 @@ export const MetricsQuery = Type.Object(
   { additionalProperties: false },
 )
 
-/** `POST {tasks}/bulk-retry` */
-export const BulkRetryBody = Type.Object(
+/**
+ * `POST {tasks}/bulk-retry`, `/bulk-cancel`, `/bulk-delete`: `task_ids` or `filter` (exactly
+ * one, checked by the handler, which answers `BULK_TARGET_INVALID` otherwise).
+ */
+export const BulkBody = Type.Object(
   {
-    task_ids: Type.Array(Type.String({ pattern: '^[A-Za-z0-9._:-]{1,128}$' }), {
-      minItems: 1,
-      maxItems: 500,
-    }),
+    task_ids: Type.Optional(
+      Type.Array(Type.String({ pattern: '^[A-Za-z0-9._:-]{1,128}$' }), {
+        minItems: 1,
+        maxItems: 500,
+      }),
+    ),
+    filter: Type.Optional(Type.Object(Filters, { additionalProperties: false })),
   },
   { additionalProperties: false },
 )

@@ -76,6 +76,13 @@ export interface TaskRecordStore {
    * pending and running records are never deleted. Returns the number of records deleted.
    */
   deleteTerminalBefore(cutoff: number): Promise<number>
+  /**
+   * Deletes the records of these ids that are terminal (as {@link deleteTerminalBefore} does,
+   * with their tags and the idempotency keys they hold); ids of pending, running or unknown
+   * records are left alone. The metrics keep their counts: they tell what ran, and a record
+   * deleted by hand still ran. Returns the number of records deleted.
+   */
+  deleteTerminal(taskIds: readonly string[]): Promise<number>
 }
 
 /** Pending or running records of one function in one status (live, not yet in the metrics). */

@@ -6,6 +6,15 @@ import { describe, expect, it } from 'vitest'
 import { waitForStatus } from '../helpers.js'
 import { adminApp } from './helpers.js'
 
+/** A bad request; its error code is `VALIDATION_ERROR` unless given. */
+interface BadInput {
+  method?: string
+  url: string
+  payload?: unknown
+  type?: string
+  code?: string
+}
+
 describe('task admin bad input', () => {
   it('answers 400 with the error shape and leaves the state as it was', async () => {
     const { app, manager } = await adminApp(
@@ -24,7 +33,7 @@ describe('task admin bad input', () => {
       metrics: (await app.inject('/tasks/metrics')).json<unknown>(),
     })
     const before = await snapshot()
-    const bad: { method?: string; url: string; payload?: unknown; type?: string }[] = [
+    const bad: BadInput[] = [
       { url: '/tasks?status=exploded' },
       { url: '/tasks?page=-1' },
       { url: '/tasks?page=abc' },
@@ -45,7 +54,7 @@ describe('task admin bad input', () => {
       { url: '/tasks/metrics?since=' },
       { method: 'POST', url: '/tasks/bulk-retry', payload: { task_ids: failed } },
       { method: 'POST', url: '/tasks/bulk-retry', payload: [failed] },
-      { method: 'POST', url: '/tasks/bulk-retry', payload: {} },
+      { method: 'POST', url: '/tasks/bulk-retry', payload: {}, code: 'BULK_TARGET_INVALID' },
       { method: 'POST', url: '/tasks/bulk-retry', payload: { task_ids: [] } },
       { method: 'POST', url: '/tasks/bulk-retry', payload: { task_ids: [42] } },
       { method: 'POST', url: '/tasks/bulk-retry', payload: { task_ids: [failed], extra: 1 } },
@@ -78,7 +87,7 @@ describe('task admin bad input', () => {
       })
       expect(response.statusCode, `${input.method ?? 'GET'} ${input.url}`).toBe(400)
       const body = response.json<{ error: { code: string; message: string } }>()
-      expect(body.error.code, input.url).toBe('VALIDATION_ERROR')
+      expect(body.error.code, input.url).toBe(input.code ?? 'VALIDATION_ERROR')
       expect(typeof body.error.message).toBe('string')
     }
     const notJson = await app.inject({

@@ -87,6 +87,8 @@ function requestFor(
     .replace(':file', 'app.js')
   const bodies: Record<string, unknown> = {
     'POST /tasks/bulk-retry': { task_ids: [failedId] },
+    'POST /tasks/bulk-cancel': { task_ids: [failedId] },
+    'POST /tasks/bulk-delete': { task_ids: [failedId] },
     'PATCH /tasks/queues/:name': { concurrency: 3 },
     'POST /tasks/dashboard/bulk-retry': { task_ids: failedId },
     'POST /tasks/dashboard/dead-letters/replay': { window: '24h' },
@@ -114,6 +116,15 @@ function requestFor(
 
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS'])
 
+/** History deletion (by age, or by ids and filter): the admin's alone. */
+const deletes = (route: Route) =>
+  route.method === 'DELETE' ||
+  route.url === '/tasks/bulk-delete' ||
+  route.url === '/tasks/dashboard/bulk/delete'
+
+/** Reads that only serve an action (its confirmation dialog): an operator's. */
+const ACTION_READS = new Set(['/tasks/dashboard/dead-letters/replay', '/tasks/dashboard/bulk'])
+
 /** An htmx write other than the header's Log out form. */
 const ACTION_POST = /hx-post="(?!\/tasks\/auth\/logout")/
 
@@ -136,7 +147,7 @@ describe('task admin roles', () => {
           route.url !== '/tasks/dashboard/stream' &&
           route.url !== '/tasks/dashboard/*',
       )
-      .sort((a, b) => Number(a.method === 'DELETE') - Number(b.method === 'DELETE'))
+      .sort((a, b) => Number(deletes(a)) - Number(deletes(b)))
     // The table is the mount's own: reads, writes and the deletion are all in it.
     expect(guarded.some((route) => route.method === 'DELETE')).toBe(true)
     expect(guarded.filter((route) => !SAFE.has(route.method)).length).toBeGreaterThanOrEqual(10)
@@ -153,9 +164,9 @@ describe('task admin roles', () => {
       }>().total,
     }
     const needs = (route: Route) =>
-      route.method === 'DELETE'
+      deletes(route)
         ? 'admin'
-        : SAFE.has(route.method) && route.url !== '/tasks/dashboard/dead-letters/replay'
+        : SAFE.has(route.method) && !ACTION_READS.has(route.url)
           ? 'viewer'
           : 'operator'
     // The viewer first (nothing may change), then the operator, then the admin.

@@ -15,6 +15,7 @@ import { TaskAdminNotFoundError } from '../errors.js'
 import { toTaskAdminError } from '../http-errors.js'
 import type { TaskAdminContext, TaskAdminInstance } from '../context.js'
 import { actionRoutes } from './action-routes.js'
+import { bulkRoutes } from './bulk-routes.js'
 import { tabRoutes } from './tab-routes.js'
 import { PAGE, TaskDashboard } from './view.js'
 
@@ -29,6 +30,7 @@ export function dashboardRoutes(app: TaskAdminInstance, context: TaskAdminContex
     registerAssetsRoute(scope, { taskAdminPublic: true }, undefined, '/dashboard/assets/:file')
     tabRoutes(scope, dashboard)
     actionRoutes(scope, dashboard)
+    bulkRoutes(scope, dashboard)
     // Any other address under the dashboard is a page the browser asked for (a stale bookmark,
     // a mistyped link): an HTML 404 page, after the login like every page. The API's unknown
     // paths keep their JSON 404.

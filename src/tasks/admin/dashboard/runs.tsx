@@ -1,7 +1,8 @@
 /**
  * The View tab: what is failing, how much, since when — metric cards (totals by status, success
  * rate, P95 overall), the throughput chart, P95 per function — then the run table with its
- * filters (range, queue, status, search), pages, bulk retry of the selected rows, and live rows.
+ * filters (range, queue, status, search), pages, bulk retry of the selected rows, retry, cancel
+ * or deletion of every run the filters match, and live rows.
  */
 import type { FastifyRequest } from 'fastify'
 import {
@@ -24,6 +25,7 @@ import type { TaskMetrics } from '../../metrics-report.js'
 import type { TaskPage } from '../../stores/ports.js'
 import { TASK_STATUSES, type TaskStatus } from '../../status.js'
 import { windowStart } from '../serialize.js'
+import { SelectAllMatching } from './bulk-routes.js'
 import { bucketSeries, ThroughputChart } from './chart.js'
 import {
   Duration,
@@ -227,6 +229,11 @@ export function RunsTable(props: {
             ))}
           </ul>
         </div>
+      )}
+      {actions && page !== null && page.items.length > 0 ? (
+        <SelectAllMatching dashboard={dashboard} filters={filters} />
+      ) : (
+        ''
       )}
       <RetrySelectionForm
         action={dashboard.url('/dashboard/bulk-retry')}

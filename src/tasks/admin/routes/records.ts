@@ -1,18 +1,14 @@
 /**
- * Task records: list (newest first, filters, search, pages), detail, retry, cancel, bulk retry,
- * retry of failed tasks in a window, history deletion. Every write is audited.
+ * Task records: list (newest first, filters, search, pages), detail, retry, cancel, bulk
+ * retry, cancel and deletion (by ids or by filter), retry of failed tasks in a window, history
+ * deletion. Every write is audited.
  */
 import { TaskNotFoundError } from '../../errors.js'
-import { bulkRetry, cancelTask, retryFailed, retryTask } from '../actions.js'
+import { cancelTask, retryFailed, retryTask } from '../actions.js'
+import { runBulk, taskQueryOf } from '../bulk.js'
 import { audit, type TaskAdminContext, type TaskAdminInstance } from '../context.js'
-import {
-  BulkRetryBody,
-  HistoryQuery,
-  ListQuery,
-  RetryFailedQuery,
-  TaskIdParams,
-} from '../schemas.js'
-import { serializeTask, windowStart } from '../serialize.js'
+import { BulkBody, HistoryQuery, ListQuery, RetryFailedQuery, TaskIdParams } from '../schemas.js'
+import { serializeTask } from '../serialize.js'
 
 const UNIT_MS = { min: 60_000, hour: 3_600_000, day: 86_400_000 } as const
 
@@ -23,17 +19,8 @@ export function recordRoutes(app: TaskAdminInstance, context: TaskAdminContext):
 
   app.get('/', { schema: { querystring: ListQuery } }, async (request) => {
     const query = request.query
-    const tags = (query.tag === undefined ? [] : [query.tag].flat()).map((tag) => {
-      const at = tag.indexOf('=')
-      return [tag.slice(0, at), tag.slice(at + 1)] as const
-    })
     const page = await manager.listStoredTasks({
-      status: query.status,
-      funcName: query.func_name,
-      queue: query.queue,
-      since: windowStart(query.since, context.now()),
-      q: query.q,
-      tags,
+      ...taskQueryOf(query, context.now()),
       page: query.page,
       perPage: query.per_page,
     })
@@ -63,8 +50,12 @@ export function recordRoutes(app: TaskAdminInstance, context: TaskAdminContext):
     return task === undefined ? record : serializeTask(task, withArgs)
   })
 
-  app.post('/bulk-retry', { schema: { body: BulkRetryBody } }, (request) =>
-    bulkRetry(context, request, request.body.task_ids),
+  // Retry and cancel are an operator's; deletion destroys history: admins only.
+  const bulk = { schema: { body: BulkBody } } as const
+  app.post('/bulk-retry', bulk, (request) => runBulk(context, request, 'retry', request.body))
+  app.post('/bulk-cancel', bulk, (request) => runBulk(context, request, 'cancel', request.body))
+  app.post('/bulk-delete', { ...bulk, config: { role: 'admin' } }, (request) =>
+    runBulk(context, request, 'delete', request.body),
   )
 
   app.post('/retry-failed', { schema: { querystring: RetryFailedQuery } }, (request) =>

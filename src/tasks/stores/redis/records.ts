@@ -132,6 +132,16 @@ export function redisRecords(ops: RedisOps, origin: string): TaskRecordStore {
       return bodies(ops, ids)
     },
 
+    async deleteTerminal(taskIds) {
+      let total = 0
+      // In slices, so that one script never holds the server for long.
+      for (let at = 0; at < taskIds.length; at += 500) {
+        const slice = taskIds.slice(at, at + 500)
+        total += Number(await ops.run('delete-tasks', [], [ops.prefix, ...slice]))
+      }
+      return total
+    },
+
     async deleteTerminalBefore(cutoff) {
       if (!Number.isFinite(cutoff)) throw new TaskValidationError('cutoff must be epoch ms.')
       let total = 0

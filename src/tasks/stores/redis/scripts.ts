@@ -12,6 +12,7 @@ export const SCRIPT_NAMES = [
   'renew-leases',
   'release-tasks',
   'delete-terminal',
+  'delete-tasks',
   'release-key',
   'claim-slot',
   'confirm-slot',

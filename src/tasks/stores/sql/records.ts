@@ -444,6 +444,33 @@ export class SqlTaskRecords implements TaskRecordStore {
     return rows.map((row) => parseTask(row.body))
   }
 
+  async deleteTerminal(taskIds: readonly string[]): Promise<number> {
+    if (taskIds.length === 0) return 0
+    const backend = await this.open()
+    const db = backend.db
+    const found = await db
+      .selectFrom('tasks')
+      .select('task_id')
+      .where('task_id', 'in', taskIds)
+      .where('status', 'in', PRUNABLE_STATUSES)
+      .execute()
+    if (found.length === 0) return 0
+    const ids = found.map((row) => row.task_id)
+    // The status is checked again by the deletion itself: a terminal record never leaves its
+    // terminal status, so the count read above is what goes.
+    await backend.batch([
+      db.deleteFrom('task_tags').where('task_id', 'in', ids).compile(),
+      db.deleteFrom('idempotency_keys').where('task_id', 'in', ids).compile(),
+      db
+        .deleteFrom('tasks')
+        .where('task_id', 'in', ids)
+        .where('status', 'in', PRUNABLE_STATUSES)
+        .compile(),
+    ])
+    this.#totals.clear()
+    return ids.length
+  }
+
   async deleteTerminalBefore(cutoff: number): Promise<number> {
     if (!Number.isFinite(cutoff)) throw new TaskValidationError('cutoff must be epoch ms.')
     const backend = await this.open()

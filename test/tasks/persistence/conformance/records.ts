@@ -221,4 +221,27 @@ export function retentionCascadeSuite({ a, b, test }: SuiteContext): void {
     // The key of the deleted record is free again.
     expect(await a().idempotency.claim('cascade-key', 'next')).toBeNull()
   })
+
+  test('deletion by id takes finished records with their tags and keys, never live ones', async () => {
+    const done = makeTask({
+      func_name: 'by-id',
+      status: 'failed',
+      end_time: iso(T0),
+      tags: { batch: 'by-id-1' },
+    })
+    done.idempotency_key = 'by-id-key'
+    const live = makeTask({ func_name: 'by-id', status: 'running', tags: { batch: 'by-id-1' } })
+    expect(await a().idempotency.claim('by-id-key', done.record.task_id)).toBeNull()
+    await a().records.save([done, live])
+    expect(await b().records.deleteTerminal([])).toBe(0)
+    const ids = [done.record.task_id, live.record.task_id, 'no-such-task']
+    expect(await b().records.deleteTerminal(ids)).toBe(1)
+    expect(await a().records.get(done.record.task_id)).toBeNull()
+    expect((await a().records.get(live.record.task_id))?.record.status).toBe('running')
+    const tagged = await a().records.list({ tags: [['batch', 'by-id-1']], page: 1, perPage: 50 })
+    expect(tagged.items.map((t) => t.record.task_id)).toEqual([live.record.task_id])
+    expect(await a().idempotency.claim('by-id-key', 'next')).toBeNull()
+    // Again: nothing left to delete.
+    expect(await b().records.deleteTerminal(ids)).toBe(0)
+  })
 }
