@@ -19,12 +19,14 @@ import type {
   SessionRevocationStore,
   TaskAdminStore,
   TaskChangeFeed,
+  TaskGateStore,
   TaskMetricsStore,
   TaskRecordStore,
 } from '../ports.js'
 import { redisAdminData, redisSessions } from './admin-data.js'
 import { redisChanges } from './changes.js'
 import { redisIdempotency, redisScheduleSlots } from './claims.js'
+import { redisGates } from './gates.js'
 import { redisMetrics } from './metrics.js'
 import { redisOneOffs } from './one-off.js'
 import type { RedisOps } from './ops.js'
@@ -59,6 +61,7 @@ export class RedisTaskStore implements DurableTaskStore {
   readonly sessions: SessionRevocationStore
   readonly metrics: TaskMetricsStore
   readonly changes: TaskChangeFeed
+  readonly gates: TaskGateStore
   readonly #prefix: string
   #scripts: Map<ScriptName, LuaScript> | null = null
   readonly #connection = new OpenOnce(async (): Promise<RedisCommandClient> => {
@@ -90,6 +93,7 @@ export class RedisTaskStore implements DurableTaskStore {
     this.sessions = redisSessions(ops)
     this.metrics = redisMetrics(ops)
     this.changes = redisChanges(ops, origin)
+    this.gates = redisGates(ops)
   }
 
   async init(): Promise<void> {

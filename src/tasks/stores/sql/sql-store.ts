@@ -16,11 +16,13 @@ import type {
   SessionRevocationStore,
   TaskAdminStore,
   TaskChangeFeed,
+  TaskGateStore,
   TaskMetricsStore,
 } from '../ports.js'
 import { openSqlBackend, type SqlBackend, type SqlConnectionSpec } from './backend.js'
 import { sqlAdminData, sqlSessions } from './admin-data.js'
 import { sqlChanges } from './changes.js'
+import { sqlGates } from './gates.js'
 import { sqlIdempotency, sqlScheduleSlots } from './claims.js'
 import { CURRENT_SCHEMA_VERSION } from './migrations.js'
 import { sqlMetrics } from './metrics.js'
@@ -57,6 +59,7 @@ export class SqlTaskStore implements DurableTaskStore {
   readonly sessions: SessionRevocationStore
   readonly metrics: TaskMetricsStore
   readonly changes: TaskChangeFeed
+  readonly gates: TaskGateStore
   readonly #connection = new OpenOnce(async () => {
     const backend = await openSqlBackend(this.spec, this.#prefix)
     try {
@@ -87,6 +90,7 @@ export class SqlTaskStore implements DurableTaskStore {
     this.sessions = sqlSessions(open)
     this.metrics = sqlMetrics(open)
     this.changes = sqlChanges(open, origin)
+    this.gates = sqlGates(open)
   }
 
   async init(): Promise<void> {

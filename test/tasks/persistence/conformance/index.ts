@@ -1,6 +1,6 @@
 /**
  * The task-store conformance: one suite per port (records, pending queue, idempotency keys,
- * schedule slots, one-off schedules, admin data, sessions, metrics, change feed), each run on
+ * schedule slots, one-off schedules, admin data, sessions, metrics, change feed, task gates), each run on
  * every backend.
  */
 import { afterAll, beforeAll, describe, it } from 'vitest'
@@ -8,6 +8,7 @@ import type { DurableTaskStore } from '../../../../src/tasks/stores/ports.js'
 import type { ConformanceTarget, SuiteContext } from './context.js'
 import { adminDataSuite, sessionsSuite } from './admin-data.js'
 import { cancelSuite } from './cancel.js'
+import { gatesSuite, storeGates } from './gates.js'
 import { idempotencySuite, scheduleSlotsSuite } from './claims.js'
 import { debounceSuite, oneOffSuite } from './one-offs.js'
 import { pendingQueueSuite } from './pending-queue.js'
@@ -47,6 +48,7 @@ export function storeConformance(target: ConformanceTarget): void {
     describe('debounced entries', () => debounceSuite(context))
     describe('admin data', () => adminDataSuite(context))
     describe('sessions', () => sessionsSuite(context))
+    describe('task gates', () => gatesSuite(storeGates(context)))
     describe('cancel anywhere', () => cancelSuite(context, () => target.open()))
   })
 }
