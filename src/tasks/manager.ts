@@ -60,7 +60,8 @@ import { isDurableStore, seamOf } from './stores/seam.js'
 import { toTaskListQuery, type TaskQuery } from './task-query.js'
 import { TaskReads } from './task-reads.js'
 import type { DurableLink } from './durable-link.js'
-import { ManagerBackground, resolveStore } from './background.js'
+import { leaseMs, ManagerBackground, resolveStore } from './background.js'
+import { taskGateContext } from './groups/gate-context.js'
 import type { ScheduleInfo, ScheduleOptions } from './schedules.js'
 import type { ScheduleOnceOptions } from './one-offs.js'
 import type { ScheduleTrigger } from './scheduling/trigger.js'
@@ -129,13 +130,22 @@ export class TaskManager {
       adopt: (task) => this.#intake.adopt(task),
       cancelRequested: (taskIds) => this.#cancelRequested(taskIds),
       deleteBefore: (cutoff) => this.#reads.deleteBefore(cutoff),
-      refresh: () => this.#queueConfigs.load(),
+      refresh: async () => {
+        await this.#queueConfigs.load()
+        await this.#queues.renewHolds()
+      },
     })
     this.#durable = this.#background.durable
     this.#queues = new QueueSet({
       queues: options.queues,
       maxSize: options.maxSize,
       warn: (message) => this.#logger.warn(message),
+      gates: taskGateContext(
+        this.#durableStore,
+        leaseMs(options.leaseSeconds),
+        this.#clock,
+        this.#logger,
+      ),
     })
     this.#queueConfigs = new QueueConfigSync(
       this.#queues,

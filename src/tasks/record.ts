@@ -47,6 +47,11 @@ export interface TaskRecord {
    * a pending task ends `expired` and never runs.
    */
   expires_at: string | null
+  /**
+   * The task's group in a grouped or rate-limited queue (limits and round-robin apply per group),
+   * or null. Records written before groups existed read as null.
+   */
+  group?: string | null
 }
 
 /**

@@ -107,6 +107,7 @@ describe('task records', () => {
         'progress',
         'progress_message',
         'expires_at',
+        'group',
       ].sort(),
     )
     expect(record).toMatchObject({

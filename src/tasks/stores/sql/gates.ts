@@ -39,7 +39,19 @@ export function sqlGates(open: OpenBackend): TaskGateStore {
   return {
     async acquire(request) {
       const backend = await open()
-      return step(backend, requestKeys(request), (states) => decideAcquire(request, states))
+      const began = Date.now()
+      return step(backend, requestKeys(request), (states) => {
+        // A step may wait for the row locks of racing steps: its start is counted when it is
+        // decided, not when it was asked for, or a start that waited would be counted early
+        // and the next window would open early by as much.
+        const waited = Math.max(0, Date.now() - began)
+        const decided = {
+          ...request,
+          now: request.now + waited,
+          leaseUntil: request.leaseUntil + waited,
+        }
+        return decideAcquire(decided, states)
+      })
     },
     async release(holds) {
       if (holds.length === 0) return
