@@ -7,6 +7,9 @@
 import type { TaskGateStore } from '../ports.js'
 import type { RedisOps } from './ops.js'
 
+/** A caller's `now` this close to the wall clock (ms) is taken as the wall clock. */
+const WALL_CLOCK_MS = 1000
+
 /** The task gates on Redis. */
 export function redisGates(ops: RedisOps): TaskGateStore {
   const gateKey = (key: string) => ops.key('gate:', key)
@@ -24,6 +27,10 @@ export function redisGates(ops: RedisOps): TaskGateStore {
         keys.push(gateKey(rate.key))
         args.push(rate.count, rate.periodMs)
       }
+      // The wall clock, for the script to count the call's wait; only when the caller's clock
+      // is the wall clock (a test's clock far from it gets no correction: -1).
+      const wall = Date.now()
+      args.push(Math.abs(request.now - wall) < WALL_CLOCK_MS ? wall : -1)
       const [allowed, retry] = (await ops.run('acquire-gates', keys, args)) as [number, number]
       return { allowed: allowed === 1, retryAfterMs: retry < 0 ? null : retry }
     },

@@ -15,6 +15,7 @@
 -- ARGV[4]         S, the number of slot gates
 -- ARGV[5..4+S]    each slot gate's limit
 -- ARGV[5+S..]     each rate gate's count and period (ms), in pairs
+-- ARGV[#]         the caller's wall clock when it sent the call (epoch ms), or -1 for none
 --
 -- Returns { 1, -1 } when allowed; { 0, retry-after ms } when a rate gate refuses (the longest
 -- wait); { 0, -1 } when only a slot gate is full.
@@ -22,6 +23,15 @@
 local holder = ARGV[1]
 local lease = tonumber(ARGV[2])
 local now = tonumber(ARGV[3])
+-- A call may wait behind other commands of its connection: its start is counted when it is
+-- decided, not when it was sent, or the next window would open early by as much. The wait is
+-- read from the server's clock against the caller's; a skew outside 0..10 s is ignored.
+local time = redis.call('TIME')
+local waited = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) - tonumber(ARGV[#ARGV])
+if tonumber(ARGV[#ARGV]) >= 0 and waited > 0 and waited < 10000 then
+  now = now + waited
+  lease = lease + waited
+end
 local slots = tonumber(ARGV[4])
 local full = false
 for i = 1, slots do
