@@ -172,7 +172,8 @@ export function groupBehaviour(target: GroupTarget): void {
         expect(starts).toHaveLength(24)
         expect(counter.maxPerGroup.get('x')).toBe(1)
         expect(counter.maxPerGroup.get('y')).toBe(1)
-        expectAtMost(starts, 6, 1000)
+        // Two managers share one event loop here: a start may wait behind the other's work.
+        expectAtMost(starts, 6, 1000, 100)
       } finally {
         await Promise.all([a.shutdown(), b.shutdown()])
       }
