@@ -49,7 +49,7 @@ export interface TaskRecord {
   expires_at: string | null
   /**
    * The task's group in a grouped or rate-limited queue (limits and round-robin apply per group),
-   * or null. Records written before groups existed read as null.
+   * or null. Records written before groups existed lack it (read it as null).
    */
   group?: string | null
 }

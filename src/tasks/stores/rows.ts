@@ -69,7 +69,6 @@ export function parseTask(body: string): StoredTask {
   task.record.progress ??= null
   task.record.progress_message ??= null
   task.record.expires_at ??= null
-  task.record.group ??= null
   return task
 }
 
