@@ -238,7 +238,10 @@ function demoTaskManager(tasksPath: string | null): TaskManager {
   const store = tasksPath === null ? null : sqliteStore(tasksPath)
   return new TaskManager({
     ...(store === null ? {} : { store }),
-    queues: { receipts: { concurrency: 2, maxSize: 100 } },
+    queues: {
+      receipts: { concurrency: 2, maxSize: 100 },
+      webhooks: { groupConcurrency: 1, rateLimit: '5/second' },
+    },
   })
 }
 

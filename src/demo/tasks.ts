@@ -1,7 +1,8 @@
 /**
  * The demo's background tasks, so that `/tasks/dashboard` has something to show: receipts that
  * succeed, a card charge that fails once and succeeds on its retry, an inventory sync that
- * fails for good (a dead letter), an image batch that reports its progress, and two periodic
+ * fails for good (a dead letter), an image batch that reports its progress, webhook deliveries
+ * in a grouped, rate-limited queue (one at a time per customer, 5 per second), and two periodic
  * schedules. On an empty history the demo enqueues a few of each at startup.
  */
 import type { FastifyInstance } from 'fastify'
@@ -73,6 +74,15 @@ export function registerDemoTasks(manager: TaskManager) {
       taskLog(`resized ${count} images`)
     },
   )
+  const deliverWebhook = manager.task(
+    // The webhooks queue runs one delivery per customer at a time (group), 5 per second in all.
+    { name: 'deliverWebhook', queue: 'webhooks', persist: true },
+    async (customer: string, event: string) => {
+      taskLog(`POST ${event} to the endpoint of ${customer}`)
+      await pause(120)
+      taskLog('delivered')
+    },
+  )
   manager.schedule(
     { every: 300 },
     async () => {
@@ -89,7 +99,7 @@ export function registerDemoTasks(manager: TaskManager) {
     },
     { name: 'dailyReport' },
   )
-  return { sendReceipt, chargeCard, syncInventory, resizeImages }
+  return { sendReceipt, chargeCard, syncInventory, resizeImages, deliverWebhook }
 }
 
 /** On an empty history, enqueues a few runs of each demo task once the app is ready. */
@@ -108,5 +118,12 @@ export function seedDemoTasks(
     await manager.addTask(tasks.syncInventory, ['berlin'], { tags: { region: 'eu' } })
     await manager.addTask(tasks.syncInventory, ['ohio'], { tags: { region: 'us' } })
     await manager.addTask(tasks.resizeImages, [20], { tags: { album: 'summer' } })
+    for (const [customer, event] of [
+      ['acme', 'order.created'],
+      ['acme', 'order.paid'],
+      ['globex', 'order.created'],
+    ] as const) {
+      await manager.addTask(tasks.deliverWebhook, [customer, event], { group: customer })
+    }
   })
 }

@@ -189,7 +189,7 @@ export function resolveStore(store: AnyTaskStore | string | undefined): AnyTaskS
 }
 
 /** Validates `leaseSeconds` (default 30, at least 1) and returns milliseconds. */
-function leaseMs(seconds: number | undefined): number {
+export function leaseMs(seconds: number | undefined): number {
   const lease = seconds ?? 30
   if (typeof lease !== 'number' || !Number.isFinite(lease) || lease < 1) {
     throw new TaskValidationError('leaseSeconds must be a number of seconds ≥ 1.')

@@ -19,6 +19,7 @@ import {
   TaskNotFoundError,
   TaskNotRegisteredError,
   TaskNotRetryableError,
+  TaskValidationError,
   toError,
 } from './errors.js'
 import type { DurableLink } from './durable-link.js'
@@ -163,6 +164,11 @@ export class TaskIntake {
       else encrypted = cipher.encrypt(payload.args, taskOwner(taskId))
     }
     const queue = queues.resolve(resolved.queue)
+    if (resolved.group !== null && queue.groups === null) {
+      throw new TaskValidationError(
+        `Task ${JSON.stringify(definition.name)} has group ${JSON.stringify(resolved.group)} but queue ${JSON.stringify(queue.name)} has no groupConcurrency, rateLimit or groupRateLimit.`,
+      )
+    }
     const key = resolved.idempotencyKey
     if (key !== null) {
       const claim = seam.claimIdempotencyKey(key, taskId)

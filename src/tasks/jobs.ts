@@ -42,6 +42,16 @@ export class RunJob implements QueueItem {
     this.#runner = runner
   }
 
+  /** The task's id. */
+  get taskId(): string {
+    return this.task.record.task_id
+  }
+
+  /** The task's group, or null. */
+  get group(): string | null {
+    return this.task.record.group ?? null
+  }
+
   /** The cancellation token (created on first use). */
   get cancellation(): Cancellation {
     return (this.#cancellation ??= new Cancellation())

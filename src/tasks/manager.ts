@@ -61,7 +61,8 @@ import { isDurableStore, seamOf } from './stores/seam.js'
 import { toTaskListQuery, type TaskQuery } from './task-query.js'
 import { TaskReads } from './task-reads.js'
 import type { DurableLink } from './durable-link.js'
-import { ManagerBackground, resolveStore } from './background.js'
+import { leaseMs, ManagerBackground, resolveStore } from './background.js'
+import { taskGateContext } from './groups/gate-context.js'
 import type { ScheduleInfo, ScheduleOptions } from './schedules.js'
 import type { ScheduleOnceOptions } from './one-offs.js'
 import type { ScheduleTrigger } from './scheduling/trigger.js'
@@ -136,7 +137,10 @@ export class TaskManager {
       adopt: (task) => this.#intake.adopt(task),
       cancelRequested: (taskIds) => this.#cancelRequested(taskIds),
       deleteBefore: (cutoff) => this.#reads.deleteBefore(cutoff),
-      refresh: () => this.#controls.request(),
+      refresh: async () => {
+        await this.#controls.request()
+        await this.#queues.renewHolds()
+      },
       worker: {
         queues: () => this.#queues.stats().map((queue) => queue.name),
         running: (limit) => this.#runningTasks(limit),
@@ -147,6 +151,12 @@ export class TaskManager {
       queues: options.queues,
       maxSize: options.maxSize,
       warn: (message) => this.#logger.warn(message),
+      gates: taskGateContext(
+        this.#durableStore,
+        leaseMs(options.leaseSeconds),
+        this.#clock,
+        this.#logger,
+      ),
     })
     this.#queueConfigs = new QueueConfigSync(this.#queues, this.#durableStore, (message) =>
       this.#logger.warn(message),

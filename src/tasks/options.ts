@@ -118,6 +118,12 @@ export interface AddTaskOptions {
   /** Recorded for the Fastify integration; `addTask` itself always dispatches at once. */
   eager?: boolean
   queue?: string
+  /**
+   * The task's group (overrides the registration's; null: none). The queue's `groupConcurrency`
+   * and `groupRateLimit` apply per group, and its groups are served round-robin. Only on a
+   * queue with group or rate options.
+   */
+  group?: string | null
   idempotencyKey?: string
   /** `manual` (default) or `scheduled` (the scheduler). */
   source?: Exclude<TaskSource, 'retry'>
@@ -286,6 +292,7 @@ const ADD_TASK_OPTION_NAMES: Record<keyof AddTaskOptions, true> = {
   priority: true,
   eager: true,
   queue: true,
+  group: true,
   idempotencyKey: true,
   source: true,
   debounce: true,

@@ -56,6 +56,11 @@ export interface TaskRecord {
   retry_of: string | null
   /** The task that retried this one, or null; a task is retried at most once. */
   retried_as: string | null
+  /**
+   * The task's group in a grouped or rate-limited queue (limits and round-robin apply per group),
+   * or null. Records written before groups existed lack it (read it as null).
+   */
+  group?: string | null
 }
 
 /**

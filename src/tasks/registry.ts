@@ -4,6 +4,7 @@
  */
 import { unknownOptionsMessage } from '../common/option-names.js'
 import { pathToFileURL } from 'node:url'
+import { validateGroup } from './groups/gating.js'
 import { TaskValidationError } from './errors.js'
 import type { ExecutorKind } from './record.js'
 import { timeoutMs } from './options.js'
@@ -30,6 +31,11 @@ export interface TaskOptions {
   eager?: boolean
   /** Default queue name. Default: the manager's default queue. */
   queue?: string
+  /**
+   * Default group: the queue's `groupConcurrency` and `groupRateLimit` apply per group, and its
+   * groups are served round-robin. Only on a queue with group or rate options. Default none.
+   */
+  group?: string | null
   /** Where the task runs. Default `async` (the event loop). */
   executor?: ExecutorKind
   /** At shutdown, save a still-running task as pending (to run again) instead of `interrupted`. */
@@ -59,6 +65,8 @@ export interface TaskDefinition {
   readonly priority: number | null
   readonly eager: boolean
   readonly queue: string | null
+  /** The default group, or null. */
+  readonly group: string | null
   readonly executor: ExecutorKind
   readonly requeueOnInterrupt: boolean
   /** File URL of the declaring module (thread/process), else null. */
@@ -134,6 +142,7 @@ const TASK_OPTION_NAMES: Record<keyof TaskOptions, true> = {
   priority: true,
   eager: true,
   queue: true,
+  group: true,
   executor: true,
   requeueOnInterrupt: true,
   module: true,
@@ -178,6 +187,7 @@ function defineTask(options: TaskOptions, fnName: string): TaskDefinition {
     priority,
     eager: options.eager ?? false,
     queue: options.queue ?? null,
+    group: validateGroup(options.group, `Task ${JSON.stringify(name)}`),
     executor,
     requeueOnInterrupt: options.requeueOnInterrupt ?? false,
     module,

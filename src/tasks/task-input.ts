@@ -3,6 +3,7 @@
  * throws before anything is stored.
  */
 import { TaskValidationError } from './errors.js'
+import { validateGroup } from './groups/gating.js'
 import { timeoutMs, type AddTaskOptions } from './options.js'
 import type { StoredTask, TaskSource } from './record.js'
 import { assertInteger, assertQueueName, type TaskDefinition } from './registry.js'
@@ -13,6 +14,8 @@ export interface ResolvedAddOptions {
   readonly tags: Record<string, string>
   readonly priority: number | null
   readonly queue: string | null
+  /** The task's group (the call's, else the registration's), or null. */
+  readonly group: string | null
   readonly idempotencyKey: string | null
   readonly source: TaskSource
   /** This call's `timeout` in milliseconds, or null (the registration's or manager's applies). */
@@ -42,6 +45,7 @@ export function resolveAddOptions(
     tags,
     priority,
     queue: options.queue ?? definition.queue,
+    group: options.group === undefined ? definition.group : validateGroup(options.group, 'addTask'),
     idempotencyKey: key ?? null,
     source,
     timeoutMs: timeoutMs(options.timeout, 'timeout'),
@@ -120,6 +124,7 @@ export function newStoredTask(
       worker: null,
       retry_of: null,
       retried_as: null,
+      group: resolved.group,
     },
     args,
     encrypted_args: encryptedArgs,

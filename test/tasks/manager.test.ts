@@ -110,6 +110,7 @@ describe('task records', () => {
         'worker',
         'retry_of',
         'retried_as',
+        'group',
       ].sort(),
     )
     expect(record).toMatchObject({

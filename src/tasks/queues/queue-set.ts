@@ -4,6 +4,8 @@
  * the log).
  */
 import { QueueNotFoundError, TaskValidationError } from '../errors.js'
+import type { GateContext } from '../groups/group-dispatch.js'
+import { parseQueueGating } from '../groups/gating.js'
 import { TaskQueue, type QueueConfig, type QueueStats } from './queue.js'
 
 /** The queue used when a task names none. */
@@ -17,6 +19,15 @@ export interface QueueOptions {
   maxSize?: number | null
   /** Deprecated snake_case spelling of {@link maxSize}: still accepted, with a warning. */
   max_size?: number | null
+  /**
+   * Most running tasks of each group (the task option `group`) across every instance sharing
+   * the store. Groups are served round-robin.
+   */
+  groupConcurrency?: number | null
+  /** Most starts of the queue per window, across every instance: a limit string, `'20/second'`. */
+  rateLimit?: string | null
+  /** Most starts of each group per window, across every instance: `'100/minute'`. */
+  groupRateLimit?: string | null
 }
 
 /** Queue options of the manager: a mapping name → config, plus the `maxSize` shorthand. */
@@ -27,6 +38,8 @@ export interface QueueSetOptions {
   maxSize?: number | null | undefined
   /** Receives the unknown-queue warning. */
   warn: (message: string) => void
+  /** The gates of grouped and rate-limited queues (the store's, or this process's). */
+  gates: GateContext
 }
 
 /** Every queue of one manager. */
@@ -45,9 +58,14 @@ export class QueueSet {
       const size = queueMaxSize(name, config)
       if (config.max_size !== undefined) deprecated = true
       sizes.set(name, size)
+      const gating = parseQueueGating(name, config)
       this.#queues.set(
         name,
-        new TaskQueue(name, { concurrency: config.concurrency ?? null, max_size: size ?? null }),
+        new TaskQueue(
+          name,
+          { concurrency: config.concurrency ?? null, max_size: size ?? null },
+          gating === null ? null : { options: gating, context: options.gates },
+        ),
       )
     }
     if (deprecated) {
@@ -101,6 +119,11 @@ export class QueueSet {
   /** Stats of every queue, in declaration order (default last unless declared). */
   stats(): QueueStats[] {
     return [...this.#queues.values()].map((queue) => queue.stats())
+  }
+
+  /** Extends the holds of the grouped tasks running here (each maintenance round). */
+  async renewHolds(): Promise<void> {
+    for (const queue of this.#queues.values()) await queue.groups?.renew()
   }
 
   /** Every queue. */

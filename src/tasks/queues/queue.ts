@@ -6,6 +6,8 @@
  */
 import { AsyncResource } from 'node:async_hooks'
 import { QueueFullError, TaskValidationError } from '../errors.js'
+import { GroupDispatcher, type GateContext, type GroupStats } from '../groups/group-dispatch.js'
+import type { QueueGating } from '../groups/gating.js'
 import { PriorityLine } from './priority-line.js'
 
 /** A queue's configuration; null means unlimited. Field names are snake_case, as on the wire. */
@@ -27,6 +29,11 @@ export interface QueueStats {
   /** Started here and completed (any terminal status). */
   finished: number
   rejected: number
+  /**
+   * A grouped or rate-limited queue's groups with tasks waiting or running here (ungrouped
+   * tasks under `group: null`); absent on other queues.
+   */
+  groups?: GroupStats[]
 }
 
 /**
@@ -37,6 +44,10 @@ export interface QueueStats {
  */
 export interface QueueItem {
   readonly priority: number
+  /** The task's id (a grouped queue's holds are in its name). */
+  readonly taskId: string
+  /** The task's group, or null (only grouped and rate-limited queues read it). */
+  readonly group: string | null
   scope: AsyncResource | undefined
   /** Whether the item waits for a slot (set and cleared by its queue). */
   waiting: boolean
@@ -63,15 +74,44 @@ export class TaskQueue {
   /** An operator's pause ({@link hold}): lifted by {@link release}. */
   #held = false
   #draining = false
+  /** Set on a grouped or rate-limited queue: its items wait and start through it. */
+  readonly #groups: GroupDispatcher | null = null
   readonly #onSettled = (): void => {
     this.#running--
     this.#finished++
     this.#drain()
   }
 
-  constructor(name: string, config: QueueConfig) {
+  constructor(
+    name: string,
+    config: QueueConfig,
+    gating: { options: QueueGating; context: GateContext } | null = null,
+  ) {
     this.name = name
     this.#config = validateQueueConfig(config, name)
+    if (gating !== null) {
+      const host = {
+        name,
+        hasRoom: (asking: number) => {
+          const limit = this.#config.concurrency
+          return !this.#paused && (limit === null || this.#running + asking < limit)
+        },
+        start: (item: QueueItem, onEnd: () => void) => {
+          this.#waiting--
+          this.#running++
+          item.start(() => {
+            onEnd()
+            this.#onSettled()
+          })
+        },
+      }
+      this.#groups = new GroupDispatcher(host, gating.options, gating.context)
+    }
+  }
+
+  /** The group dispatcher of a grouped or rate-limited queue, else null. */
+  get groups(): GroupDispatcher | null {
+    return this.#groups
   }
 
   /** The current configuration (a copy). */
@@ -93,6 +133,11 @@ export class TaskQueue {
 
   /** Starts `item` now if a slot is free, else makes it wait. Call {@link admit} first. */
   offer(item: QueueItem): void {
+    if (this.#groups !== null) {
+      this.#waiting++
+      this.#groups.offer(item)
+      return
+    }
     if (this.#canStartNow()) {
       this.#start(item)
       return
@@ -105,6 +150,11 @@ export class TaskQueue {
 
   /** Removes a waiting item (cancelled while pending). Returns whether it was waiting. */
   remove(item: QueueItem): boolean {
+    if (this.#groups !== null) {
+      const removed = this.#groups.remove(item)
+      if (removed) this.#waiting--
+      return removed
+    }
     if (!item.waiting) return false
     item.waiting = false
     item.scope = undefined
@@ -123,6 +173,7 @@ export class TaskQueue {
   /** Stops starting waiting items (shutdown). Running items are not touched. */
   pause(): void {
     this.#paused = true
+    this.#groups?.stop()
   }
 
   /**
@@ -156,10 +207,12 @@ export class TaskQueue {
       running: this.#running,
       finished: this.#finished,
       rejected: this.#rejected,
+      ...(this.#groups === null ? {} : { groups: this.#groups.stats() }),
     }
   }
 
   #canStartNow(): boolean {
+    if (this.#groups !== null) return false
     const limit = this.#config.concurrency
     return (
       !this.#paused &&
@@ -178,6 +231,10 @@ export class TaskQueue {
     // Tasks that finish synchronously call back into #drain; the outer loop does the work, so
     // the stack stays flat however many of them are waiting.
     if (this.#paused || this.#held || this.#draining) return
+    if (this.#groups !== null) {
+      this.#groups.pump()
+      return
+    }
     this.#draining = true
     try {
       const limit = this.#config.concurrency

@@ -380,6 +380,65 @@ export interface OneOffScheduleStore {
   complete(runKey: string, claimToken: string): Promise<boolean>
 }
 
+/** A concurrency gate of a start: at most `limit` holders at once under `key`. */
+export interface GateSlot {
+  key: string
+  limit: number
+}
+
+/** A rate gate of a start: at most `count` starts under `key` in any `periodMs` window. */
+export interface GateRate {
+  key: string
+  count: number
+  periodMs: number
+}
+
+/** What {@link TaskGateStore.acquire} checks: every gate of one task's start. */
+export interface GateRequest {
+  /** Who starts (the task id): it holds a place in every slot gate until released. */
+  holder: string
+  slots: readonly GateSlot[]
+  rates: readonly GateRate[]
+  /** The holds are valid until this instant (epoch ms); renewed while the task runs. */
+  leaseUntil: number
+  /** The current time (epoch ms): holds whose lease ended before it are free. */
+  now: number
+}
+
+/** The answer of {@link TaskGateStore.acquire}. */
+export interface GateDecision {
+  allowed: boolean
+  /**
+   * When refused by a rate gate: ms until a start may pass it again. Null when allowed, or when
+   * a slot gate is full (its holders end when they end).
+   */
+  retryAfterMs: number | null
+}
+
+/** One hold of a slot gate, as renewed or released. */
+export interface GateHold {
+  key: string
+  holder: string
+}
+
+/**
+ * Gates of grouped and rate-limited queues, shared by every instance: how many tasks of a group
+ * run at once, and how many starts a queue or a group makes per window.
+ */
+export interface TaskGateStore {
+  /**
+   * Atomically, however instances race: when every slot gate of `request` has fewer live holders
+   * than its limit (the holder itself not counted twice) and every rate gate has had fewer than
+   * `count` starts in the last `periodMs` (a moving window), takes a place in each slot gate and
+   * counts one start in each rate gate, and allows. Otherwise changes nothing and refuses.
+   */
+  acquire(request: GateRequest): Promise<GateDecision>
+  /** Gives up the holds (the task ended); a hold that is not there is ignored. */
+  release(holds: readonly GateHold[]): Promise<void>
+  /** Extends the holds still there to `leaseUntil` (the tasks still run); forgets spent gates. */
+  renew(holds: readonly GateHold[], leaseUntil: number, now: number): Promise<void>
+}
+
 /** A queue's persisted configuration; null means unlimited. */
 export interface StoredQueueConfig {
   name: string
@@ -507,6 +566,11 @@ export interface DurableTaskStore {
   readonly metrics: TaskMetricsStore
   readonly changes: TaskChangeFeed
   readonly workers: TaskWorkerStore
+  /**
+   * Gates of grouped and rate-limited queues. A store without them (a custom one) limits groups
+   * and rates per instance only.
+   */
+  readonly gates?: TaskGateStore
   /** Connects and runs pending schema migrations; idempotent. Every port calls it lazily. */
   init(): Promise<void>
   /** Releases connections (a pool or client passed in by the caller is left open). */

@@ -19,6 +19,7 @@ import type {
   SessionRevocationStore,
   TaskAdminStore,
   TaskChangeFeed,
+  TaskGateStore,
   TaskMetricsStore,
   TaskRecordStore,
   TaskWorkerStore,
@@ -26,6 +27,7 @@ import type {
 import { redisAdminData, redisSessions } from './admin-data.js'
 import { redisChanges } from './changes.js'
 import { redisIdempotency, redisScheduleSlots } from './claims.js'
+import { redisGates } from './gates.js'
 import { redisMetrics } from './metrics.js'
 import { redisOneOffs } from './one-off.js'
 import type { RedisOps } from './ops.js'
@@ -62,6 +64,7 @@ export class RedisTaskStore implements DurableTaskStore {
   readonly metrics: TaskMetricsStore
   readonly changes: TaskChangeFeed
   readonly workers: TaskWorkerStore
+  readonly gates: TaskGateStore
   readonly #prefix: string
   #scripts: Map<ScriptName, LuaScript> | null = null
   readonly #connection = new OpenOnce(async (): Promise<RedisCommandClient> => {
@@ -94,6 +97,7 @@ export class RedisTaskStore implements DurableTaskStore {
     this.metrics = redisMetrics(ops)
     this.changes = redisChanges(ops, origin)
     this.workers = redisWorkers(ops)
+    this.gates = redisGates(ops)
   }
 
   async init(): Promise<void> {

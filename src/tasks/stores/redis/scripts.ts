@@ -25,6 +25,8 @@ export const SCRIPT_NAMES = [
   'prune-metrics',
   'read-metrics',
   'search-ids',
+  'acquire-gates',
+  'renew-gates',
 ] as const
 
 /** One of {@link SCRIPT_NAMES}. */

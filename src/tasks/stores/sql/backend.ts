@@ -74,6 +74,12 @@ export interface SqlBackend {
    * found (a prepared lookup per key beats building one `IN (...)` query per batch).
    */
   lookupRows?: (text: string, params: readonly unknown[][]) => unknown[]
+  /**
+   * SQLite only: runs `fn` inside one IMMEDIATE transaction (the write lock taken first, so a
+   * read-decide-write step is atomic across processes), with a runner that returns the rows of
+   * a reading statement and runs any other.
+   */
+  exclusive?: <T>(fn: (execute: (query: CompiledQuery) => unknown[]) => T) => T
   /** Applies missing migrations up to `upTo` under a database-wide lock. */
   migrate(upTo: number, now: number): Promise<void>
   /** Closes the connection or pool (when this backend opened it). */
@@ -191,6 +197,16 @@ class SqliteBackend implements SqlBackend {
       if (row !== undefined) found.push(row)
     }
     return found
+  }
+
+  exclusive<T>(fn: (execute: (query: CompiledQuery) => unknown[]) => T): T {
+    const execute = (query: CompiledQuery): unknown[] => {
+      const statement = this.#statement(query.sql)
+      if (statement.reader) return statement.all(...query.parameters)
+      statement.run(...query.parameters)
+      return []
+    }
+    return this.raw.transaction(() => fn(execute)).immediate()
   }
 
   migrate(upTo: number, now: number): Promise<void> {

@@ -404,8 +404,34 @@ const v7: TaskMigration = {
   },
 }
 
+/**
+ * Version 8 (additive): `task_gates`, the shared gates of grouped and rate-limited queues (how
+ * many tasks of a group run, how many starts a window had), one row per gate, locked while a
+ * start is decided. The expiry index serves the sweep of spent gates.
+ */
+const v8: TaskMigration = {
+  version: 8,
+  name: 'task gates',
+  statements(db, dialect, prefix) {
+    const t = types(dialect)
+    return [
+      db.schema
+        .createTable('task_gates')
+        .addColumn('gate_key', t.key, (c) => c.primaryKey())
+        .addColumn('state', t.body, (c) => c.notNull())
+        .addColumn('expires_ms', t.ms, (c) => c.notNull())
+        .compile(),
+      db.schema
+        .createIndex(`${prefix}task_gates_expiry`)
+        .on('task_gates')
+        .columns(['expires_ms'])
+        .compile(),
+    ]
+  },
+}
+
 /** Every migration, in order. The last one's version is the current schema version. */
-export const TASK_MIGRATIONS: readonly TaskMigration[] = [v1, v2, v3, v4, v5, v6, v7]
+export const TASK_MIGRATIONS: readonly TaskMigration[] = [v1, v2, v3, v4, v5, v6, v7, v8]
 
 /** The schema version this code expects. */
-export const CURRENT_SCHEMA_VERSION = 7
+export const CURRENT_SCHEMA_VERSION = 8

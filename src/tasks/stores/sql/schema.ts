@@ -106,6 +106,16 @@ export interface ScheduleSlotsTable {
   confirmed: number
 }
 
+/**
+ * Table `task_gates` (schema version 8): one row per gate of a grouped or rate-limited queue,
+ * its state as JSON (`null` for a row only placed to be locked) and when it is spent.
+ */
+export interface TaskGatesTable {
+  gate_key: string
+  state: string
+  expires_ms: number
+}
+
 /** Table `queue_configs`; `paused` (schema version 6) is 0 or 1. */
 export interface QueueConfigsTable {
   name: string
@@ -182,6 +192,7 @@ export interface TaskDatabase {
   task_changes: TaskChangesTable
   workers: WorkersTable
   task_migrations: MigrationsTable
+  task_gates: TaskGatesTable
 }
 
 /** The unprefixed names of every table of the task store (the keys of {@link TaskDatabase}). */
@@ -201,6 +212,7 @@ export const TASK_TABLES: readonly (keyof TaskDatabase)[] = [
   'task_changes',
   'workers',
   'task_migrations',
+  'task_gates',
 ]
 
 const TABLE_NAMES: ReadonlySet<string> = new Set<string>(TASK_TABLES)

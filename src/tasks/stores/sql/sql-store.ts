@@ -16,12 +16,14 @@ import type {
   SessionRevocationStore,
   TaskAdminStore,
   TaskChangeFeed,
+  TaskGateStore,
   TaskMetricsStore,
   TaskWorkerStore,
 } from '../ports.js'
 import { openSqlBackend, type SqlBackend, type SqlConnectionSpec } from './backend.js'
 import { sqlAdminData, sqlSessions } from './admin-data.js'
 import { sqlChanges } from './changes.js'
+import { sqlGates } from './gates.js'
 import { sqlIdempotency, sqlScheduleSlots } from './claims.js'
 import { CURRENT_SCHEMA_VERSION } from './migrations.js'
 import { sqlMetrics } from './metrics.js'
@@ -60,6 +62,7 @@ export class SqlTaskStore implements DurableTaskStore {
   readonly metrics: TaskMetricsStore
   readonly changes: TaskChangeFeed
   readonly workers: TaskWorkerStore
+  readonly gates: TaskGateStore
   readonly #connection = new OpenOnce(async () => {
     const backend = await openSqlBackend(this.spec, this.#prefix)
     try {
@@ -91,6 +94,7 @@ export class SqlTaskStore implements DurableTaskStore {
     this.metrics = sqlMetrics(open)
     this.changes = sqlChanges(open, origin)
     this.workers = sqlWorkers(open)
+    this.gates = sqlGates(open)
   }
 
   async init(): Promise<void> {

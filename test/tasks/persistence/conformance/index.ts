@@ -1,13 +1,14 @@
 /**
  * The task-store conformance: one suite per port (records, pending queue, idempotency keys,
- * schedule slots, one-off schedules, admin data, sessions, metrics, change feed, workers), plus
- * cancel and operator pauses across managers, each run on every backend.
+ * schedule slots, one-off schedules, admin data, sessions, metrics, change feed, workers, task
+ * gates), plus cancel and operator pauses across managers, each run on every backend.
  */
 import { afterAll, beforeAll, describe, it } from 'vitest'
 import type { DurableTaskStore } from '../../../../src/tasks/stores/ports.js'
 import type { ConformanceTarget, SuiteContext } from './context.js'
 import { adminDataSuite, sessionsSuite } from './admin-data.js'
 import { cancelSuite } from './cancel.js'
+import { gatesSuite, storeGates } from './gates.js'
 import { idempotencySuite, scheduleSlotsSuite } from './claims.js'
 import { debounceSuite, oneOffSuite } from './one-offs.js'
 import { pendingQueueSuite } from './pending-queue.js'
@@ -49,6 +50,7 @@ export function storeConformance(target: ConformanceTarget): void {
     describe('debounced entries', () => debounceSuite(context))
     describe('admin data', () => adminDataSuite(context))
     describe('sessions', () => sessionsSuite(context))
+    describe('task gates', () => gatesSuite(storeGates(context)))
     // Before the suites that start managers: those write heartbeats of their own.
     describe('workers registry', () => workersSuite(context))
     describe('cancel anywhere', () => cancelSuite(context, () => target.open()))
