@@ -1,0 +1,68 @@
+/**
+ * The `diff` of an audit entry: what an update changed, as `{<field>: [before, after]}` over
+ * the top-level fields of the record, only those whose values differ (nested objects and
+ * arrays are compared by value, so a rebuilt but equal rule list is no change).
+ *
+ * Why it is bounded: entries are kept in every store and sent over webhooks, and a flag's
+ * rules or a segment's member list can be large. A value whose JSON is longer than
+ * {@link DIFF_VALUE_LIMIT} characters is replaced by that JSON cut to the limit and ended
+ * with `…`; at most {@link DIFF_FIELD_LIMIT} fields are kept (in field order), the rest are
+ * counted under `…` as `[n, null]` — `n` fields left out.
+ */
+import { isDeepStrictEqual } from 'node:util'
+
+/** Changed fields of a record: each one's value before and after the update. */
+export type AuditDiff = Record<string, [unknown, unknown]>
+
+/** Longest JSON text of one kept value, in characters. */
+export const DIFF_VALUE_LIMIT = 1000
+
+/** Most fields one diff keeps. */
+export const DIFF_FIELD_LIMIT = 50
+
+/** The key under which a cut diff counts the fields it left out. */
+export const DIFF_OMITTED_KEY = '…'
+
+/**
+ * The changed top-level fields between `before` and `after` (a field absent on one side is
+ * `null` there). Fields named in `ignore` (bookkeeping such as `updated_at`) never appear.
+ * Returns undefined when nothing differs, so callers can leave the field out of the entry.
+ */
+export function auditDiff(
+  before: object | null | undefined,
+  after: object | null | undefined,
+  ignore: readonly string[] = [],
+): AuditDiff | undefined {
+  const old = (before ?? {}) as Record<string, unknown>
+  const next = (after ?? {}) as Record<string, unknown>
+  const fields = new Set([...Object.keys(old), ...Object.keys(next)])
+  const diff: AuditDiff = {}
+  let kept = 0
+  let omitted = 0
+  for (const field of fields) {
+    if (ignore.includes(field)) continue
+    const from = Object.hasOwn(old, field) ? (old[field] ?? null) : null
+    const to = Object.hasOwn(next, field) ? (next[field] ?? null) : null
+    if (isDeepStrictEqual(from, to)) continue
+    if (kept === DIFF_FIELD_LIMIT) {
+      omitted += 1
+      continue
+    }
+    diff[field] = [bounded(from), bounded(to)]
+    kept += 1
+  }
+  if (omitted > 0) diff[DIFF_OMITTED_KEY] = [omitted, null]
+  return kept === 0 ? undefined : diff
+}
+
+/** `value`, or its JSON cut to {@link DIFF_VALUE_LIMIT} characters when longer. */
+function bounded(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') {
+    if (typeof value !== 'string' || value.length <= DIFF_VALUE_LIMIT) return value
+    return `${value.slice(0, DIFF_VALUE_LIMIT)}…`
+  }
+  const text = JSON.stringify(value)
+  return text.length <= DIFF_VALUE_LIMIT
+    ? structuredClone(value)
+    : `${text.slice(0, DIFF_VALUE_LIMIT)}…`
+}
