@@ -55,14 +55,19 @@ export function auditDiff(
   return kept === 0 ? undefined : diff
 }
 
-/** `value`, or its JSON cut to {@link DIFF_VALUE_LIMIT} characters when longer. */
+/** `{diff}` to spread into an operation, or nothing when there is no diff. */
+export function diffField(diff: AuditDiff | undefined): { diff?: AuditDiff } {
+  return diff === undefined ? {} : { diff }
+}
+
+/**
+ * `value` as JSON would carry it (a function or undefined becomes null), or — past
+ * {@link DIFF_VALUE_LIMIT} characters — the string, or the JSON text, cut and ended with `…`.
+ */
 function bounded(value: unknown): unknown {
-  if (value === null || typeof value !== 'object') {
-    if (typeof value !== 'string' || value.length <= DIFF_VALUE_LIMIT) return value
-    return `${value.slice(0, DIFF_VALUE_LIMIT)}…`
-  }
-  const text = JSON.stringify(value)
-  return text.length <= DIFF_VALUE_LIMIT
-    ? structuredClone(value)
-    : `${text.slice(0, DIFF_VALUE_LIMIT)}…`
+  if (typeof value === 'string')
+    return value.length <= DIFF_VALUE_LIMIT ? value : `${value.slice(0, DIFF_VALUE_LIMIT)}…`
+  const text = JSON.stringify(value) as string | undefined
+  if (text === undefined) return null
+  return text.length <= DIFF_VALUE_LIMIT ? JSON.parse(text) : `${text.slice(0, DIFF_VALUE_LIMIT)}…`
 }
