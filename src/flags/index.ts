@@ -22,6 +22,7 @@ export { compileFlag, compileSegment, type CompiledFlag, type CompiledSegment } 
 export { evaluateFlag, isSegmentMember, type FlagSnapshot } from './evaluator.js'
 export { toEvaluationContext, fromFlatContext, type FlatContext } from './context.js'
 export { applyMergePatch } from './merge-patch.js'
+export { flagChanges, versionSummary, FLAG_BOOKKEEPING_FIELDS } from './history.js'
 export type {
   FlagStore,
   FlagChangeEvent,

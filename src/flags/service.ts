@@ -15,6 +15,7 @@ import { ConfigError, toError, ValidationError } from '../core/errors.js'
 import { auditDiff, type AuditDiff } from '../core/audit-diff.js'
 import type { ActorOptions, Operation } from '../core/operations.js'
 import { compileFlag, compileSegment } from './compile.js'
+import { FLAG_BOOKKEEPING_FIELDS } from './history.js'
 import { toEvaluationContext, type FlatContext } from './context.js'
 import {
   FlagExistsError,
@@ -59,9 +60,6 @@ export interface FlagServiceOptions {
 
 /** Versions kept per flag unless {@link FlagServiceOptions.historyLimit} says otherwise. */
 export const DEFAULT_FLAG_HISTORY_LIMIT = 100
-
-/** Fields every write stamps anew: an update's audit diff leaves them out. */
-const BOOKKEEPING_FIELDS = ['created_at', 'updated_at', 'created_by'] as const
 
 /** Options of every write. */
 export interface FlagWriteOptions extends ActorOptions {
@@ -635,7 +633,7 @@ export class FlagService {
 
 /** The audit diff of an update (none for a creation). */
 function changes(before: object | null, after: object): AuditDiff | undefined {
-  return before === null ? undefined : auditDiff(before, after, BOOKKEEPING_FIELDS)
+  return before === null ? undefined : auditDiff(before, after, FLAG_BOOKKEEPING_FIELDS)
 }
 
 function keyOf(input: unknown): string | undefined {
