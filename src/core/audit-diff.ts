@@ -55,6 +55,20 @@ export function auditDiff(
   return kept === 0 ? undefined : diff
 }
 
+/**
+ * One diff value as a short text for a table cell: strings bare (`""` when empty), anything
+ * else as JSON, cut to `width` characters with `…`.
+ */
+export function shortDiffValue(value: unknown, width = 40): string {
+  const text =
+    typeof value === 'string'
+      ? value === ''
+        ? '""'
+        : value
+      : ((JSON.stringify(value) as string | undefined) ?? 'null')
+  return text.length <= width ? text : `${text.slice(0, width - 1)}…`
+}
+
 /** `{diff}` to spread into an operation, or nothing when there is no diff. */
 export function diffField(diff: AuditDiff | undefined): { diff?: AuditDiff } {
   return diff === undefined ? {} : { diff }
