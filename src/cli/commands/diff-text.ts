@@ -6,7 +6,7 @@
 import { shortDiffValue } from '../../core/audit-diff.js'
 
 /** One value as printed (see {@link shortDiffValue}). */
-export const shortValue = (value: unknown): string => shortDiffValue(value)
+const shortValue = (value: unknown): string => shortDiffValue(value)
 
 /** `field: before → after, …` for a diff, or empty when there is none. */
 export function diffText(diff: Readonly<Record<string, readonly unknown[]>> | undefined): string {
