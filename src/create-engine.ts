@@ -20,7 +20,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
   const store = options.store ?? readEnvironment().backend
   return new Engine(options, {
     store: typeof store === 'string' ? createStore(store) : store,
-    flags: (host) => new FlagsFeature(host),
+    flags: (host) => new FlagsFeature(host, undefined, { historyLimit: options.flagHistoryLimit }),
     rateLimits: (host, rateLimit) => new RateLimitFeature(host, rateLimit),
   })
 }

@@ -47,6 +47,7 @@ import { buildOpenApi, endpointRecords, type EndpointRecord } from './openapi.js
 import { auditRoutes } from './routes/audit.js'
 import { authRoutes } from './routes/auth.js'
 import { apiTokenStreamKey, eventRoutes, SessionStreams } from './routes/events.js'
+import { flagHistoryRoutes } from './routes/flag-history.js'
 import { flagRoutes } from './routes/flags.js'
 import { maintenanceRoutes } from './routes/maintenance.js'
 import { rateLimitRoutes } from './routes/rate-limits.js'
@@ -365,6 +366,7 @@ function registerAdmin(
   auditRoutes(app, context)
   rateLimitRoutes(app, context)
   flagRoutes(app, () => flagServiceOf(context))
+  flagHistoryRoutes(app, () => flagServiceOf(context))
   eventRoutes(
     app,
     hub,

@@ -204,6 +204,12 @@ export const AuditEntrySchema = Type.Object({
         'Whom the actor acted for, as it reported (an SDK app’s user); absent when the actor acted for itself',
     }),
   ),
+  diff: Type.Optional(
+    Type.Record(Type.String(), Type.Array(Type.Unknown(), { minItems: 2, maxItems: 2 }), {
+      description:
+        'What an update changed: `{field: [before, after]}`, changed fields only; a value whose JSON exceeds 1000 characters is cut and ends with `…`; at most 50 fields (the rest counted under `…`)',
+    }),
+  ),
 })
 
 /** Query of `GET /api/audit`. */

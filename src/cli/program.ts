@@ -43,11 +43,24 @@ export function buildProgram(runtime: Runtime): Command {
   return program
 }
 
+/**
+ * `--version N` after a subcommand is that command's option (`ctl flags rollback KEY --version
+ * 3`), but commander hands every `--version` to the program, which prints its own version.
+ * Joined as `--version=N`, it reaches the subcommand; `ctl --version` is unchanged.
+ */
+function subcommandVersion(argv: string[]): string[] {
+  if (argv.length === 0 || argv[0]?.startsWith('-') === true) return argv
+  const at = argv.indexOf('--version')
+  const value = at < 0 ? undefined : argv[at + 1]
+  if (value === undefined || value.startsWith('-')) return argv
+  return [...argv.slice(0, at), `--version=${value}`, ...argv.slice(at + 2)]
+}
+
 /** Runs `ctl` with `argv` (user arguments only); resolves the exit code. */
 export async function runCtl(argv: string[], runtime: Runtime): Promise<number> {
   const program = buildProgram(runtime)
   try {
-    await program.parseAsync(argv, { from: 'user' })
+    await program.parseAsync(subcommandVersion(argv), { from: 'user' })
     return 0
   } catch (error) {
     return report(error, runtime)

@@ -3,6 +3,8 @@
  * store's audit port and sent unchanged over the admin API, the event stream and webhooks.
  */
 
+import type { AuditDiff } from './audit-diff.js'
+
 /** One audit entry, with the field names of the wire format. */
 export interface AuditEntry {
   /** UUID. */
@@ -26,6 +28,11 @@ export interface AuditEntry {
    * is the actor); absent when the actor acted for itself.
    */
   on_behalf_of?: string
+  /**
+   * What an update changed: `{<field>: [before, after]}`, only the fields that differ, large
+   * values cut (see `audit-diff.ts`); absent on entries that are not updates.
+   */
+  diff?: AuditDiff
 }
 
 /** Filter of an audit listing; every given field must match. */

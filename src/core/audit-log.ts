@@ -70,6 +70,7 @@ export class AuditLog {
       previous_status: operation.previous_status,
       new_status: operation.new_status,
       ...(operation.on_behalf_of === undefined ? {} : { on_behalf_of: operation.on_behalf_of }),
+      ...(operation.diff === undefined ? {} : { diff: operation.diff }),
     }
     const append = this.deps.store.append(entry, this.deps.maxEntries).catch((error: unknown) => {
       this.deps.logger.error(

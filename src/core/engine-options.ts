@@ -32,6 +32,8 @@ export interface EngineOptions {
   maxRetryInterval?: number
   /** Audit entries kept in the store; the oldest are evicted beyond it (default 10000). */
   maxAuditEntries?: number
+  /** Versions kept per flag in its history; the oldest are dropped beyond it (default 100). */
+  flagHistoryLimit?: number
   /**
    * Rate-limit counters, stores and settings (`trustedProxies`, `headers`, `maxRlHitEntries`,
    * `redisCommandTimeout`, …); the Fastify plugin's `rateLimit` option adds to them until the

@@ -15,6 +15,7 @@ import type { Replica } from './replica.js'
 import { checkReason, checkService } from './route-operations.js'
 import { parseRouteKey } from './route-key.js'
 import type { MaintenanceStore } from '../stores/types.js'
+import { auditDiff, diffField } from './audit-diff.js'
 
 /** Options of enabling maintenance. */
 export interface EnableMaintenanceOptions extends ActorOptions {
@@ -136,6 +137,7 @@ export class MaintenanceOperations {
       reason: detail ?? config.reason,
       previous_status: current.active ? 'on' : 'off',
       new_status: config.active ? 'on' : 'off',
+      ...diffField(auditDiff(current, config)),
     })
     return structuredClone(config)
   }

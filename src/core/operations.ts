@@ -3,6 +3,8 @@
  * statuses before and after. The audit log and webhooks are built on this stream.
  */
 
+import type { AuditDiff } from './audit-diff.js'
+
 /** Who made a change, and through which client. */
 export interface ActorOptions {
   /** Default `system`. */
@@ -28,6 +30,8 @@ export interface Operation {
    * change its own users made (the actor is the app's token, this the user it named).
    */
   on_behalf_of?: string
+  /** What an update changed, `{<field>: [before, after]}` (see `audit-diff.ts`); absent otherwise. */
+  diff?: AuditDiff
 }
 
 /** Receives every {@link Operation}. */

@@ -18,6 +18,7 @@ import type { RouteSlot } from './route-slot.js'
 import { parseOptionalDateTime, toIso } from './time.js'
 import { checkServiceName } from './service-name.js'
 import type { RouteStateStore } from '../stores/types.js'
+import { auditDiff, diffField } from './audit-diff.js'
 
 /** Options of every route write. */
 export interface RouteChangeOptions extends ActorOptions {
@@ -199,6 +200,8 @@ export class RouteOperations {
       }
       const previous: RouteStatus = slot.statusAt(now)
       const state: RouteState = { ...slot.state, ...fields, since: toIso(now) }
+      // Taken before the write: the slot shows the new state once the replica applied it.
+      const diff = auditDiff(slot.state, state, ['since'])
       await this.deps.store.put(state)
       this.deps.replica.apply({
         type: 'route_state',
@@ -217,6 +220,7 @@ export class RouteOperations {
         reason: fields.reason,
         previous_status: previous,
         new_status: shown.status,
+        ...diffField(diff),
       })
     }
     return results

@@ -11,6 +11,12 @@ export class FlagNotFoundError extends SwitchyardError {
   readonly statusCode = 404
 }
 
+/** A rollback to a version the flag's history does not keep (404 `FLAG_VERSION_NOT_FOUND`). */
+export class FlagVersionNotFoundError extends SwitchyardError {
+  readonly code = 'FLAG_VERSION_NOT_FOUND'
+  readonly statusCode = 404
+}
+
 /** Creating a flag whose key is taken (409 `FLAG_EXISTS`). */
 export class FlagExistsError extends SwitchyardError {
   readonly code = 'FLAG_EXISTS'
@@ -48,6 +54,7 @@ export class SegmentInUseError extends SwitchyardError {
 /** Every error class of the flag subsystem, for docs and tests that keep them in sync. */
 export const flagErrorCatalogue = [
   FlagNotFoundError,
+  FlagVersionNotFoundError,
   FlagExistsError,
   FlagPrerequisiteCycleError,
   FlagInUseError,

@@ -27,8 +27,15 @@ export class FlagsFeature implements EngineFeature {
     return totalIgnored(this.store.ignoredMessages?.())
   }
 
-  /** `store` replaces the flag store of the engine's backend (an SDK app's forwarding one). */
-  constructor(host: FeatureHost, store?: ManagedFlagStore) {
+  /**
+   * `store` replaces the flag store of the engine's backend (an SDK app's forwarding one);
+   * `historyLimit` is the number of versions kept per flag (default 100).
+   */
+  constructor(
+    host: FeatureHost,
+    store?: ManagedFlagStore,
+    options: { historyLimit?: number | undefined } = {},
+  ) {
     const onError = (error: Error, what: string) =>
       host.logger.error({ err: error }, `flags: ${what} failed`)
     this.store =
@@ -38,6 +45,7 @@ export class FlagsFeature implements EngineFeature {
       clock: host.clock,
       report: (operation) => host.report(operation),
       onError,
+      ...(options.historyLimit === undefined ? {} : { historyLimit: options.historyLimit }),
     })
     this.jobs = [
       flagScheduleJob({

@@ -22,10 +22,18 @@ export { compileFlag, compileSegment, type CompiledFlag, type CompiledSegment } 
 export { evaluateFlag, isSegmentMember, type FlagSnapshot } from './evaluator.js'
 export { toEvaluationContext, fromFlatContext, type FlatContext } from './context.js'
 export { applyMergePatch } from './merge-patch.js'
-export type { FlagStore, FlagChangeEvent, FlagChangeListener } from './ports.js'
+export { flagChanges, versionSummary, FLAG_BOOKKEEPING_FIELDS } from './history.js'
+export type {
+  FlagStore,
+  FlagChangeEvent,
+  FlagChangeListener,
+  FlagVersion,
+  NewFlagVersion,
+} from './ports.js'
 export { memoryFlagStore } from './stores/memory.js'
 export {
   FlagService,
+  DEFAULT_FLAG_HISTORY_LIMIT,
   type FlagServiceOptions,
   type FlagWriteOptions,
   type AppliedScheduledChange,

@@ -14,6 +14,21 @@ export type FlagChangeEvent =
   | { type: 'flag'; key: string; flag: Flag | null }
   | { type: 'segment'; key: string; segment: Segment | null }
 
+/** One stored version of a flag: the whole flag as one write left it. */
+export interface FlagVersion {
+  /** 1 for the first write of the flag, then one more for each write. */
+  version: number
+  /** ISO 8601 UTC. */
+  changed_at: string
+  /** Who made the write. */
+  actor: string
+  /** The flag after the write. */
+  flag: Flag
+}
+
+/** What {@link FlagStore.addFlagVersion} is given: a version without its number. */
+export type NewFlagVersion = Omit<FlagVersion, 'version'>
+
 /** Receives {@link FlagChangeEvent}s. */
 export type FlagChangeListener = (event: FlagChangeEvent) => void
 
@@ -30,6 +45,17 @@ export interface FlagStore {
   listFlags(): Promise<Flag[]>
   putFlag(flag: Flag): Promise<void>
   deleteFlag(key: string): Promise<boolean>
+  /**
+   * Appends a version to the flag's history, numbered one more than the newest kept (1 for the
+   * first), and drops the oldest beyond `keep`; resolves with the stored version once durable.
+   * Writing the flag and its version are two calls: a crash between them loses that version,
+   * never the flag.
+   */
+  addFlagVersion(key: string, entry: NewFlagVersion, keep: number): Promise<FlagVersion>
+  /** The flag's kept versions, newest first (empty when it has none). */
+  listFlagVersions(key: string): Promise<FlagVersion[]>
+  /** Forgets the flag's history (after the flag was deleted); numbering starts over. */
+  deleteFlagVersions(key: string): Promise<void>
   listSegments(): Promise<Segment[]>
   putSegment(segment: Segment): Promise<void>
   deleteSegment(key: string): Promise<boolean>

@@ -12,13 +12,16 @@
 import type { Clock } from '../core/clock.js'
 import { systemClock } from '../core/clock.js'
 import { ConfigError, toError, ValidationError } from '../core/errors.js'
+import { auditDiff, type AuditDiff } from '../core/audit-diff.js'
 import type { ActorOptions, Operation } from '../core/operations.js'
 import { compileFlag, compileSegment } from './compile.js'
+import { FLAG_BOOKKEEPING_FIELDS } from './history.js'
 import { toEvaluationContext, type FlatContext } from './context.js'
 import {
   FlagExistsError,
   FlagInUseError,
   FlagNotFoundError,
+  FlagVersionNotFoundError,
   SegmentInUseError,
   SegmentNotFoundError,
 } from './errors.js'
@@ -26,7 +29,7 @@ import { evaluateFlag, type FlagSnapshot } from './evaluator.js'
 import { memoryFlagStore } from './stores/memory.js'
 import { applyMergePatch } from './merge-patch.js'
 import type { EvaluationContext, Flag, ResolutionDetails, Segment } from './model.js'
-import type { FlagChangeEvent, FlagChangeListener, FlagStore } from './ports.js'
+import type { FlagChangeEvent, FlagChangeListener, FlagStore, FlagVersion } from './ports.js'
 import { EvaluationStream, TrackingStream, type EvaluationStreamOptions } from './stream.js'
 import { FlagReplica } from './replica.js'
 import { SyncFlagClient } from './sync-client.js'
@@ -51,7 +54,12 @@ export interface FlagServiceOptions {
   onError?: (error: Error, what: string) => void
   /** Options of the live evaluation stream. */
   stream?: EvaluationStreamOptions
+  /** Versions kept per flag (its history); the oldest are dropped beyond it. Default 100. */
+  historyLimit?: number
 }
+
+/** Versions kept per flag unless {@link FlagServiceOptions.historyLimit} says otherwise. */
+export const DEFAULT_FLAG_HISTORY_LIMIT = 100
 
 /** Options of every write. */
 export interface FlagWriteOptions extends ActorOptions {
@@ -109,6 +117,7 @@ export class FlagService {
   private readonly report: (operation: Operation) => void
   private readonly onError: (error: Error, what: string) => void
   private readonly replica: FlagReplica
+  private readonly historyLimit: number
   /** What the evaluator reads (the replica's compiled flags and segments). */
   readonly snapshot: FlagSnapshot
   private writes: Promise<unknown> = Promise.resolve()
@@ -125,6 +134,12 @@ export class FlagService {
     this.clock = options.clock ?? systemClock
     this.report = options.report ?? (() => undefined)
     this.onError = options.onError ?? (() => undefined)
+    this.historyLimit = options.historyLimit ?? DEFAULT_FLAG_HISTORY_LIMIT
+    if (!Number.isInteger(this.historyLimit) || this.historyLimit < 1)
+      throw new ValidationError(
+        `The flag history limit must be a positive integer, got ${String(options.historyLimit)}.`,
+        { details: [{ field: 'historyLimit', message: 'expected a positive integer' }] },
+      )
     this.stream = new EvaluationStream({
       now: () => this.clock.now(),
       onListenerError: (error) => this.onError(toError(error), 'evaluation stream listener'),
@@ -372,6 +387,7 @@ export class FlagService {
         )
       await this.store.deleteFlag(key)
       if (this.store.appliedByFeed === true) return
+      await this.forgetVersions(key)
       this.replica.apply({ type: 'flag', key, flag: null })
       this.audit(options, 'flag_deleted', `[Flag ${key}]`, statusOf(existing), null)
     })
@@ -389,7 +405,14 @@ export class FlagService {
       if (this.store.appliedByFeed === true) return structuredClone(segment)
       this.replica.apply({ type: 'segment', key: segment.key, segment })
       const action = existing === null ? 'segment_created' : 'segment_updated'
-      this.audit(options, action, `[Segment ${segment.key}]`, null, null)
+      this.audit(
+        options,
+        action,
+        `[Segment ${segment.key}]`,
+        null,
+        null,
+        changes(existing, segment),
+      )
       return structuredClone(segment)
     })
   }
@@ -494,10 +517,74 @@ export class FlagService {
     checkPrerequisiteGraph(flag, this.replica.flags)
     await this.store.putFlag(flag)
     if (this.store.appliedByFeed === true) return structuredClone(flag)
+    await this.keepVersion(flag, options)
     this.replica.apply({ type: 'flag', key: flag.key, flag })
     const action = existing === null ? 'flag_created' : 'flag_updated'
-    this.audit(options, action, `[Flag ${flag.key}]`, statusOf(existing), statusOf(flag))
+    this.audit(
+      options,
+      action,
+      `[Flag ${flag.key}]`,
+      statusOf(existing),
+      statusOf(flag),
+      changes(existing, flag),
+    )
     return structuredClone(flag)
+  }
+
+  /**
+   * The flag's kept versions, newest first; {@link FlagNotFoundError} for an unknown flag.
+   */
+  async listFlagVersions(key: string): Promise<FlagVersion[]> {
+    this.requireFlag(key)
+    return this.store.listFlagVersions(key)
+  }
+
+  /**
+   * Writes a new version of the flag equal to its version `version` (audit `flag_updated`
+   * with reason `rollback to version N` unless one is given). The flag's pending scheduled
+   * changes are kept as they are now: restoring old ones would apply changes already applied.
+   * {@link FlagNotFoundError} for an unknown flag, {@link FlagVersionNotFoundError} for a
+   * version not kept; the restored flag is validated like any write (a segment it names may
+   * have been deleted since), and nothing changes when it fails.
+   */
+  rollbackFlag(key: string, version: number, options: FlagWriteOptions = {}): Promise<Flag> {
+    return this.exclusive(async () => {
+      const current = this.requireFlag(key)
+      const versions = await this.store.listFlagVersions(key)
+      const target = versions.find((entry) => entry.version === version)
+      if (target === undefined)
+        throw new FlagVersionNotFoundError(
+          `Flag ${key} has no version ${String(version)}${versions.length === 0 ? '' : ` (kept: ${String(versions.at(-1)?.version)} to ${String(versions[0]?.version)})`}.`,
+          { key, version },
+        )
+      const restored = { ...target.flag, scheduled_changes: current.scheduled_changes }
+      return this.writeFlag(restored, {
+        ...options,
+        action: options.action ?? 'flag_updated',
+        reason: options.reason ?? `rollback to version ${String(version)}`,
+      })
+    })
+  }
+
+  /** Appends the written flag to its history; a failure is reported, the write stands. */
+  private async keepVersion(flag: Flag, options: FlagWriteOptions): Promise<void> {
+    try {
+      await this.store.addFlagVersion(
+        flag.key,
+        { changed_at: flag.updated_at, actor: options.actor ?? 'system', flag },
+        this.historyLimit,
+      )
+    } catch (error) {
+      this.onError(toError(error), `history of flag ${flag.key}`)
+    }
+  }
+
+  private async forgetVersions(key: string): Promise<void> {
+    try {
+      await this.store.deleteFlagVersions(key)
+    } catch (error) {
+      this.onError(toError(error), `history of deleted flag ${key}`)
+    }
   }
 
   private requireFlag(key: string): Flag {
@@ -516,6 +603,7 @@ export class FlagService {
     label: string,
     previous: string | null,
     next: string | null,
+    diff?: AuditDiff,
   ): void {
     if (options.audit === false) return
     try {
@@ -528,6 +616,7 @@ export class FlagService {
         reason: options.reason ?? '',
         previous_status: previous,
         new_status: next,
+        ...(diff === undefined ? {} : { diff }),
       })
     } catch (error) {
       this.onError(toError(error), 'audit report')
@@ -540,6 +629,11 @@ export class FlagService {
     this.writes = result.catch(() => undefined)
     return result
   }
+}
+
+/** The audit diff of an update (none for a creation). */
+function changes(before: object | null, after: object): AuditDiff | undefined {
+  return before === null ? undefined : auditDiff(before, after, FLAG_BOOKKEEPING_FIELDS)
 }
 
 function keyOf(input: unknown): string | undefined {

@@ -20,6 +20,7 @@ import {
   type RoutePolicyOptions,
 } from './policy.js'
 import type { RateLimitPolicyStore } from './ports.js'
+import { auditDiff, diffField } from '../core/audit-diff.js'
 
 /** Input of {@link RoutePolicies.set} (`setRateLimitPolicy`). */
 export interface SetRateLimitPolicyInput
@@ -95,6 +96,7 @@ export class RoutePolicies {
       reason: '',
       previous_status: previous?.limit ?? null,
       new_status: policy.limit,
+      ...(previous === undefined ? {} : diffField(auditDiff(previous, policy))),
     })
     return structuredClone(policy)
   }

@@ -15,6 +15,7 @@ import {
   type ScopeRateLimitPolicy,
 } from './policy.js'
 import type { RateLimitPolicyStore } from './ports.js'
+import { auditDiff, diffField } from '../core/audit-diff.js'
 
 /** Which scope an operation addresses. */
 export type RateLimitScope = { kind: 'global' } | { kind: 'service'; service: string }
@@ -152,6 +153,7 @@ export class ScopeOperations {
       reason: '',
       previous_status: describe(previous),
       new_status: describe(next),
+      ...(previous === null || next === null ? {} : diffField(auditDiff(previous, next))),
     })
   }
 }

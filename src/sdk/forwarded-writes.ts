@@ -16,6 +16,7 @@
  */
 import type { ManagedFlagStore } from '../flags/stores/index.js'
 import type { Flag, Segment } from '../flags/model.js'
+import type { FlagVersion } from '../flags/ports.js'
 import type { RateLimitPolicy, ScopeRateLimitPolicy } from '../rate-limit/policy.js'
 import type { RateLimitPolicyStore } from '../rate-limit/ports.js'
 import { SdkReadOnlyError, SdkWriteError } from './errors.js'
@@ -36,6 +37,12 @@ export function forwardingFlagStore(client: Forwarder): ManagedFlagStore {
       await client.forward('PUT', `/api/flags/${segment(flag.key)}`, flag)
     },
     deleteFlag: (key) => deleted(client.forward('DELETE', `/api/flags/${segment(key)}`)),
+    // The server numbers and keeps versions as it stores each forwarded write.
+    addFlagVersion: () =>
+      Promise.reject(new SdkReadOnlyError('switchyard SDK: flag versions are kept by the server.')),
+    listFlagVersions: async (key) =>
+      (await client.forward('GET', `/api/flags/${segment(key)}/versions`)) as FlagVersion[],
+    deleteFlagVersions: () => Promise.resolve(),
     async putSegment(record: Segment) {
       await client.forward('PUT', `/api/segments/${segment(record.key)}`, record)
     },

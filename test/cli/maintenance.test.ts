@@ -50,7 +50,8 @@ describe('ctl maintenance commands', { timeout: CLI_TEST_TIMEOUT }, () => {
       run(['log', '--json', '--route', '/payments']),
     ])
     const lines = log.stdout.trimEnd().split('\n')
-    expect(lines[0]).toMatch(/^Time\s+Route\s+Action\s+Status\s+Actor\s+Reason$/)
+    expect(lines[0]).toMatch(/^Time\s+Route\s+Action\s+Status\s+Actor\s+Reason\s+Changes$/)
+    expect(log.stdout).toContain('status: active → disabled')
     expect(lines).toHaveLength(5)
     expect(lines.at(-1)).toMatch(/^Showing 1–3 of \d+ · next: --page 2$/)
     expect(filtered.stdout).toContain('service_maintenance_on')

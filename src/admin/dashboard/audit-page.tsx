@@ -4,6 +4,7 @@
  * stream: a new entry appears on top, highlighted.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { shortDiffValue } from '../../core/audit-diff.js'
 import type { AuditEntry } from '../../core/audit-entry.js'
 import { loadOrError, type Loaded } from './answers.js'
 import type { Page } from '../../core/pagination.js'
@@ -101,7 +102,10 @@ function AuditTable(props: {
           <td class="mono" safe>
             {entry.action}
           </td>
-          <td safe>{change(entry)}</td>
+          <td>
+            <span safe>{change(entry)}</span>
+            {entry.diff === undefined ? '' : <DiffList diff={entry.diff} />}
+          </td>
           <td>
             <span safe>{entry.actor}</span>
             {entry.on_behalf_of === undefined ? (
@@ -121,6 +125,21 @@ function AuditTable(props: {
         </tr>
       )}
     />
+  )
+}
+
+/** An update's diff: one line per changed field, `field: before → after` (values shortened). */
+function DiffList({ diff }: { diff: NonNullable<AuditEntry['diff']> }): JSX.Element {
+  return (
+    <ul class="muted diff" aria-label="Changed fields">
+      {Object.entries(diff).map(([field, [before, after]]) => (
+        <li class="mono" safe>
+          {field === '…'
+            ? `(${String(before)} more fields)`
+            : `${field}: ${shortDiffValue(before)} → ${shortDiffValue(after)}`}
+        </li>
+      ))}
+    </ul>
   )
 }
 

@@ -2,6 +2,8 @@
  * `ctl log`: the audit log, newest first. The Status column shows `OLD > NEW` for changes with
  * statuses (routes, maintenance), the display badge of a rate-limit action (`set`, `update`,
  * `global enabled`, `svc disabled`, …) and a coloured action label for the others (flags).
+ * When an entry of the page is an update with a diff, a Changes column shows it as
+ * `field: before → after`.
  */
 import type { Command } from 'commander'
 import type { AuditEntry } from '../../core/audit-entry.js'
@@ -16,6 +18,7 @@ import {
   type PageInfo,
 } from '../output.js'
 import { clientFor, positiveInteger, printedJson, type Runtime } from '../runtime.js'
+import { diffText } from './diff-text.js'
 
 /** The display badges of the rate-limit actions. */
 const RATE_LIMIT_BADGES: ReadonlyMap<string, string> = new Map([
@@ -74,9 +77,18 @@ export function auditCommands(program: Command, runtime: Runtime): void {
         })
         if (printedJson(runtime, command, page)) return
         if (page.items.length > 0) {
+          const changes = page.items.some((entry) => entry.diff !== undefined)
           printTable(
             output,
-            ['Time', 'Route', 'Action', 'Status', 'Actor', 'Reason'],
+            [
+              'Time',
+              'Route',
+              'Action',
+              'Status',
+              'Actor',
+              'Reason',
+              ...(changes ? ['Changes'] : []),
+            ],
             page.items.map((entry) => [
               entry.timestamp.replace('T', ' ').replace(/\.\d+\+00:00$/, 'Z'),
               entry.route,
@@ -84,6 +96,7 @@ export function auditCommands(program: Command, runtime: Runtime): void {
               auditStatus(output, entry),
               entry.platform === '' ? entry.actor : `${entry.actor} (${entry.platform})`,
               entry.reason,
+              ...(changes ? [diffText(entry.diff)] : []),
             ]),
           )
         } else if (page.total === 0) {

@@ -10,6 +10,7 @@ import type { Command } from 'commander'
 import { UsageError } from '../errors.js'
 import { paint, printTable, type Output } from '../output.js'
 import { clientFor, collect, printedJson, type Runtime } from '../runtime.js'
+import { flagHistoryCommands } from './flag-history.js'
 
 interface FlagView {
   key: string
@@ -247,6 +248,8 @@ export function flagCommands(program: Command, runtime: Runtime): void {
       await clientFor(runtime).delete(`/api/flags/${enc(key)}`)
       if (!printedJson(runtime, command, { deleted: key })) output.out(`Flag ${key} deleted.`)
     })
+
+  flagHistoryCommands(flags, runtime)
 
   flags
     .command('evaluate')

@@ -14,10 +14,14 @@
 import { ConfigError, toError } from '../../core/errors.js'
 import type { FileSections } from '../../stores/types.js'
 import type { Flag, Segment } from '../model.js'
-import type { FlagChangeEvent, FlagChangeListener, FlagStore } from '../ports.js'
+import type { FlagChangeEvent, FlagChangeListener, FlagStore, FlagVersion } from '../ports.js'
 
-/** Names of the document sections this store owns. */
-export const FLAG_SECTIONS = { flags: 'flags', segments: 'segments' } as const
+/** Names of the document sections this store owns (`flag_versions`: history by flag key, newest first). */
+export const FLAG_SECTIONS = {
+  flags: 'flags',
+  segments: 'segments',
+  versions: 'flag_versions',
+} as const
 
 type Records<T> = Record<string, T>
 
@@ -85,6 +89,25 @@ export function fileFlagStore(
       const existed = await remove(FLAG_SECTIONS.flags, key)
       if (existed) publish({ type: 'flag', key, flag: null })
       return existed
+    },
+    async addFlagVersion(key, entry, keep) {
+      const all = read<FlagVersion[]>(FLAG_SECTIONS.versions)
+      const versions = Object.hasOwn(all, key) ? (all[key] ?? []) : []
+      const stored: FlagVersion = {
+        version: (versions[0]?.version ?? 0) + 1,
+        ...structuredClone(entry),
+      }
+      all[key] = [stored, ...versions].slice(0, keep)
+      await sections.write(FLAG_SECTIONS.versions, all)
+      return structuredClone(stored)
+    },
+    listFlagVersions: (key) =>
+      attempt(() => {
+        const all = read<FlagVersion[]>(FLAG_SECTIONS.versions)
+        return Object.hasOwn(all, key) ? (all[key] ?? []) : []
+      }),
+    async deleteFlagVersions(key) {
+      await remove(FLAG_SECTIONS.versions, key)
     },
     listSegments: () => attempt(() => Object.values(read<Segment>(FLAG_SECTIONS.segments))),
     async putSegment(segment) {

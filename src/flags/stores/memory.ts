@@ -4,7 +4,7 @@
  * mutates what it passed or received never changes the store behind its back.
  */
 import type { Flag, Segment } from '../model.js'
-import type { FlagChangeEvent, FlagChangeListener, FlagStore } from '../ports.js'
+import type { FlagChangeEvent, FlagChangeListener, FlagStore, FlagVersion } from '../ports.js'
 
 /** Creates an in-memory flag store. `onListenerError` receives errors thrown by subscribers. */
 export function memoryFlagStore(
@@ -12,6 +12,8 @@ export function memoryFlagStore(
 ): FlagStore {
   const flags = new Map<string, Flag>()
   const segments = new Map<string, Segment>()
+  /** Versions by flag key, newest first; bounded per flag by each append's `keep`. */
+  const history = new Map<string, FlagVersion[]>()
   const listeners = new Set<FlagChangeListener>()
   const publish = (event: FlagChangeEvent): void => {
     for (const listener of listeners) {
@@ -34,6 +36,20 @@ export function memoryFlagStore(
       const existed = flags.delete(key)
       if (existed) publish({ type: 'flag', key, flag: null })
       return Promise.resolve(existed)
+    },
+    addFlagVersion(key, entry, keep) {
+      const versions = history.get(key) ?? []
+      const stored: FlagVersion = {
+        version: (versions[0]?.version ?? 0) + 1,
+        ...structuredClone(entry),
+      }
+      history.set(key, [stored, ...versions].slice(0, keep))
+      return Promise.resolve(structuredClone(stored))
+    },
+    listFlagVersions: (key) => Promise.resolve(structuredClone(history.get(key) ?? [])),
+    deleteFlagVersions(key) {
+      history.delete(key)
+      return Promise.resolve()
     },
     listSegments: () =>
       Promise.resolve([...segments.values()].map((segment) => structuredClone(segment))),

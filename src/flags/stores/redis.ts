@@ -6,6 +6,12 @@
  *   <prefix>flags:segments   hash  key → Segment JSON
  *   <prefix>flags:seq        string write counter (versions)
  *   <prefix>flags:changes    pub/sub channel: `<version>|<origin>|<FlagChangeEvent JSON>`
+ *   <prefix>flags:version-seq          hash   flag key → number of its newest version
+ *   <prefix>flags:versions:<flag key>  zset   FlagVersion JSON scored by its version
+ *
+ * A flag's history is numbered by HINCRBY, so two instances writing one flag never take the
+ * same number, and kept in a sorted set by that number, so it reads in order whatever order
+ * the appends landed in; each append trims the set to the newest `keep` in the same MULTI.
  *
  * Writes, versions, messages and the pub/sub connection are the shared {@link RecordFeed} of
  * the `flags` namespace (one Lua script per write: HSET/HDEL, INCR, PUBLISH), so every instance
@@ -26,7 +32,7 @@ import type { IgnoredMessageCounts } from '../../common/ignored-messages.js'
 import { feedSubscriberName, redisRecordFeed } from '../../stores/record-feed.js'
 import type { RedisHandle } from '../../stores/types.js'
 import type { Flag, Segment } from '../model.js'
-import type { FlagChangeEvent, FlagChangeListener, FlagStore } from '../ports.js'
+import type { FlagChangeEvent, FlagChangeListener, FlagStore, FlagVersion } from '../ports.js'
 
 /** A {@link FlagStore} with a lifecycle and a resync signal (the Redis one). */
 export interface ManagedFlagStore extends FlagStore {
@@ -164,8 +170,30 @@ export function redisFlagStore(
     for (const { version: seen, event } of delivered.values()) if (seen > version) emit(event)
   }
 
+  const versionSeqKey = `${redis.prefix}flags:version-seq`
+  const versionsKey = (flagKey: string) => `${redis.prefix}flags:versions:${flagKey}`
+
   return {
     listFlags: () => list<Flag>('flags'),
+    async addFlagVersion(flagKey, entry, keep) {
+      const client = redis.client()
+      const version = await client.hincrby(versionSeqKey, flagKey, 1)
+      const stored: FlagVersion = { version, ...structuredClone(entry) }
+      await execAll(
+        client
+          .multi()
+          .zadd(versionsKey(flagKey), version, JSON.stringify(stored))
+          .zremrangebyrank(versionsKey(flagKey), 0, -(keep + 1)),
+      )
+      return stored
+    },
+    async listFlagVersions(flagKey) {
+      const members = await redis.client().zrevrange(versionsKey(flagKey), 0, -1)
+      return members.map((text) => JSON.parse(text) as FlagVersion)
+    },
+    async deleteFlagVersions(flagKey) {
+      await execAll(redis.client().multi().del(versionsKey(flagKey)).hdel(versionSeqKey, flagKey))
+    },
     async putFlag(flag) {
       const copy = structuredClone(flag)
       await write('flags', 'hset', { type: 'flag', key: copy.key, flag: copy }, copy)

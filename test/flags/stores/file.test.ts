@@ -26,8 +26,17 @@ async function openFile(path = join(dir, `state-${++counter}.json`)) {
 }
 
 runFlagStoreConformance('file', async () => {
-  const { store } = await openFile()
-  return { store: fileFlagStore(sectionsOf(store)), close: () => store.close() }
+  const { store, path } = await openFile()
+  let current = store
+  return {
+    store: fileFlagStore(sectionsOf(store)),
+    close: () => current.close(),
+    reopen: async () => {
+      await current.close()
+      current = (await openFile(path)).store
+      return fileFlagStore(sectionsOf(current))
+    },
+  }
 })
 
 it('keeps flags and segments in the document, across a reopen', async () => {

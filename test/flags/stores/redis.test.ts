@@ -43,8 +43,9 @@ async function openPair(prefix = `${filePrefix}${++counter}:`) {
 
 describe.skipIf(!enabled)('Redis flag store', () => {
   runFlagStoreConformance('redis', async () => {
-    const { flags } = await openPair()
-    return { store: flags }
+    const { flags, prefix } = await openPair()
+    // The pairs opened here are closed after each test.
+    return { store: flags, reopen: async () => (await openPair(prefix)).flags }
   })
 
   it('is what flagStoreFor picks for the redis backend', async () => {
