@@ -14,7 +14,7 @@
  *   the live sections are refreshed at that interval and the indicator says so.
  * - A section holding a form being edited is never replaced under the user: it shows a notice.
  * - CSRF and platform headers on every htmx request; toasts and flashes from `HX-Trigger`;
- *   the action dialog; relative times; `/` focuses search.
+ *   the action dialog; relative times; `/` focuses search; the live total of rollout weights.
  */
 ;(function () {
   'use strict'
@@ -449,6 +449,30 @@
   doc.addEventListener('change', function (event) {
     var el = event.target
     if (el && el.matches && el.matches('[data-autosubmit]') && el.form) el.form.requestSubmit()
+  })
+
+  // ---- rollout editors: the total as it is typed; weights shown only for a rollout ----------
+  function rolloutTotal(fieldset) {
+    var total = 0
+    fieldset.querySelectorAll('input.weight').forEach(function (input) {
+      var percent = Number(String(input.value).replace(/\s*%$/, '') || '0')
+      if (isFinite(percent)) total += Math.round(percent * 1000)
+    })
+    var out = fieldset.querySelector('[data-rollout-sum]')
+    if (!out) return
+    out.textContent = 'Total ' + total / 1000 + ' %' + (total === 100000 ? '' : ' — must be 100 %')
+    out.className = total === 100000 ? 'ok' : 'off'
+  }
+  doc.addEventListener('input', function (event) {
+    var el = event.target
+    var fieldset = el && el.closest ? el.closest('[data-rollout]') : null
+    if (fieldset) rolloutTotal(fieldset)
+  })
+  doc.addEventListener('change', function (event) {
+    var el = event.target
+    if (!el || !el.matches || !el.matches('select[data-serve-for]')) return
+    var fieldset = doc.getElementById(el.getAttribute('data-serve-for'))
+    if (fieldset) fieldset.hidden = el.value !== '%rollout'
   })
 
   function start() {

@@ -248,18 +248,17 @@ describe.skipIf(!enabled)('dashboard in Chromium', { timeout: 60_000 }, () => {
       await expectAccessible()
     }
     await page.getByRole('link', { name: 'Targeting', exact: true }).click()
-    await page
-      .getByLabel('Rules (JSON)')
-      .fill('[{"clauses": [{"attribute": "plan", "operator": "bogus", "values": ["pro"]}]}]')
+    await page.getByRole('button', { name: 'Add a rule' }).click()
+    const rule = page.getByRole('group', { name: 'Rule 1', exact: true })
+    await rule.getByLabel('Attribute (1)').fill('plan')
+    await rule.getByLabel('Operator (1)').selectOption('gt')
+    await rule.getByLabel('Values (1)').fill('pro')
     await page.getByRole('button', { name: 'Save targeting' }).click()
     await expect
-      .poll(() => page.locator('#f-rules-error').textContent())
-      .toContain('rules/0/clauses/0/operator')
-    await page
-      .getByLabel('Rules (JSON)')
-      .fill(
-        '[{"clauses": [{"attribute": "plan", "operator": "is", "values": ["pro"]}], "variation": "on"}]',
-      )
+      .poll(() => page.locator('#r0-c0-error').textContent())
+      .toBe('gt compares numbers: give numbers such as 18 or 2.5.')
+    await rule.getByLabel('Operator (1)').selectOption('is')
+    await rule.getByLabel('Rule 1 serves').selectOption('on')
     await page.getByRole('button', { name: 'Save targeting' }).click()
     await page.getByText('plan is "pro"').waitFor()
     expect((await server.engine.flags.getFlag('fast-search'))?.rules).toHaveLength(1)
