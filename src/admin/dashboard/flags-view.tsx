@@ -123,6 +123,7 @@ export function FlagSwitch(props: { dashboard: Dashboard; flag: Flag }): JSX.Ele
           ? `Turn ${flag.key} off? It serves ${flag.off_variation} to everyone.`
           : undefined
       }
+      data-confirm-label={flag.enabled ? `Turn ${flag.key} off` : undefined}
     >
       {flag.enabled ? 'ON' : 'OFF'}
     </button>

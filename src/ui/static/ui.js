@@ -111,6 +111,55 @@
       if (first) first.focus()
     }
   })
+  // `hx-confirm` asks in the action dialog, never with the browser's confirm(): the question
+  // as its title, "Keep as it is", and a button that names the action (`data-confirm-label`, else the
+  // text of the control that asked). Built with DOM calls, so the question stays text.
+  doc.addEventListener('htmx:confirm', function (event) {
+    var question = event.detail.question
+    var box = dialog()
+    var body = doc.getElementById('ui-dialog-body')
+    if (!question || !box || !body) return
+    event.preventDefault()
+    var elt = event.detail.elt
+    var trigger = event.detail.triggeringEvent
+    if (elt && elt.tagName === 'FORM' && trigger && trigger.submitter) elt = trigger.submitter
+    var text = elt && elt.tagName === 'BUTTON' ? elt.textContent.trim() : ''
+    var label =
+      (elt && elt.getAttribute && elt.getAttribute('data-confirm-label')) ||
+      (text.length > 0 && text.length <= 60 ? text : '') ||
+      'Confirm'
+    var inner = doc.createElement('div')
+    inner.className = 'dialog-inner'
+    var head = doc.createElement('div')
+    head.className = 'dialog-head'
+    var title = doc.createElement('h2')
+    title.id = 'ui-dialog-title'
+    title.textContent = question
+    head.appendChild(title)
+    var actions = doc.createElement('div')
+    actions.className = 'form-actions'
+    var ok = doc.createElement('button')
+    ok.type = 'button'
+    ok.className = 'btn btn-danger'
+    ok.textContent = label
+    ok.setAttribute('data-confirm-ok', '')
+    var cancel = doc.createElement('button')
+    cancel.type = 'button'
+    cancel.className = 'btn'
+    cancel.textContent = 'Keep as it is'
+    cancel.setAttribute('data-dialog-close', '')
+    actions.appendChild(ok)
+    actions.appendChild(cancel)
+    inner.appendChild(head)
+    inner.appendChild(actions)
+    body.replaceChildren(inner)
+    ok.addEventListener('click', function () {
+      box.close()
+      event.detail.issueRequest(true)
+    })
+    if (!box.open) box.showModal()
+    cancel.focus()
+  })
   doc.addEventListener('ui-close-dialog', function () {
     var box = dialog()
     if (box && box.open) box.close()

@@ -9,6 +9,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
+  confirmInApp,
   launchBrowser,
   logIn,
   requireChromium,
@@ -57,6 +58,11 @@ describe.skipIf(!enabled)('flag editor in Chromium', { timeout: 90_000 }, () => 
     context.setDefaultTimeout(10_000)
     page = await context.newPage()
     errors = watchErrors(page)
+    // Every confirmation is the in-app dialog: the browser's own must never open.
+    page.on('dialog', (dialog) => {
+      errors.push(`native ${dialog.type()} dialog: ${dialog.message()}`)
+      void dialog.dismiss()
+    })
     await logIn(page, `${server.base}/login`, ADMIN)
   })
 
@@ -202,6 +208,26 @@ describe.skipIf(!enabled)('flag editor in Chromium', { timeout: 90_000 }, () => 
     })
   })
 
+  it('deleting a flag asks in the app; a missing flag links back to the flags', async () => {
+    await open('/flags/live-now?tab=settings')
+    await page.getByRole('button', { name: 'Delete live-now' }).click()
+    const question = page.getByRole('dialog', {
+      name: 'Delete flag live-now? This cannot be undone.',
+    })
+    await question.getByRole('button', { name: 'Keep as it is' }).click()
+    await question.waitFor({ state: 'hidden' })
+    expect(await server.engine.flags.getFlag('live-now')).not.toBeNull()
+    await page.getByRole('button', { name: 'Delete live-now' }).click()
+    await confirmInApp(page, 'Delete flag live-now? This cannot be undone.')
+    await page.waitForURL(/\/flags$/)
+    expect(await server.engine.flags.getFlag('live-now')).toBeNull()
+
+    const missing = await page.goto(`${server.base}/flags/live-now`)
+    expect(missing?.status()).toBe(404)
+    await page.getByRole('link', { name: 'Back to the flags' }).click()
+    await page.waitForURL(/\/flags$/)
+  })
+
   it('axe: no serious violation on the flag pages at 1280×800 and 390×844, light and dark', async () => {
     const paths = [
       '/flags',
@@ -234,7 +260,7 @@ describe.skipIf(!enabled)('flag editor in Chromium', { timeout: 90_000 }, () => 
         }
       }
     }
-    // Expected noise: the browser logs the 422 of each refused save.
-    expect(errors.filter((error) => !error.includes('status of 422'))).toEqual([])
+    // Expected noise: the browser logs the 422 of each refused save and the deliberate 404.
+    expect(errors.filter((error) => !/status of (422|404)/.test(error))).toEqual([])
   })
 })

@@ -7,6 +7,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
+  confirmInApp,
   logIn,
   loginRefused,
   openBrowserSession,
@@ -221,6 +222,7 @@ describe.skipIf(!enabled)('dashboard in Chromium', { timeout: 60_000 }, () => {
     const toggle = page.getByRole('switch', { name: 'Serving new-checkout' })
     await expect.poll(() => toggle.textContent()).toBe('ON')
     await toggle.click()
+    await confirmInApp(page, /^Turn new-checkout off\?/)
     await expect
       .poll(() => page.getByRole('switch', { name: 'Serving new-checkout' }).textContent())
       .toBe('OFF')
@@ -284,6 +286,7 @@ describe.skipIf(!enabled)('dashboard in Chromium', { timeout: 60_000 }, () => {
       ],
     })
     await page.getByRole('button', { name: 'Delete segment' }).click()
+    await confirmInApp(page, 'Delete segment staff?')
     await page.getByRole('alert').getByRole('link', { name: 'fast-search' }).waitFor()
     expect(await server.engine.flags.getSegment('staff')).not.toBeNull()
     await open('/segments')
@@ -344,6 +347,7 @@ describe.skipIf(!enabled)('dashboard in Chromium', { timeout: 60_000 }, () => {
     await row.waitFor()
     await expectAccessible()
     await row.getByRole('button', { name: 'Revoke mobile-app' }).click()
+    await confirmInApp(page, /^Revoke the key "mobile-app"\?/)
     await row.waitFor({ state: 'detached' })
     const keys = (await api('GET', '/evaluation-keys')) as { items: { name: string }[] }
     expect(keys.items.map((key) => key.name)).not.toContain('mobile-app')
