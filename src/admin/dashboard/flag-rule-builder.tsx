@@ -154,6 +154,8 @@ function OpButton(props: {
   focus?: boolean
   danger?: boolean
 }): JSX.Element {
+  // A viewer sees the rows read-only, without the controls that would edit them.
+  if (!props.dashboard.can('operator')) return <></>
   return (
     <button
       type="button"

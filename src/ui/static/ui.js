@@ -500,6 +500,24 @@
     if (el && el.matches && el.matches('[data-autosubmit]') && el.form) el.form.requestSubmit()
   })
 
+  // ---- Copy buttons: `data-copy` names the field whose value goes to the clipboard --------
+  doc.addEventListener('click', function (event) {
+    var button = event.target && event.target.closest ? event.target.closest('[data-copy]') : null
+    if (!button) return
+    var field = doc.getElementById(button.getAttribute('data-copy'))
+    if (!field) return
+    var copied = function () {
+      button.textContent = 'Copied'
+      toast({ message: 'Copied to the clipboard.', kind: 'success' })
+    }
+    field.select()
+    if (navigator.clipboard && navigator.clipboard.writeText) {
+      navigator.clipboard.writeText(field.value).then(copied, function () {
+        if (doc.execCommand('copy')) copied()
+      })
+    } else if (doc.execCommand('copy')) copied()
+  })
+
   // ---- rollout editors: the total as it is typed; weights shown only for a rollout ----------
   function rolloutTotal(fieldset) {
     var total = 0

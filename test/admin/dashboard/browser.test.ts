@@ -317,9 +317,16 @@ describe.skipIf(!enabled)('dashboard in Chromium', { timeout: 60_000 }, () => {
   it('blocked: a refused request appears live', async () => {
     await open('/blocked')
     await expectAccessible()
-    for (let i = 0; i < 3; i++) await server.app.inject('/search')
-    await page.locator('#blocked-table tbody tr').first().waitFor()
-    expect(await page.locator('#blocked-table').textContent()).toContain('GET:/search')
+    for (let i = 0; i < 4; i++) await server.app.inject('/search')
+    // One row per route: the count, when the limit resets, the raw counter keys folded away.
+    const row = page.locator('#blocked-table tbody tr', { hasText: 'GET:/search' })
+    await expect.poll(() => row.locator('.count-text').textContent()).toBe('2 requests')
+    expect(await page.locator('#blocked-table tbody tr').count()).toBe(1)
+    await expect.poll(() => row.textContent()).toMatch(/resets in \d+ (second|minute)s?/)
+    const keys = row.locator('details.keys')
+    expect(await keys.locator('li').first().isVisible()).toBe(false)
+    await keys.locator('summary').click()
+    expect(await keys.locator('li').first().textContent()).toMatch(/^rl:/)
     await expectAccessible()
   })
 
@@ -343,6 +350,14 @@ describe.skipIf(!enabled)('dashboard in Chromium', { timeout: 60_000 }, () => {
     const shown = page.getByLabel('The key mobile-app')
     await shown.waitFor()
     expect(await shown.inputValue()).toMatch(/^syk_/)
+    // The whole key is in view (the field spans its panel), with a Copy button beside it.
+    const field = await shown.boundingBox()
+    const panel = await page.locator('.issued-key').boundingBox()
+    expect(field?.width ?? 0).toBeGreaterThan((panel?.width ?? 0) * 0.6)
+    await page.getByRole('button', { name: 'Copy key' }).click()
+    await expect
+      .poll(() => page.locator('#ui-toasts').textContent())
+      .toContain('Copied to the clipboard.')
     const row = page.locator('#keys-table tbody tr', { hasText: 'mobile-app' })
     await row.waitFor()
     await expectAccessible()
