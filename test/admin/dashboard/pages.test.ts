@@ -327,6 +327,21 @@ describe('dashboard pages: actions', () => {
     const off = await post('/switchyard/maintenance/disable', {})
     expect(off.statusCode).toBe(200)
     expect(server.engine.getGlobalMaintenance().active).toBe(false)
+    // The dialog has one way to add exemptions; turning maintenance on from it keeps them.
+    const dialog = await server.app.inject({
+      method: 'GET',
+      url: '/switchyard/maintenance/dialog',
+      headers: { cookie, 'hx-request': 'true' },
+    })
+    expect(dialog.body.match(/name="path"/g)).toHaveLength(1)
+    expect(dialog.body).not.toContain('name="exempt_paths"')
+    const again = await post('/switchyard/maintenance/enable', { reason: 'again' })
+    expect(again.statusCode).toBe(200)
+    expect(server.engine.getGlobalMaintenance()).toMatchObject({
+      active: true,
+      exempt_paths: ['/health', 'GET:/status', '/metrics'],
+    })
+    await post('/switchyard/maintenance/disable', {})
     const audit = await server.engine.getAuditLog({
       action: 'global_maintenance_on',
       actor: 'admin',
