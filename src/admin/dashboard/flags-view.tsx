@@ -230,7 +230,7 @@ export function FlagTable(props: { dashboard: Dashboard; flags: Flag[]; filters:
         role="region"
         aria-label="Feature flags (scrolls sideways)"
       >
-        <table>
+        <table class="pinned">
           <caption class="visually-hidden">Feature flags</caption>
           <TableHead
             columns={[

@@ -228,6 +228,40 @@ describe.skipIf(!enabled)('flag editor in Chromium', { timeout: 90_000 }, () => 
     await page.waitForURL(/\/flags$/)
   })
 
+  it('on a 390 px phone the route and flag keys and the route actions stay in view', async () => {
+    const phone = await browser.newContext({ viewport: { width: 390, height: 844 } })
+    try {
+      phone.setDefaultTimeout(10_000)
+      const tab = await phone.newPage()
+      await logIn(tab, `${server.base}/login`, ADMIN)
+      await tab.goto(`${server.base}/`)
+      await waitLive(tab)
+      const inView = async (locator: ReturnType<Page['locator']>) => {
+        const box = await locator.boundingBox()
+        return box !== null && box.x >= 0 && box.x + box.width <= 390
+      }
+      const routes = tab.getByRole('region', { name: 'Routes (scrolls sideways)' })
+      const row = routes.locator('tr', { has: tab.getByText('GET:/payments', { exact: true }) })
+      // Scrolled to its far end, the table still shows the route and its actions.
+      await routes.evaluate((el: { scrollLeft: number; scrollWidth: number }) => {
+        el.scrollLeft = el.scrollWidth
+      })
+      expect(await inView(row.locator('td.key'))).toBe(true)
+      expect(await inView(row.getByRole('button', { name: 'Manage… GET:/payments' }))).toBe(true)
+      expect(await routes.getAttribute('tabindex')).toBe('0')
+
+      await tab.goto(`${server.base}/flags`)
+      await waitLive(tab)
+      const flags = tab.getByRole('region', { name: 'Feature flags (scrolls sideways)' })
+      await flags.evaluate((el: { scrollLeft: number; scrollWidth: number }) => {
+        el.scrollLeft = el.scrollWidth
+      })
+      expect(await inView(flags.getByRole('link', { name: 'beta-search' }))).toBe(true)
+    } finally {
+      await phone.close()
+    }
+  })
+
   it('axe: no serious violation on the flag pages at 1280×800 and 390×844, light and dark', async () => {
     const paths = [
       '/flags',
@@ -260,7 +294,13 @@ describe.skipIf(!enabled)('flag editor in Chromium', { timeout: 90_000 }, () => 
         }
       }
     }
-    // Expected noise: the browser logs the 422 of each refused save and the deliberate 404.
-    expect(errors.filter((error) => !/status of (422|404)/.test(error))).toEqual([])
+    // Expected noise: the browser logs the 422 of each refused save, the deliberate 404, and
+    // htmx the 404 of the deleted flag's live section refreshing as the page leaves.
+    expect(
+      errors.filter(
+        (error) =>
+          !/status of (422|404)|Error Code 404 from \/switchyard\/flags\/live-now\//.test(error),
+      ),
+    ).toEqual([])
   })
 })
