@@ -387,8 +387,9 @@ export function DataTable(props: {
   const safeEmpty = props.empty
   if (safeEmpty !== undefined && safeEmpty !== false)
     return <div class="table-wrap">{safeEmpty}</div>
+  // The frame scrolls on a narrow screen: focusable and named, so a keyboard can scroll it.
   return (
-    <div class="table-wrap">
+    <div class="table-wrap" tabindex="0" role="region" aria-label={props.caption}>
       <table>
         <caption class="visually-hidden" safe>
           {props.caption}

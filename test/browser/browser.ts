@@ -149,6 +149,16 @@ export async function seriousViolations(page: Page): Promise<string[]> {
     )
 }
 
+/**
+ * Answers an in-app confirmation (a control with `hx-confirm` asks in the action dialog, never
+ * with the browser's confirm()): waits for the question and presses its confirm button.
+ */
+export async function confirmInApp(page: Page, question: string | RegExp): Promise<void> {
+  const dialog = page.getByRole('dialog', { name: question })
+  await dialog.locator('[data-confirm-ok]').click()
+  await dialog.waitFor({ state: 'hidden' })
+}
+
 /** Waits until the live indicator says the page follows the stream. */
 export async function waitLive(page: Page): Promise<void> {
   await page.locator('#ui-live[data-conn="live"]').waitFor({ state: 'attached' })

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { loadOrError, type Loaded } from './answers.js'
 import { paginate, type Page } from '../../core/pagination.js'
 import type { RateLimitHit } from '../../rate-limit/exceeded.js'
-import { Empty, SearchBox, TimeCell, sendHtml, PageHead, LiveList } from '../../ui/index.js'
+import { Empty, SearchBox, Time, TimeCell, sendHtml, PageHead, LiveList } from '../../ui/index.js'
 import { RouteCell } from './route-cell.js'
 import { knownService } from './routes-page.js'
 import { PAGE, domId, pageParam, param, type Dashboard } from './view.js'
@@ -35,6 +35,52 @@ const query = (filters: BlockedFilters, page = filters.page) => ({
   page: page === 1 ? undefined : page,
 })
 
+/** The blocked requests of one route within a page: newest first, with the keys they used. */
+interface RouteHits {
+  method: string
+  path: string
+  service: string | null
+  hits: RateLimitHit[]
+  /** Distinct counter keys (`rl:…`), in order of their newest hit. */
+  keys: string[]
+}
+
+/**
+ * Groups a page of hits (newest first) by route, in order of each route's newest hit. Keys
+ * are deduplicated per route; a page holds at most {@link PER_PAGE} hits, which bounds both.
+ */
+export function groupByRoute(hits: readonly RateLimitHit[]): RouteHits[] {
+  const groups = new Map<string, RouteHits>()
+  for (const hit of hits) {
+    const id = `${hit.service ?? ''}\n${hit.method}:${hit.path}`
+    let group = groups.get(id)
+    if (group === undefined) {
+      group = {
+        method: hit.method,
+        path: hit.path,
+        service: hit.service ?? null,
+        hits: [],
+        keys: [],
+      }
+      groups.set(id, group)
+    }
+    group.hits.push(hit)
+    if (!group.keys.includes(hit.key)) group.keys.push(hit.key)
+  }
+  return [...groups.values()]
+}
+
+/** When a route's limit lets requests through again: "resets in 2 minutes", or "reset …". */
+function ResetCell(props: { at: string; now: number }): JSX.Element {
+  const future = Date.parse(props.at) > props.now
+  return (
+    <td class="hide-narrow">
+      {future ? 'resets ' : 'reset '}
+      <Time at={props.at} now={props.now} />
+    </td>
+  )
+}
+
 function BlockedTable(props: {
   dashboard: Dashboard
   filters: BlockedFilters
@@ -43,6 +89,8 @@ function BlockedTable(props: {
 }): JSX.Element {
   const { dashboard, filters, loaded } = props
   const now = Date.now()
+  const list =
+    loaded.result === null ? null : { ...loaded.result, items: groupByRoute(loaded.result.items) }
   return (
     <LiveList
       id="blocked-table"
@@ -50,16 +98,16 @@ function BlockedTable(props: {
       page={filters.page}
       refreshUrl={dashboard.url('/blocked/table', query(filters))}
       error={loaded.error}
-      caption="Blocked requests, newest first"
+      caption="Blocked requests by route, newest first"
       columns={[
-        'When',
+        'Last blocked',
         'Route',
-        'Key',
+        'Blocked',
         'Limit',
         { label: 'Tier', hideNarrow: true },
         { label: 'Resets', hideNarrow: true },
       ]}
-      list={loaded.result}
+      list={list}
       empty={
         <Empty title="No blocked requests.">
           <p>
@@ -70,27 +118,42 @@ function BlockedTable(props: {
       }
       perPage={PER_PAGE}
       href={(page) => dashboard.url('/blocked', query(filters, page))}
-      row={(hit) => (
-        <tr id={domId('hit', hit.id)}>
-          <TimeCell at={hit.timestamp} now={now} />
-          <RouteCell
-            label={`${hit.method}:${hit.path}`}
-            href={dashboard.url('/blocked', { ...query(filters, 1), route: hit.path })}
-            service={hit.service}
-            routeHref={(route) => dashboard.routeUrl(route)}
-          />
-          <td class="key" safe>
-            {hit.key}
-          </td>
-          <td class="mono" safe>
-            {hit.limit}
-          </td>
-          <td class="hide-narrow" safe>
-            {hit.tier ?? '—'}
-          </td>
-          <TimeCell at={hit.reset_at} now={now} hideNarrow />
-        </tr>
-      )}
+      row={(group) => {
+        const [latest] = group.hits as [RateLimitHit]
+        const route = `${group.method}:${group.path}`
+        const count = group.hits.length
+        return (
+          <tr id={domId('hit', latest.id)}>
+            <TimeCell at={latest.timestamp} now={now} />
+            <RouteCell
+              label={route}
+              href={dashboard.url('/blocked', { ...query(filters, 1), route: group.path })}
+              service={group.service}
+              routeHref={(key) => dashboard.routeUrl(key)}
+            />
+            <td>
+              <span class="count-text">{count === 1 ? '1 request' : `${count} requests`}</span>
+              <details class="keys">
+                <summary>
+                  {group.keys.length === 1 ? '1 counter key' : `${group.keys.length} counter keys`}
+                </summary>
+                <ul class="plain mono">
+                  {group.keys.map((key) => (
+                    <li safe>{key}</li>
+                  ))}
+                </ul>
+              </details>
+            </td>
+            <td class="mono" safe>
+              {latest.limit}
+            </td>
+            <td class="hide-narrow" safe>
+              {latest.tier ?? '—'}
+            </td>
+            <ResetCell at={latest.reset_at} now={now} />
+          </tr>
+        )
+      }}
     />
   )
 }

@@ -6,22 +6,29 @@ import type { Dashboard } from './view.js'
 
 /**
  * The one time a new secret is shown: its name, the warning that it cannot be read again, and
- * the value in a read-only field to copy from.
+ * the value in a full-width read-only field with a Copy button.
  */
 export function IssuedSecret(props: { kind: 'Key' | 'Token'; name: string; secret: string }) {
   const { kind, name, secret } = props
+  const id = `issued-${kind.toLowerCase()}`
   return (
     <div class="issued-key" role="status">
       <p>
         {kind} <strong safe>{name}</strong> is created. Copy it now: it is shown this once and
         cannot be read again.
       </p>
-      <input
-        class="mono"
-        readonly
-        value={secret}
-        aria-label={`The ${kind.toLowerCase()} ${name}`}
-      />
+      <div class="issued-value">
+        <input
+          id={id}
+          class="mono"
+          readonly
+          value={secret}
+          aria-label={`The ${kind.toLowerCase()} ${name}`}
+        />
+        <button type="button" class="btn" data-copy={id}>
+          {`Copy ${kind.toLowerCase()}`}
+        </button>
+      </div>
     </div>
   )
 }

@@ -4,7 +4,7 @@
  * validated after merging) and delete.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { SwitchyardError } from '../../core/errors.js'
+import { SwitchyardError, ValidationError } from '../../core/errors.js'
 import { FlagNotFoundError } from '../../flags/errors.js'
 import type { Flag, FlagType, RolloutEntry } from '../../flags/model.js'
 import type { FlagService } from '../../flags/service.js'
@@ -35,6 +35,17 @@ import {
   type FlagTab,
 } from './flags-view.js'
 import { attempt, done } from './answers.js'
+import { RuleBuilder } from './flag-rule-builder.js'
+import {
+  applyOp,
+  builderOp,
+  readRules,
+  readWeights,
+  rolloutOf,
+  rulesOf,
+  ROLLOUT,
+  targetingErrors,
+} from './flag-rule-drafts.js'
 import { NeedsRole, PAGE, param, type Dashboard } from './view.js'
 
 /** `name = value` lines (blank lines skipped); a line without `=` is a field error. */
@@ -110,9 +121,11 @@ function tabPatch(tab: FlagTab, form: FormBody, flag: Flag): Record<string, unkn
           .map((key) => key.trim())
           .filter((key) => key !== '')
       }
-      const rules = json(form, 'rules') ?? []
-      const fallthrough = fallthroughOf(form)
-      return { targets, rules, ...(fallthrough === undefined ? {} : { fallthrough }) }
+      const rules = rulesOf(readRules(form, flag))
+      const serve = raw(form, 'fallthrough')
+      const fallthrough =
+        serve === ROLLOUT ? rolloutOf(readWeights(form, 'fallthrough'), 'fallthrough') : serve
+      return { targets, rules, fallthrough }
     }
     case 'variations':
       return {
@@ -236,6 +249,8 @@ export function flagPages(app: FastifyInstance, dashboard: Dashboard): void {
             variations: variationsOf(form, type),
             off_variation: raw(form, 'off_variation').trim(),
             fallthrough: fallthroughOf(form) ?? '',
+            // A flag made here serves its off variation until its author turns it on.
+            enabled: checked(form, 'enabled'),
           },
           dashboard.actor(request),
         )
@@ -275,7 +290,13 @@ export function flagPages(app: FastifyInstance, dashboard: Dashboard): void {
         flag={flag}
         tab={tab}
         form={form}
-        errors={error === null ? NO_ERRORS : formErrors(error, TAB_FIELDS[tab])}
+        errors={
+          error === null
+            ? NO_ERRORS
+            : tab === 'targeting'
+              ? targetingErrors(error)
+              : formErrors(error, TAB_FIELDS[tab])
+        }
       />,
       error === null ? 200 : 422,
     )
@@ -331,6 +352,31 @@ export function flagPages(app: FastifyInstance, dashboard: Dashboard): void {
       )
     })
   }
+
+  // The rule builder's buttons: the targeting form as typed, one action applied, the rows again.
+  app.post<{ Params: { key: string } }>('/flags/:key/rules/edit', PAGE, async (request, reply) => {
+    const form = formOf(request.body)
+    const flag = await requireFlag(request.params.key)
+    return attempt(reply, () => {
+      const op = builderOp(raw(form, 'op'))
+      if (op === null)
+        throw new ValidationError('Unknown rule builder action.', {
+          details: [{ field: 'op', message: 'unknown action' }],
+        })
+      const rules = readRules(form, flag)
+      const focus = applyOp(rules, op, flag)
+      return sendHtml(
+        reply,
+        <RuleBuilder
+          dashboard={dashboard.for(request)}
+          flag={flag}
+          rules={rules}
+          errors={NO_ERRORS}
+          focus={focus}
+        />,
+      )
+    })
+  })
 
   app.post<{ Params: { key: string } }>('/flags/:key/toggle', PAGE, async (request, reply) => {
     const key = request.params.key

@@ -30,6 +30,15 @@ import {
   PageHead,
   TableHead,
 } from '../../ui/index.js'
+import { RolloutFields, RuleBuilder, ServeSelect } from './flag-rule-builder.js'
+import {
+  readRules,
+  readWeights,
+  rulesDraft,
+  ROLLOUT,
+  weightsDraft,
+  type RuleDraft,
+} from './flag-rule-drafts.js'
 import { binder, raw, type FormBody, type FormErrors } from './forms.js'
 import { domId, ReadOnly, type Dashboard } from './view.js'
 
@@ -114,10 +123,40 @@ export function FlagSwitch(props: { dashboard: Dashboard; flag: Flag }): JSX.Ele
           ? `Turn ${flag.key} off? It serves ${flag.off_variation} to everyone.`
           : undefined
       }
+      data-confirm-label={flag.enabled ? `Turn ${flag.key} off` : undefined}
     >
       {flag.enabled ? 'ON' : 'OFF'}
     </button>
   )
+}
+
+/** A rollout's share in words: `25 % on` per variation other than the off one, `·`-joined. */
+function rolloutSummary(flag: Flag, entries: readonly RolloutEntry[]): string {
+  const shown = entries.filter(
+    (entry) => entry.weight > 0 && (entry.variation !== flag.off_variation || entries.length === 1),
+  )
+  const parts = (shown.length === 0 ? entries : shown).map(
+    (entry) => `${entry.weight / 1000} % ${entry.variation}`,
+  )
+  return parts.join(' · ')
+}
+
+/**
+ * A flag's targeting in one line for the list: how many rules (and targets), then what
+ * everyone else gets, e.g. `2 rules · 25 % on` or `no rules · serves off`.
+ */
+export function targetingSummary(flag: Flag): string {
+  const parts: string[] = []
+  const rules = flag.rules.length
+  parts.push(rules === 0 ? 'no rules' : rules === 1 ? '1 rule' : `${rules} rules`)
+  const targets = Object.values(flag.targets).reduce((sum, keys) => sum + keys.length, 0)
+  if (targets > 0) parts.push(targets === 1 ? '1 target' : `${targets} targets`)
+  parts.push(
+    typeof flag.fallthrough === 'string'
+      ? `serves ${flag.fallthrough}`
+      : rolloutSummary(flag, flag.fallthrough),
+  )
+  return parts.join(' · ')
 }
 
 /** The row of one flag in the list (hidden but live when the filters leave it out). */
@@ -139,6 +178,9 @@ export function FlagRow(props: { dashboard: Dashboard; flag: Flag; filters: Flag
       </td>
       <td safe>{flag.name}</td>
       <td class="hide-narrow">{flag.type}</td>
+      <td class="summary" safe>
+        {targetingSummary(flag)}
+      </td>
       <td>
         <Badge tone={STATUS_TONE[flag.status]} label={flag.status} />
       </td>
@@ -181,14 +223,21 @@ export function FlagTable(props: { dashboard: Dashboard; flags: Flag[]; filters:
       ) : (
         ''
       )}
-      <div class="table-wrap" hidden={visible === 0}>
-        <table>
+      <div
+        class="table-wrap"
+        hidden={visible === 0}
+        tabindex="0"
+        role="region"
+        aria-label="Feature flags (scrolls sideways)"
+      >
+        <table class="pinned">
           <caption class="visually-hidden">Feature flags</caption>
           <TableHead
             columns={[
               'Key',
               'Name',
               { label: 'Type', hideNarrow: true },
+              'Targeting',
               'Status',
               'Serving',
               { label: 'Tags', hideNarrow: true },
@@ -333,7 +382,7 @@ function TextInput(props: {
 /** The fields each tab's form edits. */
 export const TAB_FIELDS: Record<FlagTab, readonly string[]> = {
   overview: ['name', 'description', 'status', 'maintainer', 'temporary'],
-  targeting: ['targets', 'rules', 'fallthrough'],
+  targeting: ['targets', 'fallthrough'],
   variations: ['variations', 'off_variation'],
   settings: ['prerequisites', 'tags', 'metadata'],
 }
@@ -463,6 +512,17 @@ function clauseText(clause: Flag['rules'][number]['clauses'][number]): string {
   return `${clause.negate ? 'NOT ' : ''}${clause.attribute} ${clause.operator} ${clause.values.map((v) => jsonText(v)).join(', ')}`
 }
 
+/** The rule rows to show: what was typed after a refused save, else the flag's rules. */
+function targetingDrafts(flag: Flag, form: FormBody | null): RuleDraft[] {
+  if (form === null) return rulesDraft(flag)
+  try {
+    return readRules(form, flag)
+  } catch {
+    // A damaged row count: show the stored rules; the form's message says what went wrong.
+    return rulesDraft(flag)
+  }
+}
+
 function TargetingTab(props: {
   dashboard: Dashboard
   flag: Flag
@@ -479,8 +539,17 @@ function TargetingTab(props: {
   const targetLines = Object.entries(flag.targets)
     .map(([variation, keys]) => `${variation} = ${keys.join(', ')}`)
     .join('\n')
-  const fallthrough =
-    typeof flag.fallthrough === 'string' ? flag.fallthrough : rolloutLines(flag.fallthrough)
+  const drafts = targetingDrafts(flag, form)
+  const fallthroughServe =
+    form !== null
+      ? raw(form, 'fallthrough')
+      : typeof flag.fallthrough === 'string'
+        ? flag.fallthrough
+        : ROLLOUT
+  const fallthroughWeights =
+    form !== null
+      ? readWeights(form, 'fallthrough')
+      : weightsDraft(flag, typeof flag.fallthrough === 'string' ? null : flag.fallthrough)
   return (
     <>
       <h3>Rules</h3>
@@ -525,20 +594,33 @@ function TargetingTab(props: {
           hint="One line per variation: on = ada, grace"
           rows={3}
         />
-        <TextArea
-          id="f-rules"
-          label="Rules (JSON)"
-          {...field('rules', JSON.stringify(flag.rules, null, 2))}
-          hint='A list of {"clauses": [{"attribute", "operator", "values"}], "variation" or "rollout"}; evaluated in order.'
-          rows={10}
-        />
-        <TextArea
+        <h4>Rules, in order (the first that matches serves)</h4>
+        <RuleBuilder dashboard={dashboard} flag={flag} rules={drafts} errors={errors} />
+        <h4>Default (fallthrough)</h4>
+        <ServeSelect
           id="f-fallthrough"
-          label="Default (fallthrough)"
-          {...field('fallthrough', fallthrough)}
-          hint="A variation name, or a rollout: one line per variation, on = 25%"
-          rows={3}
+          name="fallthrough"
+          label="Everyone else gets"
+          flag={flag}
+          value={fallthroughServe}
+          rolloutId="fallthrough-rollout"
         />
+        <RolloutFields
+          prefix="fallthrough"
+          id="fallthrough-rollout"
+          weights={fallthroughWeights}
+          hidden={fallthroughServe !== ROLLOUT}
+          label="Default rollout"
+        />
+        <p
+          class="error"
+          id="fallthrough-error"
+          role="alert"
+          hidden={errors.fields.get('fallthrough') === undefined}
+          safe
+        >
+          {errors.fields.get('fallthrough') ?? ''}
+        </p>
       </TabForm>
     </>
   )
@@ -716,6 +798,7 @@ export const CREATE_FIELDS = [
   'variations',
   'off_variation',
   'fallthrough',
+  'enabled',
 ]
 
 /** Default variations by type, as form lines. */
@@ -787,6 +870,21 @@ export function FlagCreateForm(props: {
           {...field('fallthrough', 'on')}
           hint="Served when no rule matches."
         />
+      </div>
+      <div class="field field-check">
+        <input
+          id="c-enabled"
+          type="checkbox"
+          name="enabled"
+          value="1"
+          checked={form !== null && raw(form, 'enabled') !== ''}
+          aria-describedby="c-enabled-hint"
+        />
+        <label for="c-enabled">Turn it on now</label>
+        <span class="hint" id="c-enabled-hint">
+          Unchecked, the flag starts off and serves its off variation to everyone until you turn it
+          on.
+        </span>
       </div>
       <FormActions
         submit="Create flag"

@@ -9,6 +9,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { SwitchyardError } from '../../core/errors.js'
+import { FlagNotFoundError } from '../../flags/errors.js'
 import {
   sendErrorAnswer,
   Empty,
@@ -135,7 +136,11 @@ function handlePageError(
   return sendErrorAnswer(request, reply, {
     status,
     message,
-    back: { href: dashboard.url('/'), label: 'Back to the routes' },
+    // A flag that is not there (deleted, mistyped link) sends the operator back to the flags.
+    back:
+      error instanceof FlagNotFoundError
+        ? { href: dashboard.url('/flags'), label: 'Back to the flags' }
+        : { href: dashboard.url('/'), label: 'Back to the routes' },
     page: (title, children) => dashboard.page(request, { title, active: null, children }),
   })
 }

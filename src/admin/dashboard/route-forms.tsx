@@ -151,7 +151,6 @@ export function MaintenanceForm(props: {
   const title = service === null ? 'Global maintenance' : `Maintenance of ${service}`
   const value = (name: string, fallback: string) => (form === null ? fallback : raw(form, name))
   const reasonError = errors.fields.get('reason')
-  const exemptError = errors.fields.get('exempt_paths')
   const pathError = errors.fields.get('path')
   const hidden = service === null ? '' : <input type="hidden" name="service" value={service} />
   return (
@@ -176,22 +175,6 @@ export function MaintenanceForm(props: {
               maxlength="500"
               {...invalid('m-reason', reasonError)}
             />
-          </Field>
-          <Field
-            label="Exempt paths"
-            for="m-exempt"
-            error={exemptError}
-            hint="One per line: /health, or GET:/status. They keep answering."
-          >
-            <textarea
-              id="m-exempt"
-              name="exempt_paths"
-              rows="3"
-              {...invalid('m-exempt', exemptError)}
-              safe
-            >
-              {value('exempt_paths', config.exempt_paths.join('\n'))}
-            </textarea>
           </Field>
           <div class="field field-check">
             <input
@@ -227,7 +210,10 @@ export function MaintenanceForm(props: {
           </div>
         </form>
         <h3>Exemptions</h3>
-        <p class="muted">Adding or removing one never turns maintenance on or off.</p>
+        <p class="muted">
+          Exempt paths keep answering while maintenance is on. Adding or removing one never turns
+          maintenance on or off.
+        </p>
         {config.exempt_paths.length === 0 ? (
           <p class="muted">None.</p>
         ) : (

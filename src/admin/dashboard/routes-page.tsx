@@ -398,7 +398,11 @@ function maintenanceActions(app: FastifyInstance, dashboard: Dashboard): void {
     const service = scopeOf(form)
     const options = {
       reason: text(form, 'reason'),
-      exemptPaths: list(form, 'exempt_paths'),
+      // The dialog manages exemptions in one place (add / remove, which never toggle
+      // maintenance); turning maintenance on keeps them unless a caller sends the list.
+      exemptPaths: Object.hasOwn(form, 'exempt_paths')
+        ? list(form, 'exempt_paths')
+        : maintenanceOf(engine, service).exempt_paths,
       includeForceActive: raw(form, 'include_force_active') !== '',
       ...dashboard.actor(request),
     }

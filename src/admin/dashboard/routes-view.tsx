@@ -649,8 +649,15 @@ export function RoutesTable(props: {
       ) : (
         ''
       )}
-      <div class="table-wrap" hidden={visible === 0}>
+      <div
+        class="table-wrap"
+        hidden={visible === 0}
+        tabindex="0"
+        role="region"
+        aria-label="Routes (scrolls sideways)"
+      >
         <table
+          class="pinned"
           hx-target="#ui-dialog-body"
           data-live-row-url={dashboard.url('/routes/row', filterQuery(filters))}
         >

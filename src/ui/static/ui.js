@@ -17,7 +17,7 @@
  *   stops the stream and shows "Session expired — log in", whose link returns to the page's own
  *   address (never to a fragment's).
  * - CSRF and platform headers on every htmx request; toasts and flashes from `HX-Trigger`;
- *   the action dialog; relative times; `/` focuses search.
+ *   the action dialog; relative times; `/` focuses search; the live total of rollout weights.
  */
 ;(function () {
   'use strict'
@@ -113,6 +113,55 @@
       var first = box.querySelector('[autofocus], input:not([type=hidden]), select, textarea')
       if (first) first.focus()
     }
+  })
+  // `hx-confirm` asks in the action dialog, never with the browser's confirm(): the question
+  // as its title, "Keep as it is", and a button that names the action (`data-confirm-label`, else the
+  // text of the control that asked). Built with DOM calls, so the question stays text.
+  doc.addEventListener('htmx:confirm', function (event) {
+    var question = event.detail.question
+    var box = dialog()
+    var body = doc.getElementById('ui-dialog-body')
+    if (!question || !box || !body) return
+    event.preventDefault()
+    var elt = event.detail.elt
+    var trigger = event.detail.triggeringEvent
+    if (elt && elt.tagName === 'FORM' && trigger && trigger.submitter) elt = trigger.submitter
+    var text = elt && elt.tagName === 'BUTTON' ? elt.textContent.trim() : ''
+    var label =
+      (elt && elt.getAttribute && elt.getAttribute('data-confirm-label')) ||
+      (text.length > 0 && text.length <= 60 ? text : '') ||
+      'Confirm'
+    var inner = doc.createElement('div')
+    inner.className = 'dialog-inner'
+    var head = doc.createElement('div')
+    head.className = 'dialog-head'
+    var title = doc.createElement('h2')
+    title.id = 'ui-dialog-title'
+    title.textContent = question
+    head.appendChild(title)
+    var actions = doc.createElement('div')
+    actions.className = 'form-actions'
+    var ok = doc.createElement('button')
+    ok.type = 'button'
+    ok.className = 'btn btn-danger'
+    ok.textContent = label
+    ok.setAttribute('data-confirm-ok', '')
+    var cancel = doc.createElement('button')
+    cancel.type = 'button'
+    cancel.className = 'btn'
+    cancel.textContent = 'Keep as it is'
+    cancel.setAttribute('data-dialog-close', '')
+    actions.appendChild(ok)
+    actions.appendChild(cancel)
+    inner.appendChild(head)
+    inner.appendChild(actions)
+    body.replaceChildren(inner)
+    ok.addEventListener('click', function () {
+      box.close()
+      event.detail.issueRequest(true)
+    })
+    if (!box.open) box.showModal()
+    cancel.focus()
   })
   doc.addEventListener('ui-close-dialog', function () {
     var box = dialog()
@@ -512,6 +561,48 @@
   doc.addEventListener('change', function (event) {
     var el = event.target
     if (el && el.matches && el.matches('[data-autosubmit]') && el.form) el.form.requestSubmit()
+  })
+
+  // ---- Copy buttons: `data-copy` names the field whose value goes to the clipboard --------
+  doc.addEventListener('click', function (event) {
+    var button = event.target && event.target.closest ? event.target.closest('[data-copy]') : null
+    if (!button) return
+    var field = doc.getElementById(button.getAttribute('data-copy'))
+    if (!field) return
+    var copied = function () {
+      button.textContent = 'Copied'
+      toast({ message: 'Copied to the clipboard.', kind: 'success' })
+    }
+    field.select()
+    if (navigator.clipboard && navigator.clipboard.writeText) {
+      navigator.clipboard.writeText(field.value).then(copied, function () {
+        if (doc.execCommand('copy')) copied()
+      })
+    } else if (doc.execCommand('copy')) copied()
+  })
+
+  // ---- rollout editors: the total as it is typed; weights shown only for a rollout ----------
+  function rolloutTotal(fieldset) {
+    var total = 0
+    fieldset.querySelectorAll('input.weight').forEach(function (input) {
+      var percent = Number(String(input.value).replace(/\s*%$/, '') || '0')
+      if (isFinite(percent)) total += Math.round(percent * 1000)
+    })
+    var out = fieldset.querySelector('[data-rollout-sum]')
+    if (!out) return
+    out.textContent = 'Total ' + total / 1000 + ' %' + (total === 100000 ? '' : ' — must be 100 %')
+    out.className = total === 100000 ? 'ok' : 'off'
+  }
+  doc.addEventListener('input', function (event) {
+    var el = event.target
+    var fieldset = el && el.closest ? el.closest('[data-rollout]') : null
+    if (fieldset) rolloutTotal(fieldset)
+  })
+  doc.addEventListener('change', function (event) {
+    var el = event.target
+    if (!el || !el.matches || !el.matches('select[data-serve-for]')) return
+    var fieldset = doc.getElementById(el.getAttribute('data-serve-for'))
+    if (fieldset) fieldset.hidden = el.value !== '%rollout'
   })
 
   function start() {

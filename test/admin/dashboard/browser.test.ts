@@ -7,6 +7,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
+  confirmInApp,
   logIn,
   loginRefused,
   openBrowserSession,
@@ -221,6 +222,7 @@ describe.skipIf(!enabled)('dashboard in Chromium', { timeout: 60_000 }, () => {
     const toggle = page.getByRole('switch', { name: 'Serving new-checkout' })
     await expect.poll(() => toggle.textContent()).toBe('ON')
     await toggle.click()
+    await confirmInApp(page, /^Turn new-checkout off\?/)
     await expect
       .poll(() => page.getByRole('switch', { name: 'Serving new-checkout' }).textContent())
       .toBe('OFF')
@@ -248,18 +250,17 @@ describe.skipIf(!enabled)('dashboard in Chromium', { timeout: 60_000 }, () => {
       await expectAccessible()
     }
     await page.getByRole('link', { name: 'Targeting', exact: true }).click()
-    await page
-      .getByLabel('Rules (JSON)')
-      .fill('[{"clauses": [{"attribute": "plan", "operator": "bogus", "values": ["pro"]}]}]')
+    await page.getByRole('button', { name: 'Add a rule' }).click()
+    const rule = page.getByRole('group', { name: 'Rule 1', exact: true })
+    await rule.getByLabel('Attribute (1)').fill('plan')
+    await rule.getByLabel('Operator (1)').selectOption('gt')
+    await rule.getByLabel('Values (1)').fill('pro')
     await page.getByRole('button', { name: 'Save targeting' }).click()
     await expect
-      .poll(() => page.locator('#f-rules-error').textContent())
-      .toContain('rules/0/clauses/0/operator')
-    await page
-      .getByLabel('Rules (JSON)')
-      .fill(
-        '[{"clauses": [{"attribute": "plan", "operator": "is", "values": ["pro"]}], "variation": "on"}]',
-      )
+      .poll(() => page.locator('#r0-c0-error').textContent())
+      .toBe('gt compares numbers: give numbers such as 18 or 2.5.')
+    await rule.getByLabel('Operator (1)').selectOption('is')
+    await rule.getByLabel('Rule 1 serves').selectOption('on')
     await page.getByRole('button', { name: 'Save targeting' }).click()
     await page.getByText('plan is "pro"').waitFor()
     expect((await server.engine.flags.getFlag('fast-search'))?.rules).toHaveLength(1)
@@ -285,6 +286,7 @@ describe.skipIf(!enabled)('dashboard in Chromium', { timeout: 60_000 }, () => {
       ],
     })
     await page.getByRole('button', { name: 'Delete segment' }).click()
+    await confirmInApp(page, 'Delete segment staff?')
     await page.getByRole('alert').getByRole('link', { name: 'fast-search' }).waitFor()
     expect(await server.engine.flags.getSegment('staff')).not.toBeNull()
     await open('/segments')
@@ -315,9 +317,22 @@ describe.skipIf(!enabled)('dashboard in Chromium', { timeout: 60_000 }, () => {
   it('blocked: a refused request appears live', async () => {
     await open('/blocked')
     await expectAccessible()
-    for (let i = 0; i < 3; i++) await server.app.inject('/search')
-    await page.locator('#blocked-table tbody tr').first().waitFor()
-    expect(await page.locator('#blocked-table').textContent()).toContain('GET:/search')
+    for (let i = 0; i < 4; i++) await server.app.inject('/search')
+    // One row per route: the count, when the limit resets, the raw counter keys folded away.
+    const row = page.locator('#blocked-table tbody tr', { hasText: 'GET:/search' })
+    await expect.poll(() => row.locator('.count-text').textContent()).toBe('2 requests')
+    expect(await page.locator('#blocked-table tbody tr').count()).toBe(1)
+    // The counter resets within the minute: "resets in 40 seconds", or "just now" near its end.
+    expect(
+      await row
+        .locator('td', { has: page.locator('time') })
+        .last()
+        .textContent(),
+    ).toMatch(/^resets? (in \d+ \w+|just now|\d+ \w+ ago)$/)
+    const keys = row.locator('details.keys')
+    expect(await keys.locator('li').first().isVisible()).toBe(false)
+    await keys.locator('summary').click()
+    expect(await keys.locator('li').first().textContent()).toMatch(/^rl:/)
     await expectAccessible()
   })
 
@@ -341,10 +356,19 @@ describe.skipIf(!enabled)('dashboard in Chromium', { timeout: 60_000 }, () => {
     const shown = page.getByLabel('The key mobile-app')
     await shown.waitFor()
     expect(await shown.inputValue()).toMatch(/^syk_/)
+    // The whole key is in view (the field spans its panel), with a Copy button beside it.
+    const field = await shown.boundingBox()
+    const panel = await page.locator('.issued-key').boundingBox()
+    expect(field?.width ?? 0).toBeGreaterThan((panel?.width ?? 0) * 0.6)
+    await page.getByRole('button', { name: 'Copy key' }).click()
+    await expect
+      .poll(() => page.locator('#ui-toasts').textContent())
+      .toContain('Copied to the clipboard.')
     const row = page.locator('#keys-table tbody tr', { hasText: 'mobile-app' })
     await row.waitFor()
     await expectAccessible()
     await row.getByRole('button', { name: 'Revoke mobile-app' }).click()
+    await confirmInApp(page, /^Revoke the key "mobile-app"\?/)
     await row.waitFor({ state: 'detached' })
     const keys = (await api('GET', '/evaluation-keys')) as { items: { name: string }[] }
     expect(keys.items.map((key) => key.name)).not.toContain('mobile-app')

@@ -33,7 +33,11 @@ function markupOutsideAttributes(html: string): string {
 const get = (url: string, headers: Record<string, string> = {}) =>
   server.app.inject({ method: 'GET', url, headers: { cookie, ...headers } })
 
-const post = (url: string, form: Record<string, string>, headers: Record<string, string> = {}) =>
+const post = (
+  url: string,
+  form: Record<string, string> | [string, string][],
+  headers: Record<string, string> = {},
+) =>
   server.app.inject({
     method: 'POST',
     url,
@@ -324,6 +328,21 @@ describe('dashboard pages: actions', () => {
     const off = await post('/switchyard/maintenance/disable', {})
     expect(off.statusCode).toBe(200)
     expect(server.engine.getGlobalMaintenance().active).toBe(false)
+    // The dialog has one way to add exemptions; turning maintenance on from it keeps them.
+    const dialog = await server.app.inject({
+      method: 'GET',
+      url: '/switchyard/maintenance/dialog',
+      headers: { cookie, 'hx-request': 'true' },
+    })
+    expect(dialog.body.match(/name="path"/g)).toHaveLength(1)
+    expect(dialog.body).not.toContain('name="exempt_paths"')
+    const again = await post('/switchyard/maintenance/enable', { reason: 'again' })
+    expect(again.statusCode).toBe(200)
+    expect(server.engine.getGlobalMaintenance()).toMatchObject({
+      active: true,
+      exempt_paths: ['/health', 'GET:/status', '/metrics'],
+    })
+    await post('/switchyard/maintenance/disable', {})
     const audit = await server.engine.getAuditLog({
       action: 'global_maintenance_on',
       actor: 'admin',
@@ -396,18 +415,32 @@ describe('dashboard pages: actions', () => {
     expect(bad.statusCode).toBe(422)
     expect(bad.body).toContain('id="f-name-error"')
     expect(await server.engine.flags.getFlag('new-checkout')).toEqual(before)
-    const rules = await post('/switchyard/flags/new-checkout/targeting', {
-      targets: 'on = ada, grace',
-      rules: '[{"clauses": [{"attribute": "country", "operator": "nope", "values": ["x"]}]}]',
-      fallthrough: 'on = 25%\noff = 75%',
-    })
+    const rollout: [string, string][] = [
+      ['fallthrough', '%rollout'],
+      ['fallthrough.wv', 'on'],
+      ['fallthrough.w', '25'],
+      ['fallthrough.wv', 'off'],
+      ['fallthrough.w', '75'],
+    ]
+    const rules = await post('/switchyard/flags/new-checkout/targeting', [
+      ['targets', 'on = ada, grace'],
+      ['rules', '1'],
+      ['r0.clauses', '1'],
+      ['r0.c0.attribute', 'country'],
+      ['r0.c0.operator', 'nope'],
+      ['r0.c0.values', 'x'],
+      ['r0.serve', 'on'],
+      ...rollout,
+    ])
     expect(rules.statusCode).toBe(422)
-    expect(rules.body).toContain('id="f-rules-error"')
-    const good = await post('/switchyard/flags/new-checkout/targeting', {
-      targets: 'on = ada, grace',
-      rules: '[]',
-      fallthrough: 'on = 25%\noff = 75%',
-    })
+    expect(rules.body).toContain('id="r0-c0-error"')
+    expect(rules.body).toContain('Choose an operator from the list.')
+    expect(await server.engine.flags.getFlag('new-checkout')).toEqual(before)
+    const good = await post('/switchyard/flags/new-checkout/targeting', [
+      ['targets', 'on = ada, grace'],
+      ['rules', '0'],
+      ...rollout,
+    ])
     expect(good.statusCode).toBe(200)
     const flag = await server.engine.flags.getFlag('new-checkout')
     expect(flag).toMatchObject({
@@ -470,8 +503,9 @@ describe('dashboard pages: actions', () => {
     })
     expect(created.statusCode).toBe(200)
     expect(created.headers['hx-redirect']).toBe('/switchyard/flags/dark-mode')
+    // Without the "Turn it on now" box, the flag starts off.
     expect(await server.engine.flags.getFlag('dark-mode')).toMatchObject({
-      enabled: true,
+      enabled: false,
       fallthrough: 'on',
     })
     const again = await post('/switchyard/flags', {
@@ -485,6 +519,49 @@ describe('dashboard pages: actions', () => {
     expect(again.statusCode).toBe(422)
     expect(again.body).toContain('already exists')
     expect((await server.engine.flags.getFlag('dark-mode'))?.name).toBe('Dark mode')
+  })
+
+  it('rule builder buttons answer the rows with the action applied and change nothing stored', async () => {
+    const before = await server.engine.flags.getFlag('new-checkout')
+    const rows: [string, string][] = [
+      ['rules', '2'],
+      ['r0.clauses', '1'],
+      ['r0.c0.attribute', 'plan'],
+      ['r0.c0.operator', 'is'],
+      ['r0.c0.values', 'pro'],
+      ['r0.serve', 'on'],
+      ['r1.clauses', '1'],
+      ['r1.c0.attribute', 'country'],
+      ['r1.c0.operator', 'in'],
+      ['r1.c0.values', 'NL, "a,b"'],
+      ['r1.serve', 'off'],
+    ]
+    const moved = await post('/switchyard/flags/new-checkout/rules/edit', [...rows, ['op', 'up:1']])
+    expect(moved.statusCode).toBe(200)
+    const country = moved.body.indexOf('value="country"')
+    const plan = moved.body.indexOf('value="plan"')
+    expect(country).toBeGreaterThan(0)
+    expect(plan).toBeGreaterThan(country)
+    expect(moved.body).toContain('value="NL, &#34;a,b&#34;"')
+    // Rows posted without weights still get one weight field per variation.
+    expect(moved.body).toContain('name="r0.wv" value="on"')
+    const added = await post('/switchyard/flags/new-checkout/rules/edit', [
+      ...rows,
+      ['op', 'add-clause:0'],
+    ])
+    expect(added.body).toContain('name="r0.c1.attribute"')
+    const bogus = await post('/switchyard/flags/new-checkout/rules/edit', [
+      ...rows,
+      ['op', 'explode:0'],
+    ])
+    expect(bogus.statusCode).toBe(400)
+    const huge = await post('/switchyard/flags/new-checkout/targeting', [
+      ['rules', '100000'],
+      ['fallthrough', 'on'],
+    ])
+    expect(huge.statusCode).toBe(422)
+    expect(huge.body).toContain('at most 200 rules')
+    expect(await server.engine.flags.getFlag('new-checkout')).toEqual(before)
   })
 
   it('deleting a segment in use: 409 with the flags that use it, nothing deleted', async () => {

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { TaskManager, taskLog, taskProgress } from '../../../src/tasks/index.js'
 import { taskAdmin } from '../../../src/tasks/fastify/index.js'
 import {
+  confirmInApp,
   logIn,
   loginRefused,
   openBrowserSession,
@@ -170,6 +171,7 @@ describe.skipIf(!enabled)('task dashboard in Chromium', { timeout: 60_000 }, () 
     fail = false
     const from = page.url()
     await page.getByRole('button', { name: 'Retry' }).click()
+    await confirmInApp(page, /^Retry /)
     await page.waitForURL((url) => url.href !== from)
     await expect.poll(toasts).toContain('as this task.')
     await waitLive(page)
@@ -185,6 +187,7 @@ describe.skipIf(!enabled)('task dashboard in Chromium', { timeout: 60_000 }, () 
     await open(`/dashboard/task/${id}`)
     expect(await page.locator('progress').getAttribute('value')).toBe('50')
     await page.getByRole('button', { name: 'Cancel' }).click()
+    await confirmInApp(page, /^Cancel /)
     await expect
       .poll(() => page.locator('#task-detail .badge').first().textContent())
       .toBe('cancelled')
@@ -201,6 +204,7 @@ describe.skipIf(!enabled)('task dashboard in Chromium', { timeout: 60_000 }, () 
     await waitLive(page)
     await page.locator('#dead-letters tbody input[type=checkbox]').first().check()
     await page.getByRole('button', { name: 'Replay selected' }).click()
+    await confirmInApp(page, 'Replay the selected failed tasks?')
     await expect.poll(toasts).toContain('Retried 1 task.')
     // The window's replay leaves out failed tasks retried already (the one just replayed too).
     const failed = await manager.listTasks({ status: 'failed', perPage: 500 })

@@ -204,14 +204,15 @@ export function RetrySelectionForm(props: {
   const safeTable = props.children
   if (!props.actions) return <>{safeTable}</>
   return (
-    <form data-keep hx-post={props.action} hx-swap="none">
+    // The confirmation sits on the form: htmx asks for the element that sends the request.
+    <form data-keep hx-post={props.action} hx-swap="none" hx-confirm={wording.confirm}>
       <p class="stale" data-live-stale hidden safe>
         {wording.staleNotice}
       </p>
       {safeTable}
       {props.hasRows ? (
         <div class="form-actions">
-          <button class="btn" type="submit" hx-confirm={wording.confirm} safe>
+          <button class="btn" type="submit" safe>
             {wording.submitLabel}
           </button>
         </div>
