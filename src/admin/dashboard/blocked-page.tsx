@@ -132,9 +132,11 @@ function BlockedTable(props: {
               routeHref={(key) => dashboard.routeUrl(key)}
             />
             <td>
-              <span class="count-text">{count === 1 ? '1 request' : `${count} requests`}</span>
+              <span class="count-text" safe>
+                {count === 1 ? '1 request' : `${count} requests`}
+              </span>
               <details class="keys">
-                <summary>
+                <summary safe>
                   {group.keys.length === 1 ? '1 counter key' : `${group.keys.length} counter keys`}
                 </summary>
                 <ul class="plain mono">

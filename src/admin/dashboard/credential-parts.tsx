@@ -25,7 +25,7 @@ export function IssuedSecret(props: { kind: 'Key' | 'Token'; name: string; secre
           value={secret}
           aria-label={`The ${kind.toLowerCase()} ${name}`}
         />
-        <button type="button" class="btn" data-copy={id}>
+        <button type="button" class="btn" data-copy={id} safe>
           {`Copy ${kind.toLowerCase()}`}
         </button>
       </div>

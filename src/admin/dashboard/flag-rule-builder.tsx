@@ -200,7 +200,7 @@ function RuleRow(props: {
       id={`rule-${index}`}
       {...(error === undefined ? {} : { 'aria-describedby': `${p}-error` })}
     >
-      <legend>{`Rule ${n}`}</legend>
+      <legend safe>{`Rule ${n}`}</legend>
       <input type="hidden" name={`${p}.id`} value={rule.id} />
       <input type="hidden" name={`${p}.clauses`} value={String(rule.clauses.length)} />
       {rule.track ? <input type="hidden" name={`${p}.track`} value="1" /> : ''}
@@ -247,7 +247,7 @@ function RuleRow(props: {
           return (
             <li class="clause-row">
               <div class="field">
-                <label for={`${id}-attribute`}>{`Attribute (${m})`}</label>
+                <label for={`${id}-attribute`} safe>{`Attribute (${m})`}</label>
                 <input
                   id={`${id}-attribute`}
                   name={`${c}.attribute`}
@@ -259,17 +259,17 @@ function RuleRow(props: {
                 />
               </div>
               <div class="field">
-                <label for={`${id}-operator`}>{`Operator (${m})`}</label>
+                <label for={`${id}-operator`} safe>{`Operator (${m})`}</label>
                 <select id={`${id}-operator`} name={`${c}.operator`} {...described}>
                   {OPERATORS.map((operator) => (
-                    <option value={operator} selected={clause.operator === operator}>
+                    <option value={operator} selected={clause.operator === operator} safe>
                       {OPERATOR_LABEL[operator]}
                     </option>
                   ))}
                 </select>
               </div>
               <div class="field clause-values">
-                <label for={`${id}-values`}>{`Values (${m})`}</label>
+                <label for={`${id}-values`} safe>{`Values (${m})`}</label>
                 <input
                   id={`${id}-values`}
                   name={`${c}.values`}
@@ -287,7 +287,7 @@ function RuleRow(props: {
                   value="1"
                   checked={clause.negate}
                 />
-                <label for={`${id}-negate`}>{`Negate (${m})`}</label>
+                <label for={`${id}-negate`} safe>{`Negate (${m})`}</label>
               </div>
               <OpButton
                 {...common}

@@ -25,7 +25,7 @@ function RunningCell(props: { dashboard: TaskDashboard; worker: WorkerInfo }): J
           </span>
         </div>
       ))}
-      {more > 0 ? <div class="muted">{`and ${more} more`}</div> : ''}
+      {more > 0 ? <div class="muted" safe>{`and ${more} more`}</div> : ''}
     </td>
   )
 }
