@@ -106,4 +106,3 @@ export function readLimit(input: unknown, field = 'limit'): Limit | LimitRefusal
   }
   return { text, count, periodMs }
 }
-

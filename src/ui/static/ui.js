@@ -574,8 +574,9 @@
       toast({ message: 'Copied to the clipboard.', kind: 'success' })
     }
     field.select()
-    if (navigator.clipboard && navigator.clipboard.writeText) {
-      navigator.clipboard.writeText(field.value).then(copied, function () {
+    var clipboard = window.navigator.clipboard
+    if (clipboard && clipboard.writeText) {
+      clipboard.writeText(field.value).then(copied, function () {
         if (doc.execCommand('copy')) copied()
       })
     } else if (doc.execCommand('copy')) copied()
