@@ -45,27 +45,6 @@ function canDelete(request: FastifyRequest): boolean {
   return role !== undefined && roleAllows(role, 'admin')
 }
 
-/** The "Select all matching" button above the run table (operators and admins only). */
-export function SelectAllMatching(props: {
-  dashboard: TaskDashboard
-  filters: RunFilters
-}): JSX.Element {
-  const { dashboard, filters } = props
-  return (
-    <div class="form-actions">
-      <button
-        type="button"
-        class="btn"
-        data-action="bulk-select-all"
-        hx-get={dashboard.url('/dashboard/bulk', runQuery(filters, 1))}
-        hx-target="#ui-dialog-body"
-      >
-        Select all matching this filter…
-      </button>
-    </div>
-  )
-}
-
 /** The dialog: how many records match, and the actions on all of them. */
 function BulkConfirm(props: {
   dashboard: TaskDashboard

@@ -25,7 +25,6 @@ import type { TaskMetrics } from '../../metrics-report.js'
 import type { TaskPage } from '../../stores/ports.js'
 import { TASK_STATUSES, type TaskStatus } from '../../status.js'
 import { windowStart } from '../serialize.js'
-import { SelectAllMatching } from './bulk-routes.js'
 import { bucketSeries, ThroughputChart } from './chart.js'
 import {
   Duration,
@@ -463,5 +462,26 @@ export function MetricsLoading(props: { dashboard: TaskDashboard; filters: RunFi
     >
       <p class="muted">Loading metrics…</p>
     </section>
+  )
+}
+
+/** The "Select all matching" button above the run table (operators and admins only). */
+export function SelectAllMatching(props: {
+  dashboard: TaskDashboard
+  filters: RunFilters
+}): JSX.Element {
+  const { dashboard, filters } = props
+  return (
+    <div class="form-actions">
+      <button
+        type="button"
+        class="btn"
+        data-action="bulk-select-all"
+        hx-get={dashboard.url('/dashboard/bulk', runQuery(filters, 1))}
+        hx-target="#ui-dialog-body"
+      >
+        Select all matching this filter…
+      </button>
+    </div>
   )
 }
