@@ -357,6 +357,8 @@ export const REQUESTS: ReadonlyMap<string, RequestSpec> = new Map<string, Reques
   ['PATCH /api/flags/:key', { json: { description: 'patched' } }],
   ['DELETE /api/flags/:key', { prepare: doomedFlag }],
   ['POST /api/flags/:key/evaluate', { json: { context: { key: 'u1' } } }],
+  // Version 1 is the fixture's first write; a rollback writes a new version equal to it.
+  ['POST /api/flags/:key/rollback', { json: { version: 1 } }],
   [
     'POST /api/segments',
     { json: (principal: string) => ({ key: slug('new', principal), name: 'New', included: [] }) },
@@ -411,6 +413,8 @@ export const REQUESTS: ReadonlyMap<string, RequestSpec> = new Map<string, Reques
     },
   ],
   ['POST /flags/:key/delete', { prepare: doomedFlag }],
+  ['POST /flags/:key/targeting', { form: { rules: '0', fallthrough: 'on' } }],
+  ['POST /flags/:key/rules/edit', { form: { op: 'add-rule', rules: '0' } }],
   [
     'POST /segments',
     { form: (principal: string) => ({ key: slug('form', principal), name: 'F' }) },
@@ -446,6 +450,24 @@ export const REQUESTS: ReadonlyMap<string, RequestSpec> = new Map<string, Reques
     },
   ],
   ['POST /dashboard/dead-letters/replay', { form: { window: 'all' } }],
+  [
+    'POST /bulk-cancel',
+    {
+      prepare: runningTask,
+      json: (_: string, p: Record<string, string>) => ({ task_ids: idsOf(p) }),
+    },
+  ],
+  [
+    'POST /bulk-delete',
+    {
+      prepare: failedTask,
+      json: (_: string, p: Record<string, string>) => ({ task_ids: idsOf(p) }),
+    },
+  ],
+  ['POST /dashboard/bulk/retry', { form: { status: 'failed' } }],
+  ['POST /dashboard/bulk/cancel', { form: { status: 'pending' } }],
+  // A filter that matches nothing of the fixtures: the deletion is allowed, and keeps them.
+  ['POST /dashboard/bulk/delete', { form: { status: 'cancelled' } }],
   ['POST /dashboard/task/:task_id/retry', { prepare: failedTask }],
   ['POST /dashboard/task/:task_id/cancel', { prepare: runningTask }],
   ['DELETE /history', { last: true, query: 'value=0&unit=day' }],
@@ -471,7 +493,8 @@ function paramValue(admins: Admins, url: string, name: string): string {
     case 'task_id':
       return admins.fixtures.taskId
     case 'name':
-      return admins.fixtures.queue
+      // The fixture manager's schedule, or its queue.
+      return url.includes('/schedules/') ? 'hourly' : admins.fixtures.queue
     default:
       throw new Error(`${url}: no value for the path parameter :${name}; add one to paramValue`)
   }

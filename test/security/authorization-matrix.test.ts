@@ -191,7 +191,11 @@ describe('authorization matrix', () => {
       tasks
         .filter((each) => each.cls !== 'public' && each.required === role)
         .map((each) => `${each.method} ${each.url.slice(MOUNTS.tasks.length)}`)
-    expect(needing('admin')).toEqual(['DELETE /history'])
+    expect(needing('admin').sort()).toEqual([
+      'DELETE /history',
+      'POST /bulk-delete',
+      'POST /dashboard/bulk/delete',
+    ])
     // Every write needs at least the operator role.
     const writes = tasks.filter(
       (each) => each.cls !== 'public' && !['GET', 'HEAD', 'OPTIONS'].includes(each.method),
@@ -210,9 +214,10 @@ describe('authorization matrix', () => {
       .map(matrixRoute)
       .filter((each) => each.cls !== 'public' && each.required !== 'viewer').length
     expect(tally['no credentials']!.refusals).toBeGreaterThan(30)
-    // The viewer is refused every route beyond its role; the operator only the history deletion.
+    // The viewer is refused every route beyond its role; the operator only the deletions (of
+    // history by age, and of records in bulk through the API and the dashboard).
     expect(tally['viewer session']!.refusals).toBe(beyondViewer)
-    expect(tally['operator session']!.refusals).toBe(1)
+    expect(tally['operator session']!.refusals).toBe(3)
     expect(tally['admin session']!.refusals).toBe(0)
   }, 60_000)
 

@@ -205,7 +205,14 @@ export function RetrySelectionForm(props: {
   if (!props.actions) return <>{safeTable}</>
   return (
     // The confirmation sits on the form: htmx asks for the element that sends the request.
-    <form data-keep hx-post={props.action} hx-swap="none" hx-confirm={wording.confirm}>
+    // Not inherited: the live refreshes of the rows inside it must never ask.
+    <form
+      data-keep
+      hx-post={props.action}
+      hx-swap="none"
+      hx-confirm={wording.confirm}
+      hx-disinherit="hx-confirm"
+    >
       <p class="stale" data-live-stale hidden safe>
         {wording.staleNotice}
       </p>
