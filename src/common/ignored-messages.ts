@@ -41,12 +41,11 @@ export class IgnoredMessages {
   ignore(kind: IgnoredKind, type: unknown, reason: string): void {
     this.#counts[kind]++
     const name = typeof type === 'string' ? type.slice(0, MAX_TYPE_LENGTH) : '(none)'
-    const seen = `${kind}\u0000${name}`
-    if (this.#logged.has(seen) || this.#logged.size >= MAX_LOGGED) return
-    this.#logged.add(seen)
     const what = kind === 'unknown_type' ? `of unknown type ${JSON.stringify(name)}` : 'malformed'
-    this.log(
-      `${this.label} ${what} ignored (${reason}); further ones of this kind are counted, not logged`,
+    this.#logOnce(
+      `${kind}\u0000${name}`,
+      () =>
+        `${this.label} ${what} ignored (${reason}); further ones of this kind are counted, not logged`,
     )
   }
 
@@ -65,13 +64,19 @@ export class IgnoredMessages {
     const name = type.slice(0, MAX_TYPE_LENGTH)
     for (const field of extra) {
       const quoted = JSON.stringify(field.slice(0, MAX_TYPE_LENGTH))
-      const seen = `unknown_field\u0000${name}\u0000${quoted}`
-      if (this.#logged.has(seen) || this.#logged.size >= MAX_LOGGED) continue
-      this.#logged.add(seen)
-      this.log(
-        `${this.label} ${JSON.stringify(name)} has a field this version does not know, ${quoted}: applied without it; further ones are counted, not logged`,
+      this.#logOnce(
+        `unknown_field\u0000${name}\u0000${quoted}`,
+        () =>
+          `${this.label} ${JSON.stringify(name)} has a field this version does not know, ${quoted}: applied without it; further ones are counted, not logged`,
       )
     }
+  }
+
+  /** Logs the message of `seen` the first time it comes, while fewer than the bound were. */
+  #logOnce(seen: string, message: () => string): void {
+    if (this.#logged.has(seen) || this.#logged.size >= MAX_LOGGED) return
+    this.#logged.add(seen)
+    this.log(message())
   }
 
   /** The counts so far. */
