@@ -96,6 +96,23 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
+/**
+ * Waits (up to 30 s of scrapes) until every query answers its expected value, then asserts
+ * them; a timeout names what Prometheus last answered.
+ */
+async function expectQueries(expected: readonly [string, number][]): Promise<void> {
+  let last: (number | undefined)[] = []
+  try {
+    await until(async () => {
+      last = await Promise.all(expected.map(([expr]) => query(expr)))
+      return last.every((value, i) => value === expected[i]?.[1])
+    }, 30_000)
+  } catch (error) {
+    throw new Error(`Prometheus answered ${JSON.stringify(last)}\n${output}`, { cause: error })
+  }
+  expect(last).toEqual(expected.map(([, value]) => value))
+}
+
 /** Logs in to the demo as its admin and creates an API token with the viewer role. */
 async function createViewerToken(app: FastifyInstance): Promise<string> {
   const login = await app.inject({
@@ -158,16 +175,7 @@ describe.skipIf(!available)('a real Prometheus scraping the app', () => {
       ['sum(switchyard_tasks_running{job="switchyard",queue="held"})', 1],
       ['switchyard_backend_up{job="switchyard"}', 1],
     ]
-    let last: (number | undefined)[] = []
-    try {
-      await until(async () => {
-        last = await Promise.all(expected.map(([expr]) => query(expr)))
-        return last.every((value, i) => value === expected[i]?.[1])
-      }, 30_000)
-    } catch (error) {
-      throw new Error(`Prometheus answered ${JSON.stringify(last)}\n${output}`, { cause: error })
-    }
-    expect(last).toEqual(expected.map(([, value]) => value))
+    await expectQueries(expected)
 
     release()
     await until(
@@ -229,15 +237,6 @@ describe.skipIf(!available)('a real Prometheus scraping the app', () => {
       ],
     ]
     expect(expected[1]?.[1]).toBeGreaterThan(0)
-    let last: (number | undefined)[] = []
-    try {
-      await until(async () => {
-        last = await Promise.all(expected.map(([expr]) => query(expr)))
-        return last.every((value, i) => value === expected[i]?.[1])
-      }, 30_000)
-    } catch (error) {
-      throw new Error(`Prometheus answered ${JSON.stringify(last)}\n${output}`, { cause: error })
-    }
-    expect(last).toEqual(expected.map(([, value]) => value))
+    await expectQueries(expected)
   }, 60_000)
 })
