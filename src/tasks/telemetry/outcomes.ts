@@ -53,9 +53,15 @@ export class LiveQueueCounts {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** The count of tasks in `status` per queue. */
+  /**
+   * The count of tasks in `status` per queue. Every queue configured on the manager is listed,
+   * with 0 when empty: an emptied queue then reads 0 rather than losing its series, so a depth
+   * alert or an autoscaler sees "nothing waiting", not "no data" (the names come from code, so
+   * the series stay bounded).
+   */
   async byQueue(status: LiveCount['status']): Promise<Map<string, number>> {
     const byQueue = new Map<string, number>()
+    for (const queue of this.manager.queueStats()) byQueue.set(queue.name, 0)
     for (const count of await this.#liveCounts()) {
       if (count.status !== status) continue
       const queue = this.#queueOf(count.func_name)
