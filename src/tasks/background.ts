@@ -40,6 +40,8 @@ export interface BackgroundDeps {
   ): Promise<string>
   /** Whether a task with this id is recorded (in memory or in the store). */
   recorded(taskId: string): Promise<boolean>
+  /** Throws when `options` could not place a task of `handle` (checked before storing one). */
+  checkPlacement(handle: TaskHandle, options: AddTaskOptions): void
   /** Dispatches a pending task claimed from the store. */
   adopt(task: StoredTask): void
   /** Cancels the tasks of these ids that run here (requests of other instances). */
@@ -134,10 +136,15 @@ export class ManagerBackground {
               priority: entry.priority,
               ...(entry.queue === null ? {} : { queue: entry.queue }),
               ...(entry.idempotency_key === null ? {} : { idempotencyKey: entry.idempotency_key }),
+              ...(entry.group === undefined ? {} : { group: entry.group }),
+              ...(entry.timeout == null ? {} : { timeout: entry.timeout }),
+              ...(entry.expires_at == null ? {} : { expiresAt: new Date(entry.expires_at) }),
+              ...(entry.ttl == null ? {} : { ttl: entry.ttl }),
             },
             entry.task_id ?? undefined,
           ),
         recorded: (taskId) => deps.recorded(taskId),
+        checkPlacement: (handle, options) => deps.checkPlacement(handle, options),
         error,
       },
     })

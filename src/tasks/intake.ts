@@ -145,6 +145,26 @@ export class TaskIntake {
     }
   }
 
+  /**
+   * Throws `TaskValidationError` when `options` could not place a task of `handle` (bad
+   * options, or a group on a queue without group options): what is checked before a task that
+   * is created later (debounced, scheduled once) is stored.
+   */
+  checkPlacement(handle: TaskHandle, options: AddTaskOptions): void {
+    this.#queueFor(handle.definition.name, resolveAddOptions(handle.definition, options))
+  }
+
+  /** The queue a task goes to; a group is refused on a queue without group options. */
+  #queueFor(name: string, resolved: ResolvedAddOptions) {
+    const queue = this.deps.queues.resolve(resolved.queue)
+    if (resolved.group !== null && queue.groups === null) {
+      throw new TaskValidationError(
+        `Task ${JSON.stringify(name)} has group ${JSON.stringify(resolved.group)} but queue ${JSON.stringify(queue.name)} has no groupConcurrency, rateLimit or groupRateLimit.`,
+      )
+    }
+    return queue
+  }
+
   #enqueue(
     handle: TaskHandle,
     payload: RunPayload,
@@ -152,7 +172,7 @@ export class TaskIntake {
     taskId: string,
     retryOf: string | null,
   ): string | Promise<string> {
-    const { queues, seam, cipher } = this.deps
+    const { seam, cipher } = this.deps
     const definition = handle.definition
     const resolved = resolveAddOptions(definition, options)
     let args: unknown[] | null = null
@@ -163,12 +183,7 @@ export class TaskIntake {
       if (cipher === null) args = payload.args
       else encrypted = cipher.encrypt(payload.args, taskOwner(taskId))
     }
-    const queue = queues.resolve(resolved.queue)
-    if (resolved.group !== null && queue.groups === null) {
-      throw new TaskValidationError(
-        `Task ${JSON.stringify(definition.name)} has group ${JSON.stringify(resolved.group)} but queue ${JSON.stringify(queue.name)} has no groupConcurrency, rateLimit or groupRateLimit.`,
-      )
-    }
+    const queue = this.#queueFor(definition.name, resolved)
     const key = resolved.idempotencyKey
     if (key !== null) {
       const claim = seam.claimIdempotencyKey(key, taskId)

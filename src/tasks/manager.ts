@@ -134,6 +134,7 @@ export class TaskManager {
       enqueue: (handle, payload, addOptions, taskId) =>
         this.#intake.enqueue(handle, payload, addOptions, taskId),
       recorded: async (taskId) => (await this.#reads.get(taskId)) !== undefined,
+      checkPlacement: (handle, addOptions) => this.#intake.checkPlacement(handle, addOptions),
       adopt: (task) => this.#intake.adopt(task),
       cancelRequested: (taskIds) => this.#cancelRequested(taskIds),
       deleteBefore: (cutoff) => this.#reads.deleteBefore(cutoff),

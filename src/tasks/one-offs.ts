@@ -11,7 +11,7 @@ import { assertTransferable } from './arguments.js'
 import { checkDebounce, DEBOUNCE_RUN_KEY_PREFIX, debounceRunKey, isDebounced } from './debounce.js'
 import { oneOffOwner, plainArgs, type ArgumentCipher } from './encryption.js'
 import { TaskNotRegisteredError, TaskValidationError } from './errors.js'
-import type { AddTaskOptions } from './options.js'
+import { timeoutMs, type AddTaskOptions } from './options.js'
 import { memoryOneOffs } from './stores/memory-one-offs.js'
 import type { OneOffEntry, OneOffScheduleStore } from './stores/ports.js'
 import { newTaskId } from './task-id.js'
@@ -32,6 +32,10 @@ export interface ScheduleOnceOptions<A extends unknown[] = unknown[]> {
   tags?: Record<string, string>
   priority?: number | null
   queue?: string | null
+  /** The run's group (see `addTask`'s `group`); default: the registration's. */
+  group?: string | null
+  /** The run's timeout in seconds (see `addTask`'s `timeout`). */
+  timeout?: number
   idempotencyKey?: string | null
 }
 
@@ -51,6 +55,8 @@ export interface OneOffHost {
   ): Promise<unknown>
   /** Whether a task with this id was already recorded (a debounced entry fired before a crash). */
   recorded(taskId: string): Promise<boolean>
+  /** Throws when `options` could not place a task of `handle`: checked before an entry is stored. */
+  checkPlacement(handle: TaskHandle, options: AddTaskOptions): void
   error(message: string, error: unknown): void
 }
 
@@ -112,6 +118,10 @@ export class ManagerOneOffs {
     if (!Array.isArray(args)) throw new TaskValidationError('scheduleOnce args must be an array.')
     const definition = handle.definition
     if (definition.executor !== 'async') assertTransferable(args, definition.name)
+    this.#host.checkPlacement(handle, {
+      ...(options.queue == null ? {} : { queue: options.queue }),
+      ...(options.group === undefined ? {} : { group: options.group }),
+    })
     const cipher = this.#host.cipher
     const runKey = options.runKey ?? randomUUID()
     if (typeof runKey === 'string' && runKey.startsWith(DEBOUNCE_RUN_KEY_PREFIX)) {
@@ -130,6 +140,8 @@ export class ManagerOneOffs {
       queue: options.queue ?? null,
       idempotency_key: options.idempotencyKey ?? null,
       created_at: Math.round(this.#clock.now()),
+      ...(options.group === undefined ? {} : { group: options.group }),
+      timeout: secondsOf(timeoutMs(options.timeout, 'timeout')),
     }
     await store.upsert(entry)
     this.#scheduler?.arm(entry)
@@ -145,6 +157,7 @@ export class ManagerOneOffs {
     const { key, delay } = checkDebounce(options)
     const definition = handle.definition
     const resolved = resolveAddOptions(definition, options)
+    this.#host.checkPlacement(handle, options)
     const runKey = debounceRunKey(definition.name, key)
     if (runKey.length > 255) {
       throw new TaskValidationError(
@@ -165,6 +178,15 @@ export class ManagerOneOffs {
       queue: resolved.queue,
       idempotency_key: null,
       created_at: Math.round(now),
+      // The call's other options travel with the entry: the task is created when it fires.
+      group: resolved.group,
+      timeout: secondsOf(resolved.timeoutMs),
+      expires_at:
+        resolved.expiry !== null && 'atMs' in resolved.expiry ? resolved.expiry.atMs : null,
+      ttl:
+        resolved.expiry !== null && 'ttlMs' in resolved.expiry
+          ? resolved.expiry.ttlMs / 1000
+          : null,
       task_id: newTaskId(),
     }
     const taskId = await this.#debounceStore().debounce(entry)
@@ -238,4 +260,9 @@ export class ManagerOneOffs {
         : { args: plainArgs(cipher, entry, oneOffOwner(entry.run_key)) }
     await this.#host.enqueue(handle, payload, entry)
   }
+}
+
+/** Milliseconds as seconds, null kept. */
+function secondsOf(ms: number | null): number | null {
+  return ms === null ? null : ms / 1000
 }

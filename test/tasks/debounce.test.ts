@@ -183,6 +183,50 @@ describe('debounced tasks in memory', () => {
     await manager.shutdown()
   })
 
+  it("keeps the call's group and expiry for the task it fires, and refuses a group its queue cannot take", async () => {
+    const clock = fakeClock(SCHEDULE_START)
+    const timer = fakeTimer()
+    const manager = new TaskManager({
+      clock,
+      timer,
+      logger: quietLogger,
+      queues: { tenants: { groupConcurrency: 1 } },
+    })
+    const runs: string[] = []
+    const sync = manager.task({ name: 'sync', queue: 'tenants' }, (tenant: string) => {
+      runs.push(tenant)
+    })
+    const plain = manager.task({ name: 'plain' }, () => {
+      runs.push('plain')
+    })
+    await manager.startup()
+    try {
+      const expiresAt = new Date(SCHEDULE_START + 60_000)
+      const debounce = { key: 'acme', delay: 1 }
+      const id = await manager.addTask(sync, ['acme'], { debounce, group: 'acme', expiresAt })
+      const ttlId = await manager.addTask(sync, ['globex'], {
+        debounce: { key: 'globex', delay: 1 },
+        group: 'globex',
+        ttl: 30,
+      })
+      await expect(
+        manager.addTask(plain, [], { debounce: { key: 'p', delay: 1 }, group: 'acme' }),
+      ).rejects.toThrow(/has no groupConcurrency/)
+      advance(clock, timer, 1000)
+      // The refused call stored nothing: only the two debounced tasks run.
+      await expect.poll(() => runs.sort(), WAIT).toEqual(['acme', 'globex'])
+      const record = await manager.getTask(id)
+      expect(record?.group).toBe('acme')
+      expect(Date.parse(record?.expires_at ?? '')).toBe(expiresAt.getTime())
+      const ttlRecord = await manager.getTask(ttlId)
+      expect(ttlRecord?.group).toBe('globex')
+      // The ttl counts from when the debounced task fired (it is created then).
+      expect(Date.parse(ttlRecord?.expires_at ?? '')).toBe(SCHEDULE_START + 1000 + 30_000)
+    } finally {
+      await manager.shutdown()
+    }
+  })
+
   it('refuses bad debounce options and stores nothing', async () => {
     const clock = fakeClock(SCHEDULE_START)
     const { manager, timer, runs, reindex } = setup(clock)

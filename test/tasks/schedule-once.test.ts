@@ -89,6 +89,43 @@ describe('manager.scheduleOnce', () => {
     await second.manager.shutdown()
   })
 
+  it('gives the run the group and timeout it was scheduled with', async () => {
+    const clock = fakeClock(SCHEDULE_START)
+    const timer = fakeTimer()
+    const manager = new TaskManager({
+      store: join(dir, 'grouped.db'),
+      clock,
+      timer,
+      logger: quietLogger,
+      queues: { tenants: { groupConcurrency: 1 } },
+    })
+    const ran: string[] = []
+    const sync = manager.task({ name: 'sync', queue: 'tenants' }, (tenant: string) => {
+      ran.push(tenant)
+    })
+    await manager.startup()
+    try {
+      await manager.scheduleOnce(sync, {
+        args: ['acme'],
+        runAt: SCHEDULE_START + 1000,
+        runKey: 'sync-acme',
+        group: 'acme',
+        timeout: 30,
+      })
+      const [entry] = await manager.listScheduled()
+      expect(entry).toMatchObject({ run_key: 'sync-acme', group: 'acme', timeout: 30 })
+      clock.advance(1000)
+      timer.fire()
+      await expect.poll(() => ran, { timeout: 15_000 }).toEqual(['acme'])
+      const { items } = await manager.listTasks()
+      expect(items.map((record) => [record.func_name, record.group, record.source])).toEqual([
+        ['sync', 'acme', 'scheduled'],
+      ])
+    } finally {
+      await manager.shutdown()
+    }
+  })
+
   it('rejects bad input and managers without a durable store, storing nothing', async () => {
     const clock = fakeClock(SCHEDULE_START)
     const { manager, remind } = setup(join(dir, 'bad.db'), clock)
@@ -99,6 +136,13 @@ describe('manager.scheduleOnce', () => {
     const foreign = other.task({ name: 'remind' }, (_who: string) => undefined)
     await expect(
       manager.scheduleOnce(foreign, { args: ['x'], runAt: SCHEDULE_START }),
+    ).rejects.toThrow(TaskValidationError)
+    // A group the function's queue cannot take, or a bad timeout: refused before storing.
+    await expect(
+      manager.scheduleOnce(remind, { args: ['x'], runAt: SCHEDULE_START, group: 'acme' }),
+    ).rejects.toThrow(/has no groupConcurrency/)
+    await expect(
+      manager.scheduleOnce(remind, { args: ['x'], runAt: SCHEDULE_START, timeout: -1 }),
     ).rejects.toThrow(TaskValidationError)
     expect(await manager.listScheduled()).toEqual([])
     await expect(

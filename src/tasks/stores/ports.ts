@@ -332,6 +332,14 @@ export interface OneOffEntry {
   idempotency_key: string | null
   /** When the entry was (re)placed (epoch ms). */
   created_at: number
+  /** The fired task's group (absent on entries stored before groups: the registration's). */
+  group?: string | null
+  /** The fired task's `timeout` in seconds (absent or null: the registration's or manager's). */
+  timeout?: number | null
+  /** The fired task's `expiresAt` (epoch ms), or null. */
+  expires_at?: number | null
+  /** The fired task's `ttl` in seconds, counted from when it fires, or null. */
+  ttl?: number | null
   /**
    * The id the fired task takes: set on debounced tasks (whose id `addTask` returns before the
    * task exists), absent on `scheduleOnce` entries (their runs get a fresh id).
