@@ -79,7 +79,11 @@ const builders = {
   Optional: (type: Json) => {
     const copy: Json = {}
     for (const key of Reflect.ownKeys(type))
-      Object.defineProperty(copy, key, Object.getOwnPropertyDescriptor(type, key) as PropertyDescriptor)
+      Object.defineProperty(
+        copy,
+        key,
+        Object.getOwnPropertyDescriptor(type, key) as PropertyDescriptor,
+      )
     return hide(copy, { '~optional': true })
   },
   // Only string keys are used: TypeBox writes them as the catch-all pattern, with the options

@@ -95,16 +95,18 @@ describe('bench goals', () => {
     expect(verdicts.get('durable tasks end to end, Redis vs BullMQ')?.status).toBe('not measured')
     // A bound to stay under: 1.55× misses 1.5× by less than the tolerance.
     expect(
-      verdicts.get('multi-service: a change reaching 50 SDK apps (5 × 10), p99 vs the socket floor'),
+      verdicts.get(
+        'multi-service: a change reaching 50 SDK apps (5 × 10), p99 vs the socket floor',
+      ),
     ).toMatchObject({ value: 1.55, status: 'near' })
     expect(
       verdicts.get('multi-service: a change reaching 50 SDK apps (2 × 25), p99 vs the socket floor')
         ?.status,
     ).toBe('met')
     // Every entry point has its start-up goal; one not in the file is not measured.
-    expect(verdicts.get('start-up: import switchyard/fastify vs import fastify (CPU)')?.status).toBe(
-      'met',
-    )
+    expect(
+      verdicts.get('start-up: import switchyard/fastify vs import fastify (CPU)')?.status,
+    ).toBe('met')
     expect(verdicts.get('start-up: import switchyard vs import fastify (CPU)')).toMatchObject({
       value: 2.67,
       status: 'missed',

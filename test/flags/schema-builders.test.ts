@@ -22,7 +22,7 @@ async function builtByTypeBox(): Promise<Record<string, unknown>> {
   vi.resetModules()
   vi.doMock('../../src/flags/schema-builders.js', () => ({ Type: TypeBox }))
   try {
-    return (await import('../../src/flags/schemas.js')) as Record<string, unknown>
+    return await import('../../src/flags/schemas.js')
   } finally {
     vi.doUnmock('../../src/flags/schema-builders.js')
     vi.resetModules()

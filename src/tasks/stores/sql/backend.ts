@@ -9,13 +9,7 @@
  * wait (synchronously, blocking the event loop) for the lock this one holds. A native
  * `db.transaction()` runs the whole batch in one synchronous step and cannot interleave.
  */
-import type {
-  CompiledQuery,
-  Kysely,
-  MysqlPool,
-  PostgresPool,
-  SqliteDatabase,
-} from 'kysely'
+import type { CompiledQuery, Kysely, MysqlPool, PostgresPool, SqliteDatabase } from 'kysely'
 import { defaultExport, loadDriver } from '../drivers.js'
 import { StoreError } from '../errors.js'
 import { toNumber } from '../rows.js'
