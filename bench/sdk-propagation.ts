@@ -16,7 +16,7 @@
  *    round, so the bench's own reporting does not compete with apps still applying a change.
  *    The server's own share is reported too (`server written`: until its call returned, with
  *    every frame on a socket), and the CPU time's system part (on loopback a socket write also
- *    runs the receiving side's TCP path). Goal: p99 < 2 ms.
+ *    runs the receiving side's TCP path). Goal: p99 ≤ 1.5× the socket floor's (below).
  *    Each round is followed by a round of the floor (`socket floor`): a bare socket server here
  *    writes a line of the same length to 50 plain TCP connections, spread over the same
  *    processes, which only note its arrival (servers/socket-floor.ts). No HTTP, no parsing, no
@@ -32,7 +32,9 @@
  *
  * Usage: `npm run bench -- sdk-propagation [--quick] [--propagation-only] [--processes=N]
  * [--rounds=N]`; writes bench/results/sdk-propagation.json (not with `--propagation-only`).
- * `--quick` makes one round of 200 changes after 50 to warm up. `--processes=N`
+ * `--quick` makes one round of 200 changes after 50 to warm up. Every run also writes
+ * bench/results/sdk-propagation-<processes>x<apps>.json (`--propagation-only` too): the goal is
+ * the SDK's p99 ≤ 1.5× the socket floor's of the same run, at 5 × 10 and at 2 × 25. `--processes=N`
  * spreads the 50 apps over N processes instead of 5 (a divisor of 50): fewer processes wake
  * fewer schedulable threads per change, more spread the apps' work over both cores.
  */
@@ -395,8 +397,19 @@ for (const [name, cpu] of [
 console.log(
   `changes still arriving when the next one was made (${GAP_MS} ms later): ${sdkResult.overlapping} (floor ${floorResult.overlapping})`,
 )
+// The goal: p99 within 1.5× the floor's p99 of the same run, for this spread of the apps (one
+// file per spread, so that the 5 × 10 and 2 × 25 runs are both kept for `--check`).
+const ratioToFloor = sdkResult.all.p99_ms / floorResult.all.p99_ms
 console.log(
-  `target p99 < 2 ms: ${sdkResult.all.p99_ms < 2 ? 'met' : 'MISSED'} (socket floor: ${floorResult.all.p99_ms < 2 ? 'under' : 'over'} 2 ms)`,
+  `target p99 ≤ 1.5× the socket floor's: ${ratioToFloor.toFixed(3)}× (${ratioToFloor <= 1.5 ? 'met' : 'MISSED'}); p99 < 2 ms: ${sdkResult.all.p99_ms < 2 ? 'met' : 'missed'}`,
+)
+console.log(
+  `written ${writeResults(`sdk-propagation-${PROCESSES}x${APPS_PER_PROCESS}`, {
+    rounds: ROUNDS,
+    changes: CHANGES * ROUNDS,
+    ratio_to_floor_p99: ratioToFloor,
+    propagation,
+  })}`,
 )
 
 if (propagationOnly) process.exit(0)
@@ -431,7 +444,7 @@ const written = writeResults('sdk-propagation', {
   warmup_changes: WARMUP,
   propagation,
   request_cost: requestCost,
-  targets: { propagation_p99_ms: 2, request_ratio_min: 0.98 },
+  targets: { propagation_p99_to_floor_max: 1.5, request_ratio_min: 0.98 },
 })
 console.log(`written ${written}`)
 await server.close()

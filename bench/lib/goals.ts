@@ -62,14 +62,19 @@ const rpsRatio = (name: string, base: string) => (results: Json) => {
 
 /** Every goal of the current performance pass. */
 export const GOALS: Goal[] = [
-  {
-    label: 'start-up: import switchyard/fastify vs import fastify (CPU)',
+  ...[
+    'fastify-switchyard/fastify',
+    'fastify-switchyard',
+    'fastify-switchyard/tasks',
+    'fastify-switchyard/tasks/fastify',
+  ].map((entry): Goal => ({
+    label: `start-up: import ${entry.replace('fastify-switchyard', 'switchyard')} vs import fastify (CPU)`,
     file: 'startup',
-    read: ratioOf('fastify-switchyard/fastify'),
+    read: ratioOf(entry),
     kind: 'max',
     bound: 1.5,
     unit: '×',
-  },
+  })),
   {
     label: 'route states, memory store vs bare Fastify',
     file: 'http-overhead',
@@ -225,14 +230,16 @@ export const GOALS: Goal[] = [
     bound: 0.8,
     unit: '×',
   },
-  {
-    label: 'multi-service: a change reaching 50 SDK apps, p99 (ms)',
-    file: 'sdk-propagation',
-    read: (results) => field(results, 'propagation', 'all', 'p99_ms'),
+  // Judged against the plain-socket floor of the same run (what no SDK can go below on the
+  // machine), for both spreads of the 50 apps over processes.
+  ...(['5x10', '2x25'] as const).map((split): Goal => ({
+    label: `multi-service: a change reaching 50 SDK apps (${split.replace('x', ' × ')}), p99 vs the socket floor`,
+    file: `sdk-propagation-${split}`,
+    read: (results) => field(results, 'ratio_to_floor_p99'),
     kind: 'max',
-    bound: 2,
-    unit: ' ms',
-  },
+    bound: 1.5,
+    unit: '×',
+  })),
   {
     label: 'multi-service: an SDK app vs bare Fastify',
     file: 'sdk-request-cost',

@@ -224,6 +224,19 @@ async function adminPlugin(app: FastifyInstance, options: AdminAppOptions): Prom
       `switchyard admin app at ${context.mountPath} has no credentials: it is open to anyone who can reach it${hosts === null ? '' : ' under its allowedHosts'}. Pass \`auth\` to protect it.`,
     )
   }
+  // Multi-service mode: SDK apps' registered routes and their event streams. The streams follow
+  // the engine before the admin event stream does: an app's frame is the change's latency.
+  const sdk: SdkEndpoints = {
+    remote: new RemoteRoutes(
+      engine,
+      registrationStoreFor(engine.storeBackend(), (error, what) =>
+        engine.logger.error({ err: error }, `SDK registrations: ${what} failed`),
+      ),
+      engine.logger,
+    ),
+    streams: new SdkStreams(engine, () => flagServiceOf(context), options),
+  }
+  sdk.streams.follow()
   const hub = new EventHub(options, configError)
   const unsubscribe = engine.onChange((event) => {
     hub.publish(toStreamEvent(event))
@@ -250,17 +263,6 @@ async function adminPlugin(app: FastifyInstance, options: AdminAppOptions): Prom
         }),
       )
     : undefined
-  // Multi-service mode: SDK apps' registered routes and their event streams.
-  const sdk: SdkEndpoints = {
-    remote: new RemoteRoutes(
-      engine,
-      registrationStoreFor(engine.storeBackend(), (error, what) =>
-        engine.logger.error({ err: error }, `SDK registrations: ${what} failed`),
-      ),
-      engine.logger,
-    ),
-    streams: new SdkStreams(engine, () => flagServiceOf(context), options),
-  }
   options.sdkStreamCounts?.(() => sdk.streams.countsByService())
   app.addHook('onReady', async () => {
     await engine.start()

@@ -4,8 +4,11 @@
  * OpenAPI description of the admin API.
  *
  * `*InputSchema` accepts what a caller may send (fields with a default may be omitted).
+ *
+ * Built with `./schema-builders.ts` (TypeBox's results without loading TypeBox): this module is
+ * part of the package's root import.
  */
-import { Type } from 'typebox'
+import { Type } from './schema-builders.js'
 import {
   FLAG_METADATA_LIMITS,
   FLAG_TYPES,

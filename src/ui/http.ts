@@ -2,8 +2,6 @@
  * The HTTP side of the dashboards: what a dashboard plugin registers in its own encapsulated
  * scope (form bodies, compression, the assets route) and how it answers with HTML.
  */
-import fastifyCompress from '@fastify/compress'
-import fastifyFormbody from '@fastify/formbody'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { constants } from 'node:zlib'
 import { uiAssets, type Asset, type UiAssets } from './assets.js'
@@ -22,8 +20,15 @@ export const PAGE_HEADERS: Readonly<Record<string, string>> = {
  * `application/x-www-form-urlencoded`) and response compression (brotli at a fast level, so
  * a 2,000-row page still compresses in a few milliseconds). Call it inside the plugin that
  * registers the pages, so that neither leaks into the JSON API next to them.
+ *
+ * Both plugins load here, with the dashboard, not with the modules that import this one (the
+ * task packages' entry points do, for the login redirect).
  */
 export async function prepareDashboardScope(app: FastifyInstance): Promise<void> {
+  const [{ default: fastifyFormbody }, { default: fastifyCompress }] = await Promise.all([
+    import('@fastify/formbody'),
+    import('@fastify/compress'),
+  ])
   // A parent scope may parse form bodies already (the task admin's login form does).
   if (!app.hasContentTypeParser('application/x-www-form-urlencoded')) {
     await app.register(fastifyFormbody, { bodyLimit: 256 * 1024 })

@@ -1,5 +1,5 @@
 /**
- * Start-up stays light: importing `fastify-switchyard/fastify` loads neither the admin app (its TypeBox
+ * Start-up stays light: importing `fastify-switchyard/fastify` (or any other entry point) loads neither the admin app (its TypeBox
  * schemas and type provider, dashboard, cookie and compression plugins), nor the flag
  * validators (TypeBox's compiler, the regex analysers), nor the YAML serialiser, nor a database
  * driver. They load when used: mounting the admin, the first flag write, the first YAML
@@ -68,6 +68,8 @@ const HEAVY = [
   /\/node_modules\/@fastify\/compress\//,
   /\/node_modules\/@fastify\/cookie\//,
   /\/node_modules\/(ioredis|better-sqlite3|pg|mysql2)\//,
+  /\/node_modules\/kysely\//,
+  /\/node_modules\/@fastify\/formbody\//,
   /\/src\/admin\/app\.ts$/,
   /\/src\/flags\/input-check\.ts$/,
 ]
@@ -81,6 +83,26 @@ describe('lazy loading', () => {
     // The probe itself works: the entry point and its plugin were seen.
     expect(modules.some((url) => url.endsWith('/src/fastify/plugin.ts'))).toBe(true)
     expect(heavyIn(modules)).toEqual([])
+  })
+
+  it.each([
+    ['fastify-switchyard', 'index.ts', '/src/flags/schemas.ts'],
+    ['fastify-switchyard/tasks', 'tasks/index.ts', '/src/tasks/stores/sql/sql-store.ts'],
+    ['fastify-switchyard/tasks/fastify', 'tasks/fastify/index.ts', '/src/ui/http.ts'],
+  ])('importing %s loads none of the optional parts', (_name, path, seen) => {
+    const modules = modulesLoadedBy(`await import(${entry(path)})`)
+    expect(modules.some((url) => url.endsWith(seen))).toBe(true)
+    expect(heavyIn(modules)).toEqual([])
+  })
+
+  it('opening a SQL store loads Kysely', () => {
+    const modules = modulesLoadedBy(`
+const { sqliteStore } = await import(${entry('tasks/index.ts')})
+const store = sqliteStore(':memory:')
+await store.init()
+await store.close()
+`)
+    expect(heavyIn(modules).some((url) => url.includes('/node_modules/kysely/'))).toBe(true)
   })
 
   it('a flag write loads the validators; mounting the admin loads the admin app', () => {

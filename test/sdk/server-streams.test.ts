@@ -102,6 +102,23 @@ describe('SdkStreams', () => {
     expect(frames(mail!.socket, 'global_rl_policy')).toHaveLength(1)
   })
 
+  it('followed before other listeners, writes an app its frame before they hear the change', async () => {
+    await setUp()
+    streams.follow()
+    // A change with no app connected is skipped (and followed only once, whoever asks).
+    await engine.disable('GET:/a', { service: 'shop', reason: 'r0' })
+    const framesWhenHeard: number[] = []
+    engine.onChange((event) => {
+      if (event.type === 'route_state')
+        framesWhenHeard.push(frames(shop!.socket, 'route_state').length)
+    })
+    const [shop] = await connectApps(['shop', false])
+    await engine.enable('GET:/a', { service: 'shop', reason: 'r1' })
+    await engine.disable('GET:/a', { service: 'shop', reason: 'r2' })
+    expect(frames(shop!.socket, 'route_state')).toHaveLength(2)
+    expect(framesWhenHeard).toEqual([1, 2])
+  })
+
   it('drops an app whose connection stops reading, without affecting the others', async () => {
     await setUp(100)
     const [slow, fast] = await connectApps(['shop', false], ['shop', false])

@@ -133,12 +133,19 @@ export class SdkStreams {
     }
   }
 
-  /** Subscribes to the server's sources once the first app connects. */
-  private follow(): void {
+  /**
+   * Subscribes to the server's sources (once; the first app's connection does it too). Called
+   * before anything else listens to the engine, the SDK fan-out runs first among the change
+   * listeners: every app waits for its frame, while the other listeners (the admin event
+   * stream's framing, metrics) can come after it. With no app connected a change costs one
+   * check here.
+   */
+  follow(): void {
     if (this.unsubscribers.length > 0) return
     const { engine } = this
     this.unsubscribers.push(
       engine.onChange((event) => {
+        if (this.clients.size === 0) return
         switch (event.type) {
           case 'route_state':
             this.send(event.service, 'route_state', {
@@ -161,6 +168,7 @@ export class SdkStreams {
         }
       }),
       engine.rateLimits.onEvent((event) => {
+        if (this.clients.size === 0) return
         switch (event.type) {
           case 'rl_policy':
           case 'service_rl_policy': {
@@ -180,6 +188,7 @@ export class SdkStreams {
     if (flags !== undefined)
       this.unsubscribers.push(
         flags.onChange((event) => {
+          if (this.clients.size === 0) return
           if (event.type === 'flag') this.send(null, 'flag', { key: event.key, flag: event.flag })
           else this.send(null, 'segment', { key: event.key, segment: event.segment })
         }),

@@ -9,20 +9,11 @@
  * wait (synchronously, blocking the event loop) for the lock this one holds. A native
  * `db.transaction()` runs the whole batch in one synchronous step and cannot interleave.
  */
-import {
-  Kysely,
-  MysqlDialect,
-  PostgresDialect,
-  sql,
-  SqliteDialect,
-  type CompiledQuery,
-  type MysqlPool,
-  type PostgresPool,
-  type SqliteDatabase,
-} from 'kysely'
+import type { CompiledQuery, Kysely, MysqlPool, PostgresPool, SqliteDatabase } from 'kysely'
 import { defaultExport, loadDriver } from '../drivers.js'
 import { StoreError } from '../errors.js'
 import { toNumber } from '../rows.js'
+import { loadKysely, sql } from './kysely.js'
 import { TASK_MIGRATIONS, type SqlDialectName } from './migrations.js'
 import { TablePrefixPlugin, type TaskDatabase } from './schema.js'
 
@@ -99,6 +90,7 @@ export async function openSqlBackend(spec: SqlConnectionSpec, prefix: string): P
   if (!/^[A-Za-z0-9_]*$/.test(prefix)) {
     throw new StoreError(`The table prefix may hold letters, digits and "_" only: ${prefix}`)
   }
+  const { Kysely, MysqlDialect, PostgresDialect, SqliteDialect } = await loadKysely()
   const plugins = [new TablePrefixPlugin(prefix)]
   if (spec.dialect === 'sqlite') {
     let raw: RawSqlite

@@ -9,9 +9,10 @@
  * An announcement of operator controls is a row whose origin ends in {@link CONTROLS_MARK} and
  * that names no task (an older version reads it as a write of nothing).
  */
-import { sql, type CompiledQuery, type Kysely } from 'kysely'
+import type { CompiledQuery, Kysely } from 'kysely'
 import type { TaskChangeFeed } from '../ports.js'
 import { toNumber } from '../rows.js'
+import { sql } from './kysely.js'
 import type { OpenBackend } from './records.js'
 import type { TaskDatabase } from './schema.js'
 

@@ -4,11 +4,12 @@
  * duration histograms — as upserts in each dialect's form, and SQLite's prepared single-row
  * form of the same.
  */
-import { sql, type CompiledQuery, type Kysely } from 'kysely'
+import type { CompiledQuery, Kysely } from 'kysely'
 import type { TaskStatus } from '../../status.js'
 import { StoreError } from '../errors.js'
 import { TIMED_STATUSES } from '../metrics-model.js'
 import { INSERT_CHUNK, type SqlBackend } from './backend.js'
+import { sql } from './kysely.js'
 import { addSums } from './metric-sums.js'
 import { HOUR_GRAIN, MINUTE_GRAIN } from './migrations.js'
 import type {

@@ -4,24 +4,31 @@
  * The same sums serve the reads (metrics.ts), the pruning (records.ts) and the back-fill of
  * the roll-up tables (migrations.ts), so they cannot drift apart.
  */
-import { sql } from 'kysely'
 import type { TaskStatus } from '../../status.js'
 import type { MetricCell, MetricCount } from '../ports.js'
 import { toNumber } from '../rows.js'
+import { sql } from './kysely.js'
+
+/** Both sums, built once Kysely is loaded (see `./kysely.ts`). */
+let built: ReturnType<typeof buildSums> | undefined
+const buildSums = () =>
+  [
+    sql<number>`sum(${sql.ref('count')})`.as('n'),
+    sql<number>`sum(${sql.ref('duration_sum')})`.as('d'),
+  ] as const
 
 /**
  * `sum(count) as n, sum(duration_sum) as d`, for a select on any of the metric tables
  * (`task_metrics`, `task_metric_counts`, `task_metric_hours`: all three have both columns).
  */
-export const SUMS = [
-  sql<number>`sum(${sql.ref('count')})`.as('n'),
-  sql<number>`sum(${sql.ref('duration_sum')})`.as('d'),
-] as const
+export function sums(): ReturnType<typeof buildSums> {
+  return (built ??= buildSums())
+}
 
-/** The columns that name one histogram cell: select them with {@link SUMS} and group by them. */
+/** The columns that name one histogram cell: select them with {@link sums} and group by them. */
 export const CELL_KEYS = ['func_name', 'status', 'bin'] as const
 
-/** A row of {@link SUMS} per function and status. */
+/** A row of {@link sums} per function and status. */
 export interface SummedRow {
   func_name: string
   status: string

@@ -8,7 +8,7 @@ import type { TaskStatus } from '../../status.js'
 import { minuteOf, TOTAL_MINUTE } from '../metrics-model.js'
 import type { LiveCount, MetricBucket, MetricsOverview, TaskMetricsStore } from '../ports.js'
 import { toNumber } from '../rows.js'
-import { cellOf, CELL_KEYS, countOf, SUMS } from './metric-sums.js'
+import { cellOf, CELL_KEYS, countOf, sums } from './metric-sums.js'
 import { HOUR_GRAIN, MINUTE_GRAIN } from './migrations.js'
 import type { OpenBackend } from './records.js'
 import type { TaskDatabase } from './schema.js'
@@ -54,7 +54,7 @@ async function overview(
       ]),
     )
   const counts = inRange
-    .select(['func_name', 'status', ...SUMS])
+    .select(['func_name', 'status', ...sums()])
     .groupBy(['func_name', 'status'])
     .execute()
   // Buckets of an hour or more add whole hours; shorter ones need the minutes of the range.
@@ -73,7 +73,7 @@ async function overview(
     .execute()
   const histogram = db
     .selectFrom('task_metric_hours')
-    .select([...CELL_KEYS, ...SUMS])
+    .select([...CELL_KEYS, ...sums()])
     .where('hour_ms', '>=', firstHour)
     .groupBy([...CELL_KEYS])
     .execute()
@@ -118,7 +118,7 @@ export function sqlMetrics(open: OpenBackend): TaskMetricsStore {
               .execute()
           : db
               .selectFrom('task_metrics')
-              .select([...CELL_KEYS, ...SUMS])
+              .select([...CELL_KEYS, ...sums()])
               .where('minute_ms', '>=', minuteOf(since))
               .groupBy([...CELL_KEYS])
               .execute()

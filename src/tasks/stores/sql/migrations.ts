@@ -4,8 +4,9 @@
  * database-wide lock, and records them in `task_migrations`. Never edit a released migration:
  * add the next number.
  */
-import { sql, type CompiledQuery, type Kysely } from 'kysely'
-import { CELL_KEYS, SUMS } from './metric-sums.js'
+import type { CompiledQuery, Kysely } from 'kysely'
+import { sql } from './kysely.js'
+import { CELL_KEYS, sums } from './metric-sums.js'
 import type { TaskDatabase } from './schema.js'
 
 /** The SQL dialects of the stores. */
@@ -147,8 +148,9 @@ const v2: TaskMigration = {
  * The duration bin of a row in SQL, the same as `durationBin` in metrics-model.ts:
  * 0 below a microsecond, else `1 + floor(ln(µs) / ln(1.01))`.
  */
-const binOf = sql<number>`case when ${sql.ref('duration')} * 1000000 >= 1 then 1 + floor(ln(${sql.ref('duration')} * 1000000) / ln(1.01) + 0.000000001) else 0 end`
-const minuteOfFinished = sql<number>`floor(${sql.ref('finished_ms')} / 60000) * 60000`
+const binOf = () =>
+  sql<number>`case when ${sql.ref('duration')} * 1000000 >= 1 then 1 + floor(ln(${sql.ref('duration')} * 1000000) / ln(1.01) + 0.000000001) else 0 end`
+const minuteOfFinished = () => sql<number>`floor(${sql.ref('finished_ms')} / 60000) * 60000`
 
 /**
  * Version 3 (additive): the task admin's data. Progress columns on `tasks` (null until a task
@@ -170,7 +172,7 @@ const v3: TaskMigration = {
           ? changes.addColumn('id', 'bigserial', (c) => c.primaryKey())
           : changes.addColumn('id', 'bigint', (c) => c.primaryKey().autoIncrement())
     const terminal = ['success', 'failed', 'cancelled', 'interrupted', 'rejected']
-    const backfill = (minute: typeof minuteOfFinished | number) =>
+    const backfill = (minute: ReturnType<typeof minuteOfFinished> | number) =>
       db
         .insertInto('task_metrics')
         .columns(['func_name', 'minute_ms', 'status', 'bin', 'count', 'duration_sum'])
@@ -181,7 +183,7 @@ const v3: TaskMigration = {
               'func_name',
               (typeof minute === 'number' ? sql<number>`${sql.lit(minute)}` : minute).as('m'),
               'status',
-              binOf.as('b'),
+              binOf().as('b'),
               eb.fn.countAll<number>().as('n'),
               eb.fn.sum<number>('duration').as('d'),
             ])
@@ -223,7 +225,7 @@ const v3: TaskMigration = {
         .on('task_metrics')
         .columns(['minute_ms'])
         .compile(),
-      backfill(minuteOfFinished),
+      backfill(minuteOfFinished()),
       backfill(-1),
       changesWithId
         .addColumn('origin', sql`varchar(64)`, (c) => c.notNull())
@@ -242,7 +244,8 @@ export const HOUR_GRAIN = 3_600_000
  * The hour of a `task_metrics` row: `minute_ms - minute_ms % 3600000` in every dialect
  * (MySQL's `/` is not integral).
  */
-export const HOUR_OF_MINUTE = sql<number>`${sql.ref('minute_ms')} - ${sql.ref('minute_ms')} % ${sql.lit(HOUR_GRAIN)}`
+export const hourOfMinute = () =>
+  sql<number>`${sql.ref('minute_ms')} - ${sql.ref('minute_ms')} % ${sql.lit(HOUR_GRAIN)}`
 
 /**
  * Version 4 (additive): metric roll-ups, so a dashboard reads a range in O(hours) rows rather
@@ -264,12 +267,12 @@ const v4: TaskMigration = {
             .selectFrom('task_metrics')
             .select([
               sql<number>`${sql.lit(grain)}`.as('g'),
-              (grain === HOUR_GRAIN ? HOUR_OF_MINUTE : sql<number>`${sql.ref('minute_ms')}`).as(
+              (grain === HOUR_GRAIN ? hourOfMinute() : sql<number>`${sql.ref('minute_ms')}`).as(
                 'p',
               ),
               'func_name',
               'status',
-              ...SUMS,
+              ...sums(),
             ])
             .where('minute_ms', '>=', 0)
             .groupBy(sql`1, 2, 3, 4`),
@@ -314,7 +317,7 @@ const v4: TaskMigration = {
         .expression(
           db
             .selectFrom('task_metrics')
-            .select([HOUR_OF_MINUTE.as('h'), ...CELL_KEYS, ...SUMS])
+            .select([hourOfMinute().as('h'), ...CELL_KEYS, ...sums()])
             .where('minute_ms', '>=', 0)
             .where('status', 'in', ['success', 'failed'])
             .groupBy(sql`1, 2, 3, 4`),

@@ -9,7 +9,8 @@
  * server's plan cache and the client do no per-row work beyond `JSON.stringify`), a batch is
  * one round trip, and a single statement is atomic without an explicit transaction.
  */
-import { CompiledQuery } from 'kysely'
+import type { CompiledQuery } from 'kysely'
+import { kysely } from './kysely.js'
 import { lastOfEach, type TaskColumns } from '../rows.js'
 import type {
   TaskMetricCountsTable,
@@ -120,7 +121,7 @@ export function pgWriteTexts(prefix: string): [string, string] {
 /** The one statement storing `write`, given the texts of {@link pgWriteTexts}. */
 export function pgWriteQuery(texts: readonly [string, string], write: PgWrite): CompiledQuery {
   const json = (rows: readonly unknown[]) => (rows.length === 0 ? '[]' : JSON.stringify(rows))
-  return CompiledQuery.raw(texts[write.claim === null ? 0 : 1], [
+  return kysely().CompiledQuery.raw(texts[write.claim === null ? 0 : 1], [
     json(lastOfEach(write.rows, (row) => row.task_id)),
     write.claim?.owner ?? null,
     write.claim?.leaseUntil ?? null,

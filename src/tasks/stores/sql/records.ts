@@ -9,13 +9,12 @@
  * that runs it, one write at a time, so nobody else changes it in between). The metric and tag
  * statements of a write are built in ./metric-increments.ts and ./tag-rows.ts.
  */
-import {
-  sql,
-  type CompiledQuery,
-  type ExpressionBuilder,
-  type InsertQueryBuilder,
-  type InsertResult,
-  type Kysely,
+import type {
+  CompiledQuery,
+  ExpressionBuilder,
+  InsertQueryBuilder,
+  InsertResult,
+  Kysely,
 } from 'kysely'
 import { TaskValidationError } from '../../errors.js'
 import type { StoredTask } from '../../record.js'
@@ -40,9 +39,10 @@ import {
 } from '../rows.js'
 import { INSERT_CHUNK, type SqlBackend } from './backend.js'
 import { pruneChanges } from './changes.js'
-import { cellOf, CELL_KEYS, SUMS } from './metric-sums.js'
+import { sql } from './kysely.js'
+import { cellOf, CELL_KEYS, sums } from './metric-sums.js'
 import { ListTotals } from './list-totals.js'
-import { HOUR_GRAIN, HOUR_OF_MINUTE, MINUTE_GRAIN } from './migrations.js'
+import { HOUR_GRAIN, hourOfMinute, MINUTE_GRAIN } from './migrations.js'
 import { compileTagInsert, tagInserts, tagRows } from './tag-rows.js'
 import {
   compileCountUpsert,
@@ -486,7 +486,7 @@ export class SqlTaskRecords implements TaskRecordStore {
         .executeTakeFirstOrThrow(),
       db
         .selectFrom('task_metrics')
-        .select([...CELL_KEYS, ...SUMS])
+        .select([...CELL_KEYS, ...sums()])
         .where('minute_ms', '>=', 0)
         .where('minute_ms', '<=', lastMinute)
         .groupBy([...CELL_KEYS])
@@ -494,7 +494,7 @@ export class SqlTaskRecords implements TaskRecordStore {
       // The same minutes by hour: what leaves the hourly roll-ups.
       db
         .selectFrom('task_metrics')
-        .select([HOUR_OF_MINUTE.as('h'), ...CELL_KEYS, ...SUMS])
+        .select([hourOfMinute().as('h'), ...CELL_KEYS, ...sums()])
         .where('minute_ms', '>=', 0)
         .where('minute_ms', '<=', lastMinute)
         .groupBy(sql`1, 2, 3, 4`)

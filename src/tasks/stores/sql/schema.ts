@@ -2,17 +2,18 @@
  * The SQL schema as Kysely table types, and the plugin that puts a table prefix in front of
  * every table name (so several stores, or parallel test files, can share one database).
  */
-import {
+import type {
+  KyselyPlugin,
   OperationNodeTransformer,
-  type KyselyPlugin,
-  type PluginTransformQueryArgs,
-  type PluginTransformResultArgs,
-  type QueryResult,
-  type RootOperationNode,
-  type TableNode,
-  type UnknownRow,
-  type Generated,
+  PluginTransformQueryArgs,
+  PluginTransformResultArgs,
+  QueryResult,
+  RootOperationNode,
+  TableNode,
+  UnknownRow,
+  Generated,
 } from 'kysely'
+import { kysely } from './kysely.js'
 
 /** Table `tasks`: indexed columns plus the JSON body of the stored task. */
 export interface TasksTable {
@@ -217,33 +218,41 @@ export const TASK_TABLES: readonly (keyof TaskDatabase)[] = [
 
 const TABLE_NAMES: ReadonlySet<string> = new Set<string>(TASK_TABLES)
 
-class PrefixTransformer extends OperationNodeTransformer {
-  constructor(private readonly prefix: string) {
-    super()
-  }
+/**
+ * The transformer class, defined on first use: it extends a Kysely class, which loads only when
+ * a SQL store opens (see `./kysely.ts`).
+ */
+function definePrefixTransformer(Base: typeof OperationNodeTransformer) {
+  return class PrefixTransformer extends Base {
+    constructor(private readonly prefix: string) {
+      super()
+    }
 
-  protected override transformTable(node: TableNode): TableNode {
-    const table = super.transformTable(node)
-    const identifier = table.table.identifier
-    // Only our own names: `excluded` (the upsert's pseudo-table) stays, and a subquery that
-    // Kysely already transformed (it applies plugins to nested builders too) is not prefixed
-    // twice.
-    if (!TABLE_NAMES.has(identifier.name)) return table
-    return {
-      ...table,
-      table: {
-        ...table.table,
-        identifier: { ...identifier, name: this.prefix + identifier.name },
-      },
+    protected override transformTable(node: TableNode): TableNode {
+      const table = super.transformTable(node)
+      const identifier = table.table.identifier
+      // Only our own names: `excluded` (the upsert's pseudo-table) stays, and a subquery that
+      // Kysely already transformed (it applies plugins to nested builders too) is not prefixed
+      // twice.
+      if (!TABLE_NAMES.has(identifier.name)) return table
+      return {
+        ...table,
+        table: {
+          ...table.table,
+          identifier: { ...identifier, name: this.prefix + identifier.name },
+        },
+      }
     }
   }
 }
+let PrefixTransformer: ReturnType<typeof definePrefixTransformer> | undefined
 
 /** Prefixes every table name in every query (including schema statements). */
 export class TablePrefixPlugin implements KyselyPlugin {
-  readonly #transformer: PrefixTransformer
+  readonly #transformer: OperationNodeTransformer
 
   constructor(prefix: string) {
+    PrefixTransformer ??= definePrefixTransformer(kysely().OperationNodeTransformer)
     this.#transformer = new PrefixTransformer(prefix)
   }
 
