@@ -43,9 +43,9 @@ export class AdminClient {
     return this.request<T>('GET', path, undefined, query)
   }
 
-  /** `POST <base><path>` with a JSON body. */
-  post<T>(path: string, body: object = {}): Promise<T> {
-    return this.request<T>('POST', path, body)
+  /** `POST <base><path>?query` with a JSON body. */
+  post<T>(path: string, body: object = {}, query: Query = {}): Promise<T> {
+    return this.request<T>('POST', path, body, query)
   }
 
   /** `PUT <base><path>` with a JSON body. */
