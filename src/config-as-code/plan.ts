@@ -12,7 +12,6 @@
 import { isDeepStrictEqual } from 'node:util'
 import { auditDiff } from '../core/audit-diff.js'
 import type { Engine } from '../core/engine.js'
-import { ValidationError } from '../core/errors.js'
 import { compileMaintenance } from '../core/maintenance.js'
 import type { MaintenanceHandle } from '../core/maintenance-scopes.js'
 import type { ActorOptions } from '../core/operations.js'

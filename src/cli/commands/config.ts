@@ -11,7 +11,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import type { Command } from 'commander'
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml'
 import { ExitStatus, UsageError } from '../errors.js'
-import { paint, printJson, type Output } from '../output.js'
+import { paint, printJson, type Colour, type Output } from '../output.js'
 import { clientFor, printedJson, wantsJson, type Runtime } from '../runtime.js'
 import { diffText } from './diff-text.js'
 
@@ -128,11 +128,12 @@ function readDocument(path: string): object {
   return parsed
 }
 
-const SIGNS = {
-  create: ['+', 'green'],
-  update: ['~', 'yellow'],
-  delete: ['-', 'red'],
-} as const
+/** The sign and colour of each operation; a Map because the operation is what the server sent. */
+const SIGNS: ReadonlyMap<string, readonly [string, Colour]> = new Map([
+  ['create', ['+', 'green']],
+  ['update', ['~', 'yellow']],
+  ['delete', ['-', 'red']],
+] as const)
 
 /**
  * `+ flag checkout`, `~ flag base  description: "" → "new"`, `- route_state GET:/orders
@@ -148,9 +149,9 @@ function printChanges(
     return
   }
   for (const change of changes) {
-    const [sign, colour] = SIGNS[change.op] ?? ['?', 'gray']
+    const [sign, colour] = SIGNS.get(change.op) ?? ['?', 'gray']
     const service = change.service === undefined ? '' : ` (service ${change.service})`
-    const diff = diffText(change.diff as Record<string, readonly unknown[]> | undefined)
+    const diff = diffText(change.diff)
     output.out(
       `${paint(output, colour, sign)} ${change.kind} ${change.key}${service}${diff === '' ? '' : `  ${diff}`}`,
     )
