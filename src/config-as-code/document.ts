@@ -119,8 +119,12 @@ export const MaintenanceEntrySchema = Type.Object(
   { additionalProperties: false },
 )
 
+// A key that is not a service name is refused, not passed over unchecked.
 const ByService = <T extends TSchema>(schema: T, description: string) =>
-  Type.Record(Type.String({ pattern: SERVICE_NAME_PATTERN }), schema, { description })
+  Type.Record(Type.String({ pattern: SERVICE_NAME_PATTERN }), schema, {
+    description,
+    additionalProperties: false,
+  })
 
 /** The whole document. */
 export const ConfigDocumentSchema = Type.Object(

@@ -407,6 +407,57 @@ describe('configuration as code (admin API)', () => {
   })
 })
 
+describe('configuration as code and service tokens', () => {
+  it('a service token exports, plans and applies its own service’s document only', async () => {
+    const { engine, call } = await admins()
+    const created = await call('admin', 'POST', '/tokens', {
+      name: 'billing-app',
+      service: 'billing',
+    })
+    expect(created.statusCode, created.body).toBe(201)
+    const token = created.json<{ token: string }>().token
+    const as = (method: 'GET' | 'POST', url: string, payload?: object) =>
+      call('admin', method, url, payload, { authorization: `Bearer ${token}` })
+    const own = await as('GET', '/config?service=billing')
+    expect(own.statusCode, own.body).toBe(200)
+    expect(own.json()).toMatchObject({ service: 'billing' })
+    expect((await as('GET', '/config')).statusCode).toBe(403)
+    const doc = {
+      apiVersion: 'switchyard/v1',
+      kind: 'Config',
+      service: 'billing',
+      maintenance: { services: { billing: { active: true, reason: 'by token' } } },
+    }
+    const applied = await as('POST', '/config/apply', doc)
+    expect(applied.statusCode, applied.body).toBe(200)
+    expect(engine.getServiceMaintenance('billing')).toMatchObject({
+      active: true,
+      reason: 'by token',
+    })
+    const whole = await as('POST', '/config/apply', { ...doc, service: undefined })
+    expect(whole.statusCode).toBe(403)
+    const other = await as('POST', '/config/plan', { ...doc, service: 'default' })
+    expect(other.statusCode).toBe(403)
+  })
+
+  it('a service key that is not a service name is a problem with its path', async () => {
+    const { call } = await admins()
+    const response = await call('operator', 'POST', '/config/plan', {
+      apiVersion: 'switchyard/v1',
+      kind: 'Config',
+      rateLimits: { services: { Billing: { limit: '1/second' } } },
+      maintenance: { services: { 'no space': { active: true } } },
+    })
+    expect(response.statusCode).toBe(400)
+    const fields = response
+      .json<{ error: { details: { field: string }[] } }>()
+      .error.details.map((detail) => detail.field)
+    expect(fields).toEqual(
+      expect.arrayContaining(['/rateLimits/services/Billing', '/maintenance/services/no space']),
+    )
+  })
+})
+
 /** A YAML document whose aliases expand far beyond its size. */
 function yamlBomb(): string {
   const lines = ['a: &a ["x","x","x","x","x","x","x","x","x"]']

@@ -38,6 +38,7 @@ describe('config.schema.json', () => {
       { ...(exported as object), routes: [{ route: 'GET:/payments', status: 'paused' }] },
       { ...(exported as object), rateLimits: { global: { limit: 100 } } },
       { ...(exported as object), extra: true },
+      { ...(exported as object), maintenance: { services: { Billing: { active: true } } } },
     ]
     for (const doc of wrong)
       expect(validator.Check(doc), JSON.stringify(doc).slice(0, 80)).toBe(false)
