@@ -18,6 +18,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 describe('ctl export / diff / apply', { timeout: CLI_TEST_TIMEOUT }, () => {
   it('exports YAML (or JSON, or to a file) that diffs as No changes', async () => {
     const { engine } = server()
+    // A line break is data in an export (never cleaned as terminal output is).
+    await engine.saveFlag(booleanFlag('multi-line', { description: 'first line\nsecond line' }))
     await engine.saveFlag(booleanFlag('dark-mode'))
     await engine.disable('GET:/payments', { reason: 'incident' })
     const file = join(dir, 'config.yaml')
@@ -35,6 +37,10 @@ describe('ctl export / diff / apply', { timeout: CLI_TEST_TIMEOUT }, () => {
         { route: 'GET:/payments', service: 'default', status: 'disabled', reason: 'incident' },
       ],
     })
+    const flags = doc.flags as { key: string; description: string }[]
+    expect(flags.find((flag) => flag.key === 'multi-line')?.description).toBe(
+      'first line\nsecond line',
+    )
     expect(JSON.parse(json.stdout)).toEqual(doc)
     expect(written.code).toBe(0)
     expect(written.stderr).toBe(`Wrote ${file}.\n`)

@@ -40,7 +40,9 @@ export function configCommands(program: Command, runtime: Runtime): void {
         const format = wantsJson(command) ? 'json' : options.format
         if (format !== 'yaml' && format !== 'json')
           throw new UsageError(`Unknown format ${JSON.stringify(format)}: use yaml or json.`)
-        const document = await clientFor(runtime).get<unknown>('/api/config', {
+        // As sent: a description's line breaks are data here, and YAML and JSON escape any
+        // control character when they are printed.
+        const document = await clientFor(runtime).getData<unknown>('/api/config', {
           service: options.service,
         })
         const text =
