@@ -178,6 +178,51 @@ describe('configuration as code (admin API)', () => {
     expect(await exported(app)).toEqual(before)
   })
 
+  it('orders flags by prerequisites, keeps rule ids of a document without them, prunes dependents first', async () => {
+    const { app, engine } = await buildAdmin({ clock: null })
+    closeLater(app)
+    const rule = {
+      clauses: [{ attribute: 'country', operator: 'in', values: ['NL'] }],
+      variation: 'on',
+    }
+    const doc = {
+      apiVersion: 'switchyard/v1',
+      kind: 'Config',
+      // `top` requires `middle`, which requires `bottom`: listed the other way round.
+      flags: [
+        { ...booleanFlag('top'), prerequisites: [{ flag_key: 'middle', variation: 'on' }] },
+        {
+          ...booleanFlag('middle'),
+          prerequisites: [{ flag_key: 'bottom', variation: 'on' }],
+          rules: [rule],
+        },
+        booleanFlag('bottom'),
+      ],
+    }
+    const apply = (payload: object, query = '') =>
+      app.inject({ method: 'POST', url: `${API}/config/apply${query}`, payload })
+    const first = await apply(doc)
+    expect(first.statusCode, first.body).toBe(200)
+    expect(first.json<{ changes: { key: string }[] }>().changes.map((c) => c.key)).toEqual([
+      'bottom',
+      'middle',
+      'top',
+    ])
+    const ruleId = (await engine.getFlag('middle'))?.rules[0]?.id
+    expect(ruleId).toEqual(expect.any(String))
+    expect((await apply(doc)).json()).toEqual({ dry_run: false, changes: [] })
+    expect((await engine.getFlag('middle'))?.rules[0]?.id).toBe(ruleId)
+
+    const pruned = await apply({ ...doc, flags: [] }, '?prune=true')
+    expect(pruned.statusCode, pruned.body).toBe(200)
+    expect(pruned.json<{ changes: { op: string; key: string }[] }>().changes).toEqual([
+      { op: 'delete', kind: 'flag', key: 'top' },
+      { op: 'delete', kind: 'flag', key: 'middle' },
+      { op: 'delete', kind: 'flag', key: 'bottom' },
+    ])
+    expect(await engine.listFlags()).toEqual([])
+  })
+
   it('an invalid document is refused whole: 400 listing every problem by path, state and audit unchanged', async () => {
     const { app, engine } = await buildAdmin({ clock: null })
     closeLater(app)
