@@ -328,6 +328,12 @@ const maintenanceBodies = {
   'maintenance/exempt-remove': { path: '/health' },
 }
 
+const CONFIG_DOCUMENT = {
+  apiVersion: 'switchyard/v1',
+  kind: 'Config',
+  segments: [{ key: 'from-config', name: 'From config', included: ['u1'] }],
+}
+
 /**
  * How each route is sent, by `METHOD path` below the mount (unlisted: no body, or `{}` when the
  * route has a body schema). Bodies are valid, so an allowed write really happens.
@@ -365,6 +371,9 @@ export const REQUESTS: ReadonlyMap<string, RequestSpec> = new Map<string, Reques
   ],
   ['PUT /api/segments/:key', { json: { key: 'staff', name: 'Staff', included: ['u1', 'u2'] } }],
   ['DELETE /api/segments/:key', { prepare: doomedSegment }],
+  // A document that creates one segment: a write that really happens, the same for everyone.
+  ['POST /api/config/plan', { json: CONFIG_DOCUMENT }],
+  ['POST /api/config/apply', { json: CONFIG_DOCUMENT }],
   ['POST /api/sdk/register', { json: { app_id: 'billing', routes: [] } }],
   ['POST /api/sdk/report', { json: { app_id: 'billing', hits: [], audit: [] } }],
   [

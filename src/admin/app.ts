@@ -45,6 +45,7 @@ import { EventHub, type EventHubOptions } from '../common/sse-hub.js'
 import { toStreamEvent } from './events/stream-event.js'
 import { buildOpenApi, endpointRecords, type EndpointRecord } from './openapi.js'
 import { auditRoutes } from './routes/audit.js'
+import { configRoutes } from './routes/config.js'
 import { authRoutes } from './routes/auth.js'
 import { apiTokenStreamKey, eventRoutes, SessionStreams } from './routes/events.js'
 import { flagHistoryRoutes } from './routes/flag-history.js'
@@ -369,6 +370,7 @@ function registerAdmin(
   rateLimitRoutes(app, context)
   flagRoutes(app, () => flagServiceOf(context))
   flagHistoryRoutes(app, () => flagServiceOf(context))
+  configRoutes(app, context)
   eventRoutes(
     app,
     hub,

@@ -43,9 +43,18 @@ export class AdminClient {
     return this.request<T>('GET', path, undefined, query)
   }
 
-  /** `POST <base><path>` with a JSON body. */
-  post<T>(path: string, body: object = {}): Promise<T> {
-    return this.request<T>('POST', path, body)
+  /**
+   * `GET <base><path>?query` with the strings of the answer exactly as sent: for an answer that
+   * is written out as data (an exported document, serialised as YAML or JSON, which escape
+   * control characters), never printed as text.
+   */
+  getData<T>(path: string, query: Query = {}): Promise<T> {
+    return this.request<T>('GET', path, undefined, query, true)
+  }
+
+  /** `POST <base><path>?query` with a JSON body. */
+  post<T>(path: string, body: object = {}, query: Query = {}): Promise<T> {
+    return this.request<T>('POST', path, body, query)
   }
 
   /** `PUT <base><path>` with a JSON body. */
@@ -68,6 +77,7 @@ export class AdminClient {
     path: string,
     body?: object,
     query: Query = {},
+    data = false,
   ): Promise<T> {
     const url = new URL(`${this.baseUrl}${path}`)
     for (const [key, value] of Object.entries(query)) {
@@ -103,10 +113,14 @@ export class AdminClient {
     if (text !== '') {
       try {
         // Every string the server sends is cleaned as it is parsed: nothing printed later can
-        // carry a terminal escape sequence.
-        parsed = JSON.parse(text, (_key, value: unknown) =>
-          typeof value === 'string' ? stripControl(value) : value,
-        )
+        // carry a terminal escape sequence. Only the success answer of a data request
+        // (`getData`) is kept as sent; an error answer is printed, so it is cleaned.
+        parsed =
+          data && response.ok
+            ? JSON.parse(text)
+            : JSON.parse(text, (_key, value: unknown) =>
+                typeof value === 'string' ? stripControl(value) : value,
+              )
       } catch {
         parsed = stripControl(text)
       }

@@ -1,11 +1,21 @@
 /**
  * Errors of `ctl` and their exit codes: 2 for bad usage (caught before any request), 1 for
- * everything else. Messages are printed as `error: <message>` on stderr.
+ * everything else (and 3 from `ctl diff --exit-code` when there are changes). Messages are printed as `error: <message>` on stderr.
  */
 
 /** A command line that cannot be run as given (bad duration, bad datetime, bad URL). Exit 2. */
 export class UsageError extends Error {
   readonly exitCode = 2
+}
+
+/**
+ * Not a failure: a command's answer given as its exit status alone (`ctl diff --exit-code`
+ * exits 3 when there are changes). Nothing more is printed.
+ */
+export class ExitStatus extends Error {
+  constructor(readonly exitCode: number) {
+    super(`exit ${String(exitCode)}`)
+  }
 }
 
 /** An error answer of the admin API. */

@@ -1,10 +1,11 @@
 /**
  * The `ctl` program: every command of docs/cli.md, and the mapping of failures to exit
- * codes (0 success, 1 error, 2 bad usage) and messages (`error: ...` on stderr, a login hint
+ * codes (0 success, 1 error, 2 bad usage, 3 changes found by `ctl diff --exit-code`) and messages (`error: ...` on stderr, a login hint
  * after a 401, the URL tried when the server is unreachable).
  */
 import { Command, CommanderError } from 'commander'
 import { auditCommands } from './commands/audit.js'
+import { configCommands } from './commands/config.js'
 import { completionCommand } from './commands/completion.js'
 import { flagCommands } from './commands/flags.js'
 import { keyCommands } from './commands/keys.js'
@@ -14,7 +15,7 @@ import { rateLimitCommands } from './commands/rate-limits.js'
 import { routeCommands } from './commands/routes.js'
 import { sessionCommands } from './commands/session.js'
 import { readConfig } from './config.js'
-import { ApiError, UnreachableError, UsageError } from './errors.js'
+import { ApiError, ExitStatus, UnreachableError, UsageError } from './errors.js'
 import type { Runtime } from './runtime.js'
 import { packageVersion } from '../common/package-version.js'
 
@@ -38,6 +39,7 @@ export function buildProgram(runtime: Runtime): Command {
   keyCommands(program, runtime)
   tokenCommands(program, runtime)
   auditCommands(program, runtime)
+  configCommands(program, runtime)
   // Last: its scripts are generated from every command registered before it, and itself.
   completionCommand(program, runtime)
   return program
@@ -75,6 +77,7 @@ function report(error: unknown, runtime: Runtime): number {
     if (error.code === 'commander.help' || error.exitCode === 0) return 0
     return 2
   }
+  if (error instanceof ExitStatus) return error.exitCode
   if (error instanceof UsageError) {
     output.err(`error: ${error.message}`)
     return 2

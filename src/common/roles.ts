@@ -5,8 +5,10 @@
  * - `viewer` — every read: lists, details, streams, dashboards without action buttons, audit,
  *   metrics;
  * - `operator` — viewer + every runtime change (route states, maintenance, rate-limit policies
- *   and resets, flags and segments, task retry / cancel / replay / queue settings, schedules);
- * - `admin` — operator + credentials (evaluation keys, API tokens) and deleting task history.
+ *   and resets, flags and segments, task retry / cancel / replay / queue settings, schedules,
+ *   applying a configuration document);
+ * - `admin` — operator + credentials (evaluation keys, API tokens), deleting task history and
+ *   applying a configuration document with prune (which deletes what it leaves out).
  *
  * A route declares the role it needs (`config.role`); a route that declares none needs
  * `viewer` for a safe method (GET, HEAD, OPTIONS) and `operator` for anything else, so a new

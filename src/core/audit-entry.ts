@@ -18,7 +18,7 @@ export interface AuditEntry {
   action: string
   /** Who acted; `system` for automatic transitions. */
   actor: string
-  /** `cli`, `dashboard`, `sdk`, `api`, `scheduler`, or empty. */
+  /** `cli`, `dashboard`, `sdk`, `api`, `scheduler`, `apply` (a configuration document), or empty. */
   platform: string
   reason: string
   previous_status: string | null

@@ -147,6 +147,13 @@ export class RoutePolicies {
     )
   }
 
+  /** The runtime overrides alone (no decorator policy), optionally of one service. */
+  listOverrides(service?: string): RateLimitPolicy[] {
+    return [...this.overrides.values()]
+      .filter((policy) => service === undefined || policy.service === service)
+      .map((policy) => structuredClone(policy))
+  }
+
   /** Replaces every override with the stored ones. */
   async load(): Promise<void> {
     const routes = await this.deps.store().listRoutePolicies()

@@ -401,6 +401,14 @@ export class RateLimitService {
     return this.routes.list(options.service)
   }
 
+  /**
+   * The runtime route policies alone (what `setRateLimitPolicy` stored, not the decorators'),
+   * optionally of one service: what a configuration export carries.
+   */
+  listRateLimitOverrides(options: { service?: string } = {}): RateLimitPolicy[] {
+    return this.routes.listOverrides(options.service)
+  }
+
   /** Releases the counters' timers and connections (when counters were made). */
   async close(): Promise<void> {
     await this.counterStore?.close()

@@ -23,6 +23,8 @@ const ALLOWED: readonly RegExp[] = [
   /^package\.json$/,
   /^README\.md$/,
   /^LICENSE$/,
+  // The JSON Schema of configuration documents (`fastify-switchyard/config.schema.json`).
+  /^config\.schema\.json$/,
   // The user documentation, as Markdown only (the screenshots stay in the repository).
   /^docs\/(?:[\w-]+\/)*[\w-]+\.md$/,
   // Compiled modules and their declarations.
@@ -195,6 +197,7 @@ describe('the allow-list', () => {
       'dist/ui/static/ui.css',
       'dist/ui/static/icon.svg',
       'docs/reference/cli.md',
+      'config.schema.json',
     ]) {
       expect(allowed(path), path).toBe(true)
     }
