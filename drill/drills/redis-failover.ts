@@ -108,13 +108,30 @@ async function primaryOf(topologyName: FailoverTopology, tag: string): Promise<P
     const slot = keySlot(tag)
     const current = async () => {
       // Ask any reachable node (the dead one may still be the first of the seed list).
-      for (const seed of ['127.0.0.1:7000', '127.0.0.1:7001', '127.0.0.1:7002', '127.0.0.1:7003', '127.0.0.1:7004', '127.0.0.1:7005']) {
-        const client = new Redis({ ...node(seed), lazyConnect: true, retryStrategy: () => null, connectTimeout: 300 })
+      for (const seed of [
+        '127.0.0.1:7000',
+        '127.0.0.1:7001',
+        '127.0.0.1:7002',
+        '127.0.0.1:7003',
+        '127.0.0.1:7004',
+        '127.0.0.1:7005',
+      ]) {
+        const client = new Redis({
+          ...node(seed),
+          lazyConnect: true,
+          retryStrategy: () => null,
+          connectTimeout: 300,
+        })
         client.on('error', () => undefined)
         try {
           await client.connect()
-          const ranges = (await client.call('CLUSTER', 'SLOTS')) as [number, number, [string, number]][]
-          for (const [from, to, [host, port]] of ranges) if (slot >= from && slot <= to) return `${host}:${port}`
+          const ranges = (await client.call('CLUSTER', 'SLOTS')) as [
+            number,
+            number,
+            [string, number],
+          ][]
+          for (const [from, to, [host, port]] of ranges)
+            if (slot >= from && slot <= to) return `${host}:${port}`
         } catch {
           // next seed
         } finally {
@@ -127,11 +144,20 @@ async function primaryOf(topologyName: FailoverTopology, tag: string): Promise<P
   }
   const current = async () => {
     for (const seed of SENTINELS) {
-      const client = new Redis({ ...node(seed), lazyConnect: true, retryStrategy: () => null, connectTimeout: 300 })
+      const client = new Redis({
+        ...node(seed),
+        lazyConnect: true,
+        retryStrategy: () => null,
+        connectTimeout: 300,
+      })
       client.on('error', () => undefined)
       try {
         await client.connect()
-        const [host, port] = (await client.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', SENTINEL_NAME)) as [string, string]
+        const [host, port] = (await client.call(
+          'SENTINEL',
+          'GET-MASTER-ADDR-BY-NAME',
+          SENTINEL_NAME,
+        )) as [string, string]
         return `${host}:${port}`
       } catch {
         // next sentinel
@@ -163,9 +189,9 @@ export async function redisFailover(
     const [a, b] = instances as [Instance, Instance]
     const acknowledged: string[] = []
     let attempted = 0
-    let writing = true
+    const writes = { on: true }
     const writer = (async () => {
-      for (let i = 0; writing && i < 400; i++) {
+      for (let i = 0; writes.on && i < 400; i++) {
         attempted++
         const instance = i % 2 === 0 ? a : b
         try {
@@ -213,7 +239,7 @@ export async function redisFailover(
     // Limits enforced again: the exhausted-after-two limit answers 429 once more.
     const enforcedMs = await timeUntil(async () => (await get(a.port, '/limited')) === 429, 15_000)
     await sleep(1000)
-    writing = false
+    writes.on = false
     await writer
     clearInterval(load)
     await Promise.all(pending)
@@ -231,8 +257,15 @@ export async function redisFailover(
       measured('topology', topologyName),
       measured('requests sent (paced, both instances)', samples.length),
       exactly('answers 5xx (/work)', samples.filter((status) => status >= 500).length, 0),
-      exactly('requests hung (no answer in 2 s)', samples.filter((status) => status === 0).length, 0),
-      measured('ms from the primary shut down to the replica promoted', failoverMs === null ? 'never' : Math.round(failoverMs)),
+      exactly(
+        'requests hung (no answer in 2 s)',
+        samples.filter((status) => status === 0).length,
+        0,
+      ),
+      measured(
+        'ms from the primary shut down to the replica promoted',
+        failoverMs === null ? 'never' : Math.round(failoverMs),
+      ),
       {
         name: 'ms from the failover to a limit enforced again',
         value: enforcedAfterFailover === null ? 'never' : Math.round(enforcedAfterFailover),
@@ -241,7 +274,10 @@ export async function redisFailover(
       },
       exactly('acknowledged admin writes lost', lost, 0),
       measured('admin writes acknowledged / attempted', `${acknowledged.length} / ${attempted}`),
-      measured('ms from shutdown to the end of the probe', Math.round(performance.now() - killedAt)),
+      measured(
+        'ms from shutdown to the end of the probe',
+        Math.round(performance.now() - killedAt),
+      ),
     ]
   } finally {
     primary.close()

@@ -13,7 +13,7 @@
  * subscribes there, retrying at most half a second apart until it succeeds or is closed.
  */
 import type { Redis, RedisOptions } from 'ioredis'
-import { toError } from '../core/errors.js'
+import { toError } from './errors.js'
 import type { RedisClasses } from './redis.js'
 import {
   createRedisClient,
@@ -188,7 +188,7 @@ class ShardSubscriber implements ChannelSubscriber {
         attempt++
         try {
           await this.attach()
-          if (!this.closed) this.setup.events.resubscribed()
+          if (!this.isClosed()) this.setup.events.resubscribed()
           return
         } catch (error) {
           if (!reported)
@@ -212,6 +212,11 @@ class ShardSubscriber implements ChannelSubscriber {
     for (const [from, to, primary] of ranges)
       if (this.slot >= from && this.slot <= to) return { host: primary[0], port: primary[1] }
     throw new Error(`no Redis Cluster node serves slot ${this.slot}`)
+  }
+
+  /** A method, not the field: the flag changes while `reattach` awaits. */
+  private isClosed(): boolean {
+    return this.closed
   }
 
   async close(): Promise<void> {

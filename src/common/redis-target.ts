@@ -12,8 +12,15 @@
  * single server or a Sentinel setup keeps the key names it always had.
  */
 import type { Cluster, ClusterOptions, Redis, RedisOptions } from 'ioredis'
-import { ConfigError } from '../core/errors.js'
 import { redactUrl } from './redis.js'
+
+/**
+ * Makes the error for a bad connection setting: each half passes its own configuration error
+ * (this shared module imports neither half); default a `TypeError`.
+ */
+export type InvalidSetting = (message: string) => Error
+
+const typeError: InvalidSetting = (message) => new TypeError(message)
 
 /** One host and port. */
 export interface RedisNode {
@@ -44,23 +51,27 @@ export type RedisAnyClient = Redis | Cluster
 
 /**
  * The target of programmatic options; `fallbackUrl` when none of the three forms is given.
- * Two forms at once, or a malformed node list, is a {@link ConfigError}.
+ * Two forms at once, or a malformed node list, is an `invalid` error.
  */
-export function redisTargetOf(options: RedisTargetOptions, fallbackUrl?: string): RedisTarget {
-  const forms = [options.url, options.cluster, options.sentinels].filter((form) => form !== undefined)
-  if (forms.length > 1)
-    throw new ConfigError('Give one Redis connection form: url, cluster or sentinels.')
+export function redisTargetOf(
+  options: RedisTargetOptions,
+  fallbackUrl?: string,
+  invalid: InvalidSetting = typeError,
+): RedisTarget {
+  const forms = [options.url, options.cluster, options.sentinels].filter(
+    (form) => form !== undefined,
+  )
+  if (forms.length > 1) throw invalid('Give one Redis connection form: url, cluster or sentinels.')
   if (options.cluster !== undefined)
-    return { mode: 'cluster', nodes: nodesOf(options.cluster, 'cluster') }
+    return { mode: 'cluster', nodes: nodesOf(options.cluster, 'cluster', invalid) }
   if (options.sentinels !== undefined) {
     const name = options.name?.trim() ?? ''
-    if (name === '')
-      throw new ConfigError('Redis Sentinel needs the name of the primary (option `name`).')
-    return { mode: 'sentinel', sentinels: nodesOf(options.sentinels, 'sentinels'), name }
+    if (name === '') throw invalid('Redis Sentinel needs the name of the primary (option `name`).')
+    return { mode: 'sentinel', sentinels: nodesOf(options.sentinels, 'sentinels', invalid), name }
   }
   const url = options.url ?? fallbackUrl
-  if (url === undefined) throw new ConfigError('Redis needs a url, cluster nodes or sentinels.')
-  checkRedisTargetUrl(url)
+  if (url === undefined) throw invalid('Redis needs a url, cluster nodes or sentinels.')
+  checkRedisTargetUrl(url, undefined, invalid)
   return { mode: 'single', url }
 }
 
@@ -68,23 +79,38 @@ export function redisTargetOf(options: RedisTargetOptions, fallbackUrl?: string)
  * The target named by the environment: `CTL_REDIS_CLUSTER_NODES`, else `CTL_REDIS_SENTINELS`
  * (with `CTL_REDIS_SENTINEL_NAME`), else `CTL_REDIS_URL`, else `fallbackUrl`.
  */
-export function redisTargetFromEnv(env: NodeJS.ProcessEnv, fallbackUrl: string): RedisTarget {
+export function redisTargetFromEnv(
+  env: NodeJS.ProcessEnv,
+  fallbackUrl: string,
+  invalid: InvalidSetting = typeError,
+): RedisTarget {
   const cluster = nonEmpty(env.CTL_REDIS_CLUSTER_NODES)
   const sentinels = nonEmpty(env.CTL_REDIS_SENTINELS)
   if (cluster !== undefined && sentinels !== undefined)
-    throw new ConfigError(
+    throw invalid(
       'Set CTL_REDIS_CLUSTER_NODES or CTL_REDIS_SENTINELS, not both: they are two ways to reach Redis.',
     )
   if (cluster !== undefined)
-    return { mode: 'cluster', nodes: nodesOf(cluster.split(','), 'CTL_REDIS_CLUSTER_NODES') }
+    return {
+      mode: 'cluster',
+      nodes: nodesOf(cluster.split(','), 'CTL_REDIS_CLUSTER_NODES', invalid),
+    }
   if (sentinels !== undefined) {
     const name = nonEmpty(env.CTL_REDIS_SENTINEL_NAME)
     if (name === undefined)
-      throw new ConfigError('CTL_REDIS_SENTINELS needs CTL_REDIS_SENTINEL_NAME (the primary name).')
-    return { mode: 'sentinel', sentinels: nodesOf(sentinels.split(','), 'CTL_REDIS_SENTINELS'), name }
+      throw invalid('CTL_REDIS_SENTINELS needs CTL_REDIS_SENTINEL_NAME (the primary name).')
+    return {
+      mode: 'sentinel',
+      sentinels: nodesOf(sentinels.split(','), 'CTL_REDIS_SENTINELS', invalid),
+      name,
+    }
   }
   const url = nonEmpty(env.CTL_REDIS_URL) ?? fallbackUrl
-  checkRedisTargetUrl(url, nonEmpty(env.CTL_REDIS_URL) === undefined ? undefined : 'CTL_REDIS_URL')
+  checkRedisTargetUrl(
+    url,
+    nonEmpty(env.CTL_REDIS_URL) === undefined ? undefined : 'CTL_REDIS_URL',
+    invalid,
+  )
   return { mode: 'single', url }
 }
 
@@ -100,11 +126,15 @@ export function targetOptions(target: RedisTarget): RedisTargetOptions {
   }
 }
 
-/** Throws a {@link ConfigError} for a URL that is not `redis://…` or `rediss://…`. */
-export function checkRedisTargetUrl(url: string, source?: string): void {
+/** Throws an `invalid` error for a URL that is not `redis://…` or `rediss://…`. */
+export function checkRedisTargetUrl(
+  url: string,
+  source?: string,
+  invalid: InvalidSetting = typeError,
+): void {
   if (!/^rediss?:\/\//i.test(url)) {
     const from = source === undefined ? '' : ` (from ${source})`
-    throw new ConfigError(
+    throw invalid(
       `Invalid Redis URL ${JSON.stringify(url)}${from}: expected redis://host:port or rediss://…`,
     )
   }
@@ -226,14 +256,21 @@ export function keySlot(key: string): number {
   let crc = 0
   for (const byte of bytes) {
     crc ^= byte << 8
-    for (let bit = 0; bit < 8; bit++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff
+    for (let bit = 0; bit < 8; bit++)
+      crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff
   }
   return crc % 16384
 }
 
-function nodesOf(list: readonly (string | RedisNode)[], source: string): RedisNode[] {
-  const nodes = list.map((entry) => (typeof entry === 'string' ? parseNode(entry, source) : entry))
-  if (nodes.length === 0) throw new ConfigError(`${source}: give at least one host:port.`)
+function nodesOf(
+  list: readonly (string | RedisNode)[],
+  source: string,
+  invalid: InvalidSetting,
+): RedisNode[] {
+  const nodes = list.map((entry) =>
+    typeof entry === 'string' ? parseNode(entry, source, invalid) : entry,
+  )
+  if (nodes.length === 0) throw invalid(`${source}: give at least one host:port.`)
   for (const node of nodes)
     if (
       typeof node.host !== 'string' ||
@@ -242,19 +279,18 @@ function nodesOf(list: readonly (string | RedisNode)[], source: string): RedisNo
       node.port < 1 ||
       node.port > 65535
     )
-      throw new ConfigError(`${source}: ${JSON.stringify(node)} is not a host and port.`)
+      throw invalid(`${source}: ${JSON.stringify(node)} is not a host and port.`)
   return nodes
 }
 
-function parseNode(text: string, source: string): RedisNode {
+function parseNode(text: string, source: string, invalid: InvalidSetting): RedisNode {
   const trimmed = text.trim()
   const match = /^(\[[^\]]+\]|[^:\s]+):(\d{1,5})$/.exec(trimmed)
-  if (match === null)
-    throw new ConfigError(`${source}: ${JSON.stringify(trimmed)} is not host:port.`)
+  if (match === null) throw invalid(`${source}: ${JSON.stringify(trimmed)} is not host:port.`)
   const host = (match[1] ?? '').replace(/^\[|\]$/g, '')
   const port = Number(match[2])
   if (!(port >= 1 && port <= 65535))
-    throw new ConfigError(`${source}: port ${port} of ${JSON.stringify(trimmed)} is out of range.`)
+    throw invalid(`${source}: port ${port} of ${JSON.stringify(trimmed)} is out of range.`)
   return { host, port }
 }
 

@@ -27,9 +27,7 @@ export async function loadRedisDriver(missing: (cause: unknown) => Error): Promi
 }
 
 /** Loads `ioredis` and returns both its client classes (see {@link loadRedisDriver}). */
-export async function loadRedisClasses(
-  missing: (cause: unknown) => Error,
-): Promise<RedisClasses> {
+export async function loadRedisClasses(missing: (cause: unknown) => Error): Promise<RedisClasses> {
   try {
     // A variable specifier: bundlers and the test runner must not try to resolve it up front.
     const driver = 'ioredis'

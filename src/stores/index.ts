@@ -7,7 +7,7 @@
 import { ConfigError } from '../core/errors.js'
 import { DEFAULT_FILE_PATH, fileStore, type FileStoreOptions } from './file.js'
 import { memoryStore } from './memory.js'
-import { DEFAULT_REDIS_URL, redisStore, type RedisStoreOptions } from './redis.js'
+import { configError, DEFAULT_REDIS_URL, redisStore, type RedisStoreOptions } from './redis.js'
 import { redisTargetFromEnv, targetOptions } from '../common/redis-target.js'
 import type { Store } from './types.js'
 
@@ -29,7 +29,7 @@ export function createStore(backend: string, env: NodeJS.ProcessEnv = process.en
     case 'file':
       return fileStore({ path: nonEmpty(env.CTL_FILE_PATH) ?? DEFAULT_FILE_PATH })
     case 'redis': {
-      const target = redisTargetFromEnv(env, DEFAULT_REDIS_URL)
+      const target = redisTargetFromEnv(env, DEFAULT_REDIS_URL, configError)
       return redisStore({
         ...targetOptions(target),
         prefix: nonEmpty(env.CTL_REDIS_PREFIX) ?? 'switchyard:',

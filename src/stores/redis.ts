@@ -24,7 +24,7 @@ import type { LoggerLike } from '../common/logger.js'
 import { execAll } from '../common/redis.js'
 import type { AuditEntry } from '../core/audit-entry.js'
 import { auditMatches } from '../core/audit-entry.js'
-import { toError } from '../core/errors.js'
+import { ConfigError, toError } from '../core/errors.js'
 import {
   checkRedisTargetUrl,
   prefixFor,
@@ -68,6 +68,9 @@ export interface RedisStoreOptions extends RedisTargetOptions {
   now?: () => number
 }
 
+/** A bad connection setting of route control's Redis users. */
+export const configError = (message: string): Error => new ConfigError(message)
+
 /** The default Redis URL. */
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379'
 
@@ -78,12 +81,12 @@ const fieldOf = (service: string, route: string) => `${service}\u0000${route}`
  * the URL came from (an environment variable), when not from the caller's code.
  */
 export function checkRedisUrl(url: string, source?: string): void {
-  checkRedisTargetUrl(url, source)
+  checkRedisTargetUrl(url, source, configError)
 }
 
 /** Creates a {@link Store} on Redis. The driver is loaded on `connect()`. */
 export function redisStore(options: RedisStoreOptions = {}): Store {
-  const target = redisTargetOf(options, DEFAULT_REDIS_URL)
+  const target = redisTargetOf(options, DEFAULT_REDIS_URL, configError)
   const prefix = prefixFor(target, options.prefix ?? 'switchyard:')
   const now = options.now ?? Date.now
   const key = (name: string) => `${prefix}${name}`
@@ -276,13 +279,13 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
     audit: {
       async append(entry, cap) {
         const event: ChangeEvent = { type: 'audit', entry }
+        const transaction = connection
+          .client()
+          .multi()
+          .lpush(key('audit'), JSON.stringify(entry))
+          .ltrim(key('audit'), 0, Math.max(1, cap) - 1)
         await execAll(
-          connection
-            .client()
-            .multi()
-            .lpush(key('audit'), JSON.stringify(entry))
-            .ltrim(key('audit'), 0, Math.max(1, cap) - 1)
-            [connection.publishCommand](channel, `0|${origin}|${JSON.stringify(event)}`),
+          transaction[connection.publishCommand](channel, `0|${origin}|${JSON.stringify(event)}`),
         )
         feed.publish(structuredClone(event))
       },

@@ -5,7 +5,11 @@
  * limit by limit (first blocking limit stops it, as the script does).
  */
 import { afterAll, describe, expect, it } from 'vitest'
-import { ALGORITHMS, type CounterOutcome, type CounterRule } from '../../src/rate-limit/algorithms.js'
+import {
+  ALGORITHMS,
+  type CounterOutcome,
+  type CounterRule,
+} from '../../src/rate-limit/algorithms.js'
 import { memoryCounters } from '../../src/rate-limit/counters/memory.js'
 import { redisCounters } from '../../src/rate-limit/counters/redis.js'
 import type { CounterCheck } from '../../src/rate-limit/counters/types.js'
@@ -21,7 +25,9 @@ import {
 } from '../helpers/redis-topologies.js'
 
 const prefix = `test:rl-topology:${process.pid}:`
-const clusterEnabled = await clusterTestsEnabled('test/rate-limit/redis-topologies.test.ts (cluster)')
+const clusterEnabled = await clusterTestsEnabled(
+  'test/rate-limit/redis-topologies.test.ts (cluster)',
+)
 const sentinelEnabled = await sentinelTestsEnabled(
   'test/rate-limit/redis-topologies.test.ts (sentinel)',
 )
@@ -54,7 +60,11 @@ for (const form of forms) {
     it('match the memory counters outcome for outcome, for every algorithm, in one turn or apart', async () => {
       const t0 = 1_800_000_000_000
       const offsets = [0, 1, 2, 3, 4, 5, 6, 7, 2500, 9999, 10_000, 10_001, 15_000, 21_000, 40_000]
-      const counters = redisCounters({ ...form.options, commandTimeout: 10, prefix: `${prefix}${form.name}:` })
+      const counters = redisCounters({
+        ...form.options,
+        commandTimeout: 10,
+        prefix: `${prefix}${form.name}:`,
+      })
       try {
         for (const algorithm of ALGORITHMS) {
           const memory = memoryCounters({ sweepInterval: 0 })
@@ -62,7 +72,11 @@ for (const form of forms) {
           // The global and route counters of one request (two slots on a cluster), and
           // requests of several clients in one turn (grouped by slot).
           const checksOf = (ip: string): CounterCheck[] => [
-            { scope: 'global', bucket: `ip:${ip}:${algorithm}`, rule: { ...rule, count: 8, burst: 0 } },
+            {
+              scope: 'global',
+              bucket: `ip:${ip}:${algorithm}`,
+              rule: { ...rule, count: 8, burst: 0 },
+            },
             { scope: 'route:default:GET:/p', bucket: `ip:${ip}:${algorithm}`, rule },
           ]
           for (const offset of offsets) {
@@ -81,7 +95,11 @@ for (const form of forms) {
     })
 
     it('a blocked limit stops evaluation, and reset clears one scope on every shard', async () => {
-      const counters = redisCounters({ ...form.options, commandTimeout: 10, prefix: `${prefix}${form.name}:order:` })
+      const counters = redisCounters({
+        ...form.options,
+        commandTimeout: 10,
+        prefix: `${prefix}${form.name}:order:`,
+      })
       try {
         const rule = (count: number): CounterRule => ({
           algorithm: 'fixed_window',
@@ -100,14 +118,20 @@ for (const form of forms) {
         // Buckets of one scope spread over several slots; a reset clears them all.
         const buckets = Array.from({ length: 12 }, (_, i) => `ip:r${i}`)
         if (form.name === 'cluster')
-          expect(new Set(buckets.map((b) => keySlot(counters.keyOf('global', b)))).size).toBeGreaterThan(1)
+          expect(
+            new Set(buckets.map((b) => keySlot(counters.keyOf('global', b)))).size,
+          ).toBeGreaterThan(1)
         for (const bucket of buckets)
           await counters.consume([{ scope: 'global', bucket, rule: rule(1) }], now)
         for (const bucket of buckets)
-          expect((await counters.peek([{ scope: 'global', bucket, rule: rule(1) }], now))[0]?.allowed).toBe(false)
+          expect(
+            (await counters.peek([{ scope: 'global', bucket, rule: rule(1) }], now))[0]?.allowed,
+          ).toBe(false)
         await counters.reset('global')
         for (const bucket of buckets)
-          expect((await counters.peek([{ scope: 'global', bucket, rule: rule(1) }], now))[0]?.allowed).toBe(true)
+          expect(
+            (await counters.peek([{ scope: 'global', bucket, rule: rule(1) }], now))[0]?.allowed,
+          ).toBe(true)
         // the other scope kept its two requests (a peek tells what one more would leave)
         expect((await counters.peek(checks.slice(1), now))[0]?.remaining).toBe(2)
       } finally {

@@ -31,8 +31,7 @@ const clusterPrefixes: string[] = []
 const sentinelPrefixes: string[] = []
 afterAll(async () => {
   if (clusterEnabled)
-    for (const prefix of clusterPrefixes)
-      await deleteClusterKeys(`{${prefix.slice(0, -1)}}:*`)
+    for (const prefix of clusterPrefixes) await deleteClusterKeys(`{${prefix.slice(0, -1)}}:*`)
   if (sentinelEnabled) for (const prefix of sentinelPrefixes) await deleteSentinelKeys(`${prefix}*`)
 })
 
@@ -57,8 +56,7 @@ if (sentinelEnabled) {
       sentinelPrefixes.push(last)
       return redisStore({ sentinels: TEST_SENTINELS, name: TEST_SENTINEL_NAME, prefix: last, now })
     },
-    reopen: () =>
-      redisStore({ sentinels: TEST_SENTINELS, name: TEST_SENTINEL_NAME, prefix: last }),
+    reopen: () => redisStore({ sentinels: TEST_SENTINELS, name: TEST_SENTINEL_NAME, prefix: last }),
     shared: true,
   })
 }
@@ -80,7 +78,9 @@ describe('redis connection forms', () => {
     expect(() =>
       createStore('redis', { CTL_REDIS_CLUSTER_NODES: 'a:1', CTL_REDIS_SENTINELS: 'b:2' }),
     ).toThrow(/not both/)
-    expect(() => redisStore({ url: 'redis://x:1', cluster: ['a:1'] })).toThrow(/one Redis connection form/)
+    expect(() => redisStore({ url: 'redis://x:1', cluster: ['a:1'] })).toThrow(
+      /one Redis connection form/,
+    )
     expect(() => redisStore({ sentinels: ['a:1'] })).toThrow(/name/)
   })
 
@@ -136,7 +136,7 @@ describe.skipIf(!clusterEnabled)('redis store on a cluster', () => {
       const sharded = await Promise.all(
         cluster.nodes('master').map((node) => node.call('PUBSUB', 'SHARDNUMSUB', `${tag}changes`)),
       )
-      expect(sharded.map((reply) => Number((reply as [string, number])[1])).reduce((x, y) => x + y)).toBe(2)
+      expect(sharded.map((reply) => (reply as [string, number])[1]).reduce((x, y) => x + y)).toBe(2)
     } finally {
       cluster.disconnect()
       await a.close()

@@ -179,7 +179,7 @@ export class RedisCounters implements CounterStore {
       options.cluster !== undefined ||
       options.sentinels !== undefined
     ) {
-      const target = redisTargetOf(options)
+      const target = redisTargetOf(options, undefined, (message) => new ConfigError(message))
       this.slotted = target.mode === 'cluster'
       const made = connect(target)
       const client = made.then((result) => result.client)

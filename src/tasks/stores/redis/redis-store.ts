@@ -71,6 +71,8 @@ export interface RedisStoreOptions {
  */
 export type RedisStoreConnection = { client: RedisCommandClient } | RedisTargetOptions
 
+const DEFAULT_URL = 'redis://127.0.0.1:6379'
+
 /** The key every script call declares when the script itself declares none (cluster routing). */
 export const ROUTING_KEY = 'route'
 
@@ -100,7 +102,7 @@ export class RedisTaskStore implements DurableTaskStore {
     const Redis = module.Redis ?? (defaultExport(module) as RedisDriver['Redis'])
     const Cluster = module.Cluster ?? module.default?.Cluster
     if (Cluster === undefined) throw new StoreError('The ioredis driver has no Cluster client.')
-    const target = this.#target ?? redisTargetOf({})
+    const target = this.#target ?? redisTargetOf({}, DEFAULT_URL)
     return createRedisClient({ Redis, Cluster }, target, { maxRetriesPerRequest: 2 })
   })
 
@@ -111,7 +113,7 @@ export class RedisTaskStore implements DurableTaskStore {
     this.#target =
       'client' in connection
         ? null
-        : redisTargetOf(connection as RedisTargetOptions, 'redis://127.0.0.1:6379')
+        : redisTargetOf(connection, DEFAULT_URL, (message) => new StoreError(message))
     const cluster =
       'client' in connection ? isClusterClient(connection.client) : this.#target?.mode === 'cluster'
     const prefix = options.prefix ?? 'switchyard:tasks:'
