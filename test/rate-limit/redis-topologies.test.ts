@@ -69,7 +69,8 @@ for (const form of forms) {
         for (const algorithm of ALGORITHMS) {
           const memory = memoryCounters({ sweepInterval: 0 })
           const rule: CounterRule = { algorithm, count: 5, periodMs: 10_000, burst: 2 }
-          // The global and route counters of one request (two slots on a cluster), and
+          // The global and route counters of one request (one slot on a cluster: the bucket is
+          // the tag), a limit with another bucket (another slot: counted limit by limit), and
           // requests of several clients in one turn (grouped by slot).
           const checksOf = (ip: string): CounterCheck[] => [
             {
@@ -78,6 +79,11 @@ for (const form of forms) {
               rule: { ...rule, count: 8, burst: 0 },
             },
             { scope: 'route:default:GET:/p', bucket: `ip:${ip}:${algorithm}`, rule },
+            {
+              scope: 'route:default:GET:/p',
+              bucket: `key:${ip}:${algorithm}`,
+              rule: { ...rule, count: 6 },
+            },
           ]
           for (const offset of offsets) {
             const now = t0 + offset

@@ -20,7 +20,8 @@
  * is away (`enableOfflineQueue: false`): a command then fails at once instead of waiting.
  *
  * Keys: `<prefix><scope>:<bucket>`, the scope URI-encoded so that it holds no `:`; a reset
- * therefore matches exactly one scope, never a prefix or substring of another.
+ * therefore matches exactly one scope, never a prefix or substring of another. On a Redis
+ * Cluster the bucket is a hash tag, `<prefix><scope>:{<bucket>}` (see {@link RedisCounters.keyOf}).
  */
 import type { Span } from '@opentelemetry/api'
 import { endSpanWithError, startSpan } from '../../common/telemetry/tracing.js'
@@ -416,7 +417,11 @@ export class RedisCounters implements CounterStore {
     await client.quit()
   }
 
-  /** The Redis key of one counter. */
+  /**
+   * The Redis key of one counter. On a cluster the bucket is the key's hash tag
+   * (`<prefix><scope>:{<bucket>}`): the limits of one client (global, service, route) share a
+   * slot and are counted in one call, while different clients spread over the shards.
+   */
   keyOf(scope: string, bucket: string): string {
     let head = this.heads.get(scope)
     if (head === undefined) {
@@ -424,7 +429,7 @@ export class RedisCounters implements CounterStore {
       if (this.heads.size >= 10_000) this.heads.clear()
       this.heads.set(scope, head)
     }
-    return head + bucket
+    return this.slotted ? `${head}{${bucket}}` : head + bucket
   }
 }
 
