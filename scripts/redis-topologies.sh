@@ -80,15 +80,27 @@ sentinel_sees_primary() {
 start_sentinel() {
   # The data nodes: whichever of 6380/6381 a previous failover promoted stays primary; a node
   # started fresh becomes a replica of the current primary (or 6380 is primary on first start).
-  local primary_port=6380 port
+  local primary_port=6380 port found=""
   for port in "${sentinel_ports[@]}"; do
     if up "$port"; then
       local addr
       addr="$(redis-cli -h "$host" -p "$port" sentinel get-master-addr-by-name switchyard | tail -1)"
-      if [ -n "$addr" ] && up "$addr"; then primary_port="$addr"; fi
+      if [ -n "$addr" ] && up "$addr"; then
+        primary_port="$addr"
+        found=yes
+      fi
       break
     fi
   done
+  # No sentinel to ask: a data node still running as a primary stays the primary.
+  if [ -z "$found" ]; then
+    for port in 6380 6381; do
+      if up "$port" && redis-cli -h "$host" -p "$port" role | head -1 | grep -q master; then
+        primary_port="$port"
+        break
+      fi
+    done
+  fi
   local replica_port=6381
   [ "$primary_port" = 6381 ] && replica_port=6380
   start_node "$primary_port"
