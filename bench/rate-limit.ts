@@ -17,6 +17,9 @@
  * 3. 429 flood (`--file-429`): every request rejected, the blocked-request log full; memory and
  *    file backends, bare Fastify for reference. A 429 must cost microseconds on every backend.
  *
+ * 4. `--redis-cluster` (only when asked, with the local cluster of scripts/redis-topologies.sh
+ *    up): switchyard's Redis counters on the 6-node cluster vs on one server. Goal ≥ 0.9×.
+ *
  * Each server runs in its own process (pinned to core 0 when taskset exists), autocannon here;
  * interleaved rounds, medians and per-round ratios; total well under 3 minutes.
  */
@@ -27,6 +30,8 @@ import { serverReachable } from '../support/servers.js'
 const quick = process.argv.includes('--quick')
 // `--memory`, `--redis` or `--file-429` runs one group only
 const onlyRedis = process.argv.includes('--redis')
+// `--redis-cluster`: the Redis counters on the local cluster vs one server, in one run
+const onlyCluster = process.argv.includes('--redis-cluster')
 const onlyMemory = process.argv.includes('--memory')
 const only429 = process.argv.includes('--file-429')
 const server = 'bench/rate-limit-servers/server.ts'
@@ -45,15 +50,15 @@ const settings = {
 
 // 3. A flood of 429s: the blocked-request log must not make each rejection expensive (it was a
 //    full rewrite of the state file per 429 on the file backend).
-if (!onlyRedis && !onlyMemory)
+if (!onlyRedis && !onlyMemory && !onlyCluster)
   await runHttpBenchmark(
     'rate-limit-429',
     ['bare', 'switchyard-memory-429', 'switchyard-file-429'].map(variant),
     { ...settings, baseline: 'bare' },
   )
 
-if (only429) {
-  // the 429 group only
+if (only429 || onlyCluster) {
+  // the 429 group only (or the cluster group, below)
 } else if (!onlyRedis)
   await runHttpBenchmark(
     'rate-limit-memory',
@@ -69,7 +74,15 @@ if (only429) {
   )
 
 const redisUp = await serverReachable('redis://127.0.0.1:6379', 500)
-if (onlyMemory || only429) {
+if (onlyCluster) {
+  if (!(await serverReachable('redis://127.0.0.1:7000', 500)))
+    throw new Error('--redis-cluster: no cluster on 127.0.0.1:7000 (scripts/redis-topologies.sh)')
+  await runHttpBenchmark(
+    'rate-limit-redis-cluster',
+    ['switchyard-redis', 'switchyard-redis-cluster'].map(variant),
+    { ...settings, baseline: 'switchyard-redis' },
+  )
+} else if (onlyMemory || only429) {
   // memory group only
 } else if (redisUp) {
   await runHttpBenchmark(

@@ -2,7 +2,8 @@
  * `npm run drill`: runs the reliability drills one after the other (compiled, see
  * tsconfig.drill.json), prints one table and writes `drill/results.json`. Pass names to run a
  * subset (`npm run drill -- auth-sweep fuzz`; the file keeps the other drills' last entries) and
- * `--short` for the test suite's small counts.
+ * `--short` for the test suite's small counts; other `--` flags pick a drill's variant
+ * (`npm run drill -- redis-outage --cluster` or `--sentinel`).
  * Every drill is bounded in count and time; the whole run stays under ten minutes.
  */
 import { DRILLS } from './drills/index.js'
@@ -15,6 +16,8 @@ const DRILL_TIMEOUT_MS = 4 * 60_000
 const args = process.argv.slice(2)
 const scale: DrillScale = args.includes('--short') ? 'short' : 'full'
 const only = args.filter((arg) => !arg.startsWith('--'))
+/** Variant flags handed to the drills (`--cluster`, `--sentinel` for redis-outage). */
+const flags = args.filter((arg) => arg.startsWith('--') && arg !== '--short')
 const unknown = only.filter((name) => !DRILLS.some((drill) => drill.name === name))
 if (unknown.length > 0) {
   console.error(
@@ -31,7 +34,7 @@ for (const drill of DRILLS.filter((each) => only.length === 0 || only.includes(e
   const outcome: DrillOutcome = { drill: drill.name, title: drill.title, seconds: 0, figures: [] }
   try {
     outcome.figures = await Promise.race([
-      drill.run(scale),
+      drill.run(scale, flags),
       new Promise<never>((_, reject) => {
         timer = setTimeout(
           () => reject(new Error(`timed out after ${DRILL_TIMEOUT_MS / 1000} s`)),

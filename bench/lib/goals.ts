@@ -140,6 +140,14 @@ export const GOALS: Goal[] = [
     unit: '×',
   },
   {
+    label: 'limits on the Redis Cluster vs one Redis server',
+    file: 'rate-limit-redis-cluster',
+    read: rpsRatio('switchyard-redis-cluster', 'switchyard-redis'),
+    kind: 'min',
+    bound: 0.9,
+    unit: '×',
+  },
+  {
     label: 'tasks in memory end to end vs p-queue (c=50)',
     file: 'tasks-throughput',
     read: (results) => field(results, 'ratio_to_p_queue', 'median'),

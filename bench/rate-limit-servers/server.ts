@@ -12,6 +12,7 @@
  * - `switchyard-429-headers` as `switchyard`, with `headers: 'blocked'` (headers on 429s only)
  * - `fastify-rate-limit`    @fastify/rate-limit, global, memory store
  * - `flexible`              rate-limiter-flexible RateLimiterMemory in an onRequest hook
+ * - `switchyard-redis-cluster` as `switchyard-redis`, on the local Redis Cluster (7000-7005)
  * - `switchyard-redis`      as `switchyard`, Redis counters (the requests of one event-loop turn
  *                           share one EVALSHA)
  * - `redis-floor`           `headers-floor` plus a wait for Redis: the requests of one
@@ -82,12 +83,18 @@ switch (variant) {
   }
   case 'switchyard':
   case 'switchyard-429-headers':
-  case 'switchyard-redis': {
+  case 'switchyard-redis':
+  case 'switchyard-redis-cluster': {
     const engine = createEngine({ store: 'memory', service: 'bench' })
     const counters =
       variant === 'switchyard-redis'
         ? redisCounters({ url: redisUrl, prefix: `bench:rl:${process.pid}:` })
-        : undefined
+        : variant === 'switchyard-redis-cluster'
+          ? redisCounters({
+              cluster: (process.env.RL_CLUSTER_NODES ?? '127.0.0.1:7000,127.0.0.1:7001').split(','),
+              prefix: `bench:rl:${process.pid}:`,
+            })
+          : undefined
     await app.register(switchyard, {
       engine,
       rateLimit: {

@@ -1,5 +1,6 @@
 /**
- * Drill 1, Redis killed and stalled under load. Two app instances share a private
+ * Drill 1, Redis killed and stalled under load (with `--cluster` or `--sentinel`, a primary
+ * failover on those setups instead: see `redis-failover.ts`). Two app instances share a private
  * `redis-server` (route states, policies and rate-limit counters on it); a paced client sends
  * a steady stream of requests to both, each counted in Redis. Then:
  *
@@ -22,6 +23,7 @@ import type { Drill, DrillFigure, DrillScale } from '../lib/drill.js'
 import { booleanFlag } from '../lib/flag-input.js'
 import { freePort } from '../../support/servers.js'
 import { PrivateRedis } from '../lib/private-redis.js'
+import { redisFailover } from './redis-failover.js'
 
 /** `redisCommandTimeout` of the instances, seconds. */
 const COMMAND_TIMEOUT_S = 0.05
@@ -282,6 +284,13 @@ export async function redisOutage(scale: DrillScale): Promise<DrillFigure[]> {
 /** The drill. */
 export const redisOutageDrill: Drill = {
   name: 'redis-outage',
-  title: 'two instances under paced load; Redis killed and back empty, then stalled (SIGSTOP)',
-  run: redisOutage,
+  title:
+    'two instances under paced load; Redis killed and back empty, then stalled (SIGSTOP); ' +
+    '--cluster / --sentinel: the primary of a Redis Cluster / Sentinel setup fails over',
+  run: (scale, flags = []) =>
+    flags.includes('--cluster')
+      ? redisFailover(scale, 'cluster')
+      : flags.includes('--sentinel')
+        ? redisFailover(scale, 'sentinel')
+        : redisOutage(scale),
 }

@@ -25,8 +25,12 @@ export interface Drill {
   name: string
   /** One line saying what the drill does. */
   title: string
-  /** Runs the drill; resolves its figures (a thrown error counts as a failed drill). */
-  run(scale: DrillScale): Promise<DrillFigure[]>
+  /**
+   * Runs the drill; resolves its figures (a thrown error counts as a failed drill). `flags`:
+   * the `--` options of the command line besides `--short` (a drill's variants, e.g.
+   * `npm run drill -- redis-outage --cluster`).
+   */
+  run(scale: DrillScale, flags?: readonly string[]): Promise<DrillFigure[]>
 }
 
 /** A figure whose goal is an exact count (usually 0). */

@@ -7,26 +7,40 @@
  * an application on another backend never installs or loads it; whoever needs it calls
  * {@link loadRedisDriver} at connect time and gets an error that says what to install.
  */
-import type { ChainableCommander, Redis } from 'ioredis'
+import type { ChainableCommander, Cluster, Redis } from 'ioredis'
 
 /** The `ioredis` client class. */
 export type RedisClass = typeof Redis
+
+/** The `ioredis` client classes: one server (or Sentinel), and Redis Cluster. */
+export interface RedisClasses {
+  Redis: RedisClass
+  Cluster: typeof Cluster
+}
 
 /**
  * Loads `ioredis`. When it is not installed, throws what `missing` makes of the import error
  * (each half raises its own configuration error, naming what needed the driver).
  */
 export async function loadRedisDriver(missing: (cause: unknown) => Error): Promise<RedisClass> {
+  return (await loadRedisClasses(missing)).Redis
+}
+
+/** Loads `ioredis` and returns both its client classes (see {@link loadRedisDriver}). */
+export async function loadRedisClasses(missing: (cause: unknown) => Error): Promise<RedisClasses> {
   try {
     // A variable specifier: bundlers and the test runner must not try to resolve it up front.
     const driver = 'ioredis'
     const module = (await import(/* @vite-ignore */ driver)) as {
       Redis?: RedisClass
-      default?: RedisClass
+      Cluster?: typeof Cluster
+      default?: RedisClass & { Cluster?: typeof Cluster }
     }
     const Class = module.Redis ?? module.default
-    if (Class === undefined) throw new TypeError('ioredis exports no Redis class')
-    return Class
+    const ClusterClass = module.Cluster ?? module.default?.Cluster
+    if (Class === undefined || ClusterClass === undefined)
+      throw new TypeError('ioredis exports no Redis or Cluster class')
+    return { Redis: Class, Cluster: ClusterClass }
   } catch (error) {
     throw missing(error)
   }

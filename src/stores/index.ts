@@ -1,12 +1,14 @@
 /**
  * Store selection by backend name (`CTL_BACKEND`): `memory` (default), `file`
- * (`CTL_FILE_PATH`) or `redis` (`CTL_REDIS_URL`, `CTL_REDIS_PREFIX`). Drivers are loaded on
+ * (`CTL_FILE_PATH`) or `redis` (`CTL_REDIS_URL`, or `CTL_REDIS_CLUSTER_NODES`, or
+ * `CTL_REDIS_SENTINELS` with `CTL_REDIS_SENTINEL_NAME`; `CTL_REDIS_PREFIX`). Drivers are loaded on
  * `connect()`, so that a user of the memory default installs nothing else.
  */
 import { ConfigError } from '../core/errors.js'
 import { DEFAULT_FILE_PATH, fileStore, type FileStoreOptions } from './file.js'
 import { memoryStore } from './memory.js'
-import { checkRedisUrl, DEFAULT_REDIS_URL, redisStore, type RedisStoreOptions } from './redis.js'
+import { configError, DEFAULT_REDIS_URL, redisStore, type RedisStoreOptions } from './redis.js'
+import { redisTargetFromEnv, targetOptions } from '../common/redis-target.js'
 import type { Store } from './types.js'
 
 /** Backend names accepted by `CTL_BACKEND`. */
@@ -27,10 +29,9 @@ export function createStore(backend: string, env: NodeJS.ProcessEnv = process.en
     case 'file':
       return fileStore({ path: nonEmpty(env.CTL_FILE_PATH) ?? DEFAULT_FILE_PATH })
     case 'redis': {
-      const url = nonEmpty(env.CTL_REDIS_URL) ?? DEFAULT_REDIS_URL
-      checkRedisUrl(url, 'CTL_REDIS_URL')
+      const target = redisTargetFromEnv(env, DEFAULT_REDIS_URL, configError)
       return redisStore({
-        url,
+        ...targetOptions(target),
         prefix: nonEmpty(env.CTL_REDIS_PREFIX) ?? 'switchyard:',
       })
     }

@@ -25,6 +25,7 @@ import {
   messageType,
   type IgnoredMessageCounts,
 } from '../common/ignored-messages.js'
+import type { ChannelSubscriber } from '../common/redis-subscriber.js'
 import { RecordShadow } from './reseed.js'
 import type { RedisHandle } from './types.js'
 
@@ -126,7 +127,7 @@ export function redisRecordFeed<E>(
   const interruptedListeners = new Set<(error: Error) => void>()
   /** Highest version seen per record (own writes included). */
   const versions = new Map<string, number>()
-  let subscriber: ReturnType<RedisHandle['client']> | null = null
+  let subscriber: ChannelSubscriber | null = null
   const ignored = new IgnoredMessages(
     `${options.label} change message`,
     options.warn ?? ((message) => onError(new Error(message), `${options.label} change message`)),
@@ -207,39 +208,29 @@ export function redisRecordFeed<E>(
   }
 
   async function open(): Promise<void> {
-    const next = redis.client().duplicate({
-      lazyConnect: true,
-      connectionName: feedSubscriberName(redis.prefix, options.namespace),
-    })
-    next.on('error', () => undefined) // reported by the route store's own connections
-    try {
-      await next.connect()
-      await next.subscribe(channel)
-    } catch (error) {
-      next.disconnect()
-      throw error
-    }
-    next.on('message', (_channel: string, message: string) => receive(message))
     let dropped = false
-    next.on('close', () => {
-      // Reported once per outage, and never for the close of close().
-      if (dropped || subscriber !== next) return
-      dropped = true
-      const error = new Error(`the ${options.label} change feed lost its Redis connection`)
-      notify(interruptedListeners, `${options.label} interruption listener`, error)
-    })
-    next.on('ready', () => {
-      if (!dropped) return
-      dropped = false
-      // Subscribe explicitly: its reply proves the subscription is live before the reload.
-      next.subscribe(channel).then(
-        () => {
+    let next: ChannelSubscriber | null = null
+    next = await redis.subscribe(
+      channel,
+      {
+        message: receive,
+        dropped() {
+          // Reported once per outage, and never for the close of close().
+          if (dropped || subscriber !== next) return
+          dropped = true
+          const error = new Error(`the ${options.label} change feed lost its Redis connection`)
+          notify(interruptedListeners, `${options.label} interruption listener`, error)
+        },
+        resubscribed() {
+          dropped = false
           versions.clear()
           notify(resyncListeners, `${options.label} resync listener`)
         },
-        (error: unknown) => onError(toError(error), `${options.label} pub/sub resubscribe`),
-      )
-    })
+        fault: (message, error) =>
+          onError(error ?? new Error(message), `${options.label} pub/sub resubscribe`),
+      },
+      feedSubscriberName(redis.prefix, options.namespace),
+    )
     subscriber = next
   }
 
@@ -282,11 +273,7 @@ export function redisRecordFeed<E>(
       const current = subscriber
       subscriber = null
       if (current === null) return
-      try {
-        await current.quit()
-      } catch {
-        current.disconnect()
-      }
+      await current.close()
     },
   }
 }

@@ -1,5 +1,6 @@
 /**
- * The Redis store's connections: a command connection and a pub/sub connection, the driver
+ * The Redis store's connections (one server, a Sentinel primary, or a cluster — see
+ * `common/redis-target.ts`): a command connection and a pub/sub connection, the driver
  * loaded lazily (a user of the other backends installs nothing), and the store's Lua scripts
  * (`lua/*.lua`, read when the store connects, run by SHA).
  *
@@ -11,7 +12,18 @@
  */
 import type { Redis as RedisClient, RedisOptions } from 'ioredis'
 import { LuaScripts } from '../common/lua.js'
-import { loadRedisDriver, redactUrl } from '../common/redis.js'
+import { loadRedisClasses, type RedisClasses } from '../common/redis.js'
+import {
+  openChannelSubscriber,
+  type ChannelEvents,
+  type ChannelSubscriber,
+} from '../common/redis-subscriber.js'
+import {
+  createRedisClient,
+  describeTarget,
+  type RedisAnyClient,
+  type RedisTarget,
+} from '../common/redis-target.js'
 import { ConfigError, toError } from '../core/errors.js'
 
 /** The Lua scripts of the store (files next to this module, under `lua/`). */
@@ -41,22 +53,41 @@ export interface RedisConnectionEvents {
   fault(message: string, error?: Error): void
 }
 
-/** Command and pub/sub connections to one Redis server. */
+/** Command and pub/sub connections to one Redis server, a Sentinel primary or a cluster. */
 export class RedisConnection {
-  private command: RedisClient | null = null
-  private subscriber: RedisClient | null = null
+  private command: RedisAnyClient | null = null
+  private subscriber: ChannelSubscriber | null = null
   private connecting: Promise<void> | null = null
+  private driver: RedisClasses | null = null
+  private readonly options: RedisOptions = {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2000,
+    // Reconnect attempts at most half a second apart: after an outage, state writes and
+    // rate limits (counters on this connection) work again within about a second of Redis
+    // being back, where a 5 s cap left them failing open for up to five seconds more.
+    retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 500),
+  }
 
   constructor(
-    private readonly url: string,
+    private readonly target: RedisTarget,
     private readonly channel: string,
     private readonly events: RedisConnectionEvents,
   ) {}
 
-  /** The command connection; throws before {@link connect}. */
+  /**
+   * The command connection; throws before {@link connect}. On a cluster it is a `Cluster`
+   * client, typed as a `Redis` one: the commands the store sends route by their first key.
+   */
   client(): RedisClient {
     if (this.command === null) throw new Error('The Redis store is not connected yet.')
-    return this.command
+    return this.command as RedisClient
+  }
+
+  /** `SPUBLISH` on a cluster (sharded pub/sub: the channel lives on its slot's shard), else `PUBLISH`. */
+  get publishCommand(): 'publish' | 'spublish' {
+    return this.target.mode === 'cluster' ? 'spublish' : 'publish'
   }
 
   /** Connects both connections and subscribes; a failed attempt leaves nothing behind. */
@@ -69,7 +100,7 @@ export class RedisConnection {
   }
 
   private async open(): Promise<void> {
-    const Redis = await loadRedisDriver(
+    const driver = await loadRedisClasses(
       (cause) =>
         new ConfigError(
           'The redis backend (CTL_BACKEND=redis) needs the "ioredis" package: install ioredis (npm install ioredis).',
@@ -78,60 +109,61 @@ export class RedisConnection {
         ),
     )
     await scripts.load()
-    const options: RedisOptions = {
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 1,
-      connectTimeout: 2000,
-      // Reconnect attempts at most half a second apart: after an outage, state writes and
-      // rate limits (counters on this connection) work again within about a second of Redis
-      // being back, where a 5 s cap left them failing open for up to five seconds more.
-      retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 500),
-    }
-    const command = new Redis(this.url, options)
-    // The subscriber resubscribes on its own 'ready' below. ioredis's automatic resubscribe
-    // would send a second SUBSCRIBE whose failure (the connection dropping again right after
-    // it came back) is an unhandled rejection inside the driver.
-    const subscriber = new Redis(this.url, { ...options, autoResubscribe: false })
+    const command = createRedisClient(driver, this.target, this.options)
     this.watch(command, 'command')
-    this.watch(subscriber, 'pub/sub')
+    let subscriber: ChannelSubscriber
     try {
       await command.connect()
-      await subscriber.connect()
-      await subscriber.subscribe(this.channel)
+      subscriber = await openChannelSubscriber({
+        driver,
+        target: this.target,
+        options: this.options,
+        channel: this.channel,
+        command,
+        events: {
+          message: (message) => this.events.message(message),
+          resubscribed: () => this.events.resubscribed(),
+          fault: (message, error) => this.events.fault(message, error),
+        },
+      })
     } catch (error) {
       command.disconnect()
-      subscriber.disconnect()
-      throw new Error(`Redis at ${redactUrl(this.url)} is unreachable: ${toError(error).message}`, {
+      throw new Error(`${describeTarget(this.target)} is unreachable: ${toError(error).message}`, {
         cause: error,
       })
     }
-    subscriber.on('message', (_channel: string, message: string) => {
-      this.events.message(message)
-    })
-    let dropped = false
-    subscriber.on('close', () => {
-      dropped = true
-    })
-    subscriber.on('ready', () => {
-      if (!dropped) return
-      dropped = false
-      // Subscribe again explicitly: its reply proves the subscription is active before the
-      // resync reads the snapshot, so nothing published after the snapshot can be missed.
-      subscriber.subscribe(this.channel).then(
-        () => this.events.resubscribed(),
-        (error: unknown) => this.events.fault('Redis resubscribe failed', toError(error)),
-      )
-    })
+    this.driver = driver
     this.command = command
     this.subscriber = subscriber
+  }
+
+  /**
+   * Another subscription on this store's Redis (other modules' change feeds), made the same
+   * way as the store's own; call after {@link connect}.
+   */
+  subscribe(
+    channel: string,
+    events: ChannelEvents,
+    connectionName?: string,
+  ): Promise<ChannelSubscriber> {
+    if (this.command === null || this.driver === null)
+      return Promise.reject(new Error('The Redis store is not connected yet.'))
+    return openChannelSubscriber({
+      driver: this.driver,
+      target: this.target,
+      options: this.options,
+      channel,
+      ...(connectionName === undefined ? {} : { connectionName }),
+      command: this.command,
+      events,
+    })
   }
 
   /**
    * Reports the first error after each successful connection, and the recovery. Errors of a
    * connection that never succeeded are not reported here: `connect()` rejects with them.
    */
-  private watch(client: RedisClient, role: string): void {
+  private watch(client: RedisAnyClient, role: string): void {
     let wasReady = false
     let reported = false
     client.on('error', (error: Error) => {
@@ -149,7 +181,13 @@ export class RedisConnection {
   /** Runs a store script by SHA (sending its text again after a Redis restart lost it). */
   run(name: ScriptName, keys: string[], args: (string | number)[]): Promise<unknown> {
     try {
-      return scripts.run(name, this.client(), keys, args)
+      // The two writing scripts publish their change: sharded (ARGV[7]) on a cluster.
+      const publishing = name === 'write-record' || name === 'replace-if'
+      const sent =
+        publishing && this.target.mode === 'cluster' && args.length === 6
+          ? [...args, 'spublish']
+          : args
+      return scripts.run(name, this.client(), keys, sent)
     } catch (error) {
       return Promise.reject(toError(error))
     }
@@ -158,18 +196,20 @@ export class RedisConnection {
   /** Closes both connections. */
   async close(): Promise<void> {
     await this.connecting?.catch(() => undefined)
-    const clients = [this.command, this.subscriber]
+    const command = this.command
+    const subscriber = this.subscriber
     this.command = null
     this.subscriber = null
-    await Promise.all(
-      clients.map(async (client) => {
-        if (client === null) return
+    await Promise.all([
+      subscriber?.close(),
+      (async () => {
+        if (command === null) return
         try {
-          await client.quit()
+          await command.quit()
         } catch {
-          client.disconnect()
+          command.disconnect()
         }
-      }),
-    )
+      })(),
+    ])
   }
 }

@@ -25,6 +25,12 @@ import { execAll } from '../common/redis.js'
 import type { AuditEntry } from '../core/audit-entry.js'
 import { auditMatches } from '../core/audit-entry.js'
 import { ConfigError, toError } from '../core/errors.js'
+import {
+  checkRedisTargetUrl,
+  prefixFor,
+  redisTargetOf,
+  type RedisTargetOptions,
+} from '../common/redis-target.js'
 import { LocalChangeFeed, type ChangeEvent } from '../core/events.js'
 import { IgnoredMessages, messageType } from '../common/ignored-messages.js'
 import type { MaintenanceConfig } from '../core/maintenance.js'
@@ -36,11 +42,17 @@ import { RecordShadow, RedisReseeder } from './reseed.js'
 import { storeLogger } from './store-logger.js'
 import type { Store, StoreSnapshot, TokenRecord } from './types.js'
 
-/** Options of {@link redisStore}. */
-export interface RedisStoreOptions {
+/**
+ * Options of {@link redisStore}. Where to connect: `url` (one server), `cluster` (seed nodes of
+ * a Redis Cluster) or `sentinels` with `name` (a primary found through Sentinel).
+ */
+export interface RedisStoreOptions extends RedisTargetOptions {
   /** `redis://` or `rediss://` URL; default `redis://127.0.0.1:6379`. */
   url?: string
-  /** Prefix of every key and of the channel; default `switchyard:`. */
+  /**
+   * Prefix of every key and of the channel; default `switchyard:`. On a cluster it becomes a
+   * hash tag (`{switchyard}:`) unless it holds one: the whole store lives in one slot.
+   */
   prefix?: string
   /**
    * Where connection faults are reported, instead of the logger: `error` is given for a
@@ -56,6 +68,9 @@ export interface RedisStoreOptions {
   now?: () => number
 }
 
+/** A bad connection setting of route control's Redis users. */
+export const configError = (message: string): Error => new ConfigError(message)
+
 /** The default Redis URL. */
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379'
 
@@ -66,19 +81,13 @@ const fieldOf = (service: string, route: string) => `${service}\u0000${route}`
  * the URL came from (an environment variable), when not from the caller's code.
  */
 export function checkRedisUrl(url: string, source?: string): void {
-  if (!/^rediss?:\/\//i.test(url)) {
-    const from = source === undefined ? '' : ` (from ${source})`
-    throw new ConfigError(
-      `Invalid Redis URL ${JSON.stringify(url)}${from}: expected redis://host:port or rediss://…`,
-    )
-  }
+  checkRedisTargetUrl(url, source, configError)
 }
 
 /** Creates a {@link Store} on Redis. The driver is loaded on `connect()`. */
 export function redisStore(options: RedisStoreOptions = {}): Store {
-  const url = options.url ?? DEFAULT_REDIS_URL
-  checkRedisUrl(url)
-  const prefix = options.prefix ?? 'switchyard:'
+  const target = redisTargetOf(options, DEFAULT_REDIS_URL, configError)
+  const prefix = prefixFor(target, options.prefix ?? 'switchyard:')
   const now = options.now ?? Date.now
   const key = (name: string) => `${prefix}${name}`
   const channel = key('changes')
@@ -128,7 +137,7 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
   const feed = new LocalChangeFeed((error) => {
     onFault('change listener failed', error instanceof Error ? error : undefined)
   })
-  const connection = new RedisConnection(url, channel, {
+  const connection = new RedisConnection(target, channel, {
     message(message) {
       let event: ChangeEvent | null
       try {
@@ -270,13 +279,13 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
     audit: {
       async append(entry, cap) {
         const event: ChangeEvent = { type: 'audit', entry }
+        const transaction = connection
+          .client()
+          .multi()
+          .lpush(key('audit'), JSON.stringify(entry))
+          .ltrim(key('audit'), 0, Math.max(1, cap) - 1)
         await execAll(
-          connection
-            .client()
-            .multi()
-            .lpush(key('audit'), JSON.stringify(entry))
-            .ltrim(key('audit'), 0, Math.max(1, cap) - 1)
-            .publish(channel, `0|${origin}|${JSON.stringify(event)}`),
+          transaction[connection.publishCommand](channel, `0|${origin}|${JSON.stringify(event)}`),
         )
         feed.publish(structuredClone(event))
       },
@@ -366,6 +375,7 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
         prefix,
         client: () => connection.client(),
         writeRecord: (keys, args) => connection.run('write-record', keys, args),
+        subscribe: (channel, events, name) => connection.subscribe(channel, events, name),
         reseeder,
       },
     },

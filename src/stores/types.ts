@@ -241,6 +241,16 @@ export interface RedisHandle {
    */
   writeRecord(keys: string[], args: (string | number)[]): Promise<unknown>
   /**
+   * Subscribes to another change channel on this Redis (resolves once live), the way the store
+   * subscribes to its own: plain pub/sub, or sharded pub/sub on a cluster (where `writeRecord`
+   * publishes with `SPUBLISH`). Call after `connect()`.
+   */
+  subscribe(
+    channel: string,
+    events: import('../common/redis-subscriber.js').ChannelEvents,
+    connectionName?: string,
+  ): Promise<import('../common/redis-subscriber.js').ChannelSubscriber>
+  /**
    * Re-seeds the store when Redis lost its data (see `reseed.ts`): modules keeping records on
    * this Redis register their namespace's shadow, and check it before every full read.
    */

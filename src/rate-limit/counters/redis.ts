@@ -20,14 +20,23 @@
  * is away (`enableOfflineQueue: false`): a command then fails at once instead of waiting.
  *
  * Keys: `<prefix><scope>:<bucket>`, the scope URI-encoded so that it holds no `:`; a reset
- * therefore matches exactly one scope, never a prefix or substring of another.
+ * therefore matches exactly one scope, never a prefix or substring of another. On a Redis
+ * Cluster the bucket is a hash tag, `<prefix><scope>:{<bucket>}` (see {@link RedisCounters.keyOf}).
  */
 import type { Span } from '@opentelemetry/api'
 import { endSpanWithError, startSpan } from '../../common/telemetry/tracing.js'
 import { CircuitBreaker, CircuitOpenError } from '../../common/circuit-breaker.js'
 import { LuaScript, runLoaded, type LoadedScript } from '../../common/lua.js'
 import type { LoggerLike, LoggerSlot } from '../../common/logger.js'
-import { loadRedisDriver } from '../../common/redis.js'
+import { loadRedisClasses } from '../../common/redis.js'
+import {
+  createRedisClient,
+  isClusterClient,
+  keySlot,
+  redisTargetOf,
+  type RedisTarget,
+  type RedisTargetOptions,
+} from '../../common/redis-target.js'
 import { ConfigError, toError } from '../../core/errors.js'
 import type { Algorithm, CounterOutcome, CounterRule } from '../algorithms.js'
 import { countersLogger, type CounterCheck, type CounterStore } from './types.js'
@@ -45,11 +54,22 @@ export interface RedisCounterClient {
   ): Promise<[string, string[]]>
   unlink(...keys: string[]): Promise<number>
   quit(): Promise<unknown>
+  /**
+   * A cluster client's primaries (ioredis `Cluster`), undefined when not on a cluster: a reset
+   * scans each of them.
+   */
+  nodes?(role: 'master'): RedisCounterClient[] | undefined
 }
 
-/** Options of {@link redisCounters}. */
-export interface RedisCounterOptions {
-  /** A connected client (not closed by the counters), or a URL to connect to. */
+/**
+ * Options of {@link redisCounters}. Where to count: a connected `client`, or one the counters
+ * open from `url`, `cluster` (seed nodes of a Redis Cluster) or `sentinels` with `name`.
+ */
+export interface RedisCounterOptions extends RedisTargetOptions {
+  /**
+   * A connected client (not closed by the counters): an ioredis `Redis` or `Cluster` (a
+   * cluster client is recognised, and each call then carries keys of one slot).
+   */
   client?: RedisCounterClient
   url?: string
   /** Key prefix (default `switchyard:rl:`); give each environment or test its own. */
@@ -121,6 +141,11 @@ export class RedisCounters implements CounterStore {
   private readonly circuitOpen = new CircuitOpenError('Redis rate-limit counters')
   /** `<prefix><encoded scope>:` by scope: scopes are few, and encoding them per request is waste. */
   private readonly heads = new Map<string, string>()
+  /**
+   * On a cluster, every call must carry keys of one slot: the requests of a turn are grouped by
+   * slot, and a request whose limits live in several slots is counted limit by limit.
+   */
+  private readonly slotted: boolean
 
   constructor(options: RedisCounterOptions) {
     this.logger = countersLogger(options.logger)
@@ -149,8 +174,15 @@ export class RedisCounters implements CounterStore {
       this.client = options.client
       connected = Promise.resolve(options.client)
       this.owned = false
-    } else if (typeof options.url === 'string' && options.url !== '') {
-      const made = connect(options.url)
+      this.slotted = isClusterClient(options.client)
+    } else if (
+      (typeof options.url === 'string' && options.url !== '') ||
+      options.cluster !== undefined ||
+      options.sentinels !== undefined
+    ) {
+      const target = redisTargetOf(options, undefined, (message) => new ConfigError(message))
+      this.slotted = target.mode === 'cluster'
+      const made = connect(target)
       const client = made.then((result) => result.client)
       client.catch(() => undefined) // a missing driver reaches every call through `ready`
       this.client = client
@@ -195,16 +227,16 @@ export class RedisCounters implements CounterStore {
    */
   peek(checks: readonly CounterCheck[], now: number): Promise<CounterOutcome[]> {
     return new Promise((resolve, reject) => {
+      const waiting: Waiting = { checks, now, resolve, reject, peek: true }
+      if (this.slotted) {
+        this.route([waiting])
+        return
+      }
       if (!this.breaker.allow()) {
         reject(this.circuitOpen)
         return
       }
-      const call = new Call(
-        [{ checks, now, resolve, reject, peek: true }],
-        this.breaker,
-        this.timeoutMs,
-      )
-      this.dispatch(call)
+      this.dispatch(new Call([waiting], this.breaker, this.timeoutMs))
     })
   }
 
@@ -217,6 +249,10 @@ export class RedisCounters implements CounterStore {
         start === 0 && waiting.length <= MAX_BATCH
           ? waiting
           : waiting.slice(start, start + MAX_BATCH)
+      if (this.slotted) {
+        this.route(batch)
+        continue
+      }
       if (!this.breaker.allow()) {
         fail(batch, this.circuitOpen)
         continue
@@ -224,6 +260,77 @@ export class RedisCounters implements CounterStore {
       const call = new Call(batch, this.breaker, this.timeoutMs)
       this.dispatch(call)
     }
+  }
+
+  /**
+   * Cluster mode: one call per slot for the requests whose limits share a slot; a request
+   * whose limits live in several slots is counted limit by limit, in order, stopping at the
+   * first that blocks — the outcome the script gives (it counts each allowed limit and leaves
+   * the blocking one untouched), without the atomicity across limits.
+   */
+  private route(batch: readonly Waiting[]): void {
+    const bySlot = new Map<number, Waiting[]>()
+    for (const waiting of batch) {
+      let slot = -1
+      for (const check of waiting.checks) {
+        const next = keySlot(this.counterKey(check, waiting.now))
+        if (slot === -1) slot = next
+        else if (next !== slot) {
+          slot = -2
+          break
+        }
+      }
+      if (slot === -2) {
+        void this.chain(waiting)
+        continue
+      }
+      const group = bySlot.get(slot)
+      if (group === undefined) bySlot.set(slot, [waiting])
+      else group.push(waiting)
+    }
+    for (const group of bySlot.values()) {
+      if (!this.breaker.allow()) {
+        fail(group, this.circuitOpen)
+        continue
+      }
+      this.dispatch(new Call(group, this.breaker, this.timeoutMs))
+    }
+  }
+
+  /** Counts a request's limits one call each (cluster mode, limits in several slots). */
+  private async chain(waiting: Waiting): Promise<void> {
+    const outcomes: CounterOutcome[] = []
+    try {
+      for (const check of waiting.checks) {
+        const [outcome] = await new Promise<CounterOutcome[]>((resolve, reject) => {
+          if (!this.breaker.allow()) {
+            reject(this.circuitOpen)
+            return
+          }
+          const one: Waiting = {
+            checks: [check],
+            now: waiting.now,
+            resolve,
+            reject,
+            ...(waiting.peek === true ? { peek: true as const } : {}),
+          }
+          this.dispatch(new Call([one], this.breaker, this.timeoutMs))
+        })
+        if (outcome === undefined) throw new Error('short reply from the rate-limit script')
+        outcomes.push(outcome)
+        if (!outcome.allowed && waiting.peek !== true) break
+      }
+      waiting.resolve(outcomes)
+    } catch (error) {
+      waiting.reject(error)
+    }
+  }
+
+  /** The key a check counts in at `now` (a fixed window's key names its window). */
+  private counterKey(check: CounterCheck, now: number): string {
+    const key = this.keyOf(check.scope, check.bucket)
+    const period = check.rule.periodMs
+    return check.rule.algorithm === 'fixed_window' ? `${key}:${now - (now % period)}` : key
   }
 
   /** Sends `call` once the script is loaded (at once when it already is). */
@@ -281,12 +388,20 @@ export class RedisCounters implements CounterStore {
   async reset(scope: string): Promise<void> {
     const client = await this.client
     const pattern = `${escapeGlob(this.prefix + encodeScope(scope))}:*`
-    let cursor = '0'
-    do {
-      const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 500)
-      if (keys.length > 0) await client.unlink(...keys)
-      cursor = next
-    } while (cursor !== '0')
+    // On a cluster the keys are spread over the primaries: each is scanned, and its keys
+    // unlinked one per command (a multi-key UNLINK must stay within one slot).
+    const primaries = client.nodes?.('master')
+    const cluster = primaries !== undefined
+    for (const node of primaries ?? [client]) {
+      let cursor = '0'
+      do {
+        const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 500)
+        if (keys.length > 0)
+          if (cluster) await Promise.all(keys.map((key) => node.unlink(key)))
+          else await node.unlink(...keys)
+        cursor = next
+      } while (cursor !== '0')
+    }
   }
 
   /** Logs through `logger` unless the counters were given one (see `CounterStore`). */
@@ -302,7 +417,11 @@ export class RedisCounters implements CounterStore {
     await client.quit()
   }
 
-  /** The Redis key of one counter. */
+  /**
+   * The Redis key of one counter. On a cluster the bucket is the key's hash tag
+   * (`<prefix><scope>:{<bucket>}`): the limits of one client (global, service, route) share a
+   * slot and are counted in one call, while different clients spread over the shards.
+   */
   keyOf(scope: string, bucket: string): string {
     let head = this.heads.get(scope)
     if (head === undefined) {
@@ -310,7 +429,7 @@ export class RedisCounters implements CounterStore {
       if (this.heads.size >= 10_000) this.heads.clear()
       this.heads.set(scope, head)
     }
-    return head + bucket
+    return this.slotted ? `${head}{${bucket}}` : head + bucket
   }
 }
 
@@ -342,10 +461,10 @@ export function redisCounters(options: RedisCounterOptions): RedisCounters {
  * which waits as long as that takes: ioredis keeps reconnecting in the background).
  */
 async function connect(
-  url: string,
+  target: RedisTarget,
 ): Promise<{ client: RedisCounterClient; connected: Promise<RedisCounterClient> }> {
   // Loaded only when Redis is used: users of the memory backend install no driver.
-  const Redis = await loadRedisDriver(
+  const driver = await loadRedisClasses(
     (cause) =>
       new ConfigError(
         'Redis counters need the `ioredis` package: npm install ioredis',
@@ -354,7 +473,10 @@ async function connect(
       ),
   )
   // Nothing waits in a queue while Redis is away: a request-path command fails at once.
-  const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 })
+  const client = createRedisClient(driver, target, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+  })
   client.on('error', () => undefined) // reported through the failing calls and the circuit
   const connected = new Promise<RedisCounterClient>((resolve) => {
     if (client.status === 'ready') resolve(client)

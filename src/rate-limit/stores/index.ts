@@ -13,6 +13,7 @@
  * Redis has any) and `onResync` asks for a full reload after changes may have been missed.
  */
 import type { IgnoredMessageCounts } from '../../common/ignored-messages.js'
+import { isClusterClient } from '../../common/redis-target.js'
 import { resolve } from 'node:path'
 import type { RedisHandle, Store } from '../../stores/types.js'
 import { memoryCounters } from '../counters/memory.js'
@@ -166,6 +167,10 @@ function lazyClient(redis: RedisHandle): RedisCounterClient {
     scan: (cursor, match, pattern, count, size) =>
       call((client) => client.scan(cursor, match, pattern, count, size)),
     unlink: (...keys) => call((client) => client.unlink(...keys)),
+    nodes(role) {
+      const client: unknown = redis.client()
+      return isClusterClient(client) ? client.nodes(role) : undefined
+    },
     // The store owns the connection and closes it.
     quit: () => Promise.resolve(),
   }

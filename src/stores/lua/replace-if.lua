@@ -10,6 +10,8 @@
 -- ARGV[4]  the change channel
 -- ARGV[5]  origin: the id of the writing store instance
 -- ARGV[6]  the change event as JSON, without its version
+-- ARGV[7]  optional: "spublish" on a Redis Cluster (sharded pub/sub; the channel shares the
+--          keys' slot through the prefix's hash tag), else the message goes out with PUBLISH
 --
 -- Returns the write's version, or 0 when nothing was stored.
 
@@ -23,5 +25,5 @@ if not ok or type(decoded) ~= 'table' or decoded['since'] ~= ARGV[2] then
 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
 local version = redis.call('INCR', KEYS[2])
-redis.call('PUBLISH', ARGV[4], version .. '|' .. ARGV[5] .. '|' .. ARGV[6])
+redis.call(ARGV[7] == 'spublish' and 'SPUBLISH' or 'PUBLISH', ARGV[4], version .. '|' .. ARGV[5] .. '|' .. ARGV[6])
 return version

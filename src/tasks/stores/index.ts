@@ -8,7 +8,7 @@ import type { MysqlPool, PostgresPool } from 'kysely'
 import { SqlTaskStore, type SqlStoreOptions } from './sql/sql-store.js'
 import {
   RedisTaskStore,
-  type RedisCommandClient,
+  type RedisStoreConnection,
   type RedisStoreOptions,
 } from './redis/redis-store.js'
 
@@ -42,16 +42,17 @@ export {
   RedisTaskStore,
   type RedisStoreOptions,
   type RedisCommandClient,
+  type RedisStoreConnection,
 } from './redis/redis-store.js'
 
 /**
- * A Redis store over a client it opens (`url`) or yours (`client`); needs `ioredis`. One options
- * object, the same shape as the route-control `redisStore` of `fastify-switchyard`:
- * `redisStore({ url, prefix })`. (The older form with the prefix in a second argument,
+ * A Redis store over a client it opens (`url`, `cluster: ['host:port', ...]`, or `sentinels`
+ * with `name`) or yours (`client`); needs `ioredis`. One options object, the same shape as the
+ * route-control `redisStore` of `fastify-switchyard`: `redisStore({ url, prefix })`. (The older form with the prefix in a second argument,
  * `redisStore({ url }, { prefix })`, still works; the second argument wins.)
  */
 export function redisStore(
-  connection: ({ url: string } | { client: RedisCommandClient }) & RedisStoreOptions,
+  connection: RedisStoreConnection & RedisStoreOptions,
   options: RedisStoreOptions = {},
 ): RedisTaskStore {
   const { prefix, ...target } = connection

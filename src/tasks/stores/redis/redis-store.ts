@@ -4,8 +4,12 @@
  * atomic and two instances can never both win a claim. Single-key claims (idempotency keys,
  * schedule slots) are `SET NX`.
  *
- * Key names are derived inside the scripts from the prefix: the store targets one Redis server
- * (or a primary with replicas), not a Redis Cluster.
+ * Key names are derived inside the scripts from the prefix (`ARGV[1]`), so on a Redis Cluster
+ * the prefix is a hash tag (`switchyard:tasks:` becomes `{switchyard:tasks}:`): every key of the
+ * store is in one slot, and every script call declares at least one key (the store's routing
+ * key when a script declares none) so that the cluster sends it to that slot's node. Every key
+ * name goes through {@link RedisOps.key}; a new key or script is cluster-safe as long as it
+ * does too.
  */
 import { randomUUID } from 'node:crypto'
 import { defaultExport, loadDriver } from '../drivers.js'
@@ -36,6 +40,15 @@ import { redisRecords } from './records.js'
 import { redisWorkers } from './workers.js'
 import { loadScripts, type LuaScript, type ScriptName } from './scripts.js'
 import { OpenOnce } from '../open-once.js'
+import {
+  createRedisClient,
+  isClusterClient,
+  prefixFor,
+  redisTargetOf,
+  type RedisDriver,
+  type RedisTarget,
+  type RedisTargetOptions,
+} from '../../../common/redis-target.js'
 
 /** The commands the store needs from a Redis client (ioredis satisfies it). */
 export interface RedisCommandClient {
@@ -45,11 +58,23 @@ export interface RedisCommandClient {
 
 /** Options of {@link RedisTaskStore}. */
 export interface RedisStoreOptions {
-  /** Prefix of every key; default `switchyard:tasks:`. */
+  /**
+   * Prefix of every key; default `switchyard:tasks:`. On a cluster it becomes a hash tag
+   * (`{switchyard:tasks}:`) unless it holds one: the whole store lives in one slot.
+   */
   prefix?: string
 }
 
-type RedisConstructor = new (url: string, options: Record<string, unknown>) => RedisCommandClient
+/**
+ * Where the store connects: a client of yours (a cluster client is recognised), or a `url`, a
+ * `cluster` node list, or `sentinels` with the primary's `name` (see `RedisTargetOptions`).
+ */
+export type RedisStoreConnection = { client: RedisCommandClient } | RedisTargetOptions
+
+const DEFAULT_URL = 'redis://127.0.0.1:6379'
+
+/** The key every script call declares when the script itself declares none (cluster routing). */
+export const ROUTING_KEY = 'route'
 
 /** The durable task store on Redis. */
 export class RedisTaskStore implements DurableTaskStore {
@@ -67,19 +92,32 @@ export class RedisTaskStore implements DurableTaskStore {
   readonly gates: TaskGateStore
   readonly #prefix: string
   #scripts: Map<ScriptName, LuaScript> | null = null
+  readonly #target: RedisTarget | null
   readonly #connection = new OpenOnce(async (): Promise<RedisCommandClient> => {
     this.#scripts = await loadScripts()
     if ('client' in this.connection) return this.connection.client
-    const module = (await loadDriver('ioredis', 'Redis')) as { Redis?: RedisConstructor }
-    const Redis = module.Redis ?? (defaultExport(module) as RedisConstructor)
-    return new Redis(this.connection.url, { maxRetriesPerRequest: 2 })
+    const module = (await loadDriver('ioredis', 'Redis')) as Partial<RedisDriver> & {
+      default?: Partial<RedisDriver>
+    }
+    const Redis = module.Redis ?? (defaultExport(module) as RedisDriver['Redis'])
+    const Cluster = module.Cluster ?? module.default?.Cluster
+    if (Cluster === undefined) throw new StoreError('The ioredis driver has no Cluster client.')
+    const target = this.#target ?? redisTargetOf({}, DEFAULT_URL)
+    return createRedisClient({ Redis, Cluster }, target, { maxRetriesPerRequest: 2 })
   })
 
   constructor(
-    private readonly connection: { url: string } | { client: RedisCommandClient },
+    private readonly connection: RedisStoreConnection,
     options: RedisStoreOptions = {},
   ) {
-    this.#prefix = options.prefix ?? 'switchyard:tasks:'
+    this.#target =
+      'client' in connection
+        ? null
+        : redisTargetOf(connection, DEFAULT_URL, (message) => new StoreError(message))
+    const cluster =
+      'client' in connection ? isClusterClient(connection.client) : this.#target?.mode === 'cluster'
+    const prefix = options.prefix ?? 'switchyard:tasks:'
+    this.#prefix = cluster ? prefixFor({ mode: 'cluster', nodes: [] }, prefix) : prefix
     const ops: RedisOps = {
       prefix: this.#prefix,
       key: (...parts) => this.#prefix + parts.join(''),
@@ -112,6 +150,9 @@ export class RedisTaskStore implements DurableTaskStore {
     const client = await this.#open()
     const script = this.#scripts?.get(name)
     if (script === undefined) throw new StoreError(`Missing Lua script ${name}.`)
+    // A script that derives all its keys from the prefix still declares one: on a cluster the
+    // call goes to the node of its first key's slot, which is the whole store's slot.
+    if (keys.length === 0) keys = [this.#prefix + ROUTING_KEY]
     try {
       return await client.call('EVALSHA', script.sha, keys.length, ...keys, ...args)
     } catch (error) {
