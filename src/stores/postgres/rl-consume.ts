@@ -30,7 +30,7 @@ DECLARE
   row_alg int; row_start bigint; row_count bigint; row_previous bigint; row_tokens float8;
   row_stamps bigint[]; found_row boolean;
   start bigint; reset_at bigint; retry bigint; elapsed bigint; weighted bigint;
-  cur bigint; prev bigint; since bigint; live bigint[]; len int; rate float8; tokens float8;
+  cur bigint; prev bigint; since bigint; live bigint[]; len int; rate float8; tok float8;
   allowed boolean;
 BEGIN
   FOR i IN 1 .. coalesce(array_length(keys, 1), 0) LOOP
@@ -115,22 +115,22 @@ BEGIN
       END IF;
     ELSE
       rate := cnt::float8 / period::float8;
-      tokens := CASE WHEN found_row
+      tok := CASE WHEN found_row
         THEN least(effective::float8, row_tokens + greatest(0, now_ms - row_start)::float8 * rate)
         ELSE effective::float8 END;
-      allowed := tokens >= 1;
+      allowed := tok >= 1;
       IF allowed THEN
-        tokens := tokens - 1;
-        reset_at := now_ms + ceil((effective::float8 - tokens) / rate)::bigint;
-        out := out || ARRAY[floor(tokens)::bigint::text, reset_at::text];
+        tok := tok - 1;
+        reset_at := now_ms + ceil((effective::float8 - tok) / rate)::bigint;
+        out := out || ARRAY[floor(tok)::bigint::text, reset_at::text];
         IF NOT peek THEN
           INSERT INTO ${table} (key, algorithm, start_ms, tokens, expires_ms)
-            VALUES (k, alg, now_ms, tokens, reset_at)
+            VALUES (k, alg, now_ms, tok, reset_at)
             ON CONFLICT (key) DO UPDATE SET algorithm = excluded.algorithm,
               start_ms = excluded.start_ms, tokens = excluded.tokens, expires_ms = excluded.expires_ms;
         END IF;
       ELSE
-        retry := greatest(1, ceil((1 - tokens) / rate)::bigint);
+        retry := greatest(1, ceil((1 - tok) / rate)::bigint);
         out := out || ARRAY[(-retry)::text, (now_ms + retry)::text];
       END IF;
     END IF;
