@@ -253,6 +253,7 @@ export interface PostgresHandle {
   /** The table prefix of this store, e.g. `switchyard_`; other modules' tables carry it too. */
   readonly tablePrefix: string
   /** Runs one statement on the store's pool; rejects before `connect()`. */
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- rows are typed by the caller's SELECT
   query<R extends Record<string, unknown> = Record<string, unknown>>(
     text: string,
     params?: unknown[],

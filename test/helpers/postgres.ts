@@ -47,8 +47,7 @@ export async function dropPrefixed(prefixes: readonly string[]): Promise<void> {
         `SELECT proname AS name FROM pg_proc WHERE proname LIKE $1`,
         [pattern],
       )
-      for (const { name } of functions.rows)
-        await client.query(`DROP FUNCTION IF EXISTS "${name}"`)
+      for (const { name } of functions.rows) await client.query(`DROP FUNCTION IF EXISTS "${name}"`)
     }
   })
 }

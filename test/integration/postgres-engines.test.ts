@@ -82,7 +82,9 @@ describe.skipIf(!enabled)('engines sharing PostgreSQL', () => {
       await probe.connect()
       const stored = (await probe.routes.list())[0]!
       await probe.close()
-      await until(() => all.every((engine) => engine.getState('GET:/a')[0]?.reason === stored.reason))
+      await until(() =>
+        all.every((engine) => engine.getState('GET:/a')[0]?.reason === stored.reason),
+      )
       for (const engine of all)
         expect(engine.getState('GET:/a')[0]).toMatchObject({ status: stored.status })
     } finally {

@@ -44,9 +44,9 @@ describe('postgres store configuration', () => {
     )
     for (const bad of ['a;drop', 'x y', '1abc', '', 'a'.repeat(41)])
       expect(() => postgresStore({ url: TEST_PG_URL, tablePrefix: bad })).toThrow(ConfigError)
-    expect(() =>
-      createStore('postgres', { CTL_POSTGRES_TABLE_PREFIX: 'bad-prefix' }),
-    ).toThrow(/CTL_POSTGRES_TABLE_PREFIX/)
+    expect(() => createStore('postgres', { CTL_POSTGRES_TABLE_PREFIX: 'bad-prefix' })).toThrow(
+      /CTL_POSTGRES_TABLE_PREFIX/,
+    )
   })
 
   it('is selected by CTL_BACKEND=postgres, listed among the backends', () => {
@@ -86,7 +86,8 @@ describe.skipIf(!enabled)('postgres store across instances', () => {
     const { a, b } = await pair('notify')
     const seen: string[] = []
     b.changes.subscribe((event) => {
-      if (event.type === 'route_state') seen.push(`${event.route}=${event.state?.status ?? 'deleted'}`)
+      if (event.type === 'route_state')
+        seen.push(`${event.route}=${event.state?.status ?? 'deleted'}`)
     })
     await a.routes.put(routeState('GET:/n', { status: 'disabled' }))
     await until(() => seen.includes('GET:/n=disabled'))

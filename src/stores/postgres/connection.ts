@@ -8,7 +8,6 @@
  * PostgreSQL does not replay notifications sent while a listener was away, so after every
  * reconnect the store is told (`reconnected`) and reloads everything it holds.
  */
-import type { Client, Notification, Pool, PoolClient, QueryResultRow } from 'pg'
 import { redactUrl } from '../../common/redis.js'
 import { ConfigError, toError } from '../../core/errors.js'
 import { POSTGRES_MIGRATIONS } from './migrations.js'
@@ -32,6 +31,40 @@ export interface PostgresConnectionOptions {
   poolSize?: number
 }
 
+/** A row of a result, typed by the caller's SELECT. */
+export type Row = Record<string, unknown>
+
+/** What the store runs statements on: the pool, or one connection of it in a transaction. */
+export interface PgQueryable {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- rows are typed by the caller's SELECT
+  query<R extends Row = Row>(
+    text: string,
+    params?: unknown[],
+  ): Promise<{ rows: R[]; rowCount: number | null }>
+}
+
+// The driver's shapes this module uses, written out so that the store names no driver type
+// (`pg` is loaded on connect, and only when this backend is chosen).
+interface PoolClient extends PgQueryable {
+  release(error?: Error): void
+}
+interface Pool extends PgQueryable {
+  connect(): Promise<PoolClient>
+  end(): Promise<void>
+  on(event: 'error', listener: (error: Error) => void): unknown
+}
+interface Notification {
+  channel: string
+  payload?: string
+}
+interface Client extends PgQueryable {
+  connect(): Promise<void>
+  end(): Promise<void>
+  on(event: 'error', listener: (error: Error) => void): unknown
+  on(event: 'end', listener: () => void): unknown
+  on(event: 'notification', listener: (message: Notification) => void): unknown
+  removeAllListeners(event?: string): unknown
+}
 interface PgModule {
   Pool: new (config: Record<string, unknown>) => Pool
   Client: new (config: Record<string, unknown>) => Client
@@ -64,7 +97,8 @@ export class PostgresConnection {
   }
 
   /** Runs one statement on the pool; rejects before {@link connect}. */
-  async query<R extends QueryResultRow = Record<string, unknown>>(
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- rows are typed by the caller's SELECT
+  async query<R extends Row = Row>(
     text: string,
     params: unknown[] = [],
   ): Promise<{ rows: R[]; rowCount: number }> {
@@ -257,9 +291,9 @@ async function migrate(pool: Pool, prefix: string): Promise<void> {
         `CREATE TABLE IF NOT EXISTS ${prefix}migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
       )
       const applied = new Set(
-        (await client.query<{ version: number }>(`SELECT version FROM ${prefix}migrations`)).rows.map(
-          (row) => Number(row.version),
-        ),
+        (
+          await client.query<{ version: number }>(`SELECT version FROM ${prefix}migrations`)
+        ).rows.map((row) => row.version),
       )
       for (const migration of POSTGRES_MIGRATIONS) {
         if (applied.has(migration.version)) continue

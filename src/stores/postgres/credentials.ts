@@ -5,7 +5,11 @@
  * Every lookup reads the database, so a revocation on one instance holds on every instance at
  * its next request.
  */
-import type { CredentialKind, CredentialRecord, HashedCredentialStore } from '../hashed-credentials.js'
+import type {
+  CredentialKind,
+  CredentialRecord,
+  HashedCredentialStore,
+} from '../hashed-credentials.js'
 import type { PostgresConnection } from './connection.js'
 
 /** Credentials of `kind` in the store's tables. */
@@ -26,7 +30,11 @@ export function postgresCredentials<R extends CredentialRecord>(
     }
   }
   const all = async () =>
-    (await connection.query<{ record: string }>(`SELECT record FROM ${table} WHERE kind = $1`, [name])).rows
+    (
+      await connection.query<{ record: string }>(`SELECT record FROM ${table} WHERE kind = $1`, [
+        name,
+      ])
+    ).rows
       .map((row) => parse(row.record))
       .filter((record): record is R => record !== null)
   return {

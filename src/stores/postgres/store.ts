@@ -23,7 +23,6 @@
  * and every section is read again.
  */
 import { randomUUID } from 'node:crypto'
-import type { PoolClient } from 'pg'
 import type { LoggerLike } from '../../common/logger.js'
 import { IgnoredMessages } from '../../common/ignored-messages.js'
 import { auditMatches, type AuditEntry } from '../../core/audit-entry.js'
@@ -35,7 +34,7 @@ import { postgresApiTokens } from '../api-tokens.js'
 import { postgresEvaluationKeys } from '../evaluation-keys.js'
 import { storeLogger } from '../store-logger.js'
 import type { Store, StoreSnapshot, TokenRecord } from '../types.js'
-import { PostgresConnection } from './connection.js'
+import { PostgresConnection, type PgQueryable } from './connection.js'
 import { postgresSections } from './sections.js'
 
 /** Options of {@link postgresStore}. */
@@ -129,7 +128,10 @@ export function postgresStore(options: PostgresStoreOptions = {}): Store {
         receiving = receiving.then(() =>
           receive(payload).catch((error: unknown) => {
             // A row that cannot be read now may have stood for a change: reload in full.
-            onFault('PostgreSQL change notification could not be applied; reloading', toError(error))
+            onFault(
+              'PostgreSQL change notification could not be applied; reloading',
+              toError(error),
+            )
             resync()
           }),
         )
@@ -242,7 +244,7 @@ export function postgresStore(options: PostgresStoreOptions = {}): Store {
     service: string,
     name: string,
     value: unknown,
-    condition?: (client: PoolClient) => Promise<boolean>,
+    condition?: (client: PgQueryable) => Promise<boolean>,
   ): Promise<number> {
     const version = await connection.transaction(async (client) => {
       // The counter row first: every writer queues here, so versions follow commit order.
@@ -250,8 +252,7 @@ export function postgresStore(options: PostgresStoreOptions = {}): Store {
         `UPDATE ${p}seq SET version = version + 1 WHERE id = 1 RETURNING version`,
       )
       const next = Number(rows[0]?.version)
-      if (condition !== undefined && !(await condition(client)))
-        return { value: 0, rollback: true }
+      if (condition !== undefined && !(await condition(client))) return { value: 0, rollback: true }
       if (value === null) {
         const removed = await client.query(
           `DELETE FROM ${p}records WHERE kind = $1 AND service = $2 AND name = $3`,
@@ -266,7 +267,12 @@ export function postgresStore(options: PostgresStoreOptions = {}): Store {
           [kind, service, name, JSON.stringify(value), sinceOf(value), next],
         )
       }
-      const key = kind === 'global' ? '[]' : kind === 'service' ? JSON.stringify([service]) : JSON.stringify([service, name])
+      const key =
+        kind === 'global'
+          ? '[]'
+          : kind === 'service'
+            ? JSON.stringify([service])
+            : JSON.stringify([service, name])
       await client.query('SELECT pg_notify($1, $2)', [
         connection.channel,
         `${next}${envelope(value === null ? `${kind}-` : kind, key)}`,
@@ -283,20 +289,21 @@ export function postgresStore(options: PostgresStoreOptions = {}): Store {
     return version
   }
 
-  const rowsOf = async <T>(kind: RecordKind): Promise<{ service: string; value: T }[]> =>
+  /** The records of one kind, each with its service and parsed value. */
+  const rowsOf = async (kind: RecordKind): Promise<{ service: string; value: unknown }[]> =>
     (
       await connection.query<{ service: string; value: string }>(
         `SELECT service, value FROM ${p}records WHERE kind = $1`,
         [kind],
       )
-    ).rows.map((row) => ({ service: row.service, value: JSON.parse(row.value) as T }))
+    ).rows.map((row) => ({ service: row.service, value: JSON.parse(row.value) as unknown }))
 
   return {
     kind: 'postgres',
     ignoredMessages: () => ignored.counts(),
     routes: {
       async list() {
-        return (await rowsOf<RouteState>('route')).map((row) => row.value)
+        return (await rowsOf('route')).map((row) => row.value as RouteState)
       },
       async put(state) {
         await writeRecord('route', state.service, state.route, state)
@@ -323,15 +330,15 @@ export function postgresStore(options: PostgresStoreOptions = {}): Store {
     },
     maintenance: {
       async getGlobal() {
-        const rows = await rowsOf<MaintenanceConfig>('global')
-        return rows[0]?.value ?? null
+        const rows = await rowsOf('global')
+        return rows[0] === undefined ? null : (rows[0].value as MaintenanceConfig)
       },
       async putGlobal(config) {
         await writeRecord('global', '', '', config)
       },
       async listServices() {
-        const rows = await rowsOf<MaintenanceConfig>('service')
-        return new Map(rows.map((row) => [row.service, row.value]))
+        const rows = await rowsOf('service')
+        return new Map(rows.map((row) => [row.service, row.value as MaintenanceConfig]))
       },
       async putService(service, config) {
         await writeRecord('service', service, '', config)
@@ -382,7 +389,8 @@ export function postgresStore(options: PostgresStoreOptions = {}): Store {
           `SELECT entry FROM ${p}audit ORDER BY id DESC`,
         )
         const matching = rows
-          .map((row) => JSON.parse(row.entry) as AuditEntry).filter((entry) => auditMatches(entry, query))
+          .map((row) => JSON.parse(row.entry) as AuditEntry)
+          .filter((entry) => auditMatches(entry, query))
         return {
           items: matching.slice(query.offset, query.offset + query.limit),
           total: matching.length,
@@ -456,8 +464,7 @@ export function postgresStore(options: PostgresStoreOptions = {}): Store {
             const value = JSON.parse(row.value) as unknown
             if (row.kind === 'route') snapshot.overrides.push(value as RouteState)
             else if (row.kind === 'global') snapshot.global = value as MaintenanceConfig
-            else if (row.kind === 'service')
-              snapshot.services.set(row.service, value as MaintenanceConfig)
+            else snapshot.services.set(row.service, value as MaintenanceConfig)
           }
           return { value: snapshot }
         }, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
