@@ -142,17 +142,26 @@ describe.skipIf(!enabled)('postgres store across instances', () => {
     await sa.write('flags', { one: 1 })
     await until(() => changed.includes('flags'))
     expect(sb.read('flags')).toEqual({ one: 1 })
-    // B has not seen A's second write yet when it writes over the version it knows.
-    await sa.write('flags', { one: 1, two: 2 })
+    // Another instance stores a newer version that B has not heard of yet (written here
+    // without its notification, so that B's next write is certainly made over an old version).
+    const table = `${a.backend.postgres.tablePrefix}sections`
+    await withClient((client) =>
+      client.query(
+        `UPDATE ${table} SET value = '{"one":1,"two":2}', version = version + 1 WHERE name = 'flags'`,
+      ),
+    )
     await expect(sb.write('flags', { three: 3 })).rejects.toThrow(/another instance/)
-    // B holds A's write again; nothing of A's was overwritten.
+    // B holds the other write again; nothing of it was overwritten.
     expect(sb.read('flags')).toEqual({ one: 1, two: 2 })
     await withClient(async (client) => {
       const { rows } = await client.query<{ value: string }>(
-        `SELECT value FROM ${a.backend.kind === 'postgres' ? a.backend.postgres.tablePrefix : ''}sections WHERE name = 'flags'`,
+        `SELECT value FROM ${table} WHERE name = 'flags'`,
       )
       expect(JSON.parse(rows[0]!.value)).toEqual({ one: 1, two: 2 })
     })
+    // Writing again, over the version it now holds, succeeds.
+    await sb.write('flags', { one: 1, two: 2, three: 3 })
+    await until(() => (sa.read('flags') as Record<string, number>).three === 3)
   })
 
   it('announces a change too large for a NOTIFY payload as a resync', async () => {

@@ -12,6 +12,7 @@
  * store's channel (`<version>|<origin>|section|<name>`); other instances reload that section
  * and tell the module owning it, which reloads its records from it.
  */
+import { toError } from '../../core/errors.js'
 import type { FileSections } from '../types.js'
 import type { PostgresConnection } from './connection.js'
 
@@ -75,15 +76,55 @@ export function postgresSections(
 
   async function store(name: string, value: unknown): Promise<void> {
     const target = entry(name)
-    const { rows } = await connection.query<{ version: string }>(
-      `WITH w AS (
+    const rows = await connection
+      .query<{ version: string }>(
+        `WITH w AS (
+           INSERT INTO ${table} (name, value, version) VALUES ($1, $2, 1)
+           ON CONFLICT (name) DO UPDATE SET value = excluded.value, version = ${table}.version + 1
+           WHERE ${table}.version = $3
+           RETURNING version)
+         SELECT version, pg_notify($4, version::text || $5) FROM w`,
+        [name, JSON.stringify(value), target.version, connection.channel, announce(name)],
+      )
+      .then(
+        (result) => result.rows,
+        async (error: unknown) => {
+          // Not stored: hold what the database has again (once it answers; until then the
+          // reload after the listener reconnects does it), so reads do not show a lost write.
+          await reload(name).then(
+            () => tell(name),
+            () => undefined,
+          )
+          throw toError(error)
+        },
+      )
+    const row = rows[0]
+    target.value = row === undefined ? undefined : (JSON.parse(row.value) as unknown)
+    target.version = row === undefined ? 0 : Number(row.version)
+  }
+
+  async function store(name: string, value: unknown): Promise<void> {
+    const target = entry(name)
+    let rows: { version: string }[]
+    try {
+      ;({ rows } = await connection.query<{ version: string }>(
+        `WITH w AS (
          INSERT INTO ${table} (name, value, version) VALUES ($1, $2, 1)
          ON CONFLICT (name) DO UPDATE SET value = excluded.value, version = ${table}.version + 1
          WHERE ${table}.version = $3
          RETURNING version)
        SELECT version, pg_notify($4, version::text || $5) FROM w`,
-      [name, JSON.stringify(value), target.version, connection.channel, announce(name)],
-    )
+        [name, JSON.stringify(value), target.version, connection.channel, announce(name)],
+      ))
+    } catch (error) {
+      // Not stored: hold what the database has again (once it answers; until then the
+      // reload after the listener reconnects does it), so reads do not show a lost write.
+      await reload(name).then(
+        () => tell(name),
+        () => undefined,
+      )
+      throw error
+    }
     const row = rows[0]
     if (row === undefined) {
       await reload(name)
