@@ -99,33 +99,6 @@ export function postgresSections(
         },
       )
     const row = rows[0]
-    target.value = row === undefined ? undefined : (JSON.parse(row.value) as unknown)
-    target.version = row === undefined ? 0 : Number(row.version)
-  }
-
-  async function store(name: string, value: unknown): Promise<void> {
-    const target = entry(name)
-    let rows: { version: string }[]
-    try {
-      ;({ rows } = await connection.query<{ version: string }>(
-        `WITH w AS (
-         INSERT INTO ${table} (name, value, version) VALUES ($1, $2, 1)
-         ON CONFLICT (name) DO UPDATE SET value = excluded.value, version = ${table}.version + 1
-         WHERE ${table}.version = $3
-         RETURNING version)
-       SELECT version, pg_notify($4, version::text || $5) FROM w`,
-        [name, JSON.stringify(value), target.version, connection.channel, announce(name)],
-      ))
-    } catch (error) {
-      // Not stored: hold what the database has again (once it answers; until then the
-      // reload after the listener reconnects does it), so reads do not show a lost write.
-      await reload(name).then(
-        () => tell(name),
-        () => undefined,
-      )
-      throw error
-    }
-    const row = rows[0]
     if (row === undefined) {
       await reload(name)
       tell(name)
