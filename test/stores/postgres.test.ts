@@ -164,6 +164,27 @@ describe.skipIf(!enabled)('postgres store across instances', () => {
     await until(() => (sa.read('flags') as Record<string, number>).three === 3)
   })
 
+  it('survives foreign notifications on its channel: counts them, reloads, keeps applying changes', async () => {
+    const { a, b, tablePrefix } = await pair('foreign')
+    let resyncs = 0
+    b.changes.onResync(() => resyncs++)
+    const seen: string[] = []
+    b.changes.subscribe((event) => seen.push(event.type))
+    await withClient(async (client) => {
+      for (const payload of ['no separators', 'x|y|route|[]', '5|y|route|[', '7|y|future_kind|{}'])
+        await client.query('SELECT pg_notify($1, $2)', [`${tablePrefix}changes`, payload])
+    })
+    await until(() => (b.ignoredMessages?.().unknown_type ?? 0) === 1 && resyncs === 3)
+    expect(b.ignoredMessages?.()).toMatchObject({ malformed: 3, unknown_type: 1 })
+    await a.maintenance.putGlobal({
+      active: true,
+      reason: 'after',
+      include_force_active: false,
+      exempt_paths: [],
+    })
+    await until(() => seen.includes('global_maintenance'))
+  })
+
   it('announces a change too large for a NOTIFY payload as a resync', async () => {
     const { a, b } = await pair('large')
     let resyncs = 0

@@ -127,11 +127,15 @@ export function postgresStore(options: PostgresStoreOptions = {}): Store {
       notification(payload) {
         receiving = receiving.then(() =>
           receive(payload).catch((error: unknown) => {
-            // A row that cannot be read now may have stood for a change: reload in full.
-            onFault(
-              'PostgreSQL change notification could not be applied; reloading',
-              toError(error),
-            )
+            // A key that is not JSON (anything may be sent on the channel) or a row that cannot
+            // be read now: either may have stood for a change, so the replica is reloaded.
+            if (error instanceof SyntaxError)
+              ignored.ignore('malformed', undefined, `${error.message}; reloading`)
+            else
+              onFault(
+                'PostgreSQL change notification could not be applied; reloading',
+                toError(error),
+              )
             resync()
           }),
         )
