@@ -250,39 +250,44 @@ export function postgresStore(options: PostgresStoreOptions = {}): Store {
     value: unknown,
     condition?: (client: PgQueryable) => Promise<boolean>,
   ): Promise<number> {
-    const version = await connection.transaction(async (client) => {
-      // The counter row first: every writer queues here, so versions follow commit order.
-      const { rows } = await client.query<{ version: string }>(
-        `UPDATE ${p}seq SET version = version + 1 WHERE id = 1 RETURNING version`,
-      )
-      const next = Number(rows[0]?.version)
-      if (condition !== undefined && !(await condition(client))) return { value: 0, rollback: true }
-      if (value === null) {
-        const removed = await client.query(
-          `DELETE FROM ${p}records WHERE kind = $1 AND service = $2 AND name = $3`,
-          [kind, service, name],
-        )
-        if ((removed.rowCount ?? 0) === 0) return { value: 0, rollback: true }
-      } else {
-        await client.query(
-          `INSERT INTO ${p}records (kind, service, name, value, since, version) VALUES ($1, $2, $3, $4, $5, $6)
-           ON CONFLICT (kind, service, name)
-           DO UPDATE SET value = excluded.value, since = excluded.since, version = excluded.version`,
-          [kind, service, name, JSON.stringify(value), sinceOf(value), next],
-        )
-      }
-      const key =
-        kind === 'global'
-          ? '[]'
-          : kind === 'service'
-            ? JSON.stringify([service])
-            : JSON.stringify([service, name])
-      await client.query('SELECT pg_notify($1, $2)', [
-        connection.channel,
-        `${next}${envelope(value === null ? `${kind}-` : kind, key)}`,
-      ])
-      return { value: next }
-    })
+    const key =
+      kind === 'global'
+        ? '[]'
+        : kind === 'service'
+          ? JSON.stringify([service])
+          : JSON.stringify([service, name])
+    const payload = envelope(value === null ? `${kind}-` : kind, key)
+    const version =
+      value !== null && condition === undefined
+        ? await upsert(kind, service, name, value, payload)
+        : await connection.transaction(async (client) => {
+            // The counter row first: every writer queues here, so versions follow commit order.
+            const { rows } = await client.query<{ version: string }>(
+              `UPDATE ${p}seq SET version = version + 1 WHERE id = 1 RETURNING version`,
+            )
+            const next = Number(rows[0]?.version)
+            if (condition !== undefined && !(await condition(client)))
+              return { value: 0, rollback: true }
+            if (value === null) {
+              const removed = await client.query(
+                `DELETE FROM ${p}records WHERE kind = $1 AND service = $2 AND name = $3`,
+                [kind, service, name],
+              )
+              if ((removed.rowCount ?? 0) === 0) return { value: 0, rollback: true }
+            } else {
+              await client.query(
+                `INSERT INTO ${p}records (kind, service, name, value, since, version) VALUES ($1, $2, $3, $4, $5, $6)
+                 ON CONFLICT (kind, service, name)
+                 DO UPDATE SET value = excluded.value, since = excluded.since, version = excluded.version`,
+                [kind, service, name, JSON.stringify(value), sinceOf(value), next],
+              )
+            }
+            await client.query('SELECT pg_notify($1, $2)', [
+              connection.channel,
+              `${next}${payload}`,
+            ])
+            return { value: next }
+          })
     if (version > 0) {
       feed.publish(
         value === null
@@ -291,6 +296,32 @@ export function postgresStore(options: PostgresStoreOptions = {}): Store {
       )
     }
     return version
+  }
+
+  /**
+   * An unconditional store of a record in one statement (one round trip instead of a
+   * transaction's five): the counter row is updated first (the insert reads its version), so
+   * writers queue on it exactly as in {@link writeRecord}'s transaction.
+   */
+  async function upsert(
+    kind: RecordKind,
+    service: string,
+    name: string,
+    value: unknown,
+    payload: string,
+  ): Promise<number> {
+    const { rows } = await connection.query<{ version: string }>(
+      `WITH v AS (UPDATE ${p}seq SET version = version + 1 WHERE id = 1 RETURNING version),
+       w AS (
+         INSERT INTO ${p}records (kind, service, name, value, since, version)
+         SELECT $1, $2, $3, $4, $5, version FROM v
+         ON CONFLICT (kind, service, name)
+         DO UPDATE SET value = excluded.value, since = excluded.since, version = excluded.version
+         RETURNING version)
+       SELECT version, pg_notify($6, version::text || $7) FROM w`,
+      [kind, service, name, JSON.stringify(value), sinceOf(value), connection.channel, payload],
+    )
+    return Number(rows[0]?.version ?? 0)
   }
 
   /** The records of one kind, each with its service and parsed value. */
