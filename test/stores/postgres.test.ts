@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { ConfigError } from '../../src/core/errors.js'
 import { createStore } from '../../src/stores/index.js'
+import { registrationStoreFor } from '../../src/sdk/server/registrations.js'
 import { postgresStore } from '../../src/stores/postgres/store.js'
 import type { Store } from '../../src/stores/types.js'
 import { auditEntry, routeState, runStoreConformance } from './conformance.js'
@@ -183,6 +184,17 @@ describe.skipIf(!enabled)('postgres store across instances', () => {
       exempt_paths: [],
     })
     await until(() => seen.includes('global_maintenance'))
+  })
+
+  it('shares SDK registrations: one made on A is listed by B after B is told to reload', async () => {
+    const { a, b } = await pair('sdk')
+    const onA = registrationStoreFor(a.backend)
+    const onB = registrationStoreFor(b.backend)
+    let reloads = 0
+    onB.onResync(() => reloads++)
+    await onA.put({ service: 'shop', routes: [{ route: 'GET:/cart', status: 'active' }] })
+    await until(() => reloads === 1)
+    expect((await onB.list()).map((registration) => registration.service)).toEqual(['shop'])
   })
 
   it('announces a change too large for a NOTIFY payload as a resync', async () => {
