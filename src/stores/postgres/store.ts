@@ -43,7 +43,8 @@ export interface PostgresStoreOptions {
   url?: string
   /**
    * Prefix of every table and of the notification channel (`<prefix>changes`); default
-   * `switchyard_`. Letters, digits and `_`, at most 40 characters.
+   * `switchyard_`. Letters, digits and `_`, at most 40 characters; folded to lower case, as
+   * PostgreSQL folds unquoted names.
    */
   tablePrefix?: string
   /** Most pooled connections (default 10), besides the one listening for changes. */
