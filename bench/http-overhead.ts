@@ -1,7 +1,7 @@
 /**
  * Route-state overhead: bare Fastify vs Fastify + switchyard (states only, 50 routes), and,
- * the switchyard Redis store with two server processes sharing Redis (one of them loaded).
- * Goal (bench/README.md): ≥ 0.98× bare Fastify with either store.
+ * the switchyard Redis store with two server processes sharing Redis (one of them loaded), and
+ * the PostgreSQL store. Goal (bench/README.md): ≥ 0.98× bare Fastify with any store.
  */
 import { existsSync } from 'node:fs'
 import { runHttpBenchmark, type HttpCase } from './lib/http-harness.js'
@@ -16,6 +16,14 @@ if (existsSync('bench/servers/switchyard-redis.ts')) {
     name: 'switchyard-redis',
     script: 'bench/servers/switchyard-redis.ts',
     env: { CTL_BACKEND: 'redis' },
+  })
+}
+
+if (existsSync('bench/servers/switchyard-postgres.ts')) {
+  cases.push({
+    name: 'switchyard-postgres',
+    script: 'bench/servers/switchyard-postgres.ts',
+    env: { CTL_BACKEND: 'postgres' },
   })
 }
 

@@ -70,10 +70,12 @@ export {
   memoryStore,
   fileStore,
   redisStore,
+  postgresStore,
   BACKENDS,
   type BackendName,
   type FileStoreOptions,
   type RedisStoreOptions,
+  type PostgresStoreOptions,
 } from './stores/index.js'
 export type * from './stores/types.js'
 export type { AuditEntry, AuditFilter } from './core/audit-entry.js'

@@ -10,6 +10,14 @@ import { buildDemoApp, demoBackend, demoInstructions, DEMO_TASKS_FILE } from '..
 import { ctl } from './cli/helpers.js'
 import { until } from './helpers/wait.js'
 import { loginRequest } from './tasks/admin/helpers.js'
+import {
+  dropPrefixed,
+  postgresTestsEnabled,
+  TEST_PG_URL,
+  testTablePrefix,
+} from './helpers/postgres.js'
+
+const postgresEnabled = await postgresTestsEnabled('test/demo.test.ts (postgres)')
 
 const directories: string[] = []
 afterAll(() => {
@@ -232,6 +240,31 @@ describe('the demo app', () => {
     expect((await app.inject('/legacy')).statusCode).toBe(503)
     await app.close()
   })
+
+  it.skipIf(!postgresEnabled)(
+    'CTL_BACKEND=postgres keeps runtime changes in CTL_POSTGRES_URL across a restart',
+    async () => {
+      const tablePrefix = testTablePrefix('demo')
+      const env = {
+        CTL_BACKEND: 'postgres',
+        CTL_POSTGRES_URL: TEST_PG_URL,
+        CTL_POSTGRES_TABLE_PREFIX: tablePrefix,
+      }
+      try {
+        const first = await buildDemoApp({ env, tasksPath: null })
+        expect(demoBackend(first)?.lines[0]).toBe(
+          `route control: CTL_BACKEND=postgres (${TEST_PG_URL})`,
+        )
+        await first.inject({ method: 'POST', url: '/_demo/disable?route=GET:/orders' })
+        await first.close()
+        const second = await buildDemoApp({ env, tasksPath: null })
+        expect((await second.inject('/orders')).statusCode).toBe(503)
+        await second.close()
+      } finally {
+        await dropPrefixed([tablePrefix])
+      }
+    },
+  )
 
   it('keeps task history in SQLite across a restart', async () => {
     const tasksPath = join(temporaryDirectory(), 'tasks.sqlite')

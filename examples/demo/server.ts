@@ -1,6 +1,6 @@
 /**
  * The demo: `npm start`. Listens on PORT (default 8000) and prints what it runs on
- * (`CTL_BACKEND`, `CTL_FILE_PATH`, `CTL_REDIS_URL`; tasks in a SQLite file) and what to try.
+ * (`CTL_BACKEND`, `CTL_FILE_PATH`, `CTL_REDIS_URL`, `CTL_POSTGRES_URL`; tasks in a SQLite file) and what to try.
  */
 import { buildDemoApp, demoBackend, demoInstructions } from '../../src/demo/app.js'
 

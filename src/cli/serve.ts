@@ -1,9 +1,10 @@
 /**
  * `switchyard serve`: the central server of multi-service mode — the admin app (REST API,
  * dashboard, event streams, the SDK endpoints) on a Fastify instance of its own. The backend
- * comes from `CTL_BACKEND` (memory, file, redis; with `CTL_FILE_PATH`, `CTL_REDIS_URL`), the
- * credentials from `CTL_ADMIN_USER` / `CTL_ADMIN_PASSWORD`. Several servers on one Redis act as
- * one: any of them serves any SDK app, `ctl` and the dashboard.
+ * comes from `CTL_BACKEND` (memory, file, redis, postgres; with `CTL_FILE_PATH`, `CTL_REDIS_URL`,
+ * `CTL_POSTGRES_URL`), the credentials from `CTL_ADMIN_USER` / `CTL_ADMIN_PASSWORD`. Several
+ * servers on one Redis or PostgreSQL database act as one: any of them serves any SDK app, `ctl`
+ * and the dashboard.
  *
  * Without credentials the server is open: whoever reaches it is an admin. So it listens on a
  * loopback address only, unless `--insecure-no-auth` says that is meant (then it warns in the

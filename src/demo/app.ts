@@ -7,6 +7,8 @@ import { resolve } from 'node:path'
 import type { Engine } from '../core/engine.js'
 import { createEngine } from '../create-engine.js'
 import { createStore } from '../stores/index.js'
+import { DEFAULT_POSTGRES_URL } from '../stores/postgres/store.js'
+import { redactUrl } from '../common/redis.js'
 import type { Store } from '../stores/types.js'
 import { SwitchyardError } from '../core/errors.js'
 import {
@@ -159,8 +161,8 @@ export async function buildDemoApp(options: DemoOptions = {}): Promise<FastifyIn
 }
 
 /**
- * Says what the demo runs on, checking that the store answers: an unreachable Redis is
- * reported loudly (the engine meanwhile serves the declared states and retries: fail-open).
+ * Says what the demo runs on, checking that the store answers: an unreachable Redis or
+ * PostgreSQL is reported loudly (the engine meanwhile serves the declared states and retries: fail-open).
  */
 async function describeBackend(
   store: Store | null,
@@ -171,8 +173,11 @@ async function describeBackend(
   let reachable = true
   let where = 'this process only'
   if (backend === 'file') where = resolve(env.CTL_FILE_PATH?.trim() || 'switchyard-state.json')
-  if (backend === 'redis') {
-    where = env.CTL_REDIS_URL?.trim() || 'redis://127.0.0.1:6379'
+  if (backend === 'redis' || backend === 'postgres') {
+    where =
+      backend === 'redis'
+        ? env.CTL_REDIS_URL?.trim() || 'redis://127.0.0.1:6379'
+        : redactUrl(env.CTL_POSTGRES_URL?.trim() || DEFAULT_POSTGRES_URL)
     try {
       await store?.connect()
     } catch {

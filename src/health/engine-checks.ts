@@ -23,7 +23,7 @@ export function replicaCheck(engine: Engine): HealthCheck {
   }
 }
 
-/** `backend`: one round trip to the engine's store (a Redis PING, the state file's folder). */
+/** `backend`: one round trip to the engine's store (a Redis PING, a PostgreSQL `SELECT 1`, the state file's folder). */
 export function backendCheck(engine: Engine): HealthCheck {
   return {
     name: 'backend',
@@ -48,6 +48,9 @@ async function pingBackend(backend: StoreBackend): Promise<void> {
       return
     case 'redis':
       await backend.redis.client().ping()
+      return
+    case 'postgres':
+      await backend.postgres.query('SELECT 1')
       return
   }
 }

@@ -44,9 +44,9 @@ export interface RateLimitingOptions {
    */
   counterSnapshotPath?: string
   /**
-   * Deadline of each request-path Redis call of the backend's Redis counters, in seconds
-   * (default 0.05). Past it the request is let through (fail-open); after repeated failures
-   * the counters stop calling Redis for a moment (see docs/rate-limiting.md).
+   * Deadline of each request-path call of the backend's Redis or PostgreSQL counters, in
+   * seconds (default 0.05). Past it the request is let through (fail-open); after repeated
+   * failures the counters stop calling the backend for a moment (see docs/rate-limiting.md).
    */
   redisCommandTimeout?: number
   /**

@@ -8,6 +8,7 @@
  *   redis  → the hashes `<prefix>api-tokens` (token hash → record JSON) and
  *            `<prefix>api-token-uses` (id → time), so a revocation on one instance holds on every
  *            instance
+ *   postgres → rows of kind `api-tokens` in `<prefix>credentials` and `<prefix>credential_uses`
  */
 import {
   fileCredentials,
@@ -16,6 +17,8 @@ import {
   type CredentialKind,
   type FileCredentialStore,
 } from './hashed-credentials.js'
+import { postgresCredentials } from './postgres/credentials.js'
+import type { PostgresConnection } from './postgres/connection.js'
 import type { ApiTokenRecord, ApiTokenStore, FileSections, RedisHandle } from './types.js'
 
 /** The file store's section holding the tokens. */
@@ -49,6 +52,14 @@ export function fileApiTokens(sections: FileSections): FileApiTokens {
 /** API tokens on Redis, shared by every instance. */
 export function redisApiTokens(redis: Pick<RedisHandle, 'prefix' | 'client'>): ApiTokenStore {
   return redisCredentials(API_TOKENS, redis)
+}
+
+/** API tokens on PostgreSQL, shared by every instance. */
+export function postgresApiTokens(
+  connection: Pick<PostgresConnection, 'query' | 'transaction'>,
+  prefix: string,
+): ApiTokenStore {
+  return postgresCredentials(API_TOKENS, connection, prefix)
 }
 
 function isRecord(value: unknown): value is ApiTokenRecord {

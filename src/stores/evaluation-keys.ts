@@ -6,6 +6,7 @@
  *   file   → the `evaluation_keys` section of the state document (hash → record)
  *   redis  → the hash `<prefix>evaluation-keys` (key hash → record JSON), so a revocation on
  *            one instance holds on every instance at the next request
+ *   postgres → rows of kind `evaluation-keys` in `<prefix>credentials` (postgres/credentials.ts)
  */
 import {
   fileCredentials,
@@ -14,6 +15,8 @@ import {
   type CredentialKind,
   type FileCredentialStore,
 } from './hashed-credentials.js'
+import { postgresCredentials } from './postgres/credentials.js'
+import type { PostgresConnection } from './postgres/connection.js'
 import type { EvaluationKeyRecord, EvaluationKeyStore, FileSections, RedisHandle } from './types.js'
 
 /** The file store's section holding the keys. */
@@ -47,6 +50,14 @@ export function redisEvaluationKeys(
   redis: Pick<RedisHandle, 'prefix' | 'client'>,
 ): EvaluationKeyStore {
   return redisCredentials(EVALUATION_KEYS, redis)
+}
+
+/** Evaluation keys on PostgreSQL, shared by every instance. */
+export function postgresEvaluationKeys(
+  connection: Pick<PostgresConnection, 'query' | 'transaction'>,
+  prefix: string,
+): EvaluationKeyStore {
+  return postgresCredentials(EVALUATION_KEYS, connection, prefix)
 }
 
 function isRecord(value: unknown): value is EvaluationKeyRecord {

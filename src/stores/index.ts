@@ -1,7 +1,8 @@
 /**
  * Store selection by backend name (`CTL_BACKEND`): `memory` (default), `file`
- * (`CTL_FILE_PATH`) or `redis` (`CTL_REDIS_URL`, or `CTL_REDIS_CLUSTER_NODES`, or
- * `CTL_REDIS_SENTINELS` with `CTL_REDIS_SENTINEL_NAME`; `CTL_REDIS_PREFIX`). Drivers are loaded on
+ * (`CTL_FILE_PATH`), `redis` (`CTL_REDIS_URL`, or `CTL_REDIS_CLUSTER_NODES`, or
+ * `CTL_REDIS_SENTINELS` with `CTL_REDIS_SENTINEL_NAME`; `CTL_REDIS_PREFIX`) or `postgres`
+ * (`CTL_POSTGRES_URL`, `CTL_POSTGRES_TABLE_PREFIX`). Drivers are loaded on
  * `connect()`, so that a user of the memory default installs nothing else.
  */
 import { ConfigError } from '../core/errors.js'
@@ -9,18 +10,24 @@ import { DEFAULT_FILE_PATH, fileStore, type FileStoreOptions } from './file.js'
 import { memoryStore } from './memory.js'
 import { configError, DEFAULT_REDIS_URL, redisStore, type RedisStoreOptions } from './redis.js'
 import { redisTargetFromEnv, targetOptions } from '../common/redis-target.js'
+import {
+  checkPostgresUrl,
+  checkTablePrefix,
+  DEFAULT_POSTGRES_URL,
+  postgresStore,
+  type PostgresStoreOptions,
+} from './postgres/store.js'
 import type { Store } from './types.js'
 
 /** Backend names accepted by `CTL_BACKEND`. */
-export const BACKENDS = ['memory', 'file', 'redis'] as const
+export const BACKENDS = ['memory', 'file', 'redis', 'postgres'] as const
 
 /** One of {@link BACKENDS}. */
 export type BackendName = (typeof BACKENDS)[number]
 
 /**
- * Creates the store for a backend name, configured from the environment (`CTL_FILE_PATH`,
- * `CTL_REDIS_URL`, `CTL_REDIS_PREFIX`); an unknown name is a {@link ConfigError}, never a
- * silent fallback.
+ * Creates the store for a backend name, configured from the environment (the variables above);
+ * an unknown name is a {@link ConfigError}, never a silent fallback.
  */
 export function createStore(backend: string, env: NodeJS.ProcessEnv = process.env): Store {
   switch (backend) {
@@ -35,6 +42,13 @@ export function createStore(backend: string, env: NodeJS.ProcessEnv = process.en
         prefix: nonEmpty(env.CTL_REDIS_PREFIX) ?? 'switchyard:',
       })
     }
+    case 'postgres': {
+      const url = nonEmpty(env.CTL_POSTGRES_URL) ?? DEFAULT_POSTGRES_URL
+      checkPostgresUrl(url, 'CTL_POSTGRES_URL')
+      const tablePrefix = nonEmpty(env.CTL_POSTGRES_TABLE_PREFIX) ?? 'switchyard_'
+      checkTablePrefix(tablePrefix, 'CTL_POSTGRES_TABLE_PREFIX')
+      return postgresStore({ url, tablePrefix })
+    }
     default:
       throw new ConfigError(
         `Unknown backend ${JSON.stringify(backend)} (CTL_BACKEND): expected one of ${BACKENDS.join(', ')}.`,
@@ -47,8 +61,8 @@ function nonEmpty(value: string | undefined): string | undefined {
   return trimmed === undefined || trimmed === '' ? undefined : trimmed
 }
 
-export { memoryStore, fileStore, redisStore }
-export type { FileStoreOptions, RedisStoreOptions }
+export { memoryStore, fileStore, redisStore, postgresStore }
+export type { FileStoreOptions, RedisStoreOptions, PostgresStoreOptions }
 export type {
   Store,
   RouteStateStore,
@@ -67,4 +81,5 @@ export type {
   StoreBackend,
   FileSections,
   RedisHandle,
+  PostgresHandle,
 } from './types.js'

@@ -1,10 +1,10 @@
 /**
  * The store ports of route control: one small interface per kind of record. Every
- * implementation (memory, file and Redis) passes the same conformance suite
+ * implementation (memory, file, Redis and PostgreSQL) passes the same conformance suite
  * (`test/stores/conformance.ts`), which is the executable form of the semantics written here.
  *
  * Writes notify the store's change feed after they are durable, so that every engine sharing
- * the store (other processes, with Redis) can update its replica. Record writes carry a
+ * the store (other processes, with Redis or PostgreSQL) can update its replica. Record writes carry a
  * `version` from one counter per store (see `core/events.ts` for why).
  *
  * Rate-limit policies and hits, flags and segments have their own ports, defined by their
@@ -116,7 +116,7 @@ export interface EvaluationKeyStore {
   findByHash(keyHash: string): Promise<EvaluationKeyRecord | null>
   /**
    * {@link findByHash} answered at once, for backends that hold the keys in this process
-   * (memory, file); absent where a lookup must wait (Redis). Checked on every OFREP request.
+   * (memory, file); absent where a lookup must wait (Redis, PostgreSQL). Checked on every OFREP request.
    */
   findByHashNow?(keyHash: string): EvaluationKeyRecord | null
   /** The record with `id`, or null. */
@@ -158,7 +158,7 @@ export interface ApiTokenStore {
   findByHash(tokenHash: string): Promise<ApiTokenRecord | null>
   /**
    * {@link findByHash} answered at once, for backends that hold the tokens in this process
-   * (memory, file); absent where a lookup must wait (Redis).
+   * (memory, file); absent where a lookup must wait (Redis, PostgreSQL).
    */
   findByHashNow?(tokenHash: string): ApiTokenRecord | null
   /** The record with `id`, or null. */
@@ -218,6 +218,7 @@ export type StoreBackend =
   | { kind: 'memory' }
   | { kind: 'file'; sections: FileSections; /** The state file (absolute path). */ path: string }
   | { kind: 'redis'; redis: RedisHandle }
+  | { kind: 'postgres'; postgres: PostgresHandle }
 
 /** Named JSON sections of the file store's document, written with the same atomic write. */
 export interface FileSections {
@@ -255,6 +256,27 @@ export interface RedisHandle {
    * this Redis register their namespace's shadow, and check it before every full read.
    */
   readonly reseeder: RedisReseeder
+}
+
+/** Access to the PostgreSQL store's database, for other modules' PostgreSQL ports. */
+export interface PostgresHandle {
+  /** The table prefix of this store, e.g. `switchyard_`; other modules' tables carry it too. */
+  readonly tablePrefix: string
+  /** Runs one statement on the store's pool; rejects before `connect()`. */
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- rows are typed by the caller's SELECT
+  query<R extends Record<string, unknown> = Record<string, unknown>>(
+    text: string,
+    params?: unknown[],
+  ): Promise<{ rows: R[]; rowCount: number }>
+  /**
+   * Named JSON sections shared by every instance (see `postgres/sections.ts`), for modules that
+   * keep their records as sections of the file store's document. A write made by another
+   * instance at the same moment is refused rather than overwritten.
+   */
+  readonly sections: FileSections & {
+    /** Adds a listener for sections changed by other instances; returns the unsubscriber. */
+    onChange(listener: (name: string) => void): () => void
+  }
 }
 
 /** A route-control store: its ports plus lifecycle. */

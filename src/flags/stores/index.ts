@@ -5,13 +5,15 @@
  *   memory → {@link memoryFlagStore} (this process only)
  *   file   → {@link fileFlagStore}, the `flags` and `segments` sections of the same document
  *   redis  → {@link redisFlagStore}, hashes under `<prefix>flags:` and its own change channel
+ *   postgres → {@link fileFlagStore} over the PostgreSQL store's shared sections; a change made
+ *            by another instance reaches this one as a resync (a full reload of the flags)
  *
  * Every result has the same lifecycle ({@link ManagedFlagStore}): `connect()` after the route
  * store's `connect()`, `close()` before the route store's, and `onResync` for a reload after
  * events may have been lost (only Redis ever signals it).
  */
 import type { Store } from '../../stores/types.js'
-import { fileFlagStore } from './file.js'
+import { FLAG_SECTIONS, fileFlagStore } from './file.js'
 import { memoryFlagStore } from './memory.js'
 import type { FlagStore } from '../ports.js'
 import { redisFlagStore, type ManagedFlagStore } from './redis.js'
@@ -45,6 +47,17 @@ export function flagStoreFor(
         onError,
         ...(options.warn === undefined ? {} : { warn: options.warn }),
       })
+    case 'postgres': {
+      const sections = backend.postgres.sections
+      const names = new Set<string>(Object.values(FLAG_SECTIONS))
+      return {
+        ...withoutLifecycle(fileFlagStore(sections, onListenerError)),
+        onResync: (listener) =>
+          sections.onChange((name) => {
+            if (names.has(name)) listener()
+          }),
+      }
+    }
   }
 }
 

@@ -7,6 +7,8 @@
  *            to it (`<state file>.rl-counters.json`)
  *   redis  → hashes and a list under `<prefix>rl:`, its own change channel, and
  *            {@link redisCounters} under `<prefix>rl:counters:` on the store's connection
+ *   postgres → policies in the store's shared sections (another instance's change arrives as
+ *            a resync), the `<prefix>rl_hits` table and {@link postgresCounters}
  *
  * Every result has the same lifecycle: `connect()` after the route store's `connect()`,
  * `close()` before the route store's; `subscribe` delivers other instances' changes (only
@@ -19,11 +21,13 @@ import type { RedisHandle, Store } from '../../stores/types.js'
 import { memoryCounters } from '../counters/memory.js'
 import { redisCounters, type RedisCounterClient } from '../counters/redis.js'
 import { snapshotCounters } from '../counters/file.js'
+import { postgresCounters } from '../counters/postgres.js'
 import type { CounterStore } from '../counters/types.js'
 import type { RateLimitChangeEvent } from '../events.js'
 import type { RateLimitHitStore, RateLimitPolicyStore } from '../ports.js'
 import { memoryHitStore, memoryPolicyStore } from './memory.js'
-import { fileHitStore, filePolicyStore } from './file.js'
+import { fileHitStore, filePolicyStore, RATE_LIMIT_SECTIONS } from './file.js'
+import { postgresHitStore } from './postgres.js'
 import { redisHitStore, redisPolicyStore } from './redis.js'
 
 /** The rate-limit persistence of one engine, on its store's backend. */
@@ -118,6 +122,30 @@ export function rateLimitStoresFor(
         connect: () => policies.connect(),
         close: () => policies.close(),
         ignoredMessages: () => policies.ignoredMessages(),
+      }
+    }
+    case 'postgres': {
+      const postgres = backend.postgres
+      const names = new Set<string>([
+        RATE_LIMIT_SECTIONS.routes,
+        RATE_LIMIT_SECTIONS.global,
+        RATE_LIMIT_SECTIONS.services,
+      ])
+      return {
+        ...local(filePolicyStore(postgres.sections), postgresHitStore(postgres, capacity), () =>
+          postgresCounters({
+            client: postgres,
+            tablePrefix: postgres.tablePrefix,
+            ...(options.redisCommandTimeout === undefined
+              ? {}
+              : { commandTimeout: options.redisCommandTimeout }),
+            ...(options.onCircuit === undefined ? {} : { onCircuit: options.onCircuit }),
+          }),
+        ),
+        onResync: (listener) =>
+          postgres.sections.onChange((name) => {
+            if (names.has(name)) listener()
+          }),
       }
     }
   }

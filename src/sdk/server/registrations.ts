@@ -8,6 +8,8 @@
  *   file   → the `sdk_registrations` section of the state document
  *   redis  → the hash `<prefix>sdk:registrations` (app id → JSON), announced on the versioned
  *            record feed of the `sdk` namespace so other instances register the routes at once
+ *   postgres → the `sdk_registrations` section of the PostgreSQL store's shared sections; a
+ *            registration made on another instance arrives as a resync (a full reload)
  */
 import { redisRecordFeed } from '../../stores/record-feed.js'
 import type { StoreBackend } from '../../stores/types.js'
@@ -60,6 +62,21 @@ export function registrationStoreFor(
     }
     case 'redis':
       return redisRegistrations(backend.redis, onError)
+    case 'postgres': {
+      const sections = backend.postgres.sections
+      const read = () =>
+        new Map(Object.entries((sections.read(SECTION) ?? {}) as Record<string, unknown>))
+      return {
+        ...mapStore(
+          () => read() as Routes,
+          (all) => sections.write(SECTION, Object.fromEntries(all)),
+        ),
+        onResync: (listener) =>
+          sections.onChange((name) => {
+            if (name === SECTION) listener()
+          }),
+      }
+    }
   }
 }
 

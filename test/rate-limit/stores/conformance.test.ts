@@ -7,6 +7,14 @@ import { fileHitStore, filePolicyStore } from '../../../src/rate-limit/stores/fi
 import { redisHitStore, redisPolicyStore } from '../../../src/rate-limit/stores/redis.js'
 import { fileStore } from '../../../src/stores/file.js'
 import { redisStore } from '../../../src/stores/redis.js'
+import { postgresStore } from '../../../src/stores/postgres/store.js'
+import { postgresHitStore } from '../../../src/rate-limit/stores/postgres.js'
+import {
+  dropPrefixed,
+  postgresTestsEnabled,
+  TEST_PG_URL,
+  testTablePrefix,
+} from '../../helpers/postgres.js'
 import type { FileSections, Store } from '../../../src/stores/types.js'
 import { hit, runRateLimitStoreConformance } from './conformance.js'
 import { deleteKeys, redisTestsEnabled, TEST_REDIS_URL } from '../../helpers/redis.js'
@@ -92,5 +100,24 @@ describe('bad input', () => {
     expect(sections.read('rl_routes')).toEqual(['not', 'an', 'object'])
     expect(sections.read('rl_hits')).toEqual({ not: 'a list' })
     await store.close()
+  })
+})
+
+const postgresAvailable = await postgresTestsEnabled('PostgreSQL rate-limit store contract')
+const postgresPrefixes: string[] = []
+
+describe.skipIf(!postgresAvailable)('postgres', () => {
+  afterAll(() => dropPrefixed(postgresPrefixes))
+  runRateLimitStoreConformance('postgres', async (capacity) => {
+    const tablePrefix = testTablePrefix('rlstores')
+    postgresPrefixes.push(tablePrefix)
+    const store = postgresStore({ url: TEST_PG_URL, tablePrefix })
+    await store.connect()
+    if (store.backend.kind !== 'postgres') throw new Error('expected a postgres store')
+    return {
+      policies: filePolicyStore(store.backend.postgres.sections),
+      hits: postgresHitStore(store.backend.postgres, capacity),
+      close: () => store.close(),
+    }
   })
 })

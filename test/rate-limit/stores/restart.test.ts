@@ -4,7 +4,14 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { fileStore } from '../../../src/stores/file.js'
 import { redisStore } from '../../../src/stores/redis.js'
+import { postgresStore } from '../../../src/stores/postgres/store.js'
 import type { Store } from '../../../src/stores/types.js'
+import {
+  dropPrefixed,
+  postgresTestsEnabled,
+  TEST_PG_URL,
+  testTablePrefix,
+} from '../../helpers/postgres.js'
 import { engineOn, statuses } from './engine.js'
 import { deleteKeys, redisTestsEnabled, TEST_REDIS_URL } from '../../helpers/redis.js'
 
@@ -85,4 +92,12 @@ describe('file backend restart', () => {
 
 describe.skipIf(!available)('redis backend restart', () => {
   restartScenario(() => redisStore({ url: TEST_REDIS_URL, prefix: redisPrefix }))
+})
+
+const postgresAvailable = await postgresTestsEnabled('PostgreSQL rate-limit restart tests')
+const tablePrefix = testTablePrefix('rlrestart')
+
+describe.skipIf(!postgresAvailable)('postgres backend restart', () => {
+  afterAll(() => dropPrefixed([tablePrefix]))
+  restartScenario(() => postgresStore({ url: TEST_PG_URL, tablePrefix }))
 })
