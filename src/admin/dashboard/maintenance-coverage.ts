@@ -51,4 +51,15 @@ export class MaintenanceCoverage {
       return 'service'
     return null
   }
+
+  /** When the maintenance covering a route of `service` ends by itself (ISO), or null. */
+  endsAt(covered: CoveringMaintenance, service: string): string | null {
+    const compiled =
+      covered === 'global'
+        ? this.#global
+        : covered === 'service'
+          ? this.#services.get(service)
+          : undefined
+    return compiled?.config.ends_at ?? null
+  }
 }
