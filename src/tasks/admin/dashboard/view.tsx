@@ -13,7 +13,7 @@ import {
   type QueryValues,
 } from '../../../ui/index.js'
 import { roleAllows } from '../../../common/roles.js'
-import type { ConsoleMember } from '../../../common/console-registry.js'
+import type { ConsoleAuditSource, ConsoleMember } from '../../../common/console-registry.js'
 import { mountPath, type TaskAdminContext } from '../context.js'
 
 /** Route options of a dashboard page or fragment: without a session, redirect to the login view. */
@@ -69,8 +69,13 @@ function sectionTabs(authenticated: boolean): { id: TabId; path: string; label: 
 }
 
 /** What the task dashboard brings to the console shared with the route-control admin. */
-export function taskConsoleMember(base: string, title: string): ConsoleMember {
+export function taskConsoleMember(
+  base: string,
+  title: string,
+  audit?: ConsoleAuditSource,
+): ConsoleMember {
   return {
+    ...(audit === undefined ? {} : { audit }),
     half: 'tasks',
     entries: TABS.flatMap((tab) => {
       const entry = CONSOLE_ENTRIES[tab.id]
