@@ -151,6 +151,15 @@ export class ConsoleSlot {
     return this.shared ? (this.members.get('tasks')?.audit ?? null) : null
   }
 
+  /**
+   * The console's one Audit page (the route half's) while both halves are mounted; else null.
+   * The task half's Audit tab leads there, narrowed to task entries.
+   */
+  get auditHref(): string | null {
+    if (!this.shared) return null
+    return this.members.get('routes')?.entries.find((entry) => entry.id === 'audit')?.href ?? null
+  }
+
   /** The URL of a route on the Routes page, or null while the route half is not mounted. */
   routeHref(route: string): string | null {
     return this.members.get('routes')?.routeHref?.(route) ?? null

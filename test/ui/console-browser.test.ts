@@ -295,6 +295,14 @@ describe.skipIf(!enabled)('one console in Chromium', { timeout: 90_000 }, () => 
       'service_maintenance_off',
       'service_maintenance_on',
     ])
+    // The Tasks section's Audit tab leads to this one Audit page, narrowed to task entries.
+    await page.goto(`${origin}/tasks/dashboard`)
+    await page
+      .getByRole('navigation', { name: 'Task views' })
+      .getByRole('link', { name: 'Audit' })
+      .click()
+    await page.waitForURL((url) => url.pathname === '/switchyard/audit')
+    expect(new URL(page.url()).searchParams.get('kind')).toBe('tasks')
     expect(errors).toEqual([])
   })
 })

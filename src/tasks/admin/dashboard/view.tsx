@@ -164,7 +164,7 @@ export class TaskDashboard {
           ? {
               label: 'Task views',
               items: sectionTabs(this.authenticated).map((tab) => ({
-                href: this.url(tab.path),
+                href: this.sectionHref(tab),
                 label: tab.label,
                 active: tab.id === props.active,
               })),
@@ -181,6 +181,15 @@ export class TaskDashboard {
       },
       props,
     )
+  }
+
+  /**
+   * Where a tab of the console's Tasks section leads: its page, except Audit, which is the
+   * console's one Audit page narrowed to task entries (both halves' entries are listed there).
+   */
+  private sectionHref(tab: { id: TabId; path: string }): string {
+    const audit = tab.id === 'audit' ? (this.context.console?.auditHref ?? null) : null
+    return audit === null ? this.url(tab.path) : withQuery(audit, { kind: 'tasks' })
   }
 
   /** A full page of one tab: its content in a section under an `h1` (the title unless given). */
