@@ -7,17 +7,22 @@
  * cases report absolute figures against the goals: (a) median < 50 ms, (b) p95 < 300 ms,
  * (c) a first load in tens of kilobytes.
  *
- * Usage: `npm run bench -- dashboard [--quick]`. Prints a table; writes
- * bench/results/dashboard.json. Needs Debian's Chromium for (b) and (c).
+ * Usage: `npm run bench -- dashboard [--quick] [--console]`. Prints a table; writes
+ * bench/results/dashboard.json. Needs Debian's Chromium for (b) and (c). With `--console` the
+ * task admin is mounted on the same app, so the pages wear the one console's shell (shared
+ * header and navigation of both halves); it writes bench/results/dashboard-console.json.
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import Fastify from 'fastify'
 import { chromium } from 'playwright-core'
 import { createEngine } from '../src/index.js'
 import { switchyard } from '../src/fastify/index.js'
+import { TaskManager } from '../src/tasks/index.js'
+import { taskAdmin, tasksPlugin } from '../src/tasks/fastify/index.js'
 import { median, percentile } from './lib/stats.js'
 
 const quick = process.argv.includes('--quick')
+const oneConsole = process.argv.includes('--console')
 const RENDERS = quick ? 15 : 40
 const CHANGES = quick ? 20 : 50
 const ROUTES = 2000
@@ -32,6 +37,12 @@ async function startApp(routes: number) {
   })
   const app = Fastify({ logger: false })
   await app.register(switchyard, { engine, admin: { path: '/switchyard' } })
+  const manager = oneConsole ? new TaskManager({}) : null
+  if (manager !== null) {
+    // Both halves in one shell: the route pages then render the console's shared header.
+    await app.register(tasksPlugin, { taskManager: manager })
+    await app.register(taskAdmin, { taskManager: manager, path: '/tasks' })
+  }
   for (let i = 0; i < routes; i++) {
     engine.registerRoute(i % 2 === 0 ? 'GET' : 'POST', `/area-${i % 40}/item-${i}`, null, {
       service: `svc-${i % 5}`,
@@ -53,7 +64,7 @@ const ms = (value: number) => `${value.toFixed(1)} ms`
 // The machine is shared: wall times move with its load, CPU time per render much less.
 const load = (await import('node:os')).loadavg()[0] ?? 0
 
-const results: Record<string, unknown> = { load_average: load }
+const results: Record<string, unknown> = { load_average: load, one_console: oneConsole }
 console.log(`load average at start: ${load.toFixed(1)}`)
 const { app, engine, base } = await startApp(ROUTES)
 
@@ -219,4 +230,7 @@ if (!existsSync(CHROMIUM)) {
 await app.close()
 await engine.close()
 mkdirSync('bench/results', { recursive: true })
-writeFileSync('bench/results/dashboard.json', `${JSON.stringify(results, null, 2)}\n`)
+writeFileSync(
+  `bench/results/dashboard${oneConsole ? '-console' : ''}.json`,
+  `${JSON.stringify(results, null, 2)}\n`,
+)

@@ -6,6 +6,7 @@
  */
 import { Type, type Static, type TSchema } from 'typebox'
 import { MAX_PER_PAGE } from '../core/pagination.js'
+import { DURATION_PATTERN } from '../core/time.js'
 import { SERVICE_NAME_PATTERN } from '../core/service-name.js'
 
 /** A schema or null. */
@@ -153,6 +154,11 @@ export const MaintenanceConfigSchema = Type.Object({
   reason: Type.String(),
   include_force_active: Type.Boolean(),
   exempt_paths: Type.Array(Type.String()),
+  ends_at: Type.Optional(
+    Nullable(
+      Type.String({ description: 'When maintenance ends by itself; null: when turned off' }),
+    ),
+  ),
 })
 
 /** Body of the maintenance `enable` endpoints. */
@@ -167,6 +173,15 @@ export const MaintenanceEnableBody = Type.Object(
     ),
     include_force_active: Type.Optional(
       Type.Boolean({ description: 'Also block force_active routes (health probes)' }),
+    ),
+    ends_at: Type.Optional(
+      Nullable({ ...IsoDateTime, description: 'End maintenance by itself at this future time' }),
+    ),
+    duration: Type.Optional(
+      Type.String({
+        pattern: DURATION_PATTERN,
+        description: 'End maintenance by itself after this long (`30m`, `1h`, `4h`, `2d`)',
+      }),
     ),
   },
   { additionalProperties: false },

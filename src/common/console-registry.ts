@@ -50,6 +50,28 @@ export interface ConsoleEntry {
   role?: Role
 }
 
+/** One entry of a half's audit as the console's combined Audit page shows it. */
+export interface ConsoleAuditEntry {
+  /** Unique within its half. */
+  id: string
+  /** Epoch ms. */
+  timestamp: number
+  action: string
+  actor: string
+  /** What the entry is about (a task id), or null. */
+  subject: string | null
+  /** Where the subject's page is, or null. */
+  href: string | null
+  /** The entry's details in one line (may be empty). */
+  detail: string
+}
+
+/** A half's audit, read by the other half's combined Audit page. */
+export interface ConsoleAuditSource {
+  /** The newest entries (at most `limit`), newest first, and how many the audit holds. */
+  newest(limit: number): Promise<{ items: ConsoleAuditEntry[]; total: number }>
+}
+
 /** What a half brings to the console. */
 export interface ConsoleMember {
   half: ConsoleHalf
@@ -63,6 +85,11 @@ export interface ConsoleMember {
    * can link a task to the route that enqueued it. Only the route half has it.
    */
   routeHref?: (route: string) => string
+  /**
+   * Its audit, for the one Audit page of the console (the route half's, which shows both halves'
+   * entries together). Only the task half gives it, and only when its audit exists (with auth).
+   */
+  audit?: ConsoleAuditSource
 }
 
 /** One navigation item as the layout renders it. */
@@ -117,6 +144,20 @@ export class ConsoleSlot {
           active: entry.id === active,
         })),
     }
+  }
+
+  /** The task half's audit while both halves are mounted and it has one; else null. */
+  get taskAudit(): ConsoleAuditSource | null {
+    return this.shared ? (this.members.get('tasks')?.audit ?? null) : null
+  }
+
+  /**
+   * The console's one Audit page (the route half's) while both halves are mounted; else null.
+   * The task half's Audit tab leads there, narrowed to task entries.
+   */
+  get auditHref(): string | null {
+    if (!this.shared) return null
+    return this.members.get('routes')?.entries.find((entry) => entry.id === 'audit')?.href ?? null
   }
 
   /** The URL of a route on the Routes page, or null while the route half is not mounted. */

@@ -105,16 +105,28 @@ export class Enforcer {
     slot: RouteSlot,
     request: RequestView,
   ): BlockDecision | undefined {
-    if (!maintenanceBlocks(maintenance, slot.method, slot.path, slot.forceActive)) return undefined
+    if (!maintenance.active) return undefined // the common case, without reading the clock
+    const now = this.clock.now()
+    if (!maintenanceBlocks(maintenance, slot.method, slot.path, slot.forceActive, now))
+      return undefined
     const message =
       scope === 'global'
         ? 'The service is down for maintenance.'
         : `The ${slot.service} service is down for maintenance.`
-    return block(503, 'MAINTENANCE_MODE', message, {
-      reason: maintenance.config.reason,
-      path: requestPath(request),
-      scope,
-    })
+    const end = maintenance.endsAt
+    const timed = Number.isFinite(end)
+    return block(
+      503,
+      'MAINTENANCE_MODE',
+      message,
+      {
+        reason: maintenance.config.reason,
+        path: requestPath(request),
+        scope,
+        ...(timed ? { retry_after: toIso(end) } : {}),
+      },
+      timed ? [['retry-after', retryAfterSeconds(end, now)]] : [],
+    )
   }
 
   /** Step 5: the route's own lifecycle state. */

@@ -14,6 +14,7 @@ import type { Clock } from './clock.js'
 import { Enforcer } from './enforcement.js'
 import { seconds, type EngineOptions, type EngineParts } from './engine-options.js'
 import type { EngineFeature, FeatureHost } from './feature.js'
+import { maintenanceExpiryJob } from './maintenance-expiry.js'
 import { MaintenanceOperations } from './maintenance-operations.js'
 import { MaintenanceScopes } from './maintenance-scopes.js'
 import type { Operation } from './operations.js'
@@ -94,6 +95,13 @@ export function buildKernel(
   const flagsFeature = parts.flags(host)
   const rateLimits = parts.rateLimits(host, options.rateLimit)
   const features: EngineFeature[] = [flagsFeature, rateLimits]
+  const maintenanceOperations = new MaintenanceOperations({
+    replica,
+    store: store.maintenance,
+    clock,
+    report,
+    wake: () => scheduler.wake(),
+  })
   const scheduler = new TransitionScheduler({
     replica,
     routes: store.routes,
@@ -101,7 +109,10 @@ export function buildKernel(
     clock,
     report,
     logger,
-    jobs: features.flatMap((feature) => feature.jobs),
+    jobs: [
+      maintenanceExpiryJob({ replica, operations: maintenanceOperations, claims: store.claims }),
+      ...features.flatMap((feature) => feature.jobs),
+    ],
   })
   return {
     store,
@@ -122,9 +133,7 @@ export function buildKernel(
       defaultService: owner.service,
       report,
     }),
-    maintenance: new MaintenanceScopes(
-      new MaintenanceOperations({ replica, store: store.maintenance, report }),
-    ),
+    maintenance: new MaintenanceScopes(maintenanceOperations),
     scheduler,
     sync: new ReplicaSync({
       replica,
@@ -139,7 +148,8 @@ export function buildKernel(
         for (const feature of features) feature.storeUnavailable?.(error, fatal)
       },
       onEvent: (event) => {
-        if (event.type === 'route_state') scheduler.wake()
+        // A new route deadline or maintenance end time may be due before the planned check.
+        if (event.type !== 'audit') scheduler.wake()
       },
     }),
   }

@@ -8,12 +8,14 @@
  * that is there, removing one that is not — stores nothing and writes no audit entry.
  */
 import { isDeepStrictEqual } from 'node:util'
+import { systemClock, type Clock } from './clock.js'
 import { ValidationError } from './errors.js'
 import { compileMaintenance, type MaintenanceConfig } from './maintenance.js'
 import type { ActorOptions, Operation } from './operations.js'
 import type { Replica } from './replica.js'
 import { checkReason, checkService } from './route-operations.js'
 import { parseRouteKey } from './route-key.js'
+import { parseDateTime, toIso } from './time.js'
 import type { MaintenanceStore } from '../stores/types.js'
 import { auditDiff, diffField } from './audit-diff.js'
 
@@ -24,14 +26,26 @@ export interface EnableMaintenanceOptions extends ActorOptions {
   exemptPaths?: string[]
   /** Also block force-active routes (health and readiness probes). */
   includeForceActive?: boolean
+  /**
+   * When maintenance ends by itself (a `Date` or an ISO 8601 string, in the future). Omitted or
+   * null: it lasts until turned off.
+   */
+  until?: Date | string | null
 }
 
 /** What the maintenance operations need from the engine. */
 export interface MaintenanceOperationDeps {
   replica: Replica
   store: MaintenanceStore
+  /** Judges whether an end time is in the future (default: the system clock). */
+  clock?: Clock
   report(operation: Operation): void
+  /** Tells the scheduler that an end time may now be due sooner than it planned. */
+  wake?: () => void
 }
+
+/** Platform of the audit entry written when maintenance reaches its end time. */
+const SCHEDULER = 'scheduler'
 
 type Scope = { kind: 'global' } | { kind: 'service'; service: string }
 
@@ -49,7 +63,7 @@ export class MaintenanceOperations {
   }
 
   /** Turns maintenance on for a scope. */
-  enable(scope: Scope, options: EnableMaintenanceOptions = {}): Promise<MaintenanceConfig> {
+  async enable(scope: Scope, options: EnableMaintenanceOptions = {}): Promise<MaintenanceConfig> {
     const reason = checkReason(options.reason)
     const exempt = checkExemptList(options.exemptPaths)
     if (
@@ -60,19 +74,52 @@ export class MaintenanceOperations {
         details: [{ field: 'include_force_active', message: 'expected a boolean' }],
       })
     }
-    const config = {
+    const endsAt = this.checkUntil(options.until)
+    const config: MaintenanceConfig = {
       active: true,
       reason,
       include_force_active: options.includeForceActive ?? false,
       exempt_paths: exempt,
+      // Stored only when given, so a configuration without an end reads as it always did.
+      ...(endsAt === null ? {} : { ends_at: endsAt }),
     }
     return this.write(scope, config, 'maintenance_on', options)
   }
 
-  /** Turns maintenance off for a scope (the configured exemptions are kept). */
+  /** Turns maintenance off for a scope (the configured exemptions are kept, the end time not). */
   disable(scope: Scope, options: ActorOptions = {}): Promise<MaintenanceConfig> {
+    return this.write(scope, withoutEnd(this.get(scope)), 'maintenance_off', options)
+  }
+
+  /**
+   * Turns maintenance off because its end time `endsAt` (ISO, as stored) was reached: audited
+   * as a disable by `system` on platform `scheduler`. Does nothing (resolves false) when the
+   * scope is no longer on with that end time (turned off or enabled again meanwhile).
+   */
+  async end(scope: Scope, endsAt: string): Promise<boolean> {
     const current = this.get(scope)
-    return this.write(scope, { ...current, active: false }, 'maintenance_off', options)
+    if (!current.active || current.ends_at !== endsAt) return false
+    await this.write(scope, withoutEnd(current), 'maintenance_off', {
+      actor: 'system',
+      platform: SCHEDULER,
+    })
+    return true
+  }
+
+  private checkUntil(until: unknown): string | null {
+    if (until === undefined || until === null) return null
+    if (!(until instanceof Date) && typeof until !== 'string') {
+      throw new ValidationError('until must be a Date or an ISO 8601 datetime.', {
+        details: [{ field: 'ends_at', message: 'expected an ISO 8601 datetime' }],
+      })
+    }
+    const at = parseDateTime(until, 'ends_at')
+    if (at <= (this.deps.clock ?? systemClock).now()) {
+      throw new ValidationError(`The end time ${toIso(at)} is not in the future.`, {
+        details: [{ field: 'ends_at', message: 'must be in the future' }],
+      })
+    }
+    return toIso(at)
   }
 
   /** Adds one exemption; `active` is unchanged. */
@@ -139,8 +186,14 @@ export class MaintenanceOperations {
       new_status: config.active ? 'on' : 'off',
       ...diffField(auditDiff(current, config)),
     })
+    if (config.active && typeof config.ends_at === 'string') this.deps.wake?.()
     return structuredClone(config)
   }
+}
+
+function withoutEnd(config: MaintenanceConfig): MaintenanceConfig {
+  const { ends_at: _end, ...rest } = config
+  return { ...rest, active: false }
 }
 
 function checkExemptList(paths: unknown): string[] {

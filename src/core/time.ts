@@ -38,6 +38,23 @@ export function parseOptionalDateTime(
   return value === null || value === undefined ? null : parseDateTime(value, field)
 }
 
+const DURATION_UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const
+
+/** The form of a duration: a positive whole number of minutes, hours or days (`30m`, `4h`). */
+export const DURATION_PATTERN = '^[1-9][0-9]{0,5}[mhd]$'
+
+/** Parses a duration such as `30m`, `1h` or `2d` into milliseconds, or throws. */
+export function parseDuration(value: string, field = 'duration'): number {
+  const match = typeof value === 'string' ? /^([1-9][0-9]{0,5})([mhd])$/.exec(value) : null
+  if (match === null) {
+    throw new ValidationError(
+      `Invalid ${field} ${JSON.stringify(value)}: expected a duration such as 30m, 1h or 2d.`,
+      { details: [{ field, message: 'expected a duration such as 30m, 1h or 2d' }] },
+    )
+  }
+  return Number(match[1]) * DURATION_UNIT_MS[match[2] as keyof typeof DURATION_UNIT_MS]
+}
+
 function invalid(field: string, value: unknown): ValidationError {
   return new ValidationError(
     `Invalid ${field} ${JSON.stringify(value)}: expected an ISO 8601 datetime such as 2026-12-01T04:00:00Z.`,

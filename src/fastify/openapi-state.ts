@@ -61,15 +61,22 @@ export function operationView(
     state.status === 'deprecated' ? { sunset: state.sunset, useInstead: state.use_instead } : null
   let blocking: MaintenanceView | null = null
   const service = maintenance.service(slot.service)
-  if (maintenanceBlocks(maintenance.global, slot.method, slot.path, slot.forceActive)) {
+  const endOf = (compiled: CompiledMaintenance) =>
+    Number.isFinite(compiled.endsAt) ? compiled.endsAt : null
+  if (maintenanceBlocks(maintenance.global, slot.method, slot.path, slot.forceActive, now)) {
     blocking = {
       scope: 'global',
       service: slot.service,
       reason: maintenance.global.config.reason,
-      end: null,
+      end: endOf(maintenance.global),
     }
-  } else if (maintenanceBlocks(service, slot.method, slot.path, slot.forceActive)) {
-    blocking = { scope: 'service', service: slot.service, reason: service.config.reason, end: null }
+  } else if (maintenanceBlocks(service, slot.method, slot.path, slot.forceActive, now)) {
+    blocking = {
+      scope: 'service',
+      service: slot.service,
+      reason: service.config.reason,
+      end: endOf(service),
+    }
   } else if (own === 'maintenance') {
     const end = slot.times.windowEnd
     blocking = {

@@ -37,6 +37,21 @@ export function Time(props: { at: string | number | null; now?: number; empty?: 
   )
 }
 
+/**
+ * A wall-clock time ("14:30"): UTC from the server, the reader's local time once the page's
+ * script runs; the full local and UTC time on hover.
+ */
+export function ClockTime(props: { at: string | number }): JSX.Element {
+  const at = typeof props.at === 'number' ? props.at : Date.parse(props.at)
+  if (Number.isNaN(at)) return <span safe>{String(props.at)}</span>
+  const iso = new Date(at).toISOString()
+  return (
+    <time datetime={iso} data-clock title={formatAbsolute(at)} safe>
+      {`${iso.slice(11, 16)} UTC`}
+    </time>
+  )
+}
+
 /** A table cell holding a {@link Time}; with `hideNarrow` it hides on narrow screens like its column. */
 export function TimeCell(props: Parameters<typeof Time>[0] & { hideNarrow?: boolean }) {
   const { hideNarrow, ...time } = props

@@ -5,6 +5,7 @@
 export { UiAssets, uiAssets, type Asset, type AssetName } from './assets.js'
 export {
   Badge,
+  ClockTime,
   DataTable,
   Empty,
   Field,

@@ -179,6 +179,7 @@ describe('maintenance endpoints', () => {
       reason: '',
       include_force_active: false,
       exempt_paths: [],
+      ends_at: null,
     })
     const enabled = await call('POST', '/global-maintenance/enable', {
       reason: 'upgrade',
@@ -190,6 +191,7 @@ describe('maintenance endpoints', () => {
       reason: 'upgrade',
       include_force_active: true,
       exempt_paths: ['/health', 'GET:/orders'],
+      ends_at: null,
     })
     await call('POST', '/global-maintenance/exempt-add', { path: '/status' })
     await call('POST', '/global-maintenance/exempt-remove', { path: '/health' })

@@ -18,6 +18,7 @@ describe('ctl maintenance commands', { timeout: CLI_TEST_TIMEOUT }, () => {
       reason: 'upgrade',
       include_force_active: true,
       exempt_paths: ['GET:/orders', '/status'],
+      ends_at: null,
     })
     const disabled = await run(['global', 'disable'])
     expect(disabled.stdout.split('\n')[0]).toBe('Global maintenance: OFF')
@@ -25,6 +26,23 @@ describe('ctl maintenance commands', { timeout: CLI_TEST_TIMEOUT }, () => {
     expect(status.stdout).toContain('Global maintenance: OFF')
     const bad = await run(['global', 'exempt-add', 'no-slash'])
     expect(bad.code).toBe(1)
+  })
+
+  it('takes --until as a duration or a datetime, and refuses a bad one before any request', async () => {
+    const timed = await run(argv`sm enable billing --reason invoices --until 30m`)
+    expect(timed.code).toBe(0)
+    expect(timed.stdout).toMatch(/\nEnds: \S+ \(in (29|30)m\)\n/)
+    const at = new Date(Date.now() + 4 * 3_600_000).toISOString()
+    const json = await run(['global', 'enable', '--until', at, '--json'])
+    expect(Date.parse(JSON.parse(json.stdout).ends_at)).toBe(Date.parse(at))
+    await run(['global', 'disable'])
+    await run(['sm', 'disable', 'billing'])
+    for (const bad of ['0m', 'soon', '30x']) {
+      const refused = await run(['global', 'enable', '--until', bad])
+      expect(refused.code).toBe(2)
+    }
+    const status = await run(['global', 'status', '--json'])
+    expect(JSON.parse(status.stdout)).toMatchObject({ active: false, ends_at: null })
   })
 
   it('drives service maintenance with sm and its alias', async () => {

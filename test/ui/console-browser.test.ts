@@ -24,6 +24,7 @@ import {
   watchErrors,
 } from '../browser/browser.js'
 import { quietLogger } from '../tasks/helpers.js'
+import { adminDataOf } from '../../src/tasks/admin/local-data.js'
 
 const enabled = requireChromium()
 
@@ -256,6 +257,52 @@ describe.skipIf(!enabled)('one console in Chromium', { timeout: 90_000 }, () => 
     await page.getByRole('link', { name: 'GET:/v1/users on the Routes page' }).first().click()
     await page.waitForURL((url) => url.searchParams.get('q') === 'GET:/v1/users')
     await page.getByRole('button', { name: 'Manage… GET:/v1/users' }).waitFor()
+    expect(errors).toEqual([])
+  })
+
+  it('the Audit page lists route-control and task entries together, newest first, with a kind filter', async () => {
+    const tasksAudit = adminDataOf(manager).data
+    await engine.enableServiceMaintenance('shop', { reason: 'audit view test' })
+    await engine.disableServiceMaintenance('shop')
+    await tasksAudit.appendAudit({
+      timestamp: Date.now() + 1000, // the newest of all
+      action: 'queue_pause',
+      task_id: null,
+      actor: 'ada',
+      detail: { queue: 'emails' },
+    })
+    await page.goto(`${origin}/switchyard/audit`)
+    await waitLive(page)
+    const rows = page.locator('#audit-table tbody tr')
+    // newest first: the task entry, then the route-control ones
+    await expect.poll(() => rows.first().textContent()).toContain('queue_pause')
+    expect(await rows.first().textContent()).toContain('Tasks')
+    const actions = await page.locator('#audit-table tbody tr td.mono').allTextContents()
+    expect(actions).toEqual(expect.arrayContaining(['service_maintenance_off', 'queue_pause']))
+    expect(actions).not.toContain('login')
+    expect(await seriousViolations(page)).toEqual([])
+
+    await page.getByLabel('Kind').selectOption('tasks')
+    await page.getByRole('button', { name: 'Filter' }).click()
+    await page.waitForURL((url) => url.searchParams.get('kind') === 'tasks')
+    expect(await page.locator('#audit-table tbody tr td.mono').allTextContents()).toEqual([
+      'queue_pause',
+    ])
+    await page.getByLabel('Kind').selectOption('maintenance')
+    await page.getByRole('button', { name: 'Filter' }).click()
+    await page.waitForURL((url) => url.searchParams.get('kind') === 'maintenance')
+    expect(await page.locator('#audit-table tbody tr td.mono').allTextContents()).toEqual([
+      'service_maintenance_off',
+      'service_maintenance_on',
+    ])
+    // The Tasks section's Audit tab leads to this one Audit page, narrowed to task entries.
+    await page.goto(`${origin}/tasks/dashboard`)
+    await page
+      .getByRole('navigation', { name: 'Task views' })
+      .getByRole('link', { name: 'Audit' })
+      .click()
+    await page.waitForURL((url) => url.pathname === '/switchyard/audit')
+    expect(new URL(page.url()).searchParams.get('kind')).toBe('tasks')
     expect(errors).toEqual([])
   })
 })

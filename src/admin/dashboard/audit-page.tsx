@@ -1,7 +1,10 @@
 /**
  * The Audit page: every state change, newest first, filtered by route, action, actor and
- * service (the same filters as `GET /api/audit`), 50 per page. The first page follows the
- * stream: a new entry appears on top, highlighted.
+ * service (the same filters as `GET /api/audit`) and by kind, 50 per page. The first page
+ * follows the stream: a new entry appears on top, highlighted.
+ *
+ * In one console with the task admin it is the console's only Audit page: task entries are
+ * listed with the route-control ones, newest first, and the kind filter offers Tasks.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { shortDiffValue } from '../../core/audit-diff.js'
@@ -17,6 +20,16 @@ import {
   PageHead,
   LiveList,
 } from '../../ui/index.js'
+import {
+  AUDIT_KINDS,
+  AUDIT_WINDOW,
+  combinedAudit,
+  kindOf,
+  parseKind,
+  type AuditKind,
+  type AuditRow,
+  type CombinedPage,
+} from './audit-kinds.js'
 import { RouteCell } from './route-cell.js'
 import { knownService } from './routes-page.js'
 import { PAGE, domId, pageParam, param, type Dashboard } from './view.js'
@@ -29,6 +42,7 @@ interface AuditFilters {
   action: string
   actor: string
   service: string | null
+  kind: AuditKind
   page: number
 }
 
@@ -38,6 +52,7 @@ function filtersOf(dashboard: Dashboard, request: FastifyRequest): AuditFilters 
     action: param(request, 'action').trim(),
     actor: param(request, 'actor').trim(),
     service: knownService(dashboard.admin.engine, request),
+    kind: parseKind(param(request, 'kind')),
     page: pageParam(request),
   }
 }
@@ -48,6 +63,7 @@ function query(filters: AuditFilters, page = filters.page) {
     action: filters.action,
     actor: filters.actor,
     service: filters.service,
+    kind: filters.kind === '' ? undefined : filters.kind,
     page: page === 1 ? undefined : page,
   }
 }
@@ -143,24 +159,154 @@ function DiffList({ diff }: { diff: NonNullable<AuditEntry['diff']> }): JSX.Elem
   )
 }
 
+const KIND_LABEL: Readonly<Record<string, string>> = Object.fromEntries(AUDIT_KINDS)
+
+/**
+ * The list of a kind filter or of the console's combined audit: route-control and task entries
+ * in one table, newest first, each with its kind.
+ */
+function CombinedTable(props: {
+  dashboard: Dashboard
+  filters: AuditFilters
+  loaded: Loaded<CombinedPage>
+}): JSX.Element {
+  const { dashboard, filters, loaded } = props
+  const now = Date.now()
+  const result = loaded.result
+  return (
+    <>
+      {result?.truncated === true ? (
+        <p class="muted" id="audit-window">
+          Showing the newest {AUDIT_WINDOW.toLocaleString('en')} entries of each log; filter by
+          route, action or actor to reach older ones.
+        </p>
+      ) : (
+        ''
+      )}
+      <LiveList
+        id="audit-table"
+        event="audit"
+        page={filters.page}
+        refreshUrl={dashboard.url('/audit/table', query(filters))}
+        error={loaded.error}
+        caption="Audit log, newest first"
+        columns={[
+          'When',
+          'Kind',
+          'Subject',
+          'Action',
+          'Change',
+          'Actor',
+          { label: 'Platform', hideNarrow: true },
+          'Reason or detail',
+        ]}
+        list={result}
+        empty={
+          <Empty title="No audit entries match.">
+            <p>Every change made through the API, ctl or this console is recorded here.</p>
+          </Empty>
+        }
+        perPage={PER_PAGE}
+        href={(page) => dashboard.url('/audit', query(filters, page))}
+        row={(row: AuditRow) =>
+          row.half === 'routes' ? (
+            <tr id={domId('audit', row.entry.id)}>
+              <TimeCell at={row.entry.timestamp} now={now} />
+              <td safe>{KIND_LABEL[kindOf(row.entry.action)] ?? ''}</td>
+              <RouteCell
+                label={row.entry.route}
+                href={dashboard.url('/audit', { ...query(filters, 1), route: row.entry.route })}
+                service={row.entry.service}
+                routeHref={(route) => dashboard.routeUrl(route)}
+              />
+              <td class="mono" safe>
+                {row.entry.action}
+              </td>
+              <td>
+                <span safe>{change(row.entry)}</span>
+                {row.entry.diff === undefined ? '' : <DiffList diff={row.entry.diff} />}
+              </td>
+              <td safe>{row.entry.actor}</td>
+              <td class="hide-narrow" safe>
+                {row.entry.platform}
+              </td>
+              <td>
+                <Truncated text={row.entry.reason} />
+              </td>
+            </tr>
+          ) : (
+            <tr id={domId('task-audit', row.entry.id)}>
+              <TimeCell at={row.entry.timestamp} now={now} />
+              <td>Tasks</td>
+              {row.entry.subject === null ? (
+                <td class="muted">—</td>
+              ) : (
+                <td class="key">
+                  {row.entry.href === null ? (
+                    <span class="mono" safe>
+                      {row.entry.subject}
+                    </span>
+                  ) : (
+                    <a class="mono" href={row.entry.href} safe>
+                      {row.entry.subject}
+                    </a>
+                  )}
+                </td>
+              )}
+              <td class="mono" safe>
+                {row.entry.action}
+              </td>
+              <td class="muted">—</td>
+              <td safe>{row.entry.actor}</td>
+              <td class="hide-narrow muted">task admin</td>
+              <td>
+                <Truncated text={row.entry.detail} class="mono" />
+              </td>
+            </tr>
+          )
+        }
+      />
+    </>
+  )
+}
+
 /** Registers the audit page and its live table. */
 export function auditPage(app: FastifyInstance, dashboard: Dashboard): void {
   const { engine } = dashboard.admin
+  const routeQuery = (filters: AuditFilters) => ({
+    route: filters.route === '' ? undefined : filters.route,
+    action: filters.action === '' ? undefined : filters.action,
+    actor: filters.actor === '' ? undefined : filters.actor,
+    service: filters.service ?? undefined,
+  })
   const load = (filters: AuditFilters) =>
     loadOrError(() =>
-      engine.getAuditLog({
-        route: filters.route === '' ? undefined : filters.route,
-        action: filters.action === '' ? undefined : filters.action,
-        actor: filters.actor === '' ? undefined : filters.actor,
-        service: filters.service ?? undefined,
+      engine.getAuditLog({ ...routeQuery(filters), page: filters.page, perPage: PER_PAGE }),
+    )
+  // The task half's audit, while it shares this console (read at every render: either half
+  // may be mounted first).
+  const tasks = () => dashboard.admin.console?.taskAudit ?? null
+  /** Whether the page lists both logs or a kind: the combined table instead of the plain one. */
+  const combined = (filters: AuditFilters) => filters.kind !== '' || tasks() !== null
+  const loadCombined = (filters: AuditFilters) =>
+    loadOrError(() =>
+      combinedAudit((options) => engine.getAuditLog(options), tasks(), {
+        routes: routeQuery(filters),
+        kind: filters.kind,
         page: filters.page,
         perPage: PER_PAGE,
       }),
     )
+  const table = async (filters: AuditFilters) =>
+    combined(filters) ? (
+      <CombinedTable dashboard={dashboard} filters={filters} loaded={await loadCombined(filters)} />
+    ) : (
+      <AuditTable dashboard={dashboard} filters={filters} loaded={await load(filters)} />
+    )
 
   app.get('/audit', PAGE, async (request, reply) => {
     const filters = filtersOf(dashboard, request)
-    const loaded = await load(filters)
+    const kinds = AUDIT_KINDS.filter(([kind]) => kind !== 'tasks' || tasks() !== null)
     return sendHtml(
       reply,
       dashboard.page(request, {
@@ -170,7 +316,12 @@ export function auditPage(app: FastifyInstance, dashboard: Dashboard): void {
           names: engine.listServices(),
           current: filters.service,
           action: dashboard.url('/audit'),
-          keep: { route: filters.route, action: filters.action, actor: filters.actor },
+          keep: {
+            route: filters.route,
+            action: filters.action,
+            actor: filters.actor,
+            kind: filters.kind,
+          },
         },
         children: (
           <>
@@ -203,6 +354,16 @@ export function auditPage(app: FastifyInstance, dashboard: Dashboard): void {
                 </datalist>
               </div>
               <div class="field">
+                <label for="audit-kind">Kind</label>
+                <select id="audit-kind" name="kind">
+                  {kinds.map(([kind, label]) => (
+                    <option value={kind} selected={filters.kind === kind} safe>
+                      {label}
+                    </option>
+                  ))}
+                </select>
+              </div>
+              <div class="field">
                 <label for="audit-actor">Actor</label>
                 <input id="audit-actor" name="actor" value={filters.actor} placeholder="admin" />
               </div>
@@ -210,7 +371,7 @@ export function auditPage(app: FastifyInstance, dashboard: Dashboard): void {
                 Filter
               </button>
             </form>
-            <AuditTable dashboard={dashboard} filters={filters} loaded={loaded} />
+            {await table(filters)}
           </>
         ),
       }),
@@ -218,9 +379,7 @@ export function auditPage(app: FastifyInstance, dashboard: Dashboard): void {
   })
 
   app.get('/audit/table', PAGE, async (request, reply) => {
-    const filters = filtersOf(dashboard, request)
-    const loaded = await load(filters)
-    return sendHtml(reply, <AuditTable dashboard={dashboard} filters={filters} loaded={loaded} />)
+    return sendHtml(reply, await table(filtersOf(dashboard, request)))
   })
 }
 

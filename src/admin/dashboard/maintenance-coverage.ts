@@ -20,8 +20,15 @@ export type CoveringMaintenance = 'global' | 'service' | null
 export class MaintenanceCoverage {
   readonly #global: CompiledMaintenance
   readonly #services = new Map<string, CompiledMaintenance>()
+  readonly #now: number
 
-  constructor(global: MaintenanceConfig, services: Iterable<readonly [string, MaintenanceConfig]>) {
+  /** `now` (epoch ms): the instant coverage is judged at (an end time may have passed). */
+  constructor(
+    global: MaintenanceConfig,
+    services: Iterable<readonly [string, MaintenanceConfig]>,
+    now = Date.now(),
+  ) {
+    this.#now = now
     this.#global = compileMaintenance(global)
     for (const [name, config] of services) {
       // Only active ones matter; the others would be compiled for nothing on every render.
@@ -34,14 +41,25 @@ export class MaintenanceCoverage {
 
   /** The maintenance that answers `state`'s requests, or null when its own state does. */
   of(state: RouteState): CoveringMaintenance {
-    if (maintenanceBlocks(this.#global, state.method, state.path, state.force_active))
+    if (maintenanceBlocks(this.#global, state.method, state.path, state.force_active, this.#now))
       return 'global'
     const service = this.#services.get(state.service)
     if (
       service !== undefined &&
-      maintenanceBlocks(service, state.method, state.path, state.force_active)
+      maintenanceBlocks(service, state.method, state.path, state.force_active, this.#now)
     )
       return 'service'
     return null
+  }
+
+  /** When the maintenance covering a route of `service` ends by itself (ISO), or null. */
+  endsAt(covered: CoveringMaintenance, service: string): string | null {
+    const compiled =
+      covered === 'global'
+        ? this.#global
+        : covered === 'service'
+          ? this.#services.get(service)
+          : undefined
+    return compiled?.config.ends_at ?? null
   }
 }

@@ -5,7 +5,7 @@
  * again: what was typed is kept and the API's message sits next to its field.
  */
 import type { MaintenanceConfig } from '../../core/maintenance.js'
-import { DialogContent, Field, FormError, invalid } from '../../ui/index.js'
+import { ClockTime, DialogContent, Field, FormError, invalid } from '../../ui/index.js'
 import { raw, type FormBody, type FormErrors } from './forms.js'
 import type { Dashboard } from './view.js'
 
@@ -136,7 +136,24 @@ export function RouteForm(props: {
 }
 
 /** The fields of the maintenance form. */
-export const MAINTENANCE_FIELDS = ['reason', 'exempt_paths', 'include_force_active', 'path']
+export const MAINTENANCE_FIELDS = [
+  'reason',
+  'exempt_paths',
+  'include_force_active',
+  'path',
+  'ends_at',
+]
+
+/** The end-time presets of the maintenance dialog (`duration` values; '' = until turned off). */
+export const MAINTENANCE_ENDS: readonly (readonly [string, string])[] = [
+  ['30m', '30 min'],
+  ['1h', '1 h'],
+  ['4h', '4 h'],
+  ['', 'Until I end it'],
+]
+
+/** The `duration` value that keeps the end time already set (saving other settings). */
+export const KEEP_END = 'keep'
 
 /** Global (service null) or service maintenance: turn on with its settings, manage exemptions. */
 export function MaintenanceForm(props: {
@@ -159,6 +176,14 @@ export function MaintenanceForm(props: {
         <FormError message={errors.form} />
         <p>
           Status: <strong>{config.active ? 'ON' : 'off'}</strong>
+          {config.active && typeof config.ends_at === 'string' ? (
+            <>
+              {' '}
+              until <ClockTime at={config.ends_at} />
+            </>
+          ) : (
+            ''
+          )}
         </p>
         <form
           hx-post={dashboard.url('/maintenance/enable')}
@@ -176,6 +201,7 @@ export function MaintenanceForm(props: {
               {...invalid('m-reason', reasonError)}
             />
           </Field>
+          <EndsField config={config} form={form} error={errors.fields.get('ends_at')} />
           <div class="field field-check">
             <input
               id="m-force"
@@ -258,5 +284,59 @@ export function MaintenanceForm(props: {
         </form>
       </DialogContent>
     </div>
+  )
+}
+
+/**
+ * When maintenance ends: presets (30 min, 1 h, 4 h, until turned off); while on with an end
+ * time, keeping that end is the default, so saving other settings never moves it.
+ */
+function EndsField(props: {
+  config: MaintenanceConfig
+  form: FormBody | null
+  error: string | undefined
+}): JSX.Element {
+  const { config, form, error } = props
+  const current = config.active && typeof config.ends_at === 'string' ? config.ends_at : null
+  const options: [string, JSX.Element | string][] = [
+    ...(current === null
+      ? []
+      : [
+          [
+            KEEP_END,
+            <>
+              Keep (until <ClockTime at={current} />)
+            </>,
+          ] as [string, JSX.Element],
+        ]),
+    ...MAINTENANCE_ENDS.map(([value, label]) => [value, label] as [string, string]),
+  ]
+  const chosen = form === null ? (current === null ? '' : KEEP_END) : raw(form, 'duration')
+  return (
+    <fieldset
+      class="field field-choices"
+      aria-describedby={error === undefined ? undefined : 'm-ends-error'}
+    >
+      <legend>Ends</legend>
+      {options.map(([value, label], index) => (
+        <label class="choice">
+          <input
+            type="radio"
+            name="duration"
+            value={value}
+            id={`m-ends-${index}`}
+            checked={chosen === value}
+          />{' '}
+          {label}
+        </label>
+      ))}
+      {error === undefined ? (
+        ''
+      ) : (
+        <span class="error" id="m-ends-error" safe>
+          {error}
+        </span>
+      )}
+    </fieldset>
   )
 }

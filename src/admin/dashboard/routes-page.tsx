@@ -6,6 +6,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Engine } from '../../core/engine.js'
 import type { MaintenanceConfig } from '../../core/maintenance.js'
+import type { EnableMaintenanceOptions } from '../../core/maintenance-operations.js'
+import { parseDuration } from '../../core/time.js'
 import { MAX_PER_PAGE } from '../../core/pagination.js'
 import type { RouteState } from '../../core/route-state.js'
 import { RouteNotFoundError, SwitchyardError } from '../../core/errors.js'
@@ -24,6 +26,7 @@ import {
 } from './forms.js'
 import {
   MAINTENANCE_FIELDS,
+  KEEP_END,
   MaintenanceForm,
   ROUTE_FORM_FIELDS,
   RouteForm,
@@ -354,6 +357,20 @@ function scopeOf(form: FormBody): string | null {
   return name === undefined ? null : name
 }
 
+/**
+ * The end time the dialog's `duration` choice asks for: a preset from now, the end already set
+ * (`keep`), or none ('' = until turned off).
+ */
+function untilOf(
+  duration: string,
+  current: MaintenanceConfig,
+  engine: Engine,
+): Date | string | null {
+  if (duration === '') return null
+  if (duration === KEEP_END) return current.active ? (current.ends_at ?? null) : null
+  return new Date(engine.clock.now() + parseDuration(duration, 'ends_at'))
+}
+
 function maintenanceOf(engine: Engine, service: string | null): MaintenanceConfig {
   return service === null ? engine.getGlobalMaintenance() : engine.getServiceMaintenance(service)
 }
@@ -396,7 +413,7 @@ function maintenanceActions(app: FastifyInstance, dashboard: Dashboard): void {
   app.post('/maintenance/enable', config, async (request, reply) => {
     const form = formOf(request.body)
     const service = scopeOf(form)
-    const options = {
+    const options: EnableMaintenanceOptions = {
       reason: text(form, 'reason'),
       // The dialog manages exemptions in one place (add / remove, which never toggle
       // maintenance); turning maintenance on keeps them unless a caller sends the list.
@@ -409,6 +426,7 @@ function maintenanceActions(app: FastifyInstance, dashboard: Dashboard): void {
     return attempt(
       reply,
       async () => {
+        options.until = untilOf(raw(form, 'duration'), maintenanceOf(engine, service), engine)
         await (service === null
           ? engine.enableGlobalMaintenance(options)
           : engine.enableServiceMaintenance(service, options))

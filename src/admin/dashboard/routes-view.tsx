@@ -10,6 +10,7 @@ import {
   FilterSelect,
   FilterSubmit,
   Badge,
+  ClockTime,
   DialogContent,
   Empty,
   SearchBox,
@@ -164,9 +165,12 @@ export function StatusBadge(props: {
   state: RouteState
   now: number
   covered?: CoveringMaintenance
+  /** When the covering maintenance ends by itself (ISO), if it does. */
+  until?: string | null
 }): JSX.Element {
   const covered = props.covered ?? null
   if (covered === null) return <OwnStatusBadge state={props.state} now={props.now} />
+  const until = props.until ?? null
   return (
     <span class="effective-status">
       <Badge
@@ -174,7 +178,17 @@ export function StatusBadge(props: {
         label="MAINTENANCE"
         title={`Clients get 503: ${covered === 'global' ? 'global' : 'service'} maintenance is on`}
       />{' '}
-      <span class="muted">({covered})</span>
+      <span class="muted">
+        ({covered})
+        {until === null ? (
+          ''
+        ) : (
+          <>
+            {' '}
+            until <ClockTime at={until} />
+          </>
+        )}
+      </span>
       <span class="declared-status muted">
         route: <OwnStatusBadge state={props.state} now={props.now} />
       </span>
@@ -245,6 +259,7 @@ export function RouteRow(props: {
     return <tr id={`route|${key}`} data-live="route_state" data-live-key={key} hidden></tr>
   const extras = state.force_active || state.use_instead !== null
   const scheduled = isScheduled(state, now)
+  const covered = coverage.of(state)
   return (
     <tr id={`route|${key}`} data-live="route_state" data-live-key={key}>
       {extras ? (
@@ -270,7 +285,12 @@ export function RouteRow(props: {
         </td>
       )}
       <td>
-        <StatusBadge state={state} now={now} covered={coverage.of(state)} />
+        <StatusBadge
+          state={state}
+          now={now}
+          covered={covered}
+          until={coverage.endsAt(covered, state.service)}
+        />
       </td>
       {state.reason === '' ? (
         <td class="muted">—</td>
@@ -448,11 +468,16 @@ export function RoutesSummary(props: {
       data-live="route_state global_maintenance service_maintenance"
       data-live-url={dashboard.url('/routes/summary', filterQuery(filters))}
     >
-      <GlobalBanner dashboard={dashboard} config={data.global} />
+      <GlobalBanner dashboard={dashboard} config={data.global} now={data.now} />
       {services
         .filter((service) => service.maintenance.active)
         .map((service) => (
-          <ServiceBanner dashboard={dashboard} name={service.name} config={service.maintenance} />
+          <ServiceBanner
+            dashboard={dashboard}
+            name={service.name}
+            config={service.maintenance}
+            now={data.now}
+          />
         ))}
       <nav class="counts" aria-label="Routes by status">
         <a
@@ -487,13 +512,29 @@ export function RoutesSummary(props: {
   )
 }
 
+/** " · until 14:30 (in 25 min)" for maintenance that ends by itself; nothing otherwise. */
+function EndsAt(props: { config: MaintenanceConfig; now: number }): JSX.Element {
+  const end = props.config.ends_at ?? null
+  if (end === null) return <></>
+  return (
+    <>
+      {' · until '}
+      <ClockTime at={end} /> (<Time at={end} now={props.now} />)
+    </>
+  )
+}
+
 function Exemptions(props: { paths: readonly string[] }): JSX.Element {
   if (props.paths.length === 0) return <span>no exemptions</span>
   return <span class="mono" safe>{`exempt: ${props.paths.join(', ')}`}</span>
 }
 
-function GlobalBanner(props: { dashboard: Dashboard; config: MaintenanceConfig }): JSX.Element {
-  const { dashboard, config } = props
+function GlobalBanner(props: {
+  dashboard: Dashboard
+  config: MaintenanceConfig
+  now: number
+}): JSX.Element {
+  const { dashboard, config, now } = props
   const dialog = dashboard.url('/maintenance/dialog')
   if (!config.active)
     return (
@@ -521,8 +562,8 @@ function GlobalBanner(props: { dashboard: Dashboard; config: MaintenanceConfig }
     <div class="banner banner-warn" id="global-maintenance" role="status">
       <Badge tone="warn" label="GLOBAL MAINTENANCE" />
       <span>
-        <strong safe>{config.reason === '' ? 'No reason given' : config.reason}</strong> ·{' '}
-        <Exemptions paths={config.exempt_paths} />
+        <strong safe>{config.reason === '' ? 'No reason given' : config.reason}</strong>
+        <EndsAt config={config} now={now} /> · <Exemptions paths={config.exempt_paths} />
         {config.include_force_active ? ' · force-active routes included' : ''}
       </span>
       {dashboard.can('operator') ? (
@@ -555,8 +596,9 @@ function ServiceBanner(props: {
   dashboard: Dashboard
   name: string
   config: MaintenanceConfig
+  now: number
 }): JSX.Element {
-  const { dashboard, name, config } = props
+  const { dashboard, name, config, now } = props
   return (
     <div class="banner banner-warn" role="status">
       <Badge tone="warn" label="SERVICE MAINTENANCE" />
@@ -564,8 +606,8 @@ function ServiceBanner(props: {
         <strong class="mono" safe>
           {name}
         </strong>{' '}
-        <span safe>{config.reason === '' ? '' : `— ${config.reason}`}</span> ·{' '}
-        <Exemptions paths={config.exempt_paths} />
+        <span safe>{config.reason === '' ? '' : `— ${config.reason}`}</span>
+        <EndsAt config={config} now={now} /> · <Exemptions paths={config.exempt_paths} />
       </span>
       {dashboard.can('operator') ? (
         <div class="actions">
@@ -677,6 +719,7 @@ export function RoutesTable(props: {
           {[...groups].map(([service, states]) => {
             const shown = states.filter((state) => shownRoutes.has(state)).length
             const active = maintenance.get(service)?.active === true
+            const ends = maintenance.get(service)?.ends_at ?? null
             return (
               <tbody>
                 <tr class="group" hidden={shown === 0}>
@@ -688,7 +731,17 @@ export function RoutesTable(props: {
                       · {shown} of {states.length} routes
                     </span>{' '}
                     {active ? (
-                      <Badge tone="warn" label="MAINTENANCE" />
+                      <>
+                        <Badge tone="warn" label="MAINTENANCE" />
+                        {ends === null ? (
+                          ''
+                        ) : (
+                          <span class="muted">
+                            {' '}
+                            until <ClockTime at={ends} />
+                          </span>
+                        )}
+                      </>
                     ) : !actions ? (
                       ''
                     ) : (

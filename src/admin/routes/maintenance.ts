@@ -5,7 +5,10 @@
  * `engine.maintenance.service(name)` so that they cannot drift apart.
  */
 import type { FastifyRequest } from 'fastify'
+import { ValidationError } from '../../core/errors.js'
+import type { MaintenanceConfig } from '../../core/maintenance.js'
 import type { MaintenanceHandle } from '../../core/maintenance-scopes.js'
+import { parseDuration } from '../../core/time.js'
 import { actorOf } from '../auth/guard.js'
 import { ADMIN_ROUTE, type AdminContext, type AdminInstance } from '../context.js'
 import { globalAndServiceScopes } from './scopes.js'
@@ -52,7 +55,7 @@ export function maintenanceRoutes(app: AdminInstance, { engine }: AdminContext):
           response: { 200: MaintenanceConfigSchema, ...errors },
         },
       },
-      (request) => handle(request).get(),
+      (request) => answer(handle(request).get()),
     )
 
     app.post(
@@ -67,14 +70,26 @@ export function maintenanceRoutes(app: AdminInstance, { engine }: AdminContext):
           response: { 200: MaintenanceConfigSchema, ...errors },
         },
       },
-      (request) => {
+      async (request) => {
         const body = request.body
-        return handle(request).enable({
-          reason: body.reason,
-          exemptPaths: body.exempt_paths,
-          includeForceActive: body.include_force_active,
-          ...actorOf(request),
-        })
+        if (body.duration !== undefined && body.ends_at !== undefined && body.ends_at !== null) {
+          throw new ValidationError('Give either ends_at or duration, not both.', {
+            details: [{ field: 'duration', message: 'not allowed together with ends_at' }],
+          })
+        }
+        const until =
+          body.duration === undefined
+            ? body.ends_at
+            : new Date(engine.clock.now() + parseDuration(body.duration))
+        return answer(
+          await handle(request).enable({
+            reason: body.reason,
+            exemptPaths: body.exempt_paths,
+            includeForceActive: body.include_force_active,
+            until,
+            ...actorOf(request),
+          }),
+        )
       },
     )
 
@@ -90,7 +105,7 @@ export function maintenanceRoutes(app: AdminInstance, { engine }: AdminContext):
           response: { 200: MaintenanceConfigSchema, ...errors },
         },
       },
-      (request) => handle(request).disable(actorOf(request)),
+      async (request) => answer(await handle(request).disable(actorOf(request))),
     )
 
     for (const [suffix, summary] of [
@@ -109,10 +124,12 @@ export function maintenanceRoutes(app: AdminInstance, { engine }: AdminContext):
             response: { 200: MaintenanceConfigSchema, ...errors },
           },
         },
-        (request) =>
-          suffix === 'exempt-add'
-            ? handle(request).addExemption(request.body.path, actorOf(request))
-            : handle(request).removeExemption(request.body.path, actorOf(request)),
+        async (request) =>
+          answer(
+            suffix === 'exempt-add'
+              ? await handle(request).addExemption(request.body.path, actorOf(request))
+              : await handle(request).removeExemption(request.body.path, actorOf(request)),
+          ),
       )
     }
   }
@@ -130,4 +147,9 @@ export function maintenanceRoutes(app: AdminInstance, { engine }: AdminContext):
     },
     () => engine.listServices(),
   )
+}
+
+/** A configuration as the API answers it: `ends_at` always present (null: no end time). */
+function answer(config: MaintenanceConfig): MaintenanceConfig {
+  return { ...config, ends_at: config.ends_at ?? null }
 }

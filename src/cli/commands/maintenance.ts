@@ -7,24 +7,55 @@ import type { MaintenanceConfig } from '../../core/maintenance.js'
 import type { Output } from '../output.js'
 import { statusBadge } from '../output.js'
 import { clientFor, collect, printedJson, type Runtime } from '../runtime.js'
+import { parseIsoOption, relativeTime } from '../time.js'
+import { UsageError } from '../errors.js'
 
 interface EnableOptions {
   reason?: string
   exempt?: string[]
   includeForceActive?: boolean
+  until?: string
 }
+
+const UNTIL_HELP = 'end by itself after 30m, 1h, 4h, 2d, or at an ISO 8601 datetime'
 
 const enableBody = (options: EnableOptions) => ({
   reason: options.reason,
   exempt_paths: options.exempt,
   include_force_active: options.includeForceActive === true,
+  ...untilBody(options.until),
 })
 
-/** Prints a maintenance configuration: headline, reason, include force_active, exempt paths. */
-function printConfig(output: Output, headline: string, config: MaintenanceConfig): void {
+/**
+ * `--until` as the request member: a duration is sent as `duration`, so the server's clock
+ * decides the end time; a datetime is checked here before any request is made.
+ */
+function untilBody(until: string | undefined): { duration?: string; ends_at?: string } {
+  if (until === undefined) return {}
+  const value = until.trim()
+  if (/^\d+[mhd]$/.test(value)) {
+    if (/^0+[mhd]$/.test(value))
+      throw new UsageError(`--until ${until}: the duration must be positive.`)
+    return { duration: value }
+  }
+  return { ends_at: parseIsoOption(value, '--until') }
+}
+
+/**
+ * Prints a maintenance configuration: headline, reason, include force_active, the end time (when
+ * on with one), exempt paths.
+ */
+function printConfig(
+  output: Output,
+  headline: string,
+  config: MaintenanceConfig,
+  now: number,
+): void {
   output.out(`${headline}: ${statusBadge(output, config.active ? 'on' : 'off')}`)
   output.out(`Reason: ${config.reason}`)
   output.out(`Include force_active: ${config.include_force_active ? 'yes' : 'no'}`)
+  if (config.active && typeof config.ends_at === 'string')
+    output.out(`Ends: ${config.ends_at} (${relativeTime(config.ends_at, now)})`)
   if (config.exempt_paths.length === 0) {
     output.out('Exempt paths: (none)')
   } else {
@@ -37,7 +68,7 @@ function printConfig(output: Output, headline: string, config: MaintenanceConfig
 export function maintenanceCommands(program: Command, runtime: Runtime): void {
   const { output } = runtime
   const show = (command: Command, headline: string, config: MaintenanceConfig) => {
-    if (!printedJson(runtime, command, config)) printConfig(output, headline, config)
+    if (!printedJson(runtime, command, config)) printConfig(output, headline, config, runtime.now())
   }
 
   const global = program.command('global').description('global maintenance')
@@ -60,6 +91,7 @@ export function maintenanceCommands(program: Command, runtime: Runtime): void {
       collect,
     )
     .option('--include-force-active', 'also block force_active routes (health probes)')
+    .option('--until <duration>', UNTIL_HELP)
     .action(async (options: EnableOptions, command: Command) => {
       const config = await clientFor(runtime).post<MaintenanceConfig>(
         `${base}/enable`,
@@ -116,6 +148,7 @@ export function maintenanceCommands(program: Command, runtime: Runtime): void {
       collect,
     )
     .option('--include-force-active', 'also block force_active routes (health probes)')
+    .option('--until <duration>', UNTIL_HELP)
     .action(async (service: string, options: EnableOptions, command: Command) => {
       const config = await clientFor(runtime).post<MaintenanceConfig>(
         `${serviceBase(service)}/enable`,

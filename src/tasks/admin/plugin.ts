@@ -32,6 +32,7 @@ import { randomSecretKey, SessionTokens } from './auth/tokens.js'
 import { mountPath, type TaskAdminContext, type TaskAdminInstance } from './context.js'
 import { TaskAdminNotFoundError } from './errors.js'
 import { handleTaskAdminError } from './http-errors.js'
+import { taskAuditSource } from './console-audit.js'
 import { adminDataOf } from './local-data.js'
 import { checkOptionNames, normaliseMountPath, seconds, type TaskAdminOptions } from './options.js'
 import { overviewRoutes } from './routes/overview.js'
@@ -120,7 +121,14 @@ async function taskAdminPlugin(app: FastifyInstance, options: TaskAdminOptions):
     bulkLimit: bulkLimitOf(options.bulkLimit),
     now,
     // With the route-control admin on the same app, the dashboards share one header and navigation.
-    console: joinConsole(app, taskConsoleMember(base, title)),
+    console: joinConsole(
+      app,
+      taskConsoleMember(
+        base,
+        title,
+        credentials === null ? undefined : taskAuditSource(data, base),
+      ),
+    ),
   }
   if (credentials === null) {
     app.log.warn(

@@ -507,6 +507,7 @@
       ? new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' })
       : null
   var absolute = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' })
+  var clock = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' })
   var UNITS = [
     ['year', 31536000],
     ['month', 2592000],
@@ -538,6 +539,15 @@
           absolute.format(new Date(at)) + ' (local) · ' + new Date(at).toISOString() + ' (UTC)'
         el.setAttribute('data-titled', '')
       }
+    })
+    // A wall-clock time ("until 14:30"): rendered in UTC by the server, shown in local time.
+    ;(root || doc).querySelectorAll('time[data-clock]').forEach(function (el) {
+      var at = Date.parse(el.getAttribute('datetime') || '')
+      if (isNaN(at) || el.hasAttribute('data-titled')) return
+      el.textContent = clock.format(new Date(at))
+      el.title =
+        absolute.format(new Date(at)) + ' (local) · ' + new Date(at).toISOString() + ' (UTC)'
+      el.setAttribute('data-titled', '')
     })
   }
   doc.addEventListener('htmx:afterSettle', function (event) {

@@ -188,6 +188,37 @@ describe.skipIf(!enabled)('dashboard in Chromium', { timeout: 60_000 }, () => {
     await expect.poll(() => row.textContent()).not.toContain('(service)')
   })
 
+  it('routes: a service goes into maintenance for 30 min from its dialog; rows say until when', async () => {
+    await open('/')
+    await page.getByRole('button', { name: 'Service maintenance… billing' }).click()
+    const dialog = page.getByRole('dialog', { name: 'Maintenance of billing' })
+    await dialog.getByLabel('Reason').fill('ledger migration')
+    // One way to add exemptions, in the dialog.
+    expect(await dialog.getByLabel('Add an exemption').count()).toBe(1)
+    await dialog.getByRole('radio', { name: '30 min' }).check()
+    await expectAccessible()
+    const before = Date.now()
+    await dialog.getByRole('button', { name: 'Put service billing in maintenance' }).click()
+    await dialog.waitFor({ state: 'hidden' })
+    const config = server.engine.maintenance.service('billing').get()
+    expect(config.active).toBe(true)
+    const ends = Date.parse(config.ends_at ?? '')
+    expect(ends).toBeGreaterThanOrEqual(before + 30 * 60_000 - 1000)
+    expect(ends).toBeLessThanOrEqual(Date.now() + 30 * 60_000)
+    const row = page.locator('tr', { has: page.getByText('GET:/invoices', { exact: true }) })
+    await expect.poll(() => row.textContent()).toMatch(/MAINTENANCE \(service\) until \d\d:\d\d/)
+    await expect
+      .poll(() => page.locator('.banner', { hasText: 'billing' }).textContent())
+      .toContain('until')
+    // Reopened, the dialog keeps that end time by default.
+    await page.getByRole('button', { name: 'Exemptions…' }).first().click()
+    const again = page.getByRole('dialog', { name: 'Maintenance of billing' })
+    expect(await again.getByRole('radio', { name: /^Keep/ }).isChecked()).toBe(true)
+    await page.keyboard.press('Escape')
+    await api('POST', '/services/billing/maintenance/disable')
+    await expect.poll(() => row.textContent()).not.toContain('(service)')
+  })
+
   it('routes: when the stream drops the page says so, then resumes and catches up', async () => {
     await open('/')
     try {

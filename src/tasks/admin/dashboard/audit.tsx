@@ -1,5 +1,5 @@
 /**
- * The Audit tab (only with auth): every write through the task admin — logins, retries,
+ * The Audit tab (only with auth): every write through the task admin — retries,
  * cancels, bulk retries, replays, queue changes, history deletions — newest first.
  */
 import { Empty, LiveList, TimeCell, Truncated } from '../../../ui/index.js'
@@ -31,7 +31,7 @@ export function AuditTable(props: {
       list={{ items: props.entries, page, total: props.total }}
       empty={
         <Empty title="No audit entries yet.">
-          <p>Logins and every change made here or through the API are recorded.</p>
+          <p>Every change made here or through the API is recorded.</p>
         </Empty>
       }
       perPage={AUDIT_PER_PAGE}

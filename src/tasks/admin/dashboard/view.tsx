@@ -13,7 +13,7 @@ import {
   type QueryValues,
 } from '../../../ui/index.js'
 import { roleAllows } from '../../../common/roles.js'
-import type { ConsoleMember } from '../../../common/console-registry.js'
+import type { ConsoleAuditSource, ConsoleMember } from '../../../common/console-registry.js'
 import { mountPath, type TaskAdminContext } from '../context.js'
 
 /** Route options of a dashboard page or fragment: without a session, redirect to the login view. */
@@ -69,8 +69,13 @@ function sectionTabs(authenticated: boolean): { id: TabId; path: string; label: 
 }
 
 /** What the task dashboard brings to the console shared with the route-control admin. */
-export function taskConsoleMember(base: string, title: string): ConsoleMember {
+export function taskConsoleMember(
+  base: string,
+  title: string,
+  audit?: ConsoleAuditSource,
+): ConsoleMember {
   return {
+    ...(audit === undefined ? {} : { audit }),
     half: 'tasks',
     entries: TABS.flatMap((tab) => {
       const entry = CONSOLE_ENTRIES[tab.id]
@@ -159,7 +164,7 @@ export class TaskDashboard {
           ? {
               label: 'Task views',
               items: sectionTabs(this.authenticated).map((tab) => ({
-                href: this.url(tab.path),
+                href: this.sectionHref(tab),
                 label: tab.label,
                 active: tab.id === props.active,
               })),
@@ -176,6 +181,15 @@ export class TaskDashboard {
       },
       props,
     )
+  }
+
+  /**
+   * Where a tab of the console's Tasks section leads: its page, except Audit, which is the
+   * console's one Audit page narrowed to task entries (both halves' entries are listed there).
+   */
+  private sectionHref(tab: { id: TabId; path: string }): string {
+    const audit = tab.id === 'audit' ? (this.context.console?.auditHref ?? null) : null
+    return audit === null ? this.url(tab.path) : withQuery(audit, { kind: 'tasks' })
   }
 
   /** A full page of one tab: its content in a section under an `h1` (the title unless given). */
