@@ -48,6 +48,7 @@ import { auditRoutes } from './routes/audit.js'
 import { authRoutes } from './routes/auth.js'
 import { apiTokenStreamKey, eventRoutes, SessionStreams } from './routes/events.js'
 import { flagHistoryRoutes } from './routes/flag-history.js'
+import { flagScheduleRoutes } from './routes/flag-schedule.js'
 import { flagRoutes } from './routes/flags.js'
 import { maintenanceRoutes } from './routes/maintenance.js'
 import { rateLimitRoutes } from './routes/rate-limits.js'
@@ -367,6 +368,7 @@ function registerAdmin(
   rateLimitRoutes(app, context)
   flagRoutes(app, () => flagServiceOf(context))
   flagHistoryRoutes(app, () => flagServiceOf(context))
+  flagScheduleRoutes(app, () => flagServiceOf(context))
   eventRoutes(
     app,
     hub,
