@@ -426,6 +426,9 @@ export const REQUESTS: ReadonlyMap<string, RequestSpec> = new Map<string, Reques
   ['POST /flags/:key/delete', { prepare: doomedFlag }],
   ['POST /flags/:key/targeting', { form: { rules: '0', fallthrough: 'on' } }],
   ['POST /flags/:key/rules/edit', { form: { op: 'add-rule', rules: '0' } }],
+  ['POST /flags/:key/rollback', { form: { version: '1' } }],
+  ['POST /flags/:key/schedule', { form: { action: 'enable', at: '2031-01-01T05:00', tz: '0' } }],
+  ['POST /flags/:key/schedule/:id/cancel', { prepare: scheduledChange }],
   [
     'POST /segments',
     { form: (principal: string) => ({ key: slug('form', principal), name: 'F' }) },

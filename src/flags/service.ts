@@ -542,7 +542,8 @@ export class FlagService {
         {
           ...options,
           action: options.action ?? 'flag_change_scheduled',
-          reason: options.reason ?? `scheduled change ${change.id}: ${change.action} at ${change.at}`,
+          reason:
+            options.reason ?? `scheduled change ${change.id}: ${change.action} at ${change.at}`,
         },
       )
       return structuredClone(change)

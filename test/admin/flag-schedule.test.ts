@@ -63,7 +63,12 @@ describe('flag schedule endpoints', () => {
 
     const listed = await viewer('GET', '/flags/checkout/schedule')
     expect(listed.statusCode).toBe(200)
-    expect(listed.json<Change[]>().map((c) => c.id).sort()).toEqual([change.id, disable.id].sort())
+    expect(
+      listed
+        .json<Change[]>()
+        .map((c) => c.id)
+        .sort(),
+    ).toEqual([change.id, disable.id].sort())
     const one = await viewer('GET', `/flags/checkout/schedule/${change.id}`)
     expect(one.json()).toEqual(change)
     expect((await viewer('GET', '/flags/checkout')).json().scheduled_changes).toHaveLength(2)
@@ -132,7 +137,10 @@ describe('flag schedule endpoints', () => {
     const kept = (
       await operator('POST', '/flags/checkout/schedule', { at: inAWeek(), action: 'enable' })
     ).json<Change>()
-    const add = await viewer('POST', '/flags/checkout/schedule', { at: inAWeek(), action: 'disable' })
+    const add = await viewer('POST', '/flags/checkout/schedule', {
+      at: inAWeek(),
+      action: 'disable',
+    })
     const cancel = await viewer('DELETE', `/flags/checkout/schedule/${kept.id}`)
     for (const refused of [add, cancel]) {
       expect(refused.statusCode).toBe(403)

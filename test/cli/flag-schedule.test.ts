@@ -51,9 +51,13 @@ describe('ctl flags schedule', { timeout: CLI_TEST_TIMEOUT }, () => {
     const lines = listed.stdout.trimEnd().split('\n')
     expect(lines[0]).toMatch(/^ID\s+At\s+Action\s+Patch$/)
     expect(lines[1]).toMatch(
-      new RegExp(`^${updateChange.id}\\s+2099-04-01 00:00:00Z\\s+update\\s+\\{"description":"live"\\}$`),
+      new RegExp(
+        `^${updateChange.id}\\s+2099-04-01 00:00:00Z\\s+update\\s+\\{"description":"live"\\}$`,
+      ),
     )
-    expect(lines[2]).toMatch(new RegExp(`^${pending?.id ?? ''}\\s+2099-05-01 09:30:00Z\\s+disable$`))
+    expect(lines[2]).toMatch(
+      new RegExp(`^${pending?.id ?? ''}\\s+2099-05-01 09:30:00Z\\s+disable$`),
+    )
 
     const cancelled = await run(['flags', 'unschedule', 'launch', updateChange.id])
     expect(cancelled.stdout).toBe(`Scheduled change ${updateChange.id} of flag launch cancelled.\n`)

@@ -18,7 +18,11 @@ describe('scheduling flag changes', () => {
       { at: '2026-11-21T14:00:00Z', action: 'disable' },
       { actor: 'otto' },
     )
-    expect(disable).toMatchObject({ at: '2026-11-21T14:00:00.000+00:00', action: 'disable', patch: null })
+    expect(disable).toMatchObject({
+      at: '2026-11-21T14:00:00.000+00:00',
+      action: 'disable',
+      patch: null,
+    })
     const update = await service.scheduleChange('f', {
       at: '2026-11-21T13:00:00+00:00',
       action: 'update',

@@ -32,8 +32,7 @@ function patchObject(value: string): Record<string, unknown> {
 }
 
 /** A stored time as the CLI's tables show it (`2026-12-01 09:00:00Z`). */
-const shortTime = (iso: string): string =>
-  iso.replace('T', ' ').replace(/\.\d+(Z|\+00:00)$/, 'Z')
+const shortTime = (iso: string): string => iso.replace('T', ' ').replace(/\.\d+(Z|\+00:00)$/, 'Z')
 
 /** Registers `schedule`, `schedules` and `unschedule` under the `flags` command. */
 export function flagScheduleCommands(flags: Command, runtime: Runtime): void {
