@@ -146,7 +146,7 @@ function ScheduleForm(props: {
       <FormError message={errors.form} />
       <input type="hidden" name="tz" value={value('tz')} data-tz />
       <div class="form-grid">
-        <Field label="Change" for="s-action" error={actionError}>
+        <Field label="Action" for="s-action" error={actionError}>
           <select id="s-action" name="action" {...invalid('s-action', actionError)}>
             <option value="enable" selected={action === 'enable'}>
               Turn on
