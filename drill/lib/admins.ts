@@ -218,6 +218,9 @@ async function postAsAdmin(port: number, path: string, body: unknown): Promise<A
   )
 }
 
+/** The id of the fixture flag's pending scheduled change (the flag is `dark-mode`). */
+export const FIXTURE_SCHEDULE_ID = 'fixture-schedule'
+
 /** Starts both admins on 127.0.0.1, port 0. */
 export async function startAdmins(options: { publicStream?: boolean } = {}): Promise<Admins> {
   let now = Date.parse('2030-01-01T00:00:00Z')
@@ -287,7 +290,13 @@ export async function startAdmins(options: { publicStream?: boolean } = {}): Pro
     ...(options.publicStream === undefined ? {} : { publicStream: options.publicStream }),
   })
   await engine.saveSegment({ key: 'staff', name: 'Staff', included: ['u1'] })
-  await engine.saveFlag(booleanFlag('dark-mode'))
+  await engine.saveFlag(
+    booleanFlag('dark-mode', {
+      scheduled_changes: [
+        { id: FIXTURE_SCHEDULE_ID, at: '2031-06-01T00:00:00Z', action: 'disable' },
+      ],
+    }),
+  )
   const [record] = (await manager.listTasks({ perPage: 1 })).items
   if (record === undefined) throw new Error('no task record')
   await app.listen({ host: '127.0.0.1', port: 0 })

@@ -18,6 +18,7 @@
  */
 import { requiredRole, roleAllows, isRole, type Role } from '../../src/common/roles.js'
 import {
+  FIXTURE_SCHEDULE_ID,
   MOUNTS,
   issueKey,
   issueToken,
@@ -309,6 +310,14 @@ const doomedFlag = async (admins: Admins) => {
   await admins.engine.saveFlag(booleanFlag('doomed'))
   return { key: 'doomed' }
 }
+/** A pending scheduled change of the fixture flag, for a principal allowed to cancel it. */
+const scheduledChange = async (admins: Admins) => {
+  const change = await admins.engine.flags.scheduleChange('dark-mode', {
+    at: future(4),
+    action: 'enable',
+  })
+  return { key: 'dark-mode', id: change.id }
+}
 const doomedSegment = async (admins: Admins) => {
   await admins.engine.saveSegment({ key: 'doomed', name: 'Doomed', included: [] })
   return { key: 'doomed' }
@@ -365,6 +374,8 @@ export const REQUESTS: ReadonlyMap<string, RequestSpec> = new Map<string, Reques
   ['POST /api/flags/:key/evaluate', { json: { context: { key: 'u1' } } }],
   // Version 1 is the fixture's first write; a rollback writes a new version equal to it.
   ['POST /api/flags/:key/rollback', { json: { version: 1 } }],
+  ['POST /api/flags/:key/schedule', { json: { at: future(3), action: 'disable' } }],
+  ['DELETE /api/flags/:key/schedule/:id', { prepare: scheduledChange }],
   [
     'POST /api/segments',
     { json: (principal: string) => ({ key: slug('new', principal), name: 'New', included: [] }) },
@@ -424,6 +435,9 @@ export const REQUESTS: ReadonlyMap<string, RequestSpec> = new Map<string, Reques
   ['POST /flags/:key/delete', { prepare: doomedFlag }],
   ['POST /flags/:key/targeting', { form: { rules: '0', fallthrough: 'on' } }],
   ['POST /flags/:key/rules/edit', { form: { op: 'add-rule', rules: '0' } }],
+  ['POST /flags/:key/rollback', { form: { version: '1' } }],
+  ['POST /flags/:key/schedule', { form: { action: 'enable', at: '2031-01-01T05:00', tz: '0' } }],
+  ['POST /flags/:key/schedule/:id/cancel', { prepare: scheduledChange }],
   [
     'POST /segments',
     { form: (principal: string) => ({ key: slug('form', principal), name: 'F' }) },
@@ -494,6 +508,7 @@ function paramValue(admins: Admins, url: string, name: string): string {
     case 'key':
       return url.includes('/segments/') ? 'staff' : 'dark-mode'
     case 'id':
+      if (url.includes('/schedule/')) return FIXTURE_SCHEDULE_ID
       return /\/(api\/tokens|api-tokens)\//.test(url)
         ? admins.fixtures.apiTokenId
         : admins.fixtures.evaluationKeyId

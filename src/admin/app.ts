@@ -49,6 +49,7 @@ import { configRoutes } from './routes/config.js'
 import { authRoutes } from './routes/auth.js'
 import { apiTokenStreamKey, eventRoutes, SessionStreams } from './routes/events.js'
 import { flagHistoryRoutes } from './routes/flag-history.js'
+import { flagScheduleRoutes } from './routes/flag-schedule.js'
 import { flagRoutes } from './routes/flags.js'
 import { maintenanceRoutes } from './routes/maintenance.js'
 import { rateLimitRoutes } from './routes/rate-limits.js'
@@ -371,6 +372,7 @@ function registerAdmin(
   flagRoutes(app, () => flagServiceOf(context))
   flagHistoryRoutes(app, () => flagServiceOf(context))
   configRoutes(app, context)
+  flagScheduleRoutes(app, () => flagServiceOf(context))
   eventRoutes(
     app,
     hub,

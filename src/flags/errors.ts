@@ -17,6 +17,12 @@ export class FlagVersionNotFoundError extends SwitchyardError {
   readonly statusCode = 404
 }
 
+/** A scheduled change id that names no pending change of the flag (404 `FLAG_SCHEDULE_NOT_FOUND`). */
+export class FlagScheduleNotFoundError extends SwitchyardError {
+  readonly code = 'FLAG_SCHEDULE_NOT_FOUND'
+  readonly statusCode = 404
+}
+
 /** Creating a flag whose key is taken (409 `FLAG_EXISTS`). */
 export class FlagExistsError extends SwitchyardError {
   readonly code = 'FLAG_EXISTS'
@@ -55,6 +61,7 @@ export class SegmentInUseError extends SwitchyardError {
 export const flagErrorCatalogue = [
   FlagNotFoundError,
   FlagVersionNotFoundError,
+  FlagScheduleNotFoundError,
   FlagExistsError,
   FlagPrerequisiteCycleError,
   FlagInUseError,

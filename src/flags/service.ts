@@ -21,6 +21,7 @@ import {
   FlagExistsError,
   FlagInUseError,
   FlagNotFoundError,
+  FlagScheduleNotFoundError,
   FlagVersionNotFoundError,
   SegmentInUseError,
   SegmentNotFoundError,
@@ -28,7 +29,14 @@ import {
 import { evaluateFlag, type FlagSnapshot } from './evaluator.js'
 import { memoryFlagStore } from './stores/memory.js'
 import { applyMergePatch } from './merge-patch.js'
-import type { EvaluationContext, Flag, ResolutionDetails, Segment } from './model.js'
+import type {
+  EvaluationContext,
+  Flag,
+  ResolutionDetails,
+  ScheduledChange,
+  Segment,
+} from './model.js'
+import { MAX_SCHEDULED_CHANGES, scheduledChangeFromInput } from './schedule-input.js'
 import type { FlagChangeEvent, FlagChangeListener, FlagStore, FlagVersion } from './ports.js'
 import { EvaluationStream, TrackingStream, type EvaluationStreamOptions } from './stream.js'
 import { FlagReplica } from './replica.js'
@@ -506,8 +514,107 @@ export class FlagService {
     })
   }
 
-  /** Validates and stores a flag; runs inside {@link exclusive}. */
-  private async writeFlag(input: unknown, options: FlagWriteOptions): Promise<Flag> {
+  /**
+   * Adds a scheduled change to a flag (`{at, action, patch?}`, see
+   * {@link scheduledChangeFromInput}) and returns it with its new id; audit
+   * `flag_change_scheduled`. An `update` is tried on the flag as it is now, so a patch that
+   * would make it invalid is refused at once rather than dropped when due. At most
+   * {@link MAX_SCHEDULED_CHANGES} pending per flag. {@link FlagNotFoundError} for an unknown
+   * flag; every refusal changes nothing.
+   */
+  scheduleChange(
+    key: string,
+    input: unknown,
+    options: FlagWriteOptions = {},
+  ): Promise<ScheduledChange> {
+    return this.exclusive(async () => {
+      const existing = this.requireFlag(key)
+      checkDepth(input, 'scheduled change')
+      const change = scheduledChangeFromInput(input, this.clock.now())
+      if (existing.scheduled_changes.length >= MAX_SCHEDULED_CHANGES)
+        throw new ValidationError(
+          `Flag ${key} already has ${String(MAX_SCHEDULED_CHANGES)} pending scheduled changes; cancel one first.`,
+          { details: [{ field: 'at', message: 'too many pending scheduled changes' }] },
+        )
+      if (change.patch !== null) await this.tryPatch(existing, change.patch, options)
+      await this.writeFlag(
+        { ...existing, scheduled_changes: [...existing.scheduled_changes, change] },
+        {
+          ...options,
+          action: options.action ?? 'flag_change_scheduled',
+          reason:
+            options.reason ?? `scheduled change ${change.id}: ${change.action} at ${change.at}`,
+        },
+      )
+      return structuredClone(change)
+    })
+  }
+
+  /** The flag's pending scheduled changes, soonest first; {@link FlagNotFoundError} for an unknown flag. */
+  listScheduledChanges(key: string): Promise<ScheduledChange[]> {
+    return settled(() => {
+      const pending = [...this.requireFlag(key).scheduled_changes]
+      pending.sort((a, b) => a.at.localeCompare(b.at) || a.id.localeCompare(b.id))
+      return structuredClone(pending)
+    })
+  }
+
+  /** One pending scheduled change; {@link FlagScheduleNotFoundError} when the flag has none of that id. */
+  getScheduledChange(key: string, id: string): Promise<ScheduledChange> {
+    return settled(() => structuredClone(this.requireScheduledChange(key, id)))
+  }
+
+  /**
+   * Removes a pending scheduled change; audit `flag_schedule_cancelled`.
+   * {@link FlagScheduleNotFoundError} for an id the flag does not hold (already applied or
+   * cancelled).
+   */
+  cancelScheduledChange(key: string, id: string, options: FlagWriteOptions = {}): Promise<void> {
+    return this.exclusive(async () => {
+      const change = this.requireScheduledChange(key, id)
+      const existing = this.requireFlag(key)
+      await this.writeFlag(
+        { ...existing, scheduled_changes: existing.scheduled_changes.filter((c) => c !== change) },
+        {
+          ...options,
+          action: options.action ?? 'flag_schedule_cancelled',
+          reason: options.reason ?? `scheduled change ${id}: ${change.action} at ${change.at}`,
+        },
+      )
+    })
+  }
+
+  private requireScheduledChange(key: string, id: string): ScheduledChange {
+    const change = this.requireFlag(key).scheduled_changes.find((item) => item.id === id)
+    if (change === undefined)
+      throw new FlagScheduleNotFoundError(
+        `Flag ${key} has no pending scheduled change ${id} (applied or cancelled already?).`,
+        { key, id },
+      )
+    return change
+  }
+
+  /** Validates the flag a scheduled patch would make now, storing nothing. */
+  private async tryPatch(
+    flag: Flag,
+    patch: Record<string, unknown>,
+    options: FlagWriteOptions,
+  ): Promise<void> {
+    const merged = applyMergePatch(flag, patch) as Record<string, unknown>
+    try {
+      checkImmutable(flag, merged)
+      await this.validFlag(merged, options)
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error
+      throw new ValidationError(
+        `The scheduled patch would make flag ${flag.key} invalid: ${error.message}`,
+        { ...error.details },
+      )
+    }
+  }
+
+  /** Normalises a flag and runs every check of a write against the current records. */
+  private async validFlag(input: unknown, options: FlagWriteOptions): Promise<Flag> {
     const key = keyOf(input)
     const existing = key === undefined ? null : (this.replica.flags.get(key) ?? null)
     const flag = await normalizeFlag(input, this.stamp(options), existing)
@@ -515,6 +622,14 @@ export class FlagService {
     checkPatterns(flag.rules)
     checkReferences(flag, this.replica.flags, new Set(this.replica.segments.keys()))
     checkPrerequisiteGraph(flag, this.replica.flags)
+    return flag
+  }
+
+  /** Validates and stores a flag; runs inside {@link exclusive}. */
+  private async writeFlag(input: unknown, options: FlagWriteOptions): Promise<Flag> {
+    const key = keyOf(input)
+    const existing = key === undefined ? null : (this.replica.flags.get(key) ?? null)
+    const flag = await this.validFlag(input, options)
     await this.store.putFlag(flag)
     if (this.store.appliedByFeed === true) return structuredClone(flag)
     await this.keepVersion(flag, options)
@@ -634,6 +749,15 @@ export class FlagService {
 /** The audit diff of an update (none for a creation). */
 function changes(before: object | null, after: object): AuditDiff | undefined {
   return before === null ? undefined : auditDiff(before, after, FLAG_BOOKKEEPING_FIELDS)
+}
+
+/** The value of `read` as a promise, which rejects (rather than throws) when `read` throws. */
+function settled<T>(read: () => T): Promise<T> {
+  try {
+    return Promise.resolve(read())
+  } catch (error) {
+    return Promise.reject(toError(error))
+  }
 }
 
 function keyOf(input: unknown): string | undefined {

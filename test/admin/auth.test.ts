@@ -173,7 +173,7 @@ describe('authentication', () => {
     const operations = Object.entries(doc.paths).flatMap(([path, methods]) =>
       Object.entries(methods).map(([method, operation]) => ({ path, method, operation })),
     )
-    expect(operations.length).toBe(74)
+    expect(operations.length).toBe(78)
     const publicOnes = operations.filter((op) => op.operation.security?.length === 0)
     // Besides login: CORS preflights, and the OFREP change stream, which checks its own token.
     expect(publicOnes.map((op) => `${op.method} ${op.path}`)).toEqual([

@@ -154,6 +154,7 @@ export function comparable(text: string): string {
     .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00/g, '<timestamp>')
     .replace(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ/g, '<time>')
     .replace(/\b(ek|tok)_[0-9a-f]{16}\b/g, '$1_<id>')
+    .replace(UUID, '<uuid>')
     .replace(/\bsyk_[\w-]{4}…[\w-]{4}/g, 'syk_<hint>')
     .replace(/\b(sy[kt])_[\w-]{43}(?![\w-])/g, '$1_<key>')
     .split('\n')
@@ -162,18 +163,22 @@ export function comparable(text: string): string {
     .trimEnd()
 }
 
+/** A random UUID (the id of a scheduled flag change). */
+const UUID = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g
+
 /**
  * Remembers, in `ids`, the live id the server made up for each id the page shows (`ek_…`,
- * `tok_…`), in
+ * `tok_…`, a UUID), in
  * order of appearance, so that later commands of the page can name it.
  */
 export function learnIds(ids: Map<string, string>, expected: string, output: string): void {
-  const pattern = /\b(?:ek|tok)_[0-9a-f]{16}\b/g
-  const made = output.match(pattern) ?? []
-  ;(expected.match(pattern) ?? []).forEach((pageId, index) => {
-    const liveId = made[index]
-    if (liveId !== undefined && liveId !== pageId && !ids.has(pageId)) ids.set(pageId, liveId)
-  })
+  for (const pattern of [/\b(?:ek|tok)_[0-9a-f]{16}\b/g, UUID]) {
+    const made = output.match(pattern) ?? []
+    ;(expected.match(pattern) ?? []).forEach((pageId, index) => {
+      const liveId = made[index]
+      if (liveId !== undefined && liveId !== pageId && !ids.has(pageId)) ids.set(pageId, liveId)
+    })
+  }
 }
 
 /**

@@ -405,6 +405,8 @@ const AUDIT_ACTIONS = [
   'flag_enabled',
   'flag_disabled',
   'flag_deleted',
+  'flag_change_scheduled',
+  'flag_schedule_cancelled',
   'segment_created',
   'segment_updated',
   'segment_deleted',

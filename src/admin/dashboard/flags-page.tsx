@@ -1,7 +1,7 @@
 /**
  * HTTP side of the Flags pages: the list and its live fragments, the create form, a flag's
  * tabs, the one-click kill switch, tab edits (JSON merge patches through the flag service,
- * validated after merging) and delete.
+ * validated after merging) and delete; the History tab's actions are in flag-history-page.tsx.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { SwitchyardError, ValidationError } from '../../core/errors.js'
@@ -25,6 +25,7 @@ import {
   CREATE_FIELDS,
   FLAG_STATUS_FILTERS,
   FLAG_TABS,
+  FLAG_VIEW_TABS,
   FlagCreateForm,
   FlagList,
   FlagRow,
@@ -33,7 +34,9 @@ import {
   TAB_FIELDS,
   type FlagFilters,
   type FlagTab,
+  type FlagViewTab,
 } from './flags-view.js'
+import { flagHistoryPages, sendHistoryView } from './flag-history-page.js'
 import { attempt, done } from './answers.js'
 import { RuleBuilder } from './flag-rule-builder.js'
 import {
@@ -152,9 +155,9 @@ function filtersOf(request: FastifyRequest): FlagFilters {
   }
 }
 
-function tabOf(request: FastifyRequest): FlagTab {
+function tabOf(request: FastifyRequest): FlagViewTab {
   const tab = param(request, 'tab')
-  return (FLAG_TABS as readonly string[]).includes(tab) ? (tab as FlagTab) : 'overview'
+  return (FLAG_VIEW_TABS as readonly string[]).includes(tab) ? (tab as FlagViewTab) : 'overview'
 }
 
 /** Registers the flag pages. */
@@ -304,6 +307,7 @@ export function flagPages(app: FastifyInstance, dashboard: Dashboard): void {
   app.get<{ Params: { key: string } }>('/flags/:key', PAGE, async (request, reply) => {
     const flag = await requireFlag(request.params.key)
     const tab = tabOf(request)
+    const versions = tab === 'history' ? await flags().listFlagVersions(flag.key) : []
     return sendHtml(
       reply,
       dashboard.page(request, {
@@ -314,22 +318,37 @@ export function flagPages(app: FastifyInstance, dashboard: Dashboard): void {
             <p>
               <a href={dashboard.url('/flags')}>← All flags</a>
             </p>
-            <FlagView
-              dashboard={dashboard.for(request)}
-              flag={flag}
-              tab={tab}
-              form={null}
-              errors={NO_ERRORS}
-            />
+            {tab === 'history' ? (
+              <FlagView
+                dashboard={dashboard.for(request)}
+                flag={flag}
+                tab={tab}
+                history={{ versions, form: null, errors: NO_ERRORS }}
+              />
+            ) : (
+              <FlagView
+                dashboard={dashboard.for(request)}
+                flag={flag}
+                tab={tab}
+                form={null}
+                errors={NO_ERRORS}
+              />
+            )}
           </>
         ),
       }),
     )
   })
 
-  app.get<{ Params: { key: string } }>('/flags/:key/view', PAGE, async (request, reply) =>
-    view(request, reply, await requireFlag(request.params.key), tabOf(request), null, null),
-  )
+  app.get<{ Params: { key: string } }>('/flags/:key/view', PAGE, async (request, reply) => {
+    const flag = await requireFlag(request.params.key)
+    const tab = tabOf(request)
+    return tab === 'history'
+      ? sendHistoryView(dashboard, request, reply, flag)
+      : view(request, reply, flag, tab, null, null)
+  })
+
+  flagHistoryPages(app, dashboard)
 
   for (const tab of FLAG_TABS) {
     app.post<{ Params: { key: string } }>(`/flags/:key/${tab}`, PAGE, async (request, reply) => {

@@ -1,7 +1,8 @@
 /**
  * Views of the Flags pages: the list (search, status filter, one-click toggle per row) and a
- * flag's detail with four tabs — Overview, Targeting (targets, rules with clauses, segments,
- * rollout weights), Variations, Settings (prerequisites, tags, delete). Each tab's form edits
+ * flag's detail with five tabs — Overview, Targeting (targets, rules with clauses, segments,
+ * rollout weights), Variations, Settings (prerequisites, tags, delete), History (versions with
+ * rollback, scheduled changes; see flag-history-view.tsx). Each editing tab's form edits
  * its part of the flag as a JSON merge patch; the API's validation message sits next to the
  * field it names.
  */
@@ -40,18 +41,24 @@ import {
   type RuleDraft,
 } from './flag-rule-drafts.js'
 import { binder, raw, type FormBody, type FormErrors } from './forms.js'
+import { FlagHistoryTab, type FlagHistoryData } from './flag-history-view.js'
 import { domId, ReadOnly, type Dashboard } from './view.js'
 
-/** The tabs of a flag's page. */
+/** The tabs of a flag's page whose form edits the flag (a merge patch each). */
 export const FLAG_TABS = ['overview', 'targeting', 'variations', 'settings'] as const
 /** One of {@link FLAG_TABS}. */
 export type FlagTab = (typeof FLAG_TABS)[number]
+/** Every tab of a flag's page: the editing tabs, then History (versions and scheduled changes). */
+export const FLAG_VIEW_TABS = [...FLAG_TABS, 'history'] as const
+/** One of {@link FLAG_VIEW_TABS}. */
+export type FlagViewTab = (typeof FLAG_VIEW_TABS)[number]
 
-const TAB_LABEL: Record<FlagTab, string> = {
+const TAB_LABEL: Record<FlagViewTab, string> = {
   overview: 'Overview',
   targeting: 'Targeting',
   variations: 'Variations',
   settings: 'Settings',
+  history: 'History',
 }
 
 /** The list filters: text and a status (`on`, `off`, or a lifecycle status). */
@@ -734,14 +741,16 @@ function SettingsTab(props: {
   )
 }
 
-/** A flag's page content: header with the switch, tabs, the active tab (one live section). */
-export function FlagView(props: {
-  dashboard: Dashboard
-  flag: Flag
-  tab: FlagTab
-  form: FormBody | null
-  errors: FormErrors
-}): JSX.Element {
+/**
+ * A flag's page content: header with the switch, tabs, the active tab (one live section). The
+ * History tab needs `history` (its versions and schedule form); the others take `form` and
+ * `errors` of their own form.
+ */
+export function FlagView(
+  props:
+    | { dashboard: Dashboard; flag: Flag; tab: FlagTab; form: FormBody | null; errors: FormErrors }
+    | { dashboard: Dashboard; flag: Flag; tab: 'history'; history: FlagHistoryData },
+): JSX.Element {
   const { dashboard, flag, tab } = props
   const base = `/flags/${encodeURIComponent(flag.key)}`
   const panels = {
@@ -750,7 +759,12 @@ export function FlagView(props: {
     variations: VariationsTab,
     settings: SettingsTab,
   }
-  const Panel = panels[tab]
+  const panel =
+    props.tab === 'history' ? (
+      <FlagHistoryTab dashboard={dashboard} flag={flag} history={props.history} />
+    ) : (
+      panels[props.tab](props)
+    )
   return (
     <div
       id="flag-view"
@@ -776,15 +790,13 @@ export function FlagView(props: {
       </p>
       <Tabs
         label="Flag sections"
-        tabs={FLAG_TABS.map((id) => ({
+        tabs={FLAG_VIEW_TABS.map((id) => ({
           href: dashboard.url(base, id === 'overview' ? {} : { tab: id }),
           label: TAB_LABEL[id],
           active: id === tab,
         }))}
       />
-      <div class="panel">
-        <Panel {...props} />
-      </div>
+      <div class="panel">{panel}</div>
     </div>
   )
 }

@@ -11,6 +11,7 @@ import { UsageError } from '../errors.js'
 import { paint, printTable, type Output } from '../output.js'
 import { clientFor, collect, printedJson, type Runtime } from '../runtime.js'
 import { flagHistoryCommands } from './flag-history.js'
+import { flagScheduleCommands } from './flag-schedule.js'
 
 interface FlagView {
   key: string
@@ -250,6 +251,7 @@ export function flagCommands(program: Command, runtime: Runtime): void {
     })
 
   flagHistoryCommands(flags, runtime)
+  flagScheduleCommands(flags, runtime)
 
   flags
     .command('evaluate')

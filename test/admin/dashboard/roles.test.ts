@@ -89,6 +89,8 @@ const ACTION_LABELS = [
   'Create key',
   'role="switch"',
   '>Save ',
+  'Roll back to this version',
+  '>Schedule<',
 ]
 
 const ROUTE = 'shop GET:/orders'
@@ -102,6 +104,7 @@ const PAGES = [
   '/switchyard/flags/new-checkout?tab=targeting',
   '/switchyard/flags/new-checkout?tab=variations',
   '/switchyard/flags/new-checkout?tab=settings',
+  '/switchyard/flags/new-checkout?tab=history',
   '/switchyard/segments',
   '/switchyard/segments/new',
   '/switchyard/segments/beta',
@@ -124,6 +127,7 @@ const FRAGMENTS = [
   '/switchyard/flags/new-checkout/view?tab=targeting',
   '/switchyard/flags/new-checkout/view?tab=variations',
   '/switchyard/flags/new-checkout/view?tab=settings',
+  '/switchyard/flags/new-checkout/view?tab=history',
   '/switchyard/segments/table',
   '/switchyard/rate-limits/body',
   '/switchyard/blocked/table',
@@ -152,6 +156,12 @@ beforeAll(async () => {
     service: 'shop',
     start: new Date(Date.now() + 3_600_000).toISOString(),
     end: new Date(Date.now() + 7_200_000).toISOString(),
+  })
+  // A flag with an older version (Roll back) and a scheduled change (Cancel).
+  await server.engine.flags.patchFlag('new-checkout', { description: 'second' })
+  await server.engine.flags.scheduleChange('new-checkout', {
+    at: new Date(Date.now() + 3_600_000).toISOString(),
+    action: 'enable',
   })
   await server.engine.enableGlobalMaintenance({ reason: 'upgrade', exemptPaths: ['/health'] })
   await server.engine.enableServiceMaintenance('billing', { reason: 'migration' })
