@@ -108,7 +108,8 @@ export class TaskQueue {
         name,
         hasRoom: (asking: number) => {
           const limit = this.#config.concurrency
-          return !this.#paused && (limit === null || this.#running + asking < limit)
+          // An operator's pause holds a grouped queue too.
+          return !this.#paused && !this.#held && (limit === null || this.#running + asking < limit)
         },
         start: (item: QueueItem, onEnd: () => void) => {
           this.#waiting--

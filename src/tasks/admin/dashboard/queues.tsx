@@ -231,9 +231,9 @@ function QueueGroups(props: { queue: string; counts: GroupCounts }): JSX.Element
   const caption = `Groups of ${queue}`
   return (
     <section class="queue-groups" aria-labelledby={domId('groups-title', queue)}>
-      <h3 id={domId('groups-title', queue)} safe>
+      <h2 id={domId('groups-title', queue)} safe>
         {caption}
-      </h3>
+      </h2>
       <p class="muted small" safe>
         {total === 0
           ? 'No task waits or runs in any group.'
