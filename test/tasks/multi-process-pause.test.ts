@@ -78,7 +78,7 @@ async function startChild(store: SharedStore, out: string): Promise<ChildProcess
   })
   await new Promise<void>((resolve, reject) => {
     let output = ''
-    child.stdout?.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       output += chunk.toString()
       if (output.includes('started')) resolve()
     })
