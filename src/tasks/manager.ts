@@ -442,10 +442,13 @@ export class TaskManager {
    * new task_id. The new record has `source: "retry"` and `retry_of: taskId`; the original gains
    * `retried_as` (its only change). A task is retried once: retrying it again rejects with
    * `TaskAlreadyRetriedError` (retry the newer run instead), also when two retries race on
-   * different instances of one store.
+   * different instances of one store. `known`: the task's record as the caller just read it
+   * (a bulk retry's listing), which saves reading it again.
    */
-  async retryTask(taskId: string): Promise<string> {
-    const task = await this.#reads.get(taskId)
+  async retryTask(taskId: string, known?: StoredTask): Promise<string> {
+    // A record the caller just listed saves the read (a bulk retry of thousands); a stale one is
+    // safe: the retry's claim settles a task retried meanwhile.
+    const task = known?.record.task_id === taskId ? known : await this.#reads.get(taskId)
     if (task === undefined) throw new TaskNotFoundError(`No task ${JSON.stringify(taskId)}.`)
     return this.#intake.retry(task)
   }
