@@ -10,7 +10,7 @@ export class GroupTally {
   readonly #counts = new Map<string, GroupCount>()
 
   /** Counts one live record of `group` in `status` (other statuses are ignored). */
-  add(group: string | null | undefined, status: TaskStatus | string): void {
+  add(group: string | null | undefined, status: TaskStatus): void {
     if (status === 'pending') this.addCounts(group, 1, 0)
     else if (status === 'running') this.addCounts(group, 0, 1)
   }

@@ -35,7 +35,7 @@ export function readGating(value: unknown): StoredQueueGating | null {
   if (!limitOk(rate) || !limitOk(groupRate)) return null
   return {
     group_concurrency: concurrency,
-    rate_limit: rate as string | null,
-    group_rate_limit: groupRate as string | null,
+    rate_limit: rate,
+    group_rate_limit: groupRate,
   }
 }
