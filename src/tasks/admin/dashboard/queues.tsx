@@ -230,7 +230,7 @@ function QueueGroups(props: { queue: string; counts: GroupCounts }): JSX.Element
   const total = counts.total_groups
   const caption = `Groups of ${queue}`
   return (
-    <section class="queue-groups" aria-labelledby={domId('groups-title', queue)}>
+    <div class="queue-groups">
       <h2 id={domId('groups-title', queue)} safe>
         {caption}
       </h2>
@@ -261,7 +261,7 @@ function QueueGroups(props: { queue: string; counts: GroupCounts }): JSX.Element
           ))}
         </DataTable>
       )}
-    </section>
+    </div>
   )
 }
 
