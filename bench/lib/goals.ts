@@ -156,6 +156,14 @@ export const GOALS: Goal[] = [
     unit: '×',
   },
   {
+    label: 'grouped queue (100 groups, groupConcurrency 1) vs ungrouped, Redis',
+    file: 'tasks-groups',
+    read: (results) => field(results, 'ratio_grouped_to_ungrouped'),
+    kind: 'min',
+    bound: 0.5,
+    unit: '×',
+  },
+  {
     label: 'durable enqueue, SQLite store level vs raw better-sqlite3',
     file: 'tasks-store',
     read: (results) => field(results, 'enqueue', 'switchyard SQLite', 'ratio'),

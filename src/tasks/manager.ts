@@ -56,7 +56,8 @@ import { ControlRefresh } from './control-refresh.js'
 import { TaskRunner } from './runner.js'
 import type { TaskStatus } from './status.js'
 import type { TaskStore } from './stores/memory.js'
-import type { DurableTaskStore, LiveCount, TaskPage } from './stores/ports.js'
+import { GroupTally } from './stores/group-counts.js'
+import type { DurableTaskStore, GroupCounts, LiveCount, TaskPage } from './stores/ports.js'
 import { isDurableStore, seamOf } from './stores/seam.js'
 import { toTaskListQuery, type TaskQuery } from './task-query.js'
 import { TaskReads } from './task-reads.js'
@@ -442,10 +443,13 @@ export class TaskManager {
    * new task_id. The new record has `source: "retry"` and `retry_of: taskId`; the original gains
    * `retried_as` (its only change). A task is retried once: retrying it again rejects with
    * `TaskAlreadyRetriedError` (retry the newer run instead), also when two retries race on
-   * different instances of one store.
+   * different instances of one store. `known`: the task's record as the caller just read it
+   * (a bulk retry's listing), which saves reading it again.
    */
-  async retryTask(taskId: string): Promise<string> {
-    const task = await this.#reads.get(taskId)
+  async retryTask(taskId: string, known?: StoredTask): Promise<string> {
+    // A record the caller just listed saves the read (a bulk retry of thousands); a stale one is
+    // safe: the retry's claim settles a task retried meanwhile.
+    const task = known?.record.task_id === taskId ? known : await this.#reads.get(taskId)
     if (task === undefined) throw new TaskNotFoundError(`No task ${JSON.stringify(taskId)}.`)
     return this.#intake.retry(task)
   }
@@ -560,10 +564,32 @@ export class TaskManager {
   }
 
   /**
+   * The waiting and running tasks of a queue per group (ungrouped ones under `group: null`):
+   * the `limit` groups with the most waiting tasks and how many groups there are. With a durable
+   * store the counts are the store's (every instance's tasks), else this process's. Rejects with
+   * `QueueNotFoundError`.
+   */
+  async queueGroups(name: string, limit = 20): Promise<GroupCounts> {
+    const queue = this.#queues.named(name)
+    if (this.#durableStore !== null) return this.#durableStore.records.groupCounts(name, limit)
+    const tally = new GroupTally()
+    const stats = queue.stats()
+    const groups = stats.groups ?? [{ group: null, waiting: stats.pending, running: stats.running }]
+    for (const group of groups) {
+      if (group.waiting > 0 || group.running > 0) {
+        tally.addCounts(group.group, group.waiting, group.running)
+      }
+    }
+    return tally.result(limit, false)
+  }
+
+  /**
    * Changes a queue's concurrency and/or max_size live (null = unlimited, undefined = unchanged)
    * and, with a durable store, stores it: every instance applies it within a third of the lease
    * (10 s by default), and it survives restarts. Lowering concurrency never stops running tasks;
-   * no new one starts until fewer run than the new limit. Rejects with `QueueNotFoundError` or
+   * no new one starts until fewer run than the new limit. On a grouped or rate-limited queue,
+   * `group_concurrency`, `rate_limit` and `group_rate_limit` change the same way (limit strings
+   * such as `'20/second'`; null lifts the limit). Rejects with `QueueNotFoundError` or
    * `TaskValidationError` (and changes nothing).
    */
   updateQueueConfig(name: string, change: Partial<QueueConfig>): Promise<QueueConfig> {

@@ -13,7 +13,7 @@ import {
 } from '../errors.js'
 import type { QueueConfig, QueueStats } from '../queues/queue.js'
 import type { ScheduleInfo } from '../schedules.js'
-import type { TaskRecord } from '../record.js'
+import type { StoredTask, TaskRecord } from '../record.js'
 import { audit, type TaskAdminContext } from './context.js'
 import { windowStart } from './serialize.js'
 
@@ -81,9 +81,10 @@ export async function cancelTask(
 export async function retryOne(
   context: TaskAdminContext,
   id: string,
+  known?: StoredTask,
 ): Promise<{ outcome: RetryOutcome; newId: string | null }> {
   try {
-    return { outcome: 'dispatched', newId: await context.manager.retryTask(id) }
+    return { outcome: 'dispatched', newId: await context.manager.retryTask(id, known) }
   } catch (error) {
     let outcome: RetryOutcome
     if (error instanceof TaskNotFoundError) outcome = 'not_found'

@@ -11,6 +11,7 @@
  */
 import type { FastifyRequest } from 'fastify'
 import { TaskError, TaskValidationError } from '../errors.js'
+import type { StoredTask } from '../record.js'
 import { RETRYABLE_STATUSES, TERMINAL_STATUSES, type TaskStatus } from '../status.js'
 import { MAX_PER_PAGE } from '../stores/ports.js'
 import type { TaskQuery } from '../task-query.js'
@@ -102,6 +103,8 @@ export async function countMatching(
 interface Match {
   id: string
   status: TaskStatus | null
+  /** The record as listed (a retry starts from it instead of reading it again). */
+  task?: StoredTask
 }
 
 /** The records matching `filter`, newest first; refuses more than the mount's `bulkLimit`. */
@@ -121,7 +124,7 @@ async function matchingRecords(context: TaskAdminContext, filter: BulkFilter): P
     // A record enqueued meanwhile shifts the pages: the one seen twice counts once.
     for (const task of chunk.items) {
       const id = task.record.task_id
-      if (!seen.has(id)) seen.set(id, { id, status: task.record.status })
+      if (!seen.has(id)) seen.set(id, { id, status: task.record.status, task })
     }
     if (chunk.items.length < MAX_PER_PAGE) break
   }
@@ -150,15 +153,25 @@ async function cancelAll(context: TaskAdminContext, matches: readonly Match[]): 
   return done
 }
 
+/**
+ * Retries started together: their store writes (the new runs, the originals' `retried_as`) share
+ * the durable link's batches, one transaction per batch instead of several per task.
+ */
+const RETRY_CHUNK = 500
+
 /** Retries each id the single retry accepts; the others count as skipped. */
 async function retryMatches(context: TaskAdminContext, matches: readonly Match[]): Promise<number> {
+  // A finished record that is not retryable never becomes so.
+  const candidates = matches.filter(
+    ({ status }) =>
+      status === null || !TERMINAL_STATUSES.has(status) || RETRYABLE_STATUSES.has(status),
+  )
   let done = 0
-  for (const { id, status } of matches) {
-    // A finished record that is not retryable never becomes so.
-    if (status !== null && TERMINAL_STATUSES.has(status) && !RETRYABLE_STATUSES.has(status)) {
-      continue
-    }
-    if ((await retryOne(context, id)).outcome === 'dispatched') done++
+  for (let at = 0; at < candidates.length; at += RETRY_CHUNK) {
+    const chunk = candidates.slice(at, at + RETRY_CHUNK)
+    // Each id is retried once (the matches are distinct), so retries of one chunk never race.
+    const outcomes = await Promise.all(chunk.map(({ id, task }) => retryOne(context, id, task)))
+    for (const { outcome } of outcomes) if (outcome === 'dispatched') done++
   }
   return done
 }

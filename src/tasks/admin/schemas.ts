@@ -5,7 +5,7 @@
  */
 import { Type } from 'typebox'
 import { TASK_STATUSES } from '../status.js'
-import { MAX_PER_PAGE } from '../stores/ports.js'
+import { MAX_GROUP_ROWS, MAX_PER_PAGE } from '../stores/ports.js'
 
 const Name = (description: string) => Type.String({ minLength: 1, maxLength: 255, description })
 
@@ -118,6 +118,17 @@ export const QueuePatchBody = Type.Object(
     max_size: Type.Optional(
       Type.Union([Type.Integer({ minimum: 0, maximum: 100_000_000 }), Type.Null()]),
     ),
+    group_concurrency: Type.Optional(
+      Type.Union([Type.Integer({ minimum: 1, maximum: 100_000 }), Type.Null()]),
+    ),
+    rate_limit: Type.Optional(Type.Union([Type.String({ maxLength: 64 }), Type.Null()])),
+    group_rate_limit: Type.Optional(Type.Union([Type.String({ maxLength: 64 }), Type.Null()])),
   },
+  { additionalProperties: false },
+)
+
+/** `GET {tasks}/queues/{name}/groups`: how many groups to list (most waiting first). */
+export const QueueGroupsQuery = Type.Object(
+  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_GROUP_ROWS })) },
   { additionalProperties: false },
 )

@@ -15,6 +15,29 @@ export interface QueueGating {
   readonly groupRateLimit: Limit | null
 }
 
+/** No group or rate limit: a grouped queue whose limits were all lifted at runtime. */
+export const NO_GATING: QueueGating = {
+  groupConcurrency: null,
+  rateLimit: null,
+  groupRateLimit: null,
+}
+
+/** A queue's group and rate limits on the wire and in the store (limit strings; null: none). */
+export interface QueueGatingSettings {
+  group_concurrency: number | null
+  rate_limit: string | null
+  group_rate_limit: string | null
+}
+
+/** The wire form of `gating`. */
+export function gatingSettings(gating: QueueGating): QueueGatingSettings {
+  return {
+    group_concurrency: gating.groupConcurrency,
+    rate_limit: gating.rateLimit?.text ?? null,
+    group_rate_limit: gating.groupRateLimit?.text ?? null,
+  }
+}
+
 /** The longest group name (it is part of the gates' keys). */
 export const MAX_GROUP_LENGTH = 128
 

@@ -11,7 +11,7 @@
  * (priority, then FIFO) and stops a refused group from flooding the store with questions.
  */
 import { AsyncResource } from 'node:async_hooks'
-import type { GateHold, TaskGateStore } from '../stores/ports.js'
+import type { GateDecision, GateHold, TaskGateStore } from '../stores/ports.js'
 import { PriorityLine } from '../queues/priority-line.js'
 import type { QueueItem } from '../queues/queue.js'
 import { gateRequest, type QueueGating } from './gating.js'
@@ -68,7 +68,7 @@ export interface GroupStats {
 /** The waiting lines and gate questions of one grouped or rate-limited queue. */
 export class GroupDispatcher {
   readonly #host: GroupHost
-  readonly #gating: QueueGating
+  #gating: QueueGating
   readonly #context: GateContext
   /** Groups by name ('' keys the ungrouped tasks: a group name is never empty). */
   readonly #groups = new Map<string, GroupLine>()
@@ -90,6 +90,18 @@ export class GroupDispatcher {
   /** The gating options. */
   get gating(): QueueGating {
     return this.#gating
+  }
+
+  /**
+   * Changes the limits live (an operator's edit): every group is asked again at once under the
+   * new limits; running tasks keep their places.
+   */
+  setGating(gating: QueueGating): void {
+    this.#gating = gating
+    for (const group of this.#groups.values()) {
+      if (!group.asking) group.blockedUntil = 0
+    }
+    this.pump()
   }
 
   /** Tasks waiting in every group. */
@@ -217,7 +229,12 @@ export class GroupDispatcher {
     )
     group.asking = true
     this.#asking++
-    context.gates.acquire(request).then(
+    // No gate to pass (every limit lifted): no question for the store.
+    const decision =
+      request.slots.length === 0 && request.rates.length === 0
+        ? Promise.resolve<GateDecision>({ allowed: true, retryAfterMs: null })
+        : context.gates.acquire(request)
+    decision.then(
       (decision) => {
         this.#answered(group)
         const holds = request.slots.map((slot) => ({ key: slot.key, holder: item.taskId }))

@@ -12,6 +12,7 @@
  * again at once.
  */
 import type { DurableTaskStore, StoredQueueConfig, TaskAdminStore } from '../stores/ports.js'
+import { gatingSettings } from '../groups/gating.js'
 import type { QueueSet } from './queue-set.js'
 import type { QueueConfig, QueueStats, TaskQueue } from './queue.js'
 
@@ -53,7 +54,14 @@ export class QueueConfigSync {
 
   async #store(queue: TaskQueue): Promise<void> {
     if (this.store === null || this.#admin === null) return
-    await this.#admin.putQueueConfig({ name: queue.name, ...queue.config, paused: queue.held })
+    const { concurrency, max_size } = queue.config
+    await this.#admin.putQueueConfig({
+      name: queue.name,
+      concurrency,
+      max_size,
+      paused: queue.held,
+      gating: queue.groups === null ? null : gatingSettings(queue.groups.gating),
+    })
     await this.store.changes.announceControls()
   }
 
@@ -67,11 +75,22 @@ export class QueueConfigSync {
       if (config.paused === true) queue.hold()
       else queue.release()
       const current = queue.config
-      if (current.concurrency === config.concurrency && current.max_size === config.max_size) {
-        continue
-      }
+      // Stored group and rate limits apply to a queue that is grouped here too.
+      const gating = queue.groups === null ? null : (config.gating ?? null)
+      const same =
+        current.concurrency === config.concurrency &&
+        current.max_size === config.max_size &&
+        (gating === null ||
+          (current.group_concurrency === gating.group_concurrency &&
+            current.rate_limit === gating.rate_limit &&
+            current.group_rate_limit === gating.group_rate_limit))
+      if (same) continue
       try {
-        queue.updateConfig({ concurrency: config.concurrency, max_size: config.max_size })
+        queue.updateConfig({
+          concurrency: config.concurrency,
+          max_size: config.max_size,
+          ...(gating ?? {}),
+        })
       } catch (error) {
         this.warn(
           `Ignoring the stored config of queue ${JSON.stringify(config.name)}: ${(error as Error).message}`,

@@ -7,20 +7,34 @@
 import { AsyncResource } from 'node:async_hooks'
 import { QueueFullError, TaskValidationError } from '../errors.js'
 import { GroupDispatcher, type GateContext, type GroupStats } from '../groups/group-dispatch.js'
-import type { QueueGating } from '../groups/gating.js'
+import { gatingSettings, NO_GATING, parseQueueGating, type QueueGating } from '../groups/gating.js'
 import { PriorityLine } from './priority-line.js'
 
-/** A queue's configuration; null means unlimited. Field names are snake_case, as on the wire. */
+/**
+ * A queue's configuration; null means unlimited. Field names are snake_case, as on the wire.
+ * The group and rate limits exist only on a grouped or rate-limited queue (one declared with
+ * `groupConcurrency`, `rateLimit` or `groupRateLimit`); limits are limit strings.
+ */
 export interface QueueConfig {
   concurrency: number | null
   max_size: number | null
+  group_concurrency?: number | null
+  rate_limit?: string | null
+  group_rate_limit?: string | null
 }
+
+/** The group and rate fields of {@link QueueConfig}. */
+const GATING_FIELDS = ['group_concurrency', 'rate_limit', 'group_rate_limit'] as const
 
 /** Per-queue counters plus the config (the task admin's `GET /queues`). */
 export interface QueueStats {
   name: string
   concurrency: number | null
   max_size: number | null
+  /** A grouped or rate-limited queue's limits (absent on other queues). */
+  group_concurrency?: number | null
+  rate_limit?: string | null
+  group_rate_limit?: string | null
   /** Paused by an operator: tasks are still admitted, but none starts until it is resumed. */
   paused: boolean
   /** Waiting to start. */
@@ -94,7 +108,8 @@ export class TaskQueue {
         name,
         hasRoom: (asking: number) => {
           const limit = this.#config.concurrency
-          return !this.#paused && (limit === null || this.#running + asking < limit)
+          // An operator's pause holds a grouped queue too.
+          return !this.#paused && !this.#held && (limit === null || this.#running + asking < limit)
         },
         start: (item: QueueItem, onEnd: () => void) => {
           this.#waiting--
@@ -114,9 +129,10 @@ export class TaskQueue {
     return this.#groups
   }
 
-  /** The current configuration (a copy). */
+  /** The current configuration (a copy), with the group and rate limits of a grouped queue. */
   get config(): QueueConfig {
-    return { ...this.#config }
+    if (this.#groups === null) return { ...this.#config }
+    return { ...this.#config, ...gatingSettings(this.#groups.gating) }
   }
 
   /** Throws {@link QueueFullError} (and counts a rejection) when waiting items reach `max_size`. */
@@ -164,10 +180,42 @@ export class TaskQueue {
 
   /** Changes the config live; fields left undefined keep their value. Throws on bad values, changing nothing. */
   updateConfig(change: Partial<QueueConfig>): QueueConfig {
+    const gating = this.#nextGating(change)
     const next = validateQueueConfig({ ...this.#config, ...stripUndefined(change) }, this.name)
     this.#config = next
+    if (gating !== null) this.#groups?.setGating(gating)
     this.#drain()
-    return { ...next }
+    return this.config
+  }
+
+  /**
+   * The group and rate limits after `change`, or null when it changes none of them. Throws
+   * (changing nothing) on a bad value, or on a queue that was not declared grouped: its tasks
+   * do not wait by group, so limits per group could not apply to them.
+   */
+  #nextGating(change: Partial<QueueConfig>): QueueGating | null {
+    if (GATING_FIELDS.every((field) => change[field] === undefined)) return null
+    if (this.#groups === null) {
+      throw new TaskValidationError(
+        `Queue ${JSON.stringify(this.name)} has no group or rate limits: declare groupConcurrency, rateLimit or groupRateLimit in its options to change them at runtime.`,
+        {
+          details: GATING_FIELDS.filter((field) => change[field] !== undefined).map((field) => ({
+            field,
+            message: 'the queue is not grouped',
+          })),
+        },
+      )
+    }
+    const current = gatingSettings(this.#groups.gating)
+    const pick = <K extends (typeof GATING_FIELDS)[number]>(field: K) =>
+      change[field] === undefined ? current[field] : change[field]
+    return (
+      parseQueueGating(this.name, {
+        groupConcurrency: pick('group_concurrency'),
+        rateLimit: pick('rate_limit'),
+        groupRateLimit: pick('group_rate_limit'),
+      }) ?? NO_GATING
+    )
   }
 
   /** Stops starting waiting items (shutdown). Running items are not touched. */
@@ -202,6 +250,7 @@ export class TaskQueue {
       name: this.name,
       concurrency: this.#config.concurrency,
       max_size: this.#config.max_size,
+      ...(this.#groups === null ? {} : gatingSettings(this.#groups.gating)),
       paused: this.#held,
       pending: this.#waiting,
       running: this.#running,

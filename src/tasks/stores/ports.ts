@@ -83,6 +83,35 @@ export interface TaskRecordStore {
    * deleted by hand still ran. Returns the number of records deleted.
    */
   deleteTerminal(taskIds: readonly string[]): Promise<number>
+  /**
+   * The pending (`waiting`) and running records of `queue` per group (ungrouped ones under
+   * `group: null`): the `limit` groups with the most waiting (then running) tasks, and how many
+   * groups there are. Reads at most {@link GROUP_SCAN_LIMIT} records of each status (the oldest
+   * ones); when there were more, `partial` is true and the counts cover those only.
+   */
+  groupCounts(queue: string, limit: number): Promise<GroupCounts>
+}
+
+/** Most pending (and, apart, running) records of a queue that {@link TaskRecordStore.groupCounts} reads. */
+export const GROUP_SCAN_LIMIT = 20_000
+
+/** Most groups {@link TaskRecordStore.groupCounts} returns. */
+export const MAX_GROUP_ROWS = 100
+
+/** Waiting and running tasks of one group of a queue. */
+export interface GroupCount {
+  group: string | null
+  waiting: number
+  running: number
+}
+
+/** The answer of {@link TaskRecordStore.groupCounts}. */
+export interface GroupCounts {
+  groups: GroupCount[]
+  /** Groups with waiting or running tasks (all of them, not only the ones listed). */
+  total_groups: number
+  /** True when the store read only part of the queue's live records. */
+  partial: boolean
 }
 
 /** Pending or running records of one function in one status (live, not yet in the metrics). */
@@ -457,6 +486,18 @@ export interface StoredQueueConfig {
    * configs stored before pausing existed, which reads as false.
    */
   paused?: boolean
+  /**
+   * The group and rate limits of a grouped or rate-limited queue as last set at runtime; absent
+   * or null keeps the options given in code.
+   */
+  gating?: StoredQueueGating | null
+}
+
+/** The runtime group and rate limits of a queue (limits as limit strings; null: none). */
+export interface StoredQueueGating {
+  group_concurrency: number | null
+  rate_limit: string | null
+  group_rate_limit: string | null
 }
 
 /** A periodic schedule's persisted operator controls. */

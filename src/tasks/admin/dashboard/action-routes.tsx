@@ -23,7 +23,7 @@ import { scheduleRows } from '../schedule-rows.js'
 import { QueueParams, ScheduleParams, TaskIdParams } from '../schemas.js'
 import { DEAD_LETTER_WINDOWS } from './dead-letters.js'
 import { TaskDetail, detailUrl } from './detail.js'
-import { QueueRow, parseQueueForm } from './queues.js'
+import { isGrouped, parseQueueForm, QueueRow, queueFields, type QueueForm } from './queues.js'
 import { SchedulesView } from './registry-tabs.js'
 import { PAGE, type TaskDashboard } from './view.js'
 
@@ -110,24 +110,18 @@ export function actionRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): 
       if (current === undefined) throw new QueueNotFoundError(`No queue ${JSON.stringify(name)}.`)
       const action = dashboard.url(`/dashboard/queues/${encodeURIComponent(name)}`)
       const fields = fieldsOf(request.body)
-      const parsed = parseQueueForm(request.body)
+      const grouped = isGrouped(current)
+      const parsed = parseQueueForm(request.body, grouped)
       if (!parsed.ok) {
         const typed = (field: string) => {
           const value = fields.get(field)
           return typeof value === 'string' ? value.slice(0, 100) : ''
         }
+        const form: QueueForm = { errors: parsed.errors }
+        for (const field of queueFields(grouped)) form[field] = typed(field)
         return sendHtml(
           reply,
-          <QueueRow
-            queue={current}
-            action={action}
-            actions
-            form={{
-              concurrency: typed('concurrency'),
-              max_size: typed('max_size'),
-              errors: parsed.errors,
-            }}
-          />,
+          <QueueRow queue={current} action={action} actions form={form} />,
           422,
         )
       }

@@ -19,10 +19,11 @@ import {
   type DeadLetterFilters,
 } from './dead-letters.js'
 import { MissingTask, TaskDetail } from './detail.js'
-import { QueuesTable } from './queues.js'
+import { isGrouped, QueuesTable, TAB_GROUP_ROWS } from './queues.js'
 import { WorkersTable } from './workers.js'
 import { SchedulesView, TasksTable } from './registry-tabs.js'
 import type { TaskMetrics } from '../../metrics-report.js'
+import type { GroupCounts } from '../../stores/ports.js'
 import { bucketWidth } from './chart.js'
 import { MetricsCache } from './metrics-cache.js'
 import {
@@ -279,14 +280,23 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
   )
 
   // ---- Queues -------------------------------------------------------------------------------
-  const queuesTable = (request: FastifyRequest) => (
-    <QueuesTable
-      actions={dashboard.canAct(request)}
-      queues={manager.queueStats()}
-      liveUrl={dashboard.url('/dashboard/queues/table')}
-      action={(name) => dashboard.url(`/dashboard/queues/${encodeURIComponent(name)}`)}
-    />
-  )
+  const queuesTable = async (request: FastifyRequest) => {
+    const queues = manager.queueStats()
+    // Every grouped queue's groups, from the store (all instances' tasks), read together.
+    const grouped = queues.filter(isGrouped)
+    const counts = await Promise.all(
+      grouped.map((queue) => manager.queueGroups(queue.name, TAB_GROUP_ROWS)),
+    )
+    return (
+      <QueuesTable
+        actions={dashboard.canAct(request)}
+        queues={queues}
+        groups={new Map(grouped.map((queue, at) => [queue.name, counts[at] as GroupCounts]))}
+        liveUrl={dashboard.url('/dashboard/queues/table')}
+        action={(name) => dashboard.url(`/dashboard/queues/${encodeURIComponent(name)}`)}
+      />
+    )
+  }
   liveTab(
     '/dashboard/queues',
     {

@@ -11,6 +11,7 @@ import { type TaskAdminContext, type TaskAdminInstance } from '../context.js'
 import {
   AuditQuery,
   MetricsQuery,
+  QueueGroupsQuery,
   QueueParams,
   QueuePatchBody,
   ScheduleParams,
@@ -41,6 +42,15 @@ export function overviewRoutes(app: TaskAdminInstance, context: TaskAdminContext
   })
 
   app.get('/queues', () => manager.queueStats())
+
+  app.get(
+    '/queues/:name/groups',
+    { schema: { params: QueueParams, querystring: QueueGroupsQuery } },
+    async (request) => {
+      const name = request.params.name
+      return { queue: name, ...(await manager.queueGroups(name, request.query.limit ?? 20)) }
+    },
+  )
 
   app.get('/workers', async () => (await manager.listWorkers()).map(serializeWorker))
 

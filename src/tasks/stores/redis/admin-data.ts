@@ -12,6 +12,7 @@ import type {
   TaskAuditEntry,
 } from '../ports.js'
 import { checkListQuery } from '../rows.js'
+import { gatingText, readGating } from '../stored-gating.js'
 import type { RedisOps } from './ops.js'
 
 async function getQueueConfigs(ops: RedisOps): Promise<StoredQueueConfig[]> {
@@ -20,7 +21,14 @@ async function getQueueConfigs(ops: RedisOps): Promise<StoredQueueConfig[]> {
   for (let i = 1; i < flat.length; i += 2) {
     const stored = JSON.parse(flat[i] as string) as StoredQueueConfig
     // Configs stored before pausing existed have no `paused`.
-    configs.push({ ...stored, paused: stored.paused === true })
+    const { gating: kept, ...config } = stored
+    const gating = readGating(kept)
+    // Only a queue whose limits were set at runtime has `gating`.
+    configs.push({
+      ...config,
+      paused: stored.paused === true,
+      ...(gating === null ? {} : { gating }),
+    })
   }
   return configs.sort((x, y) => x.name.localeCompare(y.name))
 }
@@ -36,6 +44,9 @@ async function putQueueConfig(ops: RedisOps, config: StoredQueueConfig): Promise
     concurrency: config.concurrency,
     max_size: config.max_size,
     paused: config.paused === true,
+    ...(config.gating === undefined || config.gating === null
+      ? {}
+      : { gating: readGating(gatingText(config.gating)) }),
   }
   await ops.call('HSET', ops.key('queues'), config.name, JSON.stringify(stored))
 }

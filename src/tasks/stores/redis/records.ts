@@ -9,7 +9,13 @@ import { randomUUID } from 'node:crypto'
 import { TaskValidationError } from '../../errors.js'
 import type { StoredTask } from '../../record.js'
 import { durationBin, MINUTE_MS } from '../metrics-model.js'
-import type { TaskListQuery, TaskPage, TaskRecordStore } from '../ports.js'
+import { GroupTally } from '../group-counts.js'
+import {
+  GROUP_SCAN_LIMIT,
+  type TaskListQuery,
+  type TaskPage,
+  type TaskRecordStore,
+} from '../ports.js'
 import { checkListQuery, lastOfEach, parseTask, tagHash, taskColumns } from '../rows.js'
 import type { RedisOps } from './ops.js'
 
@@ -130,6 +136,18 @@ export function redisRecords(ops: RedisOps, origin: string): TaskRecordStore {
     async loadAll() {
       const ids = (await ops.call('ZRANGE', ops.key('idx:all'), 0, -1)) as string[]
       return bodies(ops, ids)
+    },
+
+    async groupCounts(queue, limit) {
+      const reply = (await ops.run('group-counts', [], [ops.prefix, queue, GROUP_SCAN_LIMIT])) as (
+        string | number
+      )[]
+      const tally = new GroupTally()
+      for (let at = 1; at + 2 < reply.length; at += 3) {
+        const group = String(reply[at])
+        tally.addCounts(group === '' ? null : group, Number(reply[at + 1]), Number(reply[at + 2]))
+      }
+      return tally.result(limit, Number(reply[0]) === 1)
     },
 
     async deleteTerminal(taskIds) {

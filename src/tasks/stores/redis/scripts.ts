@@ -27,6 +27,7 @@ export const SCRIPT_NAMES = [
   'search-ids',
   'acquire-gates',
   'renew-gates',
+  'group-counts',
 ] as const
 
 /** One of {@link SCRIPT_NAMES}. */

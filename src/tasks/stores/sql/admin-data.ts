@@ -12,18 +12,24 @@ import type {
   TaskAuditEntry,
 } from '../ports.js'
 import { checkListQuery, toNumber, toNumberOrNull } from '../rows.js'
+import { gatingText, readGating } from '../stored-gating.js'
 import type { SqlBackend } from './backend.js'
 import type { OpenBackend } from './records.js'
 
 async function getQueueConfigs(backend: SqlBackend): Promise<StoredQueueConfig[]> {
   const db = backend.db
   const rows = await db.selectFrom('queue_configs').selectAll().orderBy('name').execute()
-  return rows.map((row) => ({
-    name: row.name,
-    concurrency: toNumberOrNull(row.concurrency),
-    max_size: toNumberOrNull(row.max_size),
-    paused: toNumber(row.paused) === 1,
-  }))
+  return rows.map((row) => {
+    const gating = readGating(row.gating)
+    return {
+      name: row.name,
+      concurrency: toNumberOrNull(row.concurrency),
+      max_size: toNumberOrNull(row.max_size),
+      paused: toNumber(row.paused) === 1,
+      // Only a queue whose limits were set at runtime has it.
+      ...(gating === null ? {} : { gating }),
+    }
+  })
 }
 
 async function putQueueConfig(backend: SqlBackend, config: StoredQueueConfig): Promise<void> {
@@ -36,6 +42,7 @@ async function putQueueConfig(backend: SqlBackend, config: StoredQueueConfig): P
     concurrency: config.concurrency,
     max_size: config.max_size,
     paused: config.paused === true ? 1 : 0,
+    gating: gatingText(config.gating),
   }
   const insert = backend.db.insertInto('queue_configs').values({ name: config.name, ...update })
   if (backend.dialect === 'mysql') await insert.onDuplicateKeyUpdate(update).execute()

@@ -433,8 +433,22 @@ const v8: TaskMigration = {
   },
 }
 
+/**
+ * Version 10 (additive): `queue_configs.gating`, the group and rate limits an operator set on a
+ * grouped or rate-limited queue at runtime (JSON `{group_concurrency, rate_limit,
+ * group_rate_limit}`); null keeps the options given in code.
+ */
+const v10: TaskMigration = {
+  version: 10,
+  name: 'queue gating settings',
+  statements(db, dialect) {
+    const t = types(dialect)
+    return [db.schema.alterTable('queue_configs').addColumn('gating', t.body).compile()]
+  },
+}
+
 /** Every migration, in order. The last one's version is the current schema version. */
-export const TASK_MIGRATIONS: readonly TaskMigration[] = [v1, v2, v3, v4, v5, v6, v7, v8]
+export const TASK_MIGRATIONS: readonly TaskMigration[] = [v1, v2, v3, v4, v5, v6, v7, v8, v10]
 
 /** The schema version this code expects. */
-export const CURRENT_SCHEMA_VERSION = 8
+export const CURRENT_SCHEMA_VERSION = 10

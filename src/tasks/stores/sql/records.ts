@@ -21,8 +21,11 @@ import type { StoredTask } from '../../record.js'
 import { TERMINAL_STATUSES, type TaskStatus } from '../../status.js'
 import { StoreError } from '../errors.js'
 import { durationBin, MINUTE_MS, minuteOf, TOTAL_MINUTE } from '../metrics-model.js'
+import { GroupTally, groupOfBody } from '../group-counts.js'
 import {
+  GROUP_SCAN_LIMIT,
   PRUNABLE_STATUSES,
+  type GroupCounts,
   type MetricCell,
   type TaskListQuery,
   type TaskPage,
@@ -442,6 +445,27 @@ export class SqlTaskRecords implements TaskRecordStore {
     const { db } = await this.open()
     const rows = await db.selectFrom('tasks').select('body').orderBy('created_ms').execute()
     return rows.map((row) => parseTask(row.body))
+  }
+
+  async groupCounts(queue: string, limit: number): Promise<GroupCounts> {
+    const { db, dialect } = await this.open()
+    const tally = new GroupTally()
+    let partial = false
+    for (const status of ['pending', 'running'] as const) {
+      // By the status index (the live records are few next to the history); SQLite is told
+      // not to use the queue index, which would walk the queue's whole history.
+      const rows = await db
+        .selectFrom('tasks')
+        .select('body')
+        .where('status', '=', status)
+        .where(dialect === 'sqlite' ? sql.raw<string>('+queue') : sql.ref('queue'), '=', queue)
+        .orderBy('created_ms')
+        .limit(GROUP_SCAN_LIMIT + 1)
+        .execute()
+      if (rows.length > GROUP_SCAN_LIMIT) partial = true
+      for (const row of rows.slice(0, GROUP_SCAN_LIMIT)) tally.add(groupOfBody(row.body), status)
+    }
+    return tally.result(limit, partial)
   }
 
   async deleteTerminal(taskIds: readonly string[]): Promise<number> {

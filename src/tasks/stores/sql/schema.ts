@@ -117,12 +117,16 @@ export interface TaskGatesTable {
   expires_ms: number
 }
 
-/** Table `queue_configs`; `paused` (schema version 6) is 0 or 1. */
+/**
+ * Table `queue_configs`; `paused` (schema version 6) is 0 or 1; `gating` (schema version 10) is
+ * the JSON of the runtime group and rate limits, or null.
+ */
 export interface QueueConfigsTable {
   name: string
   concurrency: number | null
   max_size: number | null
   paused: Generated<number>
+  gating: string | null
 }
 
 /** Table `schedule_controls` (schema version 6): operator pauses of periodic schedules. */

@@ -9,6 +9,7 @@ import type { ConformanceTarget, SuiteContext } from './context.js'
 import { adminDataSuite, sessionsSuite } from './admin-data.js'
 import { cancelSuite } from './cancel.js'
 import { gatesSuite, storeGates } from './gates.js'
+import { groupCountsSuite } from './group-counts.js'
 import { idempotencySuite, scheduleSlotsSuite } from './claims.js'
 import { debounceSuite, oneOffSuite } from './one-offs.js'
 import { pendingQueueSuite } from './pending-queue.js'
@@ -51,6 +52,7 @@ export function storeConformance(target: ConformanceTarget): void {
     describe('admin data', () => adminDataSuite(context))
     describe('sessions', () => sessionsSuite(context))
     describe('task gates', () => gatesSuite(storeGates(context)))
+    describe('group counts', () => groupCountsSuite(context))
     // Before the suites that start managers: those write heartbeats of their own.
     describe('workers registry', () => workersSuite(context))
     describe('cancel anywhere', () => cancelSuite(context, () => target.open()))
