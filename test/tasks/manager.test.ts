@@ -168,10 +168,10 @@ describe('task records', () => {
 
   it('allows only the documented transitions', () => {
     const allowed: Record<TaskStatus, TaskStatus[]> = {
-      pending: ['running', 'cancelled', 'expired'],
+      pending: ['running', 'cancelled', 'expired', 'failed'],
       running: ['success', 'failed', 'cancelled', 'interrupted', 'pending'],
       success: [],
-      failed: [],
+      failed: ['pending'],
       cancelled: [],
       interrupted: [],
       rejected: [],
