@@ -20,6 +20,25 @@ import type { TaskDatabase } from './schema.js'
 
 type Db = Kysely<TaskDatabase>
 
+/** Attempts of a flow write that the database chose as a deadlock victim. */
+const DEADLOCK_ATTEMPTS = 5
+
+/** Whether `error` is a deadlock (MySQL/MariaDB 1213, PostgreSQL 40P01) or serialization failure. */
+function isDeadlock(error: unknown): boolean {
+  const { code, errno, sqlState } = (error ?? {}) as {
+    code?: unknown
+    errno?: unknown
+    sqlState?: unknown
+  }
+  return (
+    code === 'ER_LOCK_DEADLOCK' ||
+    errno === 1213 ||
+    sqlState === '40001' ||
+    code === '40P01' ||
+    code === '40001'
+  )
+}
+
 const LIVE = ['pending', 'running'] as const
 const UNSUCCESSFUL = ['failed', 'cancelled', 'interrupted', 'expired', 'rejected'] as const
 
@@ -138,8 +157,15 @@ export function sqlFlows(open: OpenBackend, records: SqlTaskRecords): TaskFlowSt
             .compile(),
         )
       }
-      await records.write(tasks, options.claim ?? null, { before, after })
-      return effects
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await records.write(tasks, options.claim ?? null, { before, after })
+          return effects
+        } catch (error) {
+          // A deadlock rolled the whole transaction back; its guarded statements may run again.
+          if (attempt >= DEADLOCK_ATTEMPTS || !isDeadlock(error)) throw error
+        }
+      }
     },
 
     async counters(parentId): Promise<FlowCounters | null> {
