@@ -445,7 +445,7 @@ export class TaskManager {
       if (this.#durableStore !== null) flowsOf(this.#durableStore)
       const nodes = flattenFlow(
         spec,
-        (handle) => isTaskHandle(handle) && this.#registry.owns(handle as TaskHandle),
+        (handle) => isTaskHandle(handle) && this.#registry.owns(handle),
         chained,
       )
       return this.#intake.enqueueFlow(nodes)

@@ -19,9 +19,6 @@ import { removeSqliteFiles, storeKinds } from './scheduling/stores.js'
 
 afterAll(() => removeSqliteFiles())
 
-/** The statuses that end a record. */
-const ENDED = new Set(['success', 'failed', 'cancelled', 'interrupted', 'rejected', 'expired'])
-
 /** Waits until `taskId`'s stored (or local) record has `status`. */
 async function reach(manager: TaskManager, taskId: string, status: string): Promise<TaskRecord> {
   let record: TaskRecord | undefined

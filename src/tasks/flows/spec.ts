@@ -104,23 +104,24 @@ function checkNode(
   if (spec.children !== undefined && !Array.isArray(spec.children)) {
     throw new TaskValidationError(`${path}.children must be an array of flow nodes.`)
   }
-  const options = spec.options
+  const options: unknown = spec.options
   if (options !== undefined) {
     if (typeof options !== 'object' || options === null || Array.isArray(options)) {
       throw new TaskValidationError(`${path}.options must be an object.`)
     }
     checkAddTaskOptionNames(options)
-    if (options.debounce !== undefined) {
+    const given = options as AddTaskOptions
+    if (given.debounce !== undefined) {
       throw new TaskValidationError(`${path}.options: a flow task cannot be debounced.`)
     }
-    if (!root && options.idempotencyKey !== undefined) {
+    if (!root && given.idempotencyKey !== undefined) {
       throw new TaskValidationError(
         `${path}.options: only the root of a flow takes an idempotencyKey (it stands for the flow).`,
       )
     }
     if (
       (spec.children ?? []).length > 0 &&
-      (options.expiresAt !== undefined || options.ttl !== undefined)
+      (given.expiresAt !== undefined || given.ttl !== undefined)
     ) {
       throw new TaskValidationError(
         `${path}.options: a task with children cannot expire (it waits for them).`,
