@@ -111,6 +111,7 @@ describe('task records', () => {
         'retry_of',
         'retried_as',
         'group',
+        'parent_id',
       ].sort(),
     )
     expect(record).toMatchObject({
