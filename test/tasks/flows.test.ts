@@ -278,6 +278,50 @@ describe('flows', () => {
     await other.manager.shutdown()
   })
 
+  it('sqlite with an encryption key: results are stored encrypted and reach the parent', async () => {
+    const kind = storeKinds('flows-encrypted')[0]!
+    const manager = new TaskManager({
+      logger: quietLogger,
+      store: kind.open(),
+      encryptionKey: 'a'.repeat(64),
+    })
+    const secret = manager.task({ name: 'secret' }, (n: number) => ({ pin: 1000 + n }))
+    const seen: number[] = []
+    const collect = manager.task({ name: 'collect' }, () => {
+      for (const value of Object.values(getTaskContext()?.childResults() ?? {})) {
+        seen.push((value as { pin: number }).pin)
+      }
+    })
+    await manager.startup()
+    try {
+      const rootId = await manager.flow({
+        task: collect,
+        args: [],
+        children: [
+          { task: secret, args: [1] },
+          { task: secret, args: [2] },
+        ],
+      })
+      await reach(manager, rootId, 'success')
+      expect(seen.sort()).toEqual([1001, 1002])
+      const children = (await manager.listStoredTasks({ flow: rootId })).items.filter(
+        (task) => task.record.parent_id === rootId,
+      )
+      expect(children).toHaveLength(2)
+      for (const child of children) {
+        expect(child.args).toBeNull()
+        expect(child.flow_result?.startsWith('e:')).toBe(true)
+        expect(child.flow_result).not.toContain('1001')
+      }
+      // The root's own display result stays unrecorded (its arguments are encrypted).
+      const root = await manager.getStoredTask(rootId)
+      expect(root?.result ?? null).toBeNull()
+      expect(root?.encrypted_args).not.toBeNull()
+    } finally {
+      await manager.shutdown()
+    }
+  })
+
   for (const kind of storeKinds('flows')) {
     it(`${kind.name}: the same on two managers sharing the store`, async ({ skip }) => {
       if (!(await kind.enabled())) skip()
