@@ -203,6 +203,17 @@ async function flows(a: Instance, b: Instance, shared: Shared) {
     await reach(a.manager, last, 'success')
     expect(JSON.parse((await a.manager.getStoredTask(last))?.result ?? 'null')).toBe(123)
 
+    // Deleting a flow's records takes its index entries with them.
+    let chainRecords: TaskRecord[] = []
+    await until(async () => {
+      chainRecords = await flowRecords(b.manager, last)
+      return chainRecords.length === 3 && chainRecords.every((r) => r.status === 'success')
+    }, 20_000)
+    expect(await a.manager.deleteTasks(chainRecords.map((r) => r.task_id))).toBe(3)
+    // (A SQL store's totals are cached per instance for a few seconds: read the page's items.)
+    expect((await a.manager.listTasks({ flow: last })).total).toBe(0)
+    expect((await b.manager.listTasks({ flow: last })).items).toEqual([])
+
     // A result over maxResultBytes fails its child with a clear code, and its parent.
     const hugeRoot = await a.manager.flow({
       task: a.sum,

@@ -481,6 +481,7 @@ export class SqlTaskRecords implements TaskRecordStore {
     // terminal status, so the count read above is what goes.
     await backend.batch([
       db.deleteFrom('task_tags').where('task_id', 'in', ids).compile(),
+      db.deleteFrom('task_flows').where('task_id', 'in', ids).compile(),
       db.deleteFrom('idempotency_keys').where('task_id', 'in', ids).compile(),
       db
         .deleteFrom('tasks')
@@ -561,6 +562,7 @@ export class SqlTaskRecords implements TaskRecordStore {
         .where('count', '<=', 0)
         .compile(),
       db.deleteFrom('task_tags').where('task_id', 'in', doomedIds).compile(),
+      db.deleteFrom('task_flows').where('task_id', 'in', doomedIds).compile(),
       db.deleteFrom('idempotency_keys').where('task_id', 'in', doomedIds).compile(),
       db.deleteFrom('tasks').where(doomed).compile(),
     ])
