@@ -21,9 +21,10 @@ describe('task context', () => {
     const manager = new TaskManager()
     const seen: (Omit<TaskContext, 'signal' | 'childResults'> | undefined)[] = []
     const helper = (): void => {
-      const { signal: _signal, childResults, ...rest } = getTaskContext()!
+      const context = getTaskContext()!
+      const { signal: _signal, childResults: _childResults, ...rest } = context
       // A task outside any flow has no children: their results are empty.
-      expect(childResults()).toEqual({})
+      expect(context.childResults()).toEqual({})
       seen.push(rest)
     }
     const job = manager.task({ name: 'ctx', retries: 1 }, async () => {
