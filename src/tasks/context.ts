@@ -29,7 +29,7 @@ export interface TaskContext {
    * Async tasks only: in thread and process tasks it is `{}` (a chain still passes the previous
    * result as the last argument there).
    */
-  childResults(): Record<string, unknown>
+  readonly childResults: () => Record<string, unknown>
 }
 
 /**
