@@ -345,3 +345,57 @@ describe('flows', () => {
     }, 120_000)
   }
 })
+
+describe('flows across a restart', () => {
+  it('sqlite: a flow left by a stopped instance is finished by the next one', async () => {
+    const kind = storeKinds('flows-restart')[0]!
+    let release = false
+    const open = () => {
+      const manager = new TaskManager({
+        logger: quietLogger,
+        store: kind.open(),
+        queues: { narrow: { concurrency: 1 } },
+      })
+      const slow = manager.task(
+        { name: 'slow', queue: 'narrow', requeueOnInterrupt: true },
+        async (n: number) => {
+          await until(() => release, 30_000).catch(() => undefined)
+          return n
+        },
+      )
+      const sum = manager.task({ name: 'sum' }, () =>
+        Object.values(getTaskContext()?.childResults() ?? {}).reduce<number>(
+          (total, value) => total + Number(value),
+          0,
+        ),
+      )
+      return { manager, slow, sum }
+    }
+    const first = open()
+    await first.manager.startup()
+    const rootId = await first.manager.flow({
+      task: first.sum,
+      args: [],
+      children: [
+        { task: first.slow, args: [20] },
+        { task: first.slow, args: [22] },
+      ],
+    })
+    // One child runs, the other waits in its queue: stop the instance in the middle.
+    await until(async () => {
+      const items = (await first.manager.listTasks({ flow: rootId })).items
+      return items.some((record) => record.status === 'running')
+    })
+    const stopping = first.manager.shutdown()
+    release = true
+    await stopping
+    const second = open()
+    await second.manager.startup()
+    try {
+      await reach(second.manager, rootId, 'success')
+      expect(JSON.parse((await second.manager.getStoredTask(rootId))?.result ?? 'null')).toBe(42)
+    } finally {
+      await second.manager.shutdown()
+    }
+  }, 60_000)
+})
