@@ -83,6 +83,18 @@ export function registerDemoTasks(manager: TaskManager) {
       taskLog('delivered')
     },
   )
+  const resizeImage = manager.task({ name: 'resizeImage' }, async (path: string) => {
+    await pause(150)
+    taskLog(`resized ${path}`)
+    return { path, bytes: 40_000 + path.length * 1000 }
+  })
+  const albumReport = manager.task({ name: 'albumReport' }, (album: string) => {
+    // A flow parent: runs once every resize succeeded, with their results.
+    const results = Object.values(getTaskContext()?.childResults() ?? {}) as { bytes: number }[]
+    const bytes = results.reduce((sum, result) => sum + result.bytes, 0)
+    taskLog(`${album}: ${results.length} images, ${bytes} bytes`)
+    return { album, images: results.length, bytes }
+  })
   manager.schedule(
     { every: 300 },
     async () => {
@@ -99,7 +111,15 @@ export function registerDemoTasks(manager: TaskManager) {
     },
     { name: 'dailyReport' },
   )
-  return { sendReceipt, chargeCard, syncInventory, resizeImages, deliverWebhook }
+  return {
+    sendReceipt,
+    chargeCard,
+    syncInventory,
+    resizeImages,
+    deliverWebhook,
+    resizeImage,
+    albumReport,
+  }
 }
 
 /** On an empty history, enqueues a few runs of each demo task once the app is ready. */
@@ -125,5 +145,14 @@ export function seedDemoTasks(
     ] as const) {
       await manager.addTask(tasks.deliverWebhook, [customer, event], { group: customer })
     }
+    // A flow (the dashboard draws it as a tree): three resizes, then the album's report.
+    await manager.flow({
+      task: tasks.albumReport,
+      args: ['autumn'],
+      children: ['leaves.jpg', 'forest.jpg', 'harvest.jpg'].map((path) => ({
+        task: tasks.resizeImage,
+        args: [path],
+      })),
+    })
   })
 }

@@ -3,6 +3,7 @@
  * periodic and one-off schedulers and retention. Built from the manager's options in one place,
  * started at the end of startup and stopped first at shutdown.
  */
+import type { FlowEffects } from './stores/ports.js'
 import { randomUUID } from 'node:crypto'
 import type { Logger } from '../common/logger.js'
 import { DurableLink } from './durable-link.js'
@@ -46,6 +47,8 @@ export interface BackgroundDeps {
   adopt(task: StoredTask): void
   /** Cancels the tasks of these ids that run here (requests of other instances). */
   cancelRequested(taskIds: readonly string[]): void
+  /** Acts on the effects of a write of flow nodes. */
+  flowEffects(effects: FlowEffects): void
   /** Deletes terminal records that ended before the cutoff (retention). */
   deleteBefore(cutoff: number): Promise<number>
   /**
@@ -85,6 +88,7 @@ export class ManagerBackground {
               registry.get(name)?.definition.requeueOnInterrupt === true,
             dispatch: (task) => deps.adopt(task),
             cancel: (taskIds) => deps.cancelRequested(taskIds),
+            flowEffects: (effects) => deps.flowEffects(effects),
             warn: (message) => logger.warn(message),
             error,
             refresh: () => deps.refresh(),

@@ -23,13 +23,22 @@ export interface TaskContext {
    * I/O they start (fetch, timers) so that cancellation also stops the work.
    */
   readonly signal: AbortSignal
+  /**
+   * A flow parent's view of its children: `{<child task id>: result}` of every child that
+   * succeeded (all of them, since a parent runs only then); `{}` for a task without children.
+   * Async tasks only: in thread and process tasks it is `{}` (a chain still passes the previous
+   * result as the last argument there).
+   */
+  readonly childResults: () => Record<string, unknown>
 }
 
 /**
  * The running attempt as the context store holds it: the context fields plus the log sink. One
  * object per attempt (the runner's attempt itself), so running a task allocates little.
  */
-export interface ActiveTask extends TaskContext {
+export interface ActiveTask extends Omit<TaskContext, 'childResults'> {
+  /** The children's results of a flow parent (absent in thread and process workers). */
+  childResults?(): Record<string, unknown>
   /** Receives the task code's `taskLog` calls. */
   log(level: LogLevel, message: string, extra: Record<string, unknown>): void
   /** Receives the task code's `taskProgress` calls (validated: 0..1, message bounded). */
@@ -50,6 +59,7 @@ export function getTaskContext(): TaskContext | undefined {
     get signal() {
       return active.signal
     },
+    childResults: () => active.childResults?.() ?? {},
   }
 }
 

@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { CancelWatch } from './cancel-watch.js'
-import type { DurableTaskStore } from './stores/ports.js'
+import type { DurableTaskStore, FlowEffects, FlowHold } from './stores/ports.js'
 import type { StoredTask } from './record.js'
 import { TERMINAL_STATUSES } from './status.js'
 import type { TaskClock } from './time.js'
@@ -39,6 +39,8 @@ export interface AdoptionSink {
   error(message: string, error: unknown): void
   /** Cancels the tasks of these ids that run here (a cancel request read from the store). */
   cancel(taskIds: readonly string[]): void
+  /** Acts on what a write of flow nodes may have changed (released or failed parents). */
+  flowEffects?(effects: FlowEffects): void
   /**
    * Called at the end of every maintenance round and when the change feed announces changed
    * operator controls (to apply stored queue configs and pauses).
@@ -68,6 +70,9 @@ export class DurableLink {
   #chain: Promise<void> = Promise.resolve()
   #timer: unknown = null
   #maintaining: Promise<void> | null = null
+  #claiming: Promise<void> | null = null
+  #claimRequested = false
+  #stopped = false
   readonly #warnedUnregistered = new Set<string>()
   readonly #cancelWatch: CancelWatch
 
@@ -102,6 +107,50 @@ export class DurableLink {
   /** Queues a replace of the record (running or terminal); resolves once it is stored. */
   save(task: StoredTask): Promise<void> {
     return this.#push('save', task)
+  }
+
+  /**
+   * Writes a new flow in one store call: every node pending, the leaves claimed by this
+   * instance, the parents held with their counters. Rejects when the store refused it.
+   */
+  async writeFlow(tasks: readonly StoredTask[], holds: readonly FlowHold[]): Promise<void> {
+    const flows = this.store.flows
+    if (flows === undefined) throw new Error('The task store does not support flows.')
+    await flows.save(tasks, { claim: { owner: this.owner, leaseUntil: this.#leaseUntil() }, holds })
+  }
+
+  /** Claims pending work at once (a flow parent was released), outside the maintenance timer. */
+  claimSoon(): void {
+    if (this.#stopped) return
+    this.#claimRequested = true
+    this.#claiming ??= (async () => {
+      try {
+        while (this.#claimRequested) {
+          this.#claimRequested = false
+          await this.#claimPending()
+        }
+      } catch (error) {
+        this.#options.sink.error('could not claim pending tasks', error)
+      } finally {
+        this.#claiming = null
+      }
+    })()
+  }
+
+  /** Writes `tasks`, flow nodes through the store's flows (with their counters). */
+  async #saveRecords(tasks: StoredTask[], claimed: boolean): Promise<void> {
+    const flows = this.store.flows
+    const lease = { owner: this.owner, leaseUntil: this.#leaseUntil() }
+    const nodes = flows === undefined ? [] : tasks.filter((task) => (task.flow_id ?? null) !== null)
+    const plain = nodes.length === 0 ? tasks : tasks.filter((task) => !nodes.includes(task))
+    if (plain.length > 0) {
+      if (claimed) await this.store.pending.enqueue(plain, lease)
+      else await this.store.records.save(plain)
+    }
+    if (flows !== undefined && nodes.length > 0) {
+      const effects = await flows.save(nodes, claimed ? { claim: lease } : {})
+      this.#options.sink.flowEffects?.(effects)
+    }
   }
 
   /** Resolves once everything queued so far is written (failures were already logged). */
@@ -142,7 +191,8 @@ export class DurableLink {
     ops.forEach((op, index) => {
       const saveAt = lastSave.get(op.id)
       if (op.kind === 'save' && saveAt !== index) return
-      if (op.kind === 'enqueue' && saveAt !== undefined) {
+      // A flow node's pending write counts in its parent (a retry taking a failed child's place).
+      if (op.kind === 'enqueue' && saveAt !== undefined && (op.task.flow_id ?? null) === null) {
         const status = ops[saveAt]?.task.record.status
         if (status !== undefined && TERMINAL_STATUSES.has(status)) return
       }
@@ -153,12 +203,7 @@ export class DurableLink {
     this.#chain = this.#chain.then(async () => {
       for (const run of runs) {
         try {
-          if (run.kind === 'enqueue') {
-            await this.store.pending.enqueue(run.tasks, {
-              owner: this.owner,
-              leaseUntil: this.#leaseUntil(),
-            })
-          } else await this.store.records.save(run.tasks)
+          await this.#saveRecords(run.tasks, run.kind === 'enqueue')
         } catch (error) {
           this.#options.sink.error(
             `could not write ${run.tasks.length} task(s) to the store`,
@@ -223,7 +268,7 @@ export class DurableLink {
           interrupted.push(task)
         }
       }
-      if (interrupted.length > 0) await store.records.save(interrupted)
+      if (interrupted.length > 0) await this.#saveRecords(interrupted, false)
       // Put back as pending, still held by us; the pending sweep below dispatches them.
       if (requeued.length > 0) {
         await store.pending.enqueue(requeued, { owner: this.owner, leaseUntil: this.#leaseUntil() })
@@ -233,22 +278,38 @@ export class DurableLink {
         )
       }
     }
-    const funcNames = sink.funcNames()
-    if (funcNames.length > 0) {
-      for (;;) {
-        const claimed = await store.pending.claim({
-          owner: this.owner,
-          leaseUntil: this.#leaseUntil(),
-          now: clock.now(),
-          limit: BATCH_SIZE,
-          funcNames,
+    // Parents whose failed child was written by an instance that died before failing them.
+    if (store.flows !== undefined && sink.flowEffects !== undefined) {
+      const stalled = await store.flows.stalled(BATCH_SIZE)
+      if (stalled.length > 0) {
+        sink.flowEffects({
+          released: [],
+          failing: stalled.map((id) => [id, ''] as const),
+          unfailing: [],
         })
-        for (const { task } of claimed) sink.dispatch(task)
-        if (claimed.length < BATCH_SIZE) break
       }
     }
-    await this.#warnUnregistered(new Set(funcNames))
+    await this.#claimPending()
+    await this.#warnUnregistered(new Set(sink.funcNames()))
     await sink.refresh?.()
+  }
+
+  /** Claims pending tasks of the registered functions, a batch at a time, and dispatches them. */
+  async #claimPending(): Promise<void> {
+    const { store, clock, sink } = this.#options
+    const funcNames = sink.funcNames()
+    if (funcNames.length === 0) return
+    for (;;) {
+      const claimed = await store.pending.claim({
+        owner: this.owner,
+        leaseUntil: this.#leaseUntil(),
+        now: clock.now(),
+        limit: BATCH_SIZE,
+        funcNames,
+      })
+      for (const { task } of claimed) sink.dispatch(task)
+      if (claimed.length < BATCH_SIZE) break
+    }
   }
 
   /** Pending tasks nobody here can run stay in the store; say so once per function. */
@@ -268,8 +329,10 @@ export class DurableLink {
   async stop(pendingIds: readonly string[]): Promise<void> {
     if (this.#timer !== null) (this.#options.timer ?? systemLoopTimer).clearInterval(this.#timer)
     this.#timer = null
+    this.#stopped = true
     await this.#cancelWatch.stop()
     await this.#maintaining
+    await this.#claiming
     await this.flush()
     for (let i = 0; i < pendingIds.length; i += BATCH_SIZE) {
       await this.store.pending.release(pendingIds.slice(i, i + BATCH_SIZE), this.owner)

@@ -88,6 +88,25 @@ export class TaskTimeoutError extends TaskError {
   readonly statusCode = 500
 }
 
+/**
+ * Recorded as the error of a flow parent when one of its children failed for good (after its
+ * retries), was cancelled or expired: the parent never runs, and its own parent fails the same
+ * way. Retrying the failed child lets the flow go on.
+ */
+export class FlowChildFailedError extends TaskError {
+  readonly code = 'FLOW_CHILD_FAILED'
+  readonly statusCode = 409
+}
+
+/**
+ * Recorded as the error of a flow child whose result is larger than the manager's
+ * `maxResultBytes` (as JSON): its parent needs the result, so the child fails instead.
+ */
+export class FlowResultTooLargeError extends TaskError {
+  readonly code = 'FLOW_RESULT_TOO_LARGE'
+  readonly statusCode = 413
+}
+
 /** Every error class of the task catalogue, for docs and tests that keep them in sync. */
 export const taskErrorCatalogue = [
   TaskValidationError,
@@ -102,4 +121,6 @@ export const taskErrorCatalogue = [
   ManagerClosedError,
   WorkerCrashedError,
   TaskTimeoutError,
+  FlowChildFailedError,
+  FlowResultTooLargeError,
 ] as const

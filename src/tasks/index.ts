@@ -69,8 +69,13 @@ export {
   ManagerClosedError,
   WorkerCrashedError,
   TaskTimeoutError,
+  FlowChildFailedError,
+  FlowResultTooLargeError,
   taskErrorCatalogue,
 } from './errors.js'
+export type { FlowSpec, ChainStep } from './flows/spec.js'
+export { MAX_FLOW_NODES } from './flows/spec.js'
+export { DEFAULT_MAX_RESULT_BYTES } from './flows/results.js'
 export { TaskAbort, type TaskAbortKind } from './cancellation.js'
 export * from './admin/error-classes.js'
 export {

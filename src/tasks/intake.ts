@@ -38,6 +38,11 @@ import { newTaskId } from './task-id.js'
 import { newStoredTask, resolveAddOptions, type ResolvedAddOptions } from './task-input.js'
 import { toIso, type TaskClock } from './time.js'
 import { systemLoopTimer } from './scheduling/timer.js'
+import type { DurableFlows } from './flows/durable.js'
+import { FLOW_FAILED_PREFIX, LocalFlows } from './flows/local.js'
+import { decodeFlowResult } from './flows/results.js'
+import type { FlowNode } from './flows/spec.js'
+import { FlowChildFailedError } from './errors.js'
 
 /** Finished records a manager on a durable store keeps in memory (the store has them all). */
 const RECENT_FINISHED = 1000
@@ -68,6 +73,23 @@ function alreadyRetried(taskId: string, retriedAs: string | null): TaskAlreadyRe
   )
 }
 
+/** Where a retry of a flow node stands in its flow (it takes the original's place). */
+export interface FlowLineage {
+  parentId: string | null
+  stored: Pick<StoredTask, 'flow_id' | 'flow_children' | 'flow_chain' | 'flow_children_of'>
+}
+
+/** The place in its flow a retry of `task` takes. */
+function lineageOf(task: StoredTask): FlowLineage {
+  const stored: FlowLineage['stored'] = { flow_id: task.flow_id ?? null }
+  if (task.flow_children !== undefined) {
+    stored.flow_children = task.flow_children
+    stored.flow_children_of = task.flow_children_of ?? task.record.task_id
+  }
+  if (task.flow_chain === true) stored.flow_chain = true
+  return { parentId: task.record.parent_id ?? null, stored }
+}
+
 /** The arguments of a new run: plain, or a ciphertext this manager cannot open (no key). */
 export type RunPayload = { args: unknown[] } | { sealed: string }
 
@@ -93,6 +115,8 @@ export interface IntakeDeps {
   readonly finishedInMemory: number
   /** The trace context to store with a new task (OpenTelemetry), or null. */
   readonly traceContext: () => Record<string, string> | null
+  /** Flows on the durable store (null without one). */
+  readonly flows: DurableFlows | null
 }
 
 /** New runs in, finished runs recorded. */
@@ -109,8 +133,30 @@ export class TaskIntake {
    */
   readonly #expiring = new Map<string, number>()
   #expiryTimer: unknown = null
+  /** Flow parents' counters without a durable store. */
+  readonly #localFlows: LocalFlows
 
   constructor(private readonly deps: IntakeDeps) {
+    this.#localFlows = new LocalFlows({
+      fail: (parent, handle, childId) => this.#failParent(parent, handle, childId),
+      rewait: (parent) =>
+        deps.book.transition(parent, 'failed', 'pending', {
+          error: null,
+          end_time: null,
+          duration: 0,
+        }),
+      release: (parent, handle, results) => {
+        const decoded = new Map<string, unknown>()
+        for (const [id, stored] of results) {
+          decoded.set(id, decodeFlowResult(stored, id, deps.cipher))
+        }
+        this.#dispatch(parent, handle, decoded)
+      },
+      cancel: (taskId) => {
+        const task = deps.book.get(taskId)
+        if (task?.record.status === 'pending') this.cancel(taskId)
+      },
+    })
     const durable = deps.durable
     if (durable === null) return
     // A persistent task's start is written too, so a crash mid-run is seen as an orphan.
@@ -136,9 +182,17 @@ export class TaskIntake {
     options: AddTaskOptions,
     taskId?: string,
     retryOf?: string,
+    lineage?: FlowLineage,
   ): Promise<string> {
     try {
-      const id = this.#enqueue(handle, payload, options, taskId ?? newTaskId(), retryOf ?? null)
+      const id = this.#enqueue(
+        handle,
+        payload,
+        options,
+        taskId ?? newTaskId(),
+        retryOf ?? null,
+        lineage ?? null,
+      )
       return typeof id === 'string' ? Promise.resolve(id) : id
     } catch (error) {
       return Promise.reject(toError(error))
@@ -171,6 +225,7 @@ export class TaskIntake {
     options: AddTaskOptions,
     taskId: string,
     retryOf: string | null,
+    lineage: FlowLineage | null,
   ): string | Promise<string> {
     const { seam, cipher } = this.deps
     const definition = handle.definition
@@ -190,12 +245,13 @@ export class TaskIntake {
       if (claim instanceof Promise) {
         return claim.then(
           (holder) =>
-            holder ?? this.#place(handle, resolved, queue, taskId, args, encrypted, retryOf),
+            holder ??
+            this.#place(handle, resolved, queue, taskId, args, encrypted, retryOf, lineage),
         )
       }
       if (claim !== null) return claim
     }
-    return this.#place(handle, resolved, queue, taskId, args, encrypted, retryOf)
+    return this.#place(handle, resolved, queue, taskId, args, encrypted, retryOf, lineage)
   }
 
   /** Records the new task and hands it to its queue; the id, once a durable write is done. */
@@ -207,6 +263,7 @@ export class TaskIntake {
     args: unknown[] | null,
     encrypted: string | null,
     retryOf: string | null,
+    lineage: FlowLineage | null = null,
   ): string | Promise<string> {
     const { book, live, durable, clock, runner } = this.deps
     const stored = newStoredTask(
@@ -221,6 +278,10 @@ export class TaskIntake {
     if (retryOf !== null) {
       stored.record.source = 'retry'
       stored.record.retry_of = retryOf
+    }
+    if (lineage !== null) {
+      Object.assign(stored, lineage.stored)
+      stored.record.parent_id = lineage.parentId
     }
     const traceContext = this.deps.traceContext()
     if (traceContext !== null) stored.trace_context = traceContext
@@ -242,8 +303,17 @@ export class TaskIntake {
     job.timeoutMs = resolved.timeoutMs
     live.set(taskId, job)
     this.#watchExpiry(stored)
+    const flowNode = (stored.flow_id ?? null) !== null
     const written =
-      durable !== null && this.deps.persistent(handle) ? durable.enqueue(stored) : null
+      durable !== null && (flowNode || this.deps.persistent(handle))
+        ? durable.enqueue(stored)
+        : null
+    if (flowNode && retryOf !== null && durable === null) this.#localFlows.retried(retryOf, stored)
+    if (stored.flow_children !== undefined) {
+      // A retry of a parent reads its children's results first.
+      void this.#offerWithResults(job, queue)
+      return written === null ? taskId : written.then(() => taskId)
+    }
     queue.offer(job)
     return written === null ? taskId : written.then(() => taskId)
   }
@@ -261,7 +331,159 @@ export class TaskIntake {
     const job = new RunJob(stored, handle, stored.record.priority ?? 0, runner)
     live.set(id, job)
     this.#watchExpiry(stored)
-    queues.resolve(stored.record.queue).offer(job)
+    const queue = queues.resolve(stored.record.queue)
+    if (stored.flow_children !== undefined) void this.#offerWithResults(job, queue)
+    else queue.offer(job)
+  }
+
+  /**
+   * Enqueues a validated flow (parents before children) and resolves the root's id. Every node
+   * is checked first, then the tree is written in one store call (with a durable store) before
+   * any leaf starts; parents wait. With the root's idempotency key already held, resolves with
+   * the holder's id and writes nothing.
+   */
+  async enqueueFlow(nodes: readonly FlowNode[]): Promise<string> {
+    const { book, durable, seam, registry } = this.deps
+    const rootId = (nodes[0] as FlowNode).id
+    const built = nodes.map((node) => {
+      if (!registry.owns(node.handle)) {
+        throw new TaskValidationError('A flow task must be a handle of this manager.')
+      }
+      const stored = this.#build(node)
+      stored.flow_id = rootId
+      stored.record.parent_id = node.parentId
+      if (node.children > 0) stored.flow_children = node.children
+      if (node.chain) stored.flow_chain = true
+      return { node, stored }
+    })
+    const root = built[0] as (typeof built)[number]
+    const key = root.stored.idempotency_key
+    if (key !== null) {
+      const holder = await seam.claimIdempotencyKey(key, rootId)
+      if (holder !== null) return holder
+    }
+    try {
+      if (durable !== null) {
+        await durable.writeFlow(
+          built.map((item) => item.stored),
+          built
+            .filter((item) => item.node.children > 0)
+            .map((item) => ({ task_id: item.node.id, children: item.node.children })),
+        )
+      }
+    } catch (error) {
+      if (key !== null) this.releaseKey(root.stored)
+      throw error
+    }
+    const childIds = new Map<string, string[]>()
+    for (const { node } of built) {
+      if (node.parentId === null) continue
+      const list = childIds.get(node.parentId) ?? []
+      list.push(node.id)
+      childIds.set(node.parentId, list)
+    }
+    for (const { node, stored } of built) {
+      if (node.children === 0) {
+        book.add(stored)
+        this.#dispatch(stored, node.handle, null)
+      } else if (durable === null) {
+        book.add(stored)
+        this.#localFlows.register(stored, node.handle, childIds.get(node.id) ?? [])
+      }
+    }
+    return rootId
+  }
+
+  /** A new pending flow node (validated, arguments encrypted with a key). */
+  #build(node: FlowNode): StoredTask {
+    const { queues, cipher, clock } = this.deps
+    const definition = node.handle.definition
+    const resolved = resolveAddOptions(definition, node.options)
+    let args: unknown[] | null = null
+    let encrypted: string | null = null
+    if (definition.executor !== 'async') assertTransferable(node.args, definition.name)
+    if (cipher === null) args = node.args
+    else encrypted = cipher.encrypt(node.args, taskOwner(node.id))
+    const queue = queues.resolve(resolved.queue)
+    if (resolved.group !== null && queue.groups === null) {
+      throw new TaskValidationError(
+        `Task ${JSON.stringify(definition.name)} has group ${JSON.stringify(resolved.group)} but queue ${JSON.stringify(queue.name)} has no groupConcurrency, rateLimit or groupRateLimit.`,
+      )
+    }
+    const stored = newStoredTask(
+      node.id,
+      definition,
+      resolved,
+      queue.name,
+      toIso(clock.now()),
+      args,
+      encrypted,
+    )
+    const traceContext = this.deps.traceContext()
+    if (traceContext !== null) stored.trace_context = traceContext
+    return stored
+  }
+
+  /** Hands a task of this process (in the book, pending) to its queue, with its flow results. */
+  #dispatch(
+    task: StoredTask,
+    handle: TaskHandle,
+    results: ReadonlyMap<string, unknown> | null,
+  ): void {
+    const { live, queues, runner } = this.deps
+    const job = new RunJob(task, handle, task.record.priority ?? 0, runner)
+    job.flowResults = results
+    live.set(task.record.task_id, job)
+    this.#watchExpiry(task)
+    queues.resolve(task.record.queue).offer(job)
+  }
+
+  /** Reads a flow parent's child results, then offers its job (or fails it when they cannot be read). */
+  async #offerWithResults(job: RunJob, queue: TaskQueue): Promise<void> {
+    const task = job.task
+    try {
+      if (this.deps.flows !== null) job.flowResults = await this.deps.flows.childResults(task)
+      else {
+        const of = task.flow_children_of ?? task.record.task_id
+        const decoded = new Map<string, unknown>()
+        for (const [id, stored] of this.#localFlows.results(of)) {
+          decoded.set(id, decodeFlowResult(stored, id, this.deps.cipher))
+        }
+        job.flowResults = decoded
+      }
+    } catch (error) {
+      this.deps.logger.error(
+        { err: error },
+        `could not read the child results of ${task.record.task_id}`,
+      )
+      const failed = toError(error)
+      if (
+        this.deps.book.transition(task, 'pending', 'failed', {
+          error: describe(failed),
+          stacktrace: failed.stack ?? describe(failed),
+          end_time: toIso(this.deps.clock.now()),
+        })
+      ) {
+        this.deps.lifecycle(task, 'pending', 0)
+        this.finished(task, job.handle)
+      }
+      return
+    }
+    if (task.record.status === 'pending') queue.offer(job)
+  }
+
+  /** Fails a waiting parent of this process because its child `childId` ended without success. */
+  #failParent(parent: StoredTask, handle: TaskHandle, childId: string): void {
+    const error = new FlowChildFailedError(
+      `Child task ${childId} ended without success; the task did not run.`,
+    )
+    const moved = this.deps.book.transition(parent, 'pending', 'failed', {
+      error: describe(error),
+      end_time: toIso(this.deps.clock.now()),
+    })
+    if (!moved) return
+    this.deps.lifecycle(parent, 'pending', 0)
+    this.finished(parent, handle)
   }
 
   /** Follows a pending task's expiry with the sweep (started while any task has one). */
@@ -390,6 +612,12 @@ export class TaskIntake {
       )
     }
     if (record.retried_as !== null) throw alreadyRetried(record.task_id, record.retried_as)
+    if (task.flow_children !== undefined && (record.error ?? '').startsWith(FLOW_FAILED_PREFIX)) {
+      throw new TaskNotRetryableError(
+        `Task ${record.task_id} did not run: a child of it failed. Retry that child instead; the flow goes on when it succeeds.`,
+        { status: record.status },
+      )
+    }
     const handle = this.deps.registry.get(record.func_name)
     if (handle === undefined) {
       throw new TaskNotRegisteredError(
@@ -420,6 +648,7 @@ export class TaskIntake {
         { tags: record.tags, priority: record.priority, queue: record.queue },
         newId,
         record.task_id,
+        (task.flow_id ?? null) === null ? undefined : lineageOf(task),
       )
     } catch (error) {
       if (local !== undefined && local.record.retried_as === newId) local.record.retried_as = null
@@ -456,6 +685,7 @@ export class TaskIntake {
     const status = task.record.status
     if (status === 'failed' || status === 'rejected') this.releaseKey(task)
     this.#recordEnd(task, handle)
+    if (this.deps.durable === null && (task.flow_id ?? null) !== null) this.#localFlows.ended(task)
   }
 
   /** Whether a finished record of this process is still on its way to the store. */

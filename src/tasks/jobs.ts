@@ -30,6 +30,8 @@ export class RunJob implements QueueItem {
   startedAt = 0
   /** The `addTask` call's timeout per attempt (ms), or null: the registration's applies. */
   timeoutMs: number | null = null
+  /** A flow parent: its children's results by child id (read before it starts), else null. */
+  flowResults: ReadonlyMap<string, unknown> | null = null
   readonly #runner: JobRunner
   #cancellation: Cancellation | null = null
   /** The queue's callback while the job holds a slot. */

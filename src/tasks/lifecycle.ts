@@ -156,10 +156,12 @@ export class ManagerLifecycle {
       // With a durable store every finished record is kept (the shared history).
       if (requeue || deps.persistent(job) || deps.durable !== null) toSave.push(task)
     }
-    // Pending persistent tasks stay in the store; their claims are given up below.
+    // Pending persistent tasks (and flow tasks, always stored) stay in the store; their claims
+    // are given up below.
     const release: string[] = []
     for (const job of deps.live.values()) {
-      if (job.task.record.status === 'pending' && deps.persistent(job)) {
+      const stored = deps.persistent(job) || (job.task.flow_id ?? null) !== null
+      if (job.task.record.status === 'pending' && stored) {
         release.push(job.task.record.task_id)
       }
     }

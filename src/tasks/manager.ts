@@ -71,6 +71,9 @@ import type { OneOffEntry, WorkerTask } from './stores/ports.js'
 import type { WorkerInfo } from './workers.js'
 import { TaskTelemetrySlot } from './telemetry/task-slot.js'
 import { systemTaskClock, toEpochMs, type TaskClock } from './time.js'
+import { DurableFlows, flowsOf } from './flows/durable.js'
+import { DEFAULT_MAX_RESULT_BYTES } from './flows/results.js'
+import { chainToFlow, flattenFlow, type ChainStep, type FlowSpec } from './flows/spec.js'
 
 /** The options of an `addTask` call that passes none (nothing to check). */
 const NO_OPTIONS: AddTaskOptions = Object.freeze({})
@@ -105,6 +108,8 @@ export class TaskManager {
   readonly #intake: TaskIntake
   readonly #reads: TaskReads
   readonly #telemetry: TaskTelemetrySlot
+  /** Flows' follow-ups on a durable store; null in memory. */
+  readonly #flows: DurableFlows | null
 
   constructor(options: TaskManagerOptions = {}) {
     checkManagerOptionNames(options)
@@ -138,6 +143,7 @@ export class TaskManager {
       checkPlacement: (handle, addOptions) => this.#intake.checkPlacement(handle, addOptions),
       adopt: (task) => this.#intake.adopt(task),
       cancelRequested: (taskIds) => this.#cancelRequested(taskIds),
+      flowEffects: (effects) => this.#flows?.effects(effects),
       deleteBefore: (cutoff) => this.#reads.deleteBefore(cutoff),
       refresh: async () => {
         await this.#controls.request()
@@ -149,6 +155,19 @@ export class TaskManager {
       },
     })
     this.#durable = this.#background.durable
+    const durable = this.#durable
+    this.#flows =
+      durable === null
+        ? null
+        : new DurableFlows({
+            store: durable.store,
+            clock: this.#clock,
+            logger: this.#logger,
+            cipher: this.#cipher,
+            save: (task) => void durable.save(task),
+            claimSoon: () => durable.claimSoon(),
+            cancel: (taskId) => this.cancel(taskId),
+          })
     this.#queues = new QueueSet({
       queues: options.queues,
       maxSize: options.maxSize,
@@ -195,6 +214,8 @@ export class TaskManager {
       logger: this.#logger,
       defaultTimeoutMs: timeoutMs(options.defaultTimeout, 'defaultTimeout'),
       worker: this.#background.workers.id,
+      maxResultBytes:
+        positiveOrNull(options.maxResultBytes, 'maxResultBytes') ?? DEFAULT_MAX_RESULT_BYTES,
     })
     this.#intake = new TaskIntake({
       registry: this.#registry,
@@ -213,6 +234,7 @@ export class TaskManager {
       finishedInMemory:
         positiveOrNull(options.finishedInMemory, 'finishedInMemory') ?? DEFAULT_FINISHED_IN_MEMORY,
       traceContext: () => this.#telemetry.current?.capture() ?? null,
+      flows: this.#flows,
     })
     this.#reads = new TaskReads({
       book: this.#book,
@@ -383,6 +405,57 @@ export class TaskManager {
     return this.#intake.enqueue(handle, { args }, options)
   }
 
+  /**
+   * Enqueues a flow: a tree of tasks in which a parent runs only after every child succeeded
+   * (children run in parallel, each under its own queue's rules) and reads their results with
+   * `getTaskContext().childResults()`. Resolves with the root's task id once the whole tree is
+   * stored (one transaction on a durable store). A child that fails for good fails its parent
+   * with `FLOW_CHILD_FAILED` (the parent never runs), and so on up; retrying the child lets the
+   * flow go on. Rejects with `TaskValidationError` for a bad tree (nothing is stored). With the
+   * root's `idempotencyKey` held, resolves with the holder's id and stores nothing.
+   *
+   * @example
+   * const report = await manager.flow({ task: buildReport, args: [], children: images.map(
+   *   (image) => ({ task: resize, args: [image] })) })
+   */
+  flow(spec: FlowSpec): Promise<string> {
+    return this.#startFlow(spec, new Set())
+  }
+
+  /**
+   * Enqueues steps that run one after another, each once the previous one succeeded, receiving
+   * the previous step's result as its last argument. A flow underneath (each step the one child
+   * of the next): resolves with the last step's task id.
+   *
+   * @example
+   * const last = await manager.chain([{ task: fetchPage, args: [url] }, { task: parse, args: [] }])
+   */
+  chain(steps: readonly ChainStep[]): Promise<string> {
+    try {
+      const { spec, chained } = chainToFlow(steps)
+      return this.#startFlow(spec, chained)
+    } catch (error) {
+      return Promise.reject(toError(error))
+    }
+  }
+
+  #startFlow(spec: unknown, chained: ReadonlySet<unknown>): Promise<string> {
+    if (this.#lifecycle.closed) {
+      return Promise.reject(new ManagerClosedError('The task manager was shut down.'))
+    }
+    try {
+      if (this.#durableStore !== null) flowsOf(this.#durableStore)
+      const nodes = flattenFlow(
+        spec,
+        (handle) => isTaskHandle(handle) && this.#registry.owns(handle),
+        chained,
+      )
+      return this.#intake.enqueueFlow(nodes)
+    } catch (error) {
+      return Promise.reject(toError(error))
+    }
+  }
+
   /** How many tasks run here, and the first `limit` of them (the heartbeat's report). */
   #runningTasks(limit: number): { count: number; tasks: WorkerTask[] } {
     const count = this.#queues.stats().reduce((sum, queue) => sum + queue.running, 0)
@@ -418,8 +491,15 @@ export class TaskManager {
       if (!(error instanceof TaskNotFoundError) || this.#durableStore === null) {
         return Promise.reject(toError(error))
       }
-      return requestCancel(this.#durableStore, taskId)
+      return this.#cancelStored(this.#durableStore, taskId)
     }
+  }
+
+  /** Cancels a task of the store: a flow parent waiting there at once, else by request. */
+  async #cancelStored(store: DurableTaskStore, taskId: string): Promise<TaskRecord> {
+    const waiting = (await this.#flows?.cancelWaiting(taskId)) ?? null
+    if (waiting !== null) return copyRecord(waiting.record)
+    return requestCancel(store, taskId)
   }
 
   /** Cancels the tasks of these ids that run here: requests read from the store. */

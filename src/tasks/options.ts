@@ -80,6 +80,12 @@ export interface TaskManagerOptions {
   /** Claim lease on a durable store, in seconds (default 30); renewed every third of it. */
   leaseSeconds?: number
   /**
+   * Flows: the largest result a child task may return, in bytes of its JSON (default 1 MiB).
+   * Its parent needs it, so it is stored in full; a larger one fails the child with
+   * `FLOW_RESULT_TOO_LARGE`.
+   */
+  maxResultBytes?: number
+  /**
    * One-off schedules: seconds ahead the scheduler holds in memory, the entries due within it
    * (default 300). Longer: fewer store reads per entry; shorter: a smaller window.
    */
@@ -278,6 +284,7 @@ const MANAGER_OPTION_NAMES: Record<keyof TaskManagerOptions, true> = {
   retentionDays: true,
   finishedInMemory: true,
   leaseSeconds: true,
+  maxResultBytes: true,
   oneOffHorizon: true,
   oneOffRefillInterval: true,
   timer: true,

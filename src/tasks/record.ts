@@ -61,6 +61,11 @@ export interface TaskRecord {
    * or null. Records written before groups existed lack it (read it as null).
    */
   group?: string | null
+  /**
+   * The task whose child this one is in a flow (the parent runs once every child succeeded), or
+   * null. Records written before flows existed lack it (read it as null).
+   */
+  parent_id?: string | null
 }
 
 /**
@@ -86,6 +91,22 @@ export interface StoredTask {
   result?: string | null
   /** True when {@link result} was cut at its limit. */
   result_truncated?: boolean
+  /** The id of the root of the flow this task belongs to (the root's own id), or absent. */
+  flow_id?: string | null
+  /** A flow parent: how many children it was created with. Absent on leaves. */
+  flow_children?: number
+  /**
+   * A retry of a flow parent: the id of the parent whose children's results it reads (the
+   * children stay those of the first run).
+   */
+  flow_children_of?: string
+  /** A chain step: it receives its one child's result as its last argument. */
+  flow_chain?: boolean
+  /**
+   * What a flow child's successful run returned, for its parent: the JSON text in full (bounded
+   * by the manager's `maxResultBytes`), encrypted like the arguments when a key is set.
+   */
+  flow_result?: string | null
 }
 
 /** Builds a `<timestamp> [<level>] <message>` log line. */

@@ -31,6 +31,7 @@ import type { TaskDefinition, TaskFunction } from './registry.js'
 import type { TaskStatus } from './status.js'
 import { toIso, type TaskClock } from './time.js'
 import { resultText } from './result.js'
+import { encodeFlowResult } from './flows/results.js'
 
 /** What the runner needs from the manager. */
 export interface RunnerDeps {
@@ -57,6 +58,8 @@ export interface RunnerDeps {
   readonly defaultTimeoutMs: number | null
   /** This instance's id in the workers registry: the `worker` of the records it starts. */
   readonly worker: string
+  /** The largest result a flow child may return (JSON bytes); its parent needs it stored. */
+  readonly maxResultBytes: number
 }
 
 /**
@@ -153,7 +156,13 @@ class Attempt implements ExecutionRequest {
   }
 
   args(): unknown[] {
-    return this.#runner.argsOf(this.job.task)
+    return this.#runner.argsFor(this.job)
+  }
+
+  childResults(): Record<string, unknown> {
+    const results: Record<string, unknown> = {}
+    for (const [id, value] of this.job.flowResults ?? []) results[id] = value
+    return results
   }
 
   begin(): boolean {
@@ -204,6 +213,17 @@ export class TaskRunner implements JobRunner {
   /** The plaintext arguments of a task (decrypted when encryption is on). */
   argsOf(task: StoredTask): unknown[] {
     return plainArgs(this.#deps.cipher, task, taskOwner(task.record.task_id))
+  }
+
+  /**
+   * The arguments of a job's run: a chain step's are followed by its one child's result (the
+   * previous step's).
+   */
+  argsFor(job: RunJob): unknown[] {
+    const args = this.argsOf(job.task)
+    if (job.task.flow_chain !== true) return args
+    const [previous] = (job.flowResults ?? new Map<string, unknown>()).values()
+    return [...args, previous]
   }
 
   /** The compare-and-set before an attempt's function runs. */
@@ -330,6 +350,20 @@ export class TaskRunner implements JobRunner {
         this.#aborted(job)
         return false
       case 'returned':
+        if ((job.task.record.parent_id ?? null) !== null) {
+          // A flow child keeps its result in full for its parent, or fails when it is too large.
+          try {
+            job.task.flow_result = encodeFlowResult(
+              outcome.value,
+              job.task.record.task_id,
+              this.#deps.maxResultBytes,
+              this.#deps.cipher,
+            )
+          } catch (error) {
+            this.#finish(job, 'failed', attempt.attempt, error as Error)
+            return false
+          }
+        }
         if (outcome.value !== undefined && job.task.encrypted_args === null) {
           const result = resultText(outcome.value)
           if (result !== null) {

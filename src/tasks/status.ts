@@ -38,12 +38,15 @@ export const TERMINAL_STATUSES: ReadonlySet<TaskStatus> = new Set<TaskStatus>([
  * Allowed moves. `running → pending` exists only for shutdown with `requeueOnInterrupt`: the
  * record is saved as pending so that a later startup can run it again. `pending → expired` is
  * the only way into `expired`: a task that has started is no longer subject to its expiry.
+ * `pending → failed` and `failed → pending` belong to flow parents only: a parent waiting for its
+ * children fails when one of them fails for good (`FLOW_CHILD_FAILED`, it never ran), and waits
+ * again when a retry of that child takes its place.
  */
 const transitions: Readonly<Record<TaskStatus, readonly TaskStatus[]>> = {
-  pending: ['running', 'cancelled', 'expired'],
+  pending: ['running', 'cancelled', 'expired', 'failed'],
   running: ['success', 'failed', 'cancelled', 'interrupted', 'pending'],
   success: [],
-  failed: [],
+  failed: ['pending'],
   cancelled: [],
   interrupted: [],
   rejected: [],

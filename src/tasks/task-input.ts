@@ -125,6 +125,7 @@ export function newStoredTask(
       retry_of: null,
       retried_as: null,
       group: resolved.group,
+      parent_id: null,
     },
     args,
     encrypted_args: encryptedArgs,

@@ -18,6 +18,8 @@ export interface TaskQuery {
   q?: string
   /** Exact tag matches: `{ tenant: 'acme' }` or `[['tenant', 'acme']]`. */
   tags?: Record<string, string> | readonly (readonly [string, string])[]
+  /** Only the tasks of the flow whose root has this id (the root included). */
+  flow?: string
   /** 1-based; default 1. */
   page?: number
   /** 1..500; default 50. */
@@ -54,6 +56,7 @@ export function toTaskListQuery(query: TaskQuery = {}): TaskListQuery {
   if (query.funcName !== undefined) result.funcName = text(query.funcName, 'funcName')
   if (query.queue !== undefined) result.queue = text(query.queue, 'queue')
   if (query.q !== undefined) result.q = text(query.q, 'q')
+  if (query.flow !== undefined) result.flow = text(query.flow, 'flow')
   if (query.since !== undefined) result.since = toEpochMs(query.since, 'since')
   if (query.countLimit !== undefined) {
     if (!(Number.isSafeInteger(query.countLimit) && query.countLimit > 0)) {

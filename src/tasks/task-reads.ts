@@ -256,6 +256,7 @@ function matching(tasks: readonly StoredTask[], query: TaskListQuery): StoredTas
     if (query.status !== undefined && record.status !== query.status) continue
     if (query.funcName !== undefined && record.func_name !== query.funcName) continue
     if (query.queue !== undefined && record.queue !== query.queue) continue
+    if (query.flow !== undefined && (task.flow_id ?? null) !== query.flow) continue
     if (query.since !== undefined && Date.parse(record.created_at) < query.since) continue
     if (
       query.q !== undefined &&

@@ -19,9 +19,12 @@ afterEach(() => {
 describe('task context', () => {
   it('is visible in task code and its helpers, sync and async', async () => {
     const manager = new TaskManager()
-    const seen: (Omit<TaskContext, 'signal'> | undefined)[] = []
+    const seen: (Omit<TaskContext, 'signal' | 'childResults'> | undefined)[] = []
     const helper = (): void => {
-      const { signal: _signal, ...rest } = getTaskContext()!
+      const context = getTaskContext()!
+      const { signal: _signal, childResults: _childResults, ...rest } = context
+      // A task outside any flow has no children: their results are empty.
+      expect(context.childResults()).toEqual({})
       seen.push(rest)
     }
     const job = manager.task({ name: 'ctx', retries: 1 }, async () => {

@@ -111,6 +111,7 @@ describe('task records', () => {
         'retry_of',
         'retried_as',
         'group',
+        'parent_id',
       ].sort(),
     )
     expect(record).toMatchObject({
@@ -168,10 +169,10 @@ describe('task records', () => {
 
   it('allows only the documented transitions', () => {
     const allowed: Record<TaskStatus, TaskStatus[]> = {
-      pending: ['running', 'cancelled', 'expired'],
+      pending: ['running', 'cancelled', 'expired', 'failed'],
       running: ['success', 'failed', 'cancelled', 'interrupted', 'pending'],
       success: [],
-      failed: [],
+      failed: ['pending'],
       cancelled: [],
       interrupted: [],
       rejected: [],

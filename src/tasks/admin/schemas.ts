@@ -50,7 +50,14 @@ const Filters = {
 }
 
 /** `GET {tasks}/` */
-export const ListQuery = Type.Object({ ...Filters, ...Paging }, { additionalProperties: false })
+export const ListQuery = Type.Object(
+  {
+    ...Filters,
+    flow: Type.Optional(Name('The task id of a flow root: that flow’s tasks (the root included)')),
+    ...Paging,
+  },
+  { additionalProperties: false },
+)
 
 /** `GET {tasks}/audit` */
 export const AuditQuery = Type.Object(Paging, { additionalProperties: false })

@@ -12,8 +12,15 @@ export type SerializedTask = TaskRecord & { args?: unknown[] | null }
 
 /** The record of `task`, with its arguments when `withArgs` (null while they are encrypted). */
 export function serializeTask(task: StoredTask, withArgs: boolean): SerializedTask {
-  // A record stored before records named their worker reads as run on no known worker.
-  const record = task.record.worker === undefined ? { ...task.record, worker: null } : task.record
+  // Records stored before workers (or flows) existed read as run on no known worker (no parent).
+  const record =
+    task.record.worker === undefined || task.record.parent_id === undefined
+      ? {
+          ...task.record,
+          worker: task.record.worker ?? null,
+          parent_id: task.record.parent_id ?? null,
+        }
+      : task.record
   return withArgs ? { ...record, args: task.args } : record
 }
 

@@ -30,6 +30,8 @@ export interface TaskListQuery {
   q?: string
   /** Exact tag matches, all of which must hold. */
   tags?: readonly (readonly [key: string, value: string])[]
+  /** Only the records of the flow whose root has this id (the root and every descendant). */
+  flow?: string
   /** 1-based page number. */
   page: number
   /** Records per page (1..500). */
@@ -599,6 +601,93 @@ export interface TaskWorkerStore {
 }
 
 /**
+ * The claim owner that holds a flow parent while it waits for its children: no instance's claim
+ * takes it (its lease never ends) until the write of its last child's success releases it.
+ */
+export const FLOW_HOLD_OWNER = 'switchyard:flow-waiting'
+
+/** The lease end of {@link FLOW_HOLD_OWNER}'s holds (far in the future: they never run out). */
+export const FLOW_HOLD_LEASE = 8_000_000_000_000_000
+
+/** A flow parent a {@link TaskFlowStore.save} holds (waiting for its children). */
+export interface FlowHold {
+  task_id: string
+  /**
+   * A new parent: how many children it waits for (its counters start there). Null: a parent that
+   * waits again (a retry took its failed child's place): its counters stay as they are.
+   */
+  children: number | null
+}
+
+/** The counters of a flow parent. */
+export interface FlowCounters {
+  /** Children (in the current child set) that have not succeeded yet. */
+  waiting: number
+  /** Children (in the current child set) that ended failed, cancelled, interrupted or expired. */
+  failed: number
+}
+
+/**
+ * The parents a {@link TaskFlowStore.save} may have changed, for the writer to act on: each is
+ * a candidate whose stored state (record and counters) decides; acting twice changes nothing.
+ */
+export interface FlowEffects {
+  /** Parents whose last waiting child may have succeeded: claim pending work now. */
+  released: string[]
+  /** `[parent, child]`: the child ended without success; the parent fails if it still waits. */
+  failing: (readonly [parent: string, child: string])[]
+  /** Parents whose failed child was replaced by a retry (or a failed child waits again). */
+  unfailing: string[]
+}
+
+/**
+ * Flows on a durable store: records of flow nodes (tasks with a `flow_id`) are written through
+ * {@link save}, which keeps each parent's counters in the same transaction (SQL) or script
+ * (Redis) as the records, so a parent is released exactly once, by the write of its last
+ * child's success, on whichever instance made it.
+ */
+export interface TaskFlowStore {
+  /**
+   * Writes flow nodes as {@link TaskRecordStore.save} does (or, with `claim`, as the pending
+   * queue's enqueue), and in the same atomic step, for each node with a parent whose stored
+   * record was live (pending or running): a success counts down the parent's `waiting` (at 0
+   * the parent's hold is released: any instance may claim it), any other terminal status counts
+   * up its `failed`. A new record with `retry_of` (a retry taking a failed child's place)
+   * counts the parent's `failed` down; so does a failed parent written pending again (it waits
+   * again) for its own parent. `holds` take the {@link FLOW_HOLD_OWNER} claim, new ones with
+   * fresh counters. Returns the parents to look at.
+   */
+  save(
+    tasks: readonly StoredTask[],
+    options?: { claim?: Omit<LeaseRequest, 'now'>; holds?: readonly FlowHold[] },
+  ): Promise<FlowEffects>
+  /** The counters of a parent, or null when it is not a flow parent. */
+  counters(parentId: string): Promise<FlowCounters | null>
+  /**
+   * Parents that still wait although a child failed (the instance that wrote the failure died
+   * before failing the parent): at most `limit`, for the maintenance round to fail them.
+   */
+  stalled(limit: number): Promise<string[]>
+}
+
+/** The effects of writing `tasks` (see {@link TaskFlowStore.save}), computed from the records. */
+export function flowEffectsOf(tasks: readonly StoredTask[]): FlowEffects {
+  const effects: FlowEffects = { released: [], failing: [], unfailing: [] }
+  for (const task of tasks) {
+    const parent = task.record.parent_id ?? null
+    if (parent === null) continue
+    const status = task.record.status
+    if (status === 'success') effects.released.push(parent)
+    else if (status === 'pending') {
+      if (task.record.retry_of !== null || task.flow_children !== undefined) {
+        effects.unfailing.push(parent)
+      }
+    } else if (status !== 'running') effects.failing.push([parent, task.record.task_id])
+  }
+  return effects
+}
+
+/**
  * A durable task store: the ports above on one backend, plus its lifecycle. The manager takes
  * one as its `store` option (`sqliteStore`, `postgresStore`, `mysqlStore`, `redisStore`).
  */
@@ -620,6 +709,8 @@ export interface DurableTaskStore {
    * and rates per instance only.
    */
   readonly gates?: TaskGateStore
+  /** Flows (trees of tasks); a store without them (a custom one) cannot run `flow()`. */
+  readonly flows?: TaskFlowStore
   /** Connects and runs pending schema migrations; idempotent. Every port calls it lazily. */
   init(): Promise<void>
   /** Releases connections (a pool or client passed in by the caller is left open). */

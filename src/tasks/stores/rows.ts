@@ -72,6 +72,7 @@ export function parseTask(body: string): StoredTask {
   task.record.worker ??= null
   task.record.retry_of ??= null
   task.record.retried_as ??= null
+  task.record.parent_id ??= null
   return task
 }
 
@@ -122,6 +123,12 @@ export function checkListQuery(query: TaskListQuery): void {
     !(Number.isSafeInteger(query.countLimit) && query.countLimit > 0)
   ) {
     throw new TaskValidationError('countLimit must be a positive integer.')
+  }
+  if (
+    query.flow !== undefined &&
+    (typeof query.flow !== 'string' || query.flow === '' || query.flow.length > 255)
+  ) {
+    throw new TaskValidationError('flow must be the task id of a flow root (1–255 characters).')
   }
   if (query.tags !== undefined && query.tags.length > 10) {
     throw new TaskValidationError('At most 10 tag filters.')

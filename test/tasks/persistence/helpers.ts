@@ -53,6 +53,7 @@ export function makeTask(
       worker: null,
       retry_of: null,
       retried_as: null,
+      parent_id: null,
       ...record,
     },
     args: [1, 'two'],

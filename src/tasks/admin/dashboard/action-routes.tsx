@@ -23,6 +23,7 @@ import { scheduleRows } from '../schedule-rows.js'
 import { QueueParams, ScheduleParams, TaskIdParams } from '../schemas.js'
 import { DEAD_LETTER_WINDOWS } from './dead-letters.js'
 import { TaskDetail, detailUrl } from './detail.js'
+import { flowOf } from './flow-tree.js'
 import { isGrouped, parseQueueForm, QueueRow, queueFields, type QueueForm } from './queues.js'
 import { SchedulesView } from './registry-tabs.js'
 import { PAGE, type TaskDashboard } from './view.js'
@@ -97,7 +98,8 @@ export function actionRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): 
     const task = await context.manager.getStoredTask(id)
     trigger(reply, { 'ui-toast': { message: `Cancelled task ${id}.`, kind: 'success' } })
     if (task === undefined) return reply.status(200).send('')
-    return sendHtml(reply, <TaskDetail dashboard={dashboard} task={task} actions />)
+    const flow = await flowOf(context.manager, task)
+    return sendHtml(reply, <TaskDetail dashboard={dashboard} task={task} actions flow={flow} />)
   })
 
   app.post(

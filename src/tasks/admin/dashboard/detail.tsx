@@ -15,6 +15,8 @@ import {
   Tags,
 } from './parts.js'
 import type { TaskDashboard } from './view.js'
+import { FlowTree } from './flow-tree.js'
+import type { TaskRecord } from '../../record.js'
 
 /** The URL of a task's detail page. */
 export function detailUrl(dashboard: TaskDashboard, taskId: string, suffix = ''): string {
@@ -37,6 +39,8 @@ export function TaskDetail(props: {
   task: StoredTask
   /** False for a viewer: no retry or cancel button. */
   actions: boolean
+  /** The records of the task's flow (see `flowOf`), or null for a task outside any flow. */
+  flow?: { records: TaskRecord[]; total: number } | null
 }): JSX.Element {
   const { dashboard, task } = props
   const record = task.record
@@ -199,6 +203,11 @@ export function TaskDetail(props: {
             </details>
           )}
         </section>
+      )}
+      {props.flow === undefined || props.flow === null ? (
+        ''
+      ) : (
+        <FlowTree flow={props.flow} current={id} href={(taskId) => detailUrl(dashboard, taskId)} />
       )}
       <section class="panel" aria-labelledby="logs-title">
         <h2 id="logs-title">Logs</h2>

@@ -19,6 +19,7 @@ import {
   type DeadLetterFilters,
 } from './dead-letters.js'
 import { MissingTask, TaskDetail } from './detail.js'
+import { flowOf } from './flow-tree.js'
 import { isGrouped, QueuesTable, TAB_GROUP_ROWS } from './queues.js'
 import { WorkersTable } from './workers.js'
 import { SchedulesView, TasksTable } from './registry-tabs.js'
@@ -216,7 +217,12 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
             task === undefined ? (
               <MissingTask taskId={id} />
             ) : (
-              <TaskDetail dashboard={dashboard} task={task} actions={dashboard.canAct(request)} />
+              <TaskDetail
+                dashboard={dashboard}
+                task={task}
+                actions={dashboard.canAct(request)}
+                flow={await flowOf(manager, task)}
+              />
             ),
         }),
         task === undefined ? 404 : 200,
@@ -234,7 +240,12 @@ export function tabRoutes(app: TaskAdminInstance, dashboard: TaskDashboard): voi
       }
       return html(
         reply,
-        <TaskDetail dashboard={dashboard} task={task} actions={dashboard.canAct(request)} />,
+        <TaskDetail
+          dashboard={dashboard}
+          task={task}
+          actions={dashboard.canAct(request)}
+          flow={await flowOf(manager, task)}
+        />,
       )
     },
   )

@@ -21,6 +21,7 @@ export function recordRoutes(app: TaskAdminInstance, context: TaskAdminContext):
     const query = request.query
     const page = await manager.listStoredTasks({
       ...taskQueryOf(query, context.now()),
+      ...(query.flow === undefined ? {} : { flow: query.flow }),
       page: query.page,
       perPage: query.per_page,
     })

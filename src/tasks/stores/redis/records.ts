@@ -35,12 +35,14 @@ export async function writeTasks(
   tasks: readonly StoredTask[],
   owner: string,
   lease: string,
+  flowOps?: (chunk: readonly StoredTask[]) => (string | number)[],
 ): Promise<void> {
   // The script takes each task id once per call.
   const unique = lastOfEach(tasks, (task) => task.record.task_id)
   for (let i = 0; i < unique.length; i += SAVE_CHUNK) {
     const args: (string | number)[] = [ops.prefix, owner, lease, origin]
-    for (const task of unique.slice(i, i + SAVE_CHUNK)) {
+    const chunk = unique.slice(i, i + SAVE_CHUNK)
+    for (const task of chunk) {
       const row = taskColumns(task)
       const tags = Object.entries(task.record.tags).map(([key, value]) => tagHash(key, value))
       args.push(
@@ -57,7 +59,12 @@ export async function writeTasks(
         row.body,
       )
     }
-    await ops.run('save-tasks', [], args)
+    if (flowOps === undefined) await ops.run('save-tasks', [], args)
+    else {
+      // save-flow.lua: the rows as for save-tasks, then the flow operations and their count.
+      const extra = flowOps(chunk)
+      await ops.run('save-flow', [], [...args, ...extra, extra.length])
+    }
   }
 }
 
@@ -87,6 +94,7 @@ export function redisRecords(ops: RedisOps, origin: string): TaskRecordStore {
       if (query.status !== undefined) indexes.push(ops.key('idx:status:', query.status))
       if (query.funcName !== undefined) indexes.push(ops.key('idx:func:', query.funcName))
       if (query.queue !== undefined) indexes.push(ops.key('idx:queue:', query.queue))
+      if (query.flow !== undefined) indexes.push(ops.key('idx:flow:', query.flow))
       for (const [key, value] of query.tags ?? []) {
         indexes.push(ops.key('idx:tag:', tagHash(key, value)))
       }

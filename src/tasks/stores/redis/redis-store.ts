@@ -23,6 +23,7 @@ import type {
   SessionRevocationStore,
   TaskAdminStore,
   TaskChangeFeed,
+  TaskFlowStore,
   TaskGateStore,
   TaskMetricsStore,
   TaskRecordStore,
@@ -38,6 +39,7 @@ import type { RedisOps } from './ops.js'
 import { redisPendingQueue } from './pending-queue.js'
 import { redisRecords } from './records.js'
 import { redisWorkers } from './workers.js'
+import { redisFlows } from './flows.js'
 import { loadScripts, type LuaScript, type ScriptName } from './scripts.js'
 import { OpenOnce } from '../open-once.js'
 import {
@@ -90,6 +92,7 @@ export class RedisTaskStore implements DurableTaskStore {
   readonly changes: TaskChangeFeed
   readonly workers: TaskWorkerStore
   readonly gates: TaskGateStore
+  readonly flows: TaskFlowStore
   readonly #prefix: string
   #scripts: Map<ScriptName, LuaScript> | null = null
   readonly #target: RedisTarget | null
@@ -136,6 +139,7 @@ export class RedisTaskStore implements DurableTaskStore {
     this.changes = redisChanges(ops, origin)
     this.workers = redisWorkers(ops)
     this.gates = redisGates(ops)
+    this.flows = redisFlows(ops, origin)
   }
 
   async init(): Promise<void> {

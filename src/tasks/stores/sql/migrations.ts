@@ -434,6 +434,34 @@ const v8: TaskMigration = {
 }
 
 /**
+ * Version 9 (additive): `task_flows`, one row per node of a flow (trees of tasks): its flow's
+ * root, its parent, and a parent's counters (children not yet succeeded, children failed),
+ * changed in the transaction of each child's write. The flow index serves the `flow` filter.
+ */
+const v9: TaskMigration = {
+  version: 9,
+  name: 'task flows',
+  statements(db, dialect, prefix) {
+    const t = types(dialect)
+    return [
+      db.schema
+        .createTable('task_flows')
+        .addColumn('task_id', t.key, (c) => c.primaryKey())
+        .addColumn('flow_id', t.key, (c) => c.notNull())
+        .addColumn('parent_id', t.key)
+        .addColumn('waiting', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('failed', 'integer', (c) => c.notNull().defaultTo(0))
+        .compile(),
+      db.schema
+        .createIndex(`${prefix}task_flows_flow`)
+        .on('task_flows')
+        .columns(['flow_id', 'task_id'])
+        .compile(),
+    ]
+  },
+}
+
+/**
  * Version 10 (additive): `queue_configs.gating`, the group and rate limits an operator set on a
  * grouped or rate-limited queue at runtime (JSON `{group_concurrency, rate_limit,
  * group_rate_limit}`); null keeps the options given in code.
@@ -448,7 +476,7 @@ const v10: TaskMigration = {
 }
 
 /** Every migration, in order. The last one's version is the current schema version. */
-export const TASK_MIGRATIONS: readonly TaskMigration[] = [v1, v2, v3, v4, v5, v6, v7, v8, v10]
+export const TASK_MIGRATIONS: readonly TaskMigration[] = [v1, v2, v3, v4, v5, v6, v7, v8, v9, v10]
 
 /** The schema version this code expects. */
 export const CURRENT_SCHEMA_VERSION = 10

@@ -199,8 +199,16 @@ export class SqlTaskRecords implements TaskRecordStore {
     return this.write(tasks, null)
   }
 
-  /** Upserts `tasks`, taking `claim` when given (the pending queue's enqueue). */
-  async write(tasks: readonly StoredTask[], claim: Claim): Promise<void> {
+  /**
+   * Upserts `tasks`, taking `claim` when given (the pending queue's enqueue). `around` adds
+   * statements to the same transaction, before and after the rows (the flows' counters); such a
+   * write takes the general batch path.
+   */
+  async write(
+    tasks: readonly StoredTask[],
+    claim: Claim,
+    around?: { before: readonly CompiledQuery[]; after: readonly CompiledQuery[] },
+  ): Promise<void> {
     if (tasks.length === 0) return
     const rows = tasks.map(taskColumns)
     const backend = await this.open()
@@ -220,7 +228,7 @@ export class SqlTaskRecords implements TaskRecordStore {
     const tags = tagRows(tasks, rows, before)
     const cells = newlyTerminal(rows, before)
     const rollups = rollupRows(cells, true)
-    if (backend.dialect === 'postgres') {
+    if (backend.dialect === 'postgres' && around === undefined) {
       const texts = (this.#pgWrites ??= pgWriteTexts(backend.prefix))
       const change = {
         origin: this.origin,
@@ -233,7 +241,7 @@ export class SqlTaskRecords implements TaskRecordStore {
       if (++this.#writes % PRUNE_CHANGES_EVERY === 0) await backend.batch(await pruneChanges(db))
       return
     }
-    const prepared = backend.batchRows !== undefined
+    const prepared = backend.batchRows !== undefined && around === undefined
     const extra = [
       ...(prepared
         ? []
@@ -253,7 +261,7 @@ export class SqlTaskRecords implements TaskRecordStore {
         .compile(),
     ]
     if (++this.#writes % PRUNE_CHANGES_EVERY === 0) extra.push(...(await pruneChanges(db)))
-    if (backend.batchRows !== undefined) {
+    if (prepared && backend.batchRows !== undefined) {
       // One prepared single-row upsert per row in one native transaction: no per-batch SQL
       // building, which is what keeps SQLite near its raw write rate.
       const variant = claim === null ? 0 : 1
@@ -297,7 +305,7 @@ export class SqlTaskRecords implements TaskRecordStore {
       const insert = db.insertInto('tasks').values(claimed.slice(i, i + INSERT_CHUNK))
       queries.push(taskUpsert(insert, backend.dialect, claim !== null).compile())
     }
-    await backend.batch([...queries, ...extra])
+    await backend.batch([...(around?.before ?? []), ...queries, ...extra, ...(around?.after ?? [])])
   }
 
   /**
@@ -359,6 +367,18 @@ export class SqlTaskRecords implements TaskRecordStore {
       if (query.funcName !== undefined) parts.push(eb('func_name', '=', query.funcName))
       if (query.queue !== undefined) parts.push(eb('queue', '=', query.queue))
       if (query.since !== undefined) parts.push(eb('created_ms', '>=', query.since))
+      if (query.flow !== undefined) {
+        parts.push(
+          eb(
+            'task_id',
+            'in',
+            eb
+              .selectFrom('task_flows')
+              .select('task_flows.task_id')
+              .where('task_flows.flow_id', '=', query.flow),
+          ),
+        )
+      }
       if (query.q !== undefined) {
         parts.push(
           eb.or([
@@ -391,6 +411,7 @@ export class SqlTaskRecords implements TaskRecordStore {
       query.since,
       query.q,
       query.tags,
+      query.flow,
     ])
     const count = () =>
       db
@@ -484,6 +505,7 @@ export class SqlTaskRecords implements TaskRecordStore {
     // terminal status, so the count read above is what goes.
     await backend.batch([
       db.deleteFrom('task_tags').where('task_id', 'in', ids).compile(),
+      db.deleteFrom('task_flows').where('task_id', 'in', ids).compile(),
       db.deleteFrom('idempotency_keys').where('task_id', 'in', ids).compile(),
       db
         .deleteFrom('tasks')
@@ -564,6 +586,7 @@ export class SqlTaskRecords implements TaskRecordStore {
         .where('count', '<=', 0)
         .compile(),
       db.deleteFrom('task_tags').where('task_id', 'in', doomedIds).compile(),
+      db.deleteFrom('task_flows').where('task_id', 'in', doomedIds).compile(),
       db.deleteFrom('idempotency_keys').where('task_id', 'in', doomedIds).compile(),
       db.deleteFrom('tasks').where(doomed).compile(),
     ])

@@ -181,6 +181,19 @@ export interface MigrationsTable {
 }
 
 /** Every table, by its unprefixed name. */
+/**
+ * Table `task_flows` (schema version 9): one row per node of a flow; `waiting` and `failed` are
+ * a parent's counters (0 on leaves).
+ */
+export interface TaskFlowsTable {
+  task_id: string
+  flow_id: string
+  parent_id: string | null
+  waiting: number
+  failed: number
+}
+
+/** Every table of the task store, by unprefixed name. */
 export interface TaskDatabase {
   tasks: TasksTable
   idempotency_keys: IdempotencyTable
@@ -198,6 +211,7 @@ export interface TaskDatabase {
   workers: WorkersTable
   task_migrations: MigrationsTable
   task_gates: TaskGatesTable
+  task_flows: TaskFlowsTable
 }
 
 /** The unprefixed names of every table of the task store (the keys of {@link TaskDatabase}). */
@@ -218,6 +232,7 @@ export const TASK_TABLES: readonly (keyof TaskDatabase)[] = [
   'workers',
   'task_migrations',
   'task_gates',
+  'task_flows',
 ]
 
 const TABLE_NAMES: ReadonlySet<string> = new Set<string>(TASK_TABLES)

@@ -16,6 +16,7 @@ import type {
   SessionRevocationStore,
   TaskAdminStore,
   TaskChangeFeed,
+  TaskFlowStore,
   TaskGateStore,
   TaskMetricsStore,
   TaskWorkerStore,
@@ -30,6 +31,7 @@ import { sqlMetrics } from './metrics.js'
 import { sqlOneOffs } from './one-off.js'
 import { sqlPendingQueue } from './pending-queue.js'
 import { SqlTaskRecords } from './records.js'
+import { sqlFlows } from './flows.js'
 import { sqlWorkers } from './workers.js'
 import { OpenOnce } from '../open-once.js'
 
@@ -63,6 +65,7 @@ export class SqlTaskStore implements DurableTaskStore {
   readonly changes: TaskChangeFeed
   readonly workers: TaskWorkerStore
   readonly gates: TaskGateStore
+  readonly flows: TaskFlowStore
   readonly #connection = new OpenOnce(async () => {
     const backend = await openSqlBackend(this.spec, this.#prefix)
     try {
@@ -95,6 +98,7 @@ export class SqlTaskStore implements DurableTaskStore {
     this.changes = sqlChanges(open, origin)
     this.workers = sqlWorkers(open)
     this.gates = sqlGates(open)
+    this.flows = sqlFlows(open, this.records)
   }
 
   async init(): Promise<void> {

@@ -30,6 +30,13 @@ for i = 2, #ARGV do
     if f[5] and f[5] ~= '' and redis.call('GET', p .. 'idem:' .. f[5]) == id then
       redis.call('DEL', p .. 'idem:' .. f[5])
     end
+    -- A flow node's counters and flow index entry go with it.
+    local root = redis.call('HGET', p .. 'flow:' .. id, 'flow')
+    if root then
+      redis.call('ZREM', p .. 'idx:flow:' .. root, id)
+      redis.call('SREM', p .. 'flows:failing', id)
+      redis.call('DEL', p .. 'flow:' .. id)
+    end
     redis.call('DEL', key)
     n = n + 1
   end

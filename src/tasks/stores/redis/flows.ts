@@ -1,0 +1,84 @@
+/**
+ * Flows on Redis (the {@link TaskFlowStore} port; see it for the semantics): flow nodes are
+ * written by `save-flow.lua`, which runs save-tasks' record write and the counter changes in
+ * one script, so a parent's counters and its children's records never disagree.
+ */
+import type { StoredTask } from '../../record.js'
+import { flowEffectsOf, type FlowHold, type TaskFlowStore } from '../ports.js'
+import { isoToMs } from '../rows.js'
+import type { RedisOps } from './ops.js'
+import { writeTasks } from './records.js'
+
+/** The flow operations of `chunk` (groups of 5, see save-flow.lua). */
+function operations(
+  chunk: readonly StoredTask[],
+  holds: ReadonlyMap<string, FlowHold>,
+): (string | number)[] {
+  const ops: (string | number)[] = []
+  const released = new Set<string>()
+  for (const task of chunk) {
+    const { task_id: id, status, retry_of: retryOf } = task.record
+    const parent = task.record.parent_id ?? null
+    const flow = task.flow_id ?? null
+    if (status === 'pending' && flow !== null) {
+      const children = holds.get(id)?.children ?? 0
+      const created = isoToMs(task.record.created_at, 'created_at')
+      ops.push('node', id, parent ?? '', flow, `${String(created)} ${String(children)}`)
+    }
+    if (parent === null) continue
+    if (status === 'success') {
+      ops.push('done', id, parent, '1', '')
+      released.add(parent)
+    } else if (status === 'pending') {
+      if (retryOf !== null) ops.push('retry', id, parent, '', '')
+      else if (task.flow_children !== undefined) ops.push('rewait', id, parent, '', '')
+    } else if (status !== 'running') ops.push('done', id, parent, '0', '')
+  }
+  for (const task of chunk) {
+    if (holds.has(task.record.task_id)) ops.push('hold', task.record.task_id, '', '', '')
+  }
+  for (const parent of released) ops.push('release', parent, '', '', '')
+  return ops
+}
+
+/** Flows on Redis. */
+export function redisFlows(ops: RedisOps, origin: string): TaskFlowStore {
+  return {
+    async save(tasks, options = {}) {
+      const holds = new Map((options.holds ?? []).map((hold) => [hold.task_id, hold]))
+      const claim = options.claim
+      await writeTasks(
+        ops,
+        origin,
+        tasks,
+        claim?.owner ?? '',
+        claim === undefined ? '' : String(claim.leaseUntil),
+        (chunk) => operations(chunk, holds),
+      )
+      return flowEffectsOf(tasks)
+    },
+
+    async counters(parentId) {
+      const [waiting, failed] = (await ops.call(
+        'HMGET',
+        ops.key('flow:', parentId),
+        'waiting',
+        'failed',
+      )) as (string | null)[]
+      if (waiting === null || waiting === undefined) return null
+      return { waiting: Number(waiting), failed: Number(failed ?? 0) }
+    },
+
+    async stalled(limit) {
+      const ids = (await ops.call('SRANDMEMBER', ops.key('flows:failing'), limit)) as string[]
+      const stalled: string[] = []
+      for (const id of ids) {
+        const status = (await ops.call('HGET', ops.key('task:', id), 'status')) as string | null
+        if (status === 'pending') stalled.push(id)
+        // Only a waiting parent can stall; the set keeps no finished ones.
+        else await ops.call('SREM', ops.key('flows:failing'), id)
+      }
+      return stalled
+    },
+  }
+}

@@ -1,0 +1,82 @@
+-- save-flow.lua: writes flow nodes exactly as save-tasks.lua does (its text is included below,
+-- as the function saveTasks) and, in the same atomic step, keeps the flow counters: hash
+-- flow:<parent> (flow, parent, waiting, failed), the flow index idx:flow:<root> (by creation
+-- time) and the set flows:failing of parents with a failed child.
+--
+-- KEYS     none (key names derive from ARGV[1])
+-- ARGV     the arguments of save-tasks.lua, then the flow operations, then their count C
+--          (the last argument): C strings in groups of 5: kind, task id, parent id, a, b.
+--   node    (before the rows) a new node: a = flow root, b = "created_ms children"
+--   done    (before) the task ends with success: a = "1", else a = "0"; counted only when the
+--           task's stored status is pending or running
+--   retry   (before) a new retry record: counts the parent's failed down when the task is new
+--   rewait  (before) a failed parent waits again: counts its parent's failed down
+--   hold    (after) the task takes the flow hold
+--   release (after) the parent is released when its counters are both 0 and it is held
+--
+-- Returns the number of records written.
+
+local count = tonumber(table.remove(ARGV))
+local flowOps = {}
+for i = 1, count do flowOps[count - i + 1] = table.remove(ARGV) end
+
+local fp = ARGV[1]
+local HOLD, HOLD_LEASE = 'switchyard:flow-waiting', '8000000000000000'
+local live = { pending = true, running = true }
+local unsuccessful = { failed = true, cancelled = true, interrupted = true, expired = true, rejected = true }
+
+local function bump(parent, field, amount)
+  local key = fp .. 'flow:' .. parent
+  if redis.call('EXISTS', key) == 0 then return end
+  local value = redis.call('HINCRBY', key, field, amount)
+  if field == 'failed' then
+    if value > 0 then
+      redis.call('SADD', fp .. 'flows:failing', parent)
+    else
+      redis.call('SREM', fp .. 'flows:failing', parent)
+    end
+  end
+end
+
+for i = 1, #flowOps, 5 do
+  local kind, id, parent, a, b = flowOps[i], flowOps[i + 1], flowOps[i + 2], flowOps[i + 3], flowOps[i + 4]
+  local status = redis.call('HGET', fp .. 'task:' .. id, 'status')
+  if kind == 'node' then
+    local key = fp .. 'flow:' .. id
+    if redis.call('EXISTS', key) == 0 then
+      local created, children = string.match(b, '(%S+) (%S+)')
+      redis.call('HSET', key, 'flow', a, 'parent', parent, 'waiting', children, 'failed', 0)
+      redis.call('ZADD', fp .. 'idx:flow:' .. a, created, id)
+    end
+  elseif kind == 'done' then
+    if status and live[status] then
+      if a == '1' then bump(parent, 'waiting', -1) else bump(parent, 'failed', 1) end
+    end
+  elseif kind == 'retry' then
+    if not status then bump(parent, 'failed', -1) end
+  elseif kind == 'rewait' then
+    if status and unsuccessful[status] then bump(parent, 'failed', -1) end
+  end
+end
+
+local function saveTasks()
+--@save-tasks
+end
+
+local written = saveTasks()
+
+for i = 1, #flowOps, 5 do
+  local kind, id = flowOps[i], flowOps[i + 1]
+  local key = fp .. 'task:' .. id
+  if kind == 'hold' then
+    redis.call('HSET', key, 'claimed_by', HOLD, 'lease_until', HOLD_LEASE)
+  elseif kind == 'release' then
+    local counters = redis.call('HMGET', fp .. 'flow:' .. id, 'waiting', 'failed')
+    local task = redis.call('HMGET', key, 'status', 'claimed_by')
+    if counters[1] and tonumber(counters[1]) <= 0 and tonumber(counters[2]) <= 0
+      and task[1] == 'pending' and task[2] == HOLD then
+      redis.call('HSET', key, 'claimed_by', '', 'lease_until', '')
+    end
+  end
+end
+return written
