@@ -177,8 +177,8 @@ function CombinedTable(props: {
     <>
       {result?.truncated === true ? (
         <p class="muted" id="audit-window">
-          Showing the newest {AUDIT_WINDOW.toLocaleString('en')} entries of each log; filter by
-          route, action or actor to reach older ones.
+          Showing the newest <span safe>{AUDIT_WINDOW.toLocaleString('en')}</span> entries of each
+          log; filter by route, action or actor to reach older ones.
         </p>
       ) : (
         ''
@@ -297,7 +297,7 @@ export function auditPage(app: FastifyInstance, dashboard: Dashboard): void {
         perPage: PER_PAGE,
       }),
     )
-  const table = async (filters: AuditFilters) =>
+  const table = async (filters: AuditFilters): Promise<JSX.Element> =>
     combined(filters) ? (
       <CombinedTable dashboard={dashboard} filters={filters} loaded={await loadCombined(filters)} />
     ) : (
@@ -357,7 +357,7 @@ export function auditPage(app: FastifyInstance, dashboard: Dashboard): void {
                 <label for="audit-kind">Kind</label>
                 <select id="audit-kind" name="kind">
                   {kinds.map(([kind, label]) => (
-                    <option value={kind} selected={filters.kind === kind} safe>
+                    <option value={kind} selected={filters.kind === kind}>
                       {label}
                     </option>
                   ))}
@@ -371,7 +371,15 @@ export function auditPage(app: FastifyInstance, dashboard: Dashboard): void {
                 Filter
               </button>
             </form>
-            {await table(filters)}
+            {combined(filters) ? (
+              <CombinedTable
+                dashboard={dashboard}
+                filters={filters}
+                loaded={await loadCombined(filters)}
+              />
+            ) : (
+              <AuditTable dashboard={dashboard} filters={filters} loaded={await load(filters)} />
+            )}
           </>
         ),
       }),
