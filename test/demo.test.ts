@@ -195,11 +195,28 @@ describe('the demo app', () => {
       const commands = lines
         .filter((line) => line.startsWith('npm run ctl -- '))
         .map((line) => line.slice('npm run ctl -- '.length).split(' '))
-      expect(commands.map((args) => args[0])).toEqual(['login', 'status', 'disable', 'rl', 'log'])
+      expect(commands.map((args) => args[0])).toEqual([
+        'login',
+        'status',
+        'disable',
+        'rl',
+        'log',
+        'diff',
+        'apply',
+      ])
+      const printed: string[] = []
       for (const args of commands) {
         const result = await ctl(args, { env })
         expect({ args, ...result }).toMatchObject({ args, code: 0, stderr: '' })
+        printed.push(result.stdout)
       }
+      // The shipped document differs from the demo, and once applied the demo is as it says.
+      expect(printed[5]).toContain('+ flag dark-mode')
+      const again = await ctl(['diff', '-f', 'examples/demo/switchyard.yaml', '--exit-code'], {
+        env,
+      })
+      expect(again).toMatchObject({ code: 0, stdout: 'No changes.\n' })
+      // The document puts the route in maintenance (it was disabled by the line before).
       expect((await app.inject('/orders/42')).statusCode).toBe(503)
     } finally {
       await app.close()

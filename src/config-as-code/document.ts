@@ -1,5 +1,5 @@
 /**
- * The configuration document (docs/config-as-code.md): the runtime configuration of a
+ * The configuration document (docs/configuration-as-code.md): the runtime configuration of a
  * deployment as one YAML or JSON file — flags, segments, rate-limit policies, route-state
  * overrides and maintenance — that `GET /api/config` exports and `POST /api/config/apply`
  * converges the server to.

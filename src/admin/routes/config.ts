@@ -1,5 +1,5 @@
 /**
- * Configuration as code (docs/config-as-code.md): `GET /api/config` exports the runtime
+ * Configuration as code (docs/configuration-as-code.md): `GET /api/config` exports the runtime
  * configuration as a document, `POST /api/config/plan` lists what applying a document would
  * change, `POST /api/config/apply` applies it (`?dry_run=true`: plan only; `?prune=true`:
  * also remove what the document's sections leave out, which needs the `admin` role).

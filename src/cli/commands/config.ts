@@ -1,5 +1,5 @@
 /**
- * Configuration as code (docs/config-as-code.md): `ctl export` writes the runtime
+ * Configuration as code (docs/configuration-as-code.md): `ctl export` writes the runtime
  * configuration as YAML (or JSON), `ctl diff -f FILE` shows what applying a document would
  * change (`+` create, `~` update, `-` delete, or `No changes.`; `--exit-code` exits 3 when
  * there are changes, for a CI drift check), `ctl apply -f FILE` applies it (`--dry-run`: plan
