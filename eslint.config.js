@@ -161,6 +161,22 @@ export default tseslint.config(
     },
   })),
   {
+    // Kysely loads when the first SQL store opens (src/tasks/stores/sql/kysely.ts), so importing
+    // the task entry points costs none of it: elsewhere only its types may be imported.
+    files: ['src/**/*.{ts,tsx}'],
+    ignores: ['src/tasks/stores/sql/kysely.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            "ImportDeclaration[source.value='kysely'][importKind!='type']:has(ImportSpecifier[importKind!='type'])",
+          message: "Import Kysely's values through src/tasks/stores/sql/kysely.js (loaded on use).",
+        },
+      ],
+    },
+  },
+  {
     files: ['src/ui/**'],
     rules: {
       'no-restricted-imports': [

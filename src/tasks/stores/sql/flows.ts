@@ -4,7 +4,8 @@
  * is a statement guarded by the child's stored status, run in the transaction of the child's
  * record write and before it, so a write counts once however often it is repeated.
  */
-import { sql, type CompiledQuery, type Kysely } from 'kysely'
+import type { CompiledQuery, Kysely } from 'kysely'
+import { sql } from './kysely.js'
 import type { StoredTask } from '../../record.js'
 import {
   FLOW_HOLD_LEASE,
