@@ -168,9 +168,15 @@ try {
   console.log('| case | median | runs | goal |')
   console.log('|---|---|---|---|')
   const runs = (values: number[]) => values.map((value) => value.toFixed(0)).join(', ')
-  console.log(`| export | ${results.export.median_ms.toFixed(0)} ms | ${runs(exportTimes)} | < 1000 ms |`)
-  console.log(`| plan (${planChanges} changes) | ${results.plan.median_ms.toFixed(0)} ms | ${runs(planTimes)} | < 1000 ms |`)
-  console.log(`| apply to Redis (${applied} changes) | ${results.apply_redis.median_ms.toFixed(0)} ms | ${runs(applyTimes)} | < 5000 ms |`)
+  console.log(
+    `| export | ${results.export.median_ms.toFixed(0)} ms | ${runs(exportTimes)} | < 1000 ms |`,
+  )
+  console.log(
+    `| plan (${planChanges} changes) | ${results.plan.median_ms.toFixed(0)} ms | ${runs(planTimes)} | < 1000 ms |`,
+  )
+  console.log(
+    `| apply to Redis (${applied} changes) | ${results.apply_redis.median_ms.toFixed(0)} ms | ${runs(applyTimes)} | < 5000 ms |`,
+  )
   console.log(`wrote ${writeResults('config-as-code', results)}`)
 } finally {
   for (const prefix of prefixes) {
