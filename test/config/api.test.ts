@@ -286,6 +286,110 @@ describe('configuration as code (admin API)', () => {
     ).toEqual(expect.arrayContaining(['/apiVersion', '/routes/0']))
   })
 
+  it('refuses each kind of bad document with 400 naming its path, and changes nothing', async () => {
+    const { app, engine } = await buildAdmin({ clock: null })
+    closeLater(app)
+    await populate(engine)
+    const before = await exported(app)
+    const auditBefore = (await engine.getAuditLog()).total
+    const base = { apiVersion: 'switchyard/v1', kind: 'Config' }
+    const cases: { name: string; payload: object | string; fields: string[] }[] = [
+      {
+        name: 'a prerequisite cycle',
+        payload: {
+          ...base,
+          flags: [
+            { ...booleanFlag('ping'), prerequisites: [{ flag_key: 'pong', variation: 'on' }] },
+            { ...booleanFlag('pong'), prerequisites: [{ flag_key: 'ping', variation: 'on' }] },
+          ],
+        },
+        fields: ['/flags/0', '/flags/1'],
+      },
+      {
+        name: 'a segment that does not exist',
+        payload: {
+          ...base,
+          flags: [
+            {
+              ...booleanFlag('segmented'),
+              rules: [
+                {
+                  clauses: [{ attribute: 'key', operator: 'in_segment', values: ['ghosts'] }],
+                  variation: 'on',
+                },
+              ],
+            },
+          ],
+        },
+        fields: ['/flags/0/rules'],
+      },
+      {
+        name: 'a route that is not registered',
+        payload: { ...base, routes: [{ route: 'DELETE:/nowhere', status: 'disabled' }] },
+        fields: ['/routes/0/route'],
+      },
+      {
+        name: 'an unknown apiVersion',
+        payload: { ...base, apiVersion: 'switchyard/v9' },
+        fields: ['/apiVersion'],
+      },
+      {
+        name: 'unknown fields, at the top and inside an item',
+        payload: {
+          ...base,
+          colour: 'blue',
+          flags: [{ ...booleanFlag('extra'), colour: 'red' }],
+        },
+        fields: ['/colour', '/flags/0/colour'],
+      },
+    ]
+    for (const { name, payload, fields } of cases) {
+      const response = await app.inject({ method: 'POST', url: `${API}/config/apply`, payload })
+      expect(response.statusCode, name).toBe(400)
+      const error = response.json<{
+        error: { code: string; details: { field: string }[] }
+      }>().error
+      expect(error.code, name).toBe('VALIDATION_ERROR')
+      const found = error.details.map((detail) => detail.field)
+      expect(found, name).toEqual(expect.arrayContaining(fields))
+    }
+    const duplicate = await app.inject({
+      method: 'POST',
+      url: `${API}/config/apply`,
+      headers: { 'content-type': 'application/yaml' },
+      payload: 'apiVersion: switchyard/v1\nkind: Config\nkind: Config\n',
+    })
+    expect(duplicate.statusCode).toBe(400)
+    expect(duplicate.json()).toMatchObject({ error: { code: 'VALIDATION_ERROR' } })
+    expect(duplicate.body).toMatch(/unique|duplicate/i)
+    expect(await exported(app)).toEqual(before)
+    expect((await engine.getAuditLog()).total).toBe(auditBefore)
+  })
+
+  it('a second apply of the same document writes no audit entry', async () => {
+    const { app, engine } = await buildAdmin({ clock: null })
+    closeLater(app)
+    await populate(engine)
+    const doc = await exported(app)
+    const target = await buildAdmin({ clock: null })
+    closeLater(target.app)
+    const first = await target.app.inject({
+      method: 'POST',
+      url: `${API}/config/apply`,
+      payload: doc,
+    })
+    expect(first.statusCode, first.body).toBe(200)
+    const afterFirst = (await target.engine.getAuditLog()).total
+    expect(afterFirst).toBeGreaterThan(0)
+    const second = await target.app.inject({
+      method: 'POST',
+      url: `${API}/config/apply`,
+      payload: doc,
+    })
+    expect(second.json()).toEqual({ dry_run: false, changes: [] })
+    expect((await target.engine.getAuditLog()).total).toBe(afterFirst)
+  })
+
   it('prune deletes only with ?prune=true and only for an admin (operator: 403 FORBIDDEN naming admin)', async () => {
     const { engine, call } = await admins()
     await populate(engine)
