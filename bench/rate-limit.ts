@@ -87,7 +87,14 @@ if (onlyCluster) {
 } else if (redisUp) {
   await runHttpBenchmark(
     'rate-limit-redis',
-    ['bare', 'redis-floor', 'switchyard-redis', 'fastify-rate-limit-redis'].map(variant),
+    [
+      'bare',
+      'redis-floor',
+      'switchyard-redis',
+      'fastify-rate-limit-redis',
+      // PostgreSQL counters beside Redis's, for a stack without Redis.
+      'switchyard-postgres',
+    ].map(variant),
     { ...settings, baseline: 'fastify-rate-limit-redis', sideProcess: await redisProcess() },
   )
 } else {

@@ -13,6 +13,8 @@
  * - `fastify-rate-limit`    @fastify/rate-limit, global, memory store
  * - `flexible`              rate-limiter-flexible RateLimiterMemory in an onRequest hook
  * - `switchyard-redis-cluster` as `switchyard-redis`, on the local Redis Cluster (7000-7005)
+ * - `switchyard-postgres`   as `switchyard`, on the PostgreSQL store and its counters (one
+ *                           statement per check, an UNLOGGED table)
  * - `switchyard-redis`      as `switchyard`, Redis counters (the requests of one event-loop turn
  *                           share one EVALSHA)
  * - `redis-floor`           `headers-floor` plus a wait for Redis: the requests of one
@@ -30,7 +32,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Fastify from 'fastify'
 import { Redis } from 'ioredis'
-import { createEngine } from '../../src/index.js'
+import { createEngine, postgresStore } from '../../src/index.js'
 import { rateLimit, switchyard } from '../../src/fastify/index.js'
 import { redisCounters } from '../../src/rate-limit/counters/redis.js'
 import { addRoutes, listen } from '../servers/routes.js'
@@ -84,8 +86,20 @@ switch (variant) {
   case 'switchyard':
   case 'switchyard-429-headers':
   case 'switchyard-redis':
-  case 'switchyard-redis-cluster': {
-    const engine = createEngine({ store: 'memory', service: 'bench' })
+  case 'switchyard-redis-cluster':
+  case 'switchyard-postgres': {
+    // On the PostgreSQL store the engine counts in its UNLOGGED counter table.
+    const engine =
+      variant === 'switchyard-postgres'
+        ? createEngine({
+            store: postgresStore({
+              url: process.env.CTL_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+              // One fixed prefix: runs reuse the tables (the limits are far above a run's count).
+              tablePrefix: 'bench_rl_',
+            }),
+            service: 'bench',
+          })
+        : createEngine({ store: 'memory', service: 'bench' })
     const counters =
       variant === 'switchyard-redis'
         ? redisCounters({ url: redisUrl, prefix: `bench:rl:${process.pid}:` })
