@@ -20,9 +20,15 @@
  */
 import { CircuitBreaker, CircuitOpenError } from '../../common/circuit-breaker.js'
 import type { LoggerLike, LoggerSlot } from '../../common/logger.js'
-import { ConfigError, toError } from '../../core/errors.js'
+import { toError } from '../../core/errors.js'
 import type { Algorithm, CounterOutcome } from '../algorithms.js'
-import { countersLogger, type CounterCheck, type CounterStore } from './types.js'
+import {
+  counterCircuit,
+  counterDeadlineMs,
+  countersLogger,
+  type CounterCheck,
+  type CounterStore,
+} from './types.js'
 
 /** What the counters need of the store: one statement at a time on its pool. */
 export interface PostgresCounterClient {
@@ -71,26 +77,9 @@ export class PostgresCounters implements CounterStore {
   constructor(options: PostgresCounterOptions) {
     this.client = options.client
     this.prefix = options.tablePrefix ?? 'switchyard_'
-    const timeout = options.commandTimeout ?? 0.05
-    if (typeof timeout !== 'number' || !(timeout > 0) || timeout > 60)
-      throw new ConfigError('commandTimeout must be a number of seconds above 0 and at most 60.')
-    this.timeoutMs = timeout * 1000
+    this.timeoutMs = counterDeadlineMs(options.commandTimeout ?? 0.05)
     this.logger = countersLogger(options.logger)
-    const logger = this.logger
-    const onCircuit =
-      options.onCircuit ??
-      ((state, error) => {
-        if (state === 'open')
-          logger.error(
-            { err: error },
-            'PostgreSQL rate-limit counters keep failing; requests pass uncounted until PostgreSQL answers again',
-          )
-        else logger.warn('PostgreSQL rate-limit counters answer again')
-      })
-    this.breaker = new CircuitBreaker({
-      onOpen: (error) => onCircuit('open', error),
-      onClose: () => onCircuit('closed'),
-    })
+    this.breaker = counterCircuit('PostgreSQL', this.logger, options.onCircuit)
     const sweep = options.sweepInterval ?? 60
     this.sweeper =
       sweep > 0

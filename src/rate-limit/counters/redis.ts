@@ -39,7 +39,13 @@ import {
 } from '../../common/redis-target.js'
 import { ConfigError, toError } from '../../core/errors.js'
 import type { Algorithm, CounterOutcome, CounterRule } from '../algorithms.js'
-import { countersLogger, type CounterCheck, type CounterStore } from './types.js'
+import {
+  counterCircuit,
+  counterDeadlineMs,
+  countersLogger,
+  type CounterCheck,
+  type CounterStore,
+} from './types.js'
 
 /** The subset of an ioredis client the counters use. */
 export interface RedisCounterClient {
@@ -150,25 +156,8 @@ export class RedisCounters implements CounterStore {
   constructor(options: RedisCounterOptions) {
     this.logger = countersLogger(options.logger)
     this.prefix = options.prefix ?? 'switchyard:rl:'
-    const timeout = options.commandTimeout ?? DEFAULT_REDIS_COMMAND_TIMEOUT
-    if (typeof timeout !== 'number' || !(timeout > 0) || timeout > 60)
-      throw new ConfigError('commandTimeout must be a number of seconds above 0 and at most 60.')
-    this.timeoutMs = timeout * 1000
-    const logger = this.logger
-    const onCircuit =
-      options.onCircuit ??
-      ((state, error) => {
-        if (state === 'open')
-          logger.error(
-            { err: error },
-            'Redis rate-limit counters keep failing; requests pass uncounted until Redis answers again',
-          )
-        else logger.warn('Redis rate-limit counters answer again')
-      })
-    this.breaker = new CircuitBreaker({
-      onOpen: (error) => onCircuit('open', error),
-      onClose: () => onCircuit('closed'),
-    })
+    this.timeoutMs = counterDeadlineMs(options.commandTimeout ?? DEFAULT_REDIS_COMMAND_TIMEOUT)
+    this.breaker = counterCircuit('Redis', this.logger, options.onCircuit)
     let connected: Promise<RedisCounterClient>
     if (options.client !== undefined) {
       this.client = options.client

@@ -4,7 +4,9 @@
  * stops the evaluation and leaves it and every later counter untouched — so that a request
  * costs one call (one round trip on Redis) however many limits apply to it.
  */
+import { CircuitBreaker } from '../../common/circuit-breaker.js'
 import { LoggerSlot, stderrLogger, type LoggerLike } from '../../common/logger.js'
+import { ConfigError } from '../../core/errors.js'
 import type { CounterOutcome, CounterRule } from '../algorithms.js'
 
 /** One counter to check for a request. */
@@ -66,4 +68,37 @@ export function counterKey(scope: string, bucket: string): string {
  */
 export function countersLogger(given: LoggerLike | undefined): LoggerSlot {
   return new LoggerSlot(given, () => stderrLogger({ bindings: { module: 'switchyard' } }))
+}
+
+/** The `commandTimeout` of shared counters in milliseconds; a value outside (0, 60] s is refused. */
+export function counterDeadlineMs(seconds: unknown): number {
+  if (typeof seconds !== 'number' || !(seconds > 0) || seconds > 60)
+    throw new ConfigError('commandTimeout must be a number of seconds above 0 and at most 60.')
+  return seconds * 1000
+}
+
+/**
+ * The circuit breaker of counters kept on a shared server (`server`: "Redis", "PostgreSQL"):
+ * told to `onCircuit` when given, else logged — an error when it opens (requests then pass
+ * uncounted), a warning when it closes.
+ */
+export function counterCircuit(
+  server: string,
+  logger: LoggerSlot,
+  onCircuit?: (state: 'open' | 'closed', error?: Error) => void,
+): CircuitBreaker {
+  const tell =
+    onCircuit ??
+    ((state: 'open' | 'closed', error?: Error) => {
+      if (state === 'open')
+        logger.error(
+          { err: error },
+          `${server} rate-limit counters keep failing; requests pass uncounted until ${server} answers again`,
+        )
+      else logger.warn(`${server} rate-limit counters answer again`)
+    })
+  return new CircuitBreaker({
+    onOpen: (error) => tell('open', error),
+    onClose: () => tell('closed'),
+  })
 }
