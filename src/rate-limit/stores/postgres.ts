@@ -8,6 +8,7 @@
 import type { PostgresHandle } from '../../stores/types.js'
 import { hitMatches, type RateLimitHit } from '../exceeded.js'
 import type { RateLimitHitStore } from '../ports.js'
+import { turnBatch } from './turn-batch.js'
 
 /** A {@link RateLimitHitStore} in the PostgreSQL store's `rl_hits` table, capped at `capacity`. */
 export function postgresHitStore(
@@ -17,8 +18,6 @@ export function postgresHitStore(
   if (!Number.isSafeInteger(capacity) || capacity < 1)
     throw new RangeError('maxRlHitEntries must be an integer ≥ 1')
   const table = `${postgres.tablePrefix}rl_hits`
-  let batch: { texts: string[]; written: Promise<void> } | null = null
-
   async function write(texts: string[]): Promise<void> {
     await postgres.query(
       `INSERT INTO ${table} (record)
@@ -31,22 +30,13 @@ export function postgresHitStore(
     )
   }
 
+  const batch = turnBatch(write)
+
   return {
-    add(record) {
-      if (batch === null) {
-        const texts: string[] = []
-        const written = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
-          batch = null
-          return write(texts)
-        })
-        batch = { texts, written }
-      }
-      batch.texts.push(JSON.stringify(record))
-      return batch.written
-    },
+    add: (record) => batch.add(JSON.stringify(record)),
     async list(options = {}) {
       // Records of the current turn are read back once written (a read never overtakes them).
-      await batch?.written.catch(() => undefined)
+      await batch.settled()
       const limit = Math.min(options.limit ?? capacity, capacity)
       const filtered = options.path !== undefined || options.service !== undefined
       const { rows } = await postgres.query<{ record: string }>(

@@ -24,6 +24,7 @@ import type { RateLimitChangeEvent } from '../events.js'
 import { hitMatches, type RateLimitHit } from '../exceeded.js'
 import type { RateLimitPolicy, ScopeRateLimitPolicy } from '../policy.js'
 import type { RateLimitHitStore, RateLimitPolicyStore } from '../ports.js'
+import { turnBatch } from './turn-batch.js'
 
 /** A policy store whose changes reach every instance, with its own lifecycle. */
 export interface SharedPolicyStore extends RateLimitPolicyStore {
@@ -197,9 +198,9 @@ export function redisHitStore(
   if (!Number.isSafeInteger(capacity) || capacity < 1)
     throw new RangeError('maxRlHitEntries must be an integer ≥ 1')
   const list = `${redis.prefix}rl:hits`
-  let batch: { texts: string[]; written: Promise<void> } | null = null
 
   async function write(texts: string[]): Promise<void> {
+    // LPUSH with several values pushes them one by one: the last ends up first.
     await execAll(
       redis
         .client()
@@ -209,23 +210,13 @@ export function redisHitStore(
     )
   }
 
+  const batch = turnBatch(write)
+
   return {
-    add(record) {
-      if (batch === null) {
-        const texts: string[] = []
-        const written = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
-          batch = null
-          // LPUSH with several values pushes them one by one: the last ends up first.
-          return write(texts)
-        })
-        batch = { texts, written }
-      }
-      batch.texts.push(JSON.stringify(record))
-      return batch.written
-    },
+    add: (record) => batch.add(JSON.stringify(record)),
     async list(options = {}) {
       // Records of the current turn are read back once written (a read never overtakes them).
-      await batch?.written.catch(() => undefined)
+      await batch.settled()
       const limit = Math.min(options.limit ?? capacity, capacity)
       // Without a filter only the wanted records travel; with one the whole log is read.
       const filtered = options.path !== undefined || options.service !== undefined
