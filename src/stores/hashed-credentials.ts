@@ -184,6 +184,23 @@ export function fileCredentials<R extends CredentialRecord>(
   }
 }
 
+/**
+ * A stored credential's JSON text as a record of `kind`, or null when it is not one (unreadable
+ * JSON or another shape): shared stores hold what other versions wrote, and skip what they do not
+ * understand rather than fail.
+ */
+export function parseCredential<R extends CredentialRecord>(
+  kind: CredentialKind<R>,
+  text: string,
+): R | null {
+  try {
+    const record: unknown = JSON.parse(text)
+    return kind.isRecord(record) ? record : null
+  } catch {
+    return null
+  }
+}
+
 /** Credentials of `kind` on Redis, shared by every instance. */
 export function redisCredentials<R extends CredentialRecord>(
   kind: CredentialKind<R>,
@@ -191,14 +208,7 @@ export function redisCredentials<R extends CredentialRecord>(
 ): HashedCredentialStore<R> {
   const key = `${redis.prefix}${kind.name.redis}`
   const usesKey = kind.uses === null ? null : `${redis.prefix}${kind.uses.redis}`
-  const parse = (text: string): R | null => {
-    try {
-      const record: unknown = JSON.parse(text)
-      return kind.isRecord(record) ? record : null
-    } catch {
-      return null
-    }
-  }
+  const parse = (text: string): R | null => parseCredential(kind, text)
   const all = async () =>
     (await redis.client().hvals(key)).map(parse).filter((record): record is R => record !== null)
   return {

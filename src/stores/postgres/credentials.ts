@@ -5,10 +5,11 @@
  * Every lookup reads the database, so a revocation on one instance holds on every instance at
  * its next request.
  */
-import type {
-  CredentialKind,
-  CredentialRecord,
-  HashedCredentialStore,
+import {
+  parseCredential,
+  type CredentialKind,
+  type CredentialRecord,
+  type HashedCredentialStore,
 } from '../hashed-credentials.js'
 import type { PostgresConnection } from './connection.js'
 
@@ -21,14 +22,7 @@ export function postgresCredentials<R extends CredentialRecord>(
   const table = `${prefix}credentials`
   const uses = `${prefix}credential_uses`
   const name = kind.name.redis
-  const parse = (text: string): R | null => {
-    try {
-      const record: unknown = JSON.parse(text)
-      return kind.isRecord(record) ? record : null
-    } catch {
-      return null
-    }
-  }
+  const parse = (text: string): R | null => parseCredential(kind, text)
   const all = async () =>
     (
       await connection.query<{ record: string }>(`SELECT record FROM ${table} WHERE kind = $1`, [
