@@ -11,6 +11,7 @@ export {
   ValidationError,
   RouteNotFoundError,
   RouteProtectedError,
+  ConcurrentWriteError,
   ConfigError,
 } from './core/errors.js'
 export * from './admin/error-classes.js'

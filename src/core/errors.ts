@@ -32,6 +32,16 @@ export class RouteProtectedError extends SwitchyardError {
   readonly statusCode = 409
 }
 
+/**
+ * A write refused because another instance changed the same records at the same moment
+ * (a shared section stored over a version that is no longer current). Nothing of the refused
+ * write was stored, and this instance now holds the other write: read again and retry.
+ */
+export class ConcurrentWriteError extends SwitchyardError {
+  readonly code = 'CONCURRENT_WRITE'
+  readonly statusCode = 409
+}
+
 /** Invalid configuration found at startup (unknown backend, missing driver, bad decorator). */
 export class ConfigError extends SwitchyardError {
   readonly code = 'CONFIG_ERROR'
@@ -43,5 +53,6 @@ export const coreErrorCatalogue = [
   ValidationError,
   RouteNotFoundError,
   RouteProtectedError,
+  ConcurrentWriteError,
   ConfigError,
 ] as const

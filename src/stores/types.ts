@@ -274,8 +274,15 @@ export interface PostgresHandle {
    * instance at the same moment is refused rather than overwritten.
    */
   readonly sections: FileSections & {
-    /** Adds a listener for sections changed by other instances; returns the unsubscriber. */
-    onChange(listener: (name: string) => void): () => void
+    /**
+     * Adds a listener for sections changed by other instances; returns the unsubscriber.
+     * `keys` names the records (top-level members) that changed and were applied to the held
+     * section; it is absent when the whole section was read again (after a reconnect, a missed
+     * version or a refused write of this instance), and then every record may have changed.
+     */
+    onChange(listener: (name: string, keys?: readonly string[]) => void): () => void
+    /** A copy of one record of a held section, or undefined (reads no more than that record). */
+    record(name: string, key: string): unknown
   }
 }
 

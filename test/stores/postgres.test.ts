@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest'
-import { ConfigError } from '../../src/core/errors.js'
+import { ConcurrentWriteError, ConfigError } from '../../src/core/errors.js'
 import { createStore } from '../../src/stores/index.js'
 import { registrationStoreFor } from '../../src/sdk/server/registrations.js'
 import { postgresStore } from '../../src/stores/postgres/store.js'
@@ -151,7 +151,10 @@ describe.skipIf(!enabled)('postgres store across instances', () => {
         `UPDATE ${table} SET value = '{"one":1,"two":2}', version = version + 1 WHERE name = 'flags'`,
       ),
     )
-    await expect(sb.write('flags', { three: 3 })).rejects.toThrow(/another instance/)
+    const refused = await sb.write('flags', { three: 3 }).catch((error: unknown) => error)
+    expect(refused).toBeInstanceOf(ConcurrentWriteError)
+    expect(refused).toMatchObject({ statusCode: 409, details: { section: 'flags' } })
+    expect((refused as Error).message).toMatch(/another instance/)
     // B holds the other write again; nothing of it was overwritten.
     expect(sb.read('flags')).toEqual({ one: 1, two: 2 })
     await withClient(async (client) => {

@@ -15,6 +15,7 @@
  *   global|[] , service|["svc"]  a maintenance configuration was stored
  *   audit|<id>                   an audit entry was appended (receivers read it by id)
  *   section|"flags"              a section of another module changed (`sections.ts`)
+ *   section|"flags"|["checkout"] the same, naming the records that changed (receivers read them)
  *
  * A notification is delivered only while the record still has the version it announces: a
  * receiver that finds a newer one leaves it to that newer notification, so each change reaches
@@ -148,7 +149,13 @@ export function postgresStore(options: PostgresStoreOptions = {}): Store {
   const sections = postgresSections(
     connection,
     p,
-    (name) => envelope('section', JSON.stringify(name)),
+    (name, keys) =>
+      envelope(
+        'section',
+        keys === undefined
+          ? JSON.stringify(name)
+          : `${JSON.stringify(name)}|${JSON.stringify(keys)}`,
+      ),
     (error) => onFault('section change listener failed', toError(error)),
   )
 
@@ -180,8 +187,15 @@ export function postgresStore(options: PostgresStoreOptions = {}): Store {
         resync()
         return
       case 'section': {
-        const name = JSON.parse(key) as unknown
-        if (typeof name === 'string') await sections.changed(name, version)
+        // `"name"`, or `"name"|["key", …]` naming the records changed (a section name holds
+        // no "|", record keys may).
+        const bar = key.indexOf('|')
+        const name = JSON.parse(bar === -1 ? key : key.slice(0, bar)) as unknown
+        const keys = bar === -1 ? undefined : (JSON.parse(key.slice(bar + 1)) as unknown)
+        if (typeof name !== 'string') return
+        const named =
+          Array.isArray(keys) && keys.every((item) => typeof item === 'string') ? keys : undefined
+        await sections.changed(name, version, named)
         return
       }
       case 'audit': {
