@@ -13,13 +13,14 @@ import { randomUUID } from 'node:crypto'
 import { Agent, request as httpRequest } from 'node:http'
 import { promisify } from 'node:util'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { Cluster, Redis } from 'ioredis'
+import { Redis } from 'ioredis'
 import { createEngine, type Engine } from '../../src/index.js'
 import { rateLimit, switchyard } from '../../src/fastify/index.js'
 import { keySlot, type RedisTargetOptions } from '../../src/common/redis-target.js'
 import { redisStore } from '../../src/stores/redis.js'
 import { exactly, measured } from '../lib/drill.js'
 import type { DrillFigure, DrillScale } from '../lib/drill.js'
+import type { PrivateSentinel } from '../lib/private-sentinel.js'
 
 /** Which topology the drill fails over. */
 export type FailoverTopology = 'cluster' | 'sentinel'
@@ -28,6 +29,57 @@ const run = promisify(execFile)
 const CLUSTER_NODES = ['127.0.0.1:7000', '127.0.0.1:7001', '127.0.0.1:7002']
 const SENTINELS = ['127.0.0.1:26379', '127.0.0.1:26380', '127.0.0.1:26381']
 const SENTINEL_NAME = 'switchyard'
+
+/** Where the drill fails over: the servers, and how to get them ready and put them back. */
+export interface FailoverSetup {
+  readonly topology: FailoverTopology
+  /** What the instances connect with. */
+  readonly target: RedisTargetOptions
+  /** The nodes asked who serves the store: every node of the cluster, or the sentinels. */
+  readonly seeds: readonly string[]
+  /** The primary's name (Sentinel). */
+  readonly name?: string
+  /** Starts what is down, before the drill. */
+  prepare(): Promise<void>
+  /** Puts the topology back after the drill (the shut-down node rejoins as a replica). */
+  restore(): Promise<void>
+}
+
+/**
+ * A private Sentinel setup of the caller's (started before, stopped after): nothing to
+ * prepare or restore, the caller tears it down.
+ */
+export function privateSentinelSetup(sentinel: PrivateSentinel): FailoverSetup {
+  return {
+    topology: 'sentinel',
+    target: { sentinels: sentinel.sentinels, name: sentinel.name },
+    seeds: sentinel.sentinels,
+    name: sentinel.name,
+    prepare: () => Promise.resolve(),
+    restore: () => Promise.resolve(),
+  }
+}
+
+/** The shared local setup of `scripts/redis-topologies.sh`, restored by the script. */
+export function sharedSetup(topologyName: FailoverTopology): FailoverSetup {
+  const script = () => topology(topologyName)
+  return topologyName === 'cluster'
+    ? {
+        topology: 'cluster',
+        target: { cluster: CLUSTER_NODES },
+        seeds: [7000, 7001, 7002, 7003, 7004, 7005].map((port) => `127.0.0.1:${port}`),
+        prepare: script,
+        restore: script,
+      }
+    : {
+        topology: 'sentinel',
+        target: { sentinels: SENTINELS, name: SENTINEL_NAME },
+        seeds: SENTINELS,
+        name: SENTINEL_NAME,
+        prepare: script,
+        restore: script,
+      }
+}
 const node = (text: string) => {
   const [host = '', port = ''] = text.split(':')
   return { host, port: Number(port) }
@@ -101,21 +153,12 @@ interface Primary {
   close(): void
 }
 
-async function primaryOf(topologyName: FailoverTopology, tag: string): Promise<Primary> {
-  if (topologyName === 'cluster') {
-    const cluster = new Cluster(CLUSTER_NODES.map(node))
-    cluster.on('error', () => undefined)
+async function primaryOf(setup: FailoverSetup, tag: string): Promise<Primary> {
+  if (setup.topology === 'cluster') {
     const slot = keySlot(tag)
     const current = async () => {
       // Ask any reachable node (the dead one may still be the first of the seed list).
-      for (const seed of [
-        '127.0.0.1:7000',
-        '127.0.0.1:7001',
-        '127.0.0.1:7002',
-        '127.0.0.1:7003',
-        '127.0.0.1:7004',
-        '127.0.0.1:7005',
-      ]) {
+      for (const seed of setup.seeds) {
         const client = new Redis({
           ...node(seed),
           lazyConnect: true,
@@ -140,10 +183,10 @@ async function primaryOf(topologyName: FailoverTopology, tag: string): Promise<P
       }
       throw new Error('no node answers for the slot')
     }
-    return { address: await current(), current, close: () => cluster.disconnect() }
+    return { address: await current(), current, close: () => undefined }
   }
   const current = async () => {
-    for (const seed of SENTINELS) {
+    for (const seed of setup.seeds) {
       const client = new Redis({
         ...node(seed),
         lazyConnect: true,
@@ -156,7 +199,7 @@ async function primaryOf(topologyName: FailoverTopology, tag: string): Promise<P
         const [host, port] = (await client.call(
           'SENTINEL',
           'GET-MASTER-ADDR-BY-NAME',
-          SENTINEL_NAME,
+          setup.name ?? SENTINEL_NAME,
         )) as [string, string]
         return `${host}:${port}`
       } catch {
@@ -170,20 +213,19 @@ async function primaryOf(topologyName: FailoverTopology, tag: string): Promise<P
   return { address: await current(), current, close: () => undefined }
 }
 
-/** Runs the failover drill on `topologyName`. */
+/** Runs the failover drill on the shared setup of `where`, or on the setup given. */
 export async function redisFailover(
   scale: DrillScale,
-  topologyName: FailoverTopology,
+  where: FailoverTopology | FailoverSetup,
 ): Promise<DrillFigure[]> {
-  await topology(topologyName)
-  const target: RedisTargetOptions =
-    topologyName === 'cluster'
-      ? { cluster: CLUSTER_NODES }
-      : { sentinels: SENTINELS, name: SENTINEL_NAME }
+  const setup = typeof where === 'string' ? sharedSetup(where) : where
+  const topologyName = setup.topology
+  await setup.prepare()
+  const target = setup.target
   const base = `drill-failover:${randomUUID().slice(0, 8)}`
   const prefix = `${base}:`
   const instances: Instance[] = []
-  const primary = await primaryOf(topologyName, topologyName === 'cluster' ? `{${base}}` : prefix)
+  const primary = await primaryOf(setup, topologyName === 'cluster' ? `{${base}}` : prefix)
   try {
     instances.push(await startInstance(target, prefix), await startInstance(target, prefix))
     const [a, b] = instances as [Instance, Instance]
@@ -286,6 +328,6 @@ export async function redisFailover(
       await instance.engine.close()
     }
     // Restore the topology: the shut-down node comes back as a replica.
-    await topology(topologyName)
+    await setup.restore()
   }
 }
