@@ -20,7 +20,7 @@ import { keySlot, type RedisTargetOptions } from '../../src/common/redis-target.
 import { redisStore } from '../../src/stores/redis.js'
 import { exactly, measured } from '../lib/drill.js'
 import type { DrillFigure, DrillScale } from '../lib/drill.js'
-import type { PrivateSentinel } from '../lib/private-sentinel.js'
+import type { PrivateCluster, PrivateSentinel } from '../lib/private-topologies.js'
 
 /** Which topology the drill fails over. */
 export type FailoverTopology = 'cluster' | 'sentinel'
@@ -55,6 +55,17 @@ export function privateSentinelSetup(sentinel: PrivateSentinel): FailoverSetup {
     target: { sentinels: sentinel.sentinels, name: sentinel.name },
     seeds: sentinel.sentinels,
     name: sentinel.name,
+    prepare: () => Promise.resolve(),
+    restore: () => Promise.resolve(),
+  }
+}
+
+/** A private Redis Cluster of the caller's (started before, stopped after by the caller). */
+export function privateClusterSetup(cluster: PrivateCluster): FailoverSetup {
+  return {
+    topology: 'cluster',
+    target: { cluster: cluster.nodes.slice(0, 3) },
+    seeds: cluster.nodes,
     prepare: () => Promise.resolve(),
     restore: () => Promise.resolve(),
   }
