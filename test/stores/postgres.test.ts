@@ -168,6 +168,33 @@ describe.skipIf(!enabled)('postgres store across instances', () => {
     await until(() => (sa.read('flags') as Record<string, number>).three === 3)
   })
 
+  it('a section write names the records it changed; B reads those alone, or the section whole past 32', async () => {
+    const { a, b } = await pair('records')
+    if (a.backend.kind !== 'postgres' || b.backend.kind !== 'postgres') throw new Error('postgres')
+    const sa = a.backend.postgres.sections
+    const sb = b.backend.postgres.sections
+    const told: string[] = []
+    sb.onChange((name, keys) => told.push(`${name}:${keys === undefined ? '*' : keys.join(',')}`))
+    await sa.write('flags', { a: 1, b: 2 })
+    await until(() => told.length === 1)
+    await sa.write('flags', { a: 1, b: 3 })
+    await until(() => told.length === 2)
+    // A key that is also a property of every object is held as a record like any other.
+    await sa.write('flags', JSON.parse('{"b":3,"__proto__":{"x":1}}') as unknown)
+    await until(() => told.length === 3)
+    expect(told).toEqual(['flags:a,b', 'flags:b', 'flags:a,__proto__'])
+    expect(sb.record('flags', '__proto__')).toEqual({ x: 1 })
+    expect(sb.record('flags', 'a')).toBeUndefined()
+    const held = sb.read('flags') as Record<string, unknown>
+    expect(Object.getPrototypeOf(held)).toBe(Object.prototype)
+    expect(Object.keys(held).sort()).toEqual(['__proto__', 'b'])
+    const many = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, i]))
+    await sa.write('flags', many)
+    await until(() => told.length === 4)
+    expect(told[3]).toBe('flags:*')
+    expect(sb.read('flags')).toEqual(many)
+  })
+
   it('survives foreign notifications on its channel: counts them, reloads, keeps applying changes', async () => {
     const { a, b, tablePrefix } = await pair('foreign')
     let resyncs = 0
@@ -175,11 +202,17 @@ describe.skipIf(!enabled)('postgres store across instances', () => {
     const seen: string[] = []
     b.changes.subscribe((event) => seen.push(event.type))
     await withClient(async (client) => {
-      for (const payload of ['no separators', 'x|y|route|[]', '5|y|route|[', '7|y|future_kind|{}'])
+      for (const payload of [
+        'no separators',
+        'x|y|route|[]',
+        '5|y|route|[',
+        '6|y|section|"flags"|["cut',
+        '7|y|future_kind|{}',
+      ])
         await client.query('SELECT pg_notify($1, $2)', [`${tablePrefix}changes`, payload])
     })
-    await until(() => (b.ignoredMessages?.().unknown_type ?? 0) === 1 && resyncs === 3)
-    expect(b.ignoredMessages?.()).toMatchObject({ malformed: 3, unknown_type: 1 })
+    await until(() => (b.ignoredMessages?.().unknown_type ?? 0) === 1 && resyncs === 4)
+    expect(b.ignoredMessages?.()).toMatchObject({ malformed: 4, unknown_type: 1 })
     await a.maintenance.putGlobal({
       active: true,
       reason: 'after',
