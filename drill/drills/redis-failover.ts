@@ -43,6 +43,12 @@ export interface FailoverSetup {
   prepare(): Promise<void>
   /** Puts the topology back after the drill (the shut-down node rejoins as a replica). */
   restore(): Promise<void>
+  /**
+   * `rateLimit.redisCommandTimeout` of the instances, seconds (default 0.05). A test on a
+   * loaded machine gives more, so that a slow counter is not taken for an unreachable one and
+   * the limit left open (fail-open) past the probe.
+   */
+  readonly commandTimeout?: number
 }
 
 /**
@@ -102,7 +108,11 @@ interface Instance {
   port: number
 }
 
-async function startInstance(target: RedisTargetOptions, prefix: string): Promise<Instance> {
+async function startInstance(
+  target: RedisTargetOptions,
+  prefix: string,
+  commandTimeout = 0.05,
+): Promise<Instance> {
   const quiet = () => undefined
   const engine = createEngine({
     store: redisStore({ ...target, prefix, onFault: quiet }),
@@ -110,7 +120,7 @@ async function startInstance(target: RedisTargetOptions, prefix: string): Promis
     retryInterval: 0.05,
     maxRetryInterval: 0.5,
     logger: { warn: quiet, error: quiet },
-    rateLimit: { redisCommandTimeout: 0.05 },
+    rateLimit: { redisCommandTimeout: commandTimeout },
   })
   const app = Fastify()
   await app.register(switchyard, { engine })
@@ -238,7 +248,10 @@ export async function redisFailover(
   const instances: Instance[] = []
   const primary = await primaryOf(setup, topologyName === 'cluster' ? `{${base}}` : prefix)
   try {
-    instances.push(await startInstance(target, prefix), await startInstance(target, prefix))
+    instances.push(
+      await startInstance(target, prefix, setup.commandTimeout),
+      await startInstance(target, prefix, setup.commandTimeout),
+    )
     const [a, b] = instances as [Instance, Instance]
     const acknowledged: string[] = []
     let attempted = 0
@@ -298,7 +311,7 @@ export async function redisFailover(
     await Promise.all(pending)
 
     // ---- what a fresh instance finds -------------------------------------------------------------
-    const fresh = await startInstance(target, prefix)
+    const fresh = await startInstance(target, prefix, setup.commandTimeout)
     instances.push(fresh)
     const lostNow = () =>
       acknowledged.filter((route) => fresh.engine.getState(route)[0]?.status !== 'disabled').length
