@@ -260,6 +260,46 @@ describe.skipIf(!enabled)('one console in Chromium', { timeout: 90_000 }, () => 
     expect(errors).toEqual([])
   })
 
+  it('a task operator action reaches the open Audit page live, on its one stream', async () => {
+    const streams: string[] = []
+    page.on('request', (request) => {
+      if (request.headers().accept?.includes('text/event-stream')) streams.push(request.url())
+    })
+    await page.goto(`${origin}/switchyard/audit`)
+    await waitLive(page)
+    const row = page.locator('#audit-table tbody tr').filter({ hasText: 'queue_pause' })
+    const before = await row.count()
+    // An operator pauses a queue through the task admin's API, not through this page.
+    const token = await sessionToken()
+    const paused = await app.inject({
+      method: 'POST',
+      url: '/tasks/queues/default/pause',
+      headers: { authorization: `Bearer ${token}` },
+    })
+    expect(paused.statusCode).toBe(200)
+    // Without a reload: the new row appears on top.
+    await expect.poll(() => row.count(), { timeout: 20_000 }).toBe(before + 1)
+    expect(await page.locator('#audit-table tbody tr').first().textContent()).toContain(
+      'queue_pause',
+    )
+    const resumed = await app.inject({
+      method: 'POST',
+      url: '/tasks/queues/default/resume',
+      headers: { authorization: `Bearer ${token}` },
+    })
+    expect(resumed.statusCode).toBe(200)
+    await expect
+      .poll(() => page.locator('#audit-table tbody tr').first().textContent(), {
+        timeout: 20_000,
+      })
+      .toContain('queue_resume')
+    // One event stream for the page: the admin's, which carries both halves' entries.
+    expect([...new Set(streams.map((url) => new URL(url).pathname))]).toEqual([
+      '/switchyard/api/events',
+    ])
+    expect(errors).toEqual([])
+  })
+
   it('the Audit page lists route-control and task entries together, newest first, with a kind filter', async () => {
     const tasksAudit = adminDataOf(manager).data
     await engine.enableServiceMaintenance('shop', { reason: 'audit view test' })
