@@ -177,6 +177,31 @@ describe.skipIf(!enabled)('one console in Chromium', { timeout: 90_000 }, () => 
     }
   })
 
+  it('the maintenance dialog sets its Exemptions section apart from the submit button', async () => {
+    for (const size of [
+      { width: 1280, height: 800 },
+      { width: 390, height: 844 },
+    ]) {
+      await page.setViewportSize(size)
+      await page.goto(`${origin}/switchyard/`)
+      await waitLive(page)
+      await page.getByRole('button', { name: 'Global maintenance…' }).click()
+      const dialog = page.getByRole('dialog', { name: 'Global maintenance' })
+      const heading = dialog.getByRole('heading', { name: 'Exemptions' })
+      await heading.waitFor()
+      const submit = await dialog
+        .getByRole('button', { name: 'Put every service in maintenance' })
+        .boundingBox()
+      const below = await heading.boundingBox()
+      if (submit === null || below === null) throw new Error('the dialog is not laid out')
+      // Room between the form's buttons and the next section (without it: none at all).
+      expect(below.y - (submit.y + submit.height), `at ${size.width}`).toBeGreaterThanOrEqual(12)
+      await dialog.getByRole('button', { name: 'Close' }).click()
+      await dialog.waitFor({ state: 'hidden' })
+    }
+    expect(errors).toEqual([])
+  })
+
   it('an ended session stops the stream and offers a login that returns to the page', async () => {
     await page.goto(`${origin}/switchyard/?q=v1`)
     await waitLive(page)
