@@ -56,6 +56,7 @@ describe.skipIf(!enabled)('one console in Chromium', { timeout: 90_000 }, () => 
   let context: BrowserContext
   let page: Page
   let errors: string[]
+  let processorDown = false
 
   beforeAll(async () => {
     engine = createEngine({
@@ -66,11 +67,20 @@ describe.skipIf(!enabled)('one console in Chromium', { timeout: 90_000 }, () => 
     })
     manager = new TaskManager({ logger: quietLogger })
     const welcome = manager.task({ name: 'send_welcome' }, (email: string) => `sent ${email}`)
+    // Fails while the card processor is down (the journey test), succeeds once it is back.
+    const charge = manager.task({ name: 'charge_card' }, (order: string) => {
+      if (processorDown) throw new Error(`card processor unreachable for ${order}`)
+      return `charged ${order}`
+    })
     app = Fastify({ logger: false })
     await app.register(switchyard, { engine, admin: { path: '/switchyard', auth: AUTH } })
     await app.register(tasksPlugin, { taskManager: manager })
     await app.register(taskAdmin, { taskManager: manager, path: '/tasks', auth: AUTH })
     app.get('/v1/users', () => ({ users: [] }))
+    app.post('/v1/charge', (request) => {
+      request.backgroundTasks.add(charge, 'order-1')
+      return { ok: true }
+    })
     app.post('/v1/signup', (request) => {
       request.backgroundTasks.add(welcome, 'ada@example.com')
       return { ok: true }
@@ -323,6 +333,75 @@ describe.skipIf(!enabled)('one console in Chromium', { timeout: 90_000 }, () => 
       '/switchyard/api/events',
     ])
     expect(errors).toEqual([])
+  })
+
+  it('the incident journey: maintenance with an end, failed tasks retried, service restored', async () => {
+    const shop = () => engine.activeMaintenance('shop')
+    const status = async (method: 'GET' | 'POST', url: string) =>
+      (await app.inject({ method, url })).statusCode
+    const chargeTasks = async () =>
+      (await manager.listTasks({ funcName: 'charge_card' })).items.map((task) => task.status)
+    try {
+      // Tasks of a route fail: the console shows them, linked to the route.
+      processorDown = true
+      expect(await status('POST', '/v1/charge')).toBe(200)
+      expect(await status('POST', '/v1/charge')).toBe(200)
+      await expect.poll(chargeTasks, { timeout: 20_000 }).toEqual(['failed', 'failed'])
+      const failedId = (await manager.listTasks({ funcName: 'charge_card' })).items[0]?.task_id
+      await page.goto(`${origin}/tasks/dashboard/task/${failedId ?? ''}`)
+      await page.getByRole('link', { name: 'POST:/v1/charge' }).click()
+      await page.waitForURL((url) => url.searchParams.get('q') === 'POST:/v1/charge')
+      await page.getByRole('button', { name: 'Manage… POST:/v1/charge' }).waitFor()
+
+      // Its service goes into maintenance with an end time, from the Routes page.
+      await page.goto(`${origin}/switchyard/`)
+      await waitLive(page)
+      await page.getByRole('button', { name: 'Service maintenance… shop' }).click()
+      const dialog = page.getByRole('dialog', { name: 'Maintenance of shop' })
+      await dialog.getByLabel('Reason').fill('Card processor outage')
+      await dialog.getByRole('radio', { name: '1 h' }).check()
+      await dialog.getByRole('button', { name: 'Put service shop in maintenance' }).click()
+      const banner = page.getByRole('status').filter({ hasText: 'SERVICE MAINTENANCE' })
+      await banner.filter({ hasText: 'Card processor outage' }).waitFor()
+      // What the console shows is what clients get: 503 with the end, for every shop route.
+      expect(shop().active).toBe(true)
+      expect(Number.isFinite(shop().endsAt)).toBe(true)
+      expect(shop().endsAt).toBeGreaterThan(Date.now())
+      expect(await status('GET', '/v1/users')).toBe(503)
+      expect(await status('POST', '/v1/charge')).toBe(503)
+      expect(await banner.locator('time').count()).toBeGreaterThan(0)
+
+      // The failed tasks of the last hour are found and retried; they succeed now.
+      processorDown = false
+      await page.goto(`${origin}/tasks/dashboard?status=failed&range=1h`)
+      await waitLive(page)
+      await page.getByRole('button', { name: 'Select all matching this filter…' }).click()
+      const bulk = page.getByRole('dialog', { name: 'Act on every matching task' })
+      await bulk.getByText('2 tasks match this filter', { exact: false }).waitFor()
+      await bulk.getByRole('button', { name: 'Retry 2 tasks' }).click()
+      await expect
+        .poll(async () => (await chargeTasks()).sort(), { timeout: 20_000 })
+        .toEqual(['failed', 'failed', 'success', 'success'])
+
+      // The service is restored: the banner goes, and clients are served again.
+      await page.goto(`${origin}/switchyard/`)
+      await waitLive(page)
+      await banner.getByRole('button', { name: 'Turn off' }).click()
+      await page.getByRole('dialog').locator('[data-confirm-ok]').click()
+      await banner.waitFor({ state: 'detached' })
+      expect(shop().active).toBe(false)
+      expect(await status('GET', '/v1/users')).toBe(200)
+      // The audit tells the whole story, both halves in one list.
+      await page.goto(`${origin}/switchyard/audit`)
+      const actions = await page.locator('#audit-table tbody tr td.mono').allTextContents()
+      expect(actions).toEqual(
+        expect.arrayContaining(['service_maintenance_on', 'bulk_retry', 'service_maintenance_off']),
+      )
+      expect(errors).toEqual([])
+    } finally {
+      processorDown = false
+      if (shop().active) await engine.disableServiceMaintenance('shop')
+    }
   })
 
   it('the Audit page lists route-control and task entries together, newest first, with a kind filter', async () => {
