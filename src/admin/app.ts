@@ -258,6 +258,11 @@ async function adminPlugin(app: FastifyInstance, options: AdminAppOptions): Prom
     const { type, ...data } = event
     hub.publish({ type, data: event.type === 'rl_hit' ? event.hit : data })
   })
+  // In one console with the task admin: its audit entries (this instance's), so the one Audit
+  // page follows both logs on the stream it already holds.
+  const unsubscribeTaskAudit = context.console?.onTaskAudit((notice) =>
+    hub.publish({ type: 'task_audit', data: notice }),
+  )
   const unsubscribeEvaluations = flagService
     ? hub.whileConnected(() =>
         flagService.stream.subscribe((batch) => {
@@ -283,6 +288,7 @@ async function adminPlugin(app: FastifyInstance, options: AdminAppOptions): Prom
     unsubscribe()
     unsubscribeFlags?.()
     unsubscribeLimits()
+    unsubscribeTaskAudit?.()
     unsubscribeEvaluations?.()
     hub.close()
     done()

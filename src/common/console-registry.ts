@@ -106,11 +106,38 @@ export interface ConsoleHeader {
   nav: ConsoleNavItem[]
 }
 
+/**
+ * A task-audit entry as the task admin's API serializes it, without its details: enough to
+ * refresh a view (the details are read with the view).
+ */
+export interface TaskAuditNotice {
+  id: number
+  /** ISO 8601. */
+  timestamp: string
+  action: string
+  task_id: string | null
+  actor: string
+}
+
 type Members = Map<ConsoleHalf, ConsoleMember>
+
+/** The console of one app: its halves, and who follows the task half's audit. */
+interface ConsoleState {
+  members: Members
+  /**
+   * Called after each task-audit entry this instance writes. Bounded: only the first mount of
+   * each half joins, and the route half registers one listener.
+   */
+  taskAuditListeners: Set<(notice: TaskAuditNotice) => void>
+}
 
 /** One half's place in the console of its app. */
 export class ConsoleSlot {
-  constructor(private readonly members: Members) {}
+  private readonly members: Members
+
+  constructor(private readonly state: ConsoleState) {
+    this.members = state.members
+  }
 
   /** True once both halves are mounted: the pages render the shared header. */
   get shared(): boolean {
@@ -164,21 +191,41 @@ export class ConsoleSlot {
   routeHref(route: string): string | null {
     return this.members.get('routes')?.routeHref?.(route) ?? null
   }
+
+  /**
+   * Follows the task half's audit: `listener` is called after each entry the task half writes
+   * on this instance, from the moment both halves are mounted (either may be registered
+   * first). The route half uses it to refresh its combined Audit page on the one stream the
+   * page already holds. Returns the function that stops following.
+   */
+  onTaskAudit(listener: (notice: TaskAuditNotice) => void): () => void {
+    this.state.taskAuditListeners.add(listener)
+    return () => this.state.taskAuditListeners.delete(listener)
+  }
+
+  /**
+   * Tells the console that the task half wrote an audit entry (the task half calls it after
+   * the write). Nothing happens while the task half is alone or has no audit of its own.
+   */
+  taskAuditWritten(notice: TaskAuditNotice): void {
+    if (this.taskAudit === null) return
+    for (const listener of this.state.taskAuditListeners) listener(notice)
+  }
 }
 
-const consoles = new WeakMap<object, Members>()
+const consoles = new WeakMap<object, ConsoleState>()
 
 /**
  * Joins the console of `app`'s server with `member`, or returns null when a mount of the same
  * half joined first (that half keeps its own navigation).
  */
 export function joinConsole(app: FastifyInstance, member: ConsoleMember): ConsoleSlot | null {
-  let members = consoles.get(app.server)
-  if (members === undefined) {
-    members = new Map()
-    consoles.set(app.server, members)
+  let state = consoles.get(app.server)
+  if (state === undefined) {
+    state = { members: new Map(), taskAuditListeners: new Set() }
+    consoles.set(app.server, state)
   }
-  if (members.has(member.half)) return null
-  members.set(member.half, member)
-  return new ConsoleSlot(members)
+  if (state.members.has(member.half)) return null
+  state.members.set(member.half, member)
+  return new ConsoleSlot(state)
 }

@@ -92,11 +92,17 @@ export function operationView(
 
 /**
  * The instants around `now` at which the view of one of `slots` changes by time alone (a
- * maintenance window starting or ending, a `disable --until` deadline): the views computed at
- * `now` hold for every instant in `[from, until)`.
+ * maintenance window starting or ending, a `disable --until` deadline, the end of one of the
+ * global or service `maintenances`): the views computed at `now` hold for every instant in
+ * `[from, until)`.
+ *
+ * A maintenance's end counts even though the scheduler stores it a moment later: until its
+ * change event arrives, the stored configuration still says active, and a view computed before
+ * the end would otherwise keep announcing a maintenance that no request gets any more.
  */
 export function stableInterval(
   slots: Iterable<RouteSlot>,
+  maintenances: Iterable<CompiledMaintenance>,
   now: number,
 ): { from: number; until: number } {
   let from = Number.NEGATIVE_INFINITY
@@ -116,6 +122,7 @@ export function stableInterval(
       consider(slot.times.until)
     }
   }
+  for (const maintenance of maintenances) if (maintenance.active) consider(maintenance.endsAt)
   return { from, until }
 }
 

@@ -13,7 +13,9 @@
  * depends on changes — the source document, the state object of a route it shows (the replica
  * replaces a route's state object on every change and never mutates one), the global or a
  * service maintenance configuration (replaced the same way) — or when the clock passes the next
- * instant a maintenance window or a `disable --until` deadline changes a view. Checking that is
+ * instant a maintenance window, a `disable --until` deadline or the end of a global or service
+ * maintenance changes a view (so a cached document never announces a maintenance that is over,
+ * even before the scheduler's change event replaces the configuration). Checking that is
  * a pointer comparison per operation, so a docs page under load costs no re-filtering.
  */
 import type { FastifyInstance } from 'fastify'
@@ -113,7 +115,7 @@ export class OpenApiFilter {
       if (slot === null) return HIDDEN
       return slot === undefined ? undefined : operationView(slot, maintenance, now)
     })
-    const { from, until } = stableInterval(index.slots, now)
+    const { from, until } = stableInterval(index.slots, [global, ...services], now)
     this.stats.builds++
     this.filtered = {
       document,

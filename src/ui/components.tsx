@@ -425,6 +425,7 @@ export function DataTable(props: {
 export function LiveList<T>(props: {
   /** The element's id, which the live refresh swaps. */
   id: string
+  /** The stream event type that reloads it, or several separated by spaces. */
   event: string
   /** The page shown (1-based). */
   page: number

@@ -14,6 +14,7 @@ import { TaskManager } from '../../src/tasks/index.js'
 import { taskAdmin, tasksPlugin } from '../../src/tasks/fastify/index.js'
 import { joinConsole } from '../../src/common/console-registry.js'
 import { quietLogger } from '../tasks/helpers.js'
+import { openStream } from '../admin/sse-client.js'
 
 const AUTH = { users: [{ username: 'ada', password: 'admin-pass', role: 'admin' as const }] }
 const VIEWER_AUTH = {
@@ -275,4 +276,48 @@ describe('links between the halves', () => {
     expect(detail.body).toContain('<span>POST:/v1/signup</span>')
     expect(detail.body).not.toContain('This route on the Routes page')
   })
+})
+
+describe('the task audit on the admin event stream', () => {
+  for (const order of [
+    ['routes', 'tasks'],
+    ['tasks', 'routes'],
+  ] as const) {
+    it(`${order.join(' then ')}: each task-audit entry is a task_audit event, a refused action none`, async () => {
+      const { app } = await mount([...order])
+      const address = await app.listen({ host: '127.0.0.1', port: 0 })
+      const token = (await cookieOf(app)).cookie.replace('switchyard_session=', '')
+      const auth = { authorization: `Bearer ${token}` }
+      const stream = openStream(`${address}/ops/api/events`, auth)
+      cleanups.push(() => {
+        stream.close()
+        return Promise.resolve()
+      })
+      expect((await stream.ready).statusCode).toBe(200)
+      const post = (url: string) => app.inject({ method: 'POST', url, headers: auth })
+      expect((await post('/jobs/queues/default/pause')).statusCode).toBe(200)
+      // An unknown queue is refused: no entry, so no event.
+      expect((await post('/jobs/queues/nowhere/pause')).statusCode).toBe(404)
+      expect((await post('/jobs/queues/default/resume')).statusCode).toBe(200)
+      const notices = () =>
+        stream.frames
+          .filter((frame) => frame.event === 'task_audit')
+          .map((frame) => JSON.parse(frame.data ?? 'null') as Record<string, unknown>)
+      await stream.whenFrames(() => notices().length >= 2)
+      expect(notices()).toEqual([
+        {
+          id: expect.any(Number),
+          timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+          action: 'queue_pause',
+          actor: 'ada',
+          task_id: null,
+        },
+        expect.objectContaining({ action: 'queue_resume', actor: 'ada' }),
+      ])
+      // The task admin's own audit holds the same entries, as its API serializes them.
+      const listed = await app.inject({ url: '/jobs/audit', headers: auth })
+      const items = listed.json<{ items: Record<string, unknown>[] }>().items
+      expect(items.map(({ detail: _detail, ...entry }) => entry)).toEqual(notices().reverse())
+    })
+  }
 })

@@ -258,6 +258,37 @@ describe('the filtered document is cached per state', () => {
     expect(filter.stats.builds).toBe(++builds)
   })
 
+  it('a global or service maintenance is not shown past its end, before the scheduler stores it', async () => {
+    const { app, engine, clock } = await buildDocsApp()
+    // The scheduler of this engine never runs by itself on the fake clock: the stored
+    // configurations still say "active" after their end, as they do until its change event.
+    await engine.enableServiceMaintenance('shop', {
+      reason: 'Shop move',
+      until: new Date(clock.time + HOUR / 2),
+    })
+    const during = operation(await fetchJson(app), 'GET', '/orders/{id}')
+    expect(during['x-switchyard-status']).toBe('maintenance')
+    expect(app.swagger()).toBe(app.swagger())
+    clock.advance(HOUR / 2)
+    expect(engine.activeMaintenance('shop').active).toBe(true)
+    expect(operation(await fetchJson(app), 'GET', '/orders/{id}')).not.toHaveProperty(
+      'x-switchyard-status',
+    )
+
+    await engine.enableGlobalMaintenance({
+      reason: 'Upgrade',
+      until: new Date(clock.time + HOUR / 4),
+    })
+    const yaml = app.swagger({ yaml: true })
+    expect(yaml).toContain('Under maintenance (whole application)')
+    clock.advance(HOUR / 4)
+    expect(engine.activeMaintenance().active).toBe(true)
+    expect(app.swagger({ yaml: true })).not.toContain('Under maintenance (whole application)')
+    expect(operation(await fetchJson(app), 'GET', '/orders/{id}')).not.toHaveProperty(
+      'x-switchyard-status',
+    )
+  })
+
   it('once every change is undone, the document is exactly the first one again', async () => {
     const { app, engine } = await buildDocsApp({ plugin: { openapi: { decorator: 'swagger' } } })
     const source = structuredClone(await fetchJson(app))

@@ -109,6 +109,15 @@ describe.skipIf(!enabled)('axe on every page of the console', { timeout: 240_000
             await waitLive(page)
             await check(path)
           }
+          // A dialog with forms and a second section: the maintenance dialog.
+          await page.goto(`${origin}/switchyard/`)
+          await waitLive(page)
+          await page.getByRole('button', { name: 'Global maintenance…' }).click()
+          await page
+            .getByRole('dialog', { name: 'Global maintenance' })
+            .getByRole('heading', { name: 'Exemptions' })
+            .waitFor()
+          await check('/switchyard/ (maintenance dialog)')
           expect(found).toEqual([])
           expect(errors).toEqual([])
         } finally {

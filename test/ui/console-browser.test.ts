@@ -56,6 +56,7 @@ describe.skipIf(!enabled)('one console in Chromium', { timeout: 90_000 }, () => 
   let context: BrowserContext
   let page: Page
   let errors: string[]
+  let processorDown = false
 
   beforeAll(async () => {
     engine = createEngine({
@@ -66,11 +67,20 @@ describe.skipIf(!enabled)('one console in Chromium', { timeout: 90_000 }, () => 
     })
     manager = new TaskManager({ logger: quietLogger })
     const welcome = manager.task({ name: 'send_welcome' }, (email: string) => `sent ${email}`)
+    // Fails while the card processor is down (the journey test), succeeds once it is back.
+    const charge = manager.task({ name: 'charge_card' }, (order: string) => {
+      if (processorDown) throw new Error(`card processor unreachable for ${order}`)
+      return `charged ${order}`
+    })
     app = Fastify({ logger: false })
     await app.register(switchyard, { engine, admin: { path: '/switchyard', auth: AUTH } })
     await app.register(tasksPlugin, { taskManager: manager })
     await app.register(taskAdmin, { taskManager: manager, path: '/tasks', auth: AUTH })
     app.get('/v1/users', () => ({ users: [] }))
+    app.post('/v1/charge', (request) => {
+      request.backgroundTasks.add(charge, 'order-1')
+      return { ok: true }
+    })
     app.post('/v1/signup', (request) => {
       request.backgroundTasks.add(welcome, 'ada@example.com')
       return { ok: true }
@@ -177,6 +187,31 @@ describe.skipIf(!enabled)('one console in Chromium', { timeout: 90_000 }, () => 
     }
   })
 
+  it('the maintenance dialog sets its Exemptions section apart from the submit button', async () => {
+    for (const size of [
+      { width: 1280, height: 800 },
+      { width: 390, height: 844 },
+    ]) {
+      await page.setViewportSize(size)
+      await page.goto(`${origin}/switchyard/`)
+      await waitLive(page)
+      await page.getByRole('button', { name: 'Global maintenance…' }).click()
+      const dialog = page.getByRole('dialog', { name: 'Global maintenance' })
+      const heading = dialog.getByRole('heading', { name: 'Exemptions' })
+      await heading.waitFor()
+      const submit = await dialog
+        .getByRole('button', { name: 'Put every service in maintenance' })
+        .boundingBox()
+      const below = await heading.boundingBox()
+      if (submit === null || below === null) throw new Error('the dialog is not laid out')
+      // Room between the form's buttons and the next section (without it: none at all).
+      expect(below.y - (submit.y + submit.height), `at ${size.width}`).toBeGreaterThanOrEqual(12)
+      await dialog.getByRole('button', { name: 'Close' }).click()
+      await dialog.waitFor({ state: 'hidden' })
+    }
+    expect(errors).toEqual([])
+  })
+
   it('an ended session stops the stream and offers a login that returns to the page', async () => {
     await page.goto(`${origin}/switchyard/?q=v1`)
     await waitLive(page)
@@ -260,6 +295,115 @@ describe.skipIf(!enabled)('one console in Chromium', { timeout: 90_000 }, () => 
     expect(errors).toEqual([])
   })
 
+  it('a task operator action reaches the open Audit page live, on its one stream', async () => {
+    const streams: string[] = []
+    page.on('request', (request) => {
+      if (request.headers().accept?.includes('text/event-stream')) streams.push(request.url())
+    })
+    await page.goto(`${origin}/switchyard/audit`)
+    await waitLive(page)
+    const row = page.locator('#audit-table tbody tr').filter({ hasText: 'queue_pause' })
+    const before = await row.count()
+    // An operator pauses a queue through the task admin's API, not through this page.
+    const token = await sessionToken()
+    const paused = await app.inject({
+      method: 'POST',
+      url: '/tasks/queues/default/pause',
+      headers: { authorization: `Bearer ${token}` },
+    })
+    expect(paused.statusCode).toBe(200)
+    // Without a reload: the new row appears on top.
+    await expect.poll(() => row.count(), { timeout: 20_000 }).toBe(before + 1)
+    expect(await page.locator('#audit-table tbody tr').first().textContent()).toContain(
+      'queue_pause',
+    )
+    const resumed = await app.inject({
+      method: 'POST',
+      url: '/tasks/queues/default/resume',
+      headers: { authorization: `Bearer ${token}` },
+    })
+    expect(resumed.statusCode).toBe(200)
+    await expect
+      .poll(() => page.locator('#audit-table tbody tr').first().textContent(), {
+        timeout: 20_000,
+      })
+      .toContain('queue_resume')
+    // One event stream for the page: the admin's, which carries both halves' entries.
+    expect([...new Set(streams.map((url) => new URL(url).pathname))]).toEqual([
+      '/switchyard/api/events',
+    ])
+    expect(errors).toEqual([])
+  })
+
+  it('the incident journey: maintenance with an end, failed tasks retried, service restored', async () => {
+    const shop = () => engine.activeMaintenance('shop')
+    const status = async (method: 'GET' | 'POST', url: string) =>
+      (await app.inject({ method, url })).statusCode
+    const chargeTasks = async () =>
+      (await manager.listTasks({ funcName: 'charge_card' })).items.map((task) => task.status)
+    try {
+      // Tasks of a route fail: the console shows them, linked to the route.
+      processorDown = true
+      expect(await status('POST', '/v1/charge')).toBe(200)
+      expect(await status('POST', '/v1/charge')).toBe(200)
+      await expect.poll(chargeTasks, { timeout: 20_000 }).toEqual(['failed', 'failed'])
+      const failedId = (await manager.listTasks({ funcName: 'charge_card' })).items[0]?.task_id
+      await page.goto(`${origin}/tasks/dashboard/task/${failedId ?? ''}`)
+      await page.getByRole('link', { name: 'POST:/v1/charge' }).click()
+      await page.waitForURL((url) => url.searchParams.get('q') === 'POST:/v1/charge')
+      await page.getByRole('button', { name: 'Manage… POST:/v1/charge' }).waitFor()
+
+      // Its service goes into maintenance with an end time, from the Routes page.
+      await page.goto(`${origin}/switchyard/`)
+      await waitLive(page)
+      await page.getByRole('button', { name: 'Service maintenance… shop' }).click()
+      const dialog = page.getByRole('dialog', { name: 'Maintenance of shop' })
+      await dialog.getByLabel('Reason').fill('Card processor outage')
+      await dialog.getByRole('radio', { name: '1 h' }).check()
+      await dialog.getByRole('button', { name: 'Put service shop in maintenance' }).click()
+      const banner = page.getByRole('status').filter({ hasText: 'SERVICE MAINTENANCE' })
+      await banner.filter({ hasText: 'Card processor outage' }).waitFor()
+      // What the console shows is what clients get: 503 with the end, for every shop route.
+      expect(shop().active).toBe(true)
+      expect(Number.isFinite(shop().endsAt)).toBe(true)
+      expect(shop().endsAt).toBeGreaterThan(Date.now())
+      expect(await status('POST', '/v1/signup')).toBe(503)
+      expect(await status('POST', '/v1/charge')).toBe(503)
+      expect(await banner.locator('time').count()).toBeGreaterThan(0)
+
+      // The failed tasks of the last hour are found and retried; they succeed now.
+      processorDown = false
+      await page.goto(`${origin}/tasks/dashboard?status=failed&range=1h`)
+      await waitLive(page)
+      await page.getByRole('button', { name: 'Select all matching this filter…' }).click()
+      const bulk = page.getByRole('dialog', { name: 'Act on every matching task' })
+      await bulk.getByText('2 tasks match this filter', { exact: false }).waitFor()
+      await bulk.getByRole('button', { name: 'Retry 2 tasks' }).click()
+      await expect
+        .poll(async () => (await chargeTasks()).sort(), { timeout: 20_000 })
+        .toEqual(['failed', 'failed', 'success', 'success'])
+
+      // The service is restored: the banner goes, and clients are served again.
+      await page.goto(`${origin}/switchyard/`)
+      await waitLive(page)
+      await banner.getByRole('button', { name: 'Turn off' }).click()
+      await page.getByRole('dialog').locator('[data-confirm-ok]').click()
+      await banner.waitFor({ state: 'detached' })
+      expect(shop().active).toBe(false)
+      expect(await status('POST', '/v1/signup')).toBe(200)
+      // The audit tells the whole story, both halves in one list.
+      await page.goto(`${origin}/switchyard/audit`)
+      const actions = await page.locator('#audit-table tbody tr td.mono').allTextContents()
+      expect(actions).toEqual(
+        expect.arrayContaining(['service_maintenance_on', 'bulk_retry', 'service_maintenance_off']),
+      )
+      expect(errors).toEqual([])
+    } finally {
+      processorDown = false
+      if (shop().active) await engine.disableServiceMaintenance('shop')
+    }
+  })
+
   it('the Audit page lists route-control and task entries together, newest first, with a kind filter', async () => {
     const tasksAudit = adminDataOf(manager).data
     await engine.enableServiceMaintenance('shop', { reason: 'audit view test' })
@@ -285,16 +429,19 @@ describe.skipIf(!enabled)('one console in Chromium', { timeout: 90_000 }, () => 
     await page.getByLabel('Kind').selectOption('tasks')
     await page.getByRole('button', { name: 'Filter' }).click()
     await page.waitForURL((url) => url.searchParams.get('kind') === 'tasks')
-    expect(await page.locator('#audit-table tbody tr td.mono').allTextContents()).toEqual([
-      'queue_pause',
-    ])
+    // Only task entries (other tests of this suite write some too).
+    const taskRows = page.locator('#audit-table tbody tr')
+    expect(await taskRows.locator('td.mono').allTextContents()).toContain('queue_pause')
+    for (const kind of await taskRows.locator('td:nth-child(2)').allTextContents())
+      expect(kind).toBe('Tasks')
     await page.getByLabel('Kind').selectOption('maintenance')
     await page.getByRole('button', { name: 'Filter' }).click()
     await page.waitForURL((url) => url.searchParams.get('kind') === 'maintenance')
-    expect(await page.locator('#audit-table tbody tr td.mono').allTextContents()).toEqual([
-      'service_maintenance_off',
-      'service_maintenance_on',
-    ])
+    const maintenance = await page.locator('#audit-table tbody tr td.mono').allTextContents()
+    expect(maintenance).toEqual(
+      expect.arrayContaining(['service_maintenance_off', 'service_maintenance_on']),
+    )
+    for (const action of maintenance) expect(action).toMatch(/^(service|global)_maintenance_/)
     // The Tasks section's Audit tab leads to this one Audit page, narrowed to task entries.
     await page.goto(`${origin}/tasks/dashboard`)
     await page

@@ -4,7 +4,9 @@
  * follows the stream: a new entry appears on top, highlighted.
  *
  * In one console with the task admin it is the console's only Audit page: task entries are
- * listed with the route-control ones, newest first, and the kind filter offers Tasks.
+ * listed with the route-control ones, newest first, and the kind filter offers Tasks. A task
+ * entry written on this instance reaches the first page live too: the task half tells the
+ * console, and the admin's event stream carries it as a `task_audit` event.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { shortDiffValue } from '../../core/audit-diff.js'
@@ -185,7 +187,8 @@ function CombinedTable(props: {
       )}
       <LiveList
         id="audit-table"
-        event="audit"
+        // Task entries are announced as `task_audit` on the same stream (see app.ts).
+        event="audit task_audit"
         page={filters.page}
         refreshUrl={dashboard.url('/audit/table', query(filters))}
         error={loaded.error}

@@ -104,6 +104,7 @@ const STREAM_EVENTS = [
   'flag',
   'segment',
   'audit',
+  'task_audit',
 ] as const
 const STREAM_KEYS = { route_state: ['service', 'route'], flag: ['key'], segment: ['key'] }
 

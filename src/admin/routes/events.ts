@@ -35,13 +35,13 @@ export function eventRoutes(
       config: ADMIN_ROUTE,
       schema: {
         summary:
-          'Server-sent events: route, maintenance, audit, flag, segment, rate-limit policy, blocked-request and flag-evaluation events (resume with Last-Event-ID)',
+          'Server-sent events: route, maintenance, audit, flag, segment, rate-limit policy, blocked-request, flag-evaluation and (with the task admin in one console) task-audit events (resume with Last-Event-ID)',
         tags: ['events'],
         produces: ['text/event-stream'],
         response: {
           200: Type.String({
             description:
-              'An event stream: per event `id`, `event` (route_state, global_maintenance, service_maintenance, audit, flag, segment, rl_policy, global_rl_policy, service_rl_policy, rl_hit, flag_evaluation) and `data` (JSON)',
+              'An event stream: per event `id`, `event` (route_state, global_maintenance, service_maintenance, audit, flag, segment, rl_policy, global_rl_policy, service_rl_policy, rl_hit, flag_evaluation, task_audit) and `data` (JSON)',
           }),
           400: ErrorBody,
           401: ErrorBody,

@@ -20,6 +20,7 @@ import type { SessionRevocationStore, TaskAdminStore } from '../stores/ports.js'
 import type { ClientInfo } from './auth/client.js'
 import type { CredentialCheck } from './auth/credentials.js'
 import { actorOf, type TaskAdminSessions } from './auth/sessions.js'
+import { serializeAudit } from './serialize.js'
 import type { TaskStream } from './stream.js'
 
 /** The task admin's Fastify instance, with TypeBox type inference. */
@@ -71,7 +72,10 @@ export function mountPath(context: TaskAdminContext, path: string): string {
   return `${context.base}${path}`
 }
 
-/** Appends a task-audit entry for the request's actor. */
+/**
+ * Appends a task-audit entry for the request's actor, and tells the console it shares with
+ * the route-control admin, whose one Audit page follows both logs live.
+ */
 export async function audit(
   context: TaskAdminContext,
   request: FastifyRequest,
@@ -79,11 +83,13 @@ export async function audit(
   taskId: string | null,
   detail: Record<string, unknown>,
 ): Promise<void> {
-  await context.data.appendAudit({
+  const entry = await context.data.appendAudit({
     timestamp: context.now(),
     action,
     task_id: taskId,
     actor: actorOf(request),
     detail,
   })
+  const { detail: _detail, ...notice } = serializeAudit(entry)
+  context.console?.taskAuditWritten(notice)
 }
