@@ -494,13 +494,23 @@ export function runStoreConformance(name: string, target: ConformanceTarget): vo
         await a.routes.put(routeState('GET:/a', { status: 'disabled' }))
         await b.maintenance.putGlobal(config('g'))
         await a.audit.append(auditEntry(1), 10)
-        // A last change, once both have it, proves that nothing earlier is still on its way
-        // (each connection delivers in order): no duplicate can arrive later.
-        const last = auditEntry(2)
-        await b.audit.append(last, 10)
-        const isLast = (event: ChangeEvent) => event.type === 'audit' && event.entry.id === last.id
-        await until(() => seenByA.some(isLast) && seenByB.some(isLast))
-        for (const seen of [seenByA, seenByB]) seen.splice(seen.findIndex(isLast), 1)
+        // A last change from each side, once the other side has it, proves that nothing that
+        // side wrote earlier is still on its way (each connection delivers in order): no
+        // duplicate can arrive later. One marker is not enough: a store sees its own write at
+        // once, before the other's earlier notifications have arrived.
+        const lastOfA = auditEntry(2)
+        const lastOfB = auditEntry(3)
+        await a.audit.append(lastOfA, 10)
+        await b.audit.append(lastOfB, 10)
+        const isLast = (event: ChangeEvent) =>
+          event.type === 'audit' && (event.entry.id === lastOfA.id || event.entry.id === lastOfB.id)
+        await until(
+          () => seenByA.filter(isLast).length === 2 && seenByB.filter(isLast).length === 2,
+        )
+        for (const seen of [seenByA, seenByB]) {
+          for (let i = seen.findIndex(isLast); i !== -1; i = seen.findIndex(isLast))
+            seen.splice(i, 1)
+        }
         for (const seen of [seenByA, seenByB]) {
           expect(seen.map((e) => e.type).sort()).toEqual([
             'audit',
