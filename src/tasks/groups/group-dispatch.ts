@@ -59,7 +59,6 @@ interface GroupLine {
   asking: boolean
   /** Releases of this group's places still on their way to the store. */
   releasing: number
-
   /** Epoch ms before which the group is not asked for again. */
   blockedUntil: number
 }
@@ -312,8 +311,8 @@ export class GroupDispatcher {
   }
 
   /**
-   * Keeps `holds` for the group's next question of this turn (the queue pumps right after a
-   * task ends); whatever no question took is given back at the end of the turn.
+   * Keeps `holds` for the next question of this turn, whatever its group (the queue pumps right
+   * after a task ends); whatever no question took is given back at the end of the turn.
    */
   #releaseLater(group: GroupLine, holds: GateHold[]): void {
     group.releasing++
