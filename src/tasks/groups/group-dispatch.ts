@@ -7,6 +7,11 @@
  * group may have room: at once when a task of the group ends here, after the rate gate's wait,
  * or after a short poll (a place freed by another instance is not announced).
  *
+ * A place freed by a task that ended here is not given back on its own: it waits for the rest of
+ * the turn, and the next question of that turn (whatever its group) gives it back before it is
+ * decided, so a task costs the store one call instead of two; what no question took is given
+ * back at the end of the turn.
+ *
  * Why one question in flight per group: it keeps a group's tasks starting in their order
  * (priority, then FIFO) and stops a refused group from flooding the store with questions.
  */
@@ -23,7 +28,7 @@ export const SLOT_POLL_MS = 250
 const FAULT_WAIT_MS = 1000
 
 /** Most questions one queue has in flight at once. */
-const MAX_ASKING = 16
+const MAX_ASKING = 64
 
 /** What a dispatcher needs of its queue and manager. */
 export interface GateContext {
@@ -78,6 +83,8 @@ export class GroupDispatcher {
   #asking = 0
   #timer: NodeJS.Timeout | null = null
   #timerAt = 0
+  /** Places of tasks that ended this turn, not yet given back (the next question takes them). */
+  #unreleased: { group: GroupLine; holds: GateHold[] }[] = []
   /** Holds of the running tasks started here, by task id (renewed while they run). */
   readonly #held = new Map<string, GateHold[]>()
 
@@ -191,8 +198,10 @@ export class GroupDispatcher {
         continue
       }
       visited++
-      if (group.asking || group.blockedUntil > now) {
-        if (!group.asking) wakeAt = Math.min(wakeAt, group.blockedUntil)
+      // A group whose tasks running here fill its places is known full without asking the
+      // store; the end of one of them serves it again.
+      if (group.asking || group.blockedUntil > now || this.#full(group)) {
+        if (!group.asking && group.blockedUntil > now) wakeAt = Math.min(wakeAt, group.blockedUntil)
         this.#cursor++
         continue
       }
@@ -201,6 +210,12 @@ export class GroupDispatcher {
       this.#ask(group, item, now)
     }
     if (wakeAt !== Number.POSITIVE_INFINITY) this.#wakeAt(wakeAt, now)
+  }
+
+  /** Whether the group's tasks running here alone take every place its slot gate has. */
+  #full(group: GroupLine): boolean {
+    const limit = this.#gating.groupConcurrency
+    return limit !== null && group.name !== null && group.running >= limit
   }
 
   /** The group's next waiting item, or null (dropping items removed while they waited). */
@@ -227,16 +242,23 @@ export class GroupDispatcher {
       now + context.leaseMs,
       now,
     )
+    // The places of the tasks that ended this turn go back in the same call.
+    const carried = this.#unreleased
+    if (carried.length > 0) {
+      this.#unreleased = []
+      request.release = carried.flatMap((entry) => entry.holds)
+    }
     group.asking = true
     this.#asking++
     // No gate to pass (every limit lifted): no question for the store.
     const decision =
-      request.slots.length === 0 && request.rates.length === 0
+      request.slots.length === 0 && request.rates.length === 0 && request.release === undefined
         ? Promise.resolve<GateDecision>({ allowed: true, retryAfterMs: null })
         : context.gates.acquire(request)
     decision.then(
       (decision) => {
         this.#answered(group)
+        for (const entry of carried) this.#released(entry.group)
         const holds = request.slots.map((slot) => ({ key: slot.key, holder: item.taskId }))
         if (!decision.allowed) {
           // A place of this group being given back here will wake it; else poll or wait out
@@ -256,6 +278,8 @@ export class GroupDispatcher {
           `could not check the limits of queue ${JSON.stringify(this.#host.name)}`,
           error,
         )
+        // The places it carried may not be back: they are given back on their own.
+        for (const entry of carried) this.#release(entry.group, entry.holds, false)
         group.blockedUntil = context.now() + FAULT_WAIT_MS
         this.pump()
       },
@@ -279,19 +303,40 @@ export class GroupDispatcher {
       group.running--
       if (holds.length > 0) {
         this.#held.delete(item.taskId)
-        this.#release(group, holds)
+        this.#releaseLater(group, holds)
       }
     }
     if (scope === undefined) this.#host.start(item, onEnd)
     else scope.runInAsyncScope(() => this.#host.start(item, onEnd))
   }
 
-  #release(group: GroupLine, holds: GateHold[]): void {
+  /**
+   * Keeps `holds` for the next question of this turn, whatever its group (the queue pumps right
+   * after a task ends); whatever no question took is given back at the end of the turn.
+   */
+  #releaseLater(group: GroupLine, holds: GateHold[]): void {
     group.releasing++
+    this.#unreleased.push({ group, holds })
+    if (this.#unreleased.length > 1) return
+    queueMicrotask(() => {
+      const left = this.#unreleased
+      this.#unreleased = []
+      for (const entry of left) this.#release(entry.group, entry.holds, false)
+    })
+  }
+
+  /** A place of `group` is back in the store. */
+  #released(group: GroupLine): void {
+    group.releasing--
+    // Its next task need not wait for the poll.
+    group.blockedUntil = 0
+  }
+
+  /** Gives `holds` back on their own (`count`: add them to `releasing`; false when they are). */
+  #release(group: GroupLine, holds: GateHold[], count = true): void {
+    if (count) group.releasing++
     const done = (): void => {
-      group.releasing--
-      // A place of this group is free: its next task need not wait for the poll.
-      group.blockedUntil = 0
+      this.#released(group)
       this.pump()
     }
     this.#context.gates.release(holds).then(done, (error: unknown) => {

@@ -26,6 +26,9 @@ export function memoryGates(): TaskGateStore {
   return {
     acquire(request: GateRequest): Promise<GateDecision> {
       sweep(request.now)
+      if (request.release !== undefined) {
+        change(gates, request.release, null, Number.NEGATIVE_INFINITY)
+      }
       const states = new Map<string, GateState | undefined>()
       for (const key of requestKeys(request)) states.set(key, gates.get(key)?.state)
       const outcome = decideAcquire(request, states)

@@ -2,7 +2,8 @@
  * The task gates ({@link TaskGateStore}) on Redis: each gate is a sorted set under
  * `gate:<key>` — holders scored by lease end, or starts scored by time — and a start is decided
  * by one Lua script over all of its gates (acquire-gates.lua), so it is atomic across instances.
- * A release is a plain `ZREM` (removing one's own hold needs no decision).
+ * A release is a plain `ZREM` (removing one's own hold needs no decision), or part of the next
+ * start's script when the caller gives a place back and asks for the next in one call.
  */
 import type { TaskGateStore } from '../ports.js'
 import type { RedisOps } from './ops.js'
@@ -15,12 +16,18 @@ export function redisGates(ops: RedisOps): TaskGateStore {
   const gateKey = (key: string) => ops.key('gate:', key)
   return {
     async acquire(request) {
-      const keys = [...request.slots.map((slot) => gateKey(slot.key))]
+      const released = request.release ?? []
+      const keys = [
+        ...released.map((hold) => gateKey(hold.key)),
+        ...request.slots.map((slot) => gateKey(slot.key)),
+      ]
       const args: (string | number)[] = [
         request.holder,
         Math.round(request.leaseUntil),
         Math.round(request.now),
         request.slots.length,
+        released.length,
+        ...released.map((hold) => hold.holder),
         ...request.slots.map((slot) => slot.limit),
       ]
       for (const rate of request.rates) {

@@ -36,8 +36,18 @@ type Decide<T> = (states: ReadonlyMap<string, GateState | undefined>) => {
 
 /** The task gates on SQL. */
 export function sqlGates(open: OpenBackend): TaskGateStore {
+  const release = async (holds: readonly GateHold[]): Promise<void> => {
+    if (holds.length === 0) return
+    const backend = await open()
+    await step(backend, holdKeys(holds), (states) =>
+      changeAll(states, holds, null, Number.NEGATIVE_INFINITY),
+    )
+  }
   return {
     async acquire(request) {
+      // The released holds go first, in their own step: a start's rows are locked in key order
+      // with no other gate's rows held, so no two steps can deadlock.
+      if (request.release !== undefined) await release(request.release)
       const backend = await open()
       const began = Date.now()
       return step(backend, requestKeys(request), (states) => {
@@ -55,13 +65,7 @@ export function sqlGates(open: OpenBackend): TaskGateStore {
         return decideAcquire(decided, states)
       })
     },
-    async release(holds) {
-      if (holds.length === 0) return
-      const backend = await open()
-      await step(backend, holdKeys(holds), (states) =>
-        changeAll(states, holds, null, Number.NEGATIVE_INFINITY),
-      )
-    },
+    release,
     async renew(holds, leaseUntil, now) {
       const backend = await open()
       if (holds.length > 0) {

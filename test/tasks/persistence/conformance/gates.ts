@@ -50,6 +50,27 @@ export function gatesSuite({ a, b, test }: GateContext): void {
     expect((await a().acquire(slot(key, 1, 'h3'))).allowed).toBe(false)
   })
 
+  test('holds released with a start are given back before it is decided, even when refused', async () => {
+    const key = `handoff-${randomUUID()}`
+    const other = `handoff-other-${randomUUID()}`
+    const rateKey = `handoff-rate-${randomUUID()}`
+    expect((await a().acquire(slot(key, 1, 'h1'))).allowed).toBe(true)
+    expect((await a().acquire(slot(other, 1, 'o1'))).allowed).toBe(true)
+    // Without the release the gate is full; with it the next holder takes the place.
+    expect((await b().acquire(slot(key, 1, 'h2'))).allowed).toBe(false)
+    const handOff = { ...slot(key, 1, 'h2'), release: [{ key, holder: 'h1' }] }
+    expect(await b().acquire(handOff)).toEqual({ allowed: true, retryAfterMs: null })
+    expect((await a().acquire(slot(key, 1, 'h3'))).allowed).toBe(false)
+    // A start refused by its rate gate still gives back the holds it carried.
+    expect((await a().acquire(rate(rateKey, 1, 60_000, 'r1', T0))).allowed).toBe(true)
+    const refused = await b().acquire({
+      ...rate(rateKey, 1, 60_000, 'r2', T0 + 10),
+      release: [{ key: other, holder: 'o1' }],
+    })
+    expect(refused.allowed).toBe(false)
+    expect((await a().acquire(slot(other, 1, 'o2'))).allowed).toBe(true)
+  })
+
   test('a hold whose lease ended frees its place; a renewed one keeps it', async () => {
     const key = `leases-${randomUUID()}`
     expect((await a().acquire(slot(key, 2, 'short', T0, T0 + 1000))).allowed).toBe(true)
