@@ -14,6 +14,7 @@ import {
   type DurableTaskStore,
   type TaskRecord,
 } from '../../src/tasks/index.js'
+import { childResultsOf, echo } from './fixtures/worker-tasks.js'
 import { quietLogger, until } from './helpers.js'
 import { removeSqliteFiles, storeKinds } from './scheduling/stores.js'
 
@@ -343,6 +344,61 @@ describe('flows', () => {
         await kind.cleanup()
       }
     }, 120_000)
+  }
+})
+
+describe('childResults in thread and process tasks', () => {
+  const fixture = new URL('./fixtures/worker-tasks.ts', import.meta.url).href
+  for (const executor of ['thread', 'process'] as const) {
+    it(`${executor}: a parent reads its children's results in its worker`, async () => {
+      const manager = new TaskManager({
+        logger: quietLogger,
+        maxSyncThreads: 1,
+        maxProcessWorkers: 1,
+        processShutdownTimeout: 0.2,
+      })
+      const on = { executor, module: fixture }
+      const leaf = manager.task({ ...on, name: 'echo' }, echo)
+      const parent = manager.task({ ...on, name: 'childResultsOf' }, childResultsOf)
+      await manager.startup()
+      try {
+        const rootId = await manager.flow({
+          task: parent,
+          args: ['root'],
+          children: [
+            { task: leaf, args: [{ n: 1 }] },
+            { task: leaf, args: ['two'] },
+          ],
+        })
+        await reach(manager, rootId, 'success')
+        const children = (await manager.listStoredTasks({ flow: rootId })).items.filter(
+          (task) => task.record.parent_id === rootId,
+        )
+        const byId = Object.fromEntries(
+          children.map((child) => [child.record.task_id, child.args?.[0]]),
+        )
+        expect(Object.keys(byId)).toHaveLength(2)
+        const result = JSON.parse((await manager.getStoredTask(rootId))?.result ?? 'null') as {
+          label: string
+          children: unknown
+        }
+        expect(result).toEqual({ label: 'root', children: byId })
+        // A chain step in a worker still gets the previous result as its last argument.
+        const last = await manager.chain([
+          { task: leaf, args: [7] },
+          { task: parent, args: ['step'] },
+        ])
+        await reach(manager, last, 'success')
+        const step = JSON.parse((await manager.getStoredTask(last))?.result ?? 'null') as {
+          label: string
+          children: Record<string, unknown>
+        }
+        expect(step.label).toBe('step')
+        expect(Object.values(step.children)).toEqual([7])
+      } finally {
+        await manager.shutdown()
+      }
+    }, 60_000)
   }
 })
 
