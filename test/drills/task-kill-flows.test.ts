@@ -12,7 +12,7 @@ import { storeAvailable } from './store-servers.js'
 
 describe('SIGKILL in the middle of flows (short form)', () => {
   for (const kind of ['sqlite', 'postgres'] as const) {
-    it(`${kind}: every acknowledged flow completes after the restart, parents once after their children`, async () => {
+    it(`${kind}: every acknowledged flow completes after the restart, each parent after its children, none twice on the new process`, async () => {
       if (!(await storeAvailable(kind, 'task-kill-flows.test.ts'))) return
       const round = await flowKillRound(kind, 'short')
       expect(round.acknowledged).toBeGreaterThan(0)
