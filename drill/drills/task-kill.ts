@@ -14,6 +14,7 @@ import { readFileSync } from 'node:fs'
 import { startChild } from '../lib/child.js'
 import { exactly, measured, type Drill, type DrillFigure, type DrillScale } from '../lib/drill.js'
 import { onEveryStore, storeEnv, storeRound, type StoreKind } from '../lib/task-stores.js'
+import { taskKillFlows } from './task-kill-flows.js'
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -122,6 +123,8 @@ export function taskKill(scale: DrillScale): Promise<DrillFigure[]> {
 /** The drill. */
 export const taskKillDrill: Drill = {
   name: 'task-kill',
-  title: 'persistent tasks enqueued under load, process SIGKILLed, a new one drains (4 stores)',
-  run: taskKill,
+  title:
+    'persistent tasks enqueued under load, process SIGKILLed, a new one drains (4 stores); ' +
+    '--flows: the same with 200 flows of 20 tasks',
+  run: (scale, flags = []) => (flags.includes('--flows') ? taskKillFlows(scale) : taskKill(scale)),
 }

@@ -26,8 +26,7 @@ export interface TaskContext {
   /**
    * A flow parent's view of its children: `{<child task id>: result}` of every child that
    * succeeded (all of them, since a parent runs only then); `{}` for a task without children.
-   * Async tasks only: in thread and process tasks it is `{}` (a chain still passes the previous
-   * result as the last argument there).
+   * The same in async, thread and process tasks (the results travel to the worker with the run).
    */
   readonly childResults: () => Record<string, unknown>
 }
@@ -37,7 +36,7 @@ export interface TaskContext {
  * object per attempt (the runner's attempt itself), so running a task allocates little.
  */
 export interface ActiveTask extends Omit<TaskContext, 'childResults'> {
-  /** The children's results of a flow parent (absent in thread and process workers). */
+  /** The children's results of a flow parent (absent: none). */
   childResults?(): Record<string, unknown>
   /** Receives the task code's `taskLog` calls. */
   log(level: LogLevel, message: string, extra: Record<string, unknown>): void

@@ -306,6 +306,8 @@ export class DurableLink {
         now: clock.now(),
         limit: BATCH_SIZE,
         funcNames,
+        // Expired flow nodes the claim ended fail their parents now, not at the next round.
+        flowEffects: (effects) => sink.flowEffects?.(effects),
       })
       for (const { task } of claimed) sink.dispatch(task)
       if (claimed.length < BATCH_SIZE) break

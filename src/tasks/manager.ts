@@ -164,7 +164,6 @@ export class TaskManager {
             clock: this.#clock,
             logger: this.#logger,
             cipher: this.#cipher,
-            save: (task) => void durable.save(task),
             claimSoon: () => durable.claimSoon(),
             cancel: (taskId) => this.cancel(taskId),
           })

@@ -14,7 +14,9 @@ import {
   type DurableTaskStore,
   type TaskRecord,
 } from '../../src/tasks/index.js'
+import { childResultsOf, echo } from './fixtures/worker-tasks.js'
 import { quietLogger, until } from './helpers.js'
+import { makeTask } from './persistence/helpers.js'
 import { removeSqliteFiles, storeKinds } from './scheduling/stores.js'
 
 afterAll(() => removeSqliteFiles())
@@ -343,6 +345,166 @@ describe('flows', () => {
         await kind.cleanup()
       }
     }, 120_000)
+  }
+})
+
+/**
+ * An expired leaf counts like a child that failed for good: its parent fails with
+ * FLOW_CHILD_FAILED, and so does the root; nothing above it runs. Checked where a waiting leaf
+ * expires in its queue (the sweep) and, on a durable store, where the claim finds it expired.
+ */
+async function expiredLeaves(store: () => DurableTaskStore | undefined, shared: Shared) {
+  const a = instance(store(), shared)
+  await a.manager.startup()
+  try {
+    // The leaf waits behind a slow task in a queue of one and expires there.
+    shared.release = false
+    const blocker = await a.manager.flow({ task: a.slow, args: [] })
+    const rootId = await a.manager.flow({
+      task: a.sum,
+      args: ['expired-root'],
+      children: [
+        {
+          task: a.sum,
+          args: ['expired-mid'],
+          children: [
+            { task: a.slow, args: [], options: { ttl: 0.3 } },
+            { task: a.leaf, args: [3] },
+          ],
+        },
+      ],
+    })
+    const root = await reach(a.manager, rootId, 'failed')
+    expect(root.error).toMatch(/^FlowChildFailedError:/)
+    const nodes = await flowRecords(a.manager, rootId)
+    expect(nodes.find((r) => r.func_name === 'slow')?.status).toBe('expired')
+    expect(nodes.find((r) => r.parent_id === rootId)?.error).toMatch(/FlowChildFailedError/)
+    expect(shared.runs.filter((run) => run.startsWith('sum:'))).toEqual([])
+    shared.release = true
+    await reach(a.manager, blocker, 'success')
+  } finally {
+    shared.release = true
+    await a.manager.shutdown()
+  }
+}
+
+/**
+ * A flow written by an instance that died before its leaves ran, one leaf already expired:
+ * the next instance's claim ends that leaf, and its parent and the root fail at once.
+ */
+async function expiredAtClaim(store: DurableTaskStore, shared: Shared) {
+  const now = Date.now()
+  const at = (ms: number) => new Date(ms).toISOString().replace('Z', '+00:00')
+  const root = makeTask({ func_name: 'sum', created: now - 3000 })
+  root.args = ['claim-root']
+  const mid = makeTask({ func_name: 'sum', created: now - 3000, parent_id: root.record.task_id })
+  mid.args = ['claim-mid']
+  const expiring = makeTask({
+    func_name: 'leaf',
+    created: now - 3000,
+    parent_id: mid.record.task_id,
+    expires_at: at(now - 1000),
+  })
+  expiring.args = [41]
+  const live = makeTask({ func_name: 'leaf', created: now - 3000, parent_id: mid.record.task_id })
+  live.args = [42]
+  for (const task of [root, mid, expiring, live]) task.flow_id = root.record.task_id
+  root.flow_children = 1
+  mid.flow_children = 2
+  await store.flows?.save([root, mid, expiring, live], {
+    claim: { owner: 'an-instance-that-died', leaseUntil: now - 500 },
+    holds: [
+      { task_id: root.record.task_id, children: 1 },
+      { task_id: mid.record.task_id, children: 2 },
+    ],
+  })
+  const b = instance(store, shared)
+  await b.manager.startup()
+  try {
+    const failed = await reach(b.manager, root.record.task_id, 'failed')
+    expect(failed.error).toMatch(/^FlowChildFailedError:/)
+    expect((await b.manager.getTask(mid.record.task_id))?.status).toBe('failed')
+    expect((await b.manager.getTask(expiring.record.task_id))?.status).toBe('expired')
+    await reach(b.manager, live.record.task_id, 'success')
+    expect(shared.runs).toEqual(['leaf:42'])
+  } finally {
+    await b.manager.shutdown()
+  }
+}
+
+describe('expired flow children', () => {
+  it('memory: an expired leaf fails its parent and the root; nothing above it runs', async () => {
+    const shared: Shared = { runs: [], failing: new Set(), release: true }
+    await expiredLeaves(() => undefined, shared)
+  }, 60_000)
+
+  for (const kind of storeKinds('flows_expired')) {
+    it(`${kind.name}: the same where the queue or the claim finds the leaf expired`, async ({
+      skip,
+    }) => {
+      if (!(await kind.enabled())) skip()
+      try {
+        await expiredLeaves(() => kind.open(), { runs: [], failing: new Set(), release: true })
+        await expiredAtClaim(kind.open(), { runs: [], failing: new Set(), release: true })
+      } finally {
+        await kind.cleanup()
+      }
+    }, 120_000)
+  }
+})
+
+describe('childResults in thread and process tasks', () => {
+  const fixture = new URL('./fixtures/worker-tasks.ts', import.meta.url).href
+  for (const executor of ['thread', 'process'] as const) {
+    it(`${executor}: a parent reads its children's results in its worker`, async () => {
+      const manager = new TaskManager({
+        logger: quietLogger,
+        maxSyncThreads: 1,
+        maxProcessWorkers: 1,
+        processShutdownTimeout: 0.2,
+      })
+      const on = { executor, module: fixture }
+      const leaf = manager.task({ ...on, name: 'echo' }, echo)
+      const parent = manager.task({ ...on, name: 'childResultsOf' }, childResultsOf)
+      await manager.startup()
+      try {
+        const rootId = await manager.flow({
+          task: parent,
+          args: ['root'],
+          children: [
+            { task: leaf, args: [{ n: 1 }] },
+            { task: leaf, args: ['two'] },
+          ],
+        })
+        await reach(manager, rootId, 'success')
+        const children = (await manager.listStoredTasks({ flow: rootId })).items.filter(
+          (task) => task.record.parent_id === rootId,
+        )
+        const byId = Object.fromEntries(
+          children.map((child) => [child.record.task_id, child.args?.[0]]),
+        )
+        expect(Object.keys(byId)).toHaveLength(2)
+        const result = JSON.parse((await manager.getStoredTask(rootId))?.result ?? 'null') as {
+          label: string
+          children: unknown
+        }
+        expect(result).toEqual({ label: 'root', children: byId })
+        // A chain step in a worker still gets the previous result as its last argument.
+        const last = await manager.chain([
+          { task: leaf, args: [7] },
+          { task: parent, args: ['step'] },
+        ])
+        await reach(manager, last, 'success')
+        const step = JSON.parse((await manager.getStoredTask(last))?.result ?? 'null') as {
+          label: string
+          children: Record<string, unknown>
+        }
+        expect(step.label).toBe('step')
+        expect(Object.values(step.children)).toEqual([7])
+      } finally {
+        await manager.shutdown()
+      }
+    }, 60_000)
   }
 })
 

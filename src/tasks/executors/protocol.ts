@@ -19,6 +19,8 @@ export interface RunMessage {
     readonly func_name: string
     readonly attempt: number
     readonly tags: Readonly<Record<string, string>>
+    /** A flow parent's children's results by child id (absent for a task without children). */
+    readonly childResults?: Record<string, unknown>
   }
 }
 

@@ -60,9 +60,11 @@ function trySend(message: WorkerMessage, fallback: () => WorkerMessage): void {
 }
 
 async function handle(message: RunMessage): Promise<void> {
+  const { childResults, ...context } = message.context
   const active: ActiveTask = {
-    ...message.context,
+    ...context,
     signal: neverAborted,
+    childResults: () => ({ ...childResults }),
     log: (level, text, extra) =>
       trySend({ type: 'log', id: message.id, level, message: text, extra }, () => ({
         type: 'log',

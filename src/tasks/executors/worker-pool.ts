@@ -196,6 +196,8 @@ export class WorkerPool {
       return
     }
     const { task_id, func_name, attempt, tags } = request
+    // A flow parent's children's results travel with the run (they are JSON values).
+    const childResults = request.childResults?.()
     const definition = request.definition
     worker.job = job
     worker.runId = this.#nextRunId++
@@ -208,7 +210,15 @@ export class WorkerPool {
         name: definition.name,
         exportName: definition.exportName,
         args,
-        context: { task_id, func_name, attempt, tags },
+        context: {
+          task_id,
+          func_name,
+          attempt,
+          tags,
+          ...(childResults === undefined || Object.keys(childResults).length === 0
+            ? {}
+            : { childResults }),
+        },
       })
     } catch (error) {
       worker.job = null

@@ -28,8 +28,6 @@ export interface DurableFlowDeps {
   readonly clock: TaskClock
   readonly logger: Logger
   readonly cipher: ArgumentCipher | null
-  /** Writes a record through the manager's ordered write-behind (flow nodes go to `flows`). */
-  save(task: StoredTask): void
   /** Claims pending work now (a parent was released). */
   claimSoon(): void
   /** Cancels a task (a pending child of a cancelled parent). */
@@ -81,7 +79,9 @@ export class DurableFlows {
     record.status = 'failed'
     record.error = describe(error)
     record.end_time = toIso(this.deps.clock.now())
-    this.deps.save(parent)
+    // Conditional in the store: a parent cancelled or claimed meanwhile stays as it is.
+    const effects = await flowsOf(store).endWaiting(parent)
+    if (effects !== null) this.effects(effects)
   }
 
   /** Puts a parent failed by its children back to waiting once no child of it is failed. */
@@ -129,19 +129,20 @@ export class DurableFlows {
   }
 
   /**
-   * Cancels a parent that waits in the store (no instance runs it): its record ends
+   * Cancels a parent that waits in the store (no instance has claimed it): its record ends
    * `cancelled`, which fails its own parent, and its pending children are cancelled. Null when
-   * `taskId` is not a waiting parent.
+   * `taskId` is not such a parent — including one whose release and claim won the race: the
+   * store settles the two with a compare-and-set, so a cancelled parent never runs.
    */
   async cancelWaiting(taskId: string): Promise<StoredTask | null> {
     const { store } = this.deps
     const task = await store.records.get(taskId)
     if (task?.record.status !== 'pending' || task.flow_children === undefined) return null
-    const counters = await flowsOf(store).counters(taskId)
-    if (counters !== null && counters.waiting <= 0 && counters.failed <= 0) return null
     task.record.status = 'cancelled'
     task.record.end_time = toIso(this.deps.clock.now())
-    this.deps.save(task)
+    const effects = await flowsOf(store).endWaiting(task)
+    if (effects === null) return null
+    this.effects(effects)
     const flow = task.flow_id ?? taskId
     const pending: string[] = []
     for (let page = 1; ; page++) {

@@ -258,6 +258,11 @@ export interface ClaimPendingRequest extends LeaseRequest {
    * registered stays in the store untouched for an instance that has.
    */
   funcNames: readonly string[]
+  /**
+   * Hears what ending expired flow nodes changed (their parents to fail): called after the
+   * claim wrote them, when it found any.
+   */
+  flowEffects?: (effects: FlowEffects) => void
 }
 
 /** A task record in the pending queue or running, with its current claim. */
@@ -281,7 +286,9 @@ export interface PendingQueueStore {
    * holds (never claimed, released, or lease ended before `now`). Each record is claimed by at
    * most one caller even when instances race. A claimed record whose `expires_at` is at or
    * before `now` is not returned: the claimer, its only writer, saves it `expired` (end time
-   * `now`) in the same call, so an expired task is never handed out to start late.
+   * `now`) in the same call, so an expired task is never handed out to start late. An expired
+   * flow node is written through the flows ({@link TaskFlowStore.save}): its parent counts it
+   * as a failed child, and `flowEffects` hears of it.
    */
   claim(request: ClaimPendingRequest): Promise<ClaimedTask[]>
   /**
@@ -667,6 +674,15 @@ export interface TaskFlowStore {
     tasks: readonly StoredTask[],
     options?: { claim?: Omit<LeaseRequest, 'now'>; holds?: readonly FlowHold[] },
   ): Promise<FlowEffects>
+  /**
+   * Ends a flow parent that no instance has claimed (`cancelled`, or `failed` by its children):
+   * writes `task` as {@link save} does, counters included, only when the stored record is still
+   * pending and held by {@link FLOW_HOLD_OWNER} or released but not yet claimed — checked and
+   * written in one atomic step, so of this and a claim (or the release of the parent's hold
+   * followed by a claim) exactly one wins. Returns the effects, or null when it lost (the record
+   * is then unchanged).
+   */
+  endWaiting(task: StoredTask): Promise<FlowEffects | null>
   /** The counters of a parent, or null when it is not a flow parent. */
   counters(parentId: string): Promise<FlowCounters | null>
   /**

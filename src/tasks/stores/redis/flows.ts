@@ -58,6 +58,19 @@ export function redisFlows(ops: RedisOps, origin: string): TaskFlowStore {
       return flowEffectsOf(tasks)
     },
 
+    async endWaiting(task) {
+      const id = task.record.task_id
+      const written = await writeTasks(ops, origin, [task], '', '', (chunk) => [
+        'guard',
+        id,
+        '',
+        '',
+        '',
+        ...operations(chunk, new Map()),
+      ])
+      return written > 0 ? flowEffectsOf([task]) : null
+    },
+
     async counters(parentId) {
       const [waiting, failed] = (await ops.call(
         'HMGET',

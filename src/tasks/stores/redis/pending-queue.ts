@@ -4,7 +4,8 @@
  */
 import { splitExpired } from '../../expiry.js'
 import type { TaskStatus } from '../../status.js'
-import type { ClaimedTask, LeaseRequest, PendingQueueStore } from '../ports.js'
+import { saveExpired } from '../expired-claims.js'
+import type { ClaimedTask, LeaseRequest, PendingQueueStore, TaskFlowStore } from '../ports.js'
 import { checkLease, checkPendingBatch, claimWanted, parseTask } from '../rows.js'
 import type { RedisOps } from './ops.js'
 import { writeTasks } from './records.js'
@@ -37,8 +38,12 @@ async function claimTasks(
   }))
 }
 
-/** The pending queue on Redis. */
-export function redisPendingQueue(ops: RedisOps, origin: string): PendingQueueStore {
+/** The pending queue on Redis (expired flow nodes are written through `flows`). */
+export function redisPendingQueue(
+  ops: RedisOps,
+  origin: string,
+  flows: TaskFlowStore,
+): PendingQueueStore {
   return {
     async enqueue(tasks, lease) {
       checkPendingBatch(tasks, lease)
@@ -53,7 +58,7 @@ export function redisPendingQueue(ops: RedisOps, origin: string): PendingQueueSt
       )
       if (expired.length === 0) return claimed
       // The claim makes this caller the only writer of these records: it ends them here.
-      await writeTasks(ops, origin, expired, '', '')
+      await saveExpired(expired, request, (tasks) => writeTasks(ops, origin, tasks, '', ''), flows)
       const kept = new Set(live)
       return claimed.filter((c) => kept.has(c.task))
     },

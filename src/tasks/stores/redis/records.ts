@@ -27,7 +27,8 @@ const PREFIX_MATCHES = 1000
 
 /**
  * Upserts `tasks` through `save-tasks.lua`; with an `owner`, the records also take that claim
- * until `lease` (the pending queue's enqueue).
+ * until `lease` (the pending queue's enqueue). `flowOps` makes it `save-flow.lua`. Resolves the
+ * number of records written, or -1 when a guard of the flow operations did not hold.
  */
 export async function writeTasks(
   ops: RedisOps,
@@ -36,9 +37,10 @@ export async function writeTasks(
   owner: string,
   lease: string,
   flowOps?: (chunk: readonly StoredTask[]) => (string | number)[],
-): Promise<void> {
+): Promise<number> {
   // The script takes each task id once per call.
   const unique = lastOfEach(tasks, (task) => task.record.task_id)
+  let written = 0
   for (let i = 0; i < unique.length; i += SAVE_CHUNK) {
     const args: (string | number)[] = [ops.prefix, owner, lease, origin]
     const chunk = unique.slice(i, i + SAVE_CHUNK)
@@ -59,13 +61,17 @@ export async function writeTasks(
         row.body,
       )
     }
-    if (flowOps === undefined) await ops.run('save-tasks', [], args)
+    if (flowOps === undefined) written += Number(await ops.run('save-tasks', [], args))
     else {
       // save-flow.lua: the rows as for save-tasks, then the flow operations and their count.
       const extra = flowOps(chunk)
-      await ops.run('save-flow', [], [...args, ...extra, extra.length])
+      const count = Number(await ops.run('save-flow', [], [...args, ...extra, extra.length]))
+      // -1: a guard of the flow operations did not hold and nothing was written.
+      if (count < 0) return count
+      written += count
     }
   }
+  return written
 }
 
 /** The stored tasks of `ids`, in order, skipping ids whose record is gone. */
@@ -81,7 +87,9 @@ export async function bodies(ops: RedisOps, ids: string[]): Promise<StoredTask[]
 /** Task records on Redis. */
 export function redisRecords(ops: RedisOps, origin: string): TaskRecordStore {
   return {
-    save: (tasks) => writeTasks(ops, origin, tasks, '', ''),
+    async save(tasks) {
+      await writeTasks(ops, origin, tasks, '', '')
+    },
 
     async get(taskId) {
       const body = (await ops.call('HGET', ops.key('task:', taskId), 'body')) as string | null

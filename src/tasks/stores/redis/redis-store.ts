@@ -129,7 +129,8 @@ export class RedisTaskStore implements DurableTaskStore {
     }
     const origin = randomUUID()
     this.records = redisRecords(ops, origin)
-    this.pending = redisPendingQueue(ops, origin)
+    this.flows = redisFlows(ops, origin)
+    this.pending = redisPendingQueue(ops, origin, this.flows)
     this.idempotency = redisIdempotency(ops)
     this.slots = redisScheduleSlots(ops)
     this.oneOffs = redisOneOffs(ops)
@@ -139,7 +140,6 @@ export class RedisTaskStore implements DurableTaskStore {
     this.changes = redisChanges(ops, origin)
     this.workers = redisWorkers(ops)
     this.gates = redisGates(ops)
-    this.flows = redisFlows(ops, origin)
   }
 
   async init(): Promise<void> {

@@ -53,8 +53,12 @@ export interface SqlBackend {
   readonly dialect: SqlDialectName
   readonly db: Kysely<TaskDatabase>
   readonly prefix: string
-  /** Runs the statements atomically (one transaction). */
-  batch(queries: readonly CompiledQuery[]): Promise<void>
+  /**
+   * Runs the statements atomically (one transaction). With `guard`, runs it first and the rest
+   * only when it changed a row: resolves false, having written nothing, when it changed none (a
+   * compare-and-set the statements depend on).
+   */
+  batch(queries: readonly CompiledQuery[], guard?: CompiledQuery): Promise<boolean>
   /**
    * SQLite only: runs each prepared statement once per parameter list of its set, then
    * `queries`, in one transaction (the fastest way to write many rows with better-sqlite3).
@@ -162,11 +166,16 @@ class SqliteBackend implements SqlBackend {
     return statement
   }
 
-  batch(queries: readonly CompiledQuery[]): Promise<void> {
-    this.raw.transaction(() => {
+  batch(queries: readonly CompiledQuery[], guard?: CompiledQuery): Promise<boolean> {
+    const done = this.raw.transaction(() => {
+      if (guard !== undefined) {
+        const result = this.#statement(guard.sql).run(...guard.parameters) as { changes: number }
+        if (result.changes === 0) return false
+      }
       for (const query of queries) this.#statement(query.sql).run(...query.parameters)
+      return true
     })()
-    return Promise.resolve()
+    return Promise.resolve(done)
   }
 
   batchRows(sets: readonly PreparedRows[], queries: readonly CompiledQuery[] = []): Promise<void> {
@@ -242,14 +251,22 @@ class ServerBackend implements SqlBackend {
     private readonly owned: boolean,
   ) {}
 
-  async batch(queries: readonly CompiledQuery[]): Promise<void> {
-    if (queries.length === 0) return
-    if (queries.length === 1) {
+  async batch(queries: readonly CompiledQuery[], guard?: CompiledQuery): Promise<boolean> {
+    if (guard === undefined && queries.length === 0) return true
+    if (guard === undefined && queries.length === 1) {
       await this.db.executeQuery(queries[0] as CompiledQuery)
-      return
+      return true
     }
-    await this.db.transaction().execute(async (trx) => {
+    return this.db.transaction().execute(async (trx) => {
+      // The guard's row stays locked until the commit: the statements after it see what it saw.
+      if (
+        guard !== undefined &&
+        Number((await trx.executeQuery(guard)).numAffectedRows ?? 0) === 0
+      ) {
+        return false
+      }
       for (const query of queries) await trx.executeQuery(query)
+      return true
     })
   }
 

@@ -4,6 +4,7 @@
  * is a statement guarded by the child's stored status, run in the transaction of the child's
  * record write and before it, so a write counts once however often it is repeated.
  */
+import { randomUUID } from 'node:crypto'
 import type { CompiledQuery, Kysely } from 'kysely'
 import { sql } from './kysely.js'
 import type { StoredTask } from '../../record.js'
@@ -38,6 +39,18 @@ function isDeadlock(error: unknown): boolean {
     code === '40P01' ||
     code === '40001'
   )
+}
+
+/** Runs a flow write, again when the database chose it as a deadlock victim. */
+async function retryDeadlocks<T>(write: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await write()
+    } catch (error) {
+      // A deadlock rolled the whole transaction back; its guarded statements may run again.
+      if (attempt >= DEADLOCK_ATTEMPTS || !isDeadlock(error)) throw error
+    }
+  }
 }
 
 const LIVE = ['pending', 'running'] as const
@@ -158,15 +171,37 @@ export function sqlFlows(open: OpenBackend, records: SqlTaskRecords): TaskFlowSt
             .compile(),
         )
       }
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await records.write(tasks, options.claim ?? null, { before, after })
-          return effects
-        } catch (error) {
-          // A deadlock rolled the whole transaction back; its guarded statements may run again.
-          if (attempt >= DEADLOCK_ATTEMPTS || !isDeadlock(error)) throw error
-        }
-      }
+      await retryDeadlocks(() => records.write(tasks, options.claim ?? null, { before, after }))
+      return effects
+    },
+
+    async endWaiting(task) {
+      const { db } = await open()
+      const id = task.record.task_id
+      // The compare-and-set: the parent is still pending and no instance claimed it. A fresh
+      // token makes the guard change its row on every dialect (MySQL counts changed rows only).
+      const token = randomUUID()
+      const guard = db
+        .updateTable('tasks')
+        .set({ claimed_by: null, lease_until: null, claim_token: token })
+        .where('task_id', '=', id)
+        .where('status', '=', 'pending')
+        .where((eb) =>
+          eb.or([eb('claimed_by', '=', FLOW_HOLD_OWNER), eb('claimed_by', 'is', null)]),
+        )
+        .compile()
+      const after = [
+        db
+          .updateTable('tasks')
+          .set({ claim_token: null })
+          .where('task_id', '=', id)
+          .where('claim_token', '=', token)
+          .compile(),
+      ]
+      const written = await retryDeadlocks(() =>
+        records.write([task], null, { before: counterChanges(db, task), after, guard }),
+      )
+      return written ? flowEffectsOf([task]) : null
     },
 
     async counters(parentId): Promise<FlowCounters | null> {

@@ -10,7 +10,14 @@ import { randomUUID } from 'node:crypto'
 import type { ExpressionBuilder, Kysely } from 'kysely'
 import { splitExpired } from '../../expiry.js'
 import type { TaskStatus } from '../../status.js'
-import type { ClaimedTask, ClaimPendingRequest, LeaseRequest, PendingQueueStore } from '../ports.js'
+import { saveExpired } from '../expired-claims.js'
+import type {
+  ClaimedTask,
+  ClaimPendingRequest,
+  LeaseRequest,
+  PendingQueueStore,
+  TaskFlowStore,
+} from '../ports.js'
 import {
   checkLease,
   checkPendingBatch,
@@ -123,8 +130,15 @@ async function releaseTasks(db: Db, taskIds: readonly string[], owner: string): 
     .execute()
 }
 
-/** The pending queue on SQL; enqueued records are written by the record store's upsert. */
-export function sqlPendingQueue(open: OpenBackend, records: SqlTaskRecords): PendingQueueStore {
+/**
+ * The pending queue on SQL; enqueued records are written by the record store's upsert, expired
+ * flow nodes through `flows`.
+ */
+export function sqlPendingQueue(
+  open: OpenBackend,
+  records: SqlTaskRecords,
+  flows: TaskFlowStore,
+): PendingQueueStore {
   const db = async (): Promise<Db> => (await open()).db
   return {
     async enqueue(tasks, lease) {
@@ -147,7 +161,7 @@ export function sqlPendingQueue(open: OpenBackend, records: SqlTaskRecords): Pen
       )
       if (expired.length === 0) return claimed
       // The claim makes this caller the only writer of these records: it ends them here.
-      await records.write(expired, null)
+      await saveExpired(expired, request, (tasks) => records.write(tasks, null), flows)
       const kept = new Set(live)
       return claimed.filter((c) => kept.has(c.task))
     },

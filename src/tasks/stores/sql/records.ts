@@ -195,21 +195,26 @@ export class SqlTaskRecords implements TaskRecordStore {
     this.#totals = new ListTotals(totalCacheMs)
   }
 
-  save(tasks: readonly StoredTask[]): Promise<void> {
-    return this.write(tasks, null)
+  async save(tasks: readonly StoredTask[]): Promise<void> {
+    await this.write(tasks, null)
   }
 
   /**
    * Upserts `tasks`, taking `claim` when given (the pending queue's enqueue). `around` adds
-   * statements to the same transaction, before and after the rows (the flows' counters); such a
-   * write takes the general batch path.
+   * statements to the same transaction, before and after the rows (the flows' counters), and
+   * optionally a `guard` run first: when it changes no row nothing is written and the write
+   * resolves false. Such a write takes the general batch path.
    */
   async write(
     tasks: readonly StoredTask[],
     claim: Claim,
-    around?: { before: readonly CompiledQuery[]; after: readonly CompiledQuery[] },
-  ): Promise<void> {
-    if (tasks.length === 0) return
+    around?: {
+      before: readonly CompiledQuery[]
+      after: readonly CompiledQuery[]
+      guard?: CompiledQuery
+    },
+  ): Promise<boolean> {
+    if (tasks.length === 0) return true
     const rows = tasks.map(taskColumns)
     const backend = await this.open()
     const db = backend.db
@@ -239,7 +244,7 @@ export class SqlTaskRecords implements TaskRecordStore {
       await db.executeQuery(pgWriteQuery(texts, write))
       // Pruning the feed needs no atomicity with the write (readers tolerate gaps).
       if (++this.#writes % PRUNE_CHANGES_EVERY === 0) await backend.batch(await pruneChanges(db))
-      return
+      return true
     }
     const prepared = backend.batchRows !== undefined && around === undefined
     const extra = [
@@ -292,7 +297,7 @@ export class SqlTaskRecords implements TaskRecordStore {
         ],
         extra,
       )
-      return
+      return true
     }
     const claimed = rows.map((row) => ({
       ...row,
@@ -305,7 +310,10 @@ export class SqlTaskRecords implements TaskRecordStore {
       const insert = db.insertInto('tasks').values(claimed.slice(i, i + INSERT_CHUNK))
       queries.push(taskUpsert(insert, backend.dialect, claim !== null).compile())
     }
-    await backend.batch([...(around?.before ?? []), ...queries, ...extra, ...(around?.after ?? [])])
+    return backend.batch(
+      [...(around?.before ?? []), ...queries, ...extra, ...(around?.after ?? [])],
+      around?.guard,
+    )
   }
 
   /**

@@ -88,7 +88,8 @@ export class SqlTaskStore implements DurableTaskStore {
     const open = () => this.#open()
     const origin = randomUUID()
     this.records = new SqlTaskRecords(open, options.totalCacheMs ?? 5000, origin)
-    this.pending = sqlPendingQueue(open, this.records)
+    this.flows = sqlFlows(open, this.records)
+    this.pending = sqlPendingQueue(open, this.records, this.flows)
     this.idempotency = sqlIdempotency(open)
     this.slots = sqlScheduleSlots(open)
     this.oneOffs = sqlOneOffs(open)
@@ -98,7 +99,6 @@ export class SqlTaskStore implements DurableTaskStore {
     this.changes = sqlChanges(open, origin)
     this.workers = sqlWorkers(open)
     this.gates = sqlGates(open)
-    this.flows = sqlFlows(open, this.records)
   }
 
   async init(): Promise<void> {

@@ -1,7 +1,7 @@
 /**
  * The task-store conformance: one suite per port (records, pending queue, idempotency keys,
  * schedule slots, one-off schedules, admin data, sessions, metrics, change feed, workers, task
- * gates), plus cancel and operator pauses across managers, each run on every backend.
+ * gates, flows), plus cancel and operator pauses across managers, each run on every backend.
  */
 import { afterAll, beforeAll, describe, it } from 'vitest'
 import type { DurableTaskStore } from '../../../../src/tasks/stores/ports.js'
@@ -11,6 +11,7 @@ import { cancelSuite } from './cancel.js'
 import { gatesSuite, storeGates } from './gates.js'
 import { groupCountsSuite } from './group-counts.js'
 import { idempotencySuite, scheduleSlotsSuite } from './claims.js'
+import { flowsSuite } from './flows.js'
 import { debounceSuite, oneOffSuite } from './one-offs.js'
 import { pendingQueueSuite } from './pending-queue.js'
 import { pauseSuite } from './pause.js'
@@ -53,6 +54,7 @@ export function storeConformance(target: ConformanceTarget): void {
     describe('sessions', () => sessionsSuite(context))
     describe('task gates', () => gatesSuite(storeGates(context)))
     describe('group counts', () => groupCountsSuite(context))
+    describe('flows', () => flowsSuite(context))
     // Before the suites that start managers: those write heartbeats of their own.
     describe('workers registry', () => workersSuite(context))
     describe('cancel anywhere', () => cancelSuite(context, () => target.open()))

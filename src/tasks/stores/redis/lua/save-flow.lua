@@ -13,8 +13,11 @@
 --   rewait  (before) a failed parent waits again: counts its parent's failed down
 --   hold    (after) the task takes the flow hold
 --   release (after) the parent is released when its counters are both 0 and it is held
+--   guard   (first) the compare-and-set of ending a waiting parent: only when the task is
+--           pending and held by the flow hold or claimed by nobody does anything happen (its
+--           claim is dropped, then the rest runs); else nothing is written
 --
--- Returns the number of records written.
+-- Returns the number of records written, or -1 when a guard did not hold.
 
 local count = tonumber(table.remove(ARGV))
 local flowOps = {}
@@ -35,6 +38,19 @@ local function bump(parent, field, amount)
     else
       redis.call('SREM', fp .. 'flows:failing', parent)
     end
+  end
+end
+
+for i = 1, #flowOps, 5 do
+  if flowOps[i] == 'guard' then
+    local key = fp .. 'task:' .. flowOps[i + 1]
+    local task = redis.call('HMGET', key, 'status', 'claimed_by')
+    if task[1] ~= 'pending' or (task[2] and task[2] ~= '' and task[2] ~= HOLD) then return -1 end
+  end
+end
+for i = 1, #flowOps, 5 do
+  if flowOps[i] == 'guard' then
+    redis.call('HSET', fp .. 'task:' .. flowOps[i + 1], 'claimed_by', '', 'lease_until', '')
   end
 end
 
