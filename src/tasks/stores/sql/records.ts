@@ -201,8 +201,8 @@ export class SqlTaskRecords implements TaskRecordStore {
 
   /**
    * Upserts `tasks`, taking `claim` when given (the pending queue's enqueue). `around` adds
-   * statements to the same transaction, before and after the rows (the flows' counters); such a
-   * write takes the general batch path.
+   * statements to the same transaction, before and after the rows (the flows' counters); on a
+   * server such a write takes the general batch path, on SQLite the prepared one.
    */
   async write(
     tasks: readonly StoredTask[],
@@ -241,7 +241,7 @@ export class SqlTaskRecords implements TaskRecordStore {
       if (++this.#writes % PRUNE_CHANGES_EVERY === 0) await backend.batch(await pruneChanges(db))
       return
     }
-    const prepared = backend.batchRows !== undefined && around === undefined
+    const prepared = backend.batchRows !== undefined
     const extra = [
       ...(prepared
         ? []
@@ -290,7 +290,8 @@ export class SqlTaskRecords implements TaskRecordStore {
           counted('task_metric_counts', rollups.counts),
           counted('task_metric_hours', rollups.hours),
         ],
-        extra,
+        [...extra, ...(around?.after ?? [])],
+        around?.before,
       )
       return
     }
