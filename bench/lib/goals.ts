@@ -163,6 +163,27 @@ export const GOALS: Goal[] = [
     bound: 0.5,
     unit: '×',
   },
+  // A flow of 1 parent + 1,000 children: the parent starts soon after the last child ends (the
+  // median and the worst round), and storing the tree costs little more than storing 1,001
+  // independent tasks in one batch.
+  ...(['sqlite', 'redis'] as const).flatMap((store): Goal[] => [
+    ...(['median', 'max'] as const).map((which): Goal => ({
+      label: `flow of 1 + 1,000 on ${store === 'sqlite' ? 'SQLite' : 'Redis'}: last child end → parent start, ${which} (ms)`,
+      file: 'tasks-flows',
+      read: (results) => field(results, store, 'release_ms', which),
+      kind: 'max',
+      bound: 100,
+      unit: ' ms',
+    })),
+    {
+      label: `flow of 1 + 1,000 on ${store === 'sqlite' ? 'SQLite' : 'Redis'}: enqueue vs 1,001 tasks in one batch`,
+      file: 'tasks-flows',
+      read: (results) => field(results, store, 'ratio_flow_to_batch'),
+      kind: 'min',
+      bound: 0.8,
+      unit: '×',
+    },
+  ]),
   {
     label: 'durable enqueue, SQLite store level vs raw better-sqlite3',
     file: 'tasks-store',

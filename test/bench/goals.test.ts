@@ -57,6 +57,10 @@ describe('bench goals', () => {
           redis_vs_bullmq: { enqueue: 1.2 },
         },
       },
+      'tasks-flows': {
+        sqlite: { release_ms: { median: 40, max: 120 }, ratio_flow_to_batch: 0.9 },
+        redis: { release_ms: { median: 30, max: 60 } },
+      },
       'sdk-propagation-5x10': { ratio_to_floor_p99: 1.55 },
       'sdk-propagation-2x25': { ratio_to_floor_p99: 1.2 },
       startup: {
@@ -118,5 +122,15 @@ describe('bench goals', () => {
       verdicts.get('start-up: import switchyard/tasks/fastify vs import fastify (CPU)')?.status,
     ).toBe('not measured')
     expect(verdicts.get('multi-service: an SDK app vs bare Fastify')?.status).toBe('met')
+    // Flows: a latency to stay under, the worst round judged apart from the median.
+    const flow = (what: string) => verdicts.get(`flow of 1 + 1,000 on ${what}`)
+    expect(flow('SQLite: last child end → parent start, median (ms)')?.status).toBe('met')
+    expect(flow('SQLite: last child end → parent start, max (ms)')).toMatchObject({
+      value: 120,
+      status: 'missed',
+    })
+    expect(flow('SQLite: enqueue vs 1,001 tasks in one batch')?.status).toBe('met')
+    expect(flow('Redis: last child end → parent start, max (ms)')?.status).toBe('met')
+    expect(flow('Redis: enqueue vs 1,001 tasks in one batch')?.status).toBe('not measured')
   })
 })

@@ -74,12 +74,19 @@ export async function writeTasks(
   return written
 }
 
-/** The stored tasks of `ids`, in order, skipping ids whose record is gone. */
+/** Most ids per body read (a list page is at most this many). */
+const READ_SLICE = 500
+
+/**
+ * The stored tasks of `ids`, in order, skipping ids whose record is gone: one script call per
+ * slice (`read-bodies.lua`), so a page of 500 waits for one round trip, not 500.
+ */
 export async function bodies(ops: RedisOps, ids: string[]): Promise<StoredTask[]> {
   const tasks: StoredTask[] = []
-  for (const id of ids) {
-    const body = (await ops.call('HGET', ops.key('task:', id), 'body')) as string | null
-    if (body !== null) tasks.push(parseTask(body))
+  for (let at = 0; at < ids.length; at += READ_SLICE) {
+    const slice = ids.slice(at, at + READ_SLICE)
+    const found = (await ops.run('read-bodies', [], [ops.prefix, ...slice])) as (string | null)[]
+    for (const body of found) if (body !== null) tasks.push(parseTask(body))
   }
   return tasks
 }

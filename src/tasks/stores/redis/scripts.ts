@@ -29,6 +29,7 @@ export const SCRIPT_NAMES = [
   'renew-gates',
   'group-counts',
   'save-flow',
+  'read-bodies',
 ] as const
 
 /** One of {@link SCRIPT_NAMES}. */

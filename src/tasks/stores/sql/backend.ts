@@ -60,10 +60,15 @@ export interface SqlBackend {
    */
   batch(queries: readonly CompiledQuery[], guard?: CompiledQuery): Promise<boolean>
   /**
-   * SQLite only: runs each prepared statement once per parameter list of its set, then
-   * `queries`, in one transaction (the fastest way to write many rows with better-sqlite3).
+   * SQLite only: runs `before`, then each prepared statement once per parameter list of its
+   * set, then `queries`, in one transaction (the fastest way to write many rows with
+   * better-sqlite3).
    */
-  batchRows?: (sets: readonly PreparedRows[], queries?: readonly CompiledQuery[]) => Promise<void>
+  batchRows?: (
+    sets: readonly PreparedRows[],
+    queries?: readonly CompiledQuery[],
+    before?: readonly CompiledQuery[],
+  ) => Promise<void>
   /**
    * SQLite only: runs a prepared single-row query once per parameter list and returns the rows
    * found (a prepared lookup per key beats building one `IN (...)` query per batch).
@@ -178,9 +183,14 @@ class SqliteBackend implements SqlBackend {
     return Promise.resolve(done)
   }
 
-  batchRows(sets: readonly PreparedRows[], queries: readonly CompiledQuery[] = []): Promise<void> {
+  batchRows(
+    sets: readonly PreparedRows[],
+    queries: readonly CompiledQuery[] = [],
+    before: readonly CompiledQuery[] = [],
+  ): Promise<void> {
     const statements = sets.map((set) => this.#statement(set.text))
     this.raw.transaction(() => {
+      for (const query of before) this.#statement(query.sql).run(...query.parameters)
       sets.forEach((set, index) => {
         const statement = statements[index] as ReturnType<RawSqlite['prepare']>
         for (const params of set.rows) statement.run(...params)

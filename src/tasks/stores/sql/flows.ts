@@ -56,52 +56,123 @@ async function retryDeadlocks<T>(write: () => Promise<T>): Promise<T> {
 const LIVE = ['pending', 'running'] as const
 const UNSUCCESSFUL = ['failed', 'cancelled', 'interrupted', 'expired', 'rejected'] as const
 
+/** How writing a child changes its parent's counters. */
+type CounterChange = 'succeeded' | 'failed' | 'retried' | 'rewaited'
+
+/**
+ * Values the statements below are compiled with once, and replaced by each write's own: a
+ * batch of a thousand children's writes builds no query (building one costs far more than
+ * SQLite takes to run it).
+ */
+const PARENT = '\u0000parent'
+const CHILD = '\u0000child'
+const FLOW = '\u0000flow'
+const WAITING = '\u0000waiting'
+
+/** A counter change of a child of `parent` (guarded by the child's stored status). */
+function compileCounterChange(db: Db, change: CounterChange): CompiledQuery {
+  const childIn = (statuses: readonly string[]) =>
+    sql<boolean>`exists (select 1 from ${sql.table('tasks')} where ${sql.ref('task_id')} = ${CHILD} and ${sql.ref('status')} in (${sql.join(statuses)}))`
+  const update = db.updateTable('task_flows').where('task_id', '=', PARENT)
+  switch (change) {
+    case 'succeeded':
+      return update
+        .set((eb) => ({ waiting: eb('waiting', '-', 1) }))
+        .where(childIn(LIVE))
+        .compile()
+    case 'failed':
+      return update
+        .set((eb) => ({ failed: eb('failed', '+', 1) }))
+        .where(childIn(LIVE))
+        .compile()
+    case 'retried':
+      // A retry taking its failed original's place: counted once, when its row is new.
+      return update
+        .set((eb) => ({ failed: eb('failed', '-', 1) }))
+        .where(
+          sql<boolean>`not exists (select 1 from ${sql.table('tasks')} where ${sql.ref('task_id')} = ${CHILD})`,
+        )
+        .compile()
+    case 'rewaited':
+      // A failed parent that waits again no longer counts as failed for its own parent.
+      return update
+        .set((eb) => ({ failed: eb('failed', '-', 1) }))
+        .where(childIn(UNSUCCESSFUL))
+        .compile()
+  }
+}
+
+/** A single-row insert-if-absent of a node's row (SQLite runs it prepared, once per node). */
+function compileNodeInsert(db: Db): CompiledQuery {
+  return db
+    .insertInto('task_flows')
+    .values({
+      task_id: CHILD,
+      flow_id: FLOW,
+      parent_id: PARENT,
+      waiting: WAITING as unknown as number,
+      failed: 0,
+    })
+    .onConflict((oc) => oc.column('task_id').doNothing())
+    .compile()
+}
+
+/** The statements compiled once per database handle. */
+interface Compiled {
+  changes: Map<CounterChange, CompiledQuery>
+  nodeInsert: CompiledQuery | null
+}
+const compiledByDb = new WeakMap<Db, Compiled>()
+
+function compiledFor(db: Db): Compiled {
+  let compiled = compiledByDb.get(db)
+  if (compiled === undefined) {
+    compiled = { changes: new Map(), nodeInsert: null }
+    compiledByDb.set(db, compiled)
+  }
+  return compiled
+}
+
+/** `template` with its placeholder values replaced by `values`'. */
+function bind(template: CompiledQuery, values: ReadonlyMap<unknown, unknown>): CompiledQuery {
+  return {
+    ...template,
+    parameters: template.parameters.map((value) => (values.has(value) ? values.get(value) : value)),
+  }
+}
+
+/** The counter change of writing `task` (a node with a parent), or null. */
+function counterChangeOf(task: StoredTask): CounterChange | null {
+  const status = task.record.status
+  if (status === 'success') return 'succeeded'
+  if (status === 'running') return null
+  if (status === 'pending') {
+    if (task.record.retry_of !== null) return 'retried'
+    return task.flow_children !== undefined ? 'rewaited' : null
+  }
+  return 'failed'
+}
+
 /** The counter statements of writing `task` (a node with a parent), to run before its row. */
 function counterChanges(db: Db, task: StoredTask): CompiledQuery[] {
   const parent = task.record.parent_id ?? null
   if (parent === null) return []
-  const id = task.record.task_id
-  const status = task.record.status
-  const childIn = (statuses: readonly string[]) =>
-    sql<boolean>`exists (select 1 from ${sql.table('tasks')} where ${sql.ref('task_id')} = ${id} and ${sql.ref('status')} in (${sql.join(statuses)}))`
-  const update = db.updateTable('task_flows').where('task_id', '=', parent)
-  if (status === 'success') {
-    return [
-      update
-        .set((eb) => ({ waiting: eb('waiting', '-', 1) }))
-        .where(childIn(LIVE))
-        .compile(),
-    ]
-  }
-  if (status === 'running') return []
-  if (status === 'pending') {
-    if (task.record.retry_of !== null) {
-      // A retry taking its failed original's place: counted once, when its row is new.
-      return [
-        update
-          .set((eb) => ({ failed: eb('failed', '-', 1) }))
-          .where(
-            sql<boolean>`not exists (select 1 from ${sql.table('tasks')} where ${sql.ref('task_id')} = ${id})`,
-          )
-          .compile(),
-      ]
-    }
-    if (task.flow_children !== undefined) {
-      // A failed parent that waits again no longer counts as failed for its own parent.
-      return [
-        update
-          .set((eb) => ({ failed: eb('failed', '-', 1) }))
-          .where(childIn(UNSUCCESSFUL))
-          .compile(),
-      ]
-    }
-    return []
+  const change = counterChangeOf(task)
+  if (change === null) return []
+  const { changes } = compiledFor(db)
+  let template = changes.get(change)
+  if (template === undefined) {
+    template = compileCounterChange(db, change)
+    changes.set(change, template)
   }
   return [
-    update
-      .set((eb) => ({ failed: eb('failed', '+', 1) }))
-      .where(childIn(LIVE))
-      .compile(),
+    bind(
+      template,
+      new Map([
+        [PARENT, parent],
+        [CHILD, task.record.task_id],
+      ]),
+    ),
   ]
 }
 
@@ -125,14 +196,34 @@ export function sqlFlows(open: OpenBackend, records: SqlTaskRecords): TaskFlowSt
           waiting: fresh.get(task.record.task_id) ?? 0,
           failed: 0,
         }))
-      for (let i = 0; i < nodes.length; i += 500) {
-        const insert = db.insertInto('task_flows').values(nodes.slice(i, i + 500))
-        before.push(
-          (dialect === 'mysql'
-            ? insert.ignore()
-            : insert.onConflict((oc) => oc.column('task_id').doNothing())
-          ).compile(),
-        )
+      if (dialect === 'sqlite') {
+        // One prepared single-row statement per node: SQLite runs it in microseconds.
+        const compiled = compiledFor(db)
+        const template = (compiled.nodeInsert ??= compileNodeInsert(db))
+        for (const node of nodes) {
+          before.push(
+            bind(
+              template,
+              new Map<unknown, unknown>([
+                [CHILD, node.task_id],
+                [FLOW, node.flow_id],
+                [PARENT, node.parent_id],
+                [WAITING, node.waiting],
+              ]),
+            ),
+          )
+        }
+      } else {
+        // A server takes many rows per statement (one round trip each).
+        for (let i = 0; i < nodes.length; i += 500) {
+          const insert = db.insertInto('task_flows').values(nodes.slice(i, i + 500))
+          before.push(
+            (dialect === 'mysql'
+              ? insert.ignore()
+              : insert.onConflict((oc) => oc.column('task_id').doNothing())
+            ).compile(),
+          )
+        }
       }
       const after: CompiledQuery[] = []
       if (holds.length > 0) {

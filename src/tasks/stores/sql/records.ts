@@ -203,7 +203,8 @@ export class SqlTaskRecords implements TaskRecordStore {
    * Upserts `tasks`, taking `claim` when given (the pending queue's enqueue). `around` adds
    * statements to the same transaction, before and after the rows (the flows' counters), and
    * optionally a `guard` run first: when it changes no row nothing is written and the write
-   * resolves false. Such a write takes the general batch path.
+   * resolves false. A guarded write takes the general batch path; an unguarded one with
+   * `around` takes the prepared path on SQLite and the general batch path on a server.
    */
   async write(
     tasks: readonly StoredTask[],
@@ -246,7 +247,7 @@ export class SqlTaskRecords implements TaskRecordStore {
       if (++this.#writes % PRUNE_CHANGES_EVERY === 0) await backend.batch(await pruneChanges(db))
       return true
     }
-    const prepared = backend.batchRows !== undefined && around === undefined
+    const prepared = backend.batchRows !== undefined && around?.guard === undefined
     const extra = [
       ...(prepared
         ? []
@@ -295,7 +296,8 @@ export class SqlTaskRecords implements TaskRecordStore {
           counted('task_metric_counts', rollups.counts),
           counted('task_metric_hours', rollups.hours),
         ],
-        extra,
+        [...extra, ...(around?.after ?? [])],
+        around?.before,
       )
       return true
     }

@@ -56,7 +56,8 @@ end
 
 for i = 1, #flowOps, 5 do
   local kind, id, parent, a, b = flowOps[i], flowOps[i + 1], flowOps[i + 2], flowOps[i + 3], flowOps[i + 4]
-  local status = redis.call('HGET', fp .. 'task:' .. id, 'status')
+  -- A new node needs no stored status (one read less per node of a new tree).
+  local status = kind ~= 'node' and redis.call('HGET', fp .. 'task:' .. id, 'status')
   if kind == 'node' then
     local key = fp .. 'flow:' .. id
     if redis.call('EXISTS', key) == 0 then
