@@ -296,10 +296,25 @@ export interface PendingQueueStore {
   release(taskIds: readonly string[], owner: string): Promise<void>
 }
 
+/** One key of {@link IdempotencyStore.claimMany}: the key and the task that would hold it. */
+export interface IdempotencyClaim {
+  key: string
+  task_id: string
+}
+
+/** Most claims one {@link IdempotencyStore.claimMany} call takes. */
+export const MAX_CLAIMS = 500
+
 /** Idempotency keys, shared by every instance (see `addTask`'s `idempotencyKey`). */
 export interface IdempotencyStore {
   /** Insert-if-absent of `key → taskId`; returns the existing holder's id, or null when won. */
   claim(key: string, taskId: string): Promise<string | null>
+  /**
+   * {@link claim} of up to {@link MAX_CLAIMS} distinct keys in one statement (one script on
+   * Redis): for each claim, in order, the existing holder's id, or null when won (or already held
+   * by that task). Each key is won by exactly one caller, however calls of one or many keys race.
+   */
+  claimMany(claims: readonly IdempotencyClaim[]): Promise<(string | null)[]>
   /** Deletes `key` only when `taskId` holds it. */
   release(key: string, taskId: string): Promise<void>
 }

@@ -6,7 +6,14 @@ import { createHash } from 'node:crypto'
 import { TaskValidationError } from '../errors.js'
 import type { StoredTask } from '../record.js'
 import { TASK_STATUSES, TERMINAL_STATUSES, type TaskStatus } from '../status.js'
-import { MAX_PER_PAGE, type LeaseRequest, type OneOffEntry, type TaskListQuery } from './ports.js'
+import {
+  MAX_CLAIMS,
+  MAX_PER_PAGE,
+  type IdempotencyClaim,
+  type LeaseRequest,
+  type OneOffEntry,
+  type TaskListQuery,
+} from './ports.js'
 
 /** The indexed columns of a task plus its JSON body. */
 export interface TaskColumns {
@@ -132,6 +139,24 @@ export function checkListQuery(query: TaskListQuery): void {
   }
   if (query.tags !== undefined && query.tags.length > 10) {
     throw new TaskValidationError('At most 10 tag filters.')
+  }
+}
+
+/**
+ * Validates a batch of idempotency claims: at most {@link MAX_CLAIMS}, each key given once (a
+ * batch claiming one key twice would have to decide between its own entries).
+ */
+export function checkClaims(claims: readonly IdempotencyClaim[]): void {
+  if (claims.length > MAX_CLAIMS) {
+    throw new TaskValidationError(`At most ${MAX_CLAIMS} idempotency keys per claim.`)
+  }
+  const keys = new Set<string>()
+  for (const { key, task_id } of claims) {
+    if (typeof key !== 'string' || key === '' || typeof task_id !== 'string' || task_id === '') {
+      throw new TaskValidationError('An idempotency claim needs a key and a task id.')
+    }
+    if (keys.has(key)) throw new TaskValidationError(`The idempotency key "${key}" is given twice.`)
+    keys.add(key)
   }
 }
 

@@ -14,6 +14,7 @@ export const SCRIPT_NAMES = [
   'delete-terminal',
   'delete-tasks',
   'release-key',
+  'claim-keys',
   'claim-slot',
   'confirm-slot',
   'take-over-slot',
