@@ -49,6 +49,8 @@ export interface BulkFilter {
   q?: string
   /** `key=value` exact tag matches, all of which must hold. */
   tag?: string | string[]
+  /** True: only retried records; false: only records not retried. */
+  retried?: boolean
 }
 
 /** What a bulk action acts on: exactly one of the two. */
@@ -80,6 +82,7 @@ export function taskQueryOf(filter: BulkFilter, now: number): TaskQuery {
     since: windowStart(filter.since, now),
     q: filter.q,
     tags,
+    ...(filter.retried === undefined ? {} : { retried: filter.retried }),
   }
 }
 

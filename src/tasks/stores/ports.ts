@@ -32,6 +32,11 @@ export interface TaskListQuery {
   tags?: readonly (readonly [key: string, value: string])[]
   /** Only the records of the flow whose root has this id (the root and every descendant). */
   flow?: string
+  /**
+   * True: only records that were retried (`retried_as` set); false: only records that were not
+   * (what needs attention among failures: a retried failure's retry is the news).
+   */
+  retried?: boolean
   /** 1-based page number. */
   page: number
   /** Records per page (1..500). */

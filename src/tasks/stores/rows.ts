@@ -27,6 +27,8 @@ export interface TaskColumns {
   duration: number
   progress: number | null
   progress_message: string | null
+  /** The run that retried this one, or null: what the `retried` list filter reads. */
+  retried_as: string | null
   body: string
 }
 
@@ -63,6 +65,7 @@ export function taskColumns(task: StoredTask): TaskColumns {
     duration: record.duration,
     progress: record.progress ?? null,
     progress_message: record.progress_message ?? null,
+    retried_as: record.retried_as ?? null,
     body: JSON.stringify(task),
   }
 }
@@ -136,6 +139,9 @@ export function checkListQuery(query: TaskListQuery): void {
     (typeof query.flow !== 'string' || query.flow === '' || query.flow.length > 255)
   ) {
     throw new TaskValidationError('flow must be the task id of a flow root (1–255 characters).')
+  }
+  if (query.retried !== undefined && typeof query.retried !== 'boolean') {
+    throw new TaskValidationError('retried must be true or false.')
   }
   if (query.tags !== undefined && query.tags.length > 10) {
     throw new TaskValidationError('At most 10 tag filters.')

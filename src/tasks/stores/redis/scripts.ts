@@ -23,6 +23,7 @@ export const SCRIPT_NAMES = [
   'claim-one-off',
   'complete-one-off',
   'intersect',
+  'difference',
   'prune-metrics',
   'read-metrics',
   'search-ids',

@@ -70,6 +70,7 @@ export const RECORD_COLUMNS = [
   'progress',
   'progress_message',
   'body',
+  'retried_as',
 ] as const
 /** The claim columns an upsert with a claim overwrites too. */
 export const CLAIM_COLUMNS = ['claimed_by', 'lease_until'] as const
@@ -102,6 +103,7 @@ function upsertParams(row: TaskColumns, claim: Claim): unknown[] {
     row.progress,
     row.progress_message,
     row.body,
+    row.retried_as,
     claim === null ? null : claim.owner,
     claim === null ? null : claim.leaseUntil,
     null,
@@ -367,6 +369,9 @@ export class SqlTaskRecords implements TaskRecordStore {
       if (query.funcName !== undefined) parts.push(eb('func_name', '=', query.funcName))
       if (query.queue !== undefined) parts.push(eb('queue', '=', query.queue))
       if (query.since !== undefined) parts.push(eb('created_ms', '>=', query.since))
+      if (query.retried !== undefined) {
+        parts.push(eb('retried_as', query.retried ? 'is not' : 'is', null))
+      }
       if (query.flow !== undefined) {
         parts.push(
           eb(
@@ -412,6 +417,7 @@ export class SqlTaskRecords implements TaskRecordStore {
       query.q,
       query.tags,
       query.flow,
+      query.retried,
     ])
     const count = () =>
       db
