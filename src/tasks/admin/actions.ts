@@ -153,14 +153,16 @@ export async function failedTaskIds(
   const ids: string[] = []
   const from = windowStart(since, context.now())
   for (let page = 1; ids.length < RETRY_FAILED_LIMIT; page++) {
+    // Paged by offset over records a retry does not change meanwhile (this reads, retries later).
     const chunk = await context.manager.listTasks({
       status: 'failed',
       since: from,
       funcName,
+      retried: false,
       page,
       perPage: 500,
     })
-    for (const record of chunk.items) if (record.retried_as === null) ids.push(record.task_id)
+    for (const record of chunk.items) ids.push(record.task_id)
     if (chunk.items.length < 500) break
   }
   return ids.slice(0, RETRY_FAILED_LIMIT)

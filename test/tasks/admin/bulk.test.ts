@@ -164,7 +164,7 @@ describe.each(kinds)('bulk actions on $name', async (kind) => {
               countLimit: 10 * SEEDED,
             })
           ).total
-    return { app, manager, state, call, count, stored, audit, ids, run, tag: `run=${run}` }
+    return { app, manager, state, headers, call, count, stored, audit, ids, run, tag: `run=${run}` }
   }
 
   it.skipIf(!enabled)(
@@ -270,6 +270,35 @@ describe.each(kinds)('bulk actions on $name', async (kind) => {
       // A further bulk retry finds nothing left to retry.
       const again = await call('retry', { filter })
       expect(again.json()).toEqual({ matched: SEEDED, done: 0, skipped: SEEDED })
+    },
+  )
+
+  it.skipIf(!enabled)(
+    'lists by the retried filter, and a bulk retry of the failures not retried yet',
+    async () => {
+      const { state, call, count, ids, tag, app, headers } = await mount()
+      state.block = true
+      const retried = await call('retry', { task_ids: ids.slice(0, 30) })
+      expect(retried.json()).toMatchObject({ done: 30 })
+      expect(await count('&status=failed&retried=true')).toBe(30)
+      expect(await count('&status=failed&retried=false')).toBe(SEEDED - 30)
+      // The new runs were not retried: listed with retried=false.
+      expect(await count('&retried=false')).toBe(SEEDED)
+      expect(await count('&retried=true')).toBe(30)
+      // A bad value is refused.
+      const bad = await app.inject({ url: `/tasks?retried=maybe`, headers: headers.viewer })
+      expect(bad.statusCode).toBe(400)
+      // Select all of the failures not retried: the 30 retried are not even matched.
+      const rest = await call('retry', {
+        filter: { status: 'failed', tag, since: 'all', retried: false },
+      })
+      expect(rest.json(), rest.body).toEqual({
+        matched: SEEDED - 30,
+        done: SEEDED - 30,
+        skipped: 0,
+      })
+      expect(await count('&status=failed&retried=false')).toBe(0)
+      expect(await count('&status=failed&retried=true')).toBe(SEEDED)
     },
   )
 
