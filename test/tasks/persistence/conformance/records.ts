@@ -38,7 +38,12 @@ export function recordsSuite({ a, b, test }: SuiteContext): void {
     // Two failures are retried: their original is written back with `retried_as`.
     for (const task of tasks.slice(1, 3)) task.record.retried_as = retry.record.task_id
     await a().records.save(tasks.slice(1, 3))
-    const list = async (query: { retried?: boolean; status?: 'failed'; since?: number }) => {
+    const list = async (query: {
+      retried?: boolean
+      status?: 'failed' | 'pending'
+      since?: number
+      queue?: string
+    }) => {
       const page = await b().records.list({
         funcName: 'retried_filter',
         ...query,
@@ -55,6 +60,10 @@ export function recordsSuite({ a, b, test }: SuiteContext): void {
     expect(await list({ retried: false, status: 'failed' })).toEqual(ids(4, 3, 0))
     expect(await list({ retried: false })).toEqual([retry.record.task_id, ...ids(4, 3, 0)])
     expect(await list({})).toHaveLength(6)
+    // A status + queue filter (served by the failures index on SQL).
+    expect(await list({ status: 'failed', queue: 'default' })).toEqual(ids(4, 3, 2, 1, 0))
+    expect(await list({ status: 'failed', queue: 'elsewhere' })).toEqual([])
+    expect(await list({ status: 'pending', queue: 'default' })).toEqual([retry.record.task_id])
     // The uncapped total (cached per filter on SQL) keeps the filters apart too.
     const total = async (retried: boolean) =>
       (await b().records.list({ funcName: 'retried_filter', retried, page: 1, perPage: 1 })).total
