@@ -1,7 +1,7 @@
 /**
  * `fastify-switchyard/tasks`: the task manager, its records, queues, executors, observers and errors.
  */
-export { TaskManager } from './manager.js'
+export { TaskManager, type TaskRetryResult } from './manager.js'
 export type { TaskManagerOptions, AddTaskOptions, TaskManagerLogger } from './options.js'
 export type { TaskQuery } from './task-query.js'
 export type { TaskMetrics, FunctionMetrics, MetricsMinute } from './metrics-report.js'

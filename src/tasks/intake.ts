@@ -34,6 +34,7 @@ import type { TaskHandle, TaskRegistry } from './registry.js'
 import { describe, type TaskRunner } from './runner.js'
 import { RETRYABLE_STATUSES, TERMINAL_STATUSES, type TaskStatus } from './status.js'
 import type { TaskStore } from './stores/memory.js'
+import { MAX_CLAIMS } from './stores/ports.js'
 import { newTaskId } from './task-id.js'
 import { newStoredTask, resolveAddOptions, type ResolvedAddOptions } from './task-input.js'
 import { toIso, type TaskClock } from './time.js'
@@ -88,6 +89,21 @@ function lineageOf(task: StoredTask): FlowLineage {
   }
   if (task.flow_chain === true) stored.flow_chain = true
   return { parentId: task.record.parent_id ?? null, stored }
+}
+
+/** The answer of one task of a retry of many: its new run's id, or why it was not retried. */
+export type RetryAnswer = { newId: string } | { error: Error }
+
+/** A retry checked and marked in this process, before its claim in the store. */
+interface StartedRetry {
+  /** Its place among the tasks asked for. */
+  index: number
+  task: StoredTask
+  handle: TaskHandle
+  args: unknown[]
+  newId: string
+  /** This process's record of the original, already marked retried as `newId`. */
+  local: StoredTask | undefined
 }
 
 /** The arguments of a new run: plain, or a ciphertext this manager cannot open (no key). */
@@ -598,12 +614,46 @@ export class TaskIntake {
    * record has `source: "retry"` and `retry_of`; the original gains `retried_as` (written back
    * before this resolves). A task is retried once: a second retry throws
    * `TaskAlreadyRetriedError` and changes nothing.
+   */
+  async retry(task: StoredTask): Promise<string> {
+    const answer = (await this.retryMany([task]))[0] as RetryAnswer
+    if ('error' in answer) throw answer.error
+    return answer.newId
+  }
+
+  /**
+   * {@link retry} of each task; resolves, per task in order, its new run's id or the error that
+   * refused it (nothing changed for that task). The retries of up to {@link MAX_CLAIMS} tasks
+   * share one claim in the store and start together, so their writes share the durable link's
+   * batches: a retry of thousands costs a few statements per 500, not several per task.
    *
    * Why two claims: the book's compare-and-set settles retries racing in this process, and with
    * a durable store an insert-if-absent of the key {@link retryClaimKey} settles retries racing
    * across instances (two instances read the record before either wrote `retried_as`).
    */
-  async retry(task: StoredTask): Promise<string> {
+  async retryMany(tasks: readonly StoredTask[]): Promise<RetryAnswer[]> {
+    const answers: RetryAnswer[] = []
+    const seen = new Set<string>()
+    const started: StartedRetry[] = []
+    tasks.forEach((task, index) => {
+      const id = task.record.task_id
+      try {
+        // The same record twice: the second is a second retry.
+        if (seen.has(id)) throw alreadyRetried(id, null)
+        seen.add(id)
+        started.push({ index, ...this.#startRetry(task) })
+      } catch (error) {
+        answers[index] = { error: toError(error) }
+      }
+    })
+    for (let at = 0; at < started.length; at += MAX_CLAIMS) {
+      await this.#finishRetries(started.slice(at, at + MAX_CLAIMS), answers)
+    }
+    return answers
+  }
+
+  /** Checks that `task` may be retried and marks it retried in this process (no store yet). */
+  #startRetry(task: StoredTask): Omit<StartedRetry, 'index'> {
     const record = task.record
     if (!RETRYABLE_STATUSES.has(record.status)) {
       throw new TaskNotRetryableError(
@@ -625,42 +675,81 @@ export class TaskIntake {
       )
     }
     const args = plainArgs(this.deps.cipher, task, taskOwner(record.task_id))
-    const { book, durable } = this.deps
+    const { book } = this.deps
     const newId = newTaskId()
     const local = book.get(record.task_id)
     if (local !== undefined && !book.markRetried(local, newId)) {
       throw alreadyRetried(record.task_id, local.record.retried_as)
     }
-    const key = retryClaimKey(record.task_id)
-    let claimed = false
-    try {
-      if (durable !== null) {
-        const holder = await durable.store.idempotency.claim(key, newId)
-        if (holder !== null && holder !== newId) {
-          if (local !== undefined) local.record.retried_as = holder
-          throw alreadyRetried(record.task_id, holder)
-        }
-        claimed = true
+    return { task, handle, args, newId, local }
+  }
+
+  /**
+   * Claims the originals of `retries` in the store (one batch), then enqueues the new runs of
+   * the claims won and writes their originals back; sets each one's answer.
+   */
+  async #finishRetries(retries: readonly StartedRetry[], answers: RetryAnswer[]): Promise<void> {
+    const { durable } = this.deps
+    const undo = (retry: StartedRetry, error: unknown) => {
+      const local = retry.local
+      if (local !== undefined && local.record.retried_as === retry.newId) {
+        local.record.retried_as = null
       }
-      await this.enqueue(
-        handle,
-        { args },
-        { tags: record.tags, priority: record.priority, queue: record.queue },
-        newId,
-        record.task_id,
-        (task.flow_id ?? null) === null ? undefined : lineageOf(task),
-      )
-    } catch (error) {
-      if (local !== undefined && local.record.retried_as === newId) local.record.retried_as = null
-      if (claimed && durable !== null) {
-        await durable.store.idempotency.release(key, newId).catch((releaseError: unknown) => {
-          this.deps.logger.error({ err: releaseError }, `could not release retry claim ${key}`)
-        })
-      }
-      throw error
+      answers[retry.index] = { error: toError(error) }
     }
-    await this.#writeRetried(local ?? task, newId, handle)
-    return newId
+    let won = retries
+    if (durable !== null) {
+      let holders: (string | null)[]
+      try {
+        holders = await durable.store.idempotency.claimMany(
+          retries.map((retry) => ({
+            key: retryClaimKey(retry.task.record.task_id),
+            task_id: retry.newId,
+          })),
+        )
+      } catch (error) {
+        for (const retry of retries) undo(retry, error)
+        return
+      }
+      won = retries.filter((retry, i) => {
+        const holder = holders[i] ?? null
+        if (holder === null) return true
+        undo(retry, alreadyRetried(retry.task.record.task_id, holder))
+        if (retry.local !== undefined) retry.local.record.retried_as = holder
+        return false
+      })
+    }
+    await Promise.all(
+      won.map(async (retry) => {
+        const record = retry.task.record
+        try {
+          await this.enqueue(
+            retry.handle,
+            { args: retry.args },
+            { tags: record.tags, priority: record.priority, queue: record.queue },
+            retry.newId,
+            record.task_id,
+            (retry.task.flow_id ?? null) === null ? undefined : lineageOf(retry.task),
+          )
+        } catch (error) {
+          undo(retry, error)
+          if (durable !== null) {
+            const key = retryClaimKey(record.task_id)
+            await durable.store.idempotency
+              .release(key, retry.newId)
+              .catch((releaseError: unknown) => {
+                this.deps.logger.error(
+                  { err: releaseError },
+                  `could not release retry claim ${key}`,
+                )
+              })
+          }
+          return
+        }
+        await this.#writeRetried(retry.local ?? retry.task, retry.newId, retry.handle)
+        answers[retry.index] = { newId: retry.newId }
+      }),
+    )
   }
 
   /** Writes the original of a retry back with its `retried_as` (the store, or the seam). */

@@ -20,6 +20,11 @@ export interface TaskQuery {
   tags?: Record<string, string> | readonly (readonly [string, string])[]
   /** Only the tasks of the flow whose root has this id (the root included). */
   flow?: string
+  /**
+   * True: only tasks that were retried (`retried_as` set); false: only tasks that were not — a
+   * failure that was retried already is usually not news.
+   */
+  retried?: boolean
   /** 1-based; default 1. */
   page?: number
   /** 1..500; default 50. */
@@ -58,6 +63,12 @@ export function toTaskListQuery(query: TaskQuery = {}): TaskListQuery {
   if (query.q !== undefined) result.q = text(query.q, 'q')
   if (query.flow !== undefined) result.flow = text(query.flow, 'flow')
   if (query.since !== undefined) result.since = toEpochMs(query.since, 'since')
+  if (query.retried !== undefined) {
+    if (typeof query.retried !== 'boolean') {
+      throw new TaskValidationError('retried must be true or false.')
+    }
+    result.retried = query.retried
+  }
   if (query.countLimit !== undefined) {
     if (!(Number.isSafeInteger(query.countLimit) && query.countLimit > 0)) {
       throw new TaskValidationError('countLimit must be a positive integer.')

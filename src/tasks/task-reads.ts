@@ -258,6 +258,7 @@ function matching(tasks: readonly StoredTask[], query: TaskListQuery): StoredTas
     if (query.queue !== undefined && record.queue !== query.queue) continue
     if (query.flow !== undefined && (task.flow_id ?? null) !== query.flow) continue
     if (query.since !== undefined && Date.parse(record.created_at) < query.since) continue
+    if (query.retried !== undefined && (record.retried_as !== null) !== query.retried) continue
     if (
       query.q !== undefined &&
       !record.task_id.startsWith(query.q) &&

@@ -64,6 +64,27 @@ describe('finished history in memory (no durable store)', () => {
     await manager.shutdown()
   })
 
+  it('the in-memory store claims a batch of idempotency keys as one claim each would', async () => {
+    const { memoryTaskStore } = await import('../../src/tasks/index.js')
+    const store = memoryTaskStore()
+    expect(store.claimIdempotencyKey('held', 'older')).toBeNull()
+    const claims = [
+      { key: 'free', task_id: 'a' },
+      { key: 'held', task_id: 'b' },
+    ]
+    expect(store.claimIdempotencyKeys?.(claims)).toEqual([null, 'older'])
+    expect(store.claimIdempotencyKey('free', 'c')).toBe('a')
+    expect(store.claimIdempotencyKeys?.([{ key: 'free', task_id: 'a' }])).toEqual([null])
+    // A key given twice is refused, and nothing of the batch is claimed.
+    expect(() =>
+      store.claimIdempotencyKeys?.([
+        { key: 'other', task_id: 'd' },
+        { key: 'other', task_id: 'e' },
+      ]),
+    ).toThrow(TaskValidationError)
+    expect(store.claimIdempotencyKey('other', 'f')).toBeNull()
+  })
+
   it('stays at the bound over thousands of finished tasks', async () => {
     const manager = new TaskManager({ finishedInMemory: 2 })
     const work = manager.task({ name: 'work' }, (n: number) => n)

@@ -75,25 +75,42 @@ export async function cancelTask(
 }
 
 /**
- * Retries one task; whatever the single retry refuses (not found, wrong status, already
- * retried, function gone, queue full) is an outcome, not an error.
+ * The outcome of an error of a single retry: whatever it refuses (not found, wrong status,
+ * already retried, function gone, queue full) is an outcome, not a failure; anything else
+ * (the store is down) is thrown on.
  */
-export async function retryOne(
+function outcomeOf(error: unknown): RetryOutcome {
+  if (error instanceof TaskNotFoundError) return 'not_found'
+  if (error instanceof TaskNotRegisteredError) return 'not_registered'
+  if (error instanceof QueueFullError) return 'rejected'
+  if (error instanceof TaskError && error.statusCode < 500) return 'not_retryable'
+  throw error
+}
+
+/** Tasks one call of {@link retryEach} retries together (one claim in the store). */
+const RETRY_CHUNK = 500
+
+/**
+ * Retries each id (distinct), {@link RETRY_CHUNK} at a time: the retries of a chunk share one
+ * claim in the store and their writes share batches. `known`: records just listed, by id.
+ */
+export async function retryEach(
   context: TaskAdminContext,
-  id: string,
-  known?: StoredTask,
-): Promise<{ outcome: RetryOutcome; newId: string | null }> {
-  try {
-    return { outcome: 'dispatched', newId: await context.manager.retryTask(id, known) }
-  } catch (error) {
-    let outcome: RetryOutcome
-    if (error instanceof TaskNotFoundError) outcome = 'not_found'
-    else if (error instanceof TaskNotRegisteredError) outcome = 'not_registered'
-    else if (error instanceof QueueFullError) outcome = 'rejected'
-    else if (error instanceof TaskError && error.statusCode < 500) outcome = 'not_retryable'
-    else throw error
-    return { outcome, newId: null }
+  ids: readonly string[],
+  known?: ReadonlyMap<string, StoredTask>,
+): Promise<BulkRetryResult['results']> {
+  const results: BulkRetryResult['results'] = []
+  for (let at = 0; at < ids.length; at += RETRY_CHUNK) {
+    const answers = await context.manager.retryTasks(ids.slice(at, at + RETRY_CHUNK), known)
+    for (const answer of answers) {
+      results.push(
+        'error' in answer
+          ? { task_id: answer.task_id, new_task_id: null, outcome: outcomeOf(answer.error) }
+          : { task_id: answer.task_id, new_task_id: answer.new_task_id, outcome: 'dispatched' },
+      )
+    }
   }
+  return results
 }
 
 /** Retries each id; an id that cannot be retried is an outcome, not an error. */
@@ -101,11 +118,7 @@ async function retryAll(
   context: TaskAdminContext,
   ids: readonly string[],
 ): Promise<BulkRetryResult> {
-  const results: BulkRetryResult['results'] = []
-  for (const id of new Set(ids)) {
-    const { outcome, newId } = await retryOne(context, id)
-    results.push({ task_id: id, new_task_id: newId, outcome })
-  }
+  const results = await retryEach(context, [...new Set(ids)])
   const dispatched = results.filter((result) => result.outcome === 'dispatched').length
   const skipped = results.length - dispatched
   return { matched: results.length, done: dispatched, dispatched, skipped, results }
@@ -140,14 +153,16 @@ export async function failedTaskIds(
   const ids: string[] = []
   const from = windowStart(since, context.now())
   for (let page = 1; ids.length < RETRY_FAILED_LIMIT; page++) {
+    // Paged by offset over records a retry does not change meanwhile (this reads, retries later).
     const chunk = await context.manager.listTasks({
       status: 'failed',
       since: from,
       funcName,
+      retried: false,
       page,
       perPage: 500,
     })
-    for (const record of chunk.items) if (record.retried_as === null) ids.push(record.task_id)
+    for (const record of chunk.items) ids.push(record.task_id)
     if (chunk.items.length < 500) break
   }
   return ids.slice(0, RETRY_FAILED_LIMIT)

@@ -15,7 +15,7 @@ import type { StoredTask } from '../record.js'
 import { RETRYABLE_STATUSES, TERMINAL_STATUSES, type TaskStatus } from '../status.js'
 import { MAX_PER_PAGE } from '../stores/ports.js'
 import type { TaskQuery } from '../task-query.js'
-import { bulkRetry, retryOne, type BulkRetryResult } from './actions.js'
+import { bulkRetry, retryEach, type BulkRetryResult } from './actions.js'
 import { audit, type TaskAdminContext } from './context.js'
 import { BulkLimitError, BulkTargetError } from './error-classes.js'
 import { windowStart } from './serialize.js'
@@ -49,6 +49,8 @@ export interface BulkFilter {
   q?: string
   /** `key=value` exact tag matches, all of which must hold. */
   tag?: string | string[]
+  /** True: only retried records; false: only records not retried. */
+  retried?: boolean
 }
 
 /** What a bulk action acts on: exactly one of the two. */
@@ -80,6 +82,7 @@ export function taskQueryOf(filter: BulkFilter, now: number): TaskQuery {
     since: windowStart(filter.since, now),
     q: filter.q,
     tags,
+    ...(filter.retried === undefined ? {} : { retried: filter.retried }),
   }
 }
 
@@ -153,12 +156,6 @@ async function cancelAll(context: TaskAdminContext, matches: readonly Match[]): 
   return done
 }
 
-/**
- * Retries started together: their store writes (the new runs, the originals' `retried_as`) share
- * the durable link's batches, one transaction per batch instead of several per task.
- */
-const RETRY_CHUNK = 500
-
 /** Retries each id the single retry accepts; the others count as skipped. */
 async function retryMatches(context: TaskAdminContext, matches: readonly Match[]): Promise<number> {
   // A finished record that is not retryable never becomes so.
@@ -166,14 +163,14 @@ async function retryMatches(context: TaskAdminContext, matches: readonly Match[]
     ({ status }) =>
       status === null || !TERMINAL_STATUSES.has(status) || RETRYABLE_STATUSES.has(status),
   )
-  let done = 0
-  for (let at = 0; at < candidates.length; at += RETRY_CHUNK) {
-    const chunk = candidates.slice(at, at + RETRY_CHUNK)
-    // Each id is retried once (the matches are distinct), so retries of one chunk never race.
-    const outcomes = await Promise.all(chunk.map(({ id, task }) => retryOne(context, id, task)))
-    for (const { outcome } of outcomes) if (outcome === 'dispatched') done++
-  }
-  return done
+  const known = new Map<string, StoredTask>()
+  for (const { id, task } of candidates) if (task !== undefined) known.set(id, task)
+  const results = await retryEach(
+    context,
+    candidates.map(({ id }) => id),
+    known,
+  )
+  return results.filter(({ outcome }) => outcome === 'dispatched').length
 }
 
 /** Deletes the finished records among the matches, a page at a time. */

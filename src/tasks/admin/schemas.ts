@@ -47,6 +47,9 @@ const Filters = {
   since: Type.Optional(Window),
   q: Type.Optional(Name('A task-id prefix or an exact function name')),
   tag: Type.Optional(Type.Union([Tag, Type.Array(Tag, { maxItems: 10 })])),
+  retried: Type.Optional(
+    Type.Boolean({ description: 'true: only retried tasks; false: only tasks not retried' }),
+  ),
 }
 
 /** `GET {tasks}/` */

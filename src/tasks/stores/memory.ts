@@ -8,7 +8,9 @@
  */
 import { TaskValidationError } from '../errors.js'
 import type { StoredTask } from '../record.js'
+import { checkClaims } from './rows.js'
 import type {
+  IdempotencyClaim,
   SessionRevocationStore,
   StoredQueueConfig,
   StoredScheduleControl,
@@ -31,6 +33,12 @@ export interface TaskStore {
    * holder and returns null.
    */
   claimIdempotencyKey(key: string, taskId: string): MaybePromise<string | null>
+  /**
+   * {@link claimIdempotencyKey} of many distinct keys in one step: for each claim, in order, the
+   * holder's id, or null when won (or already held by that task). Optional: without it, callers
+   * claim the keys one at a time.
+   */
+  claimIdempotencyKeys?(claims: readonly IdempotencyClaim[]): MaybePromise<(string | null)[]>
   /** Frees `key` if (and only if) `taskId` holds it; called when that task fails or is rejected. */
   releaseIdempotencyKey(key: string, taskId: string): MaybePromise<void>
   /** Releases connections; the store is not used afterwards. */
@@ -68,6 +76,14 @@ export function memoryTaskStore(options: { maxTasks?: number } = {}): TaskStore 
       if (holder !== undefined) return holder
       keys.set(key, taskId)
       return null
+    },
+    claimIdempotencyKeys(claims) {
+      checkClaims(claims)
+      return claims.map(({ key, task_id }) => {
+        const holder = keys.get(key)
+        if (holder === undefined) keys.set(key, task_id)
+        return holder === undefined || holder === task_id ? null : holder
+      })
     },
     releaseIdempotencyKey(key, taskId) {
       if (keys.get(key) === taskId) keys.delete(key)

@@ -32,6 +32,11 @@ export interface TaskListQuery {
   tags?: readonly (readonly [key: string, value: string])[]
   /** Only the records of the flow whose root has this id (the root and every descendant). */
   flow?: string
+  /**
+   * True: only records that were retried (`retried_as` set); false: only records that were not
+   * (what needs attention among failures: a retried failure's retry is the news).
+   */
+  retried?: boolean
   /** 1-based page number. */
   page: number
   /** Records per page (1..500). */
@@ -303,10 +308,25 @@ export interface PendingQueueStore {
   release(taskIds: readonly string[], owner: string): Promise<void>
 }
 
+/** One key of {@link IdempotencyStore.claimMany}: the key and the task that would hold it. */
+export interface IdempotencyClaim {
+  key: string
+  task_id: string
+}
+
+/** Most claims one {@link IdempotencyStore.claimMany} call takes. */
+export const MAX_CLAIMS = 500
+
 /** Idempotency keys, shared by every instance (see `addTask`'s `idempotencyKey`). */
 export interface IdempotencyStore {
   /** Insert-if-absent of `key → taskId`; returns the existing holder's id, or null when won. */
   claim(key: string, taskId: string): Promise<string | null>
+  /**
+   * {@link claim} of up to {@link MAX_CLAIMS} distinct keys in one statement (one script on
+   * Redis): for each claim, in order, the existing holder's id, or null when won (or already held
+   * by that task). Each key is won by exactly one caller, however calls of one or many keys race.
+   */
+  claimMany(claims: readonly IdempotencyClaim[]): Promise<(string | null)[]>
   /** Deletes `key` only when `taskId` holds it. */
   release(key: string, taskId: string): Promise<void>
 }

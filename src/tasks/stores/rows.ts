@@ -6,7 +6,14 @@ import { createHash } from 'node:crypto'
 import { TaskValidationError } from '../errors.js'
 import type { StoredTask } from '../record.js'
 import { TASK_STATUSES, TERMINAL_STATUSES, type TaskStatus } from '../status.js'
-import { MAX_PER_PAGE, type LeaseRequest, type OneOffEntry, type TaskListQuery } from './ports.js'
+import {
+  MAX_CLAIMS,
+  MAX_PER_PAGE,
+  type IdempotencyClaim,
+  type LeaseRequest,
+  type OneOffEntry,
+  type TaskListQuery,
+} from './ports.js'
 
 /** The indexed columns of a task plus its JSON body. */
 export interface TaskColumns {
@@ -20,6 +27,8 @@ export interface TaskColumns {
   duration: number
   progress: number | null
   progress_message: string | null
+  /** The run that retried this one, or null: what the `retried` list filter reads. */
+  retried_as: string | null
   body: string
 }
 
@@ -56,6 +65,7 @@ export function taskColumns(task: StoredTask): TaskColumns {
     duration: record.duration,
     progress: record.progress ?? null,
     progress_message: record.progress_message ?? null,
+    retried_as: record.retried_as ?? null,
     body: JSON.stringify(task),
   }
 }
@@ -130,8 +140,29 @@ export function checkListQuery(query: TaskListQuery): void {
   ) {
     throw new TaskValidationError('flow must be the task id of a flow root (1–255 characters).')
   }
+  if (query.retried !== undefined && typeof query.retried !== 'boolean') {
+    throw new TaskValidationError('retried must be true or false.')
+  }
   if (query.tags !== undefined && query.tags.length > 10) {
     throw new TaskValidationError('At most 10 tag filters.')
+  }
+}
+
+/**
+ * Validates a batch of idempotency claims: at most {@link MAX_CLAIMS}, each key given once (a
+ * batch claiming one key twice would have to decide between its own entries).
+ */
+export function checkClaims(claims: readonly IdempotencyClaim[]): void {
+  if (claims.length > MAX_CLAIMS) {
+    throw new TaskValidationError(`At most ${MAX_CLAIMS} idempotency keys per claim.`)
+  }
+  const keys = new Set<string>()
+  for (const { key, task_id } of claims) {
+    if (typeof key !== 'string' || key === '' || typeof task_id !== 'string' || task_id === '') {
+      throw new TaskValidationError('An idempotency claim needs a key and a task id.')
+    }
+    if (keys.has(key)) throw new TaskValidationError(`The idempotency key "${key}" is given twice.`)
+    keys.add(key)
   }
 }
 

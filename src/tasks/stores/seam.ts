@@ -26,6 +26,7 @@ export function seamOf(store: AnyTaskStore): TaskStore {
     saveTasks: (tasks) => store.records.save(tasks),
     loadTasks: () => store.records.loadAll(),
     claimIdempotencyKey: (key, taskId) => store.idempotency.claim(key, taskId),
+    claimIdempotencyKeys: (claims) => store.idempotency.claimMany(claims),
     releaseIdempotencyKey: (key, taskId) => store.idempotency.release(key, taskId),
     close: () => store.close(),
   }

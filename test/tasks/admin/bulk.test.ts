@@ -50,8 +50,11 @@ describe.each(kinds)('bulk actions on $name', async (kind) => {
     if (enabled) await kind.cleanup()
   })
 
-  /** A mount with three users; `job` fails, then (once `block`) waits forever. */
-  async function mount() {
+  /**
+   * A task manager (a new instance over the store) and its admin mount with three users; `job`
+   * fails, then (once `block`) waits forever.
+   */
+  async function instance() {
     const state = { block: false }
     const manager = new TaskManager({
       ...(kind.open === null ? {} : { store: kind.open() }),
@@ -81,6 +84,23 @@ describe.each(kinds)('bulk actions on $name', async (kind) => {
       operator: await bearer('otto', 'oper-pass'),
       admin: await bearer('ada', 'admin-pass'),
     }
+    const call = (
+      action: 'retry' | 'cancel' | 'delete',
+      body: unknown,
+      role: keyof typeof headers = 'operator',
+    ) =>
+      app.inject({
+        method: 'POST',
+        url: `/tasks/bulk-${action}`,
+        headers: headers[role],
+        payload: body as Record<string, unknown>,
+      })
+    return { app, manager, state, job, headers, call }
+  }
+
+  /** An instance with {@link SEEDED} failures of its own run (a tag). */
+  async function mount() {
+    const { app, manager, state, job, headers, call } = await instance()
     const run = randomUUID().slice(0, 8)
     const tags = { run }
     // The failures: written to the store as another instance would, or run here.
@@ -106,17 +126,6 @@ describe.each(kinds)('bulk actions on $name', async (kind) => {
       for (let i = 0; i < tasks.length; i += 250) await store.records.save(tasks.slice(i, i + 250))
       ids.push(...tasks.map((task) => task.record.task_id))
     }
-    const call = (
-      action: 'retry' | 'cancel' | 'delete',
-      body: unknown,
-      role: keyof typeof headers = 'operator',
-    ) =>
-      app.inject({
-        method: 'POST',
-        url: `/tasks/bulk-${action}`,
-        headers: headers[role],
-        payload: body as Record<string, unknown>,
-      })
     /**
      * How many records of this run match `query` (a list query string), by reading the pages:
      * a SQL store serves a list's `total` from a cache refreshed in the background.
@@ -139,13 +148,29 @@ describe.each(kinds)('bulk actions on $name', async (kind) => {
         total: number
         items: { action: string; detail: Record<string, unknown> }[]
       }>()
-    return { app, manager, state, call, count, audit, ids, run, tag: `run=${run}` }
+    /**
+     * Whether the store holds this run's records in `status` (`count` also shows the records
+     * whose write is still on its way). Counted with a cap: an uncapped SQL total is cached.
+     */
+    const stored = async (status: TaskRecord['status']) =>
+      store === null
+        ? count(`&status=${status}`)
+        : (
+            await store.records.list({
+              status,
+              tags: [['run', run]],
+              page: 1,
+              perPage: 1,
+              countLimit: 10 * SEEDED,
+            })
+          ).total
+    return { app, manager, state, headers, call, count, stored, audit, ids, run, tag: `run=${run}` }
   }
 
   it.skipIf(!enabled)(
     'retries, cancels and deletes every record a filter matches, each audited once',
     async () => {
-      const { state, call, count, audit, tag } = await mount()
+      const { state, call, count, stored, audit, tag } = await mount()
       state.block = true
       const filter = { status: 'failed', func_name: 'job', tag, since: 'all' }
       const retried = await call('retry', { filter })
@@ -179,6 +204,8 @@ describe.each(kinds)('bulk actions on $name', async (kind) => {
         skipped: SEEDED,
       })
       await expect.poll(() => count('&status=cancelled')).toBe(SEEDED)
+      // Deletion acts on what the store holds: wait for the cancelled records' writes.
+      await expect.poll(() => stored('cancelled'), { timeout: 15_000 }).toBe(SEEDED)
 
       // Deletion: admins only; finished records only.
       const refused = await call('delete', { filter: { tag, status: 'cancelled' } })
@@ -197,6 +224,81 @@ describe.each(kinds)('bulk actions on $name', async (kind) => {
         'bulk_cancel',
         'bulk_retry',
       ])
+    },
+  )
+
+  it.skipIf(!enabled)(
+    'two bulk retries racing retry each record once, with its lineage',
+    async () => {
+      const { manager, state, call, audit, ids, tag } = await mount()
+      state.block = true
+      // With a durable store the second retry comes from another instance of the store.
+      const other = kind.open === null ? { call, manager, state } : await instance()
+      other.state.block = true
+      const filter = { status: 'failed', func_name: 'job', tag, since: 'all' }
+      const answers = await Promise.all([
+        call('retry', { filter }),
+        other.call('retry', { filter }),
+        call('retry', { task_ids: ids.slice(0, 100) }),
+      ])
+      for (const answer of answers) expect(answer.statusCode, answer.body).toBe(200)
+      const [x, y, z] = answers.map((answer) =>
+        answer.json<{ matched: number; done: number; skipped: number }>(),
+      ) as [
+        { matched: number; done: number; skipped: number },
+        { matched: number; done: number; skipped: number },
+        { matched: number; done: number; skipped: number },
+      ]
+      expect(x.done + y.done + z.done).toBe(SEEDED)
+      expect(x.skipped + y.skipped + z.skipped).toBe(x.matched + y.matched + z.matched - SEEDED)
+      // Each original names one new run, which names it back as a retry.
+      const newIds = new Set<string>()
+      for (const id of ids) {
+        const original = await manager.getTask(id)
+        expect(original?.status).toBe('failed')
+        const newId = original?.retried_as ?? null
+        expect(newId, id).not.toBeNull()
+        newIds.add(newId!)
+        const retry = (await manager.getTask(newId!)) ?? (await other.manager.getTask(newId!))
+        expect(retry).toMatchObject({ retry_of: id, source: 'retry', retried_as: null })
+      }
+      expect(newIds.size).toBe(SEEDED)
+      // One audit entry per request, with its counts (both instances share the audit).
+      const entries = (await audit()).items.filter((entry) => entry.action === 'bulk_retry')
+      const done = entries.slice(0, 3).map((entry) => entry.detail.done)
+      expect(done.sort()).toEqual([x.done, y.done, z.done].sort())
+      // A further bulk retry finds nothing left to retry.
+      const again = await call('retry', { filter })
+      expect(again.json()).toEqual({ matched: SEEDED, done: 0, skipped: SEEDED })
+    },
+  )
+
+  it.skipIf(!enabled)(
+    'lists by the retried filter, and a bulk retry of the failures not retried yet',
+    async () => {
+      const { state, call, count, ids, tag, app, headers } = await mount()
+      state.block = true
+      const retried = await call('retry', { task_ids: ids.slice(0, 30) })
+      expect(retried.json()).toMatchObject({ done: 30 })
+      expect(await count('&status=failed&retried=true')).toBe(30)
+      expect(await count('&status=failed&retried=false')).toBe(SEEDED - 30)
+      // The new runs were not retried: listed with retried=false.
+      expect(await count('&retried=false')).toBe(SEEDED)
+      expect(await count('&retried=true')).toBe(30)
+      // A bad value is refused.
+      const bad = await app.inject({ url: `/tasks?retried=maybe`, headers: headers.viewer })
+      expect(bad.statusCode).toBe(400)
+      // Select all of the failures not retried: the 30 retried are not even matched.
+      const rest = await call('retry', {
+        filter: { status: 'failed', tag, since: 'all', retried: false },
+      })
+      expect(rest.json(), rest.body).toEqual({
+        matched: SEEDED - 30,
+        done: SEEDED - 30,
+        skipped: 0,
+      })
+      expect(await count('&status=failed&retried=false')).toBe(0)
+      expect(await count('&status=failed&retried=true')).toBe(SEEDED)
     },
   )
 

@@ -1,7 +1,8 @@
 /**
  * The task dashboard in Chromium, for retry lineage and the fixes around it: a retried run
  * links to its retry and is not offered for retry again, the retry links back, Dead Letters
- * hide retried runs until asked; the count cards catch up with a change without another event;
+ * hide retried runs until asked; the failed card leaves out retried failures; the count cards
+ * catch up with a change without another event;
  * a login started by an in-page request comes back to the page (and never leaves the site); a
  * bad `status:` in the search lists nothing; an unknown dashboard address is an HTML 404 page.
  * Every wait is for a condition.
@@ -121,6 +122,27 @@ describe.skipIf(!enabled)(
       const shownRow = page.locator('#dead-letters tbody tr', { hasText: `retried → ${retry}` })
       expect(await shownRow.locator('input[type="checkbox"]').count()).toBe(0)
       await expectAccessible()
+    })
+
+    it('the failed card leaves out failures that were retried', async () => {
+      await open('/dashboard')
+      const card = page.locator('#run-metrics .count', {
+        has: page.locator('span', { hasText: /^failed$/ }),
+      })
+      const shown = async () => Number(await card.locator('strong').textContent())
+      const unretried = async () =>
+        (await manager.listTasks({ status: 'failed', retried: false, perPage: 1 })).total
+      // Earlier tests left failures, some retried: the card counts the others only.
+      const failed = (await manager.metrics()).by_status.failed
+      expect(failed).toBeGreaterThan(await unretried())
+      await expect.poll(shown, { timeout: 10_000 }).toBe(await unretried())
+      // Retrying the newest failure adds a failure (its retry fails too) and leaves the card.
+      const newest = (await manager.listTasks({ status: 'failed', retried: false, perPage: 1 }))
+        .items[0]
+      await waitForStatus(manager, await manager.retryTask(newest!.task_id))
+      expect((await manager.metrics()).by_status.failed).toBe(failed + 1)
+      await expect.poll(shown, { timeout: 10_000 }).toBe(await unretried())
+      expect(await card.getAttribute('title')).toMatch(/^\d+ retried failures not counted$/)
     })
 
     it('the count cards catch up with a change without waiting for another event', async () => {

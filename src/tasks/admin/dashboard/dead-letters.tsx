@@ -60,8 +60,6 @@ interface DeadLettersProps {
   page: TaskPage
   /** False for a viewer: no replay button, no selection. */
   actions: boolean
-  /** Retried tasks left out of this page (without `retried`). */
-  hidden: number
 }
 
 /** The tab's content: the window selector, the replay actions and the table. */
@@ -120,13 +118,6 @@ export function DeadLetters(props: DeadLettersProps): JSX.Element {
           ''
         )}
       </div>
-      {props.hidden > 0 ? (
-        <p class="muted" safe>
-          {`${props.hidden} retried task${props.hidden === 1 ? '' : 's'} not shown on this page.`}
-        </p>
-      ) : (
-        ''
-      )}
       <RetrySelectionForm
         action={dashboard.url('/dashboard/bulk-retry')}
         wording={REPLAY_WORDING}

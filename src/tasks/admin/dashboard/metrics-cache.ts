@@ -13,24 +13,24 @@
 import type { TaskMetrics } from '../../metrics-report.js'
 
 /** One range's metrics and when their read started. */
-interface Entry {
-  value: TaskMetrics | null
+interface Entry<T> {
+  value: T | null
   at: number
-  pending: Promise<TaskMetrics> | null
+  pending: Promise<T> | null
 }
 
 /** A per-range cache with stale-while-revalidate and single-flight reads. */
-export class MetricsCache {
-  readonly #entries = new Map<string, Entry>()
+export class MetricsCache<T = TaskMetrics> {
+  readonly #entries = new Map<string, Entry<T>>()
 
   constructor(
-    private readonly read: (range: string) => Promise<TaskMetrics>,
+    private readonly read: (range: string) => Promise<T>,
     private readonly now: () => number,
     private readonly ttlMs = 5_000,
   ) {}
 
   /** The cached metrics of `range` (null before the first read finished); starts a read if due. */
-  peek(range: string): TaskMetrics | null {
+  peek(range: string): T | null {
     const entry = this.#entry(range)
     void this.#refreshIfDue(range, entry)
     return entry.value
@@ -46,11 +46,11 @@ export class MetricsCache {
    * The metrics of `range` no older than the TTL (waiting for a read when the cached value is
    * due), with when their read started.
    */
-  async current(range: string): Promise<{ value: TaskMetrics; readAt: number }> {
+  async current(range: string): Promise<{ value: T; readAt: number }> {
     const entry = this.#entry(range)
     const pending = this.#refreshIfDue(range, entry)
     // No refresh due means a value younger than the TTL is cached.
-    const value = pending === null ? (entry.value as TaskMetrics) : await pending
+    const value = pending === null ? (entry.value as T) : await pending
     return { value, readAt: entry.at }
   }
 
@@ -65,14 +65,14 @@ export class MetricsCache {
   }
 
   /** The metrics of `range`: the cached value (a stale one triggers a refresh), else a read. */
-  async get(range: string): Promise<TaskMetrics> {
+  async get(range: string): Promise<T> {
     const entry = this.#entry(range)
     const pending = this.#refreshIfDue(range, entry)
     if (entry.value !== null) return entry.value
     return pending ?? (await this.#load(range, entry))
   }
 
-  #entry(range: string): Entry {
+  #entry(range: string): Entry<T> {
     let entry = this.#entries.get(range)
     if (entry === undefined) {
       entry = { value: null, at: 0, pending: null }
@@ -81,13 +81,13 @@ export class MetricsCache {
     return entry
   }
 
-  #refreshIfDue(range: string, entry: Entry): Promise<TaskMetrics> | null {
+  #refreshIfDue(range: string, entry: Entry<T>): Promise<T> | null {
     if (entry.pending !== null) return entry.pending
     if (entry.value !== null && this.now() - entry.at < this.ttlMs) return null
     return this.#load(range, entry)
   }
 
-  #load(range: string, entry: Entry): Promise<TaskMetrics> {
+  #load(range: string, entry: Entry<T>): Promise<T> {
     // The start, not the end: a change during the read may be missing from its value.
     const started = this.now()
     const pending = this.read(range).then(

@@ -331,11 +331,20 @@ function seconds(value: number | null): string {
 /** Most functions listed in the P95 table (the busiest first). */
 const MAX_FUNCTIONS = 12
 
+/** A range's metrics as the panel shows them. */
+export interface RangeMetrics extends TaskMetrics {
+  /**
+   * Failures created in the range that were retried since: the failed card leaves them out, as
+   * Dead Letters does (their retry is what needs watching).
+   */
+  retried_failed: number
+}
+
 /** The metric cards, the chart and P95 per function over the range; refreshed on every change. */
 export function MetricsPanel(props: {
   dashboard: TaskDashboard
   filters: RunFilters
-  metrics: TaskMetrics
+  metrics: RangeMetrics
   from: number
   /**
    * When set, the panel fetches itself again after this many ms: its figures may predate the
@@ -347,8 +356,11 @@ export function MetricsPanel(props: {
   const recheck = props.recheckInMs ?? null
   const liveUrl = dashboard.url('/dashboard/metrics', runQuery(filters, 1))
   const now = dashboard.context.now()
-  const status = (name: TaskStatus) => metrics.by_status[name]
-  const finished = status('success') + status('failed')
+  const runs = (name: TaskStatus) => metrics.by_status[name]
+  const finished = runs('success') + runs('failed')
+  // The cards count what needs attention: a failure retried since is left out.
+  const status = (name: TaskStatus) =>
+    name === 'failed' ? Math.max(0, runs(name) - metrics.retried_failed) : runs(name)
   const statusLink = (name: string) =>
     dashboard.url('/dashboard', runQuery({ ...filters, status: name }, 1))
   const functions = Object.entries(metrics.by_function)
@@ -376,6 +388,11 @@ export function MetricsPanel(props: {
           <a
             class={`count${name === 'failed' && status(name) > 0 ? ' count-bad' : ''}`}
             href={statusLink(name)}
+            title={
+              name === 'failed' && metrics.retried_failed > 0
+                ? `${metrics.retried_failed} retried failures not counted`
+                : undefined
+            }
             aria-current={filters.status === name ? 'true' : undefined}
           >
             <strong>{status(name)}</strong>

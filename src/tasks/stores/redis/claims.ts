@@ -1,10 +1,11 @@
 /**
  * Idempotency keys ({@link IdempotencyStore}) and periodic schedule slots
- * ({@link ScheduleSlotStore}) on Redis: both are `SET NX` (a slot's inside a Lua script with its
- * indexes), so exactly one racing caller wins.
+ * ({@link ScheduleSlotStore}) on Redis: both are `SET NX` (a slot's, and a batch of keys', inside
+ * a Lua script), so exactly one racing caller wins.
  */
 import { TaskValidationError } from '../../errors.js'
 import type { IdempotencyStore, ScheduleSlotStore } from '../ports.js'
+import { checkClaims } from '../rows.js'
 import type { RedisOps } from './ops.js'
 
 /** Idempotency keys on Redis. */
@@ -18,6 +19,16 @@ export function redisIdempotency(ops: RedisOps): IdempotencyStore {
         if (holder !== null) return holder
       }
       throw new TaskValidationError(`The idempotency key "${key}" is contended; try again.`)
+    },
+    async claimMany(claims) {
+      checkClaims(claims)
+      if (claims.length === 0) return []
+      const holders = (await ops.run(
+        'claim-keys',
+        claims.map((claim) => ops.key('idem:', claim.key)),
+        claims.map((claim) => claim.task_id),
+      )) as string[]
+      return claims.map((claim, i) => (holders[i] === claim.task_id ? null : (holders[i] ?? null)))
     },
     async release(key, taskId) {
       await ops.run('release-key', [ops.key('idem:', key)], [taskId])

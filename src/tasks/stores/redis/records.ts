@@ -1,6 +1,7 @@
 /**
  * Task records on Redis (the {@link TaskRecordStore} port; see it for the semantics). A record
- * is a hash with sorted-set indexes by creation time (all, per status, function, queue and tag),
+ * is a hash with sorted-set indexes by creation time (all, per status, function, queue and tag,
+ * and the retried records),
  * an id index for prefix search, the finished-time set that retention scans and
  * per-(function, status) counters; every write goes through `save-tasks.lua`, so a record, its
  * indexes, its metric buckets and its change-stream entry change in one atomic step.
@@ -59,6 +60,7 @@ export async function writeTasks(
         tags.join(' '),
         task.idempotency_key ?? '',
         row.body,
+        row.retried_as === null ? '' : '1',
       )
     }
     if (flowOps === undefined) written += Number(await ops.run('save-tasks', [], args))
@@ -113,6 +115,7 @@ export function redisRecords(ops: RedisOps, origin: string): TaskRecordStore {
       for (const [key, value] of query.tags ?? []) {
         indexes.push(ops.key('idx:tag:', tagHash(key, value)))
       }
+      if (query.retried === true) indexes.push(ops.key('idx:retried'))
       const temporary: string[] = []
       try {
         if (query.q !== undefined) {
@@ -130,6 +133,16 @@ export function redisRecords(ops: RedisOps, origin: string): TaskRecordStore {
           source = ops.key('tmp:', randomUUID())
           temporary.push(source)
           await ops.run('intersect', [source, ...indexes], [TEMPORARY_TTL_MS])
+        }
+        if (query.retried === false) {
+          const unretried = ops.key('tmp:', randomUUID())
+          temporary.push(unretried)
+          await ops.run(
+            'difference',
+            [unretried, source, ops.key('idx:retried')],
+            [TEMPORARY_TTL_MS],
+          )
+          source = unretried
         }
         const min = query.since === undefined ? '-inf' : query.since
         const offset = (query.page - 1) * query.perPage

@@ -4,8 +4,8 @@
  * `INSERT IGNORE` on MySQL), never check-then-act, so exactly one racing caller wins.
  */
 import { TaskValidationError } from '../../errors.js'
-import type { IdempotencyStore, ScheduleSlotStore } from '../ports.js'
-import { toNumber } from '../rows.js'
+import type { IdempotencyClaim, IdempotencyStore, ScheduleSlotStore } from '../ports.js'
+import { checkClaims, toNumber } from '../rows.js'
 import type { SqlBackend } from './backend.js'
 import type { OpenBackend } from './records.js'
 import type { TaskDatabase } from './schema.js'
@@ -21,6 +21,46 @@ async function insertIfAbsent<T extends 'idempotency_keys' | 'schedule_slots'>(
       ? await insert.ignore().executeTakeFirst()
       : await insert.onConflict((oc) => oc.doNothing()).executeTakeFirst()
   return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0
+}
+
+/**
+ * The holders of the keys of `claims` after one insert-if-absent of them all, by key.
+ *
+ * SQLite and PostgreSQL: one upsert whose conflict branch sets a key to itself, so `RETURNING`
+ * gives every key's holder — the new one where the insert won, the existing one elsewhere —
+ * however other callers interleave. MySQL (no `RETURNING`): `INSERT IGNORE`, then a read of the
+ * holders; a key released in between has none and is claimed again by the caller.
+ */
+async function claimRows(
+  backend: SqlBackend,
+  claims: readonly IdempotencyClaim[],
+): Promise<Map<string, string>> {
+  // One lock order for every caller: two racing batches over the same keys wait, never deadlock.
+  const values = claims
+    .map((claim) => ({ idem_key: claim.key, task_id: claim.task_id }))
+    .sort((x, y) => (x.idem_key < y.idem_key ? -1 : x.idem_key > y.idem_key ? 1 : 0))
+  const insert = backend.db.insertInto('idempotency_keys').values(values)
+  let rows: { idem_key: string; task_id: string }[]
+  if (backend.dialect === 'mysql') {
+    await insert.ignore().execute()
+    rows = await backend.db
+      .selectFrom('idempotency_keys')
+      .select(['idem_key', 'task_id'])
+      .where(
+        'idem_key',
+        'in',
+        values.map((value) => value.idem_key),
+      )
+      .execute()
+  } else {
+    rows = await insert
+      .onConflict((oc) =>
+        oc.column('idem_key').doUpdateSet((eb) => ({ idem_key: eb.ref('excluded.idem_key') })),
+      )
+      .returning(['idem_key', 'task_id'])
+      .execute()
+  }
+  return new Map(rows.map((row) => [row.idem_key, row.task_id]))
 }
 
 /** Idempotency keys on SQL. */
@@ -41,6 +81,27 @@ export function sqlIdempotency(open: OpenBackend): IdempotencyStore {
         if (holder !== undefined) return holder.task_id
       }
       throw new TaskValidationError(`The idempotency key "${key}" is contended; try again.`)
+    },
+    async claimMany(claims) {
+      checkClaims(claims)
+      if (claims.length === 0) return []
+      const answers = new Map<string, string | null>()
+      let left = claims
+      for (let attempt = 0; attempt < 5 && left.length > 0; attempt++) {
+        const holders = await claimRows(await open(), left)
+        for (const { key, task_id } of left) {
+          const holder = holders.get(key)
+          if (holder !== undefined) answers.set(key, holder === task_id ? null : holder)
+        }
+        // A holder released its key between the insert and the read (MySQL): claim it again.
+        left = left.filter((claim) => !answers.has(claim.key))
+      }
+      if (left.length > 0) {
+        throw new TaskValidationError(
+          `The idempotency key "${left[0]?.key ?? ''}" is contended; try again.`,
+        )
+      }
+      return claims.map((claim) => answers.get(claim.key) ?? null)
     },
     async release(key, taskId) {
       const { db } = await open()

@@ -46,6 +46,7 @@ const RECORD_TYPES = [
   ['progress', REAL],
   ['progress_message', 'text'],
   ['body', 'text'],
+  ['retried_as', 'varchar'],
 ] as const
 
 /** The counted tables: key columns, then the added columns. */

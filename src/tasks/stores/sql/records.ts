@@ -45,7 +45,13 @@ import { pruneChanges } from './changes.js'
 import { sql } from './kysely.js'
 import { cellOf, CELL_KEYS, sums } from './metric-sums.js'
 import { ListTotals } from './list-totals.js'
-import { HOUR_GRAIN, hourOfMinute, MINUTE_GRAIN } from './migrations.js'
+import {
+  FAILURE_STATUSES,
+  failureCondition,
+  HOUR_GRAIN,
+  hourOfMinute,
+  MINUTE_GRAIN,
+} from './migrations.js'
 import { compileTagInsert, tagInserts, tagRows } from './tag-rows.js'
 import {
   compileCountUpsert,
@@ -70,6 +76,7 @@ export const RECORD_COLUMNS = [
   'progress',
   'progress_message',
   'body',
+  'retried_as',
 ] as const
 /** The claim columns an upsert with a claim overwrites too. */
 export const CLAIM_COLUMNS = ['claimed_by', 'lease_until'] as const
@@ -102,6 +109,7 @@ function upsertParams(row: TaskColumns, claim: Claim): unknown[] {
     row.progress,
     row.progress_message,
     row.body,
+    row.retried_as,
     claim === null ? null : claim.owner,
     claim === null ? null : claim.leaseUntil,
     null,
@@ -376,7 +384,18 @@ export class SqlTaskRecords implements TaskRecordStore {
       if (query.status !== undefined) parts.push(eb('status', '=', query.status))
       if (query.funcName !== undefined) parts.push(eb('func_name', '=', query.funcName))
       if (query.queue !== undefined) parts.push(eb('queue', '=', query.queue))
+      if (
+        query.queue !== undefined &&
+        dialect !== 'mysql' &&
+        (FAILURE_STATUSES as readonly string[]).includes(query.status ?? '')
+      ) {
+        // Implied by the status; stated so that the failures index may serve the filter.
+        parts.push(failureCondition())
+      }
       if (query.since !== undefined) parts.push(eb('created_ms', '>=', query.since))
+      if (query.retried !== undefined) {
+        parts.push(eb('retried_as', query.retried ? 'is not' : 'is', null))
+      }
       if (query.flow !== undefined) {
         parts.push(
           eb(
@@ -422,6 +441,7 @@ export class SqlTaskRecords implements TaskRecordStore {
       query.q,
       query.tags,
       query.flow,
+      query.retried,
     ])
     const count = () =>
       db

@@ -32,6 +32,8 @@ export interface TasksTable {
   progress: number | null
   /** Schema version 3. */
   progress_message: string | null
+  /** Schema version 11: the run that retried this one (as in the body), or null. */
+  retried_as: string | null
 }
 
 /** Table `task_tags` (schema version 3): one row per tag of a task, by its hash. */

@@ -1,6 +1,7 @@
 /** Conformance of the idempotency-key and schedule-slot ports: one winner per race. */
 import { expect } from 'vitest'
 import { TaskValidationError } from '../../../../src/tasks/errors.js'
+import { MAX_CLAIMS } from '../../../../src/tasks/stores/ports.js'
 import { T0, type SuiteContext } from './context.js'
 
 /** Registers the idempotency-key suite. */
@@ -17,6 +18,83 @@ export function idempotencySuite({ a, b, test }: SuiteContext): void {
     expect(await a().idempotency.claim('idem-1', 'late')).toBe(winners[0])
     await b().idempotency.release('idem-1', winners[0]!)
     expect(await a().idempotency.claim('idem-1', 'late')).toBeNull()
+  })
+}
+
+/** Registers the suite of batched idempotency claims. */
+export function idempotencyBatchSuite({ a, b, test }: SuiteContext): void {
+  test('a batch claims the free keys and names the holders of the others, in order', async () => {
+    expect(await a().idempotency.claim('batch-held', 'older')).toBeNull()
+    const holders = await b().idempotency.claimMany([
+      { key: 'batch-free-1', task_id: 'new-1' },
+      { key: 'batch-held', task_id: 'new-2' },
+      { key: 'batch-free-2', task_id: 'new-3' },
+    ])
+    expect(holders).toEqual([null, 'older', null])
+    expect(await a().idempotency.claim('batch-free-1', 'late')).toBe('new-1')
+    expect(await a().idempotency.claim('batch-free-2', 'late')).toBe('new-3')
+    // Claimed again by its own holder: won (nothing changes).
+    expect(await a().idempotency.claimMany([{ key: 'batch-free-1', task_id: 'new-1' }])).toEqual([
+      null,
+    ])
+    expect(await a().idempotency.claimMany([])).toEqual([])
+    // A released key is free for the next batch.
+    await a().idempotency.release('batch-held', 'older')
+    expect(await b().idempotency.claimMany([{ key: 'batch-held', task_id: 'new-4' }])).toEqual([
+      null,
+    ])
+  })
+
+  test('racing batches and single claims: one winner per key', async () => {
+    const keys = Array.from({ length: 300 }, (_, i) => `batch-race-${i}`)
+    // Overlapping batches in different orders, from both instances, and single claims.
+    const batches = [
+      { store: a, claims: keys.map((key) => ({ key, task_id: `x:${key}` })) },
+      { store: b, claims: [...keys].reverse().map((key) => ({ key, task_id: `y:${key}` })) },
+      { store: a, claims: keys.slice(100, 200).map((key) => ({ key, task_id: `z:${key}` })) },
+    ]
+    const [answers, singles] = await Promise.all([
+      Promise.all(batches.map(({ store, claims }) => store().idempotency.claimMany(claims))),
+      Promise.all(keys.slice(0, 50).map((key) => b().idempotency.claim(key, `s:${key}`))),
+    ])
+    const winners = new Map<string, string[]>()
+    const won = (key: string, id: string) => winners.set(key, [...(winners.get(key) ?? []), id])
+    batches.forEach(({ claims }, i) => {
+      claims.forEach(({ key, task_id }, j) => {
+        if (answers[i]?.[j] === null) won(key, task_id)
+      })
+    })
+    keys.slice(0, 50).forEach((key, i) => {
+      if (singles[i] === null) won(key, `s:${key}`)
+    })
+    for (const key of keys) {
+      expect(winners.get(key), key).toHaveLength(1)
+      const winner = winners.get(key)?.[0]
+      // Every loser was told the winner's id.
+      batches.forEach(({ claims }, i) => {
+        const j = claims.findIndex((claim) => claim.key === key)
+        if (j >= 0 && answers[i]?.[j] !== null) expect(answers[i]?.[j]).toBe(winner)
+      })
+    }
+  })
+
+  test('a bad batch is refused and claims nothing', async () => {
+    await expect(
+      a().idempotency.claimMany([
+        { key: 'batch-bad', task_id: 'one' },
+        { key: 'batch-bad', task_id: 'two' },
+      ]),
+    ).rejects.toThrow(TaskValidationError)
+    await expect(
+      a().idempotency.claimMany(
+        Array.from({ length: MAX_CLAIMS + 1 }, (_, i) => ({ key: `batch-big-${i}`, task_id: 't' })),
+      ),
+    ).rejects.toThrow(TaskValidationError)
+    await expect(a().idempotency.claimMany([{ key: '', task_id: 't' }])).rejects.toThrow(
+      TaskValidationError,
+    )
+    expect(await b().idempotency.claim('batch-bad', 'free')).toBeNull()
+    expect(await b().idempotency.claim('batch-big-0', 'free')).toBeNull()
   })
 }
 

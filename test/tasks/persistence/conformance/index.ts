@@ -1,7 +1,8 @@
 /**
- * The task-store conformance: one suite per port (records, pending queue, idempotency keys,
- * schedule slots, one-off schedules, admin data, sessions, metrics, change feed, workers, task
- * gates, flows), plus cancel and operator pauses across managers, each run on every backend.
+ * The task-store conformance: one suite per port (records, pending queue, idempotency keys and
+ * their batched claims, schedule slots, one-off schedules, admin data, sessions, metrics, change
+ * feed, workers, task gates, flows), plus cancel and operator pauses across managers, each run on
+ * every backend.
  */
 import { afterAll, beforeAll, describe, it } from 'vitest'
 import type { DurableTaskStore } from '../../../../src/tasks/stores/ports.js'
@@ -10,7 +11,7 @@ import { adminDataSuite, sessionsSuite } from './admin-data.js'
 import { cancelSuite } from './cancel.js'
 import { gatesSuite, storeGates } from './gates.js'
 import { groupCountsSuite } from './group-counts.js'
-import { idempotencySuite, scheduleSlotsSuite } from './claims.js'
+import { idempotencyBatchSuite, idempotencySuite, scheduleSlotsSuite } from './claims.js'
 import { flowsSuite } from './flows.js'
 import { debounceSuite, oneOffSuite } from './one-offs.js'
 import { pendingQueueSuite } from './pending-queue.js'
@@ -47,6 +48,7 @@ export function storeConformance(target: ConformanceTarget): void {
     describe('change feed', () => changesSuite(context))
     describe('pending queue', () => pendingQueueSuite(context))
     describe('idempotency keys', () => idempotencySuite(context))
+    describe('batched idempotency claims', () => idempotencyBatchSuite(context))
     describe('schedule slots', () => scheduleSlotsSuite(context))
     describe('one-off schedules', () => oneOffSuite(context))
     describe('debounced entries', () => debounceSuite(context))

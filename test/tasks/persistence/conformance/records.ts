@@ -23,6 +23,59 @@ export function recordsSuite({ a, b, test }: SuiteContext): void {
     expect(await a().records.get('missing')).toBeNull()
   })
 
+  test('the retried filter: records marked retried, or not, with the other filters', async () => {
+    const failed = (i: number) =>
+      makeTask({
+        func_name: 'retried_filter',
+        status: 'failed',
+        created: T0 + 60_000 + i,
+        end_time: iso(T0 + 60_000 + i),
+      })
+    const tasks = Array.from({ length: 5 }, (_, i) => failed(i))
+    const retry = makeTask({ func_name: 'retried_filter', created: T0 + 70_000 })
+    await a().records.save(tasks)
+    await a().pending.enqueue([retry], { owner: 'A', leaseUntil: T0 + 30_000 })
+    // Two failures are retried: their original is written back with `retried_as`.
+    for (const task of tasks.slice(1, 3)) task.record.retried_as = retry.record.task_id
+    await a().records.save(tasks.slice(1, 3))
+    const list = async (query: {
+      retried?: boolean
+      status?: 'failed' | 'pending'
+      since?: number
+      queue?: string
+    }) => {
+      const page = await b().records.list({
+        funcName: 'retried_filter',
+        ...query,
+        page: 1,
+        perPage: 50,
+        countLimit: 100,
+      })
+      expect(page.total).toBe(page.items.length)
+      return page.items.map((task) => task.record.task_id)
+    }
+    const ids = (...indexes: number[]) => indexes.map((i) => tasks[i]!.record.task_id)
+    expect(await list({ retried: true })).toEqual(ids(2, 1))
+    expect(await list({ retried: true, status: 'failed', since: T0 + 60_002 })).toEqual(ids(2))
+    expect(await list({ retried: false, status: 'failed' })).toEqual(ids(4, 3, 0))
+    expect(await list({ retried: false })).toEqual([retry.record.task_id, ...ids(4, 3, 0)])
+    expect(await list({})).toHaveLength(6)
+    // A status + queue filter (served by the failures index on SQL).
+    expect(await list({ status: 'failed', queue: 'default' })).toEqual(ids(4, 3, 2, 1, 0))
+    expect(await list({ status: 'failed', queue: 'elsewhere' })).toEqual([])
+    expect(await list({ status: 'pending', queue: 'default' })).toEqual([retry.record.task_id])
+    // The uncapped total (cached per filter on SQL) keeps the filters apart too.
+    const total = async (retried: boolean) =>
+      (await b().records.list({ funcName: 'retried_filter', retried, page: 1, perPage: 1 })).total
+    expect([await total(true), await total(false)]).toEqual([2, 4])
+    // A retried record that is deleted leaves the filter.
+    expect(await a().records.deleteTerminal(ids(1))).toBe(1)
+    expect(await list({ retried: true })).toEqual(ids(2))
+    await expect(
+      a().records.list({ retried: 'yes' as unknown as boolean, page: 1, perPage: 1 }),
+    ).rejects.toThrow(TaskValidationError)
+  })
+
   test('a finishing save updates what changed, and a save changing function, queue or creation rewrites them', async () => {
     const kept = makeTask({ func_name: 'finisher', queue: 'finish_q' })
     const moved = makeTask({ func_name: 'finisher', queue: 'finish_q' })

@@ -18,6 +18,7 @@ for i = 2, #ARGV do
   if f[1] and f[1] ~= 'pending' and f[1] ~= 'running' then
     redis.call('ZREM', p .. 'idx:finished', id)
     redis.call('ZREM', p .. 'idx:all', id)
+    redis.call('ZREM', p .. 'idx:retried', id)
     redis.call('ZREM', p .. 'idx:id', id)
     redis.call('ZREM', p .. 'idx:status:' .. f[1], id)
     redis.call('ZREM', p .. 'idx:func:' .. f[2], id)

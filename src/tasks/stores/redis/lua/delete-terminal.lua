@@ -19,6 +19,7 @@ for _, id in ipairs(ids) do
   redis.call('ZREM', p .. 'idx:finished', id)
   if f[1] and f[1] ~= 'pending' and f[1] ~= 'running' then
     redis.call('ZREM', p .. 'idx:all', id)
+    redis.call('ZREM', p .. 'idx:retried', id)
     redis.call('ZREM', p .. 'idx:id', id)
     redis.call('ZREM', p .. 'idx:status:' .. f[1], id)
     redis.call('ZREM', p .. 'idx:func:' .. f[2], id)

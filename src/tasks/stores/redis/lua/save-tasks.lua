@@ -1,7 +1,7 @@
 -- save-tasks.lua: inserts or replaces task records and keeps every index consistent in one
 -- atomic step: the status/function/queue sorted sets by creation time, the finished-time set
 -- that retention scans, the per-(function, status) counters (live counts), the id and tag
--- indexes of new records, the metric buckets of records that become terminal, and one entry of
+-- indexes of new records, the index of retried records (idx:retried, by creation time), the metric buckets of records that become terminal, and one entry of
 -- the change stream.
 --
 -- KEYS     none (key names derive from ARGV[1]; the store targets one Redis, not a cluster)
@@ -9,9 +9,10 @@
 -- ARGV[2]  claim owner, or "" to leave any existing claim as it is
 -- ARGV[3]  lease end (epoch ms) when ARGV[2] is set
 -- ARGV[4]  origin of the write (the change stream's "o")
--- ARGV[5..] groups of 11: task_id, status, func_name, queue, created_ms, finished_ms ("" while
+-- ARGV[5..] groups of 12: task_id, status, func_name, queue, created_ms, finished_ms ("" while
 --          live), duration (seconds), duration bin, tag hashes (space-separated, "" for none),
---          idempotency key ("" for none), JSON body. A task id appears at most once per call.
+--          idempotency key ("" for none), JSON body, "1" when the record was retried (else "").
+--          A task id appears at most once per call.
 --
 -- Metric buckets: hash m:<minute> (and m:total for all time) with fields
 -- "n\n<func>\n<status>\n<bin>" (count) and "d\n<func>\n<status>\n<bin>" (duration sum); sorted
@@ -91,10 +92,10 @@ end
 
 local ids = {}
 local minutes = {}
-for i = 5, #ARGV, 11 do
+for i = 5, #ARGV, 12 do
   local id, status, func, queue = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local created, finished, duration, bin = ARGV[i + 4], ARGV[i + 5], ARGV[i + 6], ARGV[i + 7]
-  local tags, idem, body = ARGV[i + 8], ARGV[i + 9], ARGV[i + 10]
+  local tags, idem, body, retried = ARGV[i + 8], ARGV[i + 9], ARGV[i + 10], ARGV[i + 11]
   local key = p .. 'task:' .. id
   local old = redis.call('HMGET', key, 'status', 'func', 'queue', 'duration')
   if old[1] then
@@ -116,6 +117,8 @@ for i = 5, #ARGV, 11 do
   zadd(p .. 'idx:status:' .. status, created, id)
   zadd(p .. 'idx:func:' .. func, created, id)
   zadd(p .. 'idx:queue:' .. queue, created, id)
+  -- A record is marked retried once and never unmarked.
+  if retried == '1' then zadd(p .. 'idx:retried', created, id) end
   incr(p .. 'agg:count', func .. '\n' .. status, 1, false)
   if tonumber(duration) ~= 0 then
     incr(p .. 'agg:duration', func .. '\n' .. status, tonumber(duration), true)
