@@ -10,7 +10,8 @@
  *       bench/.out/bench/lib/tasks-profile.js switchyard 50000
  *     callgrind_annotate --inclusive=yes callgrind.out.<pid>.1-01
  *
- * `switchyard` or `p-queue`, then the task count. The `.1-01` file is the main thread's count
+ * `switchyard`, `switchyard-metrics` (the same with the Prometheus task collectors following the
+ * manager) or `p-queue`, then the task count. The `.1-01` file is the main thread's count
  * between the two calls; its Ir divided by the task count is the cost per task (with
  * `--predictable` the garbage collector runs on the main thread, so it is included, and runs
  * repeat to ±0.5 %). `--rounds=n` repeats the measured round; `--no-callgrind` runs without
@@ -18,6 +19,8 @@
  */
 import { execFile } from 'node:child_process'
 import PQueue from 'p-queue'
+import { createEngine } from '../../src/index.js'
+import { createMetrics } from '../../src/metrics/registry.js'
 import { TaskManager } from '../../src/tasks/index.js'
 
 const which = process.argv[2] ?? 'switchyard'
@@ -28,9 +31,12 @@ const rounds = roundsArg === undefined ? 1 : Number(roundsArg.slice('--rounds='.
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
 
-async function switchyardRound(tasks: number): Promise<void> {
+async function switchyardRound(tasks: number, withMetrics = false): Promise<void> {
   const manager = new TaskManager({ queues: { default: { concurrency: 50 } } })
   const noop = manager.task({ name: 'noop' }, async () => {})
+  const collectors = withMetrics
+    ? await createMetrics({ engine: createEngine({ store: 'memory' }), taskManager: manager })
+    : null
   for (let index = 0; index < tasks; index++) void manager.addTask(noop, [])
   const stats = manager.queueStats()
   while ((stats[0]?.finished ?? 0) < tasks) {
@@ -40,6 +46,7 @@ async function switchyardRound(tasks: number): Promise<void> {
   if ((await manager.metrics()).by_status.success !== tasks) {
     throw new Error('a task did not succeed')
   }
+  collectors?.close()
   await manager.shutdown()
 }
 
@@ -49,7 +56,12 @@ async function pQueueRound(tasks: number): Promise<void> {
   await queue.onIdle()
 }
 
-const round = which === 'p-queue' ? pQueueRound : switchyardRound
+const round =
+  which === 'p-queue'
+    ? pQueueRound
+    : which === 'switchyard-metrics'
+      ? (tasks: number) => switchyardRound(tasks, true)
+      : switchyardRound
 
 /** Runs `callgrind_control <flag> <pid>` without blocking the event loop. */
 function control(flag: string): Promise<void> {
@@ -67,6 +79,7 @@ function control(flag: string): Promise<void> {
 // every promise of the process, p-queue's included.
 for (let warm = 0; warm < 3; warm++) {
   await switchyardRound(10_000)
+  await switchyardRound(10_000, true)
   await pQueueRound(10_000)
 }
 await control('-z')

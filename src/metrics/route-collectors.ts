@@ -11,7 +11,7 @@ import type { RouteSlot } from '../core/route-slot.js'
 import type { RouteStatus } from '../core/route-state.js'
 import type { ResolutionDetails } from '../flags/model.js'
 import type { PromClientModule } from './loader.js'
-import type { Counter, Registry } from 'prom-client'
+import type { Registry } from 'prom-client'
 
 /**
  * The `flag` label of an evaluation of a key no flag has: callers choose the keys they
@@ -60,26 +60,42 @@ export function evaluationLabels(
   }
 }
 
-type BlockedCounter = Counter<'method' | 'route' | 'service' | 'reason'>
-type LabelledCounter = ReturnType<BlockedCounter['labels']>
+/** The blocked requests of one route and reason, counted apart from prom-client. */
+interface BlockedTally {
+  readonly labels: Readonly<{ method: string; route: string; service: string; reason: string }>
+  /** Requests blocked so far. */
+  count: number
+  /** How many of them the counter was already given. */
+  reported: number
+}
 
 /** The route-control metrics of one engine, registered on `registry`. */
 export class RouteCollectors {
-  readonly #blocked: BlockedCounter
   /**
-   * The labelled counter of each route and reason, so a blocked request does not build its
-   * label set again. Keyed by slot: registered routes only, so the table is as bounded as the
-   * route table, and a slot that goes is collected with it.
+   * The tally of each route and reason. A blocked request only adds one to a plain number:
+   * prom-client would hash and check the label set on every increment, even through a cached
+   * `labels()` child. Keyed by slot (registered routes only, so bounded as the route table is).
    */
-  readonly #children = new WeakMap<RouteSlot, Map<BlockReason, LabelledCounter>>()
+  readonly #tallies = new WeakMap<RouteSlot, Map<BlockReason, BlockedTally>>()
+  /** Every tally, for the counter to read at scrape time (its series outlive their route). */
+  readonly #tallyList: BlockedTally[] = []
   readonly #unsubscribers: (() => void)[] = []
 
   constructor(client: PromClientModule, registry: Registry, engine: Engine) {
-    this.#blocked = new client.Counter({
+    const tallies = this.#tallyList
+    new client.Counter({
       name: 'switchyard_requests_blocked_total',
       help: 'Requests answered by route control instead of the handler, by route and reason.',
       labelNames: ['method', 'route', 'service', 'reason'] as const,
       registers: [registry],
+      // The counter is given what was blocked since the last scrape.
+      collect() {
+        for (const tally of tallies) {
+          if (tally.count === tally.reported) continue
+          this.inc(tally.labels, tally.count - tally.reported)
+          tally.reported = tally.count
+        }
+      },
     })
     // The status each route's series was last set to: a scrape only touches the series of
     // routes whose status changed (building 2,000 label sets per scrape is most of its cost).
@@ -173,16 +189,18 @@ export class RouteCollectors {
   readonly observe = (slot: RouteSlot, decision: Decision): void => {
     const reason = blockReason(decision)
     if (reason === null) return
-    let reasons = this.#children.get(slot)
+    let reasons = this.#tallies.get(slot)
     if (reasons === undefined) {
       reasons = new Map()
-      this.#children.set(slot, reasons)
+      this.#tallies.set(slot, reasons)
     }
-    let child = reasons.get(reason)
-    if (child === undefined) {
-      child = this.#blocked.labels(slot.method, slot.path, slot.service, reason)
-      reasons.set(reason, child)
+    let tally = reasons.get(reason)
+    if (tally === undefined) {
+      const labels = { method: slot.method, route: slot.path, service: slot.service, reason }
+      tally = { labels, count: 0, reported: 0 }
+      reasons.set(reason, tally)
+      this.#tallyList.push(tally)
     }
-    child.inc()
+    tally.count++
   }
 }

@@ -109,6 +109,24 @@ describe('route-control metrics', () => {
     expect(text).not.toContain('/maintained/1')
   })
 
+  it('keeps the blocked counts cumulative from one scrape to the next', async () => {
+    const { app } = await protectedApp()
+    const blocked = (text: string) =>
+      sample(text, 'switchyard_requests_blocked_total', {
+        method: 'GET',
+        route: '/off',
+        service: 'default',
+        reason: 'disabled',
+      })
+    await app.inject('/off')
+    expect(blocked(await scrape(app))).toBe(1)
+    // A scrape with nothing new blocked reads the same total, not 0 and not twice.
+    expect(blocked(await scrape(app))).toBe(1)
+    await app.inject('/off')
+    await app.inject('/off')
+    expect(blocked(await scrape(app))).toBe(3)
+  })
+
   it('reports one route_state series per route, following runtime changes', async () => {
     const { app, engine } = await protectedApp()
     let text = await scrape(app)

@@ -30,6 +30,29 @@ describe('task outcome table', () => {
     expect(pair!.statuses.get('cancelled')).toMatchObject({ count: 1, observed: 0, sum: 0 })
   })
 
+  it('counts interleaved pairs and statuses apart', () => {
+    const table = new TaskOutcomeTable([1])
+    // Each event differs from the one before in function, queue or status.
+    table.enqueued('f', 'q')
+    table.enqueued('g', 'q')
+    table.enqueued('f', 'r')
+    table.enqueued('f', 'q')
+    table.finished('f', 'q', 'success', 0.5)
+    table.finished('f', 'q', 'failed', 2)
+    table.finished('g', 'q', 'success', null)
+    table.finished('f', 'q', 'success', 0.5)
+    const pairs = new Map([...table.pairs()].map((pair) => [JSON.stringify(pair.labels), pair]))
+    const pair = (func: string, queue: string) =>
+      pairs.get(JSON.stringify({ function: func, queue }))
+    expect(pair('f', 'q')?.enqueued).toBe(2)
+    expect(pair('g', 'q')?.enqueued).toBe(1)
+    expect(pair('f', 'r')?.enqueued).toBe(1)
+    expect(pair('f', 'q')?.statuses.get('success')).toMatchObject({ count: 2, observed: 2, sum: 1 })
+    expect([...pair('f', 'q')!.statuses.get('failed')!.buckets]).toEqual([0, 1])
+    expect(pair('g', 'q')?.statuses.get('success')).toMatchObject({ count: 1, observed: 0 })
+    expect(pair('f', 'r')?.statuses.size).toBe(0)
+  })
+
   it('counts new function × queue pairs together past the bound', () => {
     const table = new TaskOutcomeTable([1])
     for (let i = 0; i < MAX_SERIES + 5; i++) table.enqueued(`f${i}`, 'q')

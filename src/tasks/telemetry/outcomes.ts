@@ -38,9 +38,12 @@ export interface TaskOutcomeSink {
  */
 export function followTaskOutcomes(manager: TaskManager, sink: TaskOutcomeSink): () => void {
   return manager.readRecords((record) => {
-    if (TERMINAL.has(record.status)) sink.finished(record)
-    else if (record.status === 'pending' && record.start_time === null && record.retries_used === 0)
-      sink.enqueued(record)
+    const status = record.status
+    // A third of the notifications, the start of a run, counts nothing: out first.
+    if (status === 'running') return
+    if (status === 'pending') {
+      if (record.start_time === null && record.retries_used === 0) sink.enqueued(record)
+    } else if (TERMINAL.has(status)) sink.finished(record)
   })
 }
 
