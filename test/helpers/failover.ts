@@ -4,6 +4,8 @@
  * retried until the failover lets it through.
  */
 import { execFileSync } from 'node:child_process'
+import { expect } from 'vitest'
+import type { DrillFigure } from '../../drill/lib/drill.js'
 import { redisStore, type RedisStoreOptions } from '../../src/stores/redis.js'
 import type { Store } from '../../src/stores/types.js'
 import { routeState } from '../stores/conformance.js'
@@ -51,4 +53,21 @@ export async function writeWhenAble(store: Store, route: string): Promise<void> 
       return false
     }
   }, 15_000)
+}
+
+/**
+ * The failover drill's promises, checked on its figures: answers went on (no 5xx, none hung), no
+ * acknowledged admin write was lost, the primary was shut down and a limit was enforced again
+ * after the failover. Every figure is in the message of whichever expectation fails.
+ */
+export function expectFailoverMet(figures: readonly DrillFigure[]): void {
+  const value = (prefix: string) => figures.find((figure) => figure.name.startsWith(prefix))?.value
+  const all = JSON.stringify(figures.map((figure) => [figure.name, figure.value]))
+  expect(Number(value('requests sent')), all).toBeGreaterThan(100)
+  expect(value('answers 5xx'), all).toBe(0)
+  expect(value('requests hung'), all).toBe(0)
+  expect(value('acknowledged admin writes lost'), all).toBe(0)
+  expect(value('ms from the primary shut down'), all).not.toBe('never')
+  expect(value('ms from the failover to a limit'), all).not.toBe('never')
+  expect(Number(String(value('admin writes acknowledged')).split(' / ')[0]), all).toBeGreaterThan(5)
 }
