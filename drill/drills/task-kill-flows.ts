@@ -14,7 +14,7 @@
  * yet written its end).
  */
 import { readFileSync } from 'node:fs'
-import { startChild } from '../lib/child.js'
+import { killUnderLoad, startChild } from '../lib/child.js'
 import { exactly, measured, type DrillFigure, type DrillScale } from '../lib/drill.js'
 import { onEveryStore, storeEnv, storeRound, type StoreKind } from '../lib/task-stores.js'
 
@@ -94,12 +94,7 @@ export function flowKillRound(kind: StoreKind, scale: DrillScale): Promise<FlowK
     }
     const loader = startChild('task-flows', { ...env, SY_MODE: 'load' })
     children.push(loader)
-    await loader.waitFor('ack')
-    const killedAfterMs = Math.round(
-      scale === 'full' ? 500 + Math.random() * 1500 : 300 + Math.random() * 500,
-    )
-    await sleep(killedAfterMs)
-    await loader.kill()
+    const killedAfterMs = await killUnderLoad(loader, scale)
     const acked = new Map<number, string>()
     for (const message of loader.messages) {
       if (message.type === 'ack') acked.set(message.flow as number, message.root as string)

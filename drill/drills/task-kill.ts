@@ -11,7 +11,7 @@
  * whose finished record was not yet written, runs again) and the time to drain.
  */
 import { readFileSync } from 'node:fs'
-import { startChild } from '../lib/child.js'
+import { killUnderLoad, startChild } from '../lib/child.js'
 import { exactly, measured, type Drill, type DrillFigure, type DrillScale } from '../lib/drill.js'
 import { onEveryStore, storeEnv, storeRound, type StoreKind } from '../lib/task-stores.js'
 import { taskKillFlows } from './task-kill-flows.js'
@@ -48,13 +48,7 @@ export function killRound(kind: StoreKind, scale: DrillScale): Promise<KillRound
     const env = { ...storeEnv(store), SY_OUT: out, SY_MAX: scale === 'full' ? '4000' : '600' }
     const loader = startChild('task-load', { ...env, SY_MODE: 'load' })
     children.push(loader)
-    await loader.waitFor('ack')
-    // A random moment under load: between 0.5 and 2 s (short: 0.3 to 0.8 s) after the first ack.
-    const killedAfterMs = Math.round(
-      scale === 'full' ? 500 + Math.random() * 1500 : 300 + Math.random() * 500,
-    )
-    await sleep(killedAfterMs)
-    await loader.kill()
+    const killedAfterMs = await killUnderLoad(loader, scale)
     const acknowledged = new Set<number>()
     for (const message of loader.messages)
       if (message.type === 'ack') for (const n of message.ids as number[]) acknowledged.add(n)

@@ -6,6 +6,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import type { DrillScale } from './drill.js'
 
 /** A message a child sends: `{ type, ...fields }`. */
 export interface ChildMessage {
@@ -106,4 +107,18 @@ export function startChild(name: string, env: Record<string, string>): DrillChil
 /** In a child: sends a message to the drill (dropped when the channel is gone). */
 export function tellParent(message: ChildMessage): void {
   if (process.send !== undefined && process.connected) process.send(message)
+}
+
+/**
+ * Waits for the loader's first acknowledgement, then SIGKILLs it at a random moment under load:
+ * between 0.5 and 2 s after that ack (short drills: 0.3 to 0.8 s). Resolves with the delay.
+ */
+export async function killUnderLoad(loader: DrillChild, scale: DrillScale): Promise<number> {
+  await loader.waitFor('ack')
+  const killedAfterMs = Math.round(
+    scale === 'full' ? 500 + Math.random() * 1500 : 300 + Math.random() * 500,
+  )
+  await new Promise((resolve) => setTimeout(resolve, killedAfterMs))
+  await loader.kill()
+  return killedAfterMs
 }
