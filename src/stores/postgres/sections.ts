@@ -18,8 +18,9 @@
  * text as written), applies them to the section it holds and tells the module owning it which
  * records changed. The whole section is read again instead when the receiver missed a version,
  * when a write changed more than {@link MAX_ANNOUNCED_KEYS} records or their names would make
- * the payload long (then announced as `section|"flags"`), after the listener reconnected, and
- * after a refused write.
+ * the payload long or hold a NUL (then announced as `section|"flags"`), after the listener
+ * reconnected, and after a refused write. A read only ever moves a held section forward: reads
+ * and notifications cross on the way, and a reload must not undo a change applied meanwhile.
  */
 import { ConcurrentWriteError, toError } from '../../core/errors.js'
 import type { FileSections } from '../types.js'
@@ -77,6 +78,9 @@ function changedKeys(before: unknown, after: unknown): string[] | undefined {
   if (!isRecords(previous) || !isRecords(after)) return undefined
   const keys: string[] = []
   for (const key of new Set([...Object.keys(previous), ...Object.keys(after)])) {
+    // PostgreSQL text cannot hold NUL, so such a record cannot be read by its name (rate-limit
+    // route records are keyed `service\0route`): the receivers read the whole section instead.
+    if (key.includes('\u0000')) return undefined
     const was = Object.hasOwn(previous, key) ? JSON.stringify(previous[key]) : undefined
     const is = Object.hasOwn(after, key) ? JSON.stringify(after[key]) : undefined
     if (was === is) continue
@@ -124,10 +128,21 @@ export function postgresSections(
       `SELECT value, version FROM ${table} WHERE name = $1`,
       [name],
     )
+    hold(name, rows[0])
+  }
+
+  /**
+   * Holds a row read by a reload. A row older than what is held is skipped: another
+   * instance's change may have been applied here while the read was on its way, and the read
+   * must not roll it back. A missing row leaves a held section alone for the same reason (a
+   * read sent before the section's first write); sections are never deleted.
+   */
+  function hold(name: string, row: { value: string; version: string } | undefined): void {
     const target = entry(name)
-    const row = rows[0]
+    const version = row === undefined ? 0 : Number(row.version)
+    if (version < target.version || (row === undefined && target.version > 0)) return
     target.value = row === undefined ? undefined : (JSON.parse(row.value) as unknown)
-    target.version = row === undefined ? 0 : Number(row.version)
+    target.version = version
     target.generation++
   }
 
@@ -179,9 +194,10 @@ export function postgresSections(
 
   /**
    * Applies the records `keys` of another instance's write at `version`, read from the row:
-   * `applied`; `superseded` when a reload ran meanwhile (it told the listeners); `whole` when
-   * the section must be read whole instead (a missed version, a section that is not an object
-   * of records, a row that is gone).
+   * `applied`; `superseded` when a reload ran meanwhile and holds this version or a newer one
+   * (it told the listeners); `whole` when the section must be read whole instead (a missed
+   * version, a section that is not an object of records, a record name PostgreSQL cannot take
+   * as text, a row that is gone, a reload that read the row before this version).
    */
   async function applyRecords(
     name: string,
@@ -190,6 +206,7 @@ export function postgresSections(
   ): Promise<'applied' | 'superseded' | 'whole'> {
     const target = entry(name)
     if (version !== target.version + 1 || keys.length > MAX_ANNOUNCED_KEYS) return 'whole'
+    if (keys.some((key) => key.includes('\u0000'))) return 'whole'
     if (target.value !== undefined && !isRecords(target.value)) return 'whole'
     const generation = target.generation
     const found = new Map<string, unknown>()
@@ -205,7 +222,9 @@ export function postgresSections(
         if (row.record !== null) found.set(row.key, JSON.parse(row.record) as unknown)
       }
     }
-    if (target.generation !== generation) return 'superseded'
+    // A reload ran meanwhile. Its read may have been sent before this change was stored, so
+    // the section is read again unless what it holds now is at least this version.
+    if (target.generation !== generation) return target.version >= version ? 'superseded' : 'whole'
     const named = new Set(keys)
     // Built from entries, so that any key (even `__proto__`) is an own record.
     target.value = Object.fromEntries([
@@ -244,18 +263,10 @@ export function postgresSections(
       )
       const seen = new Set<string>()
       for (const row of rows) {
-        const target = entry(row.name)
-        target.value = JSON.parse(row.value) as unknown
-        target.version = Number(row.version)
-        target.generation++
+        hold(row.name, row)
         seen.add(row.name)
       }
-      for (const [name, target] of held) {
-        if (seen.has(name)) continue
-        target.value = undefined
-        target.version = 0
-        target.generation++
-      }
+      for (const name of held.keys()) if (!seen.has(name)) hold(name, undefined)
       for (const name of held.keys()) tell(name)
     },
     async changed(name, version, keys) {
