@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import { buildProgram } from '../../src/cli/program.js'
+import { cliProgram } from '../helpers/cli-programs.js'
 import { ctl, CLI_TEST_TIMEOUT, type CtlResult } from './helpers.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
@@ -28,15 +29,13 @@ function temporaryHome(): string {
 }
 
 /** Runs the real `switchyard` as a subprocess. */
-function switchyard(args: string[]): Promise<CtlResult> {
+async function switchyard(args: string[]): Promise<CtlResult> {
+  const program = await cliProgram('switchyard')
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', import.meta.resolve('tsx'), join(root, 'src', 'cli', 'switchyard.ts'), ...args],
-      {
-        env: { PATH: process.env.PATH, TSX_TSCONFIG_PATH: join(root, 'tsconfig.json') },
-        timeout: 20_000,
-      },
+      [program, ...args],
+      { env: { PATH: process.env.PATH }, timeout: 20_000 },
       (error, stdout, stderr) =>
         resolve({ code: error === null ? 0 : Number(error.code ?? -1), stdout, stderr }),
     )

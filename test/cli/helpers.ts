@@ -2,34 +2,32 @@ import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll } from 'vitest'
 import type { AdminAppOptions } from '../../src/admin/index.js'
 import type { Engine } from '../../src/index.js'
 import { ADMIN, buildAdmin } from '../admin/helpers.js'
+import { cliProgram } from '../helpers/cli-programs.js'
 
-const ctlPath = fileURLToPath(new URL('../../src/cli/ctl.ts', import.meta.url))
-const tsx = import.meta.resolve('tsx')
-
-/** The outcome of one `ctl` run. */
 /**
  * Time budget of a CLI test: each runs several real `ctl` processes one after the other, and a
  * process start takes seconds when the machine is busy.
  */
 export const CLI_TEST_TIMEOUT = 90_000
 
+/** The outcome of one `ctl` run. */
 export interface CtlResult {
   code: number
   stdout: string
   stderr: string
 }
 
-/** Runs the real `ctl` as a subprocess. */
-export function ctl(
+/** Runs the real `ctl` (the built program) as a subprocess. */
+export async function ctl(
   args: string[],
   options: { env?: Record<string, string | undefined>; cwd?: string; input?: string } = {},
 ): Promise<CtlResult> {
+  const ctlPath = await cliProgram('ctl')
   return new Promise((resolve) => {
     const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, NO_COLOR: '1' }
     for (const [key, value] of Object.entries(options.env ?? {})) {
@@ -37,7 +35,7 @@ export function ctl(
     }
     const child = execFile(
       process.execPath,
-      ['--import', tsx, ctlPath, ...args],
+      [ctlPath, ...args],
       { env, cwd: options.cwd ?? process.cwd(), timeout: 20_000 },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1

@@ -5,13 +5,12 @@
  */
 import { spawn } from 'node:child_process'
 import { request as httpRequest } from 'node:http'
-import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { isLoopbackHost, openModeRefusal } from '../../src/cli/serve.js'
+import { cliProgram } from '../helpers/cli-programs.js'
 import { CLI_TEST_TIMEOUT } from './helpers.js'
 
-const entry = fileURLToPath(new URL('../../src/cli/switchyard.ts', import.meta.url))
-const tsx = import.meta.resolve('tsx')
+const entry = await cliProgram('switchyard')
 
 interface Run {
   code: Promise<number | null>
@@ -23,7 +22,7 @@ interface Run {
 }
 
 function serve(args: string[], env: Record<string, string> = {}): Run {
-  const child = spawn(process.execPath, ['--import', tsx, entry, 'serve', ...args], {
+  const child = spawn(process.execPath, [entry, 'serve', ...args], {
     env: { PATH: process.env.PATH, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })

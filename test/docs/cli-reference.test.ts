@@ -19,6 +19,7 @@ import type { Command } from 'commander'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildProgram } from '../../src/cli/program.js'
 import { ctl, ctlServer, type CtlResult, type CtlServer } from '../cli/helpers.js'
+import { cliProgram } from '../helpers/cli-programs.js'
 import { until } from '../helpers/wait.js'
 import {
   comparable,
@@ -48,8 +49,7 @@ const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
   version: string
 }
 
-const switchyardPath = join(root, 'src', 'cli', 'switchyard.ts')
-const tsx = import.meta.resolve('tsx')
+const switchyardPath = await cliProgram('switchyard')
 
 let server: CtlServer
 let cwd: string
@@ -101,15 +101,9 @@ function runSwitchyard(sample: CliSample, env: Record<string, string>): Promise<
   // A fixed port could be taken on the machine running the tests.
   if (port >= 0 && sample.untilSigterm) args[port + 1] = '0'
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', tsx, switchyardPath, ...args], {
+    const child = spawn(process.execPath, [switchyardPath, ...args], {
       cwd,
-      // tsx finds the JSX settings in tsconfig.json, not in the samples' working directory.
-      env: {
-        PATH: process.env.PATH,
-        NO_COLOR: '1',
-        TSX_TSCONFIG_PATH: join(root, 'tsconfig.json'),
-        ...env,
-      },
+      env: { PATH: process.env.PATH, NO_COLOR: '1', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let stdout = ''

@@ -3,7 +3,6 @@
  * read from the line it prints) and real SDK apps listening on loopback ports.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, expect } from 'vitest'
 import {
@@ -12,9 +11,9 @@ import {
   switchyardSdk,
   type SwitchyardSdkOptions,
 } from '../../src/sdk/index.js'
+import { cliProgram } from '../helpers/cli-programs.js'
 
-const entry = fileURLToPath(new URL('../../src/cli/switchyard.ts', import.meta.url))
-const tsx = import.meta.resolve('tsx')
+const entry = await cliProgram('switchyard')
 
 /** The admin credentials of the test servers. */
 export const ADMIN = { username: 'admin', password: 's3cret-multi' }
@@ -35,7 +34,7 @@ export function startServe(
   env: Record<string, string>,
   args: string[] = ['--port', '0'],
 ): Promise<ServeProcess> {
-  const child = spawn(process.execPath, ['--import', tsx, entry, 'serve', ...args], {
+  const child = spawn(process.execPath, [entry, 'serve', ...args], {
     env: { PATH: process.env.PATH, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
