@@ -135,9 +135,18 @@ export function watchErrors(page: Page): string[] {
   return errors
 }
 
-/** Runs axe-core on the page; returns the serious and critical violations (ids and targets). */
+/**
+ * Runs axe-core on the page; returns the serious and critical violations (ids and targets).
+ * Every rule runs. `axe.run` in the page itself (legacy mode), since the pages have no frames
+ * to visit and the default finishes each analysis in a new blank page that parses axe again;
+ * and only violations are gathered, not the nodes that passed. Both more than halve the time
+ * of an analysis and find the same violations.
+ */
 export async function seriousViolations(page: Page): Promise<string[]> {
-  const result = await new AxeBuilder({ page }).analyze()
+  const result = await new AxeBuilder({ page })
+    .setLegacyMode(true)
+    .options({ resultTypes: ['violations'] })
+    .analyze()
   return result.violations
     .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
     .map(
