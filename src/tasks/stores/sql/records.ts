@@ -327,6 +327,26 @@ export class SqlTaskRecords implements TaskRecordStore {
   }
 
   /**
+   * Writes the pending `task` with `claim` as {@link write} does, only when no row has its id:
+   * the write's guard is an insert-if-absent of the row, so the check and the write are one
+   * transaction. True when this call wrote it.
+   */
+  async create(task: StoredTask, claim: NonNullable<Claim>): Promise<boolean> {
+    const backend = await this.open()
+    const insert = backend.db.insertInto('tasks').values({
+      ...taskColumns(task),
+      claimed_by: claim.owner,
+      lease_until: claim.leaseUntil,
+      claim_token: null,
+    })
+    const guard =
+      backend.dialect === 'mysql'
+        ? insert.ignore()
+        : insert.onConflict((oc) => oc.column('task_id').doNothing())
+    return this.write([task], claim, { before: [], after: [], guard: guard.compile() })
+  }
+
+  /**
    * SQLite: the status and the never-changing columns of each of `ids` that has a row (a
    * prepared lookup each).
    */
