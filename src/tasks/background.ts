@@ -39,6 +39,11 @@ export interface BackgroundDeps {
     options: AddTaskOptions,
     taskId?: string,
   ): Promise<string>
+  /**
+   * Enqueues a run without arguments under `taskId` only if no task with that id exists (in
+   * the durable store when there is one); resolves whether this call created it.
+   */
+  enqueueOnce(handle: TaskHandle, options: AddTaskOptions, taskId: string): Promise<boolean>
   /** Whether a task with this id is recorded (in memory or in the store). */
   recorded(taskId: string): Promise<boolean>
   /** Throws when `options` could not place a task of `handle` (checked before storing one). */
@@ -108,9 +113,9 @@ export class ManagerBackground {
     this.schedules = new ManagerSchedules({
       host: {
         register: (taskOptions, fn) => registry.register(taskOptions, fn),
-        enqueue: (handle, tags, taskId, source = 'scheduled') =>
-          deps.enqueue(handle, { args: [] }, { source, tags }, taskId),
-        recorded: (taskId) => deps.recorded(taskId),
+        enqueue: (handle, source) => deps.enqueue(handle, { args: [] }, { source }),
+        enqueueSlot: (handle, slot, taskId) =>
+          deps.enqueueOnce(handle, { source: 'scheduled', tags: { slot } }, taskId),
         error,
       },
       store: store?.slots ?? null,

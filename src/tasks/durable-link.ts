@@ -104,6 +104,18 @@ export class DurableLink {
     return this.#push('enqueue', { ...task, record: { ...task.record } })
   }
 
+  /**
+   * Writes a new pending record (claimed by this instance) only when no record with its id
+   * exists, outside the write-behind batches; resolves true when this call wrote it. Nothing
+   * else of the task is queued before this resolves, so its later writes stay in order.
+   */
+  create(task: StoredTask): Promise<boolean> {
+    return this.store.pending.create(
+      { ...task, record: { ...task.record } },
+      { owner: this.owner, leaseUntil: this.#leaseUntil() },
+    )
+  }
+
   /** Queues a replace of the record (running or terminal); resolves once it is stored. */
   save(task: StoredTask): Promise<void> {
     return this.#push('save', task)

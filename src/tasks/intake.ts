@@ -179,7 +179,9 @@ export class TaskIntake {
     deps.book.subscribe((record) => {
       if (record.status !== 'running') return
       const job = deps.live.get(record.task_id)
-      if (job !== undefined && deps.persistent(job.handle)) void durable.save(job.task)
+      if (job !== undefined && (job.stored || deps.persistent(job.handle))) {
+        void durable.save(job.task)
+      }
     })
   }
 
@@ -213,6 +215,50 @@ export class TaskIntake {
     } catch (error) {
       return Promise.reject(toError(error))
     }
+  }
+
+  /**
+   * Enqueues a run without arguments under `taskId` only if no task with that id exists, and
+   * resolves whether this call created it (false: another caller did; nothing runs here). How
+   * a periodic schedule's slot task is made: its id is the same on every instance, so when a
+   * slow claimer and the instance that took its slot over both fire the slot, one creates the
+   * task and the other runs nothing.
+   *
+   * With a durable store the decision is the store's create-only write of the pending record
+   * (claimed by this instance, whatever the function's `persist`), made before the task is
+   * queued here; without one, this process is the only one, and the check of the book and the
+   * add are one synchronous step. Not on the `addTask` path: that path never reads before it
+   * writes. Throws, having written nothing, for bad options or a full queue.
+   */
+  async enqueueOnce(handle: TaskHandle, options: AddTaskOptions, taskId: string): Promise<boolean> {
+    const { book, durable } = this.deps
+    const stored = this.#build({
+      id: taskId,
+      handle,
+      args: [],
+      options,
+      parentId: null,
+      children: 0,
+      chain: false,
+    })
+    const queue = this.deps.queues.resolve(stored.record.queue)
+    // A full queue refuses before anything is written: the caller may try again later.
+    queue.admit()
+    if (durable === null) {
+      if (book.get(taskId) !== undefined) return false
+    } else {
+      if (!(await durable.create(stored))) return false
+      // Shutting down: the stored record is adopted by another instance once its claim ends.
+      if (this.deps.closed()) return true
+    }
+    book.add(stored)
+    const job = new RunJob(stored, handle, stored.record.priority ?? 0, this.deps.runner)
+    // Set before the queue may start it: its start is written like a persistent task's.
+    job.stored = durable !== null
+    this.deps.live.set(taskId, job)
+    this.#watchExpiry(stored)
+    queue.offer(job)
+    return true
   }
 
   /**
@@ -345,6 +391,8 @@ export class TaskIntake {
     if (existing === undefined) book.add(task)
     const stored = existing ?? task
     const job = new RunJob(stored, handle, stored.record.priority ?? 0, runner)
+    // Its pending record is in the store (a flow node's is handled as its flow's).
+    job.stored = (stored.flow_id ?? null) === null
     live.set(id, job)
     this.#watchExpiry(stored)
     const queue = queues.resolve(stored.record.queue)

@@ -32,6 +32,12 @@ export class RunJob implements QueueItem {
   timeoutMs: number | null = null
   /** A flow parent: its children's results by child id (read before it starts), else null. */
   flowResults: ReadonlyMap<string, unknown> | null = null
+  /**
+   * Its pending record is in the durable store though its function is not persistent (a
+   * periodic schedule's slot task): its start, and its claim at shutdown, are then handled as a
+   * persistent task's, so a crash mid-run leaves an orphan, not a pending record to run again.
+   */
+  stored = false
   readonly #runner: JobRunner
   #cancellation: Cancellation | null = null
   /** The queue's callback while the job holds a slot. */

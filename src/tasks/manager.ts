@@ -146,6 +146,7 @@ export class TaskManager {
       cipher: this.#cipher,
       enqueue: (handle, payload, addOptions, taskId) =>
         this.#intake.enqueue(handle, payload, addOptions, taskId),
+      enqueueOnce: (handle, options, taskId) => this.#intake.enqueueOnce(handle, options, taskId),
       recorded: async (taskId) => (await this.#reads.get(taskId)) !== undefined,
       checkPlacement: (handle, addOptions) => this.#intake.checkPlacement(handle, addOptions),
       adopt: (task) => this.#intake.adopt(task),
@@ -245,7 +246,7 @@ export class TaskManager {
     this.#reads = new TaskReads({
       book: this.#book,
       live: this.#live,
-      persistent: (job) => this.#isPersistent(job.handle),
+      persistent: (job) => job.stored || this.#isPersistent(job.handle),
       unwritten: (taskId) => this.#intake.unwritten(taskId),
       durable: this.#durableStore,
       seam: this.#store,
@@ -262,7 +263,7 @@ export class TaskManager {
       live: this.#live,
       durable: this.#durable,
       scheduling: this.#background,
-      persistent: (job) => this.#isPersistent(job.handle),
+      persistent: (job) => job.stored || this.#isPersistent(job.handle),
       loadStoredConfig: () => this.#controls.request(),
     })
     this.#telemetry = new TaskTelemetrySlot(this, options.telemetry)

@@ -1,7 +1,9 @@
 /**
  * The manager's periodic schedules: `manager.schedule(trigger, fn, options)` registers `fn` as a
  * task and a {@link SchedulerLoop} entry; each slot this instance wins in the store becomes an
- * `addTask` with `source: "scheduled"` and the slot time in the `slot` tag.
+ * `addTask` with `source: "scheduled"` and the slot time in the `slot` tag, created only if no
+ * task with the slot's id exists (with a durable store: one create-only write of its pending
+ * record), so a slot fired by both a slow claimer and the instance that took it over runs once.
  *
  * Why the slot store falls back to memory: without a durable store there is only this instance,
  * and a map of claimed slots gives it the same never-twice rule.
@@ -59,18 +61,15 @@ export interface ScheduleInfo {
 /** What the schedules need of the manager. */
 export interface ScheduleHost {
   register(options: TaskOptions, fn: TaskFunction<[]>): TaskHandle<[]>
+  /** Enqueues a run outside any slot (a fresh task id); resolves its task id. */
+  enqueue(handle: TaskHandle<[]>, source: 'scheduled' | 'manual'): Promise<string>
   /**
-   * Enqueues a run, under `taskId` when given (a slot's, see {@link slotTaskId}), with `source`
-   * `scheduled` unless given; resolves its task id.
+   * Enqueues a slot's run (`source: "scheduled"`, the slot time in the `slot` tag) under
+   * `taskId` only if no task with that id exists — in the durable store when there is one, in
+   * one atomic write; resolves whether this call created it. Rejects, having created nothing,
+   * when it could not.
    */
-  enqueue(
-    handle: TaskHandle<[]>,
-    tags: Record<string, string>,
-    taskId?: string,
-    source?: 'scheduled' | 'manual',
-  ): Promise<string>
-  /** Whether a task with this id is recorded (in memory or in the store). */
-  recorded(taskId: string): Promise<boolean>
+  enqueueSlot(handle: TaskHandle<[]>, slot: string, taskId: string): Promise<boolean>
   error(message: string, error: unknown): void
 }
 
@@ -111,7 +110,7 @@ export class ManagerSchedules {
       owner: options.owner,
       clock: options.clock,
       timer: options.timer,
-      fire: (name, slot, takenOver) => this.#fire(name, slot, takenOver),
+      fire: (name, slot) => this.#fire(name, slot),
       onError: (error, name) => options.host.error(`schedule ${name} failed`, error),
     })
   }
@@ -155,7 +154,7 @@ export class ManagerSchedules {
       runOnStartup: options.runOnStartup === true,
       lastLagSeconds: null,
     })
-    if (this.#started && options.runOnStartup === true) void this.#run(name, {})
+    if (this.#started && options.runOnStartup === true) void this.#run(name)
     return handle
   }
 
@@ -196,7 +195,7 @@ export class ManagerSchedules {
    */
   runNow(name: string): Promise<string> {
     try {
-      return this.#host.enqueue(this.#entry(name).handle, {}, undefined, 'manual')
+      return this.#host.enqueue(this.#entry(name).handle, 'manual')
     } catch (error) {
       return Promise.reject(toError(error))
     }
@@ -226,7 +225,7 @@ export class ManagerSchedules {
     this.#started = true
     this.#loop.start()
     for (const [name, entry] of this.#entries) {
-      if (entry.runOnStartup) void this.#run(name, {})
+      if (entry.runOnStartup) void this.#run(name)
     }
   }
 
@@ -236,24 +235,24 @@ export class ManagerSchedules {
   }
 
   /**
-   * Enqueues a slot's task; throws when it could not (the loop retries after the lease). A slot
-   * taken over from a claimer that died is enqueued only if that claimer had not done it.
+   * Creates a slot's task unless it exists; throws when it could not (the loop retries after
+   * the lease). Its id is the slot's on every instance, so whether this instance claimed the
+   * slot or took it over from a claimer that died or stalled, the task is created once: by
+   * whichever of them gets there first, and the other finds it and runs nothing.
    */
-  async #fire(name: string, slot: number, takenOver: boolean): Promise<void> {
+  async #fire(name: string, slot: number): Promise<void> {
     const entry = this.#entries.get(name)
     if (entry === undefined) return
-    const taskId = slotTaskId(name, slot)
-    if (takenOver && (await this.#host.recorded(taskId))) return
-    await this.#host.enqueue(entry.handle, { slot: toIso(slot) }, taskId)
+    const created = await this.#host.enqueueSlot(entry.handle, toIso(slot), slotTaskId(name, slot))
     // Measured after the enqueue: a slow store is part of what makes a schedule late.
-    entry.lastLagSeconds = Math.max(0, this.#clock.now() - slot) / 1000
+    if (created) entry.lastLagSeconds = Math.max(0, this.#clock.now() - slot) / 1000
   }
 
-  async #run(name: string, tags: Record<string, string>): Promise<void> {
+  async #run(name: string): Promise<void> {
     const entry = this.#entries.get(name)
     if (entry === undefined) return
     try {
-      await this.#host.enqueue(entry.handle, tags)
+      await this.#host.enqueue(entry.handle, 'scheduled')
     } catch (error) {
       this.#host.error(`schedule ${name} could not enqueue its task`, error)
     }

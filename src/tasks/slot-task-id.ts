@@ -1,7 +1,7 @@
 /**
  * The task id of a periodic schedule's slot: the same on every instance for the same schedule
- * and slot, so an instance that takes over a stale claim can tell whether the dead claimer had
- * already enqueued the slot's task (and then does not enqueue it again).
+ * and slot, so the slot's task is created once (a create-only write by this id) even when the
+ * claimer and an instance that took its stale claim over both fire the slot.
  */
 import { createHash } from 'node:crypto'
 

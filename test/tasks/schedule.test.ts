@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { ScheduleError, TaskManager, toIso, type TaskRecord } from '../../src/tasks/index.js'
 import { sqliteStore } from '../../src/tasks/stores/index.js'
-import { fakeClock, fakeTimer, quietLogger, SCHEDULE_START } from './helpers.js'
+import { fakeClock, fakeTimer, quietLogger, SCHEDULE_START, until } from './helpers.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'sy-schedule-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -109,9 +109,12 @@ describe('manager.schedule', () => {
     for (const manager of managers) await manager.startup()
     for (let second = 1; second <= 10; second++) {
       clock.advance(1000)
-      for (const timer of timers) timer.fire()
-      // Both instances' records are in the shared store: one list shows them all.
-      await expect.poll(async () => (await scheduled(managers[0]!)).length).toBe(second)
+      // Both instances' records are in the shared store: one list shows them all. The timers
+      // fire again while waiting: a tick still busy with the last slot lets a fire pass.
+      await until(async () => {
+        for (const timer of timers) timer.fire()
+        return (await scheduled(managers[0]!)).length === second
+      })
     }
     const slots = (await scheduled(managers[1]!)).map((record) => record.tags.slot)
     expect(slots.sort()).toEqual(
@@ -152,8 +155,10 @@ describe('manager.schedule', () => {
     // task.
     for (let second = 2; second <= 35; second++) {
       clock.advance(1000)
-      timers[1]!.fire()
-      await expect.poll(async () => (await scheduled(managers[1]!)).length).toBe(second)
+      await until(async () => {
+        timers[1]!.fire()
+        return (await scheduled(managers[1]!)).length === second
+      })
     }
     const records = await scheduled(managers[1]!)
     const slots = records.map((record) => record.tags.slot)

@@ -7,9 +7,13 @@
  * A claim stays unconfirmed until the slot's task is enqueued. If the winner dies in between (or
  * its enqueue fails), its claim goes stale: after a lease, any instance running the schedule
  * takes it over (an atomic conditional update in the store), fires the slot and confirms it. So
- * no slot is lost while any instance runs. A slot's task has the same id on every instance, so
- * the taker-over sees when the dead claimer had enqueued it before dying and does not enqueue it
- * again; a slot runs twice only if its claimer took longer than the lease to enqueue.
+ * no slot is lost while any instance runs.
+ *
+ * A takeover cannot tell a dead claimer from a slow one (stalled past the lease between claim
+ * and enqueue), so both may fire the slot. The fire is what keeps that from running it twice: a
+ * slot's task has the same id on every instance and is created only if no task with that id
+ * exists (one atomic create-only write in the store), so whichever fire comes second finds the
+ * task and runs nothing.
  */
 import type { ScheduleSlotStore } from '../stores/ports.js'
 import { ScheduleError } from './errors.js'
@@ -19,7 +23,8 @@ import { PeriodicTrigger, type ScheduleTrigger } from './trigger.js'
 /**
  * Fires one slot of a schedule (the manager enqueues the task with `source: "scheduled"`).
  * `takenOver` is true when the slot was claimed by an instance that never confirmed it: that
- * instance may have enqueued the task before it died, so the fire checks before enqueuing.
+ * instance may have fired it too (it died after, or is only slow), so a fire must create the
+ * slot's task at most once whoever calls it (the manager's is create-only, by the slot's id).
  */
 export type SlotFire = (
   scheduleName: string,
@@ -35,7 +40,10 @@ export type SlotFire = (
  */
 export type SlotStore = Pick<ScheduleSlotStore, 'claim' | 'confirm' | 'unconfirmed' | 'takeOver'>
 
-/** The shortest claim lease: below it a slow enqueue would be taken over and run twice. */
+/**
+ * The shortest claim lease: below it claims whose enqueue is merely slow would be taken over
+ * all the time (harmless to the slot, which is created once, but a store round trip each).
+ */
 export const MIN_SLOT_LEASE_MS = 1000
 
 /** Options of {@link SchedulerLoop}. */

@@ -287,6 +287,14 @@ export interface PendingQueueStore {
    */
   enqueue(tasks: readonly StoredTask[], lease: Omit<LeaseRequest, 'now'>): Promise<void>
   /**
+   * Writes one new pending record claimed by `owner`, as {@link enqueue} does, but only when no
+   * record with its id exists; true when this call wrote it. The check and the write are one
+   * atomic step, so of callers racing with one id exactly one gets true. A periodic schedule's
+   * slot task is created this way: its id is the same on every instance, so a slow claimer and
+   * the instance that took its slot over never both create (and run) it.
+   */
+  create(task: StoredTask, lease: Omit<LeaseRequest, 'now'>): Promise<boolean>
+  /**
    * Atomically claims up to `limit` pending records of `funcNames`, oldest first, that nobody
    * holds (never claimed, released, or lease ended before `now`). Each record is claimed by at
    * most one caller even when instances race. A claimed record whose `expires_at` is at or

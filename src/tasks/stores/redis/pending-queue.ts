@@ -8,7 +8,7 @@ import { saveExpired } from '../expired-claims.js'
 import type { ClaimedTask, LeaseRequest, PendingQueueStore, TaskFlowStore } from '../ports.js'
 import { checkLease, checkPendingBatch, claimWanted, parseTask } from '../rows.js'
 import type { RedisOps } from './ops.js'
-import { writeTasks } from './records.js'
+import { createTask, writeTasks } from './records.js'
 
 async function claimTasks(
   ops: RedisOps,
@@ -48,6 +48,10 @@ export function redisPendingQueue(
     async enqueue(tasks, lease) {
       checkPendingBatch(tasks, lease)
       await writeTasks(ops, origin, tasks, lease.owner, String(lease.leaseUntil))
+    },
+    async create(task, lease) {
+      checkPendingBatch([task], lease)
+      return createTask(ops, origin, task, lease.owner, String(lease.leaseUntil))
     },
     async claim(request) {
       if (request.funcNames.length === 0) return []

@@ -45,24 +45,7 @@ export async function writeTasks(
   for (let i = 0; i < unique.length; i += SAVE_CHUNK) {
     const args: (string | number)[] = [ops.prefix, owner, lease, origin]
     const chunk = unique.slice(i, i + SAVE_CHUNK)
-    for (const task of chunk) {
-      const row = taskColumns(task)
-      const tags = Object.entries(task.record.tags).map(([key, value]) => tagHash(key, value))
-      args.push(
-        row.task_id,
-        row.status,
-        row.func_name,
-        row.queue,
-        row.created_ms,
-        row.finished_ms ?? '',
-        row.duration,
-        durationBin(row.duration),
-        tags.join(' '),
-        task.idempotency_key ?? '',
-        row.body,
-        row.retried_as === null ? '' : '1',
-      )
-    }
+    for (const task of chunk) pushTaskArgs(args, task)
     if (flowOps === undefined) written += Number(await ops.run('save-tasks', [], args))
     else {
       // save-flow.lua: the rows as for save-tasks, then the flow operations and their count.
@@ -74,6 +57,42 @@ export async function writeTasks(
     }
   }
   return written
+}
+
+/** Appends the 12 arguments of `task` that save-tasks.lua takes per record. */
+function pushTaskArgs(args: (string | number)[], task: StoredTask): void {
+  const row = taskColumns(task)
+  const tags = Object.entries(task.record.tags).map(([key, value]) => tagHash(key, value))
+  args.push(
+    row.task_id,
+    row.status,
+    row.func_name,
+    row.queue,
+    row.created_ms,
+    row.finished_ms ?? '',
+    row.duration,
+    durationBin(row.duration),
+    tags.join(' '),
+    task.idempotency_key ?? '',
+    row.body,
+    row.retried_as === null ? '' : '1',
+  )
+}
+
+/**
+ * Writes `task` as {@link writeTasks} does with a claim, only when no record has its id
+ * (`create-task.lua`: the check and the write in one script); true when this call wrote it.
+ */
+export async function createTask(
+  ops: RedisOps,
+  origin: string,
+  task: StoredTask,
+  owner: string,
+  lease: string,
+): Promise<boolean> {
+  const args: (string | number)[] = [ops.prefix, owner, lease, origin]
+  pushTaskArgs(args, task)
+  return Number(await ops.run('create-task', [], args)) === 1
 }
 
 /** Most ids per body read (a list page is at most this many). */

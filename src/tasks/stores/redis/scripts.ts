@@ -31,6 +31,7 @@ export const SCRIPT_NAMES = [
   'renew-gates',
   'group-counts',
   'save-flow',
+  'create-task',
   'read-bodies',
 ] as const
 
@@ -53,9 +54,12 @@ export function loadScripts(): Promise<Map<ScriptName, LuaScript>> {
     for (const name of SCRIPT_NAMES) {
       texts.set(name, await readFile(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8'))
     }
-    // save-flow writes its records with save-tasks' own text, so the two never drift apart.
-    const flow = texts.get('save-flow') ?? ''
-    texts.set('save-flow', flow.replace('--@save-tasks', texts.get('save-tasks') ?? ''))
+    // save-flow and create-task write their records with save-tasks' own text, so the scripts
+    // never drift apart.
+    for (const name of ['save-flow', 'create-task'] as const) {
+      const text = texts.get(name) ?? ''
+      texts.set(name, text.replace('--@save-tasks', texts.get('save-tasks') ?? ''))
+    }
     for (const [name, text] of texts) {
       scripts.set(name, { text, sha: createHash('sha1').update(text).digest('hex') })
     }

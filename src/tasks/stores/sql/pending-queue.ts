@@ -145,6 +145,10 @@ export function sqlPendingQueue(
       checkPendingBatch(tasks, lease)
       await records.write(tasks, { owner: lease.owner, leaseUntil: lease.leaseUntil })
     },
+    async create(task, lease) {
+      checkPendingBatch([task], lease)
+      return records.create(task, { owner: lease.owner, leaseUntil: lease.leaseUntil })
+    },
     async claim(request: ClaimPendingRequest) {
       if (request.funcNames.length === 0) return []
       const backend = await open()

@@ -327,6 +327,83 @@ export class SqlTaskRecords implements TaskRecordStore {
   }
 
   /**
+   * Writes the pending `task` with `claim` (its row, tags and change-feed entry, as
+   * {@link write} does) only when no row has its id; true when this call wrote it. The row's
+   * insert-if-absent decides, and the rest follows it in the same statement (PostgreSQL: one
+   * statement of data-modifying CTEs, a round trip) or transaction (the insert is the guard).
+   * A pending record counts in no metric, so there is nothing else to write.
+   */
+  async create(task: StoredTask, claim: NonNullable<Claim>): Promise<boolean> {
+    const backend = await this.open()
+    const { db, dialect } = backend
+    const row = taskColumns(task)
+    const values = {
+      ...row,
+      claimed_by: claim.owner,
+      lease_until: claim.leaseUntil,
+      claim_token: null,
+    }
+    const change = {
+      origin: this.origin,
+      task_ids: JSON.stringify([row.task_id]),
+      changed_ms: Date.now(),
+    }
+    const tags = tagRows([task], [row], new Map())
+    if (dialect === 'postgres') {
+      // Every CTE inserts from `created`: nothing when the row existed.
+      let query = db.with('created', (qb) =>
+        qb
+          .insertInto('tasks')
+          .values(values)
+          .onConflict((oc) => oc.column('task_id').doNothing())
+          .returning('task_id'),
+      )
+      tags.forEach((tag, index) => {
+        // Typed as `created` only so the chain keeps one type; each CTE has its own name.
+        query = query.with(`tag${String(index)}` as 'created', (qb) =>
+          qb
+            .insertInto('task_tags')
+            .columns(['tag_hash', 'created_ms', 'task_id'])
+            .expression((eb) =>
+              eb
+                .selectFrom('created')
+                .select([
+                  eb.val(tag.tag_hash).as('tag_hash'),
+                  eb.val(tag.created_ms).as('created_ms'),
+                  'created.task_id',
+                ]),
+            )
+            .onConflict((oc) => oc.doNothing())
+            .returning('task_id'),
+        )
+      })
+      const result = await query
+        .insertInto('task_changes')
+        .columns(['origin', 'task_ids', 'changed_ms'])
+        .expression((eb) =>
+          eb
+            .selectFrom('created')
+            .select([
+              eb.val(change.origin).as('origin'),
+              eb.val(change.task_ids).as('task_ids'),
+              eb.val(change.changed_ms).as('changed_ms'),
+            ]),
+        )
+        .executeTakeFirst()
+      return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0
+    }
+    const insert = db.insertInto('tasks').values(values)
+    const guard =
+      dialect === 'mysql'
+        ? insert.ignore()
+        : insert.onConflict((oc) => oc.column('task_id').doNothing())
+    return backend.batch(
+      [...tagInserts(db, dialect, tags), db.insertInto('task_changes').values(change).compile()],
+      guard.compile(),
+    )
+  }
+
+  /**
    * SQLite: the status and the never-changing columns of each of `ids` that has a row (a
    * prepared lookup each).
    */

@@ -181,4 +181,38 @@ export function pendingQueueSuite({ a, b, test }: SuiteContext): void {
     await a().records.deleteTerminalBefore(now + 1)
     expect(await b().records.get(stale.record.task_id)).toBeNull()
   })
+
+  test('create writes a new record once: racing creators of one id, one wins', async () => {
+    const task = makeTask({ func_name: 'slot_task', tags: { slot: 'one' } })
+    const rival = { ...task, record: { ...task.record, func_name: 'slot_rival' } }
+    const lease = (owner: string) => ({ owner, leaseUntil: T0 + 30_000 })
+    const won = await Promise.all([
+      a().pending.create(task, lease('A')),
+      b().pending.create(rival, lease('B')),
+      a().pending.create(rival, lease('C')),
+      b().pending.create(task, lease('D')),
+    ])
+    expect(won.filter(Boolean)).toHaveLength(1)
+    const winner = ['A', 'B', 'C', 'D'][won.indexOf(true)]!
+    const stored = await b().records.get(task.record.task_id)
+    expect(stored?.record.status).toBe('pending')
+    expect(stored?.record.func_name).toBe(['A', 'D'].includes(winner) ? 'slot_task' : 'slot_rival')
+    // Indexed once, by its tag too.
+    const tagged = await a().records.list({ tags: [['slot', 'one']], page: 1, perPage: 10 })
+    expect(tagged.items.map((t) => t.record.task_id)).toEqual([task.record.task_id])
+    // Held by the winner until its lease ends, then claimable like any pending record.
+    const request = { leaseUntil: T0 + 90_000, limit: 10, funcNames: ['slot_task', 'slot_rival'] }
+    expect(await a().pending.claim({ owner: 'E', now: T0 + 1000, ...request })).toEqual([])
+    const late = await b().pending.claim({ owner: 'E', now: T0 + 31_000, ...request })
+    expect(late.map((c) => c.task.record.task_id)).toEqual([task.record.task_id])
+    // A finished record is never replaced by a create; nor is a bad record written.
+    const done = { ...task, record: { ...task.record, status: 'success' as const } }
+    done.record.end_time = done.record.created_at
+    await a().records.save([done])
+    expect(await b().pending.create(task, lease('F'))).toBe(false)
+    expect((await a().records.get(task.record.task_id))?.record.status).toBe('success')
+    const finished = makeTask({ status: 'success' })
+    await expect(a().pending.create(finished, lease('G'))).rejects.toThrow(TaskValidationError)
+    expect(await a().records.get(finished.record.task_id)).toBeNull()
+  })
 }
