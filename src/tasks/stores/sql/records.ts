@@ -462,11 +462,12 @@ export class SqlTaskRecords implements TaskRecordStore {
       if (query.funcName !== undefined) parts.push(eb('func_name', '=', query.funcName))
       if (query.queue !== undefined) parts.push(eb('queue', '=', query.queue))
       if (
-        query.queue !== undefined &&
+        (query.queue !== undefined || query.retried === false) &&
         dialect !== 'mysql' &&
         (FAILURE_STATUSES as readonly string[]).includes(query.status ?? '')
       ) {
-        // Implied by the status; stated so that the failures index may serve the filter.
+        // Implied by the status; stated so that the failures index (with a queue) or the dead
+        // letters index (failures not retried) may serve the filter.
         parts.push(failureCondition())
       }
       if (query.since !== undefined) parts.push(eb('created_ms', '>=', query.since))

@@ -58,6 +58,9 @@ export function recordsSuite({ a, b, test }: SuiteContext): void {
     expect(await list({ retried: true })).toEqual(ids(2, 1))
     expect(await list({ retried: true, status: 'failed', since: T0 + 60_002 })).toEqual(ids(2))
     expect(await list({ retried: false, status: 'failed' })).toEqual(ids(4, 3, 0))
+    // Both partial indexes' conditions stated at once (queue and not retried).
+    expect(await list({ retried: false, status: 'failed', queue: 'default' })).toEqual(ids(4, 3, 0))
+    expect(await list({ retried: false, status: 'failed', since: T0 + 60_002 })).toEqual(ids(4, 3))
     expect(await list({ retried: false })).toEqual([retry.record.task_id, ...ids(4, 3, 0)])
     expect(await list({})).toHaveLength(6)
     // A status + queue filter (served by the failures index on SQL).
