@@ -32,6 +32,7 @@ export const SCRIPT_NAMES = [
   'group-counts',
   'save-flow',
   'read-bodies',
+  'flow-results',
 ] as const
 
 /** One of {@link SCRIPT_NAMES}. */
