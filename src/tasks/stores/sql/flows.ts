@@ -1,8 +1,9 @@
 /**
  * Flows on SQL (the {@link TaskFlowStore} port; see it for the semantics). A flow node's row in
- * `task_flows` holds its flow, its parent and (on a parent) the counters; every counter change
- * is a statement guarded by the child's stored status, run in the transaction of the child's
- * record write and before it, so a write counts once however often it is repeated.
+ * `task_flows` holds its flow, its parent and (on a parent) the counters; the counter changes
+ * of a write are one statement per parent, counting only the children whose stored status
+ * allows it, run in the transaction of the children's record write and before it, so a write
+ * counts once however often it is repeated.
  */
 import { randomUUID } from 'node:crypto'
 import type { CompiledQuery, Kysely } from 'kysely'
