@@ -113,6 +113,14 @@ export class DurableFlows {
     const flow = task.flow_id ?? null
     if (flow === null) return results
     const parents = new Set([task.record.task_id, task.flow_children_of ?? task.record.task_id])
+    const flows = this.deps.store.flows
+    if (flows?.results !== undefined) {
+      const stored = await flows.results(flow, [...parents])
+      for (const [id, result] of stored) {
+        results.set(id, decodeFlowResult(result, id, this.deps.cipher))
+      }
+      return results
+    }
     for (let page = 1; ; page++) {
       const chunk = await this.deps.store.records.list({ flow, page, perPage: MAX_PER_PAGE })
       for (const node of chunk.items) {

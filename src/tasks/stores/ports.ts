@@ -714,6 +714,13 @@ export interface TaskFlowStore {
   /** The counters of a parent, or null when it is not a flow parent. */
   counters(parentId: string): Promise<FlowCounters | null>
   /**
+   * The stored results (`flow_result`) of the children of `parents` in the flow whose root is
+   * `flowId` that succeeded, by child id: what a released parent reads before it runs, without
+   * the rest of the flow's records. Optional: without it the manager pages through the flow's
+   * records ({@link TaskRecordStore.list} with `flow`).
+   */
+  results?(flowId: string, parents: readonly string[]): Promise<Map<string, string | null>>
+  /**
    * Parents that still wait although a child failed (the instance that wrote the failure died
    * before failing the parent): at most `limit`, for the maintenance round to fail them.
    */

@@ -5,9 +5,12 @@
  */
 import type { StoredTask } from '../../record.js'
 import { flowEffectsOf, type FlowHold, type TaskFlowStore } from '../ports.js'
-import { isoToMs } from '../rows.js'
+import { isoToMs, parseTask } from '../rows.js'
 import type { RedisOps } from './ops.js'
 import { writeTasks } from './records.js'
+
+/** Nodes of a flow's index that one `flow-results.lua` call looks at. */
+const RESULTS_SLICE = 2000
 
 /** The flow operations of `chunk` (groups of 5, see save-flow.lua). */
 function operations(
@@ -80,6 +83,26 @@ export function redisFlows(ops: RedisOps, origin: string): TaskFlowStore {
       )) as (string | null)[]
       if (waiting === null || waiting === undefined) return null
       return { waiting: Number(waiting), failed: Number(failed ?? 0) }
+    },
+
+    async results(flowId, parents) {
+      const results = new Map<string, string | null>()
+      if (parents.length === 0) return results
+      // A slice of the flow's index per call: a huge flow never blocks the server for long.
+      for (let offset = 0; ; offset += RESULTS_SLICE) {
+        const reply = (await ops.run(
+          'flow-results',
+          [],
+          [ops.prefix, flowId, offset, RESULTS_SLICE, ...parents],
+        )) as [number, ...string[]]
+        const [scanned, ...found] = reply
+        for (let i = 0; i < found.length; i += 2) {
+          const body = parseTask(found[i + 1] as string)
+          results.set(found[i] as string, body.flow_result ?? null)
+        }
+        if (scanned < RESULTS_SLICE) break
+      }
+      return results
     },
 
     async stalled(limit) {

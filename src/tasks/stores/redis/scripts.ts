@@ -33,6 +33,7 @@ export const SCRIPT_NAMES = [
   'save-flow',
   'create-task',
   'read-bodies',
+  'flow-results',
 ] as const
 
 /** One of {@link SCRIPT_NAMES}. */

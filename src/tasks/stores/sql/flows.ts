@@ -1,8 +1,9 @@
 /**
  * Flows on SQL (the {@link TaskFlowStore} port; see it for the semantics). A flow node's row in
- * `task_flows` holds its flow, its parent and (on a parent) the counters; every counter change
- * is a statement guarded by the child's stored status, run in the transaction of the child's
- * record write and before it, so a write counts once however often it is repeated.
+ * `task_flows` holds its flow, its parent and (on a parent) the counters; the counter changes
+ * of a write are one statement per parent, counting only the children whose stored status
+ * allows it, run in the transaction of the children's record write and before it, so a write
+ * counts once however often it is repeated.
  */
 import { randomUUID } from 'node:crypto'
 import type { CompiledQuery, Kysely } from 'kysely'
@@ -16,7 +17,7 @@ import {
   type FlowHold,
   type TaskFlowStore,
 } from '../ports.js'
-import { toNumber } from '../rows.js'
+import { parseTask, toNumber } from '../rows.js'
 import type { OpenBackend, SqlTaskRecords } from './records.js'
 import type { TaskDatabase } from './schema.js'
 
@@ -69,35 +70,49 @@ const CHILD = '\u0000child'
 const FLOW = '\u0000flow'
 const WAITING = '\u0000waiting'
 
-/** A counter change of a child of `parent` (guarded by the child's stored status). */
-function compileCounterChange(db: Db, change: CounterChange): CompiledQuery {
-  const childIn = (statuses: readonly string[]) =>
-    sql<boolean>`exists (select 1 from ${sql.table('tasks')} where ${sql.ref('task_id')} = ${CHILD} and ${sql.ref('status')} in (${sql.join(statuses)}))`
-  const update = db.updateTable('task_flows').where('task_id', '=', PARENT)
+/**
+ * Sizes the child lists of a counter change are padded to (by repeating their last id, which
+ * counts once in `in (...)`): a few statement texts only, so SQLite's prepared-statement cache
+ * keeps them.
+ */
+const LIST_SIZES = [1, 8, 64, 500] as const
+
+/**
+ * One counter change of `parent` for all of `children` (distinct ids, at most 500), guarded by
+ * each child's stored status: the parent's row changes once per batch, not once per child.
+ */
+function counterChange(
+  db: Db,
+  change: CounterChange,
+  parent: string,
+  children: readonly string[],
+): CompiledQuery {
+  const size = LIST_SIZES.find((n) => n >= children.length) ?? children.length
+  const last = children.at(-1) as string
+  const ids = [...children, ...Array.from({ length: size - children.length }, () => last)]
+  const counted = (statuses: readonly string[] | null) =>
+    sql<number>`(select count(*) from ${sql.table('tasks')} where ${sql.ref('task_id')} in (${sql.join(ids)})${
+      statuses === null ? sql`` : sql` and ${sql.ref('status')} in (${sql.join(statuses)})`
+    })`
+  const update = db.updateTable('task_flows').where('task_id', '=', parent)
   switch (change) {
     case 'succeeded':
       return update
-        .set((eb) => ({ waiting: eb('waiting', '-', 1) }))
-        .where(childIn(LIVE))
+        .set({ waiting: sql<number>`${sql.ref('waiting')} - ${counted(LIVE)}` })
         .compile()
     case 'failed':
-      return update
-        .set((eb) => ({ failed: eb('failed', '+', 1) }))
-        .where(childIn(LIVE))
-        .compile()
+      return update.set({ failed: sql<number>`${sql.ref('failed')} + ${counted(LIVE)}` }).compile()
     case 'retried':
       // A retry taking its failed original's place: counted once, when its row is new.
       return update
-        .set((eb) => ({ failed: eb('failed', '-', 1) }))
-        .where(
-          sql<boolean>`not exists (select 1 from ${sql.table('tasks')} where ${sql.ref('task_id')} = ${CHILD})`,
-        )
+        .set({
+          failed: sql<number>`${sql.ref('failed')} - (${children.length} - ${counted(null)})`,
+        })
         .compile()
     case 'rewaited':
       // A failed parent that waits again no longer counts as failed for its own parent.
       return update
-        .set((eb) => ({ failed: eb('failed', '-', 1) }))
-        .where(childIn(UNSUCCESSFUL))
+        .set({ failed: sql<number>`${sql.ref('failed')} - ${counted(UNSUCCESSFUL)}` })
         .compile()
   }
 }
@@ -119,7 +134,6 @@ function compileNodeInsert(db: Db): CompiledQuery {
 
 /** The statements compiled once per database handle. */
 interface Compiled {
-  changes: Map<CounterChange, CompiledQuery>
   nodeInsert: CompiledQuery | null
 }
 const compiledByDb = new WeakMap<Db, Compiled>()
@@ -127,7 +141,7 @@ const compiledByDb = new WeakMap<Db, Compiled>()
 function compiledFor(db: Db): Compiled {
   let compiled = compiledByDb.get(db)
   if (compiled === undefined) {
-    compiled = { changes: new Map(), nodeInsert: null }
+    compiled = { nodeInsert: null }
     compiledByDb.set(db, compiled)
   }
   return compiled
@@ -153,27 +167,33 @@ function counterChangeOf(task: StoredTask): CounterChange | null {
   return 'failed'
 }
 
-/** The counter statements of writing `task` (a node with a parent), to run before its row. */
-function counterChanges(db: Db, task: StoredTask): CompiledQuery[] {
-  const parent = task.record.parent_id ?? null
-  if (parent === null) return []
-  const change = counterChangeOf(task)
-  if (change === null) return []
-  const { changes } = compiledFor(db)
-  let template = changes.get(change)
-  if (template === undefined) {
-    template = compileCounterChange(db, change)
-    changes.set(change, template)
+/**
+ * The counter statements of writing `tasks`, to run before their rows: one per parent and kind
+ * of change (per 500 children), each child counted once however often it appears.
+ */
+function counterChanges(db: Db, tasks: readonly StoredTask[]): CompiledQuery[] {
+  const groups = new Map<string, { parent: string; change: CounterChange; children: Set<string> }>()
+  for (const task of tasks) {
+    const parent = task.record.parent_id ?? null
+    if (parent === null) continue
+    const change = counterChangeOf(task)
+    if (change === null) continue
+    const key = `${change}\u0000${parent}`
+    let group = groups.get(key)
+    if (group === undefined) {
+      group = { parent, change, children: new Set() }
+      groups.set(key, group)
+    }
+    group.children.add(task.record.task_id)
   }
-  return [
-    bind(
-      template,
-      new Map([
-        [PARENT, parent],
-        [CHILD, task.record.task_id],
-      ]),
-    ),
-  ]
+  const queries: CompiledQuery[] = []
+  for (const { parent, change, children } of groups.values()) {
+    const ids = [...children]
+    for (let i = 0; i < ids.length; i += 500) {
+      queries.push(counterChange(db, change, parent, ids.slice(i, i + 500)))
+    }
+  }
+  return queries
 }
 
 /** Flows on SQL, writing records through the store's record writer. */
@@ -185,7 +205,7 @@ export function sqlFlows(open: OpenBackend, records: SqlTaskRecords): TaskFlowSt
       const holds: readonly FlowHold[] = options.holds ?? []
       const fresh = new Map<string, number>()
       for (const hold of holds) if (hold.children !== null) fresh.set(hold.task_id, hold.children)
-      const before: CompiledQuery[] = tasks.flatMap((task) => counterChanges(db, task))
+      const before: CompiledQuery[] = counterChanges(db, tasks)
       // Every new node gets its row (insert-if-absent: a repeated enqueue changes nothing).
       const nodes = tasks
         .filter((task) => task.record.status === 'pending' && (task.flow_id ?? null) !== null)
@@ -290,7 +310,7 @@ export function sqlFlows(open: OpenBackend, records: SqlTaskRecords): TaskFlowSt
           .compile(),
       ]
       const written = await retryDeadlocks(() =>
-        records.write([task], null, { before: counterChanges(db, task), after, guard }),
+        records.write([task], null, { before: counterChanges(db, [task]), after, guard }),
       )
       return written ? flowEffectsOf([task]) : null
     },
@@ -305,6 +325,23 @@ export function sqlFlows(open: OpenBackend, records: SqlTaskRecords): TaskFlowSt
       return row === undefined
         ? null
         : { waiting: toNumber(row.waiting), failed: toNumber(row.failed) }
+    },
+
+    async results(flowId, parents) {
+      const results = new Map<string, string | null>()
+      if (parents.length === 0) return results
+      const { db } = await open()
+      // The flow index narrows to the flow's nodes; only the bodies of succeeded children are read.
+      const rows = await db
+        .selectFrom('task_flows')
+        .innerJoin('tasks', 'tasks.task_id', 'task_flows.task_id')
+        .select(['tasks.task_id', 'tasks.body'])
+        .where('task_flows.flow_id', '=', flowId)
+        .where('task_flows.parent_id', 'in', [...parents])
+        .where('tasks.status', '=', 'success')
+        .execute()
+      for (const row of rows) results.set(row.task_id, parseTask(row.body).flow_result ?? null)
+      return results
     },
 
     async stalled(limit) {

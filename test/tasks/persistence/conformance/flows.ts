@@ -165,4 +165,60 @@ export function flowsSuite({ a, b, test }: SuiteContext): void {
     }
     expect(ends + claims).toBe(12)
   })
+
+  test('one write of many children changes their parent once per child, however often it is repeated', async () => {
+    const tag = randomUUID().slice(0, 8)
+    const root = node(`flow_batch_root_${tag}`, null, null, 4)
+    const leafName = `flow_batch_leaf_${tag}`
+    const leaves = [0, 1, 2, 3].map(() => node(leafName, root.record.task_id, root))
+    await flowsOf(a()).save([root, ...leaves], {
+      claim: { owner: 'A', leaseUntil: T0 + 60_000 },
+      holds: [{ task_id: root.record.task_id, children: 4 }],
+    })
+    const [first, second, third, fourth] = leaves as [
+      StoredTask,
+      StoredTask,
+      StoredTask,
+      StoredTask,
+    ]
+    const batch = [ended(first, 'success'), ended(second, 'success'), ended(third, 'failed')]
+    await flowsOf(a()).save(batch)
+    expect(await flowsOf(b()).counters(root.record.task_id)).toEqual({ waiting: 2, failed: 1 })
+    // The same write again (a repeat after a crash) counts nothing twice.
+    await flowsOf(b()).save(batch)
+    expect(await flowsOf(a()).counters(root.record.task_id)).toEqual({ waiting: 2, failed: 1 })
+    // A retry takes the failed child's place, once however often it is written.
+    const retry = node(leafName, root.record.task_id, root)
+    retry.record.retry_of = third.record.task_id
+    await flowsOf(a()).save([retry], { claim: { owner: 'A', leaseUntil: T0 + 60_000 } })
+    await flowsOf(a()).save([retry], { claim: { owner: 'A', leaseUntil: T0 + 60_000 } })
+    expect(await flowsOf(b()).counters(root.record.task_id)).toEqual({ waiting: 2, failed: 0 })
+    // The retry and the last child succeed in one write: the parent is released.
+    await flowsOf(b()).save([ended(retry, 'success'), ended(fourth, 'success')])
+    expect(await flowsOf(a()).counters(root.record.task_id)).toEqual({ waiting: 0, failed: 0 })
+    const claimed = await claimOf(b(), root.record.func_name)
+    expect(claimed.map((c) => c.task.record.task_id)).toEqual([root.record.task_id])
+  })
+
+  test('the results of a parent are those of its children that succeeded, and only theirs', async () => {
+    const tag = randomUUID().slice(0, 8)
+    const { grand, parent, child } = await chainOfThree(a(), tag)
+    const sibling = node(`flow_sibling_${tag}`, grand.record.task_id, parent)
+    const loser = node(`flow_loser_${tag}`, grand.record.task_id, parent)
+    await flowsOf(a()).save([sibling, loser], { claim: { owner: 'A', leaseUntil: T0 + 60_000 } })
+    const done = ended(child, 'success')
+    done.flow_result = 'j:{"n":1}'
+    await flowsOf(a()).save([done, ended(sibling, 'success'), ended(loser, 'failed')])
+    const flows = flowsOf(b())
+    if (flows.results === undefined) return
+    const results = await flows.results(grand.record.task_id, [parent.record.task_id])
+    expect(results).toEqual(
+      new Map([
+        [child.record.task_id, 'j:{"n":1}'],
+        [sibling.record.task_id, 'j:1'],
+      ]),
+    )
+    // The root's only child (the parent) has not succeeded: nothing to read yet.
+    expect(await flows.results(grand.record.task_id, [grand.record.task_id])).toEqual(new Map())
+  })
 }

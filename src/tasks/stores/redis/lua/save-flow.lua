@@ -28,15 +28,32 @@ local HOLD, HOLD_LEASE = 'switchyard:flow-waiting', '8000000000000000'
 local live = { pending = true, running = true }
 local unsuccessful = { failed = true, cancelled = true, interrupted = true, expired = true, rejected = true }
 
+-- Counter changes are summed per (parent, field) and each applied once: a batch of a thousand
+-- children of one parent changes its hash once, not a thousand times.
+local deltas, deltaOrder = {}, {}
+local flowIndex, flowOrder = {}, {}
 local function bump(parent, field, amount)
-  local key = fp .. 'flow:' .. parent
-  if redis.call('EXISTS', key) == 0 then return end
-  local value = redis.call('HINCRBY', key, field, amount)
-  if field == 'failed' then
-    if value > 0 then
-      redis.call('SADD', fp .. 'flows:failing', parent)
-    else
-      redis.call('SREM', fp .. 'flows:failing', parent)
+  local key = parent .. '\n' .. field
+  if deltas[key] == nil then
+    deltas[key] = 0
+    deltaOrder[#deltaOrder + 1] = { parent, field, key }
+  end
+  deltas[key] = deltas[key] + amount
+end
+
+local function applyBumps()
+  for _, entry in ipairs(deltaOrder) do
+    local parent, field, amount = entry[1], entry[2], deltas[entry[3]]
+    local key = fp .. 'flow:' .. parent
+    if amount ~= 0 and redis.call('EXISTS', key) == 1 then
+      local value = redis.call('HINCRBY', key, field, amount)
+      if field == 'failed' then
+        if value > 0 then
+          redis.call('SADD', fp .. 'flows:failing', parent)
+        else
+          redis.call('SREM', fp .. 'flows:failing', parent)
+        end
+      end
     end
   end
 end
@@ -63,7 +80,14 @@ for i = 1, #flowOps, 5 do
     if redis.call('EXISTS', key) == 0 then
       local created, children = string.match(b, '(%S+) (%S+)')
       redis.call('HSET', key, 'flow', a, 'parent', parent, 'waiting', children, 'failed', 0)
-      redis.call('ZADD', fp .. 'idx:flow:' .. a, created, id)
+      local members = flowIndex[a]
+      if not members then
+        members = {}
+        flowIndex[a] = members
+        flowOrder[#flowOrder + 1] = a
+      end
+      members[#members + 1] = created
+      members[#members + 1] = id
     end
   elseif kind == 'done' then
     if status and live[status] then
@@ -73,6 +97,15 @@ for i = 1, #flowOps, 5 do
     if not status then bump(parent, 'failed', -1) end
   elseif kind == 'rewait' then
     if status and unsuccessful[status] then bump(parent, 'failed', -1) end
+  end
+end
+
+applyBumps()
+-- New nodes join their flow's index in one ZADD per flow (in pieces unpack can take).
+for _, root in ipairs(flowOrder) do
+  local members = flowIndex[root]
+  for i = 1, #members, 4000 do
+    redis.call('ZADD', fp .. 'idx:flow:' .. root, unpack(members, i, math.min(i + 3999, #members)))
   end
 end
 
