@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto'
 import { Queue, Worker } from 'bullmq'
 import { Redis } from 'ioredis'
 import type { StoredTask } from '../../src/tasks/record.js'
+import type { Marks } from './durable-e2e.js'
 
 /** Jobs a BullMQ worker runs at once (the no-op processor). */
 const CONCURRENCY = 50
@@ -19,7 +20,7 @@ export interface BullmqPeer {
    * Adds `tasks` while a ready worker runs them; resolves with the ms from the first add to the
    * last job completed.
    */
-  endToEnd(tasks: readonly StoredTask[], batch: number): Promise<number>
+  endToEnd(tasks: readonly StoredTask[], batch: number, marks?: Marks): Promise<number>
   /** Obliterates the queues and disconnects. */
   close(): Promise<void>
 }
@@ -40,7 +41,7 @@ export function startBullmq(url: string): BullmqPeer {
   const enqueueQueue = new Queue('enqueue', { connection, prefix })
   return {
     enqueue: (tasks, batch) => add(enqueueQueue, tasks, batch),
-    async endToEnd(tasks, batch) {
+    async endToEnd(tasks, batch, marks) {
       const queue = new Queue(`e2e-${randomUUID().slice(0, 8)}`, { connection, prefix })
       let done = 0
       let finished!: () => void
@@ -55,10 +56,12 @@ export function startBullmq(url: string): BullmqPeer {
         if (++done === tasks.length) finished()
       })
       await worker.waitUntilReady()
+      marks?.start()
       const started = performance.now()
       await add(queue, tasks, batch)
       await allDone
       const elapsed = performance.now() - started
+      marks?.stop()
       await worker.close()
       await queue.obliterate({ force: true })
       await queue.close()

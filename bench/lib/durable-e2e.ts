@@ -61,11 +61,21 @@ const quietLogger = {
   error: (fields: object | string, message?: string) => console.error(message ?? fields, fields),
 }
 
+/** Called when a measured part starts and when it ends (to count only that part). */
+export interface Marks {
+  start(): void
+  stop(): void
+}
+
 /**
  * `count` persistent no-op tasks added in a loop to a manager on a fresh store (queue
  * concurrency 50): ms from the first add until shutdown has flushed every record.
  */
-export async function managerEndToEnd(factory: StoreFactory, count: number): Promise<number> {
+export async function managerEndToEnd(
+  factory: StoreFactory,
+  count: number,
+  marks?: Marks,
+): Promise<number> {
   const manager = new TaskManager({
     store: factory.open(),
     queues: { default: { concurrency: 50 } },
@@ -74,6 +84,7 @@ export async function managerEndToEnd(factory: StoreFactory, count: number): Pro
   const noop = manager.task({ name: 'noop', persist: true }, async () => {})
   await manager.startup()
   try {
+    marks?.start()
     const started = performance.now()
     const adds: Promise<string>[] = []
     for (let index = 0; index < count; index++) adds.push(manager.addTask(noop, []))
@@ -83,6 +94,7 @@ export async function managerEndToEnd(factory: StoreFactory, count: number): Pro
     }
     await manager.shutdown()
     const elapsed = performance.now() - started
+    marks?.stop()
     await checkSuccessRecords(factory.reopen(), count)
     return elapsed
   } finally {

@@ -20,7 +20,14 @@ import {
 import { checkListQuery, lastOfEach, parseTask, tagHash, taskColumns } from '../rows.js'
 import type { RedisOps } from './ops.js'
 
+/** Records per `save-flow.lua` call. */
 const SAVE_CHUNK = 500
+/**
+ * Records per `save-tasks.lua` call. The calls of one write are pipelined: while Redis runs one
+ * chunk, the next is encoded and sent, so a batch costs about Redis's time for it rather than
+ * Redis's plus this process's.
+ */
+const PIPELINED_CHUNK = 125
 /** Lifetime of a list query's temporary keys, should their delete never come. */
 const TEMPORARY_TTL_MS = 60_000
 /** Ids a `q` prefix matches at most (the first ones in id order). */
@@ -39,22 +46,38 @@ export async function writeTasks(
   lease: string,
   flowOps?: (chunk: readonly StoredTask[]) => (string | number)[],
 ): Promise<number> {
-  // The script takes each task id once per call.
+  // The script takes each task id once per call; with every id once per write, the chunks
+  // touch disjoint records, so the order in which they commit does not matter.
   const unique = lastOfEach(tasks, (task) => task.record.task_id)
+  const argsOf = (chunk: readonly StoredTask[]) => {
+    const args: (string | number)[] = [ops.prefix, owner, lease, origin]
+    for (const task of chunk) pushTaskArgs(args, task)
+    return args
+  }
+  if (flowOps === undefined) {
+    const calls: Promise<unknown>[] = []
+    for (let i = 0; i < unique.length; i += PIPELINED_CHUNK) {
+      // Lets the previous chunk go out before this one is encoded.
+      if (i > 0) await new Promise((resolve) => setImmediate(resolve))
+      const call = ops.run('save-tasks', [], argsOf(unique.slice(i, i + PIPELINED_CHUNK)))
+      // Handled here so that a failure is not unhandled while later chunks are encoded;
+      // Promise.all below still rejects with it.
+      call.catch(() => undefined)
+      calls.push(call)
+    }
+    let written = 0
+    for (const count of await Promise.all(calls)) written += Number(count)
+    return written
+  }
   let written = 0
   for (let i = 0; i < unique.length; i += SAVE_CHUNK) {
-    const args: (string | number)[] = [ops.prefix, owner, lease, origin]
     const chunk = unique.slice(i, i + SAVE_CHUNK)
-    for (const task of chunk) pushTaskArgs(args, task)
-    if (flowOps === undefined) written += Number(await ops.run('save-tasks', [], args))
-    else {
-      // save-flow.lua: the rows as for save-tasks, then the flow operations and their count.
-      const extra = flowOps(chunk)
-      const count = Number(await ops.run('save-flow', [], [...args, ...extra, extra.length]))
-      // -1: a guard of the flow operations did not hold and nothing was written.
-      if (count < 0) return count
-      written += count
-    }
+    // save-flow.lua: the rows as for save-tasks, then the flow operations and their count.
+    const extra = flowOps(chunk)
+    const count = Number(await ops.run('save-flow', [], [...argsOf(chunk), ...extra, extra.length]))
+    // -1: a guard of the flow operations did not hold and nothing was written.
+    if (count < 0) return count
+    written += count
   }
   return written
 }

@@ -17,23 +17,29 @@ local p, status, owner, lease = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local now, limit, restrict = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7] == '1'
 local allowed = {}
 for i = 8, #ARGV do allowed[ARGV[i]] = true end
-local claimed = {}
+local claimed, won = {}, {}
 local offset, scanned = 0, 0
 while #claimed < limit and scanned < 20000 do
   local ids = redis.call('ZRANGE', p .. 'idx:status:' .. status, offset, offset + 199)
   if #ids == 0 then break end
   for _, id in ipairs(ids) do
     local key = p .. 'task:' .. id
-    local f = redis.call('HMGET', key, 'claimed_by', 'lease_until', 'func', 'body')
+    -- The body is read only for a record won: most records a busy queue's scan passes over
+    -- are held, and a body is the one large field.
+    local f = redis.call('HMGET', key, 'claimed_by', 'lease_until', 'func')
     local free = (not f[1]) or f[1] == '' or tonumber(f[2]) < now
     if free and ((not restrict) or allowed[f[3]]) then
       redis.call('HSET', key, 'claimed_by', owner, 'lease_until', lease)
-      redis.call('SADD', p .. 'owner:' .. owner, id)
-      claimed[#claimed + 1] = f[4]
+      claimed[#claimed + 1] = redis.call('HGET', key, 'body')
+      won[#won + 1] = id
       if #claimed >= limit then break end
     end
   end
   offset = offset + #ids
   scanned = scanned + #ids
+end
+-- The owner's set gets the claimed ids in one command per 1,000 (what unpack takes at once).
+for i = 1, #won, 1000 do
+  redis.call('SADD', p .. 'owner:' .. owner, unpack(won, i, math.min(i + 999, #won)))
 end
 return claimed

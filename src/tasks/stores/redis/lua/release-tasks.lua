@@ -15,6 +15,9 @@ for i = 3, #ARGV do
     redis.call('HDEL', key, 'claimed_by', 'lease_until')
     n = n + 1
   end
-  redis.call('SREM', p .. 'owner:' .. owner, ARGV[i])
+end
+-- The ids leave the owner's set in one command per 1,000 (what unpack takes at once).
+for i = 3, #ARGV, 1000 do
+  redis.call('SREM', p .. 'owner:' .. owner, unpack(ARGV, i, math.min(i + 999, #ARGV)))
 end
 return n

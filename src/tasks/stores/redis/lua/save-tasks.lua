@@ -4,7 +4,7 @@
 -- indexes of new records, the index of retried records (idx:retried, by creation time), the metric buckets of records that become terminal, and one entry of
 -- the change stream.
 --
--- KEYS     none (key names derive from ARGV[1]; the store targets one Redis, not a cluster)
+-- KEYS     the store's routing key only (key names derive from ARGV[1], all in one slot)
 -- ARGV[1]  key prefix
 -- ARGV[2]  claim owner, or "" to leave any existing claim as it is
 -- ARGV[3]  lease end (epoch ms) when ARGV[2] is set
@@ -18,7 +18,7 @@
 -- "n\n<func>\n<status>\n<bin>" (count) and "d\n<func>\n<status>\n<bin>" (duration sum); sorted
 -- set m:minutes lists the minutes.
 --
--- Each record costs two commands (read its old state, write its hash); the index, counter and
+-- Each record costs two commands (read its old state, write its hash, once); the index, counter and
 -- metric changes of the whole call are gathered first and sent as one command per key (a
 -- sorted set gets all its members in one ZADD), since per-command overhead, not the work on
 -- each key, was most of a write's server time. With every task id once, each (key, member)
@@ -90,64 +90,122 @@ local function send(command, key, args)
   end
 end
 
+-- Key names and counter fields, built once per distinct value: most records of a call share
+-- their status, function and queue, and a concatenation makes (and hashes) a new string.
+local function memo(build)
+  local cache = {}
+  return function(value)
+    local name = cache[value]
+    if not name then
+      name = build(value)
+      cache[value] = name
+    end
+    return name
+  end
+end
+local taskKey = p .. 'task:'
+local allKey, idKey, finishedKey = p .. 'idx:all', p .. 'idx:id', p .. 'idx:finished'
+local retriedKey, countKey, durationKey = p .. 'idx:retried', p .. 'agg:count', p .. 'agg:duration'
+local statusKey = memo(function(v) return p .. 'idx:status:' .. v end)
+local funcKey = memo(function(v) return p .. 'idx:func:' .. v end)
+local queueKey = memo(function(v) return p .. 'idx:queue:' .. v end)
+local tagKey = memo(function(v) return p .. 'idx:tag:' .. v end)
+local cells = {}
+local function cellOf(func, status)
+  local byStatus = cells[func]
+  if not byStatus then
+    byStatus = {}
+    cells[func] = byStatus
+  end
+  local cell = byStatus[status]
+  if not cell then
+    cell = func .. '\n' .. status
+    byStatus[status] = cell
+  end
+  return cell
+end
+
+-- The HSET arguments of a record, one table reused: the names at odd places stay put.
+local fields = { 'status', '', 'func', '', 'queue', '', 'duration', '', 'body', '' }
+
+-- Metric buckets by minute, and a cell's two field names (count, duration sum), built once.
+local minuteKeys, totalKey = {}, p .. 'm:total'
+local metricFields = memo(function(cell) return { 'n\n' .. cell, 'd\n' .. cell } end)
+
 local ids = {}
-local minutes = {}
 for i = 5, #ARGV, 12 do
   local id, status, func, queue = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local created, finished, duration, bin = ARGV[i + 4], ARGV[i + 5], ARGV[i + 6], ARGV[i + 7]
   local tags, idem, body, retried = ARGV[i + 8], ARGV[i + 9], ARGV[i + 10], ARGV[i + 11]
-  local key = p .. 'task:' .. id
+  local key = taskKey .. id
+  local seconds = tonumber(duration)
   local old = redis.call('HMGET', key, 'status', 'func', 'queue', 'duration')
   if old[1] then
-    if old[1] ~= status then zrem(p .. 'idx:status:' .. old[1], id) end
-    if old[2] ~= func then zrem(p .. 'idx:func:' .. old[2], id) end
-    if old[3] ~= queue then zrem(p .. 'idx:queue:' .. old[3], id) end
-    incr(p .. 'agg:count', old[2] .. '\n' .. old[1], -1, false)
+    if old[1] ~= status then zrem(statusKey(old[1]), id) end
+    if old[2] ~= func then zrem(funcKey(old[2]), id) end
+    if old[3] ~= queue then zrem(queueKey(old[3]), id) end
+    incr(countKey, cellOf(old[2], old[1]), -1, false)
     local oldDuration = tonumber(old[4])
     if oldDuration ~= 0 then
-      incr(p .. 'agg:duration', old[2] .. '\n' .. old[1], -oldDuration, true)
+      incr(durationKey, cellOf(old[2], old[1]), -oldDuration, true)
     end
   else
-    zadd(p .. 'idx:id', 0, id)
-    for hash in string.gmatch(tags, '%S+') do
-      zadd(p .. 'idx:tag:' .. hash, created, id)
+    zadd(idKey, 0, id)
+    if tags ~= '' then
+      for hash in string.gmatch(tags, '%S+') do
+        zadd(tagKey(hash), created, id)
+      end
     end
   end
-  zadd(p .. 'idx:all', created, id)
-  zadd(p .. 'idx:status:' .. status, created, id)
-  zadd(p .. 'idx:func:' .. func, created, id)
-  zadd(p .. 'idx:queue:' .. queue, created, id)
+  zadd(allKey, created, id)
+  zadd(statusKey(status), created, id)
+  zadd(funcKey(func), created, id)
+  zadd(queueKey(queue), created, id)
   -- A record is marked retried once and never unmarked.
-  if retried == '1' then zadd(p .. 'idx:retried', created, id) end
-  incr(p .. 'agg:count', func .. '\n' .. status, 1, false)
-  if tonumber(duration) ~= 0 then
-    incr(p .. 'agg:duration', func .. '\n' .. status, tonumber(duration), true)
+  if retried == '1' then zadd(retriedKey, created, id) end
+  incr(countKey, cellOf(func, status), 1, false)
+  if seconds ~= 0 then
+    incr(durationKey, cellOf(func, status), seconds, true)
   end
   if finished == '' then
-    if old[1] then zrem(p .. 'idx:finished', id) end
+    if old[1] then zrem(finishedKey, id) end
   else
-    zadd(p .. 'idx:finished', finished, id)
+    zadd(finishedKey, finished, id)
     if terminal[status] and not (old[1] and terminal[old[1]]) then
-      local minute = string.format('%.0f', math.floor(tonumber(finished) / 60000) * 60000)
-      local cell = func .. '\n' .. status .. '\n' .. bin
-      for _, bucket in ipairs({ p .. 'm:' .. minute, p .. 'm:total' }) do
-        incr(bucket, 'n\n' .. cell, 1, false)
-        incr(bucket, 'd\n' .. cell, tonumber(duration), true)
+      local minute = math.floor(tonumber(finished) / 60000) * 60000
+      local bucket = minuteKeys[minute]
+      if not bucket then
+        local name = string.format('%.0f', minute)
+        bucket = p .. 'm:' .. name
+        minuteKeys[minute] = bucket
+        zadd(p .. 'm:minutes', name, name)
       end
-      if not minutes[minute] then
-        minutes[minute] = true
-        zadd(p .. 'm:minutes', minute, minute)
-      end
+      local names = metricFields(cellOf(func, status) .. '\n' .. bin)
+      incr(bucket, names[1], 1, false)
+      incr(bucket, names[2], seconds, true)
+      incr(totalKey, names[1], 1, false)
+      incr(totalKey, names[2], seconds, true)
     end
   end
-  if owner ~= '' then
-    redis.call('HSET', key, 'status', status, 'func', func, 'queue', queue, 'created', created,
-      'duration', duration, 'tags', tags, 'idem', idem, 'body', body,
-      'claimed_by', owner, 'lease_until', lease)
-  else
-    redis.call('HSET', key, 'status', status, 'func', func, 'queue', queue, 'created', created,
-      'duration', duration, 'tags', tags, 'idem', idem, 'body', body)
+  -- The hash is written in one HSET of only the fields something reads back: no creation
+  -- time (the indexes hold it), and a new record leaves out an empty tag list and idempotency
+  -- key (readers take a missing one as empty); a stored record gets them all again, so a value
+  -- that became empty overwrites the old one.
+  fields[2], fields[4], fields[6], fields[8], fields[10] = status, func, queue, duration, body
+  local n = 10
+  if old[1] or tags ~= '' then
+    fields[n + 1], fields[n + 2] = 'tags', tags
+    n = n + 2
   end
+  if old[1] or idem ~= '' then
+    fields[n + 1], fields[n + 2] = 'idem', idem
+    n = n + 2
+  end
+  if owner ~= '' then
+    fields[n + 1], fields[n + 2], fields[n + 3], fields[n + 4] = 'claimed_by', owner, 'lease_until', lease
+    n = n + 4
+  end
+  redis.call('HSET', key, unpack(fields, 1, n))
   ids[#ids + 1] = id
 end
 
