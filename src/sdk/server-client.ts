@@ -84,6 +84,10 @@ export class ServerClient {
     return new Promise<IncomingMessage>((resolve, reject) => {
       const send = url.startsWith('https:') ? httpsRequest : httpRequest
       const request = send(url, {
+        // No idle timeout on the socket: Node's global agent gives each of its sockets one of
+        // 5 s, which a stream does not use (a quiet stream is normal, and nothing listens for
+        // it) but which costs a timer refresh on every read, that is on every change.
+        timeout: 0,
         headers: {
           accept: 'text/event-stream',
           [PROTOCOL_HEADER]: PROTOCOL_VERSION,
