@@ -10,12 +10,23 @@
  * claims and the task runs are real; only the passing of time is compressed.
  *
  * Counted per store: slots that ran twice (goal 0) and slots in the range that never ran (goal
- * 0), and how the slots were shared between the processes.
+ * 0), and how the slots were shared between the processes. A slot's task is created once,
+ * whoever fires it; but a process killed after its task started and before that start was
+ * stored leaves a pending record that another instance adopts and runs again after the lease
+ * (tasks run at least once). The full form kills at a random moment and may meet that window;
+ * the short form kills once the last slot's task is finished in the store.
  */
 import { readFileSync } from 'node:fs'
 import { startChild, type DrillChild } from '../lib/child.js'
 import { exactly, measured, type Drill, type DrillFigure, type DrillScale } from '../lib/drill.js'
-import { onEveryStore, storeEnv, storeRound, type StoreKind } from '../lib/task-stores.js'
+import { slotTaskId } from '../../src/tasks/slot-task-id.js'
+import {
+  onEveryStore,
+  openStore,
+  storeEnv,
+  storeRound,
+  type StoreKind,
+} from '../lib/task-stores.js'
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -74,10 +85,21 @@ export function slotRound(kind: StoreKind, scale: DrillScale): Promise<SlotRound
           // A random moment of the step: maybe mid-claim, maybe mid-run.
           await sleep(Math.random() * STEP_MS)
         } else {
-          // The short form (a CI test) kills between slots, never inside the crash window.
-          const ran = (slot: number) => readFileSync(out, 'utf8').includes(`${slot} `)
-          const limit = performance.now() + 5000
-          while (!ran(now) && performance.now() < limit) await sleep(5)
+          // The short form (a CI test) kills between slots, never inside the crash window: once
+          // the last slot's task is finished in the store. A process killed after a task
+          // started and before its end was stored leaves a record another instance adopts and
+          // runs again once the lease ends (at least once); that is the full form's territory.
+          const reader = openStore(store, 1)
+          try {
+            const id = slotTaskId('drill-slot', now)
+            const limit = performance.now() + 10_000
+            while ((await reader.records.get(id))?.record.status !== 'success') {
+              if (performance.now() > limit) throw new Error(`slot ${now} never finished`)
+              await sleep(5)
+            }
+          } finally {
+            await reader.close()
+          }
         }
         const victim = children[2]!
         live.delete(victim)
