@@ -241,9 +241,8 @@ export class TaskIntake {
       children: 0,
       chain: false,
     })
-    const queue = this.deps.queues.resolve(stored.record.queue)
     // A full queue refuses before anything is written: the caller may try again later.
-    queue.admit()
+    this.deps.queues.resolve(stored.record.queue).admit()
     if (durable === null) {
       if (book.get(taskId) !== undefined) return false
     } else {
@@ -252,12 +251,7 @@ export class TaskIntake {
       if (this.deps.closed()) return true
     }
     book.add(stored)
-    const job = new RunJob(stored, handle, stored.record.priority ?? 0, this.deps.runner)
-    // Set before the queue may start it: its start is written like a persistent task's.
-    job.stored = durable !== null
-    this.deps.live.set(taskId, job)
-    this.#watchExpiry(stored)
-    queue.offer(job)
+    this.#dispatch(stored, handle, null, durable !== null)
     return true
   }
 
@@ -460,7 +454,7 @@ export class TaskIntake {
 
   /** A new pending flow node (validated, arguments encrypted with a key). */
   #build(node: FlowNode): StoredTask {
-    const { queues, cipher, clock } = this.deps
+    const { cipher, clock } = this.deps
     const definition = node.handle.definition
     const resolved = resolveAddOptions(definition, node.options)
     let args: unknown[] | null = null
@@ -468,12 +462,7 @@ export class TaskIntake {
     if (definition.executor !== 'async') assertTransferable(node.args, definition.name)
     if (cipher === null) args = node.args
     else encrypted = cipher.encrypt(node.args, taskOwner(node.id))
-    const queue = queues.resolve(resolved.queue)
-    if (resolved.group !== null && queue.groups === null) {
-      throw new TaskValidationError(
-        `Task ${JSON.stringify(definition.name)} has group ${JSON.stringify(resolved.group)} but queue ${JSON.stringify(queue.name)} has no groupConcurrency, rateLimit or groupRateLimit.`,
-      )
-    }
+    const queue = this.#queueFor(definition.name, resolved)
     const stored = newStoredTask(
       node.id,
       definition,
@@ -488,15 +477,21 @@ export class TaskIntake {
     return stored
   }
 
-  /** Hands a task of this process (in the book, pending) to its queue, with its flow results. */
+  /**
+   * Hands a task of this process (in the book, pending) to its queue, with its flow results;
+   * `stored`: its pending record is in the durable store though its function is not persistent
+   * (set before the queue may start it, so its start is written like a persistent task's).
+   */
   #dispatch(
     task: StoredTask,
     handle: TaskHandle,
     results: ReadonlyMap<string, unknown> | null,
+    stored = false,
   ): void {
     const { live, queues, runner } = this.deps
     const job = new RunJob(task, handle, task.record.priority ?? 0, runner)
     job.flowResults = results
+    job.stored = stored
     live.set(task.record.task_id, job)
     this.#watchExpiry(task)
     queues.resolve(task.record.queue).offer(job)

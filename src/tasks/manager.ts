@@ -246,7 +246,7 @@ export class TaskManager {
     this.#reads = new TaskReads({
       book: this.#book,
       live: this.#live,
-      persistent: (job) => job.stored || this.#isPersistent(job.handle),
+      persistent: (job) => this.#isPersistentJob(job),
       unwritten: (taskId) => this.#intake.unwritten(taskId),
       durable: this.#durableStore,
       seam: this.#store,
@@ -263,7 +263,7 @@ export class TaskManager {
       live: this.#live,
       durable: this.#durable,
       scheduling: this.#background,
-      persistent: (job) => job.stored || this.#isPersistent(job.handle),
+      persistent: (job) => this.#isPersistentJob(job),
       loadStoredConfig: () => this.#controls.request(),
     })
     this.#telemetry = new TaskTelemetrySlot(this, options.telemetry)
@@ -481,6 +481,11 @@ export class TaskManager {
 
   #isPersistent(handle: TaskHandle): boolean {
     return handle.definition.persist || this.#requeuePending
+  }
+
+  /** A job whose records are stored as a persistent task's (its own, or a slot task's). */
+  #isPersistentJob(job: RunJob): boolean {
+    return job.stored || this.#isPersistent(job.handle)
   }
 
   /**
