@@ -17,23 +17,13 @@ build=${2:-}
 OUT=${OUT:-$(mktemp -d)}
 driver=bench/.out/bench/lib/redis-counter-batches.js
 [ -f "$driver" ] || { echo "compile the bench first (see the header)" >&2; exit 2; }
-port=$(node -e "const s = require('net').createServer().listen(0, '127.0.0.1', () => { console.log(s.address().port); s.close() })")
-valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.out.%p" \
-  redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no >"$OUT/redis.log" 2>&1 &
-pid=$!
-trap 'kill $pid 2>/dev/null || true' EXIT
-for _ in $(seq 1 120); do
-  redis-cli -p "$port" ping >/dev/null 2>&1 && break
-  sleep 0.5
-done
+# shellcheck source=bench/lib/callgrind-redis.sh
+source "$(dirname "$0")/callgrind-redis.sh"
+start_callgrind_redis
 node "$driver" "$port" 1000 $build >/dev/null
 callgrind_control -z "$pid" >/dev/null 2>&1
 requests=$(node "$driver" "$port" "$batches" $build)
 callgrind_control -d "$pid" >/dev/null 2>&1
 # The dump taken by callgrind_control -d: cg.out.<pid>.1.
-for _ in $(seq 1 60); do
-  [ -s "$OUT/cg.out.$pid.1" ] && break
-  sleep 0.5
-done
-total=$(awk '/^summary:/ { print $2; exit }' "$OUT/cg.out.$pid.1")
+total=$(dump_instructions 1 60)
 echo "$((total / requests))"

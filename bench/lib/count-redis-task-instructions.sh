@@ -16,24 +16,14 @@ cases=${2:-enqueue,bull-enqueue,e2e,bull-e2e}
 OUT=${OUT:-$(mktemp -d)}
 driver=bench/.out/bench/lib/redis-task-costs.js
 [ -f "$driver" ] || { echo "compile the bench first (see the header)" >&2; exit 2; }
-port=$(node -e "const s = require('net').createServer().listen(0, '127.0.0.1', () => { console.log(s.address().port); s.close() })")
-valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.out.%p" \
-  redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no >"$OUT/redis.log" 2>&1 &
-pid=$!
-trap 'kill $pid 2>/dev/null || true' EXIT
-for _ in $(seq 1 120); do
-  redis-cli -p "$port" ping >/dev/null 2>&1 && break
-  sleep 0.5
-done
+# shellcheck source=bench/lib/callgrind-redis.sh
+source "$(dirname "$0")/callgrind-redis.sh"
+start_callgrind_redis
 dump=0
 for c in ${cases//,/ }; do
   CALLGRIND_PID=$pid node "$driver" "redis://127.0.0.1:$port" "$count" "$c" >"$OUT/$c.txt"
   dump=$((dump + 1))
-  for _ in $(seq 1 120); do
-    [ -s "$OUT/cg.out.$pid.$dump" ] && break
-    sleep 0.5
-  done
-  total=$(awk '/^summary:/ { print $2; exit }' "$OUT/cg.out.$pid.$dump")
+  total=$(dump_instructions "$dump")
   echo "$c $((total / count))"
 done
 echo "callgrind files in $OUT" >&2
