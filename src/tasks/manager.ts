@@ -186,8 +186,11 @@ export class TaskManager {
         this.#logger,
       ),
     })
-    this.#queueConfigs = new QueueConfigSync(this.#queues, this.#durableStore, (message) =>
-      this.#logger.warn(message),
+    this.#queueConfigs = new QueueConfigSync(
+      this.#queues,
+      this.#durableStore,
+      (message) => this.#logger.warn(message),
+      () => this.#controls.request(),
     )
     this.#executors = new ExecutorSet({
       maxConcurrentTasks: positiveOrNull(options.maxConcurrentTasks, 'maxConcurrentTasks'),
