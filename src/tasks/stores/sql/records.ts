@@ -35,7 +35,6 @@ import {
   checkListQuery,
   lastOfEach,
   parseTask,
-  tagHash,
   taskColumns,
   toNumber,
   type TaskColumns,
@@ -45,13 +44,8 @@ import { pruneChanges } from './changes.js'
 import { sql } from './kysely.js'
 import { cellOf, CELL_KEYS, sums } from './metric-sums.js'
 import { ListTotals } from './list-totals.js'
-import {
-  FAILURE_STATUSES,
-  failureCondition,
-  HOUR_GRAIN,
-  hourOfMinute,
-  MINUTE_GRAIN,
-} from './migrations.js'
+import { listRecords } from './list-query.js'
+import { HOUR_GRAIN, hourOfMinute, MINUTE_GRAIN } from './migrations.js'
 import { compileTagInsert, tagInserts, tagRows } from './tag-rows.js'
 import {
   compileCountUpsert,
@@ -148,31 +142,6 @@ function taskUpsert(
         Object.fromEntries(columns.map((column) => [column, eb.ref(`excluded.${column}`)])),
       ),
   )
-}
-
-/** Escapes `%`, `_` and the escape character `!` for a LIKE pattern (`... ESCAPE '!'`). */
-function likePrefix(text: string): string {
-  return `${text.replace(/[!%_]/g, (c) => `!${c}`)}%`
-}
-
-/**
- * Below this many characters a task-id prefix matches too many records for the primary key to
- * help a page (sorting them all by time costs more than scanning the time index for the 50
- * newest that match); a count still reads them from the primary key.
- */
-const INDEXED_PREFIX = 3
-
-/**
- * A task-id prefix match on SQLite: GLOB (case-sensitive like the other stores' prefix
- * matches, and, unlike LIKE, served by the primary key: a full id is found at once instead of
- * by a scan of the history), with `*`, `?` and `[` made literal. For a page (`ordered`), a
- * short prefix keeps off that index (the unary `+`) so the planner walks the time index.
- */
-function sqlitePrefix(text: string, ordered: boolean) {
-  const pattern = `${text.replace(/[*?[]/g, (c) => `[${c}]`)}*`
-  return ordered && text.length < INDEXED_PREFIX
-    ? sql<boolean>`+${sql.ref('task_id')} glob ${pattern}`
-    : sql<boolean>`${sql.ref('task_id')} glob ${pattern}`
 }
 
 /** Task records on SQL. */
@@ -455,119 +424,7 @@ export class SqlTaskRecords implements TaskRecordStore {
   async list(query: TaskListQuery): Promise<TaskPage> {
     checkListQuery(query)
     const { db, dialect } = await this.open()
-    // `ordered`: the filter of the page's rows (newest first), else of a count.
-    const filter = (ordered: boolean) => (eb: ExpressionBuilder<TaskDatabase, 'tasks'>) => {
-      const parts = []
-      if (query.status !== undefined) parts.push(eb('status', '=', query.status))
-      if (query.funcName !== undefined) parts.push(eb('func_name', '=', query.funcName))
-      if (query.queue !== undefined) parts.push(eb('queue', '=', query.queue))
-      if (
-        (query.queue !== undefined || query.retried === false) &&
-        dialect !== 'mysql' &&
-        (FAILURE_STATUSES as readonly string[]).includes(query.status ?? '')
-      ) {
-        // Implied by the status; stated so that the failures index (with a queue) or the dead
-        // letters index (failures not retried) may serve the filter.
-        parts.push(failureCondition())
-      }
-      if (query.since !== undefined) parts.push(eb('created_ms', '>=', query.since))
-      if (query.retried !== undefined) {
-        parts.push(eb('retried_as', query.retried ? 'is not' : 'is', null))
-      }
-      if (query.flow !== undefined) {
-        parts.push(
-          eb(
-            'task_id',
-            'in',
-            eb
-              .selectFrom('task_flows')
-              .select('task_flows.task_id')
-              .where('task_flows.flow_id', '=', query.flow),
-          ),
-        )
-      }
-      if (query.q !== undefined) {
-        parts.push(
-          eb.or([
-            dialect === 'sqlite'
-              ? sqlitePrefix(query.q, ordered)
-              : sql<boolean>`${sql.ref('task_id')} like ${likePrefix(query.q)} escape '!'`,
-            eb('func_name', '=', query.q),
-          ]),
-        )
-      }
-      for (const [key, value] of query.tags ?? []) {
-        parts.push(
-          eb(
-            'task_id',
-            'in',
-            eb
-              .selectFrom('task_tags')
-              .select('task_tags.task_id')
-              .where('tag_hash', '=', tagHash(key, value)),
-          ),
-        )
-      }
-      return eb.and(parts)
-    }
-    const filtered = filter(false)
-    const totalKey = JSON.stringify([
-      query.status,
-      query.funcName,
-      query.queue,
-      query.since,
-      query.q,
-      query.tags,
-      query.flow,
-      query.retried,
-    ])
-    const count = () =>
-      db
-        .selectFrom('tasks')
-        .select((eb) => eb.fn.countAll().as('n'))
-        .where(filtered)
-        .executeTakeFirstOrThrow()
-        .then((row) => toNumber(row.n))
-    const rowsRead = db
-      .selectFrom('tasks')
-      .select('body')
-      .where(filter(true))
-      .orderBy('created_ms', 'desc')
-      .orderBy('task_id', 'desc')
-      .limit(query.perPage)
-      .offset((query.page - 1) * query.perPage)
-      .execute()
-    const limit = query.countLimit
-    if (limit !== undefined) {
-      // One past the limit, from a subquery: the count stops there, whatever the history.
-      const capped = db
-        .selectFrom((eb) =>
-          eb
-            .selectFrom('tasks')
-            .select(sql<number>`1`.as('one'))
-            .where(filtered)
-            .limit(limit + 1)
-            .as('matching'),
-        )
-        .select((eb) => eb.fn.countAll().as('n'))
-        .executeTakeFirstOrThrow()
-      const [rows, counted] = await Promise.all([rowsRead, capped])
-      const n = toNumber(counted.n)
-      return {
-        items: rows.map((row) => parseTask(row.body)),
-        total: Math.min(n, limit),
-        total_capped: n > limit,
-        page: query.page,
-        per_page: query.perPage,
-      }
-    }
-    const [rows, total] = await Promise.all([rowsRead, this.#totals.get(totalKey, count)])
-    return {
-      items: rows.map((row) => parseTask(row.body)),
-      total,
-      page: query.page,
-      per_page: query.perPage,
-    }
+    return listRecords(db, dialect, query, this.#totals)
   }
 
   async loadAll(): Promise<StoredTask[]> {

@@ -158,6 +158,74 @@ export function recordsSuite({ a, b, test }: SuiteContext): void {
     await expect(b().records.list({ page: 1, perPage: 501 })).rejects.toThrow(TaskValidationError)
   })
 
+  test('lists pending, running and finished records as one history, newest first on every page', async () => {
+    const statuses = ['pending', 'running', 'success', 'failed', 'cancelled'] as const
+    // Two records share each creation time: the id breaks the tie (descending).
+    const tasks = Array.from({ length: 17 }, (_, i) =>
+      makeTask({
+        func_name: 'mixed-lister',
+        created: T0 + 200_000 + Math.floor(i / 2) * 1000,
+        status: statuses[i % statuses.length],
+        end_time: i % statuses.length >= 2 ? iso(T0 + 300_000 + i) : null,
+        queue: i % 2 === 0 ? 'mixed-even' : 'mixed-odd',
+        tags: { shard: String(i % 3) },
+      }),
+    )
+    await a().records.save(tasks)
+    const newestFirst = (list: typeof tasks) =>
+      [...list]
+        .sort(
+          (x, y) =>
+            Date.parse(y.record.created_at) - Date.parse(x.record.created_at) ||
+            (x.record.task_id < y.record.task_id ? 1 : -1),
+        )
+        .map((t) => t.record.task_id)
+    const ids = (page: { items: { record: { task_id: string } }[] }) =>
+      page.items.map((t) => t.record.task_id)
+    const expected = newestFirst(tasks)
+    for (let page = 1; page <= 5; page++) {
+      const listed = await b().records.list({ funcName: 'mixed-lister', page, perPage: 4 })
+      expect(ids(listed)).toEqual(expected.slice((page - 1) * 4, page * 4))
+      expect(listed.total).toBe(17)
+    }
+    const capped = await b().records.list({
+      funcName: 'mixed-lister',
+      page: 2,
+      perPage: 4,
+      countLimit: 10,
+    })
+    expect(ids(capped)).toEqual(expected.slice(4, 8))
+    if (capped.total_capped === true) expect(capped.total).toBe(10)
+    else expect(capped.total).toBe(17)
+    const odd = tasks.filter((_, i) => i % 2 === 1 && i % 3 === 1)
+    const oddShard = await b().records.list({
+      queue: 'mixed-odd',
+      tags: [['shard', '1']],
+      page: 1,
+      perPage: 50,
+    })
+    expect(ids(oddShard)).toEqual(newestFirst(odd))
+    expect(oddShard.total).toBe(odd.length)
+    for (const status of statuses) {
+      const one = await b().records.list({ funcName: 'mixed-lister', status, page: 1, perPage: 50 })
+      expect(ids(one)).toEqual(newestFirst(tasks.filter((t) => t.record.status === status)))
+    }
+    // A pending record that finishes keeps its place in the list.
+    const finishing = tasks.find((t) => t.record.status === 'pending')!
+    finishing.record.status = 'success'
+    finishing.record.end_time = iso(T0 + 400_000)
+    await a().records.save([finishing])
+    const after = await b().records.list({ funcName: 'mixed-lister', page: 1, perPage: 50 })
+    expect(ids(after)).toEqual(expected)
+    const stillPending = await b().records.list({
+      funcName: 'mixed-lister',
+      status: 'pending',
+      page: 1,
+      perPage: 50,
+    })
+    expect(ids(stillPending)).not.toContain(finishing.record.task_id)
+  })
+
   test('a count limit caps the total (flagged) and leaves the page itself as it was', async () => {
     const tasks = Array.from({ length: 7 }, (_, i) =>
       makeTask({ func_name: 'capped-count', created: T0 + i * 1000, queue: 'capped' }),
