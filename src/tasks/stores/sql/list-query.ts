@@ -59,7 +59,10 @@ function sqlitePrefix(text: string, ordered: boolean) {
 
 const isQueued = (status: TaskStatus) => (QUEUED_STATUSES as readonly string[]).includes(status)
 
-/** The parts a list with this status filter reads (one unless no status is given). */
+/**
+ * The parts a list with this status filter reads: one, unless no status is given (then pending,
+ * running and, last, the history).
+ */
 function statusParts(status: TaskStatus | undefined, dialect: SqlDialectName): StatusPart[] {
   if (dialect === 'mysql') return [status === undefined ? null : (eb) => eb('status', '=', status)]
   if (status !== undefined) {
