@@ -3,7 +3,8 @@
  * `schedule({ every: 1 })` on a clock the drill drives. The manager's public `clock` and `timer`
  * options are fed from the drill's `time` messages (the same instant to every process), so a
  * thousand one-second slots pass in a few seconds of real time while the store claims, leases
- * and writes stay real. Each run appends `<slot ms> <pid>` to `SY_OUT` (O_APPEND).
+ * and writes stay real. A `time` message repeating the current instant runs every callback
+ * again (a nudge). Each run appends `<slot ms> <pid>` to `SY_OUT` (O_APPEND).
  *
  * Env: the store (`drill/lib/task-stores.ts`), `SY_OUT`, `SY_START_MS` (the clock's first
  * instant). Messages: `time` `{ now }`, `stop`.
@@ -63,9 +64,13 @@ manager.schedule(
 )
 process.on('message', (message: { type?: string; now?: number }) => {
   if (message.type === 'time' && typeof message.now === 'number') {
+    // The same instant again is a nudge: every callback runs once more. A scheduler tick that
+    // came while the previous one still ran was skipped (ticks never overlap), and on this
+    // clock nothing else would run it until the next instant.
+    const nudge = message.now === now
     now = message.now
     for (const interval of [...intervals.values()]) {
-      if (interval.next > now) continue
+      if (interval.next > now && !nudge) continue
       interval.next = now + interval.ms
       interval.callback()
     }
