@@ -49,22 +49,28 @@ function queueSet(): QueueSet {
   })
 }
 
+/** A sync over `held` that counts the fresh loads it asks for. */
+function countingSync(queues: QueueSet, held: ReturnType<typeof heldStore>) {
+  let reloads = 0
+  const sync = new QueueConfigSync(
+    queues,
+    held.store,
+    () => undefined,
+    () => {
+      reloads++
+      return Promise.resolve()
+    },
+  )
+  return { sync, reloads: () => reloads }
+}
+
 const settle = () => new Promise((resolve) => setImmediate(resolve))
 
 describe('QueueConfigSync', () => {
   it('a load read before a resume does not pause the queue again', async () => {
     const held = heldStore()
     const queues = queueSet()
-    let reloads = 0
-    const sync = new QueueConfigSync(
-      queues,
-      held.store,
-      () => undefined,
-      () => {
-        reloads++
-        return Promise.resolve()
-      },
-    )
+    const { sync, reloads } = countingSync(queues, held)
     // Paused and stored; then a load is sent while the store still says paused.
     const paused = sync.setPaused('work', true)
     await paused
@@ -79,13 +85,12 @@ describe('QueueConfigSync', () => {
     expect(queues.named('work').held).toBe(false)
     expect(held.stored.get('work')?.paused).toBe(false)
     // The resume was stored whole after anything that read could hold: nothing to read again.
-    expect(reloads).toBe(0)
+    expect(reloads()).toBe(0)
   })
 
   it('a load sent while a local change is being written skips that queue and asks for a fresh one', async () => {
     const held = heldStore()
     const queues = queueSet()
-    let reloads = 0
     let releaseWrite: () => void = () => undefined
     const writes = held.store.admin.putQueueConfig.bind(held.store.admin)
     held.store.admin.putQueueConfig = (config) =>
@@ -99,15 +104,7 @@ describe('QueueConfigSync', () => {
       paused: true,
       gating: null,
     })
-    const sync = new QueueConfigSync(
-      queues,
-      held.store,
-      () => undefined,
-      () => {
-        reloads++
-        return Promise.resolve()
-      },
-    )
+    const { sync, reloads } = countingSync(queues, held)
 
     const resume = sync.setPaused('work', false)
     const load = sync.load()
@@ -119,7 +116,7 @@ describe('QueueConfigSync', () => {
     releaseWrite()
     expect((await resume).paused).toBe(false)
     await settle()
-    expect(reloads).toBe(1)
+    expect(reloads()).toBe(1)
     expect(held.announced()).toBe(1)
   })
 

@@ -171,12 +171,12 @@ async function pageBodies(
   const newestFirst = (part: StatusPart) =>
     db
       .selectFrom('tasks')
-      .select(['body', 'created_ms', 'task_id'])
       .where(filterOf(query, dialect, part, true))
       .orderBy('created_ms', 'desc')
       .orderBy('task_id', 'desc')
   if (parts.length === 1) {
     const rows = await newestFirst(parts[0] ?? null)
+      .select('body')
       .limit(query.perPage)
       .offset(offset)
       .execute()
@@ -188,16 +188,7 @@ async function pageBodies(
   const end = offset + query.perPage
   const keys = (part: StatusPart) =>
     db
-      .selectFrom(
-        db
-          .selectFrom('tasks')
-          .select(['created_ms', 'task_id'])
-          .where(filterOf(query, dialect, part, true))
-          .orderBy('created_ms', 'desc')
-          .orderBy('task_id', 'desc')
-          .limit(end)
-          .as('part'),
-      )
+      .selectFrom(newestFirst(part).select(['created_ms', 'task_id']).limit(end).as('part'))
       .select(['created_ms', 'task_id'])
   let union = keys(parts[0] ?? null)
   for (const part of parts.slice(1)) union = union.unionAll(keys(part))
@@ -267,11 +258,12 @@ export async function listRecords(
   totals: ListTotals,
 ): Promise<TaskPage> {
   const parts = statusParts(query.status, dialect)
+  const key = totalKey(query)
   const count = async (limit: number | undefined) => {
     if (limit === undefined) {
       // No filter at all: one count of the table, which the database answers from its smallest
       // B-tree without a condition to test per entry.
-      if (parts.length > 1 && totalKey({ ...query, page: 1, perPage: 1 }) === NO_FILTER) {
+      if (parts.length > 1 && key === NO_FILTER) {
         return countPart(db, query, dialect, null, undefined)
       }
       const counts = await Promise.all(
@@ -301,10 +293,7 @@ export async function listRecords(
       per_page: query.perPage,
     }
   }
-  const [rows, total] = await Promise.all([
-    bodies,
-    totals.get(totalKey(query), () => count(undefined)),
-  ])
+  const [rows, total] = await Promise.all([bodies, totals.get(key, () => count(undefined))])
   return {
     items: rows.map((body) => parseTask(body)),
     total,
