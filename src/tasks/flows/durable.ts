@@ -12,7 +12,6 @@ import { FlowChildFailedError, TaskValidationError } from '../errors.js'
 import type { StoredTask } from '../record.js'
 import { describe } from '../runner.js'
 import {
-  FLOW_HOLD_OWNER,
   MAX_PER_PAGE,
   type DurableTaskStore,
   type FlowEffects,
@@ -94,13 +93,9 @@ export class DurableFlows {
     const counters = await flows.counters(parentId)
     if (counters === null || counters.failed > 0) return
     Object.assign(parent.record, { status: 'pending', error: null, end_time: null, duration: 0 })
+    // When its children all succeeded while it was failed, the save releases it at once.
     const effects = await flows.save([parent], { holds: [{ task_id: parentId, children: null }] })
-    // Its children may all have succeeded before it waited again: then nothing else releases it.
-    const after = await flows.counters(parentId)
-    if (after !== null && after.waiting <= 0 && after.failed <= 0) {
-      await store.pending.release([parentId], FLOW_HOLD_OWNER)
-      this.deps.claimSoon()
-    }
+    this.deps.claimSoon()
     this.effects(effects)
   }
 

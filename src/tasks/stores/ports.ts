@@ -696,7 +696,9 @@ export interface TaskFlowStore {
    * up its `failed`. A new record with `retry_of` (a retry taking a failed child's place)
    * counts the parent's `failed` down; so does a failed parent written pending again (it waits
    * again) for its own parent. `holds` take the {@link FLOW_HOLD_OWNER} claim, new ones with
-   * fresh counters. Returns the parents to look at.
+   * fresh counters; a hold of a parent that waits again is released in the same step when its
+   * counters are both 0 (its children succeeded while it was failed), whatever child write
+   * commits concurrently. Returns the parents to look at.
    */
   save(
     tasks: readonly StoredTask[],

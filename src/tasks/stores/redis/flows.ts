@@ -38,7 +38,11 @@ function operations(
     } else if (status !== 'running') ops.push('done', id, parent, '0', '')
   }
   for (const task of chunk) {
-    if (holds.has(task.record.task_id)) ops.push('hold', task.record.task_id, '', '', '')
+    const hold = holds.get(task.record.task_id)
+    if (hold === undefined) continue
+    ops.push('hold', task.record.task_id, '', '', '')
+    // A parent that waits again is released at once when its children already succeeded.
+    if (hold.children === null) released.add(task.record.task_id)
   }
   for (const parent of released) ops.push('release', parent, '', '', '')
   return ops

@@ -259,8 +259,22 @@ export function sqlFlows(open: OpenBackend, records: SqlTaskRecords): TaskFlowSt
             .compile(),
         )
       }
+      // A parent that waits again is released in this same write when its children already
+      // succeeded. Its counter row is locked first: a child's success committing concurrently
+      // (whose own release found the parent still failed) is then either done before this
+      // write reads the counters, or waits for this write and finds the parent held.
+      const rewaited = holds.filter((hold) => hold.children === null).map((hold) => hold.task_id)
+      if (rewaited.length > 0) {
+        before.unshift(
+          db
+            .updateTable('task_flows')
+            .set({ waiting: sql<number>`${sql.ref('waiting')}` })
+            .where('task_id', 'in', rewaited)
+            .compile(),
+        )
+      }
       const effects = flowEffectsOf(tasks)
-      for (const parent of new Set(effects.released)) {
+      for (const parent of new Set([...effects.released, ...rewaited])) {
         // The last child's success releases the held parent: claimable by any instance.
         after.push(
           db

@@ -200,6 +200,36 @@ export function flowsSuite({ a, b, test }: SuiteContext): void {
     expect(claimed.map((c) => c.task.record.task_id)).toEqual([root.record.task_id])
   })
 
+  test('a parent that waits again is released by that write once its retried child succeeded, even racing it', async () => {
+    const tag = randomUUID().slice(0, 8)
+    for (let i = 0; i < 8; i++) {
+      const { grand, parent, child } = await chainOfThree(a(), `${tag}_${String(i)}`)
+      // The child fails for good, which fails the parent, which counts against the grandparent.
+      await flowsOf(a()).save([ended(child, 'failed')])
+      expect(await flowsOf(b()).endWaiting(ended(parent, 'failed'))).not.toBeNull()
+      expect(await flowsOf(a()).counters(grand.record.task_id)).toEqual({ waiting: 1, failed: 1 })
+      // A retry takes the child's place; the parent waits again while (or after) it succeeds.
+      const retry = node(child.record.func_name, grand.record.task_id, parent)
+      retry.record.retry_of = child.record.task_id
+      await flowsOf(a()).save([retry], { claim: { owner: 'A', leaseUntil: T0 + 60_000 } })
+      const rewait = () =>
+        flowsOf(b()).save([parent], { holds: [{ task_id: parent.record.task_id, children: null }] })
+      const succeed = () => flowsOf(a()).save([ended(retry, 'success')])
+      if (i === 0) {
+        await succeed()
+        await rewait()
+      } else {
+        await Promise.all(i % 2 === 0 ? [succeed(), rewait()] : [rewait(), succeed()])
+      }
+      expect(await flowsOf(a()).counters(parent.record.task_id)).toEqual({ waiting: 0, failed: 0 })
+      expect(await flowsOf(a()).counters(grand.record.task_id)).toEqual({ waiting: 1, failed: 0 })
+      // Released (by whichever write came last): claimable, and exactly once.
+      const claimed = await claimOf(b(), parent.record.func_name)
+      expect(claimed.map((c) => c.task.record.task_id)).toEqual([parent.record.task_id])
+      expect(await claimOf(a(), parent.record.func_name)).toEqual([])
+    }
+  })
+
   test('the results of a parent are those of its children that succeeded, and only theirs', async () => {
     const tag = randomUUID().slice(0, 8)
     const { grand, parent, child } = await chainOfThree(a(), tag)
