@@ -20,10 +20,8 @@ import {
 import { checkListQuery, lastOfEach, parseTask, tagHash, taskColumns } from '../rows.js'
 import type { RedisOps } from './ops.js'
 
-/** Records per `save-flow.lua` call. */
-const SAVE_CHUNK = 500
 /**
- * Records per `save-tasks.lua` call. The calls of one write are pipelined: while Redis runs one
+ * Records per `save-tasks.lua` or `save-flow.lua` call. The calls of one write are pipelined: while Redis runs one
  * chunk, the next is encoded and sent, so a batch costs about Redis's time for it rather than
  * Redis's plus this process's.
  */
@@ -54,28 +52,28 @@ export async function writeTasks(
     for (const task of chunk) pushTaskArgs(args, task)
     return args
   }
-  if (flowOps === undefined) {
-    const calls: Promise<unknown>[] = []
-    for (let i = 0; i < unique.length; i += PIPELINED_CHUNK) {
-      // Lets the previous chunk go out before this one is encoded.
-      if (i > 0) await new Promise((resolve) => setImmediate(resolve))
-      const call = ops.run('save-tasks', [], argsOf(unique.slice(i, i + PIPELINED_CHUNK)))
-      // Handled here so that a failure is not unhandled while later chunks are encoded;
-      // Promise.all below still rejects with it.
-      call.catch(() => undefined)
-      calls.push(call)
+  const calls: Promise<unknown>[] = []
+  for (let i = 0; i < unique.length; i += PIPELINED_CHUNK) {
+    // Lets the previous chunk go out before this one is encoded.
+    if (i > 0) await new Promise((resolve) => setImmediate(resolve))
+    const chunk = unique.slice(i, i + PIPELINED_CHUNK)
+    let call: Promise<unknown>
+    if (flowOps === undefined) call = ops.run('save-tasks', [], argsOf(chunk))
+    else {
+      // save-flow.lua: the rows as for save-tasks, then the flow operations and their count.
+      const extra = flowOps(chunk)
+      call = ops.run('save-flow', [], [...argsOf(chunk), ...extra, extra.length])
     }
-    let written = 0
-    for (const count of await Promise.all(calls)) written += Number(count)
-    return written
+    // Handled here so that a failure is not unhandled while later chunks are encoded;
+    // Promise.all below still rejects with it.
+    call.catch(() => undefined)
+    calls.push(call)
   }
   let written = 0
-  for (let i = 0; i < unique.length; i += SAVE_CHUNK) {
-    const chunk = unique.slice(i, i + SAVE_CHUNK)
-    // save-flow.lua: the rows as for save-tasks, then the flow operations and their count.
-    const extra = flowOps(chunk)
-    const count = Number(await ops.run('save-flow', [], [...argsOf(chunk), ...extra, extra.length]))
-    // -1: a guard of the flow operations did not hold and nothing was written.
+  for (const reply of await Promise.all(calls)) {
+    const count = Number(reply)
+    // -1: a guard of the flow operations did not hold and nothing was written (a guarded
+    // write is one record, so one chunk).
     if (count < 0) return count
     written += count
   }

@@ -18,6 +18,7 @@ import {
   type TaskFlowStore,
 } from '../ports.js'
 import { parseTask, toNumber } from '../rows.js'
+import type { PreparedRows } from './backend.js'
 import type { OpenBackend, SqlTaskRecords } from './records.js'
 import type { TaskDatabase } from './schema.js'
 
@@ -147,14 +148,6 @@ function compiledFor(db: Db): Compiled {
   return compiled
 }
 
-/** `template` with its placeholder values replaced by `values`'. */
-function bind(template: CompiledQuery, values: ReadonlyMap<unknown, unknown>): CompiledQuery {
-  return {
-    ...template,
-    parameters: template.parameters.map((value) => (values.has(value) ? values.get(value) : value)),
-  }
-}
-
 /** The counter change of writing `task` (a node with a parent), or null. */
 function counterChangeOf(task: StoredTask): CounterChange | null {
   const status = task.record.status
@@ -216,23 +209,28 @@ export function sqlFlows(open: OpenBackend, records: SqlTaskRecords): TaskFlowSt
           waiting: fresh.get(task.record.task_id) ?? 0,
           failed: 0,
         }))
+      const rows: PreparedRows[] = []
       if (dialect === 'sqlite') {
-        // One prepared single-row statement per node: SQLite runs it in microseconds.
-        const compiled = compiledFor(db)
-        const template = (compiled.nodeInsert ??= compileNodeInsert(db))
-        for (const node of nodes) {
-          before.push(
-            bind(
-              template,
-              new Map<unknown, unknown>([
-                [CHILD, node.task_id],
-                [FLOW, node.flow_id],
-                [PARENT, node.parent_id],
-                [WAITING, node.waiting],
-              ]),
+        // One prepared single-row statement per node, run with the records' own rows: SQLite
+        // runs it in microseconds, and no per-node query object is built.
+        const template = (compiledFor(db).nodeInsert ??= compileNodeInsert(db))
+        const params = template.parameters
+        rows.push({
+          text: template.sql,
+          rows: nodes.map((node) =>
+            params.map((value) =>
+              value === CHILD
+                ? node.task_id
+                : value === FLOW
+                  ? node.flow_id
+                  : value === PARENT
+                    ? node.parent_id
+                    : value === WAITING
+                      ? node.waiting
+                      : value,
             ),
-          )
-        }
+          ),
+        })
       } else {
         // A server takes many rows per statement (one round trip each).
         for (let i = 0; i < nodes.length; i += 500) {
@@ -296,7 +294,9 @@ export function sqlFlows(open: OpenBackend, records: SqlTaskRecords): TaskFlowSt
             .compile(),
         )
       }
-      await retryDeadlocks(() => records.write(tasks, options.claim ?? null, { before, after }))
+      await retryDeadlocks(() =>
+        records.write(tasks, options.claim ?? null, { before, after, rows }),
+      )
       return effects
     },
 

@@ -39,9 +39,9 @@ import {
   toNumber,
   type TaskColumns,
 } from '../rows.js'
-import { INSERT_CHUNK, type SqlBackend } from './backend.js'
+import { INSERT_CHUNK, type PreparedRows, type SqlBackend } from './backend.js'
 import { pruneChanges } from './changes.js'
-import { sql } from './kysely.js'
+import { kysely, sql } from './kysely.js'
 import { cellOf, CELL_KEYS, sums } from './metric-sums.js'
 import { ListTotals } from './list-totals.js'
 import { listRecords } from './list-query.js'
@@ -190,6 +190,8 @@ export class SqlTaskRecords implements TaskRecordStore {
       before: readonly CompiledQuery[]
       after: readonly CompiledQuery[]
       guard?: CompiledQuery
+      /** Rows of one prepared statement each, written after the records and before `after`. */
+      rows?: readonly PreparedRows[]
     },
   ): Promise<boolean> {
     if (tasks.length === 0) return true
@@ -272,6 +274,7 @@ export class SqlTaskRecords implements TaskRecordStore {
           counted('task_metrics', cells),
           counted('task_metric_counts', rollups.counts),
           counted('task_metric_hours', rollups.hours),
+          ...(around?.rows ?? []),
         ],
         [...extra, ...(around?.after ?? [])],
         around?.before,
@@ -289,8 +292,11 @@ export class SqlTaskRecords implements TaskRecordStore {
       const insert = db.insertInto('tasks').values(claimed.slice(i, i + INSERT_CHUNK))
       queries.push(taskUpsert(insert, backend.dialect, claim !== null).compile())
     }
+    const rowQueries = (around?.rows ?? []).flatMap((set) =>
+      set.rows.map((params) => kysely().CompiledQuery.raw(set.text, params)),
+    )
     return backend.batch(
-      [...(around?.before ?? []), ...queries, ...extra, ...(around?.after ?? [])],
+      [...(around?.before ?? []), ...queries, ...extra, ...rowQueries, ...(around?.after ?? [])],
       around?.guard,
     )
   }
