@@ -59,7 +59,12 @@ export function loadScripts(): Promise<Map<ScriptName, LuaScript>> {
     // never drift apart.
     for (const name of ['save-flow', 'create-task'] as const) {
       const text = texts.get(name) ?? ''
-      texts.set(name, text.replace('--@save-tasks', texts.get('save-tasks') ?? ''))
+      let included = texts.get('save-tasks') ?? ''
+      // save-flow writes each flow node's root and parent in the node's own hash (see there).
+      if (name === 'save-flow') {
+        included = included.replace('local extraFields = {}', 'local extraFields = nodeFields')
+      }
+      texts.set(name, text.replace('--@save-tasks', included))
     }
     for (const [name, text] of texts) {
       scripts.set(name, { text, sha: createHash('sha1').update(text).digest('hex') })

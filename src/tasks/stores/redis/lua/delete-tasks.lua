@@ -14,7 +14,7 @@ local n = 0
 for i = 2, #ARGV do
   local id = ARGV[i]
   local key = p .. 'task:' .. id
-  local f = redis.call('HMGET', key, 'status', 'func', 'queue', 'tags', 'idem', 'duration')
+  local f = redis.call('HMGET', key, 'status', 'func', 'queue', 'tags', 'idem', 'duration', 'flow')
   if f[1] and f[1] ~= 'pending' and f[1] ~= 'running' then
     redis.call('ZREM', p .. 'idx:finished', id)
     redis.call('ZREM', p .. 'idx:all', id)
@@ -32,7 +32,7 @@ for i = 2, #ARGV do
       redis.call('DEL', p .. 'idem:' .. f[5])
     end
     -- A flow node's counters and flow index entry go with it.
-    local root = redis.call('HGET', p .. 'flow:' .. id, 'flow')
+    local root = f[7] or redis.call('HGET', p .. 'flow:' .. id, 'flow')
     if root then
       redis.call('ZREM', p .. 'idx:flow:' .. root, id)
       redis.call('SREM', p .. 'flows:failing', id)

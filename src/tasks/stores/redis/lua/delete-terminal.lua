@@ -15,7 +15,7 @@ local ids = redis.call('ZRANGEBYSCORE', p .. 'idx:finished', '-inf', '(' .. cuto
 local n = 0
 for _, id in ipairs(ids) do
   local key = p .. 'task:' .. id
-  local f = redis.call('HMGET', key, 'status', 'func', 'queue', 'duration', 'tags', 'idem')
+  local f = redis.call('HMGET', key, 'status', 'func', 'queue', 'duration', 'tags', 'idem', 'flow')
   redis.call('ZREM', p .. 'idx:finished', id)
   if f[1] and f[1] ~= 'pending' and f[1] ~= 'running' then
     redis.call('ZREM', p .. 'idx:all', id)
@@ -33,7 +33,7 @@ for _, id in ipairs(ids) do
       redis.call('DEL', p .. 'idem:' .. f[6])
     end
     -- A flow node's counters and flow index entry go with it.
-    local root = redis.call('HGET', p .. 'flow:' .. id, 'flow')
+    local root = f[7] or redis.call('HGET', p .. 'flow:' .. id, 'flow')
     if root then
       redis.call('ZREM', p .. 'idx:flow:' .. root, id)
       redis.call('SREM', p .. 'flows:failing', id)

@@ -1,6 +1,7 @@
 -- flow-results.lua: the bodies of the succeeded children of some parents in a flow, found
--- through the flow's index (idx:flow:<root>) and each node's flow hash (its parent), so a
--- released parent reads its children's results without the rest of the flow's records.
+-- through the flow's index (idx:flow:<root>) and each node's parent (a field of its record's
+-- hash, or of its flow hash for a node written before the field existed), so a released parent
+-- reads its children's results without the rest of the flow's records.
 --
 -- KEYS     none (key names derive from ARGV[1])
 -- ARGV     the key prefix, the flow root, the offset and count of the slice of the flow's index
@@ -16,12 +17,13 @@ for i = 5, #ARGV do parents[ARGV[i]] = true end
 local ids = redis.call('ZRANGE', fp .. 'idx:flow:' .. root, offset, offset + count - 1)
 local found = { #ids }
 for _, id in ipairs(ids) do
-  local parent = redis.call('HGET', fp .. 'flow:' .. id, 'parent')
-  if parent and parents[parent] then
-    local task = redis.call('HMGET', fp .. 'task:' .. id, 'status', 'body')
-    if task[1] == 'success' and task[2] then
+  local task = redis.call('HMGET', fp .. 'task:' .. id, 'parent', 'status')
+  local parent = task[1] or redis.call('HGET', fp .. 'flow:' .. id, 'parent')
+  if parent and parents[parent] and task[2] == 'success' then
+    local body = redis.call('HGET', fp .. 'task:' .. id, 'body')
+    if body then
       found[#found + 1] = id
-      found[#found + 1] = task[2]
+      found[#found + 1] = body
     end
   end
 end

@@ -1,12 +1,16 @@
 -- save-flow.lua: writes flow nodes exactly as save-tasks.lua does (its text is included below,
 -- as the function saveTasks) and, in the same atomic step, keeps the flow counters: hash
 -- flow:<parent> (flow, parent, waiting, failed), the flow index idx:flow:<root> (by creation
--- time) and the set flows:failing of parents with a failed child.
+-- time) and the set flows:failing of parents with a failed child. A new node's root and parent
+-- are fields of its record's hash (flow, parent), written by the record's own HSET; only a
+-- parent has a flow hash (earlier releases gave every node one, and its fields: the readers
+-- fall back to it).
 --
 -- KEYS     none (key names derive from ARGV[1])
 -- ARGV     the arguments of save-tasks.lua, then the flow operations, then their count C
 --          (the last argument): C strings in groups of 5: kind, task id, parent id, a, b.
---   node    (before the rows) a new node: a = flow root, b = "created_ms children"
+--   node    (before the rows) a new node: a = flow root, b = "created_ms children"; a node
+--           with 0 children (a leaf) gets no flow hash
 --   done    (before) the task ends with success: a = "1", else a = "0"; counted only when the
 --           task's stored status is pending or running
 --   retry   (before) a new retry record: counts the parent's failed down when the task is new
@@ -77,9 +81,12 @@ for i = 1, #flowOps, 5 do
   local status = kind ~= 'node' and redis.call('HGET', fp .. 'task:' .. id, 'status')
   if kind == 'node' then
     local key = fp .. 'flow:' .. id
-    if redis.call('EXISTS', key) == 0 then
-      local created, children = string.match(b, '(%S+) (%S+)')
-      redis.call('HSET', key, 'flow', a, 'parent', parent, 'waiting', children, 'failed', 0)
+    local created, children = string.match(b, '(%S+) (%S+)')
+    -- A leaf needs no counters; a parent's are made once (a repeated write changes nothing).
+    if children == '0' or redis.call('EXISTS', key) == 0 then
+      if children ~= '0' then
+        redis.call('HSET', key, 'flow', a, 'parent', parent, 'waiting', children, 'failed', 0)
+      end
       local members = flowIndex[a]
       if not members then
         members = {}
@@ -106,6 +113,14 @@ for _, root in ipairs(flowOrder) do
   local members = flowIndex[root]
   for i = 1, #members, 4000 do
     redis.call('ZADD', fp .. 'idx:flow:' .. root, unpack(members, i, math.min(i + 3999, #members)))
+  end
+end
+
+-- The root and parent of each new node, written with its record (see save-tasks.lua).
+local nodeFields = {}
+for i = 1, #flowOps, 5 do
+  if flowOps[i] == 'node' then
+    nodeFields[flowOps[i + 1]] = { 'flow', flowOps[i + 3], 'parent', flowOps[i + 2] }
   end
 end
 

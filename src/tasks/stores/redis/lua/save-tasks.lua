@@ -127,6 +127,9 @@ end
 
 -- The HSET arguments of a record, one table reused: the names at odd places stay put.
 local fields = { 'status', '', 'func', '', 'queue', '', 'duration', '', 'body', '' }
+-- Fields written with some records, by id ({ name, value, name, value }): none here; where
+-- save-flow.lua includes this text, a flow node's root and parent (it replaces this line).
+local extraFields = {}
 
 -- Metric buckets by minute, and a cell's two field names (count, duration sum), built once.
 local minuteKeys, totalKey = {}, p .. 'm:total'
@@ -204,6 +207,11 @@ for i = 5, #ARGV, 12 do
   if owner ~= '' then
     fields[n + 1], fields[n + 2], fields[n + 3], fields[n + 4] = 'claimed_by', owner, 'lease_until', lease
     n = n + 4
+  end
+  local extra = extraFields[id]
+  if extra then
+    for j = 1, #extra do fields[n + j] = extra[j] end
+    n = n + #extra
   end
   redis.call('HSET', key, unpack(fields, 1, n))
   ids[#ids + 1] = id

@@ -1,0 +1,120 @@
+/**
+ * The Redis layout of flow nodes: a node's root and parent are fields of its record's hash, and
+ * only a parent has a flow hash (its counters). Nodes written by earlier releases, where every
+ * node had a flow hash holding its root and parent, are still read and deleted in full.
+ */
+import { Redis } from 'ioredis'
+import { afterAll, describe, expect, it } from 'vitest'
+import type { StoredTask } from '../../../src/tasks/record.js'
+import { redisStore } from '../../../src/tasks/stores/index.js'
+import { makeTask, REDIS_URL, serverEnabled, uniquePrefix } from './helpers.js'
+
+const prefix = `sy-test:${uniquePrefix('redisflows')}:`
+const enabled = await serverEnabled(REDIS_URL, 'redis-flows.test.ts')
+const raw = enabled ? new Redis(REDIS_URL) : null
+
+afterAll(async () => {
+  if (raw === null) return
+  const keys = await raw.keys(`${prefix}*`)
+  if (keys.length > 0) await raw.del(...keys)
+  raw.disconnect()
+})
+
+/** A root with `leaves` children, as `manager.flow` writes it. */
+function tree(leaves: number): StoredTask[] {
+  const root = makeTask({ func_name: 'report' })
+  root.flow_id = root.record.task_id
+  root.flow_children = leaves
+  const children = Array.from({ length: leaves }, () => {
+    const leaf = makeTask({ func_name: 'resize', parent_id: root.record.task_id })
+    leaf.flow_id = root.record.task_id
+    return leaf
+  })
+  return [root, ...children]
+}
+
+/** `task` ended with success and a stored result. */
+function succeeded(task: StoredTask, result: string): StoredTask {
+  const copy = structuredClone(task)
+  copy.record.status = 'success'
+  copy.record.end_time = new Date().toISOString().replace('Z', '+00:00')
+  copy.flow_result = result
+  return copy
+}
+
+describe.skipIf(!enabled)('Redis flow nodes', () => {
+  const store = redisStore({ url: REDIS_URL }, { prefix })
+  afterAll(() => store.close())
+  const flows = () => store.flows
+
+  it('keeps a node’s root and parent in its record, and counters only for a parent', async () => {
+    const client = raw!
+    const [root, first, second] = tree(2) as [StoredTask, StoredTask, StoredTask]
+    const rootId = root.record.task_id
+    await flows().save([root, first, second], {
+      claim: { owner: 'A', leaseUntil: Date.now() + 60_000 },
+      holds: [{ task_id: rootId, children: 2 }],
+    })
+    for (const leaf of [first, second]) {
+      expect(await client.exists(`${prefix}flow:${leaf.record.task_id}`)).toBe(0)
+      expect(await client.hmget(`${prefix}task:${leaf.record.task_id}`, 'flow', 'parent')).toEqual([
+        rootId,
+        rootId,
+      ])
+      expect(await flows().counters(leaf.record.task_id)).toBeNull()
+    }
+    expect(await flows().counters(rootId)).toEqual({ waiting: 2, failed: 0 })
+    // A later write of a node (its end) keeps those fields.
+    await flows().save([succeeded(first, 'j:1')])
+    expect(await client.hget(`${prefix}task:${first.record.task_id}`, 'parent')).toBe(rootId)
+    expect(await flows().counters(rootId)).toEqual({ waiting: 1, failed: 0 })
+    expect(await flows().results?.(rootId, [rootId])).toEqual(
+      new Map([[first.record.task_id, 'j:1']]),
+    )
+    // Deleting a node takes its entry in the flow's index with it.
+    expect(await store.records.deleteTerminal([first.record.task_id])).toBe(1)
+    expect(await client.zscore(`${prefix}idx:flow:${rootId}`, first.record.task_id)).toBeNull()
+    expect(await client.zscore(`${prefix}idx:flow:${rootId}`, second.record.task_id)).not.toBeNull()
+  })
+
+  it('reads and deletes nodes written in the earlier layout (a flow hash per node)', async () => {
+    const client = raw!
+    const [root, first, second] = tree(2) as [StoredTask, StoredTask, StoredTask]
+    const rootId = root.record.task_id
+    await flows().save([root, first, second], {
+      claim: { owner: 'A', leaseUntil: Date.now() + 60_000 },
+      holds: [{ task_id: rootId, children: 2 }],
+    })
+    // As an earlier release stored them: no fields in the records, a flow hash per leaf.
+    for (const leaf of [first, second]) {
+      const id = leaf.record.task_id
+      await client.hdel(`${prefix}task:${id}`, 'flow', 'parent')
+      await client.hset(
+        `${prefix}flow:${id}`,
+        'flow',
+        rootId,
+        'parent',
+        rootId,
+        'waiting',
+        0,
+        'failed',
+        0,
+      )
+    }
+    await flows().save([succeeded(first, 'j:"a"'), succeeded(second, 'j:"b"')])
+    expect(await flows().counters(rootId)).toEqual({ waiting: 0, failed: 0 })
+    expect(await flows().results?.(rootId, [rootId])).toEqual(
+      new Map([
+        [first.record.task_id, 'j:"a"'],
+        [second.record.task_id, 'j:"b"'],
+      ]),
+    )
+    expect(await store.records.deleteTerminal([first.record.task_id])).toBe(1)
+    expect(await client.exists(`${prefix}flow:${first.record.task_id}`)).toBe(0)
+    expect(await client.zscore(`${prefix}idx:flow:${rootId}`, first.record.task_id)).toBeNull()
+    // Retention's delete (by end time) does the same.
+    expect(await store.records.deleteTerminalBefore(Date.now() + 60_000)).toBeGreaterThanOrEqual(1)
+    expect(await client.exists(`${prefix}flow:${second.record.task_id}`)).toBe(0)
+    expect(await client.zscore(`${prefix}idx:flow:${rootId}`, second.record.task_id)).toBeNull()
+  })
+})
