@@ -10,18 +10,45 @@ import type { WorkerInfo } from '../workers.js'
 /** A record as the list, the detail and the stream show it. */
 export type SerializedTask = TaskRecord & { args?: unknown[] | null }
 
+/**
+ * A record's fields in the order the API shows them, whatever order a store gave them back in
+ * (a stored body leaves out null fields, which come back last); any other field follows.
+ */
+const RECORD_FIELD_ORDER = [
+  'task_id',
+  'func_name',
+  'status',
+  'created_at',
+  'start_time',
+  'end_time',
+  'duration',
+  'retries_used',
+  'error',
+  'logs',
+  'stacktrace',
+  'tags',
+  'source',
+  'priority',
+  'executor',
+  'queue',
+  'progress',
+  'progress_message',
+  'expires_at',
+  'worker',
+  'retry_of',
+  'retried_as',
+  'parent_id',
+] as const
+
 /** The record of `task`, with its arguments when `withArgs` (null while they are encrypted). */
 export function serializeTask(task: StoredTask, withArgs: boolean): SerializedTask {
+  const source = task.record as unknown as Record<string, unknown>
+  const record: Record<string, unknown> = {}
   // Records stored before workers (or flows) existed read as run on no known worker (no parent).
-  const record =
-    task.record.worker === undefined || task.record.parent_id === undefined
-      ? {
-          ...task.record,
-          worker: task.record.worker ?? null,
-          parent_id: task.record.parent_id ?? null,
-        }
-      : task.record
-  return withArgs ? { ...record, args: task.args } : record
+  for (const key of RECORD_FIELD_ORDER) record[key] = source[key] ?? null
+  for (const key in source) if (!(key in record)) record[key] = source[key]
+  if (withArgs) record.args = task.args
+  return record as unknown as SerializedTask
 }
 
 /** A worker of `GET {tasks}/workers`: its times as ISO timestamps. */
