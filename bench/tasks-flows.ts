@@ -37,6 +37,7 @@ import { Redis } from 'ioredis'
 import { TaskManager } from '../src/tasks/index.js'
 import type { StoredTask } from '../src/tasks/record.js'
 import { redisStore, sqliteStore, type DurableTaskStore } from '../src/tasks/stores/index.js'
+import { newTaskId } from '../src/tasks/task-id.js'
 import { deleteRedisKeys, serverReachable } from '../support/servers.js'
 import { writeResults } from './lib/results.js'
 import { median } from './lib/stats.js'
@@ -160,7 +161,7 @@ async function switchyardFlow(kind: StoreKind): Promise<FlowRun> {
 function pendingTask(i: number, created: string): StoredTask {
   return {
     record: {
-      task_id: randomUUID(),
+      task_id: newTaskId(),
       func_name: i === 0 ? 'parent' : 'child',
       status: 'pending',
       created_at: created,
@@ -227,6 +228,42 @@ async function storeWrite(kind: StoreKind, flow: boolean): Promise<number> {
       await flows.save(nodes, { claim: lease(), holds: [{ task_id: root, children: CHILDREN }] })
     } else await store.pending.enqueue(nodes, lease())
     return performance.now() - started
+  } finally {
+    await store.close()
+    await cleanup()
+  }
+}
+
+/** Writes per kind of the steady-state case, after as many untimed ones. */
+const STEADY_WRITES = quick ? 8 : 20
+
+/**
+ * The store-level writes again, steady state: one store of `kind`, trees and independent
+ * batches of the same size written alternately to it, `STEADY_WRITES` of each after as many
+ * untimed; ms of each, in order.
+ */
+async function steadyStoreWrites(kind: StoreKind): Promise<{ flow: number[]; batch: number[] }> {
+  const { store, cleanup } = kind.open()
+  const lease = () => ({ owner: 'bench', leaseUntil: Date.now() + 60_000 })
+  const timed = { flow: [] as number[], batch: [] as number[] }
+  try {
+    const flows = store.flows
+    if (flows === undefined) throw new Error(`the ${kind.name} store has no flows`)
+    for (let i = 0; i < 2 * STEADY_WRITES; i++) {
+      for (const flow of [true, false]) {
+        const tasks = pendingTasks(1 + CHILDREN)
+        const root = (tasks[0] as StoredTask).record.task_id
+        const started = performance.now()
+        if (flow) {
+          await flows.save(asFlow(tasks), {
+            claim: lease(),
+            holds: [{ task_id: root, children: CHILDREN }],
+          })
+        } else await store.pending.enqueue(tasks, lease())
+        if (i >= STEADY_WRITES) (flow ? timed.flow : timed.batch).push(performance.now() - started)
+      }
+    }
+    return timed
   } finally {
     await store.close()
     await cleanup()
@@ -309,6 +346,7 @@ if (redisUp) cases.set('bullmq flow', bullmqFlow)
 
 const measured = new Map<string, (FlowRun | number)[]>([...cases.keys()].map((name) => [name, []]))
 const names = [...cases.keys()]
+const steady = new Map<string, { flow: number[]; batch: number[] }>()
 try {
   for (let round = -WARM_UP_ROUNDS; round < ROUNDS; round++) {
     const order = names.map((_, i) => names[(i + round + WARM_UP_ROUNDS) % names.length] as string)
@@ -317,6 +355,7 @@ try {
       if (round >= 0) measured.get(name)?.push(result)
     }
   }
+  for (const kind of kinds) steady.set(kind.name, await steadyStoreWrites(kind))
 } finally {
   rmSync(dir, { recursive: true, force: true })
 }
@@ -358,6 +397,11 @@ for (const kind of kinds) {
     // Rates: the batch's time over the flow's is the flow's rate over the batch's.
     ratio_flow_to_batch: median(perRound(batchMs, flowMs)),
     ratio_store_flow_to_batch: median(perRound(batchMs, storeFlowMs)),
+    steady_store_flow_ms: median(steady.get(kind.name)?.flow ?? []),
+    steady_store_batch_ms: median(steady.get(kind.name)?.batch ?? []),
+    ratio_steady_store_flow_to_batch: median(
+      perRound(steady.get(kind.name)?.batch ?? [], steady.get(kind.name)?.flow ?? []),
+    ),
   }
   const s = spread(release)
   console.log(
@@ -411,7 +455,7 @@ if (redisUp) {
 for (const kind of kinds) {
   const f = figures[kind.name] as Record<string, number>
   console.log(
-    `${kind.name}: flow vs batch ${(f.ratio_flow_to_batch as number).toFixed(2)}× (store level ${(f.ratio_store_flow_to_batch as number).toFixed(2)}×; goal ≥ 0.8×)`,
+    `${kind.name}: flow vs batch ${(f.ratio_flow_to_batch as number).toFixed(2)}× (store level ${(f.ratio_store_flow_to_batch as number).toFixed(2)}×; goal ≥ 0.8×); steady state, ${String(STEADY_WRITES)} of each written alternately to one store: ${(f.steady_store_flow_ms as number).toFixed(1)} vs ${(f.steady_store_batch_ms as number).toFixed(1)} ms, ${(f.ratio_steady_store_flow_to_batch as number).toFixed(2)}×`,
   )
 }
 if (redisUp) {

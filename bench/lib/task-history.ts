@@ -3,9 +3,9 @@
  * them, and a fast raw fill of a SQLite store file (records, and the metric cells the store
  * would have written with them).
  */
-import { randomUUID } from 'node:crypto'
 import Database from 'better-sqlite3'
 import type { StoredTask } from '../../src/tasks/record.js'
+import { newTaskId } from '../../src/tasks/task-id.js'
 import { durationBin, minuteOf, TOTAL_MINUTE } from '../../src/tasks/stores/metrics-model.js'
 
 /** Creation time of record 0; record i is created i × 10 ms later. */
@@ -29,7 +29,8 @@ export function benchTask(
   const done = status !== 'pending'
   return {
     record: {
-      task_id: randomUUID(),
+      // As the manager makes them: a time-ordered id of the creation time.
+      task_id: newTaskId(T0 + i * 10),
       func_name: FUNCS[i % FUNCS.length]!,
       status,
       created_at: created,

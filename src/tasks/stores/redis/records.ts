@@ -28,7 +28,7 @@ import type { RedisOps } from './ops.js'
 const PIPELINED_CHUNK = 125
 /** Lifetime of a list query's temporary keys, should their delete never come. */
 const TEMPORARY_TTL_MS = 60_000
-/** Ids a `q` prefix matches at most (the first ones in id order). */
+/** Ids a `q` prefix matches at most (the last ones in id order: the newest, ids being time-ordered). */
 const PREFIX_MATCHES = 1000
 
 /**

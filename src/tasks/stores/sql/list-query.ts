@@ -40,9 +40,11 @@ function likePrefix(text: string): string {
 /**
  * Below this many characters a task-id prefix matches too many records for the primary key to
  * help a page (sorting them all by time costs more than scanning the time index for the 50
- * newest that match); a count still reads them from the primary key.
+ * newest that match); a count still reads them from the primary key. A task id's first 13
+ * characters are its creation time (`tttttttt-tttt`), so a shorter prefix names a window of time
+ * that can hold any number of records.
  */
-const INDEXED_PREFIX = 3
+const INDEXED_PREFIX = 13
 
 /**
  * A task-id prefix match on SQLite: GLOB (case-sensitive like the other stores' prefix

@@ -1,6 +1,7 @@
--- search-ids.lua: the records a task-list query `q` matches — ids starting with `q` (the first
--- N by id) and every record of the function named `q` — into a temporary sorted set (score:
--- creation time) that expires on its own.
+-- search-ids.lua: the records a task-list query `q` matches — ids starting with `q` (the last
+-- N by id: task ids start with their creation time, so the newest) and every record of the
+-- function named `q` — into a temporary sorted set (score: creation time) that expires on its
+-- own.
 --
 -- KEYS[1]  the temporary destination key
 -- KEYS[2]  the id index (idx:id, all scores 0, ordered by id)
@@ -12,7 +13,7 @@
 --
 -- Returns the number of members of the destination.
 
-local ids = redis.call('ZRANGEBYLEX', KEYS[2], '[' .. ARGV[1], '[' .. ARGV[1] .. '\255', 'LIMIT', 0, tonumber(ARGV[2]))
+local ids = redis.call('ZREVRANGEBYLEX', KEYS[2], '[' .. ARGV[1] .. '\255', '[' .. ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
 for _, id in ipairs(ids) do
   local created = redis.call('ZSCORE', KEYS[3], id)
   if created then redis.call('ZADD', KEYS[1], created, id) end
