@@ -7,6 +7,7 @@ import { Redis } from 'ioredis'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { StoredTask } from '../../../src/tasks/record.js'
 import { redisStore } from '../../../src/tasks/stores/index.js'
+import { deleteKeys } from '../../helpers/redis.js'
 import { makeTask, REDIS_URL, serverEnabled, uniquePrefix } from './helpers.js'
 
 const prefix = `sy-test:${uniquePrefix('redisflows')}:`
@@ -15,22 +16,21 @@ const raw = enabled ? new Redis(REDIS_URL) : null
 
 afterAll(async () => {
   if (raw === null) return
-  const keys = await raw.keys(`${prefix}*`)
-  if (keys.length > 0) await raw.del(...keys)
   raw.disconnect()
+  await deleteKeys(prefix, REDIS_URL)
 })
 
-/** A root with `leaves` children, as `manager.flow` writes it. */
-function tree(leaves: number): StoredTask[] {
+/** A root and two leaves, as `manager.flow` writes them. */
+function tree(): [StoredTask, StoredTask, StoredTask] {
   const root = makeTask({ func_name: 'report' })
   root.flow_id = root.record.task_id
-  root.flow_children = leaves
-  const children = Array.from({ length: leaves }, () => {
-    const leaf = makeTask({ func_name: 'resize', parent_id: root.record.task_id })
-    leaf.flow_id = root.record.task_id
-    return leaf
-  })
-  return [root, ...children]
+  root.flow_children = 2
+  const leaf = () => {
+    const node = makeTask({ func_name: 'resize', parent_id: root.record.task_id })
+    node.flow_id = root.record.task_id
+    return node
+  }
+  return [root, leaf(), leaf()]
 }
 
 /** `task` ended with success and a stored result. */
@@ -46,15 +46,20 @@ describe.skipIf(!enabled)('Redis flow nodes', () => {
   const store = redisStore({ url: REDIS_URL }, { prefix })
   afterAll(() => store.close())
   const flows = () => store.flows
+  /** Writes a new tree (claimed, its root held for its two leaves) and returns its nodes. */
+  const written = async () => {
+    const nodes = tree()
+    await flows().save(nodes, {
+      claim: { owner: 'A', leaseUntil: Date.now() + 60_000 },
+      holds: [{ task_id: nodes[0].record.task_id, children: 2 }],
+    })
+    return nodes
+  }
 
   it('keeps a node’s root and parent in its record, and counters only for a parent', async () => {
     const client = raw!
-    const [root, first, second] = tree(2) as [StoredTask, StoredTask, StoredTask]
+    const [root, first, second] = await written()
     const rootId = root.record.task_id
-    await flows().save([root, first, second], {
-      claim: { owner: 'A', leaseUntil: Date.now() + 60_000 },
-      holds: [{ task_id: rootId, children: 2 }],
-    })
     for (const leaf of [first, second]) {
       expect(await client.exists(`${prefix}flow:${leaf.record.task_id}`)).toBe(0)
       expect(await client.hmget(`${prefix}task:${leaf.record.task_id}`, 'flow', 'parent')).toEqual([
@@ -79,12 +84,8 @@ describe.skipIf(!enabled)('Redis flow nodes', () => {
 
   it('reads and deletes nodes written in the earlier layout (a flow hash per node)', async () => {
     const client = raw!
-    const [root, first, second] = tree(2) as [StoredTask, StoredTask, StoredTask]
+    const [root, first, second] = await written()
     const rootId = root.record.task_id
-    await flows().save([root, first, second], {
-      claim: { owner: 'A', leaseUntil: Date.now() + 60_000 },
-      holds: [{ task_id: rootId, children: 2 }],
-    })
     // As an earlier release stored them: no fields in the records, a flow hash per leaf.
     for (const leaf of [first, second]) {
       const id = leaf.record.task_id

@@ -62,7 +62,10 @@ export function loadScripts(): Promise<Map<ScriptName, LuaScript>> {
       let included = texts.get('save-tasks') ?? ''
       // save-flow writes each flow node's root and parent in the node's own hash (see there).
       if (name === 'save-flow') {
-        included = included.replace('local extraFields = {}', 'local extraFields = nodeFields')
+        const marker = 'local extraFields = {}'
+        // A renamed line would silently drop the nodes' fields: fail at load instead.
+        if (!included.includes(marker)) throw new Error(`save-tasks.lua lacks "${marker}"`)
+        included = included.replace(marker, 'local extraFields = nodeFields')
       }
       texts.set(name, text.replace('--@save-tasks', included))
     }
