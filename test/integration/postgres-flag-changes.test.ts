@@ -118,13 +118,17 @@ describe.skipIf(!enabled)('flags shared on PostgreSQL', () => {
       await lock.query('BEGIN')
       await lock.query(`SELECT 1 FROM ${tablePrefix}sections WHERE name = 'flags' FOR UPDATE`)
       const writes = Promise.all([putFlag(a, 'shared', 'from-a'), putFlag(b, 'shared', 'from-b')])
-      await until(async () => {
-        const { rows } = await lock.query<{ n: string }>(
-          `SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`,
-          [`${tablePrefix}store`],
-        )
-        return Number(rows[0]?.n) === 2
-      })
+      // Polled from another connection: inside the lock's transaction, pg_stat_activity
+      // would answer the snapshot of its first read for ever.
+      await withClient((watcher) =>
+        until(async () => {
+          const { rows } = await watcher.query<{ n: string }>(
+            `SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`,
+            [`${tablePrefix}store`],
+          )
+          return Number(rows[0]?.n) === 2
+        }),
+      )
       await lock.query('COMMIT')
       both = await writes
     } finally {
