@@ -118,4 +118,49 @@ describe.skipIf(!enabled)('Redis flow nodes', () => {
     expect(await client.exists(`${prefix}flow:${second.record.task_id}`)).toBe(0)
     expect(await client.zscore(`${prefix}idx:flow:${rootId}`, second.record.task_id)).toBeNull()
   })
+
+  it('indexes every leaf of a big tree once, with its root, parent and creation time', async () => {
+    const client = raw!
+    // A root with 3 parents of 150 leaves each, in the order a flow is written (each parent,
+    // then its leaves): runs of leaves cross the 125-record pieces the write is sent in.
+    const root = makeTask({ func_name: 'report' })
+    const rootId = root.record.task_id
+    root.flow_id = rootId
+    root.flow_children = 3
+    const nodes: StoredTask[] = [root]
+    const holds = [{ task_id: rootId, children: 3 }]
+    const parentOf = new Map<string, string>()
+    for (let p = 0; p < 3; p++) {
+      const parent = makeTask({ func_name: 'batch', parent_id: rootId })
+      parent.flow_id = rootId
+      parent.flow_children = 150
+      nodes.push(parent)
+      holds.push({ task_id: parent.record.task_id, children: 150 })
+      parentOf.set(parent.record.task_id, rootId)
+      for (let l = 0; l < 150; l++) {
+        const leaf = makeTask({ func_name: 'resize', parent_id: parent.record.task_id })
+        leaf.flow_id = rootId
+        nodes.push(leaf)
+        parentOf.set(leaf.record.task_id, parent.record.task_id)
+      }
+    }
+    await flows().save(nodes, { claim: { owner: 'A', leaseUntil: Date.now() + 60_000 }, holds })
+
+    const indexed = await client.zrange(`${prefix}idx:flow:${rootId}`, 0, -1, 'WITHSCORES')
+    const scores = new Map<string, number>()
+    for (let i = 0; i < indexed.length; i += 2) scores.set(indexed[i]!, Number(indexed[i + 1]))
+    expect(scores.size).toBe(nodes.length)
+    for (const node of nodes) {
+      const id = node.record.task_id
+      expect(scores.get(id)).toBe(Date.parse(node.record.created_at))
+      const parent = parentOf.get(id) ?? ''
+      expect(await client.hmget(`${prefix}task:${id}`, 'flow', 'parent')).toEqual([rootId, parent])
+    }
+    for (const [id, children] of holds.map((hold) => [hold.task_id, hold.children] as const)) {
+      expect(await flows().counters(id)).toEqual({ waiting: children, failed: 0 })
+    }
+    const leaves = nodes.filter((node) => node.flow_children === undefined)
+    for (const leaf of leaves)
+      expect(await client.exists(`${prefix}flow:${leaf.record.task_id}`)).toBe(0)
+  })
 })

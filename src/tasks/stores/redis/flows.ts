@@ -19,16 +19,32 @@ function operations(
 ): (string | number)[] {
   const ops: (string | number)[] = []
   const released = new Set<string>()
-  for (const task of chunk) {
+  // The open run of new leaves of one parent: [parent, flow, first record (1-based), count].
+  let run: [string, string, number, number] | null = null
+  const closeRun = () => {
+    if (run !== null) ops.push('leaves', '', run[0], run[1], `${String(run[2])} ${String(run[3])}`)
+    run = null
+  }
+  chunk.forEach((task, index) => {
     const { task_id: id, status, retry_of: retryOf } = task.record
     const parent = task.record.parent_id ?? null
     const flow = task.flow_id ?? null
     if (status === 'pending' && flow !== null) {
       const children = holds.get(id)?.children ?? 0
-      const created = isoToMs(task.record.created_at, 'created_at')
-      ops.push('node', id, parent ?? '', flow, `${String(created)} ${String(children)}`)
+      if (children === 0 && parent !== null && retryOf === null && !holds.has(id)) {
+        // A leaf: its id and creation time are in its row; consecutive ones share one operation.
+        if (run !== null && run[0] === parent && run[1] === flow && run[2] + run[3] === index + 1) {
+          run[3]++
+        } else {
+          closeRun()
+          run = [parent, flow, index + 1, 1]
+        }
+      } else {
+        const created = isoToMs(task.record.created_at, 'created_at')
+        ops.push('node', id, parent ?? '', flow, `${String(created)} ${String(children)}`)
+      }
     }
-    if (parent === null) continue
+    if (parent === null) return
     if (status === 'success') {
       ops.push('done', id, parent, '1', '')
       released.add(parent)
@@ -36,7 +52,8 @@ function operations(
       if (retryOf !== null) ops.push('retry', id, parent, '', '')
       else if (task.flow_children !== undefined) ops.push('rewait', id, parent, '', '')
     } else if (status !== 'running') ops.push('done', id, parent, '0', '')
-  }
+  })
+  closeRun()
   for (const task of chunk) {
     const hold = holds.get(task.record.task_id)
     if (hold === undefined) continue

@@ -133,16 +133,30 @@ function compileNodeInsert(db: Db): CompiledQuery {
     .compile()
 }
 
+const IDS = '\u0000ids'
+
+/**
+ * The insert-if-absent of the rows of a parent's leaves (SQLite), their ids one JSON array:
+ * one statement run per parent instead of one per leaf, which halves what a node's row costs.
+ * (`where true`: SQLite's grammar needs a WHERE before an upsert's ON CONFLICT after a SELECT.)
+ */
+function compileLeavesInsert(db: Db): CompiledQuery {
+  return sql`insert into ${sql.table('task_flows')} (task_id, flow_id, parent_id, waiting, failed)
+    select value, ${FLOW}, ${PARENT}, 0, 0 from json_each(${IDS}) where true
+    on conflict (task_id) do nothing`.compile(db)
+}
+
 /** The statements compiled once per database handle. */
 interface Compiled {
   nodeInsert: CompiledQuery | null
+  leavesInsert: CompiledQuery | null
 }
 const compiledByDb = new WeakMap<Db, Compiled>()
 
 function compiledFor(db: Db): Compiled {
   let compiled = compiledByDb.get(db)
   if (compiled === undefined) {
-    compiled = { nodeInsert: null }
+    compiled = { nodeInsert: null, leavesInsert: null }
     compiledByDb.set(db, compiled)
   }
   return compiled
@@ -211,14 +225,27 @@ export function sqlFlows(open: OpenBackend, records: SqlTaskRecords): TaskFlowSt
         }))
       const rows: PreparedRows[] = []
       if (dialect === 'sqlite') {
-        // One prepared single-row statement per node, run with the records' own rows: SQLite
-        // runs it in microseconds, and no per-node query object is built.
-        const template = (compiledFor(db).nodeInsert ??= compileNodeInsert(db))
-        const params = template.parameters
-        rows.push({
-          text: template.sql,
-          rows: nodes.map((node) =>
-            params.map((value) =>
+        // Prepared statements run with the nodes' own values, so no per-node query object is
+        // built: a parent's row alone (it carries its counter), the rows of the nodes without
+        // a counter one statement per flow and parent.
+        const compiled = compiledFor(db)
+        const single = (compiled.nodeInsert ??= compileNodeInsert(db))
+        const grouped = (compiled.leavesInsert ??= compileLeavesInsert(db))
+        const singles: unknown[][] = []
+        const groups = new Map<string, { flow: string; parent: string; ids: string[] }>()
+        for (const node of nodes) {
+          if (node.waiting === 0 && node.parent_id !== null) {
+            const key = `${node.flow_id}\u0000${node.parent_id}`
+            let group = groups.get(key)
+            if (group === undefined) {
+              group = { flow: node.flow_id, parent: node.parent_id, ids: [] }
+              groups.set(key, group)
+            }
+            group.ids.push(node.task_id)
+            continue
+          }
+          singles.push(
+            single.parameters.map((value) =>
               value === CHILD
                 ? node.task_id
                 : value === FLOW
@@ -229,8 +256,25 @@ export function sqlFlows(open: OpenBackend, records: SqlTaskRecords): TaskFlowSt
                       ? node.waiting
                       : value,
             ),
-          ),
-        })
+          )
+        }
+        if (singles.length > 0) rows.push({ text: single.sql, rows: singles })
+        if (groups.size > 0) {
+          rows.push({
+            text: grouped.sql,
+            rows: [...groups.values()].map(({ flow, parent, ids }) =>
+              grouped.parameters.map((value) =>
+                value === FLOW
+                  ? flow
+                  : value === PARENT
+                    ? parent
+                    : value === IDS
+                      ? JSON.stringify(ids)
+                      : value,
+              ),
+            ),
+          })
+        }
       } else {
         // A server takes many rows per statement (one round trip each).
         for (let i = 0; i < nodes.length; i += 500) {

@@ -11,6 +11,9 @@
 --          (the last argument): C strings in groups of 5: kind, task id, parent id, a, b.
 --   node    (before the rows) a new node: a = flow root, b = "created_ms children"; a node
 --           with 0 children (a leaf) gets no flow hash
+--   leaves  (before) new leaves of one parent, records first to first + n - 1 of this call
+--           (their ids and creation times are in their rows): a = flow root, b = "first n";
+--           no task id (a run of a thousand leaves is 5 arguments, not 5,000)
 --   done    (before) the task ends with success: a = "1", else a = "0"; counted only when the
 --           task's stored status is pending or running
 --   retry   (before) a new retry record: counts the parent's failed down when the task is new
@@ -36,6 +39,22 @@ local unsuccessful = { failed = true, cancelled = true, interrupted = true, expi
 -- children of one parent changes its hash once, not a thousand times.
 local deltas, deltaOrder = {}, {}
 local flowIndex, flowOrder = {}, {}
+-- The members (score, id, ...) a flow's index gains.
+local function indexOf(root)
+  local members = flowIndex[root]
+  if not members then
+    members = {}
+    flowIndex[root] = members
+    flowOrder[#flowOrder + 1] = root
+  end
+  return members
+end
+-- A run of leaves: the place of each one's row in ARGV (groups of 12 from 5).
+local function eachLeaf(b, fn)
+  local first, n = string.match(b, '(%S+) (%S+)')
+  first = tonumber(first)
+  for k = first, first + tonumber(n) - 1 do fn(5 + (k - 1) * 12) end
+end
 local function bump(parent, field, amount)
   local key = parent .. '\n' .. field
   if deltas[key] == nil then
@@ -78,8 +97,14 @@ end
 for i = 1, #flowOps, 5 do
   local kind, id, parent, a, b = flowOps[i], flowOps[i + 1], flowOps[i + 2], flowOps[i + 3], flowOps[i + 4]
   -- A new node needs no stored status (one read less per node of a new tree).
-  local status = kind ~= 'node' and redis.call('HGET', fp .. 'task:' .. id, 'status')
-  if kind == 'node' then
+  local status = kind ~= 'node' and kind ~= 'leaves' and redis.call('HGET', fp .. 'task:' .. id, 'status')
+  if kind == 'leaves' then
+    local members = indexOf(a)
+    eachLeaf(b, function(at)
+      members[#members + 1] = ARGV[at + 4]
+      members[#members + 1] = ARGV[at]
+    end)
+  elseif kind == 'node' then
     local key = fp .. 'flow:' .. id
     local created, children = string.match(b, '(%S+) (%S+)')
     -- A leaf needs no counters; a parent's are made once (a repeated write changes nothing).
@@ -87,12 +112,7 @@ for i = 1, #flowOps, 5 do
       if children ~= '0' then
         redis.call('HSET', key, 'flow', a, 'parent', parent, 'waiting', children, 'failed', 0)
       end
-      local members = flowIndex[a]
-      if not members then
-        members = {}
-        flowIndex[a] = members
-        flowOrder[#flowOrder + 1] = a
-      end
+      local members = indexOf(a)
       members[#members + 1] = created
       members[#members + 1] = id
     end
@@ -121,6 +141,9 @@ local nodeFields = {}
 for i = 1, #flowOps, 5 do
   if flowOps[i] == 'node' then
     nodeFields[flowOps[i + 1]] = { 'flow', flowOps[i + 3], 'parent', flowOps[i + 2] }
+  elseif flowOps[i] == 'leaves' then
+    local shared = { 'flow', flowOps[i + 3], 'parent', flowOps[i + 2] }
+    eachLeaf(flowOps[i + 4], function(at) nodeFields[ARGV[at]] = shared end)
   end
 end
 
