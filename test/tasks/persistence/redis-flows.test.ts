@@ -146,7 +146,7 @@ describe.skipIf(!enabled)('Redis flow nodes', () => {
     }
     await flows().save(nodes, { claim: { owner: 'A', leaseUntil: Date.now() + 60_000 }, holds })
 
-    const indexed = await client.zrange(`${prefix}idx:flow:${rootId}`, 0, -1, 'WITHSCORES')
+    const indexed = await client.zrange(`${prefix}idx:flow:${rootId}`, '0', '-1', 'WITHSCORES')
     const scores = new Map<string, number>()
     for (let i = 0; i < indexed.length; i += 2) scores.set(indexed[i]!, Number(indexed[i + 1]))
     expect(scores.size).toBe(nodes.length)

@@ -388,17 +388,27 @@ export function sqlFlows(open: OpenBackend, records: SqlTaskRecords): TaskFlowSt
     async results(flowId, parents) {
       const results = new Map<string, string | null>()
       if (parents.length === 0) return results
-      const { db } = await open()
-      // The flow index narrows to the flow's nodes; only the bodies of succeeded children are read.
-      const rows = await db
+      const { db, dialect } = await open()
+      // The flow index narrows to the flow's nodes; only succeeded children are read. SQLite and
+      // PostgreSQL take the result out of the body themselves (a thousand children's bodies are
+      // not parsed here); MySQL's JSON functions turn a JSON null into text, so it sends bodies.
+      const query = db
         .selectFrom('task_flows')
         .innerJoin('tasks', 'tasks.task_id', 'task_flows.task_id')
-        .select(['tasks.task_id', 'tasks.body'])
         .where('task_flows.flow_id', '=', flowId)
         .where('task_flows.parent_id', 'in', [...parents])
         .where('tasks.status', '=', 'success')
-        .execute()
-      for (const row of rows) results.set(row.task_id, parseTask(row.body).flow_result ?? null)
+      if (dialect === 'mysql') {
+        const rows = await query.select(['tasks.task_id', 'tasks.body']).execute()
+        for (const row of rows) results.set(row.task_id, parseTask(row.body).flow_result ?? null)
+        return results
+      }
+      const result =
+        dialect === 'sqlite'
+          ? sql<string | null>`json_extract(${sql.ref('tasks.body')}, '$.flow_result')`
+          : sql<string | null>`(${sql.ref('tasks.body')}::json ->> 'flow_result')`
+      const rows = await query.select(['tasks.task_id', result.as('result')]).execute()
+      for (const row of rows) results.set(row.task_id, row.result ?? null)
       return results
     },
 
