@@ -70,8 +70,8 @@ export interface SqlBackend {
     before?: readonly CompiledQuery[],
   ) => Promise<void>
   /**
-   * SQLite only: runs a prepared single-row query once per parameter list and returns the rows
-   * found (a prepared lookup per key beats building one `IN (...)` query per batch).
+   * SQLite only: runs a prepared query once per parameter list and returns every row found, in
+   * order (no query object is built per batch).
    */
   lookupRows?: (text: string, params: readonly unknown[][]) => unknown[]
   /**
@@ -203,10 +203,7 @@ class SqliteBackend implements SqlBackend {
   lookupRows(text: string, params: readonly unknown[][]): unknown[] {
     const statement = this.#statement(text)
     const found: unknown[] = []
-    for (const list of params) {
-      const row = statement.get(...list)
-      if (row !== undefined) found.push(row)
-    }
+    for (const list of params) for (const row of statement.all(...list)) found.push(row)
     return found
   }
 

@@ -379,23 +379,23 @@ export class SqlTaskRecords implements TaskRecordStore {
   }
 
   /**
-   * SQLite: the status and the never-changing columns of each of `ids` that has a row (a
-   * prepared lookup each).
+   * SQLite: the status and the never-changing columns of each of `ids` that has a row, in one
+   * prepared statement over the ids as a JSON array (half the time of a lookup per id, which
+   * pays the driver's call per row).
    */
   #storedRows(
     db: Db,
     lookupRows: NonNullable<SqlBackend['lookupRows']>,
     ids: readonly string[],
   ): Map<string, StoredIdentity> {
-    const text = (this.#identityLookup ??= db
-      .selectFrom('tasks')
-      .select(['task_id', 'status', 'func_name', 'queue', 'created_ms'])
-      .where('task_id', '=', '')
-      .compile().sql)
-    const rows = lookupRows(
-      text,
-      ids.map((id) => [id]),
-    ) as (StoredIdentity & { task_id: string })[]
+    const text = (this.#identityLookup ??=
+      sql`select t.task_id, t.status, t.func_name, t.queue, t.created_ms
+      from json_each(${''}) as j join ${sql.table('tasks')} as t on t.task_id = j.value`.compile(
+        db,
+      ).sql)
+    const rows = lookupRows(text, [[JSON.stringify(ids)]]) as (StoredIdentity & {
+      task_id: string
+    })[]
     return new Map(rows.map((row) => [row.task_id, row]))
   }
 
