@@ -23,7 +23,7 @@
  * Method (bench/README.md): every round runs every case on a fresh store, file or prefix, in an
  * order rotated each round; each flow case first runs a 1 + 1 flow to warm its statements and
  * scripts, each batch case one record. 2 untimed rounds of every case (`--quick`: 1), so that
- * the JIT has optimised both sides' code, then 5 timed rounds (`--quick`: 3); medians,
+ * the JIT has optimised both sides' code, then 11 timed rounds (`--quick`: 3); medians,
  * min–max, and the median of the per-round ratios. Redis cases are skipped when Redis is unreachable.
  *
  * Usage: `npm run bench -- tasks-flows [--quick]`; writes bench/results/tasks-flows.json.
