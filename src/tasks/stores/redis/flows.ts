@@ -19,10 +19,12 @@ function operations(
 ): (string | number)[] {
   const ops: (string | number)[] = []
   const released = new Set<string>()
-  // The open run of new leaves of one parent: [parent, flow, first record (1-based), count].
-  let run: [string, string, number, number] | null = null
+  // The open run of new leaves of one parent; `first` is the 1-based place of its first record.
+  let run: { parent: string; flow: string; first: number; count: number } | null = null
   const closeRun = () => {
-    if (run !== null) ops.push('leaves', '', run[0], run[1], `${String(run[2])} ${String(run[3])}`)
+    if (run !== null) {
+      ops.push('leaves', '', run.parent, run.flow, `${String(run.first)} ${String(run.count)}`)
+    }
     run = null
   }
   chunk.forEach((task, index) => {
@@ -30,16 +32,21 @@ function operations(
     const parent = task.record.parent_id ?? null
     const flow = task.flow_id ?? null
     if (status === 'pending' && flow !== null) {
-      const children = holds.get(id)?.children ?? 0
-      if (children === 0 && parent !== null && retryOf === null && !holds.has(id)) {
+      if (!holds.has(id) && parent !== null && retryOf === null) {
         // A leaf: its id and creation time are in its row; consecutive ones share one operation.
-        if (run !== null && run[0] === parent && run[1] === flow && run[2] + run[3] === index + 1) {
-          run[3]++
+        if (
+          run !== null &&
+          run.parent === parent &&
+          run.flow === flow &&
+          run.first + run.count === index + 1
+        ) {
+          run.count++
         } else {
           closeRun()
-          run = [parent, flow, index + 1, 1]
+          run = { parent, flow, first: index + 1, count: 1 }
         }
       } else {
+        const children = holds.get(id)?.children ?? 0
         const created = isoToMs(task.record.created_at, 'created_at')
         ops.push('node', id, parent ?? '', flow, `${String(created)} ${String(children)}`)
       }

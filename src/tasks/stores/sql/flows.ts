@@ -70,6 +70,14 @@ const PARENT = '\u0000parent'
 const CHILD = '\u0000child'
 const FLOW = '\u0000flow'
 const WAITING = '\u0000waiting'
+const IDS = '\u0000ids'
+
+/** The parameters of `template` with each placeholder above replaced by its value in `values`. */
+function bind(template: CompiledQuery, values: ReadonlyMap<string, unknown>): unknown[] {
+  return template.parameters.map((value) =>
+    typeof value === 'string' && values.has(value) ? values.get(value) : value,
+  )
+}
 
 /**
  * Sizes the child lists of a counter change are padded to (by repeating their last id, which
@@ -132,8 +140,6 @@ function compileNodeInsert(db: Db): CompiledQuery {
     .onConflict((oc) => oc.column('task_id').doNothing())
     .compile()
 }
-
-const IDS = '\u0000ids'
 
 /**
  * The insert-if-absent of the rows of a parent's leaves (SQLite), their ids one JSON array:
@@ -245,16 +251,14 @@ export function sqlFlows(open: OpenBackend, records: SqlTaskRecords): TaskFlowSt
             continue
           }
           singles.push(
-            single.parameters.map((value) =>
-              value === CHILD
-                ? node.task_id
-                : value === FLOW
-                  ? node.flow_id
-                  : value === PARENT
-                    ? node.parent_id
-                    : value === WAITING
-                      ? node.waiting
-                      : value,
+            bind(
+              single,
+              new Map<string, unknown>([
+                [CHILD, node.task_id],
+                [FLOW, node.flow_id],
+                [PARENT, node.parent_id],
+                [WAITING, node.waiting],
+              ]),
             ),
           )
         }
@@ -263,14 +267,13 @@ export function sqlFlows(open: OpenBackend, records: SqlTaskRecords): TaskFlowSt
           rows.push({
             text: grouped.sql,
             rows: [...groups.values()].map(({ flow, parent, ids }) =>
-              grouped.parameters.map((value) =>
-                value === FLOW
-                  ? flow
-                  : value === PARENT
-                    ? parent
-                    : value === IDS
-                      ? JSON.stringify(ids)
-                      : value,
+              bind(
+                grouped,
+                new Map([
+                  [FLOW, flow],
+                  [PARENT, parent],
+                  [IDS, JSON.stringify(ids)],
+                ]),
               ),
             ),
           })

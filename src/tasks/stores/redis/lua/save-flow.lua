@@ -39,6 +39,8 @@ local unsuccessful = { failed = true, cancelled = true, interrupted = true, expi
 -- children of one parent changes its hash once, not a thousand times.
 local deltas, deltaOrder = {}, {}
 local flowIndex, flowOrder = {}, {}
+-- The root and parent of each new node, written with its record (see save-tasks.lua).
+local nodeFields = {}
 -- The members (score, id, ...) a flow's index gains.
 local function indexOf(root)
   local members = flowIndex[root]
@@ -100,11 +102,14 @@ for i = 1, #flowOps, 5 do
   local status = kind ~= 'node' and kind ~= 'leaves' and redis.call('HGET', fp .. 'task:' .. id, 'status')
   if kind == 'leaves' then
     local members = indexOf(a)
+    local shared = { 'flow', a, 'parent', parent }
     eachLeaf(b, function(at)
       members[#members + 1] = ARGV[at + 4]
       members[#members + 1] = ARGV[at]
+      nodeFields[ARGV[at]] = shared
     end)
   elseif kind == 'node' then
+    nodeFields[id] = { 'flow', a, 'parent', parent }
     local key = fp .. 'flow:' .. id
     local created, children = string.match(b, '(%S+) (%S+)')
     -- A leaf needs no counters; a parent's are made once (a repeated write changes nothing).
@@ -133,17 +138,6 @@ for _, root in ipairs(flowOrder) do
   local members = flowIndex[root]
   for i = 1, #members, 4000 do
     redis.call('ZADD', fp .. 'idx:flow:' .. root, unpack(members, i, math.min(i + 3999, #members)))
-  end
-end
-
--- The root and parent of each new node, written with its record (see save-tasks.lua).
-local nodeFields = {}
-for i = 1, #flowOps, 5 do
-  if flowOps[i] == 'node' then
-    nodeFields[flowOps[i + 1]] = { 'flow', flowOps[i + 3], 'parent', flowOps[i + 2] }
-  elseif flowOps[i] == 'leaves' then
-    local shared = { 'flow', flowOps[i + 3], 'parent', flowOps[i + 2] }
-    eachLeaf(flowOps[i + 4], function(at) nodeFields[ARGV[at]] = shared end)
   end
 end
 
