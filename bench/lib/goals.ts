@@ -175,10 +175,20 @@ export const GOALS: Goal[] = [
       bound: 100,
       unit: ' ms',
     })),
+    // Like for like at each level: the manager's flow against the manager's batch of 1,001
+    // `addTask`, the store's flow write against the store's batch of the same records.
     {
-      label: `flow of 1 + 1,000 on ${store === 'sqlite' ? 'SQLite' : 'Redis'}: enqueue vs 1,001 tasks in one batch`,
+      label: `flow of 1 + 1,000 on ${store === 'sqlite' ? 'SQLite' : 'Redis'}: manager.flow vs 1,001 addTask in one batch`,
       file: 'tasks-flows',
-      read: (results) => field(results, store, 'ratio_flow_to_batch'),
+      read: (results) => field(results, store, 'ratio_flow_to_manager_batch'),
+      kind: 'min',
+      bound: 0.8,
+      unit: '×',
+    },
+    {
+      label: `flow of 1 + 1,000 on ${store === 'sqlite' ? 'SQLite' : 'Redis'}: the store's flow write vs its batch of 1,001`,
+      file: 'tasks-flows',
+      read: (results) => field(results, store, 'ratio_store_flow_to_batch'),
       kind: 'min',
       bound: 0.8,
       unit: '×',

@@ -58,7 +58,13 @@ describe('bench goals', () => {
         },
       },
       'tasks-flows': {
-        sqlite: { release_ms: { median: 40, max: 120 }, ratio_flow_to_batch: 0.9 },
+        sqlite: {
+          release_ms: { median: 40, max: 120 },
+          ratio_flow_to_manager_batch: 0.9,
+          ratio_store_flow_to_batch: 0.7,
+          // Informative only: the manager's flow against the bare store batch is not a goal.
+          ratio_flow_to_batch: 0.5,
+        },
         redis: { release_ms: { median: 30, max: 60 } },
       },
       'sdk-propagation-5x10': { ratio_to_floor_p99: 1.55 },
@@ -129,8 +135,15 @@ describe('bench goals', () => {
       value: 120,
       status: 'missed',
     })
-    expect(flow('SQLite: enqueue vs 1,001 tasks in one batch')?.status).toBe('met')
+    expect(flow('SQLite: manager.flow vs 1,001 addTask in one batch')).toMatchObject({
+      value: 0.9,
+      status: 'met',
+    })
+    expect(flow("SQLite: the store's flow write vs its batch of 1,001")).toMatchObject({
+      value: 0.7,
+      status: 'missed',
+    })
     expect(flow('Redis: last child end → parent start, max (ms)')?.status).toBe('met')
-    expect(flow('Redis: enqueue vs 1,001 tasks in one batch')?.status).toBe('not measured')
+    expect(flow('Redis: manager.flow vs 1,001 addTask in one batch')?.status).toBe('not measured')
   })
 })
