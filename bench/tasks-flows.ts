@@ -123,14 +123,29 @@ function flowTree<P, C>(parent: P, child: C, children: number) {
   }
 }
 
-/** The flow through a TaskManager on a fresh store of `kind`. */
-async function switchyardFlow(kind: StoreKind): Promise<FlowRun> {
+/**
+ * A TaskManager on a fresh store of `kind`, its one queue at the bench's concurrency; `close`
+ * shuts it down and removes what the store wrote.
+ */
+function freshManager(kind: StoreKind): { manager: TaskManager; close: () => Promise<void> } {
   const { store, cleanup } = kind.open()
   const manager = new TaskManager({
     store,
     queues: { work: { concurrency: CONCURRENCY } },
     logger: quietLogger,
   })
+  return {
+    manager,
+    close: async () => {
+      await manager.shutdown()
+      await cleanup()
+    },
+  }
+}
+
+/** The flow through a TaskManager on a fresh store of `kind`. */
+async function switchyardFlow(kind: StoreKind): Promise<FlowRun> {
+  const { manager, close } = freshManager(kind)
   let lastChildEnd = 0
   let parentStart = 0
   let parents = 0
@@ -155,8 +170,7 @@ async function switchyardFlow(kind: StoreKind): Promise<FlowRun> {
     await waitFor(() => parents === 2, `the parent of ${String(CHILDREN)} children on ${kind.name}`)
     return { enqueueMs, releaseMs: parentStart - lastChildEnd }
   } finally {
-    await manager.shutdown()
-    await cleanup()
+    await close()
   }
 }
 
@@ -166,12 +180,7 @@ async function switchyardFlow(kind: StoreKind): Promise<FlowRun> {
  * tasks in one store call), what a caller without flows does with the same tasks.
  */
 async function switchyardBatch(kind: StoreKind): Promise<number> {
-  const { store, cleanup } = kind.open()
-  const manager = new TaskManager({
-    store,
-    queues: { work: { concurrency: CONCURRENCY } },
-    logger: quietLogger,
-  })
+  const { manager, close } = freshManager(kind)
   let ran = 0
   // Persistent: `addTask` resolves once the pending record is stored, as `flow()` does.
   const child = manager.task({ name: 'child', queue: 'work', persist: true }, (i: number) => {
@@ -192,8 +201,7 @@ async function switchyardBatch(kind: StoreKind): Promise<number> {
     await waitFor(() => ran === 2 + CHILDREN, `${String(1 + CHILDREN)} tasks on ${kind.name}`)
     return enqueueMs
   } finally {
-    await manager.shutdown()
-    await cleanup()
+    await close()
   }
 }
 
