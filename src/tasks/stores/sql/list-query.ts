@@ -101,7 +101,7 @@ function filterOf(
     ) {
       // Implied by the status; stated so that the failures index (with a queue) or the dead
       // letters index (failures not retried) may serve the filter.
-      parts.push(failureCondition())
+      parts.push(failureCondition(dialect))
     }
     if (query.since !== undefined) parts.push(eb('created_ms', '>=', query.since))
     if (query.retried !== undefined) {

@@ -485,11 +485,32 @@ export const FAILURE_STATUSES = [
 ] as const
 
 /**
- * The condition of the failures index (and of the list queries that use it: SQLite uses a
- * partial index only for a query that states its condition, in the same form).
+ * `status in (<failure statuses>)`: the failures and dead letters indexes' condition as schema
+ * versions 11 and 12 wrote it, and PostgreSQL's still.
  */
-export function failureCondition() {
+function failureStatusIn() {
   return sql<boolean>`${sql.ref('status')} in (${sql.join(FAILURE_STATUSES.map((status) => sql.lit(status)))})`
+}
+
+/**
+ * The same condition as one comparison per status joined by OR. SQLite evaluates a partial
+ * index's condition for every row written to the table, and it evaluates an IN list of more
+ * than two values by building a temporary B-tree of the list each time: two such conditions
+ * cost more per pending row than the status index it is written to.
+ */
+function failureStatusOr() {
+  return sql<boolean>`(${sql.join(
+    FAILURE_STATUSES.map((status) => sql`${sql.ref('status')} = ${sql.lit(status)}`),
+    sql` or `,
+  )})`
+}
+
+/**
+ * The condition of the failures index on `dialect` (and of the list queries that use it:
+ * SQLite uses a partial index only for a query that states its condition, in the same form).
+ */
+export function failureCondition(dialect: SqlDialectName) {
+  return dialect === 'sqlite' ? failureStatusOr() : failureStatusIn()
 }
 
 /**
@@ -538,7 +559,7 @@ const v11: TaskMigration = {
               .createIndex(`${prefix}tasks_failures`)
               .on('tasks')
               .columns(['queue', 'status', 'created_ms', 'task_id'])
-              .where(failureCondition())
+              .where(failureStatusIn())
               .compile(),
           ]),
     ]
@@ -565,18 +586,18 @@ const v12: TaskMigration = {
             .createIndex(`${prefix}tasks_dead_letters`)
             .on('tasks')
             .columns(['status', 'created_ms', 'task_id'])
-            .where(deadLetterCondition())
+            .where(sql<boolean>`${failureStatusIn()} and ${sql.ref('retried_as')} is null`)
             .compile(),
         ]
   },
 }
 
 /**
- * The condition of the dead letters index: a failure status, not retried (list queries state it
- * in this form so that SQLite may use the index).
+ * The condition of the dead letters index on `dialect`: a failure status, not retried (list
+ * queries state {@link failureCondition} and `retried_as is null` so that SQLite may use it).
  */
-export function deadLetterCondition() {
-  return sql<boolean>`${failureCondition()} and ${sql.ref('retried_as')} is null`
+function deadLetterCondition(dialect: SqlDialectName) {
+  return sql<boolean>`${failureCondition(dialect)} and ${sql.ref('retried_as')} is null`
 }
 
 /** The statuses of the records still in the queue: every other status is history. */
@@ -641,6 +662,40 @@ const v13: TaskMigration = {
   },
 }
 
+/**
+ * Version 14, on SQLite: the failures and dead letters indexes state their condition as one
+ * comparison per status joined by OR instead of an IN list ({@link failureCondition}). SQLite
+ * evaluates every partial index's condition for each row written, and an IN list of five values
+ * by building a temporary B-tree each time: the two conditions took about a third of the
+ * instructions of a pending row's write (which enters neither index) and a sixth of a finished
+ * one's. The indexes hold the same records as before. PostgreSQL evaluates its lists in place and
+ * MySQL has neither index, so nothing changes there.
+ */
+const v14: TaskMigration = {
+  version: 14,
+  name: 'failure conditions without IN lists',
+  statements(db, dialect, prefix) {
+    if (dialect !== 'sqlite') return []
+    const schema = db.schema
+    return [
+      schema.dropIndex(`${prefix}tasks_failures`).compile(),
+      schema
+        .createIndex(`${prefix}tasks_failures`)
+        .on('tasks')
+        .columns(['queue', 'status', 'created_ms', 'task_id'])
+        .where(failureCondition(dialect))
+        .compile(),
+      schema.dropIndex(`${prefix}tasks_dead_letters`).compile(),
+      schema
+        .createIndex(`${prefix}tasks_dead_letters`)
+        .on('tasks')
+        .columns(['status', 'created_ms', 'task_id'])
+        .where(deadLetterCondition(dialect))
+        .compile(),
+    ]
+  },
+}
+
 /** Every migration, in order. The last one's version is the current schema version. */
 export const TASK_MIGRATIONS: readonly TaskMigration[] = [
   v1,
@@ -656,7 +711,8 @@ export const TASK_MIGRATIONS: readonly TaskMigration[] = [
   v11,
   v12,
   v13,
+  v14,
 ]
 
 /** The schema version this code expects. */
-export const CURRENT_SCHEMA_VERSION = 13
+export const CURRENT_SCHEMA_VERSION = 14
