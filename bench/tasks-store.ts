@@ -60,14 +60,7 @@ import { startPgBoss } from './lib/pg-boss-peer.js'
 import { recordPgWrite } from './lib/pg-replay.js'
 import { median, percentile } from './lib/stats.js'
 import { benchTask, FUNCS, fillSqliteHistory, T0 } from './lib/task-history.js'
-import { tagHash } from '../src/tasks/stores/rows.js'
-import { CLAIM_COLUMNS, RECORD_COLUMNS } from '../src/tasks/stores/sql/records.js'
-import {
-  openRawSqlite,
-  pkOnlyWriter,
-  STORE_TASK_COLUMNS,
-  storeRowValues,
-} from './lib/raw-sqlite.js'
+import { openRawSqlite, pkOnlyWriter, storeRowsWriter } from './lib/raw-sqlite.js'
 import {
   postgresStore,
   redisStore,
@@ -142,10 +135,8 @@ function storeCase(
 
 /**
  * Raw better-sqlite3 writing exactly what the store writes for a pending batch, into a file the
- * store itself migrated (same table, columns, five indexes and tag table): per task the full row
- * by the same upsert (claim columns set) and its tag rows (insert-if-absent, the same hash), one
- * change-feed row per batch, one transaction per batch, WAL and synchronous NORMAL. What is left
- * between it and the store is the store's own work.
+ * store itself migrated ({@link storeRowsWriter}). What is left between it and the store is the
+ * store's own work.
  */
 async function rawStoreSchemaCase(): Promise<EnqueueCase> {
   const path = join(dir, 'raw-schema.db')
@@ -153,32 +144,7 @@ async function rawStoreSchemaCase(): Promise<EnqueueCase> {
   await setup.init()
   await setup.close()
   const db = openRawSqlite(path)
-  const columns = STORE_TASK_COLUMNS
-  const overwritten = [...RECORD_COLUMNS, ...CLAIM_COLUMNS]
-  const upsert = db.prepare(
-    `insert into switchyard_tasks (${columns}) values (${columns
-      .split(',')
-      .map(() => '?')
-      .join(', ')}) on conflict (task_id) do update set ${overwritten
-      .map((column) => `${column} = excluded.${column}`)
-      .join(', ')}`,
-  )
-  const tag = db.prepare(
-    'insert into switchyard_task_tags (tag_hash, created_ms, task_id) values (?, ?, ?) on conflict do nothing',
-  )
-  const change = db.prepare(
-    'insert into switchyard_task_changes (origin, task_ids, changed_ms) values (?, ?, ?)',
-  )
-  const batch = db.transaction((rows: StoredTask[], leaseUntil: number) => {
-    for (const row of rows) {
-      const r = row.record
-      const created = Date.parse(r.created_at)
-      upsert.run(...storeRowValues(row, created, leaseUntil))
-      for (const [key, value] of Object.entries(r.tags))
-        tag.run(tagHash(key, value), created, r.task_id)
-    }
-    change.run('raw', JSON.stringify(rows.map((row) => row.record.task_id)), Date.now())
-  })
+  const batch = storeRowsWriter(db)
   return {
     name: RAW_SCHEMA,
     run: (tasks) => {

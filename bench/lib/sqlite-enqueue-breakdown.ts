@@ -1,7 +1,8 @@
 /**
  * Where the SQLite store's durable enqueue spends its time: the store's `pending.enqueue` of
  * batches of 500 against raw better-sqlite3 writes that add, one at a time, what the store
- * writes per task (the full row in the store's table, its five secondary indexes, the tag row,
+ * writes per task (the full row in the store's table, its status index, its list indexes partial
+ * on the history (and, for comparison, the five full ones of the schema before), the tag row,
  * the upsert form). Every case writes the same tasks, WAL with synchronous NORMAL, one
  * transaction per batch; rounds interleaved with the order rotated; CPU µs per task from
  * `process.cpuUsage()` (the figure that does not move with the machine's other load) and
@@ -22,11 +23,10 @@ import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import Database from 'better-sqlite3'
 import type { StoredTask } from '../../src/tasks/record.js'
 import { sqliteStore } from '../../src/tasks/stores/index.js'
 import { tagHash } from '../../src/tasks/stores/rows.js'
-import { openRawSqlite, pkOnlyWriter, storeRowValues } from './raw-sqlite.js'
+import { openRawSqlite, pkOnlyWriter, storeRowsWriter, storeRowValues } from './raw-sqlite.js'
 import { median } from './stats.js'
 import { benchTask } from './task-history.js'
 
@@ -35,6 +35,11 @@ const ROUNDS = Number(args[0] ?? 7)
 const TASKS = Number(args[1] ?? 20_000)
 /** `--callgrind=<case number>`: run that case once between two `callgrind_control` calls. */
 const callgrindCase = process.argv.find((arg) => arg.startsWith('--callgrind='))
+/**
+ * `--status=success`: every case writes finished records instead (the store by `records.save`):
+ * what a task's terminal write costs, the other half of a durable task's writes.
+ */
+const STATUS = process.argv.includes('--status=success') ? 'success' : 'pending'
 const BATCH = 500
 const dir = mkdtempSync(join(tmpdir(), 'sy-bench-breakdown-'))
 
@@ -53,29 +58,47 @@ function rawPkOnly(): Case {
   return { name: 'raw: 6 columns, primary key only', run: pkOnlyWriter(open('pk-only')) }
 }
 
-/** The store's table and indexes; `tags` adds the tag rows, `upsert` the ON CONFLICT form. */
-function rawStoreSchema(options: {
-  indexes: boolean
-  tags: boolean
-  upsert: boolean
-  /** Rows per INSERT statement (the tasks and the tag rows); 1 by default. */
-  rowsPerStatement?: number
-}): Case {
+/**
+ * Which secondary indexes of the task table a raw case writes: none; the status index only (what
+ * claims read); the store's own (schema 13: the status index, and the list indexes partial on
+ * the history, so that a pending row does not enter them); or the five full list indexes a store
+ * had before schema 13 (and MySQL still has).
+ */
+type Indexes = 'none' | 'status' | 'lean' | 'full'
+
+/** The statements that create `indexes` on the raw `tasks` table. */
+function indexStatements(indexes: Indexes): string {
+  const history = "where status not in ('pending', 'running')"
+  switch (indexes) {
+    case 'none':
+      return ''
+    case 'status':
+      return 'create index tasks_status on tasks (status, created_ms, task_id, func_name, queue);'
+    case 'lean':
+      return `create index tasks_status on tasks (status, created_ms, task_id, func_name, queue);
+        create index tasks_created on tasks (created_ms, task_id) ${history};
+        create index tasks_func on tasks (func_name, created_ms, task_id) ${history};
+        create index tasks_queue on tasks (queue, created_ms, task_id) ${history};
+        create index tasks_finished on tasks (finished_ms) where finished_ms is not null;`
+    case 'full':
+      return `create index tasks_created on tasks (created_ms, task_id);
+        create index tasks_status on tasks (status, created_ms, task_id);
+        create index tasks_func on tasks (func_name, created_ms, task_id);
+        create index tasks_queue on tasks (queue, created_ms, task_id);
+        create index tasks_finished on tasks (finished_ms);`
+  }
+}
+
+/** The store's table with `indexes`; `tags` adds the tag rows, `upsert` the ON CONFLICT form. */
+function rawStoreSchema(options: { indexes: Indexes; tags: boolean; upsert: boolean }): Case {
   const name = `schema-${JSON.stringify(options).replace(/[^a-z0-9]/gi, '')}`
   const db = open(name)
-  const per = options.rowsPerStatement ?? 1
   db.exec(`create table tasks (task_id varchar(255) primary key, func_name varchar(255) not null,
     status varchar(16) not null, queue varchar(255) not null, created_ms bigint not null,
     finished_ms bigint, duration double precision not null default 0, claimed_by varchar(255),
     lease_until bigint, claim_token varchar(64), body text not null, progress double precision,
     progress_message text)`)
-  if (options.indexes) {
-    db.exec(`create index tasks_created on tasks (created_ms, task_id);
-      create index tasks_status on tasks (status, created_ms, task_id);
-      create index tasks_func on tasks (func_name, created_ms, task_id);
-      create index tasks_queue on tasks (queue, created_ms, task_id);
-      create index tasks_finished on tasks (finished_ms)`)
-  }
+  if (options.indexes !== 'none') db.exec(indexStatements(options.indexes))
   db.exec(`create table task_tags (tag_hash char(32) not null, created_ms bigint not null,
     task_id varchar(255) not null, primary key (tag_hash, created_ms, task_id)) without rowid`)
   const conflict = options.upsert
@@ -85,64 +108,34 @@ function rawStoreSchema(options: {
       progress_message = excluded.progress_message, body = excluded.body,
       claimed_by = excluded.claimed_by, lease_until = excluded.lease_until`
     : ''
-  const insertText = (n: number) =>
+  const insert = db.prepare(
     `insert into tasks (task_id, func_name, status, queue, created_ms, finished_ms, duration,
       progress, progress_message, body, claimed_by, lease_until, claim_token)
-      values ${Array.from({ length: n }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}${conflict}`
-  const tagText = (n: number) =>
-    `insert into task_tags (tag_hash, created_ms, task_id) values ${Array.from({ length: n }, () => '(?, ?, ?)').join(', ')} on conflict do nothing`
-  const statements = new Map<string, Database.Statement>()
-  const prepared = (text: string) => {
-    let statement = statements.get(text)
-    if (statement === undefined) {
-      statement = db.prepare(text)
-      statements.set(text, statement)
-    }
-    return statement
-  }
+      values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)${conflict}`,
+  )
+  const tag = db.prepare(
+    'insert into task_tags (tag_hash, created_ms, task_id) values (?, ?, ?) on conflict do nothing',
+  )
   const lease = Date.now() + 60_000
-  const single = prepared(insertText(1))
-  const singleTag = prepared(tagText(1))
+  // One statement per row, as the store runs them.
   const write = db.transaction((rows: StoredTask[]) => {
-    const taskParams: unknown[] = []
-    const tagParams: unknown[] = []
-    const flush = (final: boolean) => {
-      while (taskParams.length >= per * 13 || (final && taskParams.length > 0)) {
-        const n = Math.min(per, taskParams.length / 13)
-        prepared(insertText(n)).run(...taskParams.splice(0, n * 13))
-      }
-      while (tagParams.length >= per * 3 || (final && tagParams.length > 0)) {
-        const n = Math.min(per, tagParams.length / 3)
-        prepared(tagText(n)).run(...tagParams.splice(0, n * 3))
-      }
-    }
     for (const row of rows) {
       const r = row.record
       const created = Date.parse(r.created_at)
-      if (per === 1) {
-        // One statement per row, as the store runs them (no parameter lists to gather).
-        single.run(...storeRowValues(row, created, lease))
-        if (options.tags) {
-          for (const [key, value] of Object.entries(r.tags))
-            singleTag.run(tagHash(key, value), created, r.task_id)
-        }
-        continue
-      }
-      taskParams.push(...storeRowValues(row, created, lease))
+      insert.run(...storeRowValues(row, created, lease))
       if (options.tags) {
         for (const [key, value] of Object.entries(r.tags))
-          tagParams.push(tagHash(key, value), created, r.task_id)
+          tag.run(tagHash(key, value), created, r.task_id)
       }
-      flush(false)
     }
-    flush(true)
   })
   const label = [
     'raw: store table',
-    options.indexes ? '+ 5 indexes' : '',
+    { none: '', status: '+ status index', lean: '+ lean indexes', full: '+ 5 full indexes' }[
+      options.indexes
+    ],
     options.tags ? '+ tag rows' : '',
     options.upsert ? '+ upsert' : '',
-    per > 1 ? `, ${String(per)} rows/statement` : '',
   ]
     .filter((part) => part !== '')
     .join(' ')
@@ -152,18 +145,30 @@ function rawStoreSchema(options: {
 async function main() {
   const store = sqliteStore(join(dir, 'store.db'))
   await store.init()
+  // A file migrated by the store, written raw: what the store writes, without the store.
+  const migrated = sqliteStore(join(dir, 'migrated.db'))
+  await migrated.init()
+  await migrated.close()
+  const storeRows = storeRowsWriter(open('migrated'))
   const cases: Case[] = [
     rawPkOnly(),
-    rawStoreSchema({ indexes: false, tags: false, upsert: false }),
-    rawStoreSchema({ indexes: true, tags: false, upsert: false }),
-    rawStoreSchema({ indexes: true, tags: true, upsert: false }),
-    rawStoreSchema({ indexes: true, tags: true, upsert: true }),
-    rawStoreSchema({ indexes: true, tags: true, upsert: true, rowsPerStatement: 50 }),
+    rawStoreSchema({ indexes: 'none', tags: false, upsert: false }),
+    rawStoreSchema({ indexes: 'status', tags: false, upsert: false }),
+    rawStoreSchema({ indexes: 'lean', tags: false, upsert: false }),
+    rawStoreSchema({ indexes: 'lean', tags: true, upsert: false }),
+    rawStoreSchema({ indexes: 'lean', tags: true, upsert: true }),
+    rawStoreSchema({ indexes: 'full', tags: true, upsert: true }),
     {
-      name: 'store: pending.enqueue',
-      run: (batch) =>
-        store.pending.enqueue(batch, { owner: 'bench', leaseUntil: Date.now() + 60_000 }),
+      name: "raw: the store's own file and writes",
+      run: (batch) => storeRows(batch, Date.now() + 60_000),
     },
+    STATUS === 'pending'
+      ? {
+          name: 'store: pending.enqueue',
+          run: (batch) =>
+            store.pending.enqueue(batch, { owner: 'bench', leaseUntil: Date.now() + 60_000 }),
+        }
+      : { name: 'store: records.save', run: (batch) => store.records.save(batch) },
   ]
   const runAll = async (c: Case, tasks: StoredTask[]) => {
     for (let i = 0; i < tasks.length; i += BATCH) await c.run(tasks.slice(i, i + BATCH))
@@ -173,9 +178,9 @@ async function main() {
     for (let warm = 0; warm < 3; warm++)
       await runAll(
         c,
-        Array.from({ length: 5_000 }, (_, i) => benchTask(i)),
+        Array.from({ length: 5_000 }, (_, i) => benchTask(i, STATUS)),
       )
-    const tasks = Array.from({ length: TASKS }, (_, i) => benchTask(i))
+    const tasks = Array.from({ length: TASKS }, (_, i) => benchTask(i, STATUS))
     execFileSync('callgrind_control', ['-z', String(process.pid)])
     await runAll(c, tasks)
     execFileSync('callgrind_control', ['-d', String(process.pid)])
@@ -186,14 +191,14 @@ async function main() {
   for (const c of cases)
     await runAll(
       c,
-      Array.from({ length: 2_000 }, (_, i) => benchTask(i)),
+      Array.from({ length: 2_000 }, (_, i) => benchTask(i, STATUS)),
     )
   const cpu = new Map<string, number[]>(cases.map((c) => [c.name, []]))
   const rate = new Map<string, number[]>(cases.map((c) => [c.name, []]))
   for (let round = 0; round < ROUNDS; round++) {
     for (let k = 0; k < cases.length; k++) {
       const c = cases[(k + round) % cases.length]!
-      const tasks = Array.from({ length: TASKS }, (_, i) => benchTask(i))
+      const tasks = Array.from({ length: TASKS }, (_, i) => benchTask(i, STATUS))
       const cpuBefore = process.cpuUsage()
       const started = performance.now()
       await runAll(c, tasks)
@@ -207,7 +212,7 @@ async function main() {
   const base = median(cpu.get(cases[0]!.name)!)
   const baseRate = median(rate.get(cases[0]!.name)!)
   console.log(
-    `${String(TASKS)} tasks per round, batches of ${String(BATCH)}, ${String(ROUNDS)} rounds (medians)`,
+    `${STATUS} records, ${String(TASKS)} tasks per round, batches of ${String(BATCH)}, ${String(ROUNDS)} rounds (medians)`,
   )
   console.log('case'.padEnd(48), 'CPU µs/task'.padStart(12), 'tasks/s'.padStart(10), 'rate ×')
   for (const c of cases) {
