@@ -37,8 +37,7 @@ local removes, removeOrder = {}, {}
 local increments, incrementOrder = {}, {}
 
 -- The list of `key` in `groups`, made (and its key's turn remembered) on first use. Each list
--- keeps its length in `n`, so appending neither measures it nor builds a table of arguments:
--- this runs six times per record.
+-- keeps its length in `n`, so appending neither measures it nor builds a table of arguments.
 local function listOf(groups, order, key)
   local list = groups[key]
   if not list then
@@ -135,7 +134,21 @@ local extraFields = {}
 local minuteKeys, totalKey = {}, p .. 'm:total'
 local metricFields = memo(function(cell) return { 'n\n' .. cell, 'd\n' .. cell } end)
 
-local ids = {}
+-- The sorted-set lists every record of a call enters (ids, creation time, its status, function
+-- and queue), and the record counts to add by cell: most records of a call share their status,
+-- function and queue, so these are looked up again only when one changes, and each entry is
+-- appended in place (this runs five times per record).
+local idList, allList
+local lastStatus, lastFunc, lastQueue, statusList, funcList, queueList, cell
+local added, addedOrder = {}, {}
+local function append(list, score, id)
+  local n = list.n
+  list[n + 1] = score
+  list[n + 2] = id
+  list.n = n + 2
+end
+
+local ids, written = {}, 0
 for i = 5, #ARGV, 12 do
   local id, status, func, queue = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local created, finished, duration, bin = ARGV[i + 4], ARGV[i + 5], ARGV[i + 6], ARGV[i + 7]
@@ -143,6 +156,13 @@ for i = 5, #ARGV, 12 do
   local key = taskKey .. id
   local seconds = tonumber(duration)
   local old = redis.call('HMGET', key, 'status', 'func', 'queue', 'duration')
+  if status ~= lastStatus then
+    lastStatus, statusList = status, listOf(adds, addOrder, statusKey(status))
+  end
+  if func ~= lastFunc then lastFunc, funcList = func, listOf(adds, addOrder, funcKey(func)) end
+  if queue ~= lastQueue then
+    lastQueue, queueList = queue, listOf(adds, addOrder, queueKey(queue))
+  end
   if old[1] then
     if old[1] ~= status then zrem(statusKey(old[1]), id) end
     if old[2] ~= func then zrem(funcKey(old[2]), id) end
@@ -153,20 +173,29 @@ for i = 5, #ARGV, 12 do
       incr(durationKey, cellOf(old[2], old[1]), -oldDuration, true)
     end
   else
-    zadd(idKey, 0, id)
+    idList = idList or listOf(adds, addOrder, idKey)
+    append(idList, 0, id)
     if tags ~= '' then
-      for hash in string.gmatch(tags, '%S+') do
-        zadd(tagKey(hash), created, id)
+      if not string.find(tags, ' ', 1, true) then
+        zadd(tagKey(tags), created, id)
+      else
+        for hash in string.gmatch(tags, '%S+') do
+          zadd(tagKey(hash), created, id)
+        end
       end
     end
   end
-  zadd(allKey, created, id)
-  zadd(statusKey(status), created, id)
-  zadd(funcKey(func), created, id)
-  zadd(queueKey(queue), created, id)
+  allList = allList or listOf(adds, addOrder, allKey)
+  append(allList, created, id)
+  append(statusList, created, id)
+  append(funcList, created, id)
+  append(queueList, created, id)
   -- A record is marked retried once and never unmarked.
   if retried == '1' then zadd(retriedKey, created, id) end
-  incr(countKey, cellOf(func, status), 1, false)
+  cell = cellOf(func, status)
+  local sofar = added[cell]
+  if not sofar then addedOrder[#addedOrder + 1] = cell end
+  added[cell] = (sofar or 0) + 1
   if seconds ~= 0 then
     incr(durationKey, cellOf(func, status), seconds, true)
   end
@@ -214,8 +243,10 @@ for i = 5, #ARGV, 12 do
     n = n + #extra
   end
   redis.call('HSET', key, unpack(fields, 1, n))
-  ids[#ids + 1] = id
+  written = written + 1
+  ids[written] = id
 end
+for _, counted in ipairs(addedOrder) do incr(countKey, counted, added[counted], false) end
 
 for _, key in ipairs(removeOrder) do send('ZREM', key, removes[key]) end
 for _, key in ipairs(addOrder) do send('ZADD', key, adds[key]) end
@@ -232,8 +263,8 @@ for _, key in ipairs(incrementOrder) do
     end
   end
 end
-if owner ~= '' and #ids > 0 then send('SADD', p .. 'owner:' .. owner, ids) end
-if #ids > 0 then
+if owner ~= '' and written > 0 then send('SADD', p .. 'owner:' .. owner, ids) end
+if written > 0 then
   redis.call('XADD', p .. 'changes', 'MAXLEN', '~', 10000, '*', 'o', origin, 'ids', table.concat(ids, ','))
 end
-return #ids
+return written
