@@ -223,7 +223,7 @@ export const GOALS: Goal[] = [
     file: 'tasks-store',
     read: (results) => field(results, 'peers', 'postgres_vs_pg_boss', 'e2e'),
     kind: 'min',
-    bound: 1.0,
+    bound: 5.0,
     unit: '×',
   },
   {
@@ -231,7 +231,7 @@ export const GOALS: Goal[] = [
     file: 'tasks-store',
     read: (results) => field(results, 'peers', 'redis_vs_bullmq', 'enqueue'),
     kind: 'min',
-    bound: 5.0,
+    bound: 2.0,
     unit: '×',
   },
   {
@@ -239,7 +239,7 @@ export const GOALS: Goal[] = [
     file: 'tasks-store',
     read: (results) => field(results, 'peers', 'redis_vs_bullmq', 'e2e'),
     kind: 'min',
-    bound: 5.0,
+    bound: 4.0,
     unit: '×',
   },
   {

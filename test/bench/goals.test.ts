@@ -53,8 +53,8 @@ describe('bench goals', () => {
       },
       'tasks-store': {
         peers: {
-          postgres_vs_pg_boss: { enqueue: 0.6, e2e: 1.4 },
-          redis_vs_bullmq: { enqueue: 1.2 },
+          postgres_vs_pg_boss: { enqueue: 0.6, e2e: 5.4 },
+          redis_vs_bullmq: { enqueue: 1.5 },
         },
       },
       'tasks-flows': {
