@@ -139,7 +139,7 @@ local metricFields = memo(function(cell) return { 'n\n' .. cell, 'd\n' .. cell }
 -- function and queue, so these are looked up again only when one changes, and each entry is
 -- appended in place (this runs five times per record).
 local idList, allList
-local lastStatus, lastFunc, lastQueue, statusList, funcList, queueList, cell
+local lastStatus, lastFunc, lastQueue, statusList, funcList, queueList
 local added, addedOrder = {}, {}
 local function append(list, score, id)
   local n = list.n
@@ -192,12 +192,12 @@ for i = 5, #ARGV, 12 do
   append(queueList, created, id)
   -- A record is marked retried once and never unmarked.
   if retried == '1' then zadd(retriedKey, created, id) end
-  cell = cellOf(func, status)
+  local cell = cellOf(func, status)
   local sofar = added[cell]
   if not sofar then addedOrder[#addedOrder + 1] = cell end
   added[cell] = (sofar or 0) + 1
   if seconds ~= 0 then
-    incr(durationKey, cellOf(func, status), seconds, true)
+    incr(durationKey, cell, seconds, true)
   end
   if finished == '' then
     if old[1] then zrem(finishedKey, id) end
@@ -212,7 +212,7 @@ for i = 5, #ARGV, 12 do
         minuteKeys[minute] = bucket
         zadd(p .. 'm:minutes', name, name)
       end
-      local names = metricFields(cellOf(func, status) .. '\n' .. bin)
+      local names = metricFields(cell .. '\n' .. bin)
       incr(bucket, names[1], 1, false)
       incr(bucket, names[2], seconds, true)
       incr(totalKey, names[1], 1, false)
