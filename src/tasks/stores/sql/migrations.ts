@@ -586,18 +586,19 @@ const v12: TaskMigration = {
             .createIndex(`${prefix}tasks_dead_letters`)
             .on('tasks')
             .columns(['status', 'created_ms', 'task_id'])
-            .where(sql<boolean>`${failureStatusIn()} and ${sql.ref('retried_as')} is null`)
+            .where(notRetried(failureStatusIn()))
             .compile(),
         ]
   },
 }
 
 /**
- * The condition of the dead letters index on `dialect`: a failure status, not retried (list
- * queries state {@link failureCondition} and `retried_as is null` so that SQLite may use it).
+ * The condition of the dead letters index: `failure` (one of the two forms above) and not
+ * retried. List queries state the failure condition and `retried_as is null` as two terms, so
+ * that SQLite may use the index.
  */
-function deadLetterCondition(dialect: SqlDialectName) {
-  return sql<boolean>`${failureCondition(dialect)} and ${sql.ref('retried_as')} is null`
+function notRetried(failure: ReturnType<typeof failureStatusIn>) {
+  return sql<boolean>`${failure} and ${sql.ref('retried_as')} is null`
 }
 
 /** The statuses of the records still in the queue: every other status is history. */
@@ -690,7 +691,7 @@ const v14: TaskMigration = {
         .createIndex(`${prefix}tasks_dead_letters`)
         .on('tasks')
         .columns(['status', 'created_ms', 'task_id'])
-        .where(deadLetterCondition(dialect))
+        .where(notRetried(failureCondition(dialect)))
         .compile(),
     ]
   },
