@@ -48,13 +48,15 @@ local function listOf(groups, order, key)
   return list
 end
 
-local function zadd(key, score, id)
-  local list = listOf(adds, addOrder, key)
+-- Appends one member to a list of `listOf`.
+local function append(list, score, id)
   local n = list.n
   list[n + 1] = score
   list[n + 2] = id
   list.n = n + 2
 end
+
+local function zadd(key, score, id) append(listOf(adds, addOrder, key), score, id) end
 
 local function zrem(key, id)
   local list = listOf(removes, removeOrder, key)
@@ -135,18 +137,10 @@ local minuteKeys, totalKey = {}, p .. 'm:total'
 local metricFields = memo(function(cell) return { 'n\n' .. cell, 'd\n' .. cell } end)
 
 -- The sorted-set lists every record of a call enters (ids, creation time, its status, function
--- and queue), and the record counts to add by cell: most records of a call share their status,
--- function and queue, so these are looked up again only when one changes, and each entry is
--- appended in place (this runs five times per record).
+-- and queue): most records of a call share their status, function and queue, so these are
+-- looked up again only when one changes (this runs five times per record).
 local idList, allList
 local lastStatus, lastFunc, lastQueue, statusList, funcList, queueList
-local added, addedOrder = {}, {}
-local function append(list, score, id)
-  local n = list.n
-  list[n + 1] = score
-  list[n + 2] = id
-  list.n = n + 2
-end
 
 local ids, written = {}, 0
 for i = 5, #ARGV, 12 do
@@ -193,9 +187,7 @@ for i = 5, #ARGV, 12 do
   -- A record is marked retried once and never unmarked.
   if retried == '1' then zadd(retriedKey, created, id) end
   local cell = cellOf(func, status)
-  local sofar = added[cell]
-  if not sofar then addedOrder[#addedOrder + 1] = cell end
-  added[cell] = (sofar or 0) + 1
+  incr(countKey, cell, 1, false)
   if seconds ~= 0 then
     incr(durationKey, cell, seconds, true)
   end
@@ -246,7 +238,6 @@ for i = 5, #ARGV, 12 do
   written = written + 1
   ids[written] = id
 end
-for _, counted in ipairs(addedOrder) do incr(countKey, counted, added[counted], false) end
 
 for _, key in ipairs(removeOrder) do send('ZREM', key, removes[key]) end
 for _, key in ipairs(addOrder) do send('ZADD', key, adds[key]) end
