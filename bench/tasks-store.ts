@@ -60,7 +60,7 @@ import { startPgBoss } from './lib/pg-boss-peer.js'
 import { recordPgWrite } from './lib/pg-replay.js'
 import { median, percentile } from './lib/stats.js'
 import { benchTask, FUNCS, fillSqliteHistory, T0 } from './lib/task-history.js'
-import { openRawSqlite, pkOnlyWriter, storeRowsWriter } from './lib/raw-sqlite.js'
+import { openMigratedRaw, openRawSqlite, pkOnlyWriter, storeRowsWriter } from './lib/raw-sqlite.js'
 import {
   postgresStore,
   redisStore,
@@ -139,11 +139,7 @@ function storeCase(
  * store's own work.
  */
 async function rawStoreSchemaCase(): Promise<EnqueueCase> {
-  const path = join(dir, 'raw-schema.db')
-  const setup = sqliteStore(path)
-  await setup.init()
-  await setup.close()
-  const db = openRawSqlite(path)
+  const db = await openMigratedRaw(join(dir, 'raw-schema.db'))
   const batch = storeRowsWriter(db)
   return {
     name: RAW_SCHEMA,

@@ -5,6 +5,7 @@
  */
 import Database from 'better-sqlite3'
 import type { StoredTask } from '../../src/tasks/record.js'
+import { sqliteStore } from '../../src/tasks/stores/index.js'
 import { tagHash } from '../../src/tasks/stores/rows.js'
 import { CLAIM_COLUMNS, RECORD_COLUMNS } from '../../src/tasks/stores/sql/records.js'
 
@@ -66,6 +67,14 @@ export function storeRowValues(row: StoredTask, created: number, leaseUntil: num
     finished === null ? leaseUntil : null,
     null,
   ]
+}
+
+/** A raw database on a file the store itself migrated first (its tables and every index). */
+export async function openMigratedRaw(path: string): Promise<Database.Database> {
+  const store = sqliteStore(path)
+  await store.init()
+  await store.close()
+  return openRawSqlite(path)
 }
 
 /**

@@ -26,7 +26,13 @@ import { join } from 'node:path'
 import type { StoredTask } from '../../src/tasks/record.js'
 import { sqliteStore } from '../../src/tasks/stores/index.js'
 import { tagHash } from '../../src/tasks/stores/rows.js'
-import { openRawSqlite, pkOnlyWriter, storeRowsWriter, storeRowValues } from './raw-sqlite.js'
+import {
+  openMigratedRaw,
+  openRawSqlite,
+  pkOnlyWriter,
+  storeRowsWriter,
+  storeRowValues,
+} from './raw-sqlite.js'
 import { median } from './stats.js'
 import { benchTask } from './task-history.js'
 
@@ -69,13 +75,15 @@ type Indexes = 'none' | 'status' | 'lean' | 'full'
 /** The statements that create `indexes` on the raw `tasks` table. */
 function indexStatements(indexes: Indexes): string {
   const history = "where status not in ('pending', 'running')"
+  const status =
+    'create index tasks_status on tasks (status, created_ms, task_id, func_name, queue);'
   switch (indexes) {
     case 'none':
       return ''
     case 'status':
-      return 'create index tasks_status on tasks (status, created_ms, task_id, func_name, queue);'
+      return status
     case 'lean':
-      return `create index tasks_status on tasks (status, created_ms, task_id, func_name, queue);
+      return `${status}
         create index tasks_created on tasks (created_ms, task_id) ${history};
         create index tasks_func on tasks (func_name, created_ms, task_id) ${history};
         create index tasks_queue on tasks (queue, created_ms, task_id) ${history};
@@ -146,10 +154,7 @@ async function main() {
   const store = sqliteStore(join(dir, 'store.db'))
   await store.init()
   // A file migrated by the store, written raw: what the store writes, without the store.
-  const migrated = sqliteStore(join(dir, 'migrated.db'))
-  await migrated.init()
-  await migrated.close()
-  const storeRows = storeRowsWriter(open('migrated'))
+  const storeRows = storeRowsWriter(await openMigratedRaw(join(dir, 'migrated.db')))
   const cases: Case[] = [
     rawPkOnly(),
     rawStoreSchema({ indexes: 'none', tags: false, upsert: false }),
