@@ -110,8 +110,18 @@ interface Receivers {
   report(): Promise<RoundReport>
 }
 
+/**
+ * `SY_BENCH_CPU_PROF=<dir>`: each process of receivers writes a V8 CPU profile there when the
+ * run ends (Node refuses `--cpu-prof` in NODE_OPTIONS, so it is passed here).
+ */
+const profileDir = process.env.SY_BENCH_CPU_PROF
+const profileArgs =
+  profileDir === undefined
+    ? []
+    : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--cpu-prof-interval=50']
+
 function startReceivers(script: string, env: Record<string, string>): Promise<Receivers> {
-  const child = spawn(process.execPath, nodeArgsFor(script), {
+  const child = spawn(process.execPath, [...profileArgs, ...nodeArgsFor(script)], {
     env: {
       ...process.env,
       ...env,

@@ -35,10 +35,11 @@
  * PostgreSQL and Redis cases are skipped when their server is unreachable. Every case works in
  * tables, schemas or key prefixes of its own, removed at the end.
  *
- * Usage: `npm run bench -- tasks-store [--quick] [--e2e-only] [--only=sqlite]`. Prints tables;
- * writes bench/results/tasks-store.json (`--e2e-only` writes bench/results/tasks-store-e2e.json,
- * `--only=sqlite` — the SQLite enqueue cases and the SQLite end to end alone —
- * bench/results/tasks-store-sqlite.json).
+ * Usage: `npm run bench -- tasks-store [--quick] [--e2e-only] [--only=sqlite|redis]`. Prints
+ * tables; writes bench/results/tasks-store.json (`--e2e-only` writes
+ * bench/results/tasks-store-e2e.json, `--only=sqlite` — the SQLite enqueue cases and the SQLite
+ * end to end alone — bench/results/tasks-store-sqlite.json, `--only=redis` — the Redis store
+ * against BullMQ, enqueue and end to end — bench/results/tasks-store-redis.json).
  */
 import { randomUUID } from 'node:crypto'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -71,10 +72,12 @@ import {
 const quick = process.argv.includes('--quick')
 const e2eOnly = process.argv.includes('--e2e-only')
 /**
- * `--only=sqlite`: the SQLite cases alone, enqueue against both raw writers, then end to end
+ * `--only=sqlite`: the SQLite cases alone, enqueue against both raw writers, then end to end;
+ * `--only=redis`: the Redis store and BullMQ alone, enqueue then end to end
  * (`npm run bench` hands on only the `--` arguments).
  */
 const sqliteOnly = process.argv.includes('--only=sqlite')
+const redisOnly = process.argv.includes('--only=redis')
 const RAW_SCHEMA = 'peer: raw better-sqlite3, store schema'
 const ROUNDS = quick ? 3 : 5
 const TASKS_PER_ROUND = quick ? 10_000 : 20_000
@@ -216,12 +219,16 @@ async function enqueueBench(): Promise<{
   cases: EnqueueSummary
   ratios: Record<string, number>
 }> {
-  const cases: EnqueueCase[] = [
-    rawSqliteCase(),
-    await rawStoreSchemaCase(),
-    storeCase('switchyard SQLite', sqliteStore(join(dir, 'enqueue.db')), () => Promise.resolve()),
-  ]
-  if (!sqliteOnly && (await serverReachable(PG_URL))) {
+  const cases: EnqueueCase[] = redisOnly
+    ? []
+    : [
+        rawSqliteCase(),
+        await rawStoreSchemaCase(),
+        storeCase('switchyard SQLite', sqliteStore(join(dir, 'enqueue.db')), () =>
+          Promise.resolve(),
+        ),
+      ]
+  if (!sqliteOnly && !redisOnly && (await serverReachable(PG_URL))) {
     const prefix = `bench_${randomUUID().slice(0, 8)}_`
     cases.push(
       storeCase(
@@ -250,7 +257,7 @@ async function enqueueBench(): Promise<{
       run: (tasks) => boss.enqueue('enqueue', tasks, BATCH),
       close: () => boss.close(),
     })
-  } else if (!sqliteOnly) console.warn('PostgreSQL unreachable: skipping its cases')
+  } else if (!sqliteOnly && !redisOnly) console.warn('PostgreSQL unreachable: skipping its cases')
   if (!sqliteOnly && (await serverReachable(REDIS_URL))) {
     const prefix = `sy-bench:${randomUUID().slice(0, 8)}:`
     cases.push(
@@ -506,7 +513,7 @@ async function peersEndToEnd(): Promise<{
   ratios: Record<string, number>
 }> {
   const cases: PeerCase[] = []
-  if (await serverReachable(PG_URL)) {
+  if (!redisOnly && (await serverReachable(PG_URL))) {
     cases.push({
       name: 'switchyard PostgreSQL',
       round: (tasks) => managerEndToEnd(postgresFactory(PG_URL), tasks.length),
@@ -581,6 +588,27 @@ try {
     writeFileSync(
       'bench/results/tasks-store-sqlite.json',
       JSON.stringify({ enqueue, e2e, quick, load: loadavg() }, null, 2),
+    )
+    process.exit(0)
+  }
+  if (redisOnly) {
+    const { cases: enqueue, ratios } = await enqueueBench()
+    const peersE2e = await peersEndToEnd()
+    mkdirSync('bench/results', { recursive: true })
+    writeFileSync(
+      'bench/results/tasks-store-redis.json',
+      JSON.stringify(
+        {
+          enqueue,
+          peers_e2e: peersE2e.cases,
+          ratios,
+          e2e_ratios: peersE2e.ratios,
+          quick,
+          load: loadavg(),
+        },
+        null,
+        2,
+      ),
     )
     process.exit(0)
   }

@@ -4,10 +4,11 @@
 
 # Starts redis-server on a free loopback port (nothing saved) under callgrind, waits until it
 # answers, and sets `port` and `pid`; the server is killed when the calling script exits.
+# `REDIS_EXTRA` adds server options (say `--hash-max-listpack-value 8192`, to count a setting).
 start_callgrind_redis() {
   port=$(node -e "const s = require('net').createServer().listen(0, '127.0.0.1', () => { console.log(s.address().port); s.close() })")
   valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.out.%p" \
-    redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no >"$OUT/redis.log" 2>&1 &
+    redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no ${REDIS_EXTRA:-} >"$OUT/redis.log" 2>&1 &
   pid=$!
   trap 'kill $pid 2>/dev/null || true' EXIT
   for _ in $(seq 1 120); do
