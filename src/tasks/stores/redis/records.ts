@@ -45,8 +45,12 @@ export async function writeTasks(
   flowOps?: (chunk: readonly StoredTask[]) => (string | number)[],
 ): Promise<number> {
   // The script takes each task id once per call; with every id once per write, the chunks
-  // touch disjoint records, so the order in which they commit does not matter.
-  const unique = lastOfEach(tasks, (task) => task.record.task_id)
+  // touch disjoint records, so the order in which they commit does not matter. Neither does
+  // the order of records within a call: sorted by status, function and queue, they reach
+  // save-tasks.lua in runs that share those three indexes' members (see there). A flow write
+  // keeps its order: its operations name records by their place in the call.
+  const deduplicated = lastOfEach(tasks, (task) => task.record.task_id)
+  const unique = flowOps === undefined ? byIndexKeys(deduplicated) : deduplicated
   const argsOf = (chunk: readonly StoredTask[]) => {
     const args: (string | number)[] = [ops.prefix, owner, lease, origin]
     for (const task of chunk) pushTaskArgs(args, task)
@@ -78,6 +82,22 @@ export async function writeTasks(
     written += count
   }
   return written
+}
+
+/**
+ * `tasks` ordered by status, then function, then queue (a new array; the order within each
+ * group is kept). A call of one function's records in one status and queue, the usual
+ * enqueue, is already in order and costs one comparison per record.
+ */
+function byIndexKeys(tasks: readonly StoredTask[]): StoredTask[] {
+  return tasks.slice().sort((a, b) => {
+    const x = a.record
+    const y = b.record
+    if (x.status !== y.status) return x.status < y.status ? -1 : 1
+    if (x.func_name !== y.func_name) return x.func_name < y.func_name ? -1 : 1
+    if (x.queue !== y.queue) return x.queue < y.queue ? -1 : 1
+    return 0
+  })
 }
 
 /** Appends the 12 arguments of `task` that save-tasks.lua takes per record. */

@@ -18,11 +18,14 @@
 -- "n\n<func>\n<status>\n<bin>" (count) and "d\n<func>\n<status>\n<bin>" (duration sum); sorted
 -- set m:minutes lists the minutes.
 --
--- Each record costs two commands (read its old state, write its hash, once); the index, counter and
--- metric changes of the whole call are gathered first and sent as one command per key (a
--- sorted set gets all its members in one ZADD), since per-command overhead, not the work on
--- each key, was most of a write's server time. With every task id once, each (key, member)
--- is either added or removed, so the order of the gathered commands does not matter.
+-- Each record costs one command (its hash, written once), and a second (its old state) only
+-- when some record of the call is already stored: one EXISTS over the call's keys tells, so a
+-- call of new records (an enqueue) reads nothing per record. The index, counter and metric
+-- changes of the whole call are gathered and sent as few commands per key as possible (a
+-- sorted set gets its members in one ZADD, or one per long run; see below), since
+-- per-command overhead, not the work on each key, was most of a write's server time. With
+-- every task id once, each (key, member) is either added or removed, so the order of the
+-- gathered commands does not matter.
 --
 -- Returns the number of records written.
 
@@ -136,27 +139,78 @@ local extraFields = {}
 local minuteKeys, totalKey = {}, p .. 'm:total'
 local metricFields = memo(function(cell) return { 'n\n' .. cell, 'd\n' .. cell } end)
 
--- The sorted-set lists every record of a call enters (ids, creation time, its status, function
--- and queue): most records of a call share their status, function and queue, so these are
--- looked up again only when one changes (this runs five times per record).
-local idList, allList
-local lastStatus, lastFunc, lastQueue, statusList, funcList, queueList
+-- Every record enters idx:all and the sets of its status, function and queue with the same
+-- member (creation time, id), so those three get slices of idx:all's list rather than lists of
+-- their own: consecutive records with one status (function, queue) form a run, and a run ends
+-- when the value changes. A long run is sent as it is (one ZADD from the slice); a short one is
+-- copied into its key's list, sent once at the end. Callers sort a call's records by status,
+-- function and queue (an enqueue of one function is a single run of each), so that building
+-- three more lists per record, the larger part of this script's own work, is mostly skipped.
+local allList = listOf(adds, addOrder, allKey)
+local idList
+-- List places (two per record) from which a run is sent as a slice: 32 records.
+local LONG_RUN_PLACES = 64
+local runKeys = { statusKey, funcKey, queueKey }
+local runValues, runStarts = {}, { 1, 1, 1 }
+
+-- Sends members `first`..`last` of `list` to `command key ...`, in pieces unpack can take.
+local function sendSlice(command, key, list, first, last)
+  for i = first, last, 4000 do
+    redis.call(command, key, unpack(list, i, math.min(i + 3999, last)))
+  end
+end
+
+-- Ends run `d` (1 status, 2 function, 3 queue) before list place `stop` + 1.
+local function endRun(d, stop)
+  local value, first = runValues[d], runStarts[d]
+  if value == nil or stop < first then return end
+  local key = runKeys[d](value)
+  if stop - first + 1 >= LONG_RUN_PLACES then
+    sendSlice('ZADD', key, allList, first, stop)
+  else
+    local list = listOf(adds, addOrder, key)
+    local n = list.n
+    for j = first, stop do list[n + j - first + 1] = allList[j] end
+    list.n = n + stop - first + 1
+  end
+end
+
+-- Starts a new run of `d` at record value `value` when it differs from the current one.
+local function follow(d, value)
+  if value ~= runValues[d] then
+    endRun(d, allList.n)
+    runValues[d], runStarts[d] = value, allList.n + 1
+  end
+end
+
+-- A record's live count (+1 in its cell) is summed in `runCount` while records share a cell,
+-- and handed to `incr` when the cell changes and at the end.
+local runCell, runCount = nil, 0
+
+-- The records' keys, and whether any of them exists: one EXISTS for the whole call, so that a
+-- call of new records only (an enqueue) reads no old state record by record.
+local keys = {}
+for i = 5, #ARGV, 12 do keys[#keys + 1] = taskKey .. ARGV[i] end
+local anyStored = false
+for i = 1, #keys, 4000 do
+  if redis.call('EXISTS', unpack(keys, i, math.min(i + 3999, #keys))) > 0 then
+    anyStored = true
+    break
+  end
+end
+local none = {}
 
 local ids, written = {}, 0
 for i = 5, #ARGV, 12 do
   local id, status, func, queue = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local created, finished, duration, bin = ARGV[i + 4], ARGV[i + 5], ARGV[i + 6], ARGV[i + 7]
   local tags, idem, body, retried = ARGV[i + 8], ARGV[i + 9], ARGV[i + 10], ARGV[i + 11]
-  local key = taskKey .. id
+  local key = keys[written + 1]
   local seconds = tonumber(duration)
-  local old = redis.call('HMGET', key, 'status', 'func', 'queue', 'duration')
-  if status ~= lastStatus then
-    lastStatus, statusList = status, listOf(adds, addOrder, statusKey(status))
-  end
-  if func ~= lastFunc then lastFunc, funcList = func, listOf(adds, addOrder, funcKey(func)) end
-  if queue ~= lastQueue then
-    lastQueue, queueList = queue, listOf(adds, addOrder, queueKey(queue))
-  end
+  local old = anyStored and redis.call('HMGET', key, 'status', 'func', 'queue', 'duration') or none
+  follow(1, status)
+  follow(2, func)
+  follow(3, queue)
   if old[1] then
     if old[1] ~= status then zrem(statusKey(old[1]), id) end
     if old[2] ~= func then zrem(funcKey(old[2]), id) end
@@ -179,15 +233,15 @@ for i = 5, #ARGV, 12 do
       end
     end
   end
-  allList = allList or listOf(adds, addOrder, allKey)
   append(allList, created, id)
-  append(statusList, created, id)
-  append(funcList, created, id)
-  append(queueList, created, id)
   -- A record is marked retried once and never unmarked.
   if retried == '1' then zadd(retriedKey, created, id) end
   local cell = cellOf(func, status)
-  incr(countKey, cell, 1, false)
+  if cell ~= runCell then
+    if runCount ~= 0 then incr(countKey, runCell, runCount, false) end
+    runCell, runCount = cell, 0
+  end
+  runCount = runCount + 1
   if seconds ~= 0 then
     incr(durationKey, cell, seconds, true)
   end
@@ -239,6 +293,8 @@ for i = 5, #ARGV, 12 do
   ids[written] = id
 end
 
+if runCount ~= 0 then incr(countKey, runCell, runCount, false) end
+for d = 1, 3 do endRun(d, allList.n) end
 for _, key in ipairs(removeOrder) do send('ZREM', key, removes[key]) end
 for _, key in ipairs(addOrder) do send('ZADD', key, adds[key]) end
 for _, key in ipairs(incrementOrder) do
