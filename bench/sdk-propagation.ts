@@ -39,8 +39,9 @@
  * fewer schedulable threads per change, more spread the apps' work over both cores.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { mkdirSync, readFileSync } from 'node:fs'
 import { createServer, type AddressInfo, type Socket } from 'node:net'
+import { basename, join } from 'node:path'
 import Fastify from 'fastify'
 import { adminApp } from '../src/admin/index.js'
 import { eventFrame } from '../src/common/sse-frames.js'
@@ -111,17 +112,21 @@ interface Receivers {
 }
 
 /**
- * `SY_BENCH_CPU_PROF=<dir>`: each process of receivers writes a V8 CPU profile there when the
- * run ends (Node refuses `--cpu-prof` in NODE_OPTIONS, so it is passed here).
+ * `SY_BENCH_CPU_PROF=<dir>`: each process of receivers writes a V8 CPU profile (sampled every
+ * 50 µs) when the run ends, the SDK apps' into `<dir>/sdk-apps`, the floor's into
+ * `<dir>/socket-floor` (Node refuses `--cpu-prof` in NODE_OPTIONS, so it is passed here).
  */
 const profileDir = process.env.SY_BENCH_CPU_PROF
-const profileArgs =
-  profileDir === undefined
-    ? []
-    : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--cpu-prof-interval=50']
+
+function profileArgs(script: string): string[] {
+  if (profileDir === undefined) return []
+  const dir = join(profileDir, basename(script, '.ts'))
+  mkdirSync(dir, { recursive: true })
+  return ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=50']
+}
 
 function startReceivers(script: string, env: Record<string, string>): Promise<Receivers> {
-  const child = spawn(process.execPath, [...profileArgs, ...nodeArgsFor(script)], {
+  const child = spawn(process.execPath, [...profileArgs(script), ...nodeArgsFor(script)], {
     env: {
       ...process.env,
       ...env,

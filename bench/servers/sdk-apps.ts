@@ -45,6 +45,6 @@ if (process.env.SDK_HTTP === '1') {
   console.log('READY 0')
 }
 
-// The driver ends this process with SIGTERM: leaving through exit lets `--cpu-prof` (given in
-// NODE_OPTIONS) write its profile.
+// The driver ends this process with SIGTERM: leaving through exit lets `--cpu-prof` (see
+// SY_BENCH_CPU_PROF in sdk-propagation.ts) write its profile.
 process.on('SIGTERM', () => process.exit(0))

@@ -35,3 +35,7 @@ function open(): Promise<Socket> {
 
 for (let i = 0; i < count; i++) await open()
 console.log('READY 0')
+
+// The driver ends this process with SIGTERM: leaving through exit lets `--cpu-prof` (see
+// SY_BENCH_CPU_PROF in sdk-propagation.ts) write its profile.
+process.on('SIGTERM', () => process.exit(0))
