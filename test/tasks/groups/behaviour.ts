@@ -172,8 +172,10 @@ export function groupBehaviour(target: GroupTarget): void {
         expect(starts).toHaveLength(24)
         expect(counter.maxPerGroup.get('x')).toBe(1)
         expect(counter.maxPerGroup.get('y')).toBe(1)
-        // Two managers share one event loop here: a start may wait behind the other's work.
-        expectAtMost(starts, 6, 1000, 100)
+        // Two managers share one event loop here: a start may wait behind the other's work,
+        // by a few hundred ms on a loaded machine (100 ms of slack failed once in a full run).
+        // With 250 ms, a limiter twice too lenient (7 starts within 500 ms) still fails this.
+        expectAtMost(starts, 6, 1000, 250)
       } finally {
         await Promise.all([a.shutdown(), b.shutdown()])
       }
