@@ -41,7 +41,7 @@ async function liveCounts(prefix: string): Promise<Record<string, number>> {
 }
 
 async function members(prefix: string, index: string): Promise<string[]> {
-  return (await raw!.zrange(`${prefix}${index}`, 0, -1)).sort()
+  return ((await raw!.call('ZRANGE', `${prefix}${index}`, '0', '-1')) as string[]).sort()
 }
 
 function finished(task: StoredTask, status: 'success' | 'failed', patch = {}): StoredTask {
@@ -172,6 +172,37 @@ describe.skipIf(!enabled)('Redis save-tasks.lua', () => {
       )
       const page = await store.records.list({ funcName: 'a', queue: 'q2', page: 1, perPage: 50 })
       expect(page.total).toBe(10)
+    } finally {
+      await store.close()
+    }
+  })
+
+  it('carries a record’s end, duration, retried mark and idempotency key, tabs included', async () => {
+    const { prefix, store } = freshStore()
+    try {
+      const keyed = { ...makeTask({ func_name: 'k' }), idempotency_key: 'order\t42\tretry' }
+      const plain = makeTask({ func_name: 'k' })
+      const done = finished(makeTask({ func_name: 'd' }), 'failed', {
+        retried_as: 'next-run',
+        error: 'boom',
+      })
+      await store.records.save([keyed, plain, done])
+      const hash = (task: StoredTask) => raw!.hgetall(`${prefix}task:${task.record.task_id}`)
+      expect((await hash(keyed)).idem).toBe('order\t42\tretry')
+      expect((await hash(keyed)).duration).toBe('0')
+      expect((await hash(plain)).idem).toBeUndefined()
+      expect((await hash(done)).duration).toBe('1.5')
+      expect(await members(prefix, 'idx:retried')).toEqual([done.record.task_id])
+      expect(Number(await raw!.zscore(`${prefix}idx:finished`, done.record.task_id))).toBe(
+        Date.parse(done.record.end_time!),
+      )
+      const metrics = await store.metrics.read({})
+      expect(metrics.cells.map((cell) => [cell.func_name, cell.status, cell.duration_sum])).toEqual(
+        [['d', 'failed', 1.5]],
+      )
+      expect(await liveCounts(prefix)).toEqual({ 'k/pending': 2, 'd/failed': 1 })
+      // Read back whole: the body is the record.
+      expect((await store.records.get(done.record.task_id))?.record.retried_as).toBe('next-run')
     } finally {
       await store.close()
     }

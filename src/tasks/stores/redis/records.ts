@@ -100,23 +100,30 @@ function byIndexKeys(tasks: readonly StoredTask[]): StoredTask[] {
   })
 }
 
-/** Appends the 12 arguments of `task` that save-tasks.lua takes per record. */
+/**
+ * Appends the 8 arguments of `task` that save-tasks.lua takes per record (see there): the last
+ * is empty for a new pending record, else its end, duration, duration bin, retried mark and
+ * idempotency key joined by tabs.
+ */
 function pushTaskArgs(args: (string | number)[], task: StoredTask): void {
   const row = taskColumns(task)
   const tags = Object.entries(task.record.tags).map(([key, value]) => tagHash(key, value))
+  const finished = row.finished_ms ?? ''
+  const retried = row.retried_as === null ? '' : '1'
+  const idem = task.idempotency_key ?? ''
+  const rest =
+    finished === '' && row.duration === 0 && retried === '' && idem === ''
+      ? ''
+      : `${finished}\t${row.duration}\t${durationBin(row.duration)}\t${retried}\t${idem}`
   args.push(
     row.task_id,
     row.status,
     row.func_name,
     row.queue,
     row.created_ms,
-    row.finished_ms ?? '',
-    row.duration,
-    durationBin(row.duration),
     tags.join(' '),
-    task.idempotency_key ?? '',
     row.body,
-    row.retried_as === null ? '' : '1',
+    rest,
   )
 }
 

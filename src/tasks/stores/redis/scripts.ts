@@ -67,7 +67,12 @@ export function loadScripts(): Promise<Map<ScriptName, LuaScript>> {
         if (!included.includes(marker)) throw new Error(`save-tasks.lua lacks "${marker}"`)
         included = included.replace(marker, 'local extraFields = nodeFields')
       }
-      texts.set(name, text.replace('--@save-tasks', included))
+      // A function, not the text itself: a replacement string reads `$'`, `$&` and the like
+      // as patterns, and save-tasks.lua's patterns hold `$`.
+      texts.set(
+        name,
+        text.replace('--@save-tasks', () => included),
+      )
     }
     for (const [name, text] of texts) {
       scripts.set(name, { text, sha: createHash('sha1').update(text).digest('hex') })

@@ -51,11 +51,11 @@ local function indexOf(root)
   end
   return members
 end
--- A run of leaves: the place of each one's row in ARGV (groups of 12 from 5).
+-- A run of leaves: the place of each one's row in ARGV (groups of 8 from 5).
 local function eachLeaf(b, fn)
   local first, n = string.match(b, '(%S+) (%S+)')
   first = tonumber(first)
-  for k = first, first + tonumber(n) - 1 do fn(5 + (k - 1) * 12) end
+  for k = first, first + tonumber(n) - 1 do fn(5 + (k - 1) * 8) end
 end
 local function bump(parent, field, amount)
   local key = parent .. '\n' .. field
