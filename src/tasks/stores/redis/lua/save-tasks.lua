@@ -88,15 +88,16 @@ local function incr(key, field, amount, float)
   kind[field] = kind[field] + amount
 end
 
--- Sends `args` (ARGV-style, flat; its length in `args.n`, else measured) to
--- `command key ...` in pieces Lua's unpack can take.
-local function send(command, key, args)
-  local length = args.n or #args
-  for i = 1, length, 4000 do
-    local last = math.min(i + 3999, length)
-    redis.call(command, key, unpack(args, i, last))
+-- Sends members `first`..`last` of `list` to `command key ...`, in pieces unpack can take.
+local function sendSlice(command, key, list, first, last)
+  for i = first, last, 4000 do
+    redis.call(command, key, unpack(list, i, math.min(i + 3999, last)))
   end
 end
+
+-- Sends `args` (ARGV-style, flat; its length in `args.n`, else measured) to
+-- `command key ...`.
+local function send(command, key, args) sendSlice(command, key, args, 1, args.n or #args) end
 
 -- Key names and counter fields, built once per distinct value: most records of a call share
 -- their status, function and queue, and a concatenation makes (and hashes) a new string.
@@ -157,13 +158,6 @@ local LONG_RUN_PLACES = 64
 local runKeys = { statusKey, funcKey, queueKey }
 local runValues, runStarts = {}, { 1, 1, 1 }
 
--- Sends members `first`..`last` of `list` to `command key ...`, in pieces unpack can take.
-local function sendSlice(command, key, list, first, last)
-  for i = first, last, 4000 do
-    redis.call(command, key, unpack(list, i, math.min(i + 3999, last)))
-  end
-end
-
 -- Ends run `d` (1 status, 2 function, 3 queue) before list place `stop` + 1.
 local function endRun(d, stop)
   local value, first = runValues[d], runStarts[d]
@@ -186,10 +180,6 @@ local function follow(d, value)
     runValues[d], runStarts[d] = value, allList.n + 1
   end
 end
-
--- A record's live count (+1 in its cell) is summed in `runCount` while records share a cell,
--- and handed to `incr` when the cell changes and at the end.
-local runCell, runCount = nil, 0
 
 -- The records' keys, and whether any of them exists: one EXISTS for the whole call, so that a
 -- call of new records only (an enqueue) reads no old state record by record.
@@ -245,11 +235,7 @@ for i = 5, #ARGV, 8 do
   -- A record is marked retried once and never unmarked.
   if retried == '1' then zadd(retriedKey, created, id) end
   local cell = cellOf(func, status)
-  if cell ~= runCell then
-    if runCount ~= 0 then incr(countKey, runCell, runCount, false) end
-    runCell, runCount = cell, 0
-  end
-  runCount = runCount + 1
+  incr(countKey, cell, 1, false)
   if seconds ~= 0 then
     incr(durationKey, cell, seconds, true)
   end
@@ -301,7 +287,6 @@ for i = 5, #ARGV, 8 do
   ids[written] = id
 end
 
-if runCount ~= 0 then incr(countKey, runCell, runCount, false) end
 for d = 1, 3 do endRun(d, allList.n) end
 for _, key in ipairs(removeOrder) do send('ZREM', key, removes[key]) end
 for _, key in ipairs(addOrder) do send('ZADD', key, adds[key]) end
