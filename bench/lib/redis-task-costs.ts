@@ -12,14 +12,19 @@
  * Cases (comma-separated, default all): `enqueue` (the store's `pending.enqueue`, batches of
  * 500), `bull-enqueue` (BullMQ `addBulk` of 500), `e2e` (the manager, persistent no-op tasks,
  * until shutdown has flushed every record), `bull-e2e` (`addBulk` + a worker at concurrency 50).
+ * Two more, only when named: `raw-layout` writes the store's keys for the same pending records
+ * with plain pipelined commands (redis-raw-layout.ts), and `raw-lean` the same without the
+ * creation-time, function and queue indexes, which a lean queue would leave out.
  */
 import { execFileSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { Redis } from 'ioredis'
+import type { StoredTask } from '../../src/tasks/record.js'
 import { redisStore } from '../../src/tasks/stores/index.js'
 import { deleteRedisKeys } from '../../support/servers.js'
 import { startBullmq } from './bullmq-peer.js'
 import { managerEndToEnd, redisFactory } from './durable-e2e.js'
+import { writeRawLayout } from './redis-raw-layout.js'
 import { benchTask } from './task-history.js'
 
 const url = process.argv[2] ?? 'redis://127.0.0.1:6391'
@@ -95,6 +100,30 @@ try {
     callgrind('-d')
     report('store enqueue', before, await snapshot(client), ms)
     await store.close()
+    await deleteRedisKeys(url, prefix)
+  }
+  for (const lean of [false, true]) {
+    const name = lean ? 'raw-lean' : 'raw-layout'
+    if (!wanted.includes(name)) continue
+    const prefix = `sy-costs:${randomUUID().slice(0, 8)}:`
+    const write = (batch: readonly StoredTask[]) =>
+      writeRawLayout(client, prefix, batch, 'bench', Date.now() + 60_000, lean)
+    await write(Array.from({ length: BATCH }, (_, i) => benchTask(i)))
+    const all = tasks()
+    const before = await snapshot(client)
+    callgrind('-z')
+    const started = performance.now()
+    for (let i = 0; i < all.length; i += BATCH) await write(all.slice(i, i + BATCH))
+    const ms = performance.now() - started
+    callgrind('-d')
+    report(
+      lean
+        ? 'the layout without the lean queue’s three indexes'
+        : 'the store’s layout, plain commands',
+      before,
+      await snapshot(client),
+      ms,
+    )
     await deleteRedisKeys(url, prefix)
   }
   if (wanted.includes('bull-enqueue') || wanted.includes('bull-e2e')) {
