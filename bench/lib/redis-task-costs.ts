@@ -1,9 +1,10 @@
 /**
  * Where Redis's time per task goes, the Redis task store next to BullMQ: on a Redis of its own
  * (give a private server, `INFO commandstats` is server-wide), each case runs `count` tasks and
- * prints the server's CPU per task (`INFO cpu`) and, per command, calls and µs per task (from
- * `INFO commandstats`; commands a script calls are counted both on their own line and inside the
- * script's `evalsha` time, so the script's own Lua work is `evalsha` minus the rest).
+ * prints the server's CPU per task (`INFO cpu`), this process's CPU per task over the same
+ * measured part, and, per command, calls and µs per task (from `INFO commandstats`; commands a
+ * script calls are counted both on their own line and inside the script's `evalsha` time, so the
+ * script's own Lua work is `evalsha` minus the rest).
  *
  *   redis-server --port 6391 --save '' --appendonly no --daemonize yes
  *   npx tsc -p tsconfig.bench.json && node scripts/copy-assets.mjs bench/.out/src
@@ -12,15 +13,20 @@
  * Cases (comma-separated, default all): `enqueue` (the store's `pending.enqueue`, batches of
  * 500), `bull-enqueue` (BullMQ `addBulk` of 500), `e2e` (the manager, persistent no-op tasks,
  * until shutdown has flushed every record), `bull-e2e` (`addBulk` + a worker at concurrency 50).
- * Two more, only when named: `raw-layout` writes the store's keys for the same pending records
+ * More, only when named: `raw-layout` writes the store's keys for the same pending records
  * with plain pipelined commands (redis-raw-layout.ts), and `raw-lean` the same without the
- * creation-time, function and queue indexes, which a lean queue would leave out.
+ * creation-time, function and queue indexes, which a lean queue would leave out;
+ * `save-finished` is the store's `records.save` of finished records shaped as the manager's end
+ * to end writes them (with no manager around it), batches of 500, and `ship-finished` sends the same
+ * calls' arguments to a script that does nothing (the client's cost of shipping them).
  */
 import { execFileSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { Redis } from 'ioredis'
 import type { StoredTask } from '../../src/tasks/record.js'
 import { redisStore } from '../../src/tasks/stores/index.js'
+import type { RedisOps } from '../../src/tasks/stores/redis/ops.js'
+import { writeTasks } from '../../src/tasks/stores/redis/records.js'
 import { deleteRedisKeys } from '../../support/servers.js'
 import { startBullmq } from './bullmq-peer.js'
 import { managerEndToEnd, redisFactory } from './durable-e2e.js'
@@ -47,7 +53,21 @@ function callgrind(action: '-z' | '-d'): void {
   if (pid !== undefined) execFileSync('callgrind_control', [action, pid], { stdio: 'ignore' })
 }
 
-const marks = { start: () => callgrind('-z'), stop: () => callgrind('-d') }
+/** This process's CPU time (µs) over the last measured part, between the two marks. */
+let clientCpu = 0
+let clientCpuAtStart = process.cpuUsage()
+/** Around each measured part: callgrind's counters, and this process's CPU time. */
+const marks = {
+  start: () => {
+    callgrind('-z')
+    clientCpuAtStart = process.cpuUsage()
+  },
+  stop: () => {
+    const used = process.cpuUsage(clientCpuAtStart)
+    clientCpu = used.user + used.system
+    callgrind('-d')
+  },
+}
 
 async function snapshot(client: Redis): Promise<Snapshot> {
   const cpuInfo = await client.info('cpu')
@@ -63,7 +83,7 @@ async function snapshot(client: Redis): Promise<Snapshot> {
 
 function report(name: string, before: Snapshot, after: Snapshot, ms: number): void {
   console.log(
-    `\n${name}: ${Math.round(count / (ms / 1000))} tasks/s, Redis CPU ${((after.cpu - before.cpu) / count).toFixed(2)} µs/task`,
+    `\n${name}: ${Math.round(count / (ms / 1000))} tasks/s, Redis CPU ${((after.cpu - before.cpu) / count).toFixed(2)} µs/task, this process's CPU ${(clientCpu / count).toFixed(2)} µs/task`,
   )
   const rows: [string, number, number][] = []
   for (const [command, now] of after.commands) {
@@ -79,6 +99,22 @@ function report(name: string, before: Snapshot, after: Snapshot, ms: number): vo
     )
 }
 
+/**
+ * A finished record shaped as the manager's end to end writes one: one no-op function on the
+ * default queue, no tags, no log lines, a duration of microseconds.
+ */
+function finishedNoop(i: number): StoredTask {
+  const task = benchTask(i, 'success')
+  Object.assign(task.record, {
+    func_name: 'noop',
+    queue: 'default',
+    tags: {},
+    logs: [],
+    duration: 0.00005,
+  })
+  return task
+}
+
 const client = new Redis(url)
 const tasks = () => Array.from({ length: count }, (_, i) => benchTask(i))
 try {
@@ -92,12 +128,12 @@ try {
     )
     const all = tasks()
     const before = await snapshot(client)
-    callgrind('-z')
+    marks.start()
     const started = performance.now()
     for (let i = 0; i < all.length; i += BATCH)
       await store.pending.enqueue(all.slice(i, i + BATCH), lease())
     const ms = performance.now() - started
-    callgrind('-d')
+    marks.stop()
     report('store enqueue', before, await snapshot(client), ms)
     await store.close()
     await deleteRedisKeys(url, prefix)
@@ -111,11 +147,11 @@ try {
     await write(Array.from({ length: BATCH }, (_, i) => benchTask(i)))
     const all = tasks()
     const before = await snapshot(client)
-    callgrind('-z')
+    marks.start()
     const started = performance.now()
     for (let i = 0; i < all.length; i += BATCH) await write(all.slice(i, i + BATCH))
     const ms = performance.now() - started
-    callgrind('-d')
+    marks.stop()
     report(
       lean
         ? 'the layout without the lean queue’s three indexes'
@@ -124,6 +160,43 @@ try {
       await snapshot(client),
       ms,
     )
+    await deleteRedisKeys(url, prefix)
+  }
+  for (const ship of [false, true]) {
+    const name = ship ? 'ship-finished' : 'save-finished'
+    if (!wanted.includes(name)) continue
+    const prefix = `sy-costs:${randomUUID().slice(0, 8)}:`
+    let save: (batch: StoredTask[]) => Promise<unknown>
+    let close = () => Promise.resolve()
+    if (ship) {
+      const sha = (await client.script('LOAD', 'return 0')) as string
+      const ops: RedisOps = {
+        prefix,
+        key: (...parts) => prefix + parts.join(''),
+        run: (_name, keys, args) => client.evalsha(sha, keys.length, ...keys, ...args),
+        call: (command, ...args) => client.call(command, ...args),
+      }
+      save = (batch) => writeTasks(ops, 'bench', batch, '', '')
+    } else {
+      const store = redisStore({ url }, { prefix })
+      save = (batch) => store.records.save(batch)
+      close = () => store.close()
+    }
+    await save(Array.from({ length: BATCH }, (_, i) => finishedNoop(count + i)))
+    const all = Array.from({ length: count }, (_, i) => finishedNoop(i))
+    const before = await snapshot(client)
+    marks.start()
+    const started = performance.now()
+    for (let i = 0; i < all.length; i += BATCH) await save(all.slice(i, i + BATCH))
+    const ms = performance.now() - started
+    marks.stop()
+    report(
+      ship ? 'finished records, shipped to a no-op script' : 'store records.save, finished records',
+      before,
+      await snapshot(client),
+      ms,
+    )
+    await close()
     await deleteRedisKeys(url, prefix)
   }
   if (wanted.includes('bull-enqueue') || wanted.includes('bull-e2e')) {
@@ -135,10 +208,10 @@ try {
       )
       const all = tasks()
       const before = await snapshot(client)
-      callgrind('-z')
+      marks.start()
       const started = performance.now()
       await bull.enqueue(all, BATCH)
-      callgrind('-d')
+      marks.stop()
       report('BullMQ addBulk', before, await snapshot(client), performance.now() - started)
     }
     if (wanted.includes('bull-e2e')) {
