@@ -117,6 +117,21 @@ function finishedNoop(i: number): StoredTask {
 
 const client = new Redis(url)
 const tasks = () => Array.from({ length: count }, (_, i) => benchTask(i))
+
+/** Writes `all` in batches of `BATCH` with `write`, counting only that, and reports it. */
+async function measureBatches(
+  name: string,
+  all: StoredTask[],
+  write: (batch: StoredTask[]) => Promise<unknown>,
+): Promise<void> {
+  const before = await snapshot(client)
+  marks.start()
+  const started = performance.now()
+  for (let i = 0; i < all.length; i += BATCH) await write(all.slice(i, i + BATCH))
+  const ms = performance.now() - started
+  marks.stop()
+  report(name, before, await snapshot(client), ms)
+}
 try {
   if (wanted.includes('enqueue')) {
     const prefix = `sy-costs:${randomUUID().slice(0, 8)}:`
@@ -126,15 +141,7 @@ try {
       Array.from({ length: BATCH }, (_, i) => benchTask(i)),
       lease(),
     )
-    const all = tasks()
-    const before = await snapshot(client)
-    marks.start()
-    const started = performance.now()
-    for (let i = 0; i < all.length; i += BATCH)
-      await store.pending.enqueue(all.slice(i, i + BATCH), lease())
-    const ms = performance.now() - started
-    marks.stop()
-    report('store enqueue', before, await snapshot(client), ms)
+    await measureBatches('store enqueue', tasks(), (batch) => store.pending.enqueue(batch, lease()))
     await store.close()
     await deleteRedisKeys(url, prefix)
   }
@@ -145,20 +152,12 @@ try {
     const write = (batch: readonly StoredTask[]) =>
       writeRawLayout(client, prefix, batch, 'bench', Date.now() + 60_000, lean)
     await write(Array.from({ length: BATCH }, (_, i) => benchTask(i)))
-    const all = tasks()
-    const before = await snapshot(client)
-    marks.start()
-    const started = performance.now()
-    for (let i = 0; i < all.length; i += BATCH) await write(all.slice(i, i + BATCH))
-    const ms = performance.now() - started
-    marks.stop()
-    report(
+    await measureBatches(
       lean
         ? 'the layout without the lean queue’s three indexes'
         : 'the store’s layout, plain commands',
-      before,
-      await snapshot(client),
-      ms,
+      tasks(),
+      write,
     )
     await deleteRedisKeys(url, prefix)
   }
@@ -183,18 +182,10 @@ try {
       close = () => store.close()
     }
     await save(Array.from({ length: BATCH }, (_, i) => finishedNoop(count + i)))
-    const all = Array.from({ length: count }, (_, i) => finishedNoop(i))
-    const before = await snapshot(client)
-    marks.start()
-    const started = performance.now()
-    for (let i = 0; i < all.length; i += BATCH) await save(all.slice(i, i + BATCH))
-    const ms = performance.now() - started
-    marks.stop()
-    report(
+    await measureBatches(
       ship ? 'finished records, shipped to a no-op script' : 'store records.save, finished records',
-      before,
-      await snapshot(client),
-      ms,
+      Array.from({ length: count }, (_, i) => finishedNoop(i)),
+      save,
     )
     await close()
     await deleteRedisKeys(url, prefix)
