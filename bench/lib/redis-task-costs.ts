@@ -17,8 +17,8 @@
  * with plain pipelined commands (redis-raw-layout.ts), and `raw-lean` the same without the
  * creation-time, function and queue indexes, which a lean queue would leave out;
  * `save-finished` is the store's `records.save` of finished records shaped as the manager's end
- * to end writes them (with no manager around it), batches of 500, and `ship-finished` sends the same
- * calls' arguments to a script that does nothing (the client's cost of shipping them).
+ * to end writes them (with no manager around it), batches of 500, and `ship-finished` sends the
+ * same calls' arguments to a script that does nothing (the client's cost of shipping them).
  */
 import { execFileSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
