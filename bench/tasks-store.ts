@@ -16,7 +16,8 @@
  *    `addBulk` of 500 on the same Redis. Interleaved rounds (order rotated), medians, ratio to
  *    raw SQLite, and the median of the per-round ratios PostgreSQL / pg-boss and Redis / BullMQ.
  *    Goals (bench/README.md): store level ≥ 0.8× the raw writer of the same rows on SQLite;
- *    PostgreSQL ≥ 1× pg-boss; Redis ≥ 5× BullMQ.
+ *    PostgreSQL ≥ 1× pg-boss; Redis ≥ 2× BullMQ (end to end: PostgreSQL ≥ 5× pg-boss, Redis ≥ 4×
+ *    BullMQ).
  * 2. Durable end to end against the same peers, same N: switchyard's TaskManager on
  *    PostgreSQL / Redis (persistent no-op tasks added in a loop, concurrency 50, until shutdown
  *    has flushed every `success` record) vs pg-boss (`insert` of 500, 8 `work` loops fetching

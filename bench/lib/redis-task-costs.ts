@@ -174,6 +174,8 @@ try {
         key: (...parts) => prefix + parts.join(''),
         run: (_name, keys, args) => client.evalsha(sha, keys.length, ...keys, ...args),
         call: (command, ...args) => client.call(command, ...args),
+        isOpen: () => true,
+        ordered: true,
       }
       save = (batch) => writeTasks(ops, 'bench', batch, '', '')
     } else {

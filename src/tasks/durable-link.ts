@@ -25,7 +25,22 @@ const BATCH_SIZE = 500
  */
 const WRITE_BATCH_SIZE = 2000
 
+/**
+ * Finished records that leave at once, ahead of the next batch, on a store that commits writes
+ * in the order they are sent (see {@link DurableLink} `#sendFinished`).
+ */
+const FINISHED_BATCH_SIZE = 500
+
 type WriteKind = 'enqueue' | 'save'
+
+/** A write waiting in the buffer. */
+interface BufferedWrite {
+  kind: WriteKind
+  task: StoredTask
+  id: string
+  /** Sent already, ahead of its batch (a finished record's last save). */
+  sent: boolean
+}
 
 /** What adoption hands back to the manager for dispatch. */
 export interface AdoptionSink {
@@ -65,9 +80,17 @@ export class DurableLink {
   readonly owner = `tasks-${randomUUID()}`
   readonly #options: DurableLinkOptions
   readonly #leaseMs: number
-  #buffer: { kind: WriteKind; task: StoredTask; id: string }[] = []
+  #buffer: BufferedWrite[] = []
+  /** The last save of each task in {@link #buffer}. */
+  #lastSave = new Map<string, BufferedWrite>()
+  /** Saves of finished tasks in {@link #buffer} not yet sent (see `#sendFinished`). */
+  #finished: BufferedWrite[] = []
   #scheduled: Promise<void> | null = null
   #chain: Promise<void> = Promise.resolve()
+  /** Batches moved onto {@link #chain} whose writes may not all have been sent yet. */
+  #batchesInFlight = 0
+  /** Whether the store commits writes in the order they are sent (`saveInOrder`). */
+  readonly #sendsInOrder: boolean
   #timer: unknown = null
   #maintaining: Promise<void> | null = null
   #claiming: Promise<void> | null = null
@@ -79,6 +102,7 @@ export class DurableLink {
   constructor(options: DurableLinkOptions) {
     this.#options = options
     this.#leaseMs = options.leaseMs ?? 30_000
+    this.#sendsInOrder = options.store.records.saveInOrder !== undefined
     this.#cancelWatch = new CancelWatch({
       feed: options.store.changes,
       onCancel: (taskIds) => options.sink.cancel(taskIds),
@@ -172,7 +196,19 @@ export class DurableLink {
   }
 
   #push(kind: WriteKind, task: StoredTask): Promise<void> {
-    this.#buffer.push({ kind, task, id: task.record.task_id })
+    const write: BufferedWrite = { kind, task, id: task.record.task_id, sent: false }
+    this.#buffer.push(write)
+    if (kind === 'save') {
+      this.#lastSave.set(write.id, write)
+      if (
+        this.#sendsInOrder &&
+        TERMINAL_STATUSES.has(task.record.status) &&
+        (task.flow_id ?? null) === null
+      ) {
+        // Tried at every FINISHED_BATCH_SIZE-th one: a try that cannot send costs a pass.
+        if (this.#finished.push(write) % FINISHED_BATCH_SIZE === 0) this.#sendFinished()
+      }
+    }
     // Every write of one tick goes out in the same batch: callers awaiting addTask in parallel
     // share one transaction. While a batch is being written the next one keeps filling (group
     // commit): under load, batches grow instead of queueing up behind each other.
@@ -187,41 +223,92 @@ export class DurableLink {
   }
 
   /**
-   * Moves the buffer onto the chain as runs of same-kind batches, in order. Within one drain a
-   * task's saves all write its current state, so only the last is kept; a task already terminal
-   * needs no pending write first (claims mean nothing on terminal records).
+   * Sends the last saves of the finished tasks in the buffer now, ahead of the batch: when tasks
+   * finish faster than the event loop turns (a burst of quick ones, which run in one stretch of
+   * microtasks), their records reach the store while the rest still run, instead of all at the
+   * next turn. Their earlier writes stay behind, and {@link #drain} leaves them out: a finished
+   * task needs no pending write, and its saves all write its current state.
+   *
+   * Only on a store that commits writes in the order they are sent, and only while no batch
+   * has writes still to send: a write sent now must not overtake an earlier state of the same
+   * task.
+   */
+  #sendFinished(): void {
+    const records = this.store.records
+    if (records.saveInOrder === undefined || this.#batchesInFlight > 0) return
+    const latest = this.#finished.filter((write) => this.#lastSave.get(write.id) === write)
+    const tasks = latest.map((write) => write.task)
+    const sending = tasks.length === 0 ? null : records.saveInOrder(tasks)
+    if (sending === null) return
+    this.#finished = []
+    for (const write of latest) write.sent = true
+    const sent = sending.catch((error: unknown) => {
+      this.#options.sink.error(`could not write ${tasks.length} task(s) to the store`, error)
+    })
+    this.#chain = Promise.all([this.#chain, sent]).then(() => undefined)
+  }
+
+  /**
+   * Moves the buffer onto the chain as runs of same-kind batches. Within one drain a task's
+   * saves all write its current state, so only the last is kept (and none when that one was
+   * sent already); a task already terminal needs no pending write first (claims mean nothing
+   * on terminal records).
+   *
+   * Order: a task's pending write goes before its save; between tasks outside a flow nothing
+   * depends on the order, so their pending writes go first and their saves after, two batches
+   * rather than one per task when each added task started at once (free slots). Flow nodes,
+   * whose writes count in their parents, keep their place, and the others do not cross them.
    */
   #drain(): void {
     const ops = this.#buffer
     if (ops.length === 0) return
+    const lastSave = this.#lastSave
     this.#buffer = []
-    const lastSave = new Map<string, number>()
-    ops.forEach((op, index) => {
-      if (op.kind === 'save') lastSave.set(op.id, index)
-    })
+    this.#lastSave = new Map()
+    this.#finished = []
     const runs: { kind: WriteKind; tasks: StoredTask[] }[] = []
-    ops.forEach((op, index) => {
-      const saveAt = lastSave.get(op.id)
-      if (op.kind === 'save' && saveAt !== index) return
-      // A flow node's pending write counts in its parent (a retry taking a failed child's place).
-      if (op.kind === 'enqueue' && saveAt !== undefined && (op.task.flow_id ?? null) === null) {
-        const status = ops[saveAt]?.task.record.status
-        if (status !== undefined && TERMINAL_STATUSES.has(status)) return
-      }
+    const add = (kind: WriteKind, task: StoredTask): void => {
       const last = runs.at(-1)
-      if (last?.kind === op.kind && last.tasks.length < WRITE_BATCH_SIZE) last.tasks.push(op.task)
-      else runs.push({ kind: op.kind, tasks: [op.task] })
-    })
+      if (last?.kind === kind && last.tasks.length < WRITE_BATCH_SIZE) last.tasks.push(task)
+      else runs.push({ kind, tasks: [task] })
+    }
+    /** Saves of tasks outside a flow, held back until a flow node or the end. */
+    let saves: StoredTask[] = []
+    const addSaves = (): void => {
+      for (const task of saves) add('save', task)
+      saves = []
+    }
+    for (const op of ops) {
+      const save = lastSave.get(op.id)
+      if (op.kind === 'save' && (save !== op || op.sent)) continue
+      const flowNode = (op.task.flow_id ?? null) !== null
+      // A flow node's pending write counts in its parent (a retry taking a failed child's place).
+      if (op.kind === 'enqueue' && save !== undefined && !flowNode) {
+        if (TERMINAL_STATUSES.has(save.task.record.status)) continue
+      }
+      if (flowNode) {
+        addSaves()
+        add(op.kind, op.task)
+      } else if (op.kind === 'save') saves.push(op.task)
+      else add('enqueue', op.task)
+    }
+    addSaves()
+    if (runs.length === 0) return
+    this.#batchesInFlight++
     this.#chain = this.#chain.then(async () => {
-      for (const run of runs) {
-        try {
-          await this.#saveRecords(run.tasks, run.kind === 'enqueue')
-        } catch (error) {
-          this.#options.sink.error(
-            `could not write ${run.tasks.length} task(s) to the store`,
-            error,
-          )
+      try {
+        for (const run of runs) {
+          try {
+            await this.#saveRecords(run.tasks, run.kind === 'enqueue')
+          } catch (error) {
+            this.#options.sink.error(
+              `could not write ${run.tasks.length} task(s) to the store`,
+              error,
+            )
+          }
         }
+      } finally {
+        this.#batchesInFlight--
       }
     })
   }

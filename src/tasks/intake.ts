@@ -175,8 +175,10 @@ export class TaskIntake {
     })
     const durable = deps.durable
     if (durable === null) return
-    // A persistent task's start is written too, so a crash mid-run is seen as an orphan.
-    deps.book.subscribe((record) => {
+    // A persistent task's start is written too, so a crash mid-run is seen as an orphan. A
+    // reader, not a listener: it looks at two fields, so no copy of the record is made per
+    // status change.
+    deps.book.read((record) => {
       if (record.status !== 'running') return
       const job = deps.live.get(record.task_id)
       if (job !== undefined && (job.stored || deps.persistent(job.handle))) {

@@ -11,6 +11,11 @@ export class OpenOnce<T> {
 
   constructor(private readonly open: () => Promise<T>) {}
 
+  /** The connection if it is open, else null (nothing is opened). */
+  current(): T | null {
+    return this.#value
+  }
+
   /** The connection, opened now if it is not yet. */
   get(): Promise<T> {
     if (this.#value !== null) return Promise.resolve(this.#value)

@@ -70,6 +70,14 @@ export interface TaskRecordStore {
    * change of the {@link TaskChangeFeed}.
    */
   save(tasks: readonly StoredTask[]): Promise<void>
+  /**
+   * {@link save}, sent before this returns: its commands are on the store's one connection
+   * ahead of any write started later, so a later write of the same records (or any other)
+   * commits after it without waiting for its reply. Returns null, having sent nothing, when the
+   * store cannot send at once (its connection is not open yet). Only stores whose writes commit
+   * in the order they are sent have it (Redis on one server or behind Sentinel).
+   */
+  saveInOrder?(tasks: readonly StoredTask[]): Promise<void> | null
   /** One record, or null. */
   get(taskId: string): Promise<StoredTask | null>
   /** A page of records matching every given filter, newest first (by `created_at`). */

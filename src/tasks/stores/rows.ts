@@ -32,10 +32,24 @@ export interface TaskColumns {
   body: string
 }
 
-/** Epoch ms of an ISO timestamp; throws a validation error for anything unparsable. */
+/** The last two timestamps {@link isoToMs} parsed, newest first (a record's start and end). */
+const parsedIso: [string, number, string, number] = ['', Number.NaN, '', Number.NaN]
+
+/**
+ * Epoch ms of an ISO timestamp; throws a validation error for anything unparsable. The last two
+ * results are reused: the records of one batch were mostly created within the same few
+ * milliseconds and ended within the same few more, and `Date.parse` was a visible share of a
+ * durable write's CPU.
+ */
 export function isoToMs(iso: string, field: string): number {
+  if (iso === parsedIso[0]) return parsedIso[1]
+  if (iso === parsedIso[2]) return parsedIso[3]
   const ms = Date.parse(iso)
   if (!Number.isFinite(ms)) throw new TaskValidationError(`${field} is not a timestamp: ${iso}`)
+  parsedIso[2] = parsedIso[0]
+  parsedIso[3] = parsedIso[1]
+  parsedIso[0] = iso
+  parsedIso[1] = ms
   return ms
 }
 

@@ -26,6 +26,13 @@ import type { RedisOps } from './ops.js'
  * Redis's plus this process's.
  */
 const PIPELINED_CHUNK = 125
+/**
+ * Records of a write's first call. Redis waits for the first call while it is encoded; each
+ * later call is encoded while Redis runs the one before, which takes it about twice as long as
+ * the encoding. So the calls start small and double up to {@link PIPELINED_CHUNK}: a batch of
+ * 500 keeps Redis waiting ~0.2 ms instead of ~1.7 ms.
+ */
+const FIRST_CHUNK = 16
 /** Lifetime of a list query's temporary keys, should their delete never come. */
 const TEMPORARY_TTL_MS = 60_000
 /** Ids a `q` prefix matches at most (the last ones in id order: the newest, ids being time-ordered). */
@@ -35,6 +42,10 @@ const PREFIX_MATCHES = 1000
  * Upserts `tasks` through `save-tasks.lua`; with an `owner`, the records also take that claim
  * until `lease` (the pending queue's enqueue). `flowOps` makes it `save-flow.lua`. Resolves the
  * number of records written, or -1 when a guard of the flow operations did not hold.
+ *
+ * `paced` (the default) lets each chunk go out before the next is encoded by yielding to the
+ * event loop between them; unpaced, every chunk is sent as soon as it is encoded, all before
+ * this returns, which needs an open connection ({@link RedisOps.isOpen}).
  */
 export async function writeTasks(
   ops: RedisOps,
@@ -43,6 +54,7 @@ export async function writeTasks(
   owner: string,
   lease: string,
   flowOps?: (chunk: readonly StoredTask[]) => (string | number)[],
+  paced = true,
 ): Promise<number> {
   // The script takes each task id once per call; with every id once per write, the chunks
   // touch disjoint records, so the order in which they commit does not matter. Neither does
@@ -57,10 +69,14 @@ export async function writeTasks(
     return args
   }
   const calls: Promise<unknown>[] = []
-  for (let i = 0; i < unique.length; i += PIPELINED_CHUNK) {
+  for (
+    let i = 0, size = FIRST_CHUNK;
+    i < unique.length;
+    i += size, size = Math.min(size * 2, PIPELINED_CHUNK)
+  ) {
     // Lets the previous chunk go out before this one is encoded.
-    if (i > 0) await new Promise((resolve) => setImmediate(resolve))
-    const chunk = unique.slice(i, i + PIPELINED_CHUNK)
+    if (i > 0 && paced) await new Promise((resolve) => setImmediate(resolve))
+    const chunk = unique.slice(i, i + size)
     let call: Promise<unknown>
     if (flowOps === undefined) call = ops.run('save-tasks', [], argsOf(chunk))
     else {
@@ -162,7 +178,7 @@ export async function bodies(ops: RedisOps, ids: string[]): Promise<StoredTask[]
 
 /** Task records on Redis. */
 export function redisRecords(ops: RedisOps, origin: string): TaskRecordStore {
-  return {
+  const records: TaskRecordStore = {
     async save(tasks) {
       await writeTasks(ops, origin, tasks, '', '')
     },
@@ -278,4 +294,12 @@ export function redisRecords(ops: RedisOps, origin: string): TaskRecordStore {
       return total
     },
   }
+  // One connection commits writes in the order they were sent; a cluster client may not.
+  if (ops.ordered) {
+    records.saveInOrder = (tasks) => {
+      if (!ops.isOpen()) return null
+      return writeTasks(ops, origin, tasks, '', '', undefined, false).then(() => undefined)
+    }
+  }
+  return records
 }

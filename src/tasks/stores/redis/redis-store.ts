@@ -125,6 +125,8 @@ export class RedisTaskStore implements DurableTaskStore {
       prefix: this.#prefix,
       key: (...parts) => this.#prefix + parts.join(''),
       run: (name, keys, args) => this.#run(name, keys, args),
+      isOpen: () => this.#connection.current() !== null,
+      ordered: !cluster,
       call: async (command, ...args) => (await this.#open()).call(command, ...args),
     }
     const origin = randomUUID()
@@ -150,19 +152,26 @@ export class RedisTaskStore implements DurableTaskStore {
     return this.#connection.get()
   }
 
-  async #run(name: ScriptName, keys: string[], args: (string | number)[]): Promise<unknown> {
-    const client = await this.#open()
+  /**
+   * Not an `async` function: once the connection is open the command is sent before this
+   * returns, so that calls made in a row reach Redis in that order (see {@link RedisOps.run}).
+   */
+  #run(name: ScriptName, keys: string[], args: (string | number)[]): Promise<unknown> {
+    const client = this.#connection.current()
+    if (client === null) return this.#open().then(() => this.#run(name, keys, args))
     const script = this.#scripts?.get(name)
-    if (script === undefined) throw new StoreError(`Missing Lua script ${name}.`)
+    if (script === undefined) return Promise.reject(new StoreError(`Missing Lua script ${name}.`))
     // A script that derives all its keys from the prefix still declares one: on a cluster the
     // call goes to the node of its first key's slot, which is the whole store's slot.
-    if (keys.length === 0) keys = [this.#prefix + ROUTING_KEY]
-    try {
-      return await client.call('EVALSHA', script.sha, keys.length, ...keys, ...args)
-    } catch (error) {
-      if (!(error instanceof Error) || !error.message.includes('NOSCRIPT')) throw error
-      return client.call('EVAL', script.text, keys.length, ...keys, ...args)
-    }
+    const declared = keys.length === 0 ? [this.#prefix + ROUTING_KEY] : keys
+    return client
+      .call('EVALSHA', script.sha, declared.length, ...declared, ...args)
+      .catch((error: unknown) => {
+        // Replies come back in the order the calls went out, so retries of calls that all
+        // found the script missing go out in that order too.
+        if (!(error instanceof Error) || !error.message.includes('NOSCRIPT')) throw error
+        return client.call('EVAL', script.text, declared.length, ...declared, ...args)
+      })
   }
 
   async close(): Promise<void> {
