@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { serializeTask } from '../../../src/tasks/admin/serialize.js'
-import { parseTask, taskBody, taskColumns } from '../../../src/tasks/stores/rows.js'
+import { isoToMs, parseTask, taskBody, taskColumns } from '../../../src/tasks/stores/rows.js'
 import { makeTask } from '../persistence/helpers.js'
 
 describe('task bodies', () => {
@@ -67,5 +67,21 @@ describe('task bodies', () => {
     ])
     expect(Object.keys(fromStore).at(-1)).toBe('args')
     expect(fromStore).toEqual(fromMemory)
+  })
+})
+
+describe('isoToMs', () => {
+  it('reuses its last two results without mixing them up, and still refuses a bad timestamp', () => {
+    const created = '2026-11-29T10:00:00.000+00:00'
+    const ended = '2026-11-29T10:00:01.500+00:00'
+    const other = '2026-11-30T00:00:00.001+00:00'
+    const parsed = [created, ended, created, ended, other, created, ended, other].map((iso) =>
+      isoToMs(iso, 'created_at'),
+    )
+    expect(parsed).toEqual(
+      [created, ended, created, ended, other, created, ended, other].map((iso) => Date.parse(iso)),
+    )
+    expect(() => isoToMs('yesterday', 'end_time')).toThrow(/end_time is not a timestamp/)
+    expect(isoToMs(other, 'created_at')).toBe(Date.parse(other))
   })
 })
