@@ -61,3 +61,19 @@ export function makeTask(
     idempotency_key: null,
   }
 }
+
+/** `task` ended in `status` 1.5 s after its creation (a copy; `patch` overrides record fields). */
+export function finished(task: StoredTask, status: 'success' | 'failed', patch = {}): StoredTask {
+  const end = new Date(Date.parse(task.record.created_at) + 1500).toISOString()
+  return {
+    ...task,
+    record: {
+      ...task.record,
+      status,
+      start_time: task.record.created_at,
+      end_time: end.replace('Z', '+00:00'),
+      duration: 1.5,
+      ...patch,
+    },
+  }
+}

@@ -9,7 +9,7 @@ import { Redis } from 'ioredis'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { StoredTask } from '../../../src/tasks/record.js'
 import { redisStore } from '../../../src/tasks/stores/index.js'
-import { makeTask, REDIS_URL, serverEnabled, uniquePrefix } from './helpers.js'
+import { finished, makeTask, REDIS_URL, serverEnabled, uniquePrefix } from './helpers.js'
 
 const enabled = await serverEnabled(REDIS_URL, 'redis-save-tasks.test.ts')
 const raw = enabled ? new Redis(REDIS_URL) : null
@@ -42,21 +42,6 @@ async function liveCounts(prefix: string): Promise<Record<string, number>> {
 
 async function members(prefix: string, index: string): Promise<string[]> {
   return ((await raw!.call('ZRANGE', `${prefix}${index}`, '0', '-1')) as string[]).sort()
-}
-
-function finished(task: StoredTask, status: 'success' | 'failed', patch = {}): StoredTask {
-  const end = new Date(Date.parse(task.record.created_at) + 1500).toISOString()
-  return {
-    ...task,
-    record: {
-      ...task.record,
-      status,
-      start_time: task.record.created_at,
-      end_time: end.replace('Z', '+00:00'),
-      duration: 1.5,
-      ...patch,
-    },
-  }
 }
 
 describe.skipIf(!enabled)('Redis save-tasks.lua', () => {

@@ -12,7 +12,7 @@ import { TaskManager } from '../../../src/tasks/index.js'
 import type { StoredTask } from '../../../src/tasks/record.js'
 import { redisStore, type DurableTaskStore } from '../../../src/tasks/stores/index.js'
 import { deleteKeys } from '../../helpers/redis.js'
-import { makeTask, REDIS_URL, serverEnabled, uniquePrefix } from './helpers.js'
+import { finished, makeTask, REDIS_URL, serverEnabled, uniquePrefix } from './helpers.js'
 
 const enabled = await serverEnabled(REDIS_URL, 'redis-write-order.test.ts')
 const prefixes: string[] = []
@@ -32,15 +32,11 @@ function freshStore(prefix = freshPrefix()): DurableTaskStore {
   return redisStore({ url: REDIS_URL, prefix })
 }
 
-function inStatus(task: StoredTask, status: 'running' | 'success'): StoredTask {
+/** `task` running since its creation (a copy). */
+function running(task: StoredTask): StoredTask {
   return {
     ...task,
-    record: {
-      ...task.record,
-      status,
-      start_time: task.record.created_at,
-      end_time: status === 'success' ? task.record.created_at : null,
-    },
+    record: { ...task.record, status: 'running', start_time: task.record.created_at },
   }
 }
 
@@ -74,14 +70,14 @@ describe.skipIf(!enabled)('Redis writes in the order they are sent', () => {
     const store = freshStore()
     try {
       const task = makeTask()
-      expect(store.records.saveInOrder?.([inStatus(task, 'success')])).toBeNull()
+      expect(store.records.saveInOrder?.([finished(task, 'success')])).toBeNull()
       await store.init()
       expect(await store.records.get(task.record.task_id)).toBeNull()
       // Three chunks of records each, the second call's state sent without waiting for the
       // first's reply: the later call wins for every record.
       const tasks = Array.from({ length: 300 }, () => makeTask())
-      const first = store.records.saveInOrder?.(tasks.map((t) => inStatus(t, 'success')))
-      const second = store.records.saveInOrder?.(tasks.map((t) => inStatus(t, 'running')))
+      const first = store.records.saveInOrder?.(tasks.map((t) => finished(t, 'success')))
+      const second = store.records.saveInOrder?.(tasks.map(running))
       await Promise.all([first, second])
       const page = await store.records.list({ status: 'running', page: 1, perPage: 1 })
       expect(page.total).toBe(300)
