@@ -47,29 +47,62 @@ async function ask(port: number, ...command: string[]): Promise<unknown> {
   }
 }
 
-/** Polls `check` every 50 ms until it holds; rejects after `timeoutMs` naming `what`. */
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs
-  while (!(await check())) {
-    if (Date.now() > deadline)
-      throw new Error(`private sentinel setup: timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
+/** How much of a server's output is kept for a failure's message. */
+const OUTPUT_TAIL = 2_000
+
+/** A server of a private topology: its process, what it is, and the end of its output. */
+interface Child {
+  readonly server: ChildProcess
+  readonly label: string
+  tail: string
+}
+
+/**
+ * A server exited while its topology was starting. `portTaken` says the reason was a port
+ * another process bound between {@link freePort} and the server's own bind: starting again on
+ * other ports then succeeds.
+ */
+export class ServerExited extends Error {
+  readonly portTaken: boolean
+  constructor(topology: string, child: Child) {
+    const code = child.server.exitCode ?? child.server.signalCode
+    super(
+      `private ${topology} setup: ${child.label} exited (${String(code)}): ${child.tail.trim()}`,
+    )
+    this.portTaken = /address already in use/i.test(child.tail)
   }
 }
 
 /** Servers of one private topology: spawned as children, killed and removed by {@link stop}. */
 abstract class PrivateServers {
-  private readonly children: ChildProcess[] = []
+  private readonly children: Child[] = []
   protected dir = ''
 
-  /** Starts every server; resolves once the topology can fail over. */
-  abstract start(): Promise<void>
+  /** What the messages call this topology ("sentinel", "cluster"). */
+  protected abstract readonly topology: string
+
+  /**
+   * Starts every server; resolves once the topology can fail over. A start that lost a port to
+   * another process is made once more on fresh ports.
+   */
+  async start(): Promise<void> {
+    try {
+      await this.startOnce()
+    } catch (error) {
+      if (!(error instanceof ServerExited) || !error.portTaken) throw error
+      await this.stop()
+      await this.startOnce()
+    }
+  }
+
+  /** Starts every server on fresh ports; resolves once the topology can fail over. */
+  protected abstract startOnce(): Promise<void>
 
   /** Kills every server (SIGKILL), waits for their exits and removes the directory. */
   async stop(): Promise<void> {
     await Promise.all(
       this.children.map(
-        (child) =>
+        ({ server: child }) =>
           new Promise<void>((resolve) => {
             if (child.exitCode !== null || child.signalCode !== null) {
               resolve()
@@ -90,11 +123,46 @@ abstract class PrivateServers {
     return this.dir
   }
 
-  protected spawn(args: string[]): void {
-    const child = spawn('redis-server', args, { stdio: 'ignore' })
-    running.add(child)
-    child.once('exit', () => running.delete(child))
+  /** Starts one `redis-server`, keeping the end of its output for a failure's message. */
+  protected spawn(label: string, args: string[]): void {
+    const server = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child: Child = { server, label, tail: '' }
+    const keep = (chunk: Buffer) => {
+      child.tail = (child.tail + chunk.toString()).slice(-OUTPUT_TAIL)
+    }
+    server.stdout.on('data', keep)
+    server.stderr.on('data', keep)
+    running.add(server)
+    server.once('exit', () => running.delete(server))
     this.children.push(child)
+  }
+
+  /**
+   * Polls `check` every 50 ms until it holds. Rejects with {@link ServerExited} as soon as a
+   * server has exited, and after `timeoutMs` with what `check` last saw (`seen()`).
+   */
+  protected async waitFor(
+    what: string,
+    check: () => Promise<boolean>,
+    timeoutMs: number,
+    seen: () => string = () => '',
+  ): Promise<void> {
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      const exited = this.children.find(
+        ({ server }) => server.exitCode !== null || server.signalCode !== null,
+      )
+      if (exited !== undefined) throw new ServerExited(this.topology, exited)
+      if (await check()) return
+      if (Date.now() > deadline) {
+        const last = seen()
+        throw new Error(
+          `private ${this.topology} setup: timed out after ${timeoutMs} ms waiting for ${what}` +
+            (last === '' ? '' : ` (last seen: ${last})`),
+        )
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
   }
 }
 
@@ -109,25 +177,45 @@ export class PrivateSentinel extends PrivateServers {
     return this.ports.sentinels.map((port) => `${HOST}:${port}`)
   }
 
+  protected readonly topology = 'sentinel'
+
   /**
    * Starts every server and resolves once the replica is in sync and every sentinel knows the
-   * replica and the two other sentinels (a failover can then be agreed on).
+   * replica and the two other sentinels (a failover can then be agreed on). Each port is taken
+   * just before its server starts, so the connections made while waiting cannot land on it.
    */
-  async start(): Promise<void> {
+  protected async startOnce(): Promise<void> {
     await this.makeDir('sentinel')
     const primary = await freePort()
-    const replica = await freePort()
-    const sentinels = [await freePort(), await freePort(), await freePort()]
-    this.ports = { primary, replica, sentinels }
     const common = ['--bind', HOST, '--save', '', '--appendonly', 'no', '--dir', this.dir]
-    this.spawn(['--port', String(primary), ...common])
-    this.spawn(['--port', String(replica), ...common, '--replicaof', HOST, String(primary)])
-    await waitFor(
+    this.ports = { primary, replica: 0, sentinels: [] }
+    this.spawn('primary', ['--port', String(primary), ...common])
+    const replica = await freePort()
+    this.ports.replica = replica
+    this.spawn('replica', [
+      '--port',
+      String(replica),
+      ...common,
+      '--replicaof',
+      HOST,
+      String(primary),
+    ])
+    let link = ''
+    await this.waitFor(
       'the replica to sync',
-      async () => /master_link_status:up/.test(String(await ask(replica, 'INFO', 'replication'))),
+      async () => {
+        link =
+          /master_link_status:(\w+)/.exec(String(await ask(replica, 'INFO', 'replication')))?.[1] ??
+          'no answer'
+        return link === 'up'
+      },
       15_000,
+      () => `link ${link}`,
     )
-    for (const port of sentinels) {
+    const sentinels = this.ports.sentinels
+    for (let i = 0; i < 3; i++) {
+      const port = await freePort()
+      sentinels.push(port)
       // A sentinel rewrites its configuration file, so each has one of its own.
       const file = join(this.dir, `sentinel-${port}.conf`)
       await writeFile(
@@ -142,20 +230,27 @@ export class PrivateSentinel extends PrivateServers {
           '',
         ].join('\n'),
       )
-      this.spawn([file, '--sentinel'])
+      this.spawn(`sentinel ${port}`, [file, '--sentinel'])
     }
-    await waitFor(
+    // What each sentinel last reported, as "port: replicas/sentinels".
+    const known = new Map<number, string>()
+    await this.waitFor(
       'every sentinel to know the replica and the other sentinels',
       async () => {
+        let complete = true
         for (const port of sentinels) {
           const replicas = await ask(port, 'SENTINEL', 'REPLICAS', this.name)
           const others = await ask(port, 'SENTINEL', 'SENTINELS', this.name)
-          if (!Array.isArray(replicas) || replicas.length !== 1) return false
-          if (!Array.isArray(others) || others.length !== 2) return false
+          const count = (answer: unknown) => (Array.isArray(answer) ? answer.length : '?')
+          known.set(port, `${count(replicas)}/${count(others)}`)
+          if (count(replicas) !== 1 || count(others) !== 2) complete = false
         }
-        return true
+        return complete
       },
-      20_000,
+      // Discovery takes about 7 s here (hello messages every 2 s); a loaded machine takes longer.
+      30_000,
+      () =>
+        `replicas/sentinels known per sentinel: ${[...known].map(([port, seen]) => `${port} ${seen}`).join(', ')}`,
     )
   }
 
@@ -181,7 +276,9 @@ export class PrivateCluster extends PrivateServers {
     return this.ports.map((port) => `${HOST}:${port}`)
   }
 
-  async start(): Promise<void> {
+  protected readonly topology = 'cluster'
+
+  protected async startOnce(): Promise<void> {
     const dir = await this.makeDir('cluster')
     const ports: number[] = []
     for (let i = 0; i < 6; i++) {
@@ -189,7 +286,7 @@ export class PrivateCluster extends PrivateServers {
       // The cluster bus gets a free port of its own (not port + 10000, which may be taken).
       const bus = await freePort()
       ports.push(port)
-      this.spawn([
+      this.spawn(`node ${port}`, [
         '--port',
         String(port),
         '--bind',
@@ -212,13 +309,13 @@ export class PrivateCluster extends PrivateServers {
     }
     this.ports = ports
     for (const port of ports)
-      await waitFor(`node ${port}`, async () => (await ask(port, 'PING')) === 'PONG', 10_000)
+      await this.waitFor(`node ${port}`, async () => (await ask(port, 'PING')) === 'PONG', 10_000)
     await run(
       'redis-cli',
       ['--cluster', 'create', ...this.nodes, '--cluster-replicas', '1', '--cluster-yes'],
       { timeout: 30_000 },
     )
-    await waitFor(
+    await this.waitFor(
       'every node to see the cluster ok with its six nodes',
       async () => {
         for (const port of ports) {
