@@ -2,8 +2,9 @@
  * Grouped queue on Redis, side by side: persistent no-op tasks end to end through a TaskManager
  * on a Redis store, into a queue with `groupConcurrency: 1` and 100 groups (task `i` in group
  * `i % 100`), against the same queue without group options (the same concurrency, 50). Every
- * start of the grouped queue passes the store's gate (one Lua call) and every end releases its
- * place, so the ratio is the price of the cross-instance group limit.
+ * start of the grouped queue passes the store's gate (one Lua call for the starts asked for in
+ * one turn) and every end releases its place, so the ratio is the price of the cross-instance
+ * group limit.
  *
  * Method (PERF.md): each round runs both cases on fresh key prefixes, in alternating order;
  * 5 rounds (`--quick`: 3), medians, min–max and the median of the per-round ratios. Time runs

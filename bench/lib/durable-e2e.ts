@@ -69,16 +69,20 @@ export interface Marks {
 
 /**
  * `count` persistent no-op tasks added in a loop to a manager on a fresh store (queue
- * concurrency 50): ms from the first add until shutdown has flushed every record.
+ * concurrency 50): ms from the first add until shutdown has flushed every record. With
+ * `groups`, the queue has `groupConcurrency: 1` and task `i` is in group `i % groups`.
  */
 export async function managerEndToEnd(
   factory: StoreFactory,
   count: number,
   marks?: Marks,
+  groups = 0,
 ): Promise<number> {
   const manager = new TaskManager({
     store: factory.open(),
-    queues: { default: { concurrency: 50 } },
+    queues: {
+      default: groups > 0 ? { concurrency: 50, groupConcurrency: 1 } : { concurrency: 50 },
+    },
     logger: quietLogger,
   })
   const noop = manager.task({ name: 'noop', persist: true }, async () => {})
@@ -87,7 +91,10 @@ export async function managerEndToEnd(
     marks?.start()
     const started = performance.now()
     const adds: Promise<string>[] = []
-    for (let index = 0; index < count; index++) adds.push(manager.addTask(noop, []))
+    for (let index = 0; index < count; index++) {
+      const options = groups > 0 ? { group: `g${String(index % groups)}` } : {}
+      adds.push(manager.addTask(noop, [], options))
+    }
     await Promise.all(adds)
     while ((manager.queueStats()[0]?.finished ?? 0) < count) {
       await new Promise((resolve) => setImmediate(resolve))

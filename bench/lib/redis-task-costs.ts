@@ -13,6 +13,8 @@
  * Cases (comma-separated, default all): `enqueue` (the store's `pending.enqueue`, batches of
  * 500), `bull-enqueue` (BullMQ `addBulk` of 500), `e2e` (the manager, persistent no-op tasks,
  * until shutdown has flushed every record), `bull-e2e` (`addBulk` + a worker at concurrency 50).
+ * `e2e-grouped` (only when named) is `e2e` on a queue with `groupConcurrency: 1` and 100
+ * groups, as tasks-groups.ts runs it.
  * More, only when named: `raw-layout` writes the store's keys for the same pending records
  * with plain pipelined commands (redis-raw-layout.ts), and `raw-lean` the same without the
  * creation-time, function and queue indexes, which a lean queue would leave out;
@@ -218,14 +220,21 @@ try {
     }
     await bull.close()
   }
-  if (wanted.includes('e2e')) {
-    await managerEndToEnd(redisFactory(url), 1000)
+  for (const groups of [0, 100]) {
+    if (!wanted.includes(groups === 0 ? 'e2e' : 'e2e-grouped')) continue
+    await managerEndToEnd(redisFactory(url), 1000, undefined, groups)
     // The keys are removed after the snapshot, not inside it (the check of the stored records,
     // one list call, is inside).
     const factory = redisFactory(url)
     const before = await snapshot(client)
-    const ms = await managerEndToEnd({ ...factory, cleanup: () => Promise.resolve() }, count, marks)
-    report('store end to end (manager)', before, await snapshot(client), ms)
+    const ms = await managerEndToEnd(
+      { ...factory, cleanup: () => Promise.resolve() },
+      count,
+      marks,
+      groups,
+    )
+    const name = groups === 0 ? 'store end to end (manager)' : `the same, ${groups} groups of 1`
+    report(name, before, await snapshot(client), ms)
     await factory.cleanup()
   }
 } finally {
