@@ -75,12 +75,12 @@ export function redisGates(ops: RedisOps): TaskGateStore {
     try {
       reply = ops.run('acquire-gates', keys, args)
     } catch (error) {
-      // Sent from a timer: a throw here would be nobody's to catch.
+      // Sent from `process.nextTick`: a throw here would be nobody's to catch.
       reply = Promise.reject(error instanceof Error ? error : new Error(String(error)))
     }
     reply.then(
-      (reply) => {
-        const answers = reply as number[]
+      (answered) => {
+        const answers = answered as number[]
         batch.forEach(({ resolve }, i) => {
           const retry = answers[2 * i + 1] ?? -1
           resolve({ allowed: answers[2 * i] === 1, retryAfterMs: retry < 0 ? null : retry })
