@@ -62,7 +62,7 @@ interface Child {
  * another process bound between {@link freePort} and the server's own bind: starting again on
  * other ports then succeeds.
  */
-export class ServerExited extends Error {
+class ServerExited extends Error {
   readonly portTaken: boolean
   constructor(topology: string, child: Child) {
     const code = child.server.exitCode ?? child.server.signalCode
