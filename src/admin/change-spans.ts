@@ -1,7 +1,9 @@
 /**
  * A span per change made through the admin app: every write request (POST, PUT, PATCH,
  * DELETE: route states, maintenance, flags, rate-limit policies…) is an `admin.change` span
- * named by its route, ending with the response. Reads make none.
+ * named by its route, ending with the response. Reads make none, and neither do the POSTs that
+ * every role may make (a flag evaluation, OFREP, logout): they change nothing an operator
+ * manages, and an evaluation service would otherwise make a "change" span per evaluation.
  */
 import type { Span } from '@opentelemetry/api'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
@@ -13,7 +15,7 @@ const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 export function traceAdminChanges(app: FastifyInstance): void {
   const spans = new WeakMap<FastifyRequest, Span>()
   app.addHook('onRequest', (request, _reply, done) => {
-    if (WRITES.has(request.method)) {
+    if (WRITES.has(request.method) && request.routeOptions.config.role !== 'viewer') {
       const route = request.routeOptions.url ?? request.url.split('?', 1)[0] ?? ''
       const span = startSpan(`admin.change ${request.method} ${route}`, {
         'http.request.method': request.method,

@@ -369,7 +369,7 @@ describe('route control', () => {
   })
 
   it('makes an admin change a span, and a refused change an error span', async () => {
-    const { server } = await app()
+    const { server, engine } = await app()
     const authorization = `Bearer ${await token(server)}`
     const disabled = await server.inject({
       method: 'POST',
@@ -388,9 +388,19 @@ describe('route control', () => {
     const changes = spansNamed('admin.change POST /switchyard/api/routes/disable')
     expect(changes.map((span) => span.attributes['http.response.status_code'])).toEqual([200, 404])
     expect(changes.map((span) => span.status.code)).toEqual([0, 2])
-    // Reads make none.
+    // Reads make none, nor does a POST that only reads (a flag evaluation).
     await server.inject({ url: '/switchyard/api/routes', headers: { authorization } })
     expect(spans.getFinishedSpans().filter((span) => span.name.includes('GET'))).toHaveLength(0)
+    await engine.saveFlag(booleanFlag('otel-read'))
+    const evaluation = await server.inject({
+      method: 'POST',
+      url: '/switchyard/api/flags/otel-read/evaluate',
+      headers: { authorization },
+      payload: { context: { key: 'u1' } },
+    })
+    expect(evaluation.statusCode).toBe(200)
+    expect(spans.getFinishedSpans().filter((span) => span.name.includes('evaluate'))).toEqual([])
+    expect(spansNamed('admin.change POST /switchyard/api/routes/disable')).toHaveLength(2)
   })
 
   it.skipIf(!redisAvailable)('makes a rate-limit decision on Redis a span', async () => {
