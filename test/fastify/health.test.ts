@@ -14,6 +14,7 @@ import { TaskManager } from '../../src/tasks/manager.js'
 import { taskReadiness } from '../../src/tasks/admin/readiness.js'
 import { redisStore as redisTaskStore } from '../../src/tasks/stores/index.js'
 import { quietLogger } from '../helpers/logger.js'
+import { deleteKeys, testPrefix } from '../helpers/redis.js'
 
 const ADMIN = { username: 'admin', password: 's3cret-pass' }
 const quiet = { level: 'silent' } as const
@@ -173,9 +174,10 @@ describe('task admin readiness', () => {
   })
 
   it('is ready with a reachable Redis store and fails its store check with an unreachable one', async () => {
+    const prefix = testPrefix('health-tasks')
     const up = new TaskManager({
       logger: quietLogger,
-      store: redisTaskStore({ url: 'redis://127.0.0.1:6379', prefix: 'sy-test:health-tasks:' }),
+      store: redisTaskStore({ url: 'redis://127.0.0.1:6379', prefix }),
     })
     const app = Fastify({ logger: quiet })
     apps.push(app)
@@ -198,5 +200,7 @@ describe('task admin readiness', () => {
     expect(failing.body.checks.store?.status).toBe('failing')
     expect(JSON.stringify(failing.body)).not.toMatch(/hunter2|127\.0\.0\.1/)
     await down.shutdown().catch(() => undefined)
+    await up.shutdown()
+    await deleteKeys(prefix)
   })
 })

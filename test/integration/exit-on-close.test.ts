@@ -7,10 +7,12 @@
  * machine does not count against it.
  */
 import { spawn } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
-import { describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
+import { dropPrefixed } from '../helpers/postgres.js'
 import { serverEnabled } from '../helpers/servers.js'
-import { TEST_REDIS_URL } from '../helpers/redis.js'
+import { deleteKeys, TEST_REDIS_URL } from '../helpers/redis.js'
 
 const fixture = fileURLToPath(new URL('./fixtures/serve-and-close.ts', import.meta.url))
 const PG_URL = process.env.SY_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
@@ -31,10 +33,24 @@ interface Outcome {
   stderr: string
 }
 
+/** The key and table prefix of each child, removed after the tests. */
+const prefixes: string[] = []
+
+afterAll(async () => {
+  if (await serverEnabled(TEST_REDIS_URL, FILE)) {
+    for (const prefix of prefixes) await deleteKeys(prefix)
+  }
+  if (await serverEnabled(PG_URL, FILE)) await dropPrefixed(prefixes)
+})
+
 /** Runs the fixture for `backend` and reports how it ended. */
 function runChild(args: string[]): Promise<Outcome> {
+  // A table name's characters: the same prefix names the child's Redis keys and tables.
+  const prefix = `exit_${randomUUID().slice(0, 8)}_`
+  prefixes.push(prefix)
   const child = spawn(process.execPath, ['--import', 'tsx', fixture, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, SY_EXIT_PREFIX: prefix },
   })
   let stdout = ''
   let stderr = ''
