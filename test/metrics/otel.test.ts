@@ -392,6 +392,12 @@ describe('route control', () => {
     await server.inject({ url: '/switchyard/api/routes', headers: { authorization } })
     expect(spans.getFinishedSpans().filter((span) => span.name.includes('GET'))).toHaveLength(0)
     await engine.saveFlag(booleanFlag('otel-read'))
+    const changeSpans = () =>
+      spans
+        .getFinishedSpans()
+        .filter((span) => span.name.startsWith('admin.change'))
+        .map((span) => span.name)
+    const changesBefore = changeSpans()
     const evaluation = await server.inject({
       method: 'POST',
       url: '/switchyard/api/flags/otel-read/evaluate',
@@ -400,7 +406,7 @@ describe('route control', () => {
     })
     expect(evaluation.statusCode).toBe(200)
     expect(spans.getFinishedSpans().filter((span) => span.name.includes('evaluate'))).toEqual([])
-    expect(spansNamed('admin.change POST /switchyard/api/routes/disable')).toHaveLength(2)
+    expect(changeSpans()).toEqual(changesBefore)
   })
 
   it.skipIf(!redisAvailable)('makes a rate-limit decision on Redis a span', async () => {
